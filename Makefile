@@ -1,0 +1,38 @@
+# Two commands do all the set-up on a fresh machine:
+#   make app    installs what the app needs into .venv and starts it on http://127.0.0.1:8501
+#   make test   installs what the tests need (Debian chromium too) and runs every test
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PORT ?= 8501
+EXTRAS ?= test,local
+
+.PHONY: app test lint bench install browser clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/pip install --quiet -e ".[$(EXTRAS)]"
+
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium fonts-dejavu-core; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium fonts-dejavu-core; fi; }
+
+app: install
+	$(BIN)/litm app --port $(PORT)
+
+lint: install
+	$(BIN)/ruff check components webapp tests bench
+
+test: install browser
+	$(BIN)/ruff check components webapp tests bench
+	$(BIN)/pytest -q
+
+bench: install
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

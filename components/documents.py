@@ -1,0 +1,174 @@
+"""Documents: text split into pages (R&R §3.1: a page is any natural unit: paragraph, sentence...).
+
+A page's tokens are counted once, here; every position later comes from prefix sums.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import accumulate
+
+from components.tokens import DEFAULT_ENCODING, tokenizer
+
+PAGINATIONS = ("paragraph", "sentence", "tokens")
+
+# Our structural tags. Text that contains one could close a page early or fake an instruction,
+# so we replace the angle brackets with look-alike single guillemets: visible, and inert.
+_TAG_RE = re.compile(
+    r"<(\s*/?\s*(?:PAGE|DOCUMENT|INSTRUCTIONS_REMINDER|INSTRUCTIONS)\b[^<>]{0,40})>", re.IGNORECASE
+)
+
+
+def neutralise_tags(text: str) -> str:
+    """`<PAGE 3>` -> `‹PAGE 3›` (and likewise DOCUMENT, INSTRUCTIONS, INSTRUCTIONS_REMINDER)."""
+    return _TAG_RE.sub(lambda m: f"\u2039{m.group(1)}\u203a", text)
+
+
+@dataclass(frozen=True)
+class Page:
+    number: int  # 1-based, as printed in <PAGE p>
+    text: str
+    tokens: int
+    title: str = ""  # used by the "Lost in the Middle" prompt: Document [i](Title: ...)
+
+
+@dataclass(frozen=True)
+class Document:
+    pages: tuple[Page, ...]
+    gold: tuple[int, ...] = ()  # page numbers that hold the answer
+    encoding: str = DEFAULT_ENCODING
+    name: str = ""
+    meta: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self):
+        numbers = [p.number for p in self.pages]
+        if numbers != list(range(1, len(numbers) + 1)):
+            raise ValueError("pages must be numbered 1..N in order")
+        bad = [g for g in self.gold if not 1 <= g <= len(self.pages)]
+        if bad:
+            raise ValueError(f"gold page(s) {bad} outside 1..{len(self.pages)}")
+
+    @cached_property
+    def offsets(self) -> tuple[int, ...]:
+        """offsets[i] = tokens before page i+1; offsets[-1] = total (len = pages + 1)."""
+        return (0, *accumulate(p.tokens for p in self.pages))
+
+    @property
+    def tokens(self) -> int:
+        return self.offsets[-1]
+
+    def page(self, number: int) -> Page:
+        return self.pages[number - 1]
+
+    def with_gold(self, gold: tuple[int, ...] | list[int]) -> Document:
+        return Document(self.pages, tuple(gold), self.encoding, self.name, self.meta)
+
+    def subset(self, numbers: list[int]) -> list[Page]:
+        """Pages by number, in document order, keeping their original numbers (ICR stage 2)."""
+        wanted = sorted({n for n in numbers if 1 <= n <= len(self.pages)})
+        return [self.pages[n - 1] for n in wanted]
+
+
+def make_document(
+    texts: list[str],
+    *,
+    titles: list[str] | None = None,
+    gold: tuple[int, ...] | list[int] = (),
+    encoding: str = DEFAULT_ENCODING,
+    name: str = "",
+    counts: list[int] | None = None,
+) -> Document:
+    """Pages from given texts (a task file's passages). Counts tokens once per page."""
+    clean = [neutralise_tags(t.strip()) for t in texts]
+    if counts is None:
+        counts = tokenizer(encoding).count_many(clean) if clean else []
+    titles = titles or [""] * len(clean)
+    pages = tuple(
+        Page(i + 1, text, n, neutralise_tags(title or ""))
+        for i, (text, n, title) in enumerate(zip(clean, counts, titles, strict=True))
+    )
+    return Document(pages, tuple(gold), encoding, name)
+
+
+def split_paragraphs(text: str) -> list[str]:
+    parts = re.split(r"\n\s*\n", text.replace("\r\n", "\n").replace("\r", "\n"))
+    return [" ".join(p.split()) for p in parts if p.strip()]
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences with pysbd, one paragraph at a time (ten times faster than whole text)."""
+    import pysbd
+
+    seg = pysbd.Segmenter(language="en", clean=False)
+    out: list[str] = []
+    for para in split_paragraphs(text):
+        out.extend(s.strip() for s in seg.segment(para) if s.strip())
+    return out
+
+
+def split_token_budget(text: str, budget: int, encoding: str = DEFAULT_ENCODING) -> list[str]:
+    """Pack sentences into pages of at most `budget` tokens; a longer sentence is cut by tokens."""
+    if budget < 1:
+        raise ValueError("token budget per page must be a positive integer")
+    tok = tokenizer(encoding)
+    pages: list[str] = []
+    current: list[str] = []
+    used = 0
+    for para in split_paragraphs(text):
+        for sent in split_sentences(para):
+            n = tok.count(sent) + 1
+            if n > budget:
+                if current:
+                    pages.append(" ".join(current))
+                    current, used = [], 0
+                ids = tok.encode(sent)
+                pages.extend(tok.decode(ids[i : i + budget]).strip() for i in range(0, len(ids), budget))
+                continue
+            if used + n > budget and current:
+                pages.append(" ".join(current))
+                current, used = [], 0
+            current.append(sent)
+            used += n
+        if current and used >= budget * 0.5:  # keep paragraphs together when pages are full enough
+            pages.append(" ".join(current))
+            current, used = [], 0
+    if current:
+        pages.append(" ".join(current))
+    return [p for p in pages if p]
+
+
+def parse_pagination(spec: str) -> tuple[str, int | None]:
+    """'paragraph' | 'sentence' | 'tokens:N' -> (mode, N)."""
+    spec = (spec or "").strip().lower()
+    if spec in ("paragraph", "sentence"):
+        return spec, None
+    if spec.startswith("tokens:"):
+        raw = spec.split(":", 1)[1]
+        if not raw.isdigit() or int(raw) < 1:
+            raise ValueError(f"pagination 'tokens:N' needs a positive whole number, got {raw!r}")
+        return "tokens", int(raw)
+    raise ValueError(f"unknown pagination {spec!r}; use paragraph, sentence or tokens:N")
+
+
+def paginate(text: str, spec: str = "paragraph", encoding: str = DEFAULT_ENCODING, name: str = "") -> Document:
+    """Split text into a Document. Raises ValueError for empty text or a bad spec."""
+    if not text or not text.strip():
+        raise ValueError("the document is empty: paste or upload some text")
+    mode, n = parse_pagination(spec)
+    if mode == "paragraph":
+        parts = split_paragraphs(text)
+    elif mode == "sentence":
+        parts = split_sentences(text)
+    else:
+        parts = split_token_budget(text, n or 0, encoding)
+    return make_document(parts, encoding=encoding, name=name)
+
+
+def find_pages(doc: Document, needle: str) -> list[int]:
+    """Page numbers whose text contains `needle` (case-insensitive): a default gold for pasted text."""
+    n = " ".join(needle.lower().split())
+    if not n:
+        return []
+    return [p.number for p in doc.pages if n in " ".join(p.text.lower().split())]

@@ -1,0 +1,47 @@
+"""Token positions from prefix sums: nearest page boundaries, reminder points, chunk splits.
+
+`offsets` is Document.offsets: offsets[i] is the number of tokens before page i+1, so boundary i
+(0..N) lies between page i and page i+1 (0 = before the first page, N = after the last).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+
+def nearest_boundary(offsets: tuple[int, ...] | list[int], x: float, lo: int = 0, hi: int | None = None) -> int:
+    """Index of the page boundary whose token position is nearest to x (ties go to the earlier)."""
+    hi = len(offsets) - 1 if hi is None else hi
+    i = bisect_left(offsets, x, lo, hi + 1)
+    if i > hi:
+        return hi
+    if i > lo and x - offsets[i - 1] <= offsets[i] - x:
+        return i - 1
+    return i
+
+
+def every(offsets, step: int) -> list[int]:
+    """Inner boundaries nearest to step, 2*step, ... (before the end), without repeats.
+
+    R&R §3.2: reminders go 'approximately every r tokens in the document, outside the PAGE blocks';
+    §3.4: chunks are split 'outside the PAGE blocks'. Multiples at or past the end are skipped, so a
+    10k document with r = 10k gets no reminder (Table 1 omits Reprompt at 10k for this reason).
+    """
+    if step < 1:
+        raise ValueError("step must be positive")
+    total = offsets[-1]
+    last = len(offsets) - 1
+    out: list[int] = []
+    m = 1
+    while m * step < total:
+        i = nearest_boundary(offsets, m * step, 1, last - 1) if last >= 2 else None
+        if i is not None and 1 <= i <= last - 1 and (not out or out[-1] != i):
+            out.append(i)
+        m += 1
+    return out
+
+
+def chunk_ranges(offsets, size: int) -> list[tuple[int, int]]:
+    """[(first page index, end page index exclusive), ...] for chunks of about `size` tokens."""
+    cuts = [0, *every(offsets, size), len(offsets) - 1]
+    return [(a, b) for a, b in zip(cuts, cuts[1:], strict=False) if b > a]

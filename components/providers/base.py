@@ -1,0 +1,91 @@
+"""The provider protocol: complete(messages, settings) -> Completion.
+
+Every provider (OpenAI, Anthropic, OpenAI-compatible, local llama.cpp, the scripted fake) implements
+`complete`. Errors are ProviderError subclasses with messages safe to show a user: they never
+contain an API key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from typing import Protocol
+
+from components.completion import Completion
+
+PROVIDERS = ("openai", "anthropic", "openai-compatible", "local", "fake")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Output-affecting settings (part of the cache key). Retries and timeouts are not."""
+
+    max_tokens: int = 256
+    temperature: float = 0.0
+    seed: int | None = 0
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Which model to call and how to reach it. `api_key_env` is a variable NAME, never a key."""
+
+    provider: str
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    context_window: int | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+
+class ProviderError(Exception):
+    """A call that failed; `retryable` says whether trying again later may succeed."""
+
+    retryable = False
+    kind = "error"
+
+
+class MissingKey(ProviderError):
+    kind = "missing_key"
+
+
+class RateLimited(ProviderError):
+    retryable = True
+    kind = "rate_limited"
+
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class Transient(ProviderError):
+    """Server errors, timeouts, dropped connections."""
+
+    retryable = True
+    kind = "transient"
+
+
+class PromptTooLong(ProviderError):
+    kind = "too_long"
+
+
+class Provider(Protocol):
+    spec: ModelSpec
+
+    async def complete(self, messages: list[dict], settings: Settings) -> Completion: ...
+
+
+def cache_key(spec: ModelSpec, messages: list[dict], settings: Settings) -> str:
+    """Hash of provider, model, base URL, messages and output-affecting settings only."""
+    payload = {
+        "provider": spec.provider,
+        "model": spec.model,
+        "base_url": spec.base_url or "",
+        "messages": messages,
+        "settings": asdict(settings),
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()

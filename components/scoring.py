@@ -1,0 +1,101 @@
+"""Scores: pure functions of (prediction, gold answers) or of retrieved vs gold items."""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Iterable
+
+from components.parsing import first_line
+
+METRICS = ("fuzzy", "subspan-em", "exact")
+
+
+def _fuzzy_words(text: str) -> set[str]:
+    # R&R §4.3: drop non-alphanumeric non-space characters and capitalisation; compare unique words.
+    return set(re.sub(r"[^0-9a-z\s]", "", text.lower()).split())
+
+
+def fuzzy_match(prediction: str, answers: Iterable[str]) -> float:
+    """R&R §4.3: 1 if all unique words of the gold answer appear in the prediction or vice versa."""
+    pred = _fuzzy_words(prediction or "")
+    for gold in answers:
+        g = _fuzzy_words(gold or "")
+        if not g and not pred:
+            continue
+        if (g and g <= pred) or (pred and pred <= g):
+            return 1.0
+    return 0.0
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD normalisation, as the "Lost in the Middle" repository uses it: lower-case, drop
+    punctuation, drop the articles a/an/the, collapse white space."""
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def best_subspan_em(prediction: str, answers: Iterable[str]) -> float:
+    """LITM (003 §2, its repository's metric): a normalised gold answer is a substring of the
+    normalised prediction, the prediction cut at its first newline first."""
+    pred = normalize_answer(first_line(prediction or ""))
+    for gold in answers:
+        g = normalize_answer(gold or "")
+        if g and g in pred:
+            return 1.0
+    return 0.0
+
+
+def exact_match(prediction: str, answers: Iterable[str]) -> float:
+    """ALR2's EM: the normalised prediction equals a normalised gold answer."""
+    pred = normalize_answer(prediction or "")
+    return 1.0 if any(pred == normalize_answer(g or "") for g in answers) else 0.0
+
+
+SCORERS = {"fuzzy": fuzzy_match, "subspan-em": best_subspan_em, "exact": exact_match}
+
+
+def score(metric: str, prediction: str, answers: Iterable[str]) -> float:
+    try:
+        fn = SCORERS[metric]
+    except KeyError:
+        raise ValueError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}") from None
+    return fn(prediction, list(answers))
+
+
+def retrieval_recall(retrieved: Iterable[int], gold: Iterable[int]) -> float | None:
+    g = set(gold)
+    if not g:
+        return None
+    return len(g & set(retrieved)) / len(g)
+
+
+def retrieval_precision(retrieved: Iterable[int], gold: Iterable[int]) -> float | None:
+    r = set(retrieved)
+    if not r:
+        return None
+    return len(r & set(gold)) / len(r)
+
+
+def _norm_sentence(s: str) -> str:
+    return " ".join(re.sub(r"[^0-9a-z\s]", " ", s.lower()).split())
+
+
+def hallucination_rate(sentences: Iterable[str], context: str) -> float | None:
+    """ALR2 §5.1: share of retrieved sentences that do not appear in the context."""
+    items = [_norm_sentence(s) for s in sentences if s and s.strip()]
+    if not items:
+        return None
+    ctx = _norm_sentence(context)
+    return sum(1 for s in items if s not in ctx) / len(items)
+
+
+def gold_sentence_recall(sentences: Iterable[str], gold_sentences: Iterable[str]) -> float | None:
+    """ALR2 §5.1: share of gold supporting sentences that appear among the retrieved ones."""
+    gold = [_norm_sentence(g) for g in gold_sentences if g and g.strip()]
+    if not gold:
+        return None
+    got = [_norm_sentence(s) for s in sentences]
+    return sum(1 for g in gold if any(g in s or (s and s in g and len(s) > len(g) / 2) for s in got)) / len(gold)

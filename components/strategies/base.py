@@ -1,0 +1,172 @@
+"""The strategy protocol: (document, question, parameters) -> stages of prompts -> an Outcome.
+
+A strategy offers two things:
+- `first_prompts(doc, question, params)`: every prompt that can be built before any model answers
+  (stage 1), for the prompt map, the CLI and cost estimates;
+- `run(doc, question, params, ask)`: the whole thing, asking for completions through `ask`
+  (supplied by the runner, which caches, limits and retries). Later stages depend on earlier answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from components.completion import Ask, Completion
+from components.documents import Document, Page
+from components.parsing import Parsed, parse_answer
+from components.prompts import Prompt, PromptBuilder, load_template
+
+
+class ParamError(ValueError):
+    """A parameter a strategy cannot use; the message is shown to the user as it is."""
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    default: int
+    help: str
+    unit: str = "tokens"
+
+
+@dataclass
+class Outcome:
+    """What a strategy produced for one question: the final answer and everything that led to it."""
+
+    answer: str
+    parsed: Parsed
+    prompts: list[Prompt]
+    completions: list[Completion]
+    retrieved_pages: tuple[int, ...] | None = None  # pages a retrieval stage returned
+    cited_pages: tuple[int, ...] = ()  # pages the answer said it came from
+    sentences: tuple[str, ...] = ()  # retrieved sentences or quotes (ALR2)
+    stage_errors: list[str] = field(default_factory=list)  # parse failures of earlier stages
+
+    @property
+    def calls(self) -> int:
+        return len(self.completions)
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(c.input_tokens for c in self.completions)
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(c.output_tokens for c in self.completions)
+
+    @property
+    def latency_s(self) -> float:
+        return sum(c.latency_s for c in self.completions)
+
+
+def render(template: str, **values: Any) -> str:
+    """Fill {name} placeholders by plain replacement: braces inside a question stay as they are."""
+    out = template
+    for key, value in values.items():
+        out = out.replace("{" + key + "}", str(value))
+    return out
+
+
+def fmt(name: str) -> str:
+    return load_template(f"format_{name}")
+
+
+def check_positive(params: dict, name: str) -> int:
+    value = params.get(name)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value) or value < 1:
+        raise ParamError(f"{name} must be a positive whole number, got {value!r}")
+    return int(value)
+
+
+def check_question(question: str) -> str:
+    if not isinstance(question, str) or not question.strip():
+        raise ParamError("the question is empty")
+    return question.strip()
+
+
+class Strategy:
+    """Base class. Subclasses set name/label/paper/params and implement first_prompts and run."""
+
+    name: str = ""
+    label: str = ""
+    paper: str = ""  # where it comes from, e.g. "R&R §3.2 (000)"
+    params: tuple[Param, ...] = ()
+    stages: int = 1
+    metric: str = "fuzzy"  # the metric its paper reports
+    needs_gold: bool = False  # e.g. reprompt-before-gold, oracle
+
+    def defaults(self) -> dict:
+        return {p.name: p.default for p in self.params}
+
+    def check(self, doc: Document, question: str, params: dict | None) -> dict:
+        """Validated parameters with defaults filled in; raises ParamError with a plain message."""
+        if not doc.pages:
+            raise ParamError("the document has no pages")
+        check_question(question)
+        merged = self.defaults()
+        unknown = set(params or {}) - set(merged)
+        if unknown:
+            raise ParamError(f"{self.name} takes no parameter {', '.join(sorted(unknown))}"
+                             + (f" (it takes {', '.join(merged)})" if merged else ""))
+        merged.update(params or {})
+        for p in self.params:
+            merged[p.name] = check_positive(merged, p.name)
+        if self.needs_gold and not doc.gold:
+            raise ParamError(f"{self.label or self.name} needs the gold page(s) to be marked")
+        return merged
+
+    def first_prompts(self, doc: Document, question: str, params: dict | None = None) -> list[Prompt]:
+        raise NotImplementedError
+
+    async def run(self, doc: Document, question: str, params: dict | None, ask: Ask) -> Outcome:
+        """Default: one stage, the answer parsed from the single response."""
+        prompts = self.first_prompts(doc, question, params)
+        completions = [await ask(p) for p in prompts]
+        return answer_outcome(self.parse(completions[-1].text, doc), prompts, completions)
+
+    def parse(self, text: str, doc: Document) -> Parsed:
+        return parse_answer(text, len(doc.pages))
+
+
+def answer_outcome(parsed: Parsed, prompts: list[Prompt], completions: list[Completion], **kw) -> Outcome:
+    return Outcome(parsed.answer if parsed.ok else "", parsed, prompts, completions,
+                   cited_pages=parsed.pages, **kw)
+
+
+def add_pages(b: PromptBuilder, doc: Document, pages: list[Page] | tuple[Page, ...],
+              inserts: dict[int, list[tuple[str, str]]] | None = None, sep: str = "\n\n") -> None:
+    """Pages joined by blank lines (R&R §4.1: 'a double-linebreak-separated list'), with blocks
+    inserted before the page at index i: inserts[i] = [(kind, text), ...]. Index len(pages) = after."""
+    inserts = inserts or {}
+    gold = set(doc.gold)
+    first = True
+    for i, page in enumerate(pages):
+        for kind, text in inserts.get(i, []):
+            if not first:
+                b.add(sep)
+            b.add(text, kind)
+            first = False
+        if not first:
+            b.add(sep)
+        b.add_page(page, page.number in gold)
+        first = False
+    for kind, text in inserts.get(len(pages), []):
+        b.add(sep)
+        b.add(text, kind)
+
+
+def sandwich(doc: Document, pages, head: str, tail: str, *, stage: int = 1, label: str = "",
+             inserts: dict[int, list[tuple[str, str]]] | None = None, max_tokens: int = 256,
+             chunk: int | None = None) -> Prompt:
+    """R&R §3.1: INSTRUCTIONS, DOCUMENT of PAGE blocks, INSTRUCTIONS again at the end."""
+    b = PromptBuilder(doc.encoding)
+    b.add(head, "instruction")
+    b.add("\n\n<DOCUMENT>\n")
+    c0, t0 = b.chars, b.toks
+    add_pages(b, doc, pages, inserts)
+    if chunk is not None:
+        b.mark("chunk", c0, t0, chunk=chunk)
+    b.add("\n</DOCUMENT>\n\n")
+    b.add(tail, "instruction")
+    return b.build(stage, label, max_tokens)

@@ -1,0 +1,212 @@
+"""The strategies of "Can't Remember Details in Long Documents? You Need Some R&R" (seed 000).
+
+Template words are App. A's, verbatim; line breaks are ours (the extraction loses them), and so are
+the {format_instructions} (App. A leaves them unspecified): templates/format_answer.txt and
+templates/format_pages.txt.
+"""
+
+from __future__ import annotations
+
+from components.completion import Ask
+from components.documents import Document, Page
+from components.parsing import Parsed, parse_pages
+from components.positions import chunk_ranges, every
+from components.prompts import Prompt, load_template
+from components.strategies.base import (
+    Outcome,
+    Param,
+    ParamError,
+    Strategy,
+    answer_outcome,
+    fmt,
+    render,
+    sandwich,
+)
+
+R = Param("r", 10_000, "reprompt every r tokens (R&R §4.2 default: 10k)")
+K = Param("k", 5, "retrieve up to k pages (R&R §4.2 default: 5)", unit="pages")
+C = Param("c", 20_000, "chunk size c in tokens (R&R §3.4, Table 2: 10k-80k)")
+
+VARIANTS = ("uniform", "tags-only", "at-beginning", "before-gold")
+
+
+def _answer_blocks(question: str) -> tuple[str, str, str]:
+    f = fmt("answer")
+    return tuple(render(load_template(f"rr_answer_{part}"), question=question, format_instructions=f)
+                 for part in ("instructions", "final", "reminder"))
+
+
+def _retrieve_blocks(question: str, k: int) -> tuple[str, str, str]:
+    f = fmt("pages")
+    return tuple(render(load_template(f"rr_retrieve_{part}"), question=question, k=k, format_instructions=f)
+                 for part in ("instructions", "final", "reminder"))
+
+
+def reminder_inserts(doc: Document, pages: list[Page] | tuple[Page, ...], r: int | None, reminder: str,
+                     variant: str = "uniform") -> dict[int, list[tuple[str, str]]]:
+    """Where reminder blocks go, as {index of the page they precede: [("reminder", text)]}.
+
+    - uniform (§3.2): at the page boundary nearest each multiple of r tokens, never inside a page;
+    - tags-only (§5.2, Table 6): same places, the reminder only alludes to the INSTRUCTIONS tag;
+    - at-beginning (Table 6): the same number of reminders, all before the first page;
+    - before-gold (Table 6, "Before answer only"): one reminder right before each gold page.
+    Positions count document tokens only (pages), not the reminders already placed.
+    """
+    if variant == "before-gold":
+        gold = set(doc.gold)
+        return {i: [("reminder", reminder)] for i, p in enumerate(pages) if p.number in gold}
+    offsets = (0,)
+    for p in pages:
+        offsets += (offsets[-1] + p.tokens,)
+    points = every(offsets, r) if r else []
+    if variant == "at-beginning":
+        return {0: [("reminder", reminder)] * len(points)} if points else {}
+    return {i: [("reminder", reminder)] for i in points}
+
+
+class Baseline(Strategy):
+    name = "baseline"
+    label = "Baseline"
+    paper = "R&R §3.1, App. A (seed 000)"
+
+    def first_prompts(self, doc, question, params=None) -> list[Prompt]:
+        self.check(doc, question, params)
+        head, tail, _ = _answer_blocks(question.strip())
+        return [sandwich(doc, doc.pages, head, tail, label="answer")]
+
+
+class Reprompt(Strategy):
+    """R&R §3.2: the INSTRUCTIONS_REMINDER block injected about every r tokens, between pages."""
+
+    name = "reprompt"
+    label = "Reprompt"
+    paper = "R&R §3.2, App. A (seed 000)"
+    params = (R,)
+    variant = "uniform"
+
+    def first_prompts(self, doc, question, params=None) -> list[Prompt]:
+        p = self.check(doc, question, params)
+        head, tail, reminder = _answer_blocks(question.strip())
+        if self.variant == "tags-only":
+            reminder = load_template("rr_tags_only_reminder")
+        inserts = reminder_inserts(doc, doc.pages, p.get("r"), reminder, self.variant)
+        return [sandwich(doc, doc.pages, head, tail, inserts=inserts, label="answer")]
+
+
+class RepromptTagsOnly(Reprompt):
+    name = "reprompt-tags-only"
+    label = "Reprompt: tags only"
+    paper = "R&R §5.2, Table 6 (seed 000)"
+    variant = "tags-only"
+
+
+class RepromptAtBeginning(Reprompt):
+    name = "reprompt-at-beginning"
+    label = "Reprompt: all at beginning"
+    paper = "R&R §5.2, Table 6 (seed 000)"
+    variant = "at-beginning"
+
+
+class RepromptBeforeGold(Reprompt):
+    name = "reprompt-before-gold"
+    label = "Reprompt: before gold page"
+    paper = "R&R §5.2, Table 6 (seed 000)"
+    variant = "before-gold"
+    params = ()
+    needs_gold = True
+
+
+class ICR(Strategy):
+    """R&R §3.3: stage 1 retrieves up to k page numbers; stage 2 answers from only those pages."""
+
+    name = "icr"
+    label = "ICR"
+    paper = "R&R §3.3, App. A (seed 000)"
+    params = (K,)
+    stages = 2
+    reprompt = False
+
+    def check(self, doc, question, params):
+        p = super().check(doc, question, params)
+        if p["k"] > len(doc.pages):
+            raise ParamError(f"k = {p['k']} is more than the document's {len(doc.pages)} pages")
+        return p
+
+    def retrieve_prompt(self, doc, question, p, pages, chunk: int | None = None, label="retrieve") -> Prompt:
+        head, tail, reminder = _retrieve_blocks(question.strip(), p["k"])
+        inserts = reminder_inserts(doc, pages, p.get("r"), reminder) if self.reprompt else None
+        return sandwich(doc, pages, head, tail, inserts=inserts, label=label, chunk=chunk, max_tokens=64)
+
+    def answer_prompt(self, doc, question, pages: list[Page]) -> Prompt:
+        head, tail, _ = _answer_blocks(question.strip())
+        return sandwich(doc, pages, head, tail, stage=2, label="answer from retrieved pages")
+
+    def first_prompts(self, doc, question, params=None) -> list[Prompt]:
+        p = self.check(doc, question, params)
+        return [self.retrieve_prompt(doc, question, p, doc.pages)]
+
+    def parse_retrieval(self, texts: list[str], doc: Document, k: int) -> tuple[tuple[int, ...], list[str]]:
+        pages: list[int] = []
+        errors: list[str] = []
+        for text in texts:
+            got: Parsed = parse_pages(text, len(doc.pages), limit=k)
+            if got.ok:
+                pages.extend(n for n in got.pages if n not in pages)
+            else:
+                errors.append(f"retrieval: {got.error}")
+        return tuple(pages), errors
+
+    async def run(self, doc, question, params, ask: Ask) -> Outcome:
+        p = self.check(doc, question, params)
+        first = self.first_prompts(doc, question, p)
+        done = [await ask(pr) for pr in first]
+        pages, errors = self.parse_retrieval([c.text for c in done], doc, p["k"])
+        if not pages:
+            empty = Parsed(False, error="; ".join(errors) or "no pages retrieved")
+            return Outcome("", empty, first, done, retrieved_pages=(), stage_errors=errors)
+        second = self.answer_prompt(doc, question, doc.subset(list(pages)))
+        final = await ask(second)
+        return answer_outcome(self.parse(final.text, doc), [*first, second], [*done, final],
+                              retrieved_pages=pages, stage_errors=errors)
+
+
+class RR(ICR):
+    """R&R §3.3: ICR with INSTRUCTIONS_REMINDER blocks of the retrieval instructions in stage 1."""
+
+    name = "rr"
+    label = "R&R"
+    params = (R, K)
+    reprompt = True
+
+
+class ChunkedICR(ICR):
+    """R&R §3.4: chunks of about c tokens split between pages; one retrieval call per chunk
+    (up to k pages each), pooled; one answer call. Calls m = chunks + 1."""
+
+    name = "chunked-icr"
+    label = "Chunked ICR"
+    paper = "R&R §3.4 (seed 000)"
+    params = (K, C)
+
+    def check(self, doc, question, params):
+        p = super().check(doc, question, params)
+        if p["c"] > doc.tokens:
+            raise ParamError(f"c = {p['c']:,} tokens is more than the document's {doc.tokens:,} tokens")
+        return p
+
+    def chunks(self, doc: Document, c: int) -> list[tuple[Page, ...]]:
+        return [doc.pages[a:b] for a, b in chunk_ranges(doc.offsets, c)]
+
+    def first_prompts(self, doc, question, params=None) -> list[Prompt]:
+        p = self.check(doc, question, params)
+        chunks = self.chunks(doc, p["c"])
+        return [self.retrieve_prompt(doc, question, p, pages, chunk=i + 1,
+                                     label=f"retrieve (chunk {i + 1} of {len(chunks)})")
+                for i, pages in enumerate(chunks)]
+
+
+class ChunkedRR(ChunkedICR):
+    name = "chunked-rr"
+    label = "Chunked R&R"
+    params = (R, K, C)
+    reprompt = True

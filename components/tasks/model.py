@@ -1,0 +1,47 @@
+"""A task: a question, its gold answers, and its passages (which are gold, which are distractors)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class TaskFileError(ValueError):
+    """A task file that cannot be read at all (a bad row is reported in TaskSet.errors instead)."""
+
+
+@dataclass(frozen=True)
+class Passage:
+    text: str
+    title: str = ""
+    gold: bool = False
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    question: str
+    answers: tuple[str, ...]
+    passages: tuple[Passage, ...] = ()  # gold and distractors, in their given order
+    kind: str = "qa"  # "qa", "kv", "niah", "multihop", ...
+    gold_sentences: tuple[str, ...] = ()  # ALR2 §5.1 supporting facts, where known
+    meta: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def gold_indices(self) -> tuple[int, ...]:
+        """0-based indices of gold passages among `passages`."""
+        return tuple(i for i, p in enumerate(self.passages) if p.gold)
+
+    @property
+    def gold_pages(self) -> tuple[int, ...]:
+        """1-based page numbers of gold passages when the passages are taken as given pages."""
+        return tuple(i + 1 for i in self.gold_indices)
+
+
+@dataclass
+class TaskSet:
+    """Tasks read from a file, with the rows that could not be read (line number, message)."""
+
+    tasks: list[Task]
+    errors: list[tuple[int, str]] = field(default_factory=list)
+    source: str = ""
+    format: str = ""

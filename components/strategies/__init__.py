@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from components.strategies.alr2 import S2A, QuotesFirst, RetrieveThenReason
 from components.strategies.base import Outcome, Param, ParamError, Strategy
+from components.strategies.keywords import Keyword
+from components.strategies.litm import ClosedBook, KeyValue, LitmQA, LitmQAC, Oracle
+from components.strategies.reorder import Reorder
 from components.strategies.rr import (
     ICR,
     RR,
@@ -16,8 +20,10 @@ from components.strategies.rr import (
 )
 
 _ALL: list[Strategy] = [
-    Baseline(), Reprompt(), RepromptTagsOnly(), RepromptAtBeginning(), RepromptBeforeGold(),
+    Baseline(), LitmQA(), LitmQAC(), ClosedBook(), Oracle(), KeyValue(),
+    Reprompt(), RepromptTagsOnly(), RepromptAtBeginning(), RepromptBeforeGold(),
     ICR(), RR(), ChunkedICR(), ChunkedRR(),
+    RetrieveThenReason(), QuotesFirst(), S2A(), Reorder(), Keyword(),
 ]
 STRATEGIES: dict[str, Strategy] = {s.name: s for s in _ALL}
 

@@ -9,6 +9,8 @@ A strategy offers two things:
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +30,8 @@ class Param:
     default: int
     help: str
     unit: str = "tokens"
+    minimum: int = 1
+    maximum: int | None = None  # e.g. 1 for a 0/1 switch
 
 
 @dataclass
@@ -79,6 +83,19 @@ def check_positive(params: dict, name: str) -> int:
     return int(value)
 
 
+def check_param(params: dict, p: Param) -> int:
+    """A whole number within the parameter's bounds (positive unless it says otherwise)."""
+    if p.minimum == 1 and p.maximum is None:
+        return check_positive(params, p.name)
+    value = params.get(p.name)
+    ok = not isinstance(value, bool) and isinstance(value, int | float) and value == int(value)
+    if not ok or value < p.minimum or (p.maximum is not None and value > p.maximum):
+        bounds = f"{p.minimum} or {p.maximum}" if p.maximum == p.minimum + 1 else (
+            f"a whole number from {p.minimum}" + (f" to {p.maximum}" if p.maximum is not None else ""))
+        raise ParamError(f"{p.name} must be {bounds}, got {value!r}")
+    return int(value)
+
+
 def check_question(question: str) -> str:
     if not isinstance(question, str) or not question.strip():
         raise ParamError("the question is empty")
@@ -111,7 +128,7 @@ class Strategy:
                              + (f" (it takes {', '.join(merged)})" if merged else ""))
         merged.update(params or {})
         for p in self.params:
-            merged[p.name] = check_positive(merged, p.name)
+            merged[p.name] = check_param(merged, p)
         if self.needs_gold and not doc.gold:
             raise ParamError(f"{self.label or self.name} needs the gold page(s) to be marked")
         return merged
@@ -170,3 +187,31 @@ def sandwich(doc: Document, pages, head: str, tail: str, *, stage: int = 1, labe
     b.add("\n</DOCUMENT>\n\n")
     b.add(tail, "instruction")
     return b.build(stage, label, max_tokens)
+
+
+_SLOT_RE = re.compile(r"(\{[a-z_]+\})")
+
+
+def add_text(b: PromptBuilder, text: str, kind: str | None = "instruction") -> None:
+    """Text with its leading and trailing white space left out of the span."""
+    core = text.strip()
+    if not core:
+        b.add(text)
+        return
+    lead = text[: len(text) - len(text.lstrip())]
+    b.add(lead)
+    b.add(core, kind)
+    b.add(text[len(lead) + len(core):])
+
+
+def fill(b: PromptBuilder, template: str, question: str, **blocks: Callable[[PromptBuilder], None]) -> None:
+    """A template with {question} and block slots (e.g. {documents}): the template's own words
+    become instruction spans, each {question} a question span, and each block slot is drawn by the
+    function given for it."""
+    for part in _SLOT_RE.split(template):
+        if part == "{question}":
+            b.add(question, "question")
+        elif part[1:-1] in blocks and part.startswith("{"):
+            blocks[part[1:-1]](b)
+        elif part:
+            add_text(b, part)

@@ -1,0 +1,153 @@
+"""The two-stage prompts compared in "ALR2: A Retrieve-then-Reason Framework" (seed 001, App. B,
+Figures 3, 5 and 6). Their words are the figures', verbatim (typos included); line breaks are ours,
+since the extraction loses them, and so are straight quotes where the figures show curly ones.
+
+{CONTEXT}: the pages' text joined by blank lines, without page tags. ALR2's contexts are
+concatenated passages (App. B.1), and retrieved sentences are checked against the document text
+(§5.1), so the model sees plain text; spans still say where each page lies.
+ALR2 reports exact match (EM, §4), so that is the metric of all three.
+"""
+
+from __future__ import annotations
+
+from components.completion import Ask
+from components.documents import Document, Page
+from components.parsing import Parsed, parse_answer, parse_quotes_and_answer, parse_sentences
+from components.prompts import Prompt, PromptBuilder, load_template
+from components.strategies.base import Outcome, Strategy, answer_outcome, fill
+
+
+def context_block(doc: Document, pages: list[Page] | tuple[Page, ...] | None = None):
+    """{CONTEXT}: page texts joined by blank lines, a span per page."""
+    pages = doc.pages if pages is None else pages
+    gold = set(doc.gold)
+
+    def draw(b: PromptBuilder) -> None:
+        for i, page in enumerate(pages):
+            if i:
+                b.add("\n\n")
+            b.add(page.text, "gold" if page.number in gold else "page", page=page.number, tokens=page.tokens)
+
+    return draw
+
+
+def _prompt(doc: Document, template: str, question: str, stage: int = 1, label: str = "",
+            max_tokens: int = 256, **blocks) -> Prompt:
+    b = PromptBuilder(doc.encoding)
+    fill(b, load_template(template), " ".join(question.split()), **blocks)
+    return b.build(stage, label, max_tokens)
+
+
+def _text(text: str):
+    def draw(b: PromptBuilder) -> None:
+        b.add(text)
+
+    return draw
+
+
+def _plain_answer(text: str, doc: Document) -> Parsed:
+    """'Only give me the answer': the answer line (an 'Answer:' field if the model wrote one)."""
+    return parse_answer(text, len(doc.pages))
+
+
+class RetrieveThenReason(Strategy):
+    """ALR2 Fig. 3 (RR prompting): stage 1 retrieves the relevant sentences as '-' bullets; stage 2
+    answers from them.
+
+    Stage 2's input: the figure's stage-2 text ("Please answer the question based on the given
+    retrieved information ... Question: ... Answer:") preceded by the sentences stage 1 retrieved,
+    re-listed as '- ' bullets under "Retrieved sentences:" — and not the long context. The figure
+    gives stage 2 only "the given retrieved information" (stage 1's output) and the question, and
+    the framework's point (§1, §3) is to reason over the collected evidence rather than the whole
+    context. If stage 1 wrote no bullets, its whole output is passed on, and the failure is noted.
+    """
+
+    name = "retrieve-then-reason"
+    label = "Retrieve-then-reason"
+    paper = "ALR2 Fig. 3 (seed 001)"
+    stages = 2
+    metric = "exact"
+
+    def first_prompts(self, doc, question, params=None) -> list[Prompt]:
+        self.check(doc, question, params)
+        return [_prompt(doc, "alr2_rr_retrieve", question, label="retrieve sentences", max_tokens=512,
+                        documents=context_block(doc))]
+
+    def answer_prompt(self, doc: Document, question: str, sentences: str) -> Prompt:
+        return _prompt(doc, "alr2_rr_answer", question, stage=2, label="answer from retrieved sentences",
+                       max_tokens=64, sentences=_text(sentences))
+
+    async def run(self, doc, question, params, ask: Ask) -> Outcome:
+        first = self.first_prompts(doc, question, params)
+        done = await ask(first[0])
+        got = parse_sentences(done.text)
+        errors = [] if got.ok else [f"retrieval: {got.error}"]
+        listed = "\n".join(f"- {s}" for s in got.sentences) if got.ok else (done.text or "").strip()
+        if not listed:
+            return Outcome("", Parsed(False, error="no sentences retrieved"), first, [done], stage_errors=errors)
+        second = self.answer_prompt(doc, question, listed)
+        final = await ask(second)
+        return answer_outcome(self.parse(final.text, doc), [*first, second], [done, final],
+                              sentences=got.sentences, stage_errors=errors)
+
+    def parse(self, text, doc):
+        return _plain_answer(text, doc)
+
+
+class QuotesFirst(Strategy):
+    """ALR2 Fig. 5 (QF): one call that writes the relevant quotes, then 'Answer:'."""
+
+    name = "quotes-first"
+    label = "Quotes first"
+    paper = "ALR2 Fig. 5 (seed 001)"
+    metric = "exact"
+
+    def first_prompts(self, doc, question, params=None) -> list[Prompt]:
+        self.check(doc, question, params)
+        return [_prompt(doc, "alr2_quotes_first", question, label="quotes and answer", max_tokens=512,
+                        documents=context_block(doc))]
+
+    async def run(self, doc, question, params, ask: Ask) -> Outcome:
+        prompts = self.first_prompts(doc, question, params)
+        done = await ask(prompts[0])
+        parsed = self.parse(done.text, doc)
+        return answer_outcome(parsed, prompts, [done], sentences=parsed.sentences)
+
+    def parse(self, text, doc):
+        return parse_quotes_and_answer(text)
+
+
+class S2A(Strategy):
+    """ALR2 Fig. 6 (System 2 Attention): stage 1 rewrites the user's text (the direct-answer prompt
+    of Fig. 4 around the context) into an unbiased context and the question; stage 2 sends only that
+    rewritten text, the chat history discarded, and its reply is the answer."""
+
+    name = "s2a"
+    label = "System 2 Attention"
+    paper = "ALR2 Fig. 6 (seed 001)"
+    stages = 2
+    metric = "exact"
+
+    def first_prompts(self, doc, question, params=None) -> list[Prompt]:
+        self.check(doc, question, params)
+        return [_prompt(doc, "alr2_s2a_extract", question, label="extract context", max_tokens=1024,
+                        documents=context_block(doc))]
+
+    def answer_prompt(self, doc: Document, compressed: str) -> Prompt:
+        b = PromptBuilder(doc.encoding)
+        b.add(compressed)
+        return b.build(2, "answer from the rewritten text", 64)
+
+    async def run(self, doc, question, params, ask: Ask) -> Outcome:
+        first = self.first_prompts(doc, question, params)
+        done = await ask(first[0])
+        compressed = (done.text or "").strip()
+        if not compressed:
+            return Outcome("", Parsed(False, error="stage 1 returned nothing"), first, [done],
+                           stage_errors=["extract: empty response"])
+        second = self.answer_prompt(doc, compressed)
+        final = await ask(second)
+        return answer_outcome(self.parse(final.text, doc), [*first, second], [done, final])
+
+    def parse(self, text, doc):
+        return _plain_answer(text, doc)

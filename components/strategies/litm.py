@@ -1,0 +1,154 @@
+"""The prompts of "Lost in the Middle: How Language Models Use Long Contexts" (seed 003).
+
+Formats are those its public repository builds (and which produced the published numbers), as
+DESIGN.md writes them out; the paper's figures show the same words with extra spacing:
+- multi-document QA (§3.1): instruction, `Document [i](Title: t) text` lines, then the question;
+- query-aware contextualization (§5.2): the question (or key) also before the documents;
+- closed book and oracle (§3.3): no documents, or the gold document(s) only;
+- key-value retrieval (§4.1): a JSON object of `"key": "value"` records and a key to look up.
+Their metric reads the raw output (best subspan EM cuts it at the first newline), so the answer is
+the model's text as it is.
+"""
+
+from __future__ import annotations
+
+import re
+
+from components.documents import Document, Page
+from components.parsing import Parsed
+from components.prompts import Prompt, PromptBuilder, load_template
+from components.strategies.base import Param, ParamError, Strategy, fill, render
+from components.tokens import tokenizer
+
+QAC = Param("qac", 0, "1 = query-aware contextualization: the key also before the records (LITM §5.2)",
+            unit="0/1", minimum=0, maximum=1)
+
+# A key-value page (LITM §4.1): its text is one JSON record, `"key": "value"`.
+_RECORD_RE = re.compile(r'^"((?:[^"\\]|\\.)*)": "((?:[^"\\]|\\.)*)"$')
+
+
+def kv_record(key: str, value: str) -> str:
+    """The page text of one key-value record, as the LITM repository writes it: `"k": "v"`."""
+    return f'"{key}": "{value}"'
+
+
+def kv_key(question: str) -> str:
+    """The key asked for; quotes around it are dropped (`"abc"` and `abc` ask for the same key)."""
+    q = question.strip()
+    return q[1:-1].strip() if len(q) >= 2 and q[0] == q[-1] == '"' else q
+
+
+def _pages_block(doc: Document, pages: list[Page] | tuple[Page, ...]):
+    """`Document [i](Title: t) text` per page, i from 1 in the order shown, joined by one newline.
+    A span per document carries the page's own number, so oracle pages keep theirs."""
+    head_tpl = load_template("litm_document").split("{text}")[0]
+    gold = set(doc.gold)
+    tok = tokenizer(doc.encoding)
+
+    def draw(b: PromptBuilder) -> None:
+        for i, page in enumerate(pages, start=1):
+            if i > 1:
+                b.add("\n")
+            head = render(head_tpl, i=i, title=page.title)
+            b.add(head + page.text, "gold" if page.number in gold else "page", page=page.number,
+                  tokens=tok.count(head) + page.tokens)
+
+    return draw
+
+
+def _records_block(doc: Document):
+    """The JSON object (LITM §4.1, repository format): the first record opens with `{`, the others
+    with a space; all but the last end with `,\\n`, the last with `}`. Spans cover `"k": "v"`."""
+    gold = set(doc.gold)
+    last = len(doc.pages)
+
+    def draw(b: PromptBuilder) -> None:
+        for page in doc.pages:
+            b.add("{" if page.number == 1 else " ")
+            b.add(page.text, "gold" if page.number in gold else "page", page=page.number, tokens=page.tokens)
+            b.add("}" if page.number == last else ",\n")
+
+    return draw
+
+
+class LitmQA(Strategy):
+    """LITM §3.1 multi-document QA: the documents, then the question."""
+
+    name = "litm"
+    label = "LITM QA"
+    paper = "Lost in the Middle §3.1 (seed 003)"
+    metric = "subspan-em"
+    template = "litm_qa"
+
+    def pages(self, doc: Document) -> tuple[Page, ...] | list[Page]:
+        return doc.pages
+
+    def first_prompts(self, doc, question, params=None) -> list[Prompt]:
+        self.check(doc, question, params)
+        b = PromptBuilder(doc.encoding)
+        fill(b, load_template(self.template), " ".join(question.split()),
+             documents=_pages_block(doc, self.pages(doc)))
+        return [b.build(1, "answer", max_tokens=100)]
+
+    def parse(self, text: str, doc: Document) -> Parsed:
+        raw = text if isinstance(text, str) else ""
+        return Parsed(bool(raw.strip()), answer=raw, error="" if raw.strip() else "empty response")
+
+
+class LitmQAC(LitmQA):
+    """LITM §5.2: query-aware contextualization, the question before and after the documents."""
+
+    name = "litm-qac"
+    label = "LITM QA, query-aware"
+    paper = "Lost in the Middle §5.2 (seed 003)"
+    template = "litm_qa_qac"
+
+
+class ClosedBook(LitmQA):
+    """LITM §3.3: the lower bound, no documents at all."""
+
+    name = "closed-book"
+    label = "Closed book"
+    paper = "Lost in the Middle §3.3 (seed 003)"
+    template = "litm_closed_book"
+
+    def pages(self, doc):
+        return ()
+
+
+class Oracle(LitmQA):
+    """LITM §3.3: the upper bound, only the document(s) that contain the answer."""
+
+    name = "oracle"
+    label = "Oracle (gold pages only)"
+    paper = "Lost in the Middle §3.3 (seed 003)"
+    needs_gold = True
+
+    def pages(self, doc):
+        return doc.subset(list(doc.gold))
+
+
+class KeyValue(LitmQA):
+    """LITM §4.1 key-value retrieval. The question is the key; each page is one record
+    `"key": "value"` (see kv_record). qac = 1 puts the key before the records too (§5.2)."""
+
+    name = "kv"
+    label = "Key-value retrieval"
+    paper = "Lost in the Middle §4.1, §5.2 (seed 003)"
+    params = (QAC,)
+
+    def check(self, doc, question, params):
+        p = super().check(doc, question, params)
+        for page in doc.pages:
+            if not _RECORD_RE.match(page.text):
+                raise ParamError(f'kv needs every page to be one record "key": "value"; page {page.number} is not')
+        if not kv_key(question):
+            raise ParamError("the key is empty")
+        return p
+
+    def first_prompts(self, doc, question, params=None) -> list[Prompt]:
+        p = self.check(doc, question, params)
+        b = PromptBuilder(doc.encoding)
+        template = load_template("litm_kv_qac" if p["qac"] else "litm_kv")
+        fill(b, template, kv_key(question), documents=_records_block(doc))
+        return [b.build(1, "value", max_tokens=100)]

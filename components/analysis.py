@@ -1,0 +1,279 @@
+"""Trials (a DataFrame of the run store's trial columns) -> accuracy with n and a confidence interval.
+
+UI-free. Every accuracy comes with n (scored trials), the number of successes and a 95% interval:
+Wilson for 0/1 scores, a normal interval of the mean for fractional ones (page recall, precision).
+Trials with an error are counted as errors and never scored.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+
+# metric column -> label shown in the UI
+METRICS: dict[str, str] = {
+    "score": "fuzzy match",
+    "subspan_em": "best subspan EM",
+    "exact": "exact match",
+    "page_recall": "page recall",
+    "page_precision": "page precision",
+}
+
+STAT_COLUMNS = ["n", "successes", "mean", "lo", "hi", "errors"]
+
+
+def proportion_ci(successes: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson interval; uses components.stats when it is there, scipy's binomtest otherwise."""
+    if n <= 0:
+        return (math.nan, math.nan)
+    try:
+        from components.stats import proportion_ci as shared
+    except ImportError:
+        shared = None
+    if shared is not None:
+        lo, hi = shared(int(round(successes)), int(n))
+        return (float(lo), float(hi))
+    from scipy.stats import binomtest
+
+    ci = binomtest(int(round(successes)), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
+    return (float(ci.low), float(ci.high))
+
+
+def is_error(df: pd.DataFrame) -> pd.Series:
+    """True where a trial failed (an error message is stored); such trials are never scored."""
+    if "error" not in df.columns:
+        return pd.Series(False, index=df.index)
+    err = df["error"]
+    return err.notna() & (err.astype(str).str.strip() != "")
+
+
+def scored(df: pd.DataFrame, metric: str = "score") -> pd.DataFrame:
+    """Trials that count for `metric`: no error and a value present."""
+    if metric not in df.columns:
+        return df.iloc[0:0]
+    ok = ~is_error(df) & pd.to_numeric(df[metric], errors="coerce").notna()
+    return df[ok]
+
+
+def _stats(values: pd.Series, errors: int) -> dict:
+    v = pd.to_numeric(values, errors="coerce").dropna().astype(float)
+    n = int(len(v))
+    if n == 0:
+        return {"n": 0, "successes": 0.0, "mean": math.nan, "lo": math.nan, "hi": math.nan, "errors": errors}
+    total = float(v.sum())
+    mean = total / n
+    if v.isin([0.0, 1.0]).all():
+        lo, hi = proportion_ci(total, n)
+    else:
+        sd = float(v.std(ddof=1)) if n > 1 else 0.0
+        half = 1.96 * sd / math.sqrt(n)
+        lo, hi = max(0.0, mean - half), min(1.0, mean + half)
+    return {"n": n, "successes": total, "mean": mean, "lo": lo, "hi": hi, "errors": errors}
+
+
+def accuracy(df: pd.DataFrame, by: list[str], metric: str = "score") -> pd.DataFrame:
+    """One row per group of `by`: n, successes, mean, lo, hi (95%), errors (trials not scored)."""
+    by = [c for c in by if c in df.columns]
+    if df.empty or metric not in df.columns:
+        return pd.DataFrame(columns=[*by, *STAT_COLUMNS])
+    df = df.reset_index(drop=True)
+    err = is_error(df)
+    if not by:
+        return pd.DataFrame([_stats(df.loc[~err, metric], int(err.sum()))])
+    rows = []
+    for key, group in df.groupby(by, dropna=False, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        g_err = err.loc[group.index]
+        rows.append({**dict(zip(by, key, strict=True)), **_stats(group.loc[~g_err, metric], int(g_err.sum()))})
+    return pd.DataFrame(rows, columns=[*by, *STAT_COLUMNS])
+
+
+def series_label(df: pd.DataFrame, series: list[str]) -> pd.Series:
+    """One readable label per row from the series columns, e.g. 'rr · gpt-4o'."""
+    series = [c for c in series if c in df.columns]
+    if not series:
+        return pd.Series("all", index=df.index, dtype=object)
+    parts = [df[c].astype(str) for c in series]
+    out = parts[0]
+    for p in parts[1:]:
+        out = out + " · " + p
+    return out
+
+
+def u_curve(df: pd.DataFrame, metric: str = "score", series: tuple[str, ...] = ("strategy",),
+            x: str = "position") -> pd.DataFrame:
+    """Accuracy against answer position, one series per value of the `series` columns."""
+    table = accuracy(df, [*series, x], metric)
+    table["series"] = series_label(table, list(series))
+    if table.empty:
+        return table
+    return table.sort_values(["series", x]).reset_index(drop=True)
+
+
+def by_length(df: pd.DataFrame, metric: str = "score", series: tuple[str, ...] = ("strategy",)) -> pd.DataFrame:
+    """Accuracy against document length, one series per value of the `series` columns."""
+    return u_curve(df, metric, series, x="length")
+
+
+def heatmap(df: pd.DataFrame, metric: str = "score") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(mean, n) matrices: rows are lengths, columns are answer positions."""
+    table = accuracy(df, ["length", "position"], metric)
+    if table.empty:
+        return pd.DataFrame(), pd.DataFrame()
+    mean = table.pivot(index="length", columns="position", values="mean").sort_index().sort_index(axis=1)
+    n = table.pivot(index="length", columns="position", values="n").reindex_like(mean).fillna(0).astype(int)
+    return mean, n
+
+
+def setting_label(row: pd.Series) -> str:
+    """'chunked-rr c=20000 k=5' from a trial's strategy and params (a dict or JSON text)."""
+    params = row.get("params")
+    if isinstance(params, str):
+        try:
+            params = json.loads(params) if params.strip() else {}
+        except ValueError:
+            params = {}
+    if not isinstance(params, dict):
+        params = {}
+    bits = [f"{k}={v}" for k, v in sorted(params.items())]
+    return " ".join([str(row.get("strategy", "")), *bits]).strip()
+
+
+def with_setting(df: pd.DataFrame) -> pd.DataFrame:
+    out = df.copy()
+    out["setting"] = [setting_label(r) for _, r in df.iterrows()] if len(df) else pd.Series(dtype=str)
+    return out
+
+
+COST_COLUMNS = {"calls": "calls", "input_tokens": "input tokens", "output_tokens": "output tokens",
+                "cost_usd": "dollars"}
+
+
+def cost_table(df: pd.DataFrame, metric: str = "score", by: tuple[str, ...] = ("setting", "model")) -> pd.DataFrame:
+    """Accuracy with its cost per group: mean calls, input/output tokens and dollars per trial, and totals.
+
+    Cost means count every trial (failed calls cost too); accuracy counts scored trials only.
+    `usd_known` is False where no price was known for some trial (its dollars are then a lower bound).
+    """
+    df = df.reset_index(drop=True)
+    if "setting" in by and "setting" not in df.columns:
+        df = with_setting(df)
+    by = [c for c in by if c in df.columns]
+    table = accuracy(df, by, metric)
+    if table.empty:
+        return table
+    costs = []
+    for key, group in df.groupby(by, dropna=False, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        row = dict(zip(by, key, strict=True))
+        row["trials"] = len(group)
+        for col in COST_COLUMNS:
+            values = pd.to_numeric(group[col], errors="coerce") if col in group else pd.Series(dtype=float)
+            row[f"{col}_per_trial"] = float(values.mean()) if values.notna().any() else math.nan
+            row[f"{col}_total"] = float(values.sum()) if values.notna().any() else math.nan
+        usd = pd.to_numeric(group["cost_usd"], errors="coerce") if "cost_usd" in group else None
+        row["usd_known"] = bool(usd is not None and usd.notna().all())
+        costs.append(row)
+    return table.merge(pd.DataFrame(costs), on=by, how="left")
+
+
+def error_summary(df: pd.DataFrame, by: tuple[str, ...] = ("strategy", "model")) -> pd.DataFrame:
+    """Count of failed trials per group and their most common message."""
+    df = df.reset_index(drop=True)
+    err = is_error(df)
+    bad = df[err]
+    by = [c for c in by if c in df.columns]
+    if bad.empty:
+        return pd.DataFrame(columns=[*by, "errors", "example"])
+    rows = []
+    for key, group in bad.groupby(by, dropna=False, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        msg = group["error"].astype(str).value_counts().index[0]
+        rows.append({**dict(zip(by, key, strict=True)), "errors": len(group), "example": msg[:200]})
+    return pd.DataFrame(rows)
+
+
+def filter_trials(df: pd.DataFrame, **choices) -> pd.DataFrame:
+    """Keep rows whose column is in the chosen values; an empty or None choice keeps everything."""
+    mask = pd.Series(True, index=df.index)
+    for col, values in choices.items():
+        if values and col in df.columns:
+            mask &= df[col].astype(str).isin([str(v) for v in values])
+    return df[mask]
+
+
+# --- published numbers --------------------------------------------------------------------------
+
+PUBLISHED_METRIC_LABELS = {
+    "fuzzy_match_pct": "fuzzy match (%)",
+    "accuracy_pct": "accuracy (%)",
+    "em_pct": "exact match (%)",
+    "em_fraction": "exact match (0-1)",
+    "hallucination_rate_pct": "hallucination rate (%)",
+    "recall_pct": "recall (%)",
+    "llm_calls": "LLM calls",
+    "input_tokens": "input tokens",
+    "output_tokens": "output tokens",
+}
+
+# metric of our trials that matches each published metric, for overlays
+COMPARABLE = {"fuzzy_match_pct": "score", "accuracy_pct": "subspan_em", "em_pct": "exact"}
+
+
+def published_label(source: str, table: str, model: str, extra: str = "") -> str:
+    """'published (rr2024, Table 7, GPT-4 Turbo)' — the only way a published number is named."""
+    bits = [b for b in (source, table, model, extra) if isinstance(b, str) and b]
+    return "published (" + ", ".join(bits) + ")"
+
+
+def published_position_curves(pub: pd.DataFrame) -> pd.DataFrame:
+    """R&R Tables 7-9: accuracy (as published, 0-1) against answer position in tokens, by d and method."""
+    rows = pub[pub["answer_position_tokens"].notna() & (pub["metric"] == "fuzzy_match_pct")].copy()
+    if rows.empty:
+        return rows
+    rows["position"] = rows["answer_position_tokens"].astype(int)
+    rows["length"] = rows["doc_length_tokens"].astype(int)
+    rows["mean"] = rows["value"].astype(float) / 100.0
+    rows["label"] = [published_label(r.source, r.table, r.model, f"{r.dataset} {r.method} d={r.length // 1000}k")
+                     for r in rows.itertuples()]
+    return rows.sort_values(["table", "method", "length", "position"])
+
+
+def published_index_curves(pub: pd.DataFrame) -> pd.DataFrame:
+    """Lost in the Middle: accuracy (as published, 0-1) against the gold document's index, by N."""
+    rows = pub[(pub["source"] == "liu2023") & pub["gold_index"].notna()].copy()
+    if rows.empty:
+        return rows
+    rows["position"] = rows["gold_index"].astype(int)
+    rows["n_documents"] = rows["n_documents"].astype(int)
+    rows["mean"] = rows["value"].astype(float) / 100.0
+    rows["label"] = [published_label(r.source, r.table, r.model, f"{r.n_documents} documents")
+                     for r in rows.itertuples()]
+    return rows.sort_values(["table", "model", "position"])
+
+
+def position_kind(trials: pd.DataFrame) -> str:
+    """'fraction' when every answer position is a fraction of the length (<= 1), else 'tokens'."""
+    pos = pd.to_numeric(trials.get("position", pd.Series(dtype=float)), errors="coerce").dropna()
+    return "fraction" if len(pos) and (pos <= 1).all() else "tokens"
+
+
+def overlay_candidates(pub: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
+    """Published position curves (R&R Tables 7-9) on the x-axis of the trials, column `x`.
+
+    Positions in tokens are compared as they are; positions given as fractions of the length are
+    compared with the published position divided by its d. Curves whose d is among the trial
+    lengths come first; when none matches, all are offered (the label names each d).
+    """
+    if trials.empty or pub is None or pub.empty:
+        return pd.DataFrame()
+    curves = published_position_curves(pub)
+    if curves.empty:
+        return curves
+    kind = position_kind(trials)
+    curves["x"] = curves["position"] / curves["length"] if kind == "fraction" else curves["position"]
+    lengths = set(pd.to_numeric(trials.get("length"), errors="coerce").dropna().astype(int))
+    near = curves[curves["length"].isin(lengths)]
+    return (near if not near.empty else curves).reset_index(drop=True)

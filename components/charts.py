@@ -1,0 +1,267 @@
+"""Plotly figures for results and published curves. UI-free: tables in, figures out.
+
+Colours are fixed per strategy (Okabe-Ito based, colour-blind safe) so a strategy looks the same on
+every chart; series that share a strategy differ by dash and marker. Every accuracy point carries
+n and its 95% interval in the hover text; the legend names the series with its n.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import pandas as pd
+import plotly.graph_objects as go
+
+STRATEGY_COLOURS: dict[str, str] = {
+    "baseline": "#4D4D4D",
+    "reprompt": "#0072B2",
+    "rr": "#D55E00",
+    "icr": "#E69F00",
+    "chunked-icr": "#56B4E9",
+    "chunked-rr": "#CC79A7",
+    "reprompt-tags-only": "#009E73",
+    "reprompt-at-beginning": "#882255",
+    "reprompt-before-gold": "#44AA99",
+    "litm-qa": "#332288",
+    "retrieve-then-reason": "#117733",
+    "quotes-first": "#AA4499",
+    "s2a": "#999933",
+    "reorder": "#6699CC",
+    "keywords": "#661100",
+}
+# names the papers print -> our strategy names, so published curves share the colours
+PAPER_NAMES = {
+    "Baseline": "baseline", "Reprompt": "reprompt", "R&R": "rr", "Chunkwise ICR": "chunked-icr",
+    "Chunkwise R&R": "chunked-rr", "Tags only": "reprompt-tags-only",
+    "At beginning only": "reprompt-at-beginning", "Before answer only": "reprompt-before-gold",
+    "multi-document QA": "litm-qa", "DA": "baseline", "RR": "retrieve-then-reason", "QF": "quotes-first",
+    "S2A": "s2a",
+}
+PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#882255", "#44AA99",
+           "#332288", "#999933", "#AA4499", "#117733", "#661100", "#4D4D4D"]
+DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
+SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "star", "cross", "triangle-down"]
+FONT = dict(size=14)
+
+
+def colour_for(name: str) -> str:
+    """The colour of a strategy (or any other series name, stably hashed onto the palette)."""
+    key = PAPER_NAMES.get(name, name)
+    if key in STRATEGY_COLOURS:
+        return STRATEGY_COLOURS[key]
+    return PALETTE[zlib.crc32(str(name).encode()) % len(PALETTE)]
+
+
+def rgba(hex_colour: str, alpha: float) -> str:
+    h = hex_colour.lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def _layout(fig: go.Figure, title: str, x_title: str, y_title: str, percent: bool = True) -> go.Figure:
+    fig.update_layout(
+        title=dict(text=title, x=0, xanchor="left"), font=FONT, template="plotly_white",
+        legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
+        margin=dict(l=70, r=20, t=60, b=40), hovermode="closest", height=480,
+    )
+    fig.update_xaxes(title_text=x_title, showline=True, linecolor="#888", zeroline=False)
+    fig.update_yaxes(title_text=y_title, showline=True, linecolor="#888", zeroline=False)
+    if percent:
+        fig.update_yaxes(tickformat=".0%", range=[-0.02, 1.02])
+    return fig
+
+
+def _series_style(labels: list[str]) -> dict[str, dict]:
+    """label -> colour (by its first part, the strategy), dash and symbol (by its position among equals)."""
+    styles, seen = {}, {}
+    for label in labels:
+        head = str(label).split(" · ")[0]
+        k = seen.get(head, 0)
+        seen[head] = k + 1
+        styles[label] = {"colour": colour_for(head), "dash": DASHES[k % len(DASHES)],
+                         "symbol": SYMBOLS[(k + len(styles)) % len(SYMBOLS)]}
+    return styles
+
+
+def _hover(x_title: str) -> str:
+    return (f"<b>%{{fullData.name}}</b><br>{x_title}: %{{x}}<br>accuracy: %{{y:.1%}}"
+            "<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}<br>n = %{customdata[0]}"
+            "<br>errors (not scored): %{customdata[3]}<extra></extra>")
+
+
+def accuracy_lines(table: pd.DataFrame, x: str, *, title: str, x_title: str, metric_label: str,
+                   overlays: pd.DataFrame | None = None, log_x: bool = False) -> go.Figure:
+    """Lines of accuracy (mean) with Wilson bands (lo..hi), one per `series`; n in legend and hover.
+
+    `table` has columns series, x, n, mean, lo, hi, errors (see components.analysis.u_curve).
+    `overlays` (optional) has columns label, x, mean, method: published curves, drawn dashed and
+    hollow, named "published (paper, table, model ...)".
+    """
+    fig = go.Figure()
+    table = table[table["n"] > 0] if "n" in table else table
+    labels = list(dict.fromkeys(table["series"])) if len(table) else []
+    styles = _series_style(labels)
+    for label in labels:
+        part = table[table["series"] == label].sort_values(x)
+        st = styles[label]
+        xs, lo, hi = list(part[x]), list(part["lo"]), list(part["hi"])
+        if len(part) > 1:
+            fig.add_trace(go.Scatter(
+                x=xs + xs[::-1], y=hi + lo[::-1], fill="toself", fillcolor=rgba(st["colour"], 0.15),
+                line=dict(width=0), hoverinfo="skip", showlegend=False, legendgroup=label,
+                name=f"{label} 95% CI"))
+        custom = part[["n", "lo", "hi", "errors"]].to_numpy()
+        fig.add_trace(go.Scatter(
+            x=xs, y=part["mean"], mode="lines+markers", name=f"{label} (n={int(part['n'].sum())})",
+            legendgroup=label, line=dict(color=st["colour"], width=2.5, dash=st["dash"]),
+            marker=dict(symbol=st["symbol"], size=9, color=st["colour"]), customdata=custom,
+            hovertemplate=_hover(x_title),
+            error_y=None if len(part) > 1 else dict(
+                type="data", symmetric=False, array=part["hi"] - part["mean"],
+                arrayminus=part["mean"] - part["lo"], color=st["colour"]),
+        ))
+    if overlays is not None and not overlays.empty:
+        for label, part in overlays.groupby("label", sort=False):
+            part = part.sort_values("x")
+            colour = colour_for(str(part["method"].iloc[0])) if "method" in part else "#444"
+            fig.add_trace(go.Scatter(
+                x=part["x"], y=part["mean"], mode="lines+markers", name=label,
+                line=dict(color=colour, width=1.8, dash="dot"),
+                marker=dict(symbol="circle-open", size=8, color=colour),
+                hovertemplate=f"<b>{label}</b><br>{x_title}: %{{x}}<br>as published: %{{y:.1%}}<extra></extra>"))
+    _layout(fig, title, x_title, metric_label)
+    if log_x:
+        fig.update_xaxes(type="log")
+    if not labels and (overlays is None or overlays.empty):
+        _empty_note(fig, "No scored trials for this selection")
+    return fig
+
+
+def _empty_note(fig: go.Figure, text: str) -> None:
+    fig.add_annotation(text=text, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
+                       font=dict(size=16, color="#555"))
+
+
+def u_curve(table: pd.DataFrame, *, x_title: str = "answer position (tokens)", metric_label: str = "accuracy",
+            title: str = "Accuracy by answer position", overlays: pd.DataFrame | None = None) -> go.Figure:
+    return accuracy_lines(table, "position", title=title, x_title=x_title, metric_label=metric_label,
+                          overlays=overlays)
+
+
+def accuracy_vs_length(table: pd.DataFrame, *, metric_label: str = "accuracy",
+                       title: str = "Accuracy by document length") -> go.Figure:
+    return accuracy_lines(table, "length", title=title, x_title="document length (tokens)",
+                          metric_label=metric_label)
+
+
+def heatmap(mean: pd.DataFrame, n: pd.DataFrame, *, metric_label: str = "accuracy",
+            title: str = "Accuracy by length and answer position", x_title: str = "answer position") -> go.Figure:
+    """Length (rows) x position (columns); each cell prints its accuracy and n."""
+    fig = go.Figure()
+    if mean.empty:
+        _empty_note(fig, "No scored trials for this selection")
+        return _layout(fig, title, x_title, "document length (tokens)", percent=False)
+    text = [[("" if pd.isna(v) else f"{v:.0%}<br>n={c}") for v, c in zip(mr, nr, strict=True)]
+            for mr, nr in zip(mean.to_numpy(), n.to_numpy(), strict=True)]
+    fig.add_trace(go.Heatmap(
+        z=mean.to_numpy(), x=[str(c) for c in mean.columns], y=[str(i) for i in mean.index],
+        text=text, texttemplate="%{text}", colorscale="Viridis", zmin=0, zmax=1,
+        colorbar=dict(title=dict(text=metric_label), tickformat=".0%"), customdata=n.to_numpy(),
+        hovertemplate=f"length %{{y}}<br>{x_title} %{{x}}<br>{metric_label}: %{{z:.1%}}<br>n = %{{customdata}}"
+                      "<extra></extra>",
+    ))
+    _layout(fig, title, x_title, "document length (tokens)", percent=False)
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(type="category")
+    return fig
+
+
+COST_TITLES = {"cost_usd": "dollars per trial", "calls": "LLM calls per trial",
+               "input_tokens": "input tokens per trial", "output_tokens": "output tokens per trial"}
+
+
+def accuracy_vs_cost(table: pd.DataFrame, cost: str = "cost_usd", *, metric_label: str = "accuracy",
+                     title: str = "Accuracy against cost") -> go.Figure:
+    """One point per setting (strategy + params, and model): x = mean cost per trial, y = accuracy ± CI.
+
+    Points of one strategy are joined in order of cost, so chunk sizes read as a trade-off curve.
+    """
+    fig = go.Figure()
+    x_title = COST_TITLES.get(cost, cost)
+    col = f"{cost}_per_trial"
+    data = table[(table["n"] > 0) & table[col].notna()] if len(table) and col in table else table.iloc[0:0]
+    if data.empty:
+        _empty_note(fig, "No cost recorded for this selection" if len(table) else "No scored trials")
+        return _layout(fig, title, x_title, metric_label)
+    data = data.assign(strategy_name=data["setting"].astype(str).str.split(" ").str[0])
+    group_cols = ["strategy_name", "model"] if "model" in data else ["strategy_name"]
+    labels = [" · ".join(map(str, k if isinstance(k, tuple) else (k,)))
+              for k, _ in data.groupby(group_cols, sort=True)]
+    styles = _series_style(labels)
+    for (_key, part), label in zip(data.groupby(group_cols, sort=True), labels, strict=True):
+        part = part.sort_values(col)
+        st = styles[label]
+        short = [s.split(" ", 1)[1] if " " in s else "" for s in part["setting"].astype(str)]
+        fig.add_trace(go.Scatter(
+            x=part[col], y=part["mean"], mode="lines+markers+text", text=short, textposition="top center",
+            name=f"{label} (n={int(part['n'].sum())})", line=dict(color=st["colour"], width=1.5, dash=st["dash"]),
+            marker=dict(symbol=st["symbol"], size=10, color=st["colour"]),
+            error_y=dict(type="data", symmetric=False, array=part["hi"] - part["mean"],
+                         arrayminus=part["mean"] - part["lo"], color=st["colour"], thickness=1.2),
+            customdata=part[["n", "lo", "hi", "errors", "setting"]].to_numpy(),
+            hovertemplate=("<b>%{customdata[4]}</b><br>" + x_title + ": %{x:,.4g}<br>accuracy: %{y:.1%}"
+                           "<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}<br>n = %{customdata[0]}"
+                           "<br>errors (not scored): %{customdata[3]}<extra></extra>"),
+        ))
+    _layout(fig, title, x_title, metric_label)
+    if cost == "cost_usd":
+        fig.update_xaxes(tickprefix="$")
+    return fig
+
+
+# --- published numbers (Papers page) ------------------------------------------------------------
+
+def published_lines(rows: pd.DataFrame, x: str, series: str, *, title: str, x_title: str, y_title: str,
+                    references: pd.DataFrame | None = None, x_format: str | None = None) -> go.Figure:
+    """Published values as printed (no rescaling), one line per `series`; `references` rows
+    (label, value) become horizontal reference lines (e.g. closed-book and oracle)."""
+    fig = go.Figure()
+    labels = list(dict.fromkeys(rows[series].astype(str))) if len(rows) else []
+    styles = _series_style(labels)
+    for label in labels:
+        part = rows[rows[series].astype(str) == label].sort_values(x)
+        st = styles[label]
+        fig.add_trace(go.Scatter(
+            x=part[x], y=part["value"], mode="lines+markers", name=label,
+            line=dict(color=st["colour"], width=2.5, dash=st["dash"]),
+            marker=dict(symbol=st["symbol"], size=9, color=st["colour"]),
+            hovertemplate=f"<b>{label}</b><br>{x_title}: %{{x}}<br>{y_title}: %{{y}}<extra></extra>"))
+    if references is not None:
+        for i, ref in enumerate(references.itertuples()):
+            fig.add_hline(y=float(ref.value), line=dict(color="#555", dash="dash" if i % 2 else "dot", width=1.5),
+                          annotation_text=f"{ref.label}: {ref.value}", annotation_position="top left"
+                          if i % 2 else "bottom left", annotation_font=dict(size=12, color="#333"))
+    _layout(fig, title, x_title, y_title, percent=False)
+    if x_format:
+        fig.update_xaxes(tickformat=x_format)
+    if not labels:
+        _empty_note(fig, "No published values for this selection")
+    return fig
+
+
+def published_bars(rows: pd.DataFrame, x: str, series: str, *, title: str, x_title: str,
+                   y_title: str) -> go.Figure:
+    """Grouped bars of published values as printed; each bar prints its value."""
+    fig = go.Figure()
+    labels = list(dict.fromkeys(rows[series].astype(str))) if len(rows) else []
+    for label in labels:
+        part = rows[rows[series].astype(str) == label]
+        fig.add_trace(go.Bar(
+            x=part[x].astype(str), y=part["value"], name=label, marker_color=colour_for(label),
+            text=part["value"].astype(str), textposition="outside",
+            hovertemplate=f"<b>{label}</b><br>{x_title}: %{{x}}<br>{y_title}: %{{y}}<extra></extra>"))
+    _layout(fig, title, x_title, y_title, percent=False)
+    fig.update_layout(barmode="group")
+    if not labels:
+        _empty_note(fig, "No published values for this selection")
+    return fig

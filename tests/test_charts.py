@@ -1,0 +1,69 @@
+import pandas as pd
+
+from components import analysis, charts
+from tests.test_analysis import PUB, grid
+
+
+def test_u_curve_has_band_line_and_n_in_legend():
+    fig = charts.u_curve(analysis.u_curve(grid()))
+    names = [t.name for t in fig.data]
+    assert "baseline (n=12)" in names and "rr (n=12)" in names
+    bands = [t for t in fig.data if t.fill == "toself"]
+    assert len(bands) == 2
+    assert fig.layout.yaxis.tickformat == ".0%"
+    assert fig.layout.xaxis.title.text == "answer position (tokens)"
+
+
+def test_same_strategy_same_colour_everywhere():
+    fig = charts.u_curve(analysis.u_curve(grid()))
+    line = next(t for t in fig.data if t.name.startswith("rr") and t.fill is None)
+    assert line.line.color == charts.STRATEGY_COLOURS["rr"] == charts.colour_for("R&R")
+    assert charts.colour_for("some-model") == charts.colour_for("some-model")
+
+
+def test_overlay_is_labelled_published():
+    over = analysis.overlay_candidates(PUB, grid())
+    fig = charts.u_curve(analysis.u_curve(grid()), overlays=over)
+    assert any(t.name.startswith("published (rr2024, Table 7") for t in fig.data)
+
+
+def test_single_point_series_uses_error_bars():
+    df = grid()
+    df = df[df.position == 0]
+    fig = charts.u_curve(analysis.u_curve(df))
+    assert not [t for t in fig.data if t.fill == "toself"]
+    assert all(t.error_y.array is not None for t in fig.data)
+
+
+def test_heatmap_prints_accuracy_and_n():
+    mean, n = analysis.heatmap(grid())
+    fig = charts.heatmap(mean, n)
+    assert fig.data[0].text[0][0] == "75%<br>n=8"
+
+
+def test_accuracy_vs_cost_points_per_setting():
+    fig = charts.accuracy_vs_cost(analysis.cost_table(grid()), "calls")
+    assert len(fig.data) == 2
+    assert fig.layout.xaxis.title.text == "LLM calls per trial"
+
+
+def test_empty_inputs_give_a_note_not_an_error():
+    empty = pd.DataFrame(columns=grid().columns)
+    for fig in (charts.u_curve(analysis.u_curve(empty)), charts.heatmap(*analysis.heatmap(empty)),
+                charts.accuracy_vs_cost(analysis.cost_table(empty)),
+                charts.accuracy_vs_length(analysis.by_length(empty))):
+        assert fig.layout.annotations and "No" in fig.layout.annotations[0].text
+
+
+def test_published_lines_with_reference_lines():
+    rows = PUB[PUB.source == "rr2024"]
+    refs = pd.DataFrame({"label": ["closed-book"], "value": [35.0]})
+    fig = charts.published_lines(rows, "answer_position_tokens", "method", title="t", x_title="x",
+                                 y_title="fuzzy match (%) as published", references=refs)
+    assert fig.data[0].name == "Baseline"
+    assert fig.layout.shapes and fig.layout.annotations[0].text == "closed-book: 35.0"
+
+
+def test_published_bars():
+    fig = charts.published_bars(PUB, "dataset", "method", title="t", x_title="x", y_title="y")
+    assert {t.name for t in fig.data} == {"Baseline", "multi-document QA"}

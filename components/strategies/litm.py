@@ -12,6 +12,7 @@ the model's text as it is.
 
 from __future__ import annotations
 
+import json
 import re
 
 from components.documents import Document, Page
@@ -28,8 +29,9 @@ _RECORD_RE = re.compile(r'^"((?:[^"\\]|\\.)*)": "((?:[^"\\]|\\.)*)"$')
 
 
 def kv_record(key: str, value: str) -> str:
-    """The page text of one key-value record, as the LITM repository writes it: `"k": "v"`."""
-    return f'"{key}": "{value}"'
+    """The page text of one key-value record, as the LITM repository writes it: `"k": "v"`
+    (JSON strings, so a quote inside a key is escaped; same as tasks.importers.kv_text)."""
+    return f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(value, ensure_ascii=False)}"
 
 
 def kv_key(question: str) -> str:

@@ -277,3 +277,151 @@ def overlay_candidates(pub: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
     lengths = set(pd.to_numeric(trials.get("length"), errors="coerce").dropna().astype(int))
     near = curves[curves["length"].isin(lengths)]
     return (near if not near.empty else curves).reset_index(drop=True)
+
+
+# --- drill-down: a stored call's prompt, with its regions found again ----------------------------
+
+_REGION_PATTERNS = [
+    ("instruction", r"<INSTRUCTIONS>.*?</INSTRUCTIONS>"),
+    ("reminder", r"<INSTRUCTIONS_REMINDER>.*?</INSTRUCTIONS_REMINDER>"),
+    ("page", r"<PAGE (\d+)>.*?</PAGE \1>"),
+    ("page", r"^Document \[(\d+)\]\(Title: [^\n]*"),
+    ("question", r"^Question: [^\n]*"),
+]
+
+
+def message_text(messages: list[dict]) -> str:
+    """The text of a stored request: its messages' contents, in order."""
+    parts = []
+    for m in messages or []:
+        content = m.get("content", "") if isinstance(m, dict) else str(m)
+        if isinstance(content, list):  # content blocks
+            content = "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
+        parts.append(str(content))
+    return "\n\n".join(parts)
+
+
+def rebuild_prompt(messages: list[dict], gold_pages=(), stage: int = 1, label: str = "",
+                   encoding: str = "cl100k_base"):
+    """A components.prompts.Prompt from a stored request, its spans found by the templates' tags
+    (<INSTRUCTIONS>, <INSTRUCTIONS_REMINDER>, <PAGE p>, LITM's `Document [i](Title: ...)`, `Question:`).
+    Pages listed in `gold_pages` become gold spans. Token offsets are counted piece by piece."""
+    import re
+
+    from components.prompts import Prompt, Span
+    from components.tokens import tokenizer
+
+    text = message_text(messages)
+    gold = {int(p) for p in (gold_pages or []) if str(p).lstrip("-").isdigit()}
+    found: list[tuple[int, int, str, int | None]] = []
+    for kind, pattern in _REGION_PATTERNS:
+        for m in re.finditer(pattern, text, flags=re.S | re.M):
+            page = int(m.group(1)) if m.groups() else None
+            if kind == "page" and page in gold:
+                kind_here = "gold"
+            else:
+                kind_here = kind
+            found.append((m.start(), m.end(), kind_here, page))
+    found.sort(key=lambda f: (f[0], -f[1]))
+    spans, pos, toks, last_end = [], 0, 0, -1
+    tok = tokenizer(encoding)
+    for start, end, kind, page in found:
+        if start < last_end:  # nested or overlapping match: keep the outer one
+            continue
+        toks += tok.count(text[pos:start]) if start > pos else 0
+        n = tok.count(text[start:end])
+        spans.append(Span(kind, start, end, toks, toks + n, page, None))
+        toks += n
+        pos = last_end = end
+    toks += tok.count(text[pos:]) if pos < len(text) else 0
+    return Prompt(stage, text, toks, tuple(spans), label)
+
+
+# --- run stores -> one trials frame with readable sweep labels ------------------------------------
+
+def _config(blob) -> dict:
+    if isinstance(blob, dict):
+        return blob
+    try:
+        value = json.loads(blob) if isinstance(blob, str) and blob.strip() else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _short_list(values, unit: str = "") -> str:
+    if values is None:
+        return ""
+    values = values if isinstance(values, list | tuple) else [values]
+    text = ", ".join(f"{v:,}" if isinstance(v, int) and v > 999 else str(v) for v in values[:6])
+    return text + (" …" if len(values) > 6 else "") + unit
+
+
+def task_set_of(config: dict) -> str:
+    """The task set a sweep ran on, as its config names it."""
+    for key in ("task_set", "tasks", "task_file", "generator"):
+        value = config.get(key)
+        if isinstance(value, dict):
+            value = value.get("name") or value.get("kind") or value.get("path")
+        if value:
+            return str(value).rsplit("/", 1)[-1]
+    return ""
+
+
+def sweep_settings(config: dict) -> str:
+    """'strategies baseline, rr · lengths 10,000, 20,000 · positions 0, 0.5, 1' from a sweep config."""
+    bits = []
+    for key, name in (("strategies", "strategies"), ("lengths", "lengths"), ("positions", "positions"),
+                      ("n_tasks", "tasks"), ("seed", "seed")):
+        value = config.get(key)
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            value = [v.get("name") or v.get("strategy") or "?" for v in value]
+        if value not in (None, "", []):
+            bits.append(f"{name} {_short_list(value)}")
+    return " · ".join(bits)
+
+
+def label_sweeps(sweeps: pd.DataFrame, trials: pd.DataFrame, store_label: str, shipped: bool) -> pd.DataFrame:
+    """One row per sweep: key (unique across stores), label, status, task_set, models, date, settings."""
+    rows = []
+    for s in sweeps.itertuples():
+        cfg = _config(getattr(s, "config", None))
+        part = trials[trials["sweep_id"] == s.id] if "sweep_id" in trials else trials.iloc[0:0]
+        models = sorted(set(part["model"].dropna().astype(str))) if "model" in part else []
+        if not models:
+            spec = cfg.get("models") or cfg.get("model")
+            models = [str(m.get("model", m)) if isinstance(m, dict) else str(m)
+                      for m in (spec if isinstance(spec, list) else [spec] if spec else [])]
+        created = getattr(s, "created", None)
+        date = pd.Timestamp(created, unit="s").strftime("%Y-%m-%d") if created and pd.notna(created) else ""
+        settings = sweep_settings(cfg)
+        status = str(getattr(s, "status", ""))
+        if shipped:
+            label = f"shipped: {s.name} · {', '.join(models) or 'model?'} · {date}"
+        else:
+            label = f"{s.name} · {', '.join(models)} · {date}" + ("" if status == "done" else f" ({status})")
+        rows.append({"sweep_key": f"{store_label}#{s.id}", "sweep_id": s.id, "label": label, "status": status,
+                     "task_set": task_set_of(cfg), "models": ", ".join(models), "date": date,
+                     "settings": settings, "store": store_label, "shipped": shipped,
+                     "trials": int(len(part))})
+    return pd.DataFrame(rows, columns=["sweep_key", "sweep_id", "label", "status", "task_set", "models", "date",
+                                       "settings", "store", "shipped", "trials"])
+
+
+def combine_stores(loaded: list[tuple[str, bool, str, pd.DataFrame, pd.DataFrame]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """[(store label, shipped, path, trials, sweeps)] -> (all trials with sweep_key/sweep_label/task_set/
+    store/store_path columns, all sweeps labelled)."""
+    all_trials, all_sweeps = [], []
+    for store_label, shipped, path, trials, sweeps in loaded:
+        labelled = label_sweeps(sweeps, trials, store_label, shipped)
+        t = trials.copy()
+        t["sweep_key"] = [f"{store_label}#{i}" for i in t["sweep_id"]] if len(t) else pd.Series(dtype=str)
+        t = t.merge(labelled[["sweep_key", "label", "task_set"]].rename(columns={"label": "sweep_label"}),
+                    on="sweep_key", how="left")
+        t["store"] = store_label
+        t["store_path"] = path
+        all_trials.append(t)
+        all_sweeps.append(labelled)
+    trials = pd.concat(all_trials, ignore_index=True) if all_trials else pd.DataFrame()
+    sweeps = pd.concat(all_sweeps, ignore_index=True) if all_sweeps else pd.DataFrame()
+    return trials, sweeps

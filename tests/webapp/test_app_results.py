@@ -1,0 +1,106 @@
+"""AppTest of the Results page: empty state, then a filled store, filters, tabs and the drill-down."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.webapp.runs_fixture import fill
+
+PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "pages" / "results.py")
+
+
+@pytest.fixture
+def stores(tmp_path, monkeypatch):
+    monkeypatch.setenv("LITM_RUNS_DB", str(tmp_path / "runs" / "litm.sqlite"))
+    monkeypatch.setenv("LITM_SHIPPED_RUNS", str(tmp_path / "shipped"))
+    return tmp_path
+
+
+def run(timeout=60) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=timeout)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def texts(at) -> str:
+    parts = [e.value for e in (*at.info, *at.warning, *at.error, *at.success, *at.caption, *at.markdown)]
+    return "\n".join(str(p) for p in parts)
+
+
+def test_empty_state_points_to_experiments(stores):
+    at = run()
+    assert "No runs yet" in at.info[0].value and "Experiments" in at.info[0].value
+    assert not at.error
+
+
+def test_with_runs_shows_curves_counts_and_errors(stores):
+    fill(stores / "runs" / "litm.sqlite")
+    at = run()
+    assert not at.error, [e.value for e in at.error]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Trials"] == "108" and metrics["Errors (not scored)"] == "2"
+    assert "2 trial(s) ended in an error" in texts(at)
+    assert [t.label for t in at.tabs][:2] == ["U-curve", "Length × position"]
+    assert at.get("plotly_chart")
+    # the numbers table has n and a CI per point
+    frames = [d.value for d in at.dataframe]
+    curve = next(f for f in frames if "95% CI low" in f.columns)
+    assert set(curve["series"]) == {"baseline", "reprompt", "rr"}
+    assert curve["n"].sum() == 106
+
+
+def test_filters_and_series(stores):
+    fill(stores / "runs" / "litm.sqlite")
+    at = run()
+    at.multiselect(key="res_strategies").set_value(["rr"]).run()
+    assert not at.exception
+    assert {m.label: m.value for m in at.metric}["Trials"] == "36"
+    at.radio(key="res_u_series").set_value("strategy and model").run()
+    curve = next(d.value for d in at.dataframe if "95% CI low" in d.value.columns)
+    assert set(curve["series"]) == {"rr · fake-model"}
+    at.selectbox(key="res_metric").set_value("subspan_em").run()
+    assert not at.exception
+
+
+def test_shipped_runs_are_labelled(stores):
+    fill(stores / "runs" / "litm.sqlite")
+    fill(stores / "shipped" / "gpt.sqlite", name="shipped sweep", model="gpt-4o-mini", errors=0)
+    at = run()
+    sweeps = next(d.value for d in at.dataframe if "settings" in d.value.columns)
+    shipped = sweeps[sweeps["store"] != "your runs"]
+    assert shipped["label"].iloc[0].startswith("shipped: shipped sweep · gpt-4o-mini")
+    assert "strategies baseline, reprompt, rr" in shipped["settings"].iloc[0]
+    assert {m.label: m.value for m in at.metric}["Trials"] == "216"
+
+
+def test_trial_drill_down_shows_prompt_and_response(stores):
+    fill(stores / "runs" / "litm.sqlite")
+    at = run()
+    options = at.selectbox(key="res_trial").options
+    assert len(options) == 108
+    at.selectbox(key="res_trial").set_value(at.selectbox(key="res_trial").options[5]).run()
+    assert not at.exception
+    html = "\n".join(str(h.proto.body) for h in at.get("html"))
+    assert "PAGE" in html and "Answer:" in html  # the prompt and the raw response
+    assert any("Prompt map" in str(c.proto.spec) for c in at.get("plotly_chart"))
+
+
+def test_failed_trial_shows_its_error(stores):
+    fill(stores / "runs" / "litm.sqlite")
+    at = run()
+    at.multiselect(key="res_strategies").set_value(["rr"]).run()
+    box = at.selectbox(key="res_trial")
+    failed = [o for o in box.options if "task-0" in o]
+    at.selectbox(key="res_trial").set_value(failed[0]).run()
+    assert any("Error (not scored): RateLimited" in e.value for e in at.error)
+
+
+def test_broken_store_is_reported_not_raised(stores):
+    (stores / "shipped").mkdir()
+    (stores / "shipped" / "broken.sqlite").write_bytes(b"not a database at all" * 100)
+    at = run()
+    assert any("Could not read a run store: broken.sqlite" in w.value for w in at.warning)

@@ -1,0 +1,374 @@
+"""Results: cached runs (your run store and the shipped ones) as U-curves, heatmaps, cost trade-offs,
+per-trial drill-down and downloads, with published curves overlaid where they are comparable."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from components import analysis, charts
+from webapp import jobs, pickers
+from webapp.render import guard, pages_html, prompt_html, text_box, thousands, usd
+
+K = "res_"  # widget keys of this page (named in webapp/state.py)
+SERIES = {"strategy": ("strategy",), "model": ("model",), "strategy and model": ("strategy", "model")}
+
+
+def stamp(path: Path) -> tuple:
+    """Changes whenever the store changes (the WAL file too), so the cache reloads."""
+    out = []
+    for p in (path, Path(f"{path}-wal")):
+        try:
+            s = p.stat()
+            out.append((s.st_mtime_ns, s.st_size))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def load_store(path: str, version: tuple) -> tuple[pd.DataFrame, pd.DataFrame]:
+    from components.store import RunStore
+
+    store = RunStore(path)
+    try:
+        return store.trials_frame(), store.sweeps_frame()
+    finally:
+        store.close()
+
+
+def sources() -> list[tuple[str, bool, Path]]:
+    out = []
+    user = jobs.user_db()
+    if user.exists():
+        out.append(("your runs", False, user))
+    for p in jobs.shipped_dbs():
+        if p.resolve() != user.resolve():
+            out.append((f"shipped {p.stem}", True, p))
+    return out
+
+
+def load_all() -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    loaded, problems = [], []
+    for label, shipped, path in sources():
+        try:
+            trials, sweeps = load_store(str(path), stamp(path))
+        except Exception as exc:  # a broken file must not hide the others
+            problems.append(f"{path.name}: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}")
+            continue
+        loaded.append((label, shipped, str(path), trials, sweeps))
+    trials, sweeps = analysis.combine_stores(loaded)
+    return trials, sweeps, problems
+
+
+def empty_state(problems: list[str]) -> None:
+    st.info("No runs yet. Start a sweep on the **Experiments** page (a provider, a task set, lengths, "
+            "positions and strategies); its trials appear here as they finish. The published curves "
+            "of the papers are on the **Papers** page, no run needed.", icon=":material/info:")
+    try:
+        st.page_link("webapp/pages/experiments.py", label="Go to Experiments", icon=":material/science:")
+    except Exception:  # not inside the app's navigation (a page run on its own)
+        pass
+    for p in problems:
+        st.warning(f"Could not read a run store: {p}")
+    st.caption(f"Your run store: `{jobs.user_db()}`; shipped runs: `sample_docs/runs/*.sqlite`.")
+
+
+def filters(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    with st.container(border=True):
+        c1, c2, c3 = st.columns([3, 2, 2])
+        sweep_labels = dict(zip(sweeps["sweep_key"], sweeps["label"], strict=True))
+        have = [k for k in sweeps["sweep_key"] if k in set(trials["sweep_key"])]
+        chosen = pickers.multi(c1, "Sweeps", have, K + "sweeps", format_func=lambda k: sweep_labels.get(k, k),
+                               placeholder="all sweeps")
+        part = trials[trials["sweep_key"].isin(chosen)] if chosen else trials
+        models = pickers.multi(c2, "Models", sorted(part["model"].dropna().astype(str).unique()), K + "models",
+                               placeholder="all models")
+        strategies = pickers.multi(c3, "Strategies", sorted(part["strategy"].dropna().astype(str).unique()),
+                                   K + "strategies", placeholder="all strategies")
+        c4, c5 = st.columns([3, 4])
+        task_sets = sorted(x for x in part["task_set"].dropna().astype(str).unique() if x)
+        chosen_sets = pickers.multi(c4, "Task sets", task_sets, K + "task_sets", placeholder="all task sets") \
+            if task_sets else []
+        metrics = [m for m in analysis.METRICS if m in part and pd.to_numeric(part[m], errors="coerce").notna().any()]
+        metric = pickers.select(c5, "Metric", metrics or ["score"], K + "metric", default="score",
+                                format_func=lambda m: analysis.METRICS.get(m, m),
+                                help="fuzzy match (R&R), best subspan EM (Lost in the Middle), exact match "
+                                     "(ALR2), page recall/precision of the retrieval stage")
+    part = analysis.filter_trials(part, model=models, strategy=strategies, task_set=chosen_sets)
+    return part, metric
+
+
+def summary(df: pd.DataFrame, metric: str) -> None:
+    errors = int(analysis.is_error(df).sum())
+    n = len(analysis.scored(df, metric))
+    cols = st.columns(6)
+    cols[0].metric("Trials", thousands(len(df)))
+    cols[1].metric("Scored", thousands(n), help=f"trials with a {analysis.METRICS.get(metric, metric)} value")
+    cols[2].metric("Errors (not scored)", thousands(errors))
+    cols[3].metric("LLM calls", thousands(pd.to_numeric(df["calls"], errors="coerce").sum()))
+    tokens = pd.to_numeric(df["input_tokens"], errors="coerce").sum() + pd.to_numeric(
+        df["output_tokens"], errors="coerce").sum()
+    cols[4].metric("Tokens in + out", thousands(tokens))
+    cost = pd.to_numeric(df["cost_usd"], errors="coerce")
+    cols[5].metric("Dollars", usd(float(cost.sum())) if cost.notna().any() else "unknown",
+                   help="priced at the run's date; unknown where the model has no price")
+    if errors:
+        st.warning(f"{errors} trial(s) ended in an error and are not scored: see the **Errors** tab.",
+                   icon=":material/error:")
+
+
+def x_title(df: pd.DataFrame) -> str:
+    if analysis.position_kind(df) == "fraction":
+        return "answer position (fraction of the document)"
+    return "answer position (tokens)"
+
+
+@st.cache_data(show_spinner=False)
+def published_rows() -> pd.DataFrame:
+    from components.published import load_published
+
+    return load_published()
+
+
+def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
+    c1, c2, c3 = st.columns([2, 2, 4])
+    series = pickers.radio(c1, "One line per", list(SERIES), K + "u_series", horizontal=False)
+    lengths = sorted(pd.to_numeric(df["length"], errors="coerce").dropna().astype(int).unique())
+    options = ["all lengths", *lengths]
+    default = lengths[-1] if analysis.position_kind(df) == "tokens" and len(lengths) > 1 else "all lengths"
+    length = pickers.select(c2, "Document length (tokens)", options, K + "u_length", default=default,
+                            format_func=lambda v: v if isinstance(v, str) else f"{v:,}",
+                            help="positions in tokens mean different places in documents of different "
+                                 "lengths: compare one length at a time")
+    part = df if length == "all lengths" else df[pd.to_numeric(df["length"], errors="coerce") == length]
+    overlays = None
+    try:
+        candidates = analysis.overlay_candidates(published_rows(), part)
+    except (ImportError, OSError, ValueError):
+        candidates = pd.DataFrame()
+    if not candidates.empty:
+        labels = list(dict.fromkeys(candidates["label"]))
+        chosen = pickers.multi(c3, "Overlay published curves", labels, K + "u_overlay",
+                               placeholder="none", help="R&R Tables 7-9 (GPT-4 Turbo, fuzzy match), "
+                               "drawn dotted with hollow markers; compare with the fuzzy match metric")
+        overlays = candidates[candidates["label"].isin(chosen)] if chosen else None
+        if chosen and metric != "score":
+            c3.caption("The published curves are fuzzy match; pick the fuzzy match metric to compare.")
+    else:
+        c3.caption("No published curve matches these trials' positions and lengths.")
+    table = analysis.u_curve(part, metric, SERIES[series])
+    xt = x_title(part)
+    fig = charts.u_curve(table, x_title=xt, metric_label=metric_label, overlays=overlays,
+                         title=f"{metric_label} by answer position"
+                               + ("" if length == "all lengths" else f" (length {length:,} tokens)"))
+    st.plotly_chart(fig, key=K + "u_chart", alt=f"U-curve: {metric_label} against {xt}, one line per {series}, "
+                                                 "with 95% Wilson confidence bands")
+    st.caption("Shaded bands: 95% Wilson intervals. n = scored trials; errors are counted apart, never scored.")
+    with st.expander("The numbers"):
+        st.dataframe(fmt_table(table[["series", "position", "n", "mean", "lo", "hi", "errors"]]), hide_index=True)
+
+
+def fmt_table(t: pd.DataFrame) -> pd.DataFrame:
+    out = t.copy()
+    for c in ("mean", "lo", "hi"):
+        if c in out:
+            out[c] = out[c].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
+    return out.rename(columns={"mean": "accuracy", "lo": "95% CI low", "hi": "95% CI high"})
+
+
+def heatmap_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
+    labels = analysis.series_label(df, ["strategy", "model"])
+    options = sorted(labels.unique())
+    choice = pickers.select(st, "Strategy and model", options, K + "heat_series")
+    part = df[labels == choice]
+    mean, n = analysis.heatmap(part, metric)
+    xt = x_title(part)
+    fig = charts.heatmap(mean, n, metric_label=metric_label, x_title=xt,
+                         title=f"{metric_label} by length and answer position: {choice}")
+    st.plotly_chart(fig, key=K + "heat_chart", alt=f"Heatmap of {metric_label}: document length by {xt}")
+    st.caption("Each cell prints its accuracy and n (scored trials).")
+
+
+def cost_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
+    cost = pickers.radio(st, "Cost measure", list(charts.COST_TITLES), K + "cost_measure", horizontal=True,
+                         format_func=lambda c: charts.COST_TITLES[c])
+    table = analysis.cost_table(df, metric)
+    fig = charts.accuracy_vs_cost(table, cost, metric_label=metric_label,
+                                  title=f"{metric_label} against {charts.COST_TITLES[cost]}")
+    st.plotly_chart(fig, key=K + "cost_chart", alt=f"{metric_label} against {charts.COST_TITLES[cost]}, "
+                                                    "one point per strategy setting")
+    if len(table) and not table["usd_known"].all():
+        st.caption("Some trials have no price (an unpriced model or a failed call): their dollars are missing.")
+    if len(table):
+        show = table[["setting", "model", "n", "mean", "lo", "hi", "errors", "calls_per_trial",
+                      "input_tokens_per_trial", "output_tokens_per_trial", "cost_usd_per_trial", "cost_usd_total"]]
+        st.dataframe(fmt_table(show), hide_index=True)
+
+
+def length_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
+    series = pickers.radio(st, "One line per", list(SERIES), K + "len_series", horizontal=True)
+    table = analysis.by_length(df, metric, SERIES[series])
+    fig = charts.accuracy_vs_length(table, metric_label=metric_label, title=f"{metric_label} by document length")
+    st.plotly_chart(fig, key=K + "len_chart", alt=f"{metric_label} against document length, one line per {series}")
+
+
+TRIAL_VIEW = ["trial_id", "sweep", "task", "strategy", "model", "length", "position", "actual_position", "answer",
+              "score", "subspan_em", "exact", "page_recall", "error", "calls", "input_tokens", "output_tokens",
+              "cost_usd"]
+
+
+def _pick_from_table() -> None:
+    event = st.session_state.get(K + "trial_table")
+    rows = getattr(getattr(event, "selection", None), "rows", None)
+    if rows is None and isinstance(event, dict):
+        rows = event.get("selection", {}).get("rows")
+    keys = st.session_state.get(K + "_trial_keys", [])
+    if rows and rows[0] < len(keys):
+        st.session_state[K + "trial"] = keys[rows[0]]
+
+
+def trials_tab(df: pd.DataFrame) -> None:
+    view = df.copy()
+    view["key"] = view["store"] + "#" + view["trial_id"].astype(str)
+    st.session_state[K + "_trial_keys"] = list(view["key"])
+    st.caption("Select a row (or pick a trial below) to see its prompt map and raw responses.")
+    st.dataframe(view[[c for c in TRIAL_VIEW if c in view]], hide_index=True, key=K + "trial_table",
+                 on_select=_pick_from_table, selection_mode="single-row", height=300)
+    labels = {k: f"#{r.trial_id} · {r.task} · {r.strategy} · length {r.length} · position {r.position}"
+              for k, r in zip(view["key"], view.itertuples(), strict=True)}
+    key = pickers.select(st, "Trial", list(labels), K + "trial", format_func=lambda k: labels.get(k, k))
+    if key is None:
+        return
+    with guard("the trial details"):
+        trial_detail(view[view["key"] == key].iloc[0])
+
+
+def _calls(path: str, trial_id: int) -> list[dict]:
+    from components.store import RunStore
+
+    store = RunStore(path)
+    try:
+        return store.calls_for_trial(int(trial_id))
+    finally:
+        store.close()
+
+
+def _pages(value) -> list[int]:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return []
+    try:
+        return [int(v) for v in list(value)]
+    except (TypeError, ValueError):
+        return []
+
+
+def trial_detail(row: pd.Series) -> None:
+    from components import promptmap
+
+    st.subheader(f"Trial #{row['trial_id']}: {row['task']}")
+    c1, c2 = st.columns(2)
+    c1.markdown("**Question**")
+    c1.html(text_box(str(row.get("question") or ""), 6))
+    answers = row.get("answers")
+    c1.markdown("**Gold answers**")
+    c1.html(text_box("\n".join(map(str, answers)) if isinstance(answers, list | tuple) else str(answers or ""), 4))
+    c2.markdown("**Parsed answer**")
+    c2.html(text_box(str(row.get("answer") or ""), 6))
+    err = row.get("error")
+    if isinstance(err, str) and err.strip():
+        c2.error(f"Error (not scored): {err.strip().splitlines()[0][:300]}")
+    else:
+        scores = [f"{analysis.METRICS[m]}: {row[m]:g}" for m in analysis.METRICS if m in row and pd.notna(row[m])]
+        c2.markdown("**Scores** " + " · ".join(scores))
+    gold, retrieved = _pages(row.get("gold_pages")), _pages(row.get("retrieved_pages"))
+    if retrieved or gold:
+        c2.markdown("**Retrieved pages**")
+        c2.html(pages_html(retrieved, gold))
+    calls = _calls(row["store_path"], row["trial_id"])
+    if not calls:
+        st.info("No stored calls for this trial (an imported trial, or it failed before any call).")
+        return
+    prompts = [analysis.rebuild_prompt(c["messages"], gold, stage=i + 1,
+                                       label=f"call {i + 1} · {c.get('model', '')}") for i, c in enumerate(calls)]
+    st.plotly_chart(promptmap.figure(prompts, title="Prompt map of this trial's calls"), key=K + "trial_map",
+                    alt="Prompt map: where instructions, reminders, pages and the gold page sit in each call")
+    for i, (call, prompt) in enumerate(zip(calls, prompts, strict=True)):
+        with st.expander(f"Call {i + 1}: {thousands(call.get('input_tokens'))} tokens in, "
+                         f"{thousands(call.get('output_tokens'))} out · {call.get('provider')}/{call.get('model')}"):
+            st.markdown("**Prompt** (regions highlighted as in the map)")
+            st.html(prompt_html(prompt, 20))
+            st.markdown("**Raw response**")
+            st.html(text_box(str(call.get("response") or ""), 10))
+
+
+def errors_tab(df: pd.DataFrame) -> None:
+    summary_ = analysis.error_summary(df)
+    if summary_.empty:
+        st.success("No errors in this selection.")
+        return
+    st.dataframe(summary_, hide_index=True)
+    bad = df[analysis.is_error(df)]
+    st.dataframe(bad[[c for c in ["trial_id", "sweep", "task", "strategy", "model", "length", "position", "error"]
+                      if c in bad]], hide_index=True)
+
+
+def export_columns(df: pd.DataFrame) -> pd.DataFrame:
+    return df.drop(columns=[c for c in ("store_path", "sweep_key") if c in df])
+
+
+def download_tab(df: pd.DataFrame) -> None:
+    st.write(f"The {len(df):,} trials of this selection (errors included, with their message).")
+    out = export_columns(df)
+    c1, c2 = st.columns(2)
+    c1.download_button("Download CSV", out.to_csv(index=False).encode(), file_name="litm_trials.csv",
+                       mime="text/csv", key=K + "csv", icon=":material/download:")
+    with guard("the Parquet export"):
+        buf = io.BytesIO()
+        parquet = out.copy()
+        for c in parquet.columns:
+            if parquet[c].dtype == object:
+                parquet[c] = parquet[c].map(lambda v: v if v is None or isinstance(v, str | list) else str(v))
+        parquet.to_parquet(buf, index=False)
+        c2.download_button("Download Parquet", buf.getvalue(), file_name="litm_trials.parquet",
+                           mime="application/vnd.apache.parquet", key=K + "parquet", icon=":material/download:")
+
+
+def sweeps_list(sweeps: pd.DataFrame) -> None:
+    with st.expander(f"Sweeps in the run stores ({len(sweeps)})"):
+        show = sweeps[["label", "status", "task_set", "models", "date", "settings", "trials", "store"]]
+        st.dataframe(show, hide_index=True)
+
+
+def main() -> None:
+    st.title("Results")
+    trials, sweeps, problems = load_all()
+    if trials.empty:
+        empty_state(problems)
+        return
+    for p in problems:
+        st.warning(f"Could not read a run store: {p}")
+    st.caption("From cached runs: your run store and the runs shipped with the app (labelled *shipped*). "
+               "Every accuracy comes with n and a 95% interval; trials that failed are counted, not scored.")
+    sweeps_list(sweeps)
+    df, metric = filters(trials, sweeps)
+    if df.empty:
+        st.info("No trials match these filters.")
+        return
+    metric_label = analysis.METRICS.get(metric, metric)
+    summary(df, metric)
+    tabs = st.tabs(["U-curve", "Length × position", "Accuracy vs cost", "Accuracy vs length", "Trials",
+                    "Errors", "Download"])
+    sections = [(u_curve_tab, (df, metric, metric_label)), (heatmap_tab, (df, metric, metric_label)),
+                (cost_tab, (df, metric, metric_label)), (length_tab, (df, metric, metric_label)),
+                (trials_tab, (df,)), (errors_tab, (df,)), (download_tab, (df,))]
+    for tab, (fn, args) in zip(tabs, sections, strict=True):
+        with tab, guard(f"the {fn.__name__.removesuffix('_tab').replace('_', ' ')} view"):
+            fn(*args)
+
+
+with guard("the Results page"):
+    main()

@@ -19,7 +19,6 @@ from components.documents import Document, Page
 from components.parsing import Parsed
 from components.prompts import Prompt, PromptBuilder, load_template
 from components.strategies.base import Param, ParamError, Strategy, fill, render
-from components.tokens import tokenizer
 
 QAC = Param("qac", 0, "1 = query-aware contextualization: the key also before the records (LITM §5.2)",
             unit="0/1", minimum=0, maximum=1)
@@ -45,7 +44,6 @@ def _pages_block(doc: Document, pages: list[Page] | tuple[Page, ...]):
     A span per document carries the page's own number, so oracle pages keep theirs."""
     head_tpl = load_template("litm_document").split("{text}")[0]
     gold = set(doc.gold)
-    tok = tokenizer(doc.encoding)
 
     def draw(b: PromptBuilder) -> None:
         for i, page in enumerate(pages, start=1):
@@ -53,7 +51,7 @@ def _pages_block(doc: Document, pages: list[Page] | tuple[Page, ...]):
                 b.add("\n")
             head = render(head_tpl, i=i, title=page.title)
             b.add(head + page.text, "gold" if page.number in gold else "page", page=page.number,
-                  tokens=tok.count(head) + page.tokens)
+                  tokens=b.joined_count(head, page))
 
     return draw
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
@@ -35,6 +36,8 @@ class ModelSpec:
     base_url: str | None = None
     api_key_env: str | None = None
     context_window: int | None = None
+    timeout: float | None = None  # seconds per request (SDK default when None); not in the cache key
+    max_retries: int | None = None  # SDK retries (its default when None); not in the cache key
 
     @property
     def label(self) -> str:
@@ -70,6 +73,17 @@ class Transient(ProviderError):
 
 class PromptTooLong(ProviderError):
     kind = "too_long"
+
+
+def scrub(text: str, *secrets: str | None) -> str:
+    """Remove every given secret (and anything shaped like an API key) from a message."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return _KEY_SHAPE.sub("***", text)
+
+
+_KEY_SHAPE = re.compile(r"\b(?:sk|sk-ant|sk-proj)-[A-Za-z0-9_\-]{6,}")
 
 
 class Provider(Protocol):

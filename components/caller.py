@@ -1,0 +1,136 @@
+"""Asking a model for one prompt, the way every trial does: cache first, then limits, then the network.
+
+- The cache key is providers.base.cache_key; a cached call sends no request, and two trials asking
+  the same prompt at once share one request (in-flight calls are joined, never sent twice).
+- A call is written to the store as soon as it returns, so a killed sweep loses only in-flight calls.
+- Concurrency (a semaphore) and requests per minute are limited per model; RateLimited is retried
+  after its Retry-After (bounded attempts; the SDKs have already retried on their own).
+- The budget (calls sent, dollars spent) is checked before each request: BudgetExceeded stops cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from dataclasses import asdict, dataclass
+
+from components.completion import Completion
+from components.pricing import cost_usd
+from components.providers.base import RateLimited, Settings, cache_key
+
+log = logging.getLogger(__name__)
+RATE_LIMIT_ATTEMPTS = 3  # our own retries of a 429, after the SDK's
+
+
+class BudgetExceeded(Exception):
+    """The sweep's budget (calls or dollars) is used up: no more requests."""
+
+
+class Cancelled(Exception):
+    """The user cancelled: no more requests."""
+
+
+@dataclass
+class Budget:
+    max_calls: int | None = None
+    max_usd: float | None = None
+    sent: int = 0  # requests started (including in-flight)
+    spent: float = 0.0
+    cached: int = 0
+    stopped: str = ""  # why the budget stopped the sweep
+
+    def reserve(self) -> None:
+        if self.max_calls is not None and self.sent >= self.max_calls:
+            self.stopped = f"budget: max_calls {self.max_calls} reached"
+        elif self.max_usd is not None and self.spent >= self.max_usd:
+            self.stopped = f"budget: max_usd ${self.max_usd:g} reached (spent ${self.spent:.4f})"
+        if self.stopped:
+            raise BudgetExceeded(self.stopped)
+        self.sent += 1
+
+
+class RateLimiter:
+    """At most `rpm` request starts per minute, evenly spaced."""
+
+    def __init__(self, rpm: float | None):
+        self.interval = 60.0 / rpm if rpm else 0.0
+        self.next = 0.0
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        now = time.monotonic()
+        start = max(now, self.next)
+        self.next = start + self.interval
+        if start > now:
+            await asyncio.sleep(start - now)
+
+
+class Caller:
+    """One model's way to the network, shared by every trial of a sweep (or one Playground run)."""
+
+    def __init__(self, provider, store=None, *, concurrency: int = 8, rpm: float | None = None,
+                 budget: Budget | None = None, cancel: threading.Event | None = None):
+        self.provider = provider
+        self.spec = provider.spec
+        self.store = store
+        self.sem = asyncio.Semaphore(concurrency)
+        self.limiter = RateLimiter(rpm)
+        self.budget = budget or Budget()
+        self.cancel = cancel
+        self.inflight: dict[str, asyncio.Future] = {}
+
+    async def ask(self, messages: list[dict], settings: Settings) -> tuple[Completion, str]:
+        """(completion, cache key). completion.cached says whether it came from the store."""
+        key = cache_key(self.spec, messages, settings)
+        if self.store is not None:
+            row = self.store.get_call(key)
+            if row is not None:
+                self.budget.cached += 1
+                return Completion(row["response"], row["input_tokens"] or 0, row["output_tokens"] or 0,
+                                  row["latency_s"] or 0.0, row["model"], True, row["finish_reason"] or ""), key
+        if key in self.inflight:
+            done = await asyncio.shield(self.inflight[key])
+            self.budget.cached += 1
+            return Completion(**{**asdict(done), "cached": True}), key
+        future = asyncio.get_running_loop().create_future()
+        self.inflight[key] = future
+        try:
+            completion = await self._send(messages, settings)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: no "never retrieved" warning when nobody else waits
+            raise
+        finally:
+            self.inflight.pop(key, None)
+        future.set_result(completion)
+        if self.store is not None:
+            self.store.put_call(key, self.spec, messages, asdict(settings), completion)
+        return completion, key
+
+    async def _send(self, messages: list[dict], settings: Settings) -> Completion:
+        async with self.sem:
+            for attempt in range(RATE_LIMIT_ATTEMPTS + 1):
+                if self.cancel is not None and self.cancel.is_set():
+                    raise Cancelled("cancelled")
+                self.budget.reserve()
+                await self.limiter.wait()
+                try:
+                    completion = await self.provider.complete(messages, settings)
+                except RateLimited as exc:
+                    if attempt == RATE_LIMIT_ATTEMPTS:
+                        raise
+                    wait = exc.retry_after if exc.retry_after is not None else min(30.0, 2.0 ** attempt)
+                    log.info("%s rate limited; retrying in %.1fs", self.spec.label, wait)
+                    await asyncio.sleep(wait)
+                    continue
+                cost = cost_usd(self.spec.provider, self.spec.model, completion.input_tokens,
+                                completion.output_tokens)
+                self.budget.spent += cost or 0.0
+                return completion
+        raise AssertionError("unreachable")

@@ -1,0 +1,56 @@
+"""Anthropic messages API through AsyncAnthropic (one client per provider object)."""
+
+from __future__ import annotations
+
+import time
+
+from components.completion import Completion
+from components.providers.base import ModelSpec, Settings
+from components.providers.guard import check_fits
+from components.providers.openai_provider import http_client, map_error, sdk_kwargs
+
+
+class AnthropicProvider:
+    def __init__(self, spec: ModelSpec, api_key: str):
+        import anthropic
+
+        self.spec = spec
+        self._key = api_key
+        self._sdk = anthropic
+        kw = {"base_url": spec.base_url} if spec.base_url else {}
+        self.client = anthropic.AsyncAnthropic(api_key=api_key, http_client=http_client(anthropic),
+                                               **kw, **sdk_kwargs(spec))
+
+    def __repr__(self) -> str:  # never show the key
+        return f"AnthropicProvider({self.spec.label})"
+
+    def request(self, messages: list[dict], settings: Settings) -> dict:
+        system = "\n\n".join(str(m["content"]) for m in messages if m.get("role") == "system")
+        rest = [{"role": m["role"], "content": m["content"]} for m in messages if m.get("role") != "system"]
+        kw: dict = {"model": self.spec.model, "messages": rest, "max_tokens": settings.max_tokens,
+                    "temperature": settings.temperature}
+        if system:
+            kw["system"] = system
+        return kw
+
+    async def complete(self, messages: list[dict], settings: Settings) -> Completion:
+        check_fits(self.spec, messages, settings)
+        t0 = time.perf_counter()
+        try:
+            r = await self.client.messages.create(**self.request(messages, settings))
+        except self._sdk.AnthropicError as exc:
+            raise map_error(exc, self.spec.label, self._key) from None
+        latency = time.perf_counter() - t0
+        text = "".join(getattr(b, "text", "") for b in (r.content or []) if getattr(b, "type", "") == "text")
+        usage = r.usage
+        return Completion(
+            text=text,
+            input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
+            output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+            latency_s=latency,
+            model=r.model or self.spec.model,
+            finish_reason=str(r.stop_reason or ""),
+        )
+
+    async def aclose(self) -> None:
+        await self.client.close()

@@ -1,0 +1,58 @@
+"""make_provider(spec, api_key=None): the one place a ModelSpec becomes a Provider.
+
+The key is the one passed in, else the environment variable spec.api_key_env names (else the
+provider's usual variable). A missing key raises MissingKey here, before any request is made.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+from components.providers.base import PROVIDERS, MissingKey, ModelSpec, Provider, ProviderError
+
+DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+NO_KEY = "not-needed"  # what local OpenAI-compatible servers get when no key is configured
+
+
+def resolve_key(spec: ModelSpec, api_key: str | None = None) -> str | None:
+    """The key to use, or None when the provider needs none. Raises MissingKey when it needs one."""
+    if api_key:
+        return api_key
+    if spec.provider in ("fake", "local"):
+        return None
+    env = spec.api_key_env or DEFAULT_KEY_ENV.get(spec.provider)
+    value = os.environ.get(env) if env else None
+    if value:
+        return value
+    if spec.provider == "openai-compatible" and not spec.api_key_env:
+        return NO_KEY
+    where = f"the environment variable {env}" if env else "an API key"
+    raise MissingKey(f"{spec.label}: no API key: set {where} (or type a key into the app); "
+                     "nothing was sent")
+
+
+def make_provider(spec: ModelSpec, api_key: str | None = None) -> Provider:
+    if spec.provider not in PROVIDERS:
+        raise ProviderError(f"unknown provider {spec.provider!r}; choose one of {', '.join(PROVIDERS)}")
+    key = resolve_key(spec, api_key)
+    if spec.provider == "fake":
+        from components.providers.fake import FakeProvider
+
+        return FakeProvider(spec)
+    if spec.provider == "anthropic":
+        from components.providers.anthropic_provider import AnthropicProvider
+
+        return AnthropicProvider(spec, key or "")
+    if spec.provider == "local":
+        try:
+            module = importlib.import_module("components.providers.local")
+        except ModuleNotFoundError as exc:
+            raise ProviderError("the local provider is not installed (pip install 'litm-explorer[local]')") from exc
+        return module.LocalProvider(spec)
+    if spec.provider == "openai-compatible" and not spec.base_url:
+        raise ProviderError(f"{spec.label}: an openai-compatible model needs base_url "
+                            "(e.g. http://127.0.0.1:8000/v1)")
+    from components.providers.openai_provider import OpenAIProvider
+
+    return OpenAIProvider(spec, key or NO_KEY)

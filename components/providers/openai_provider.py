@@ -1,0 +1,126 @@
+"""OpenAI chat completions, and every OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio).
+
+One AsyncOpenAI client per provider object (so one connection pool, sized above any concurrency we
+use). The SDK does the retrying (max_retries, honouring Retry-After) and the timeout; what is left
+after that is mapped to our errors, with messages that never contain the key.
+"""
+
+from __future__ import annotations
+
+import time
+
+from components.completion import Completion
+from components.providers.base import (
+    ModelSpec,
+    ProviderError,
+    RateLimited,
+    Settings,
+    Transient,
+    scrub,
+)
+from components.providers.guard import check_fits
+
+POOL = 256  # connections per client; at least any concurrency a sweep asks for
+_REASONING = ("o1", "o3", "o4", "gpt-5")  # take max_completion_tokens and no temperature
+
+
+def http_client(module):
+    """The SDK's own default async HTTP client, with a pool large enough for our concurrency."""
+    import httpx2
+
+    limits = httpx2.Limits(max_connections=POOL, max_keepalive_connections=POOL)
+    return module.DefaultAsyncHttpxClient(limits=limits)
+
+
+def sdk_kwargs(spec: ModelSpec) -> dict:
+    kw: dict = {}
+    if spec.timeout is not None:
+        kw["timeout"] = spec.timeout
+    if spec.max_retries is not None:
+        kw["max_retries"] = spec.max_retries
+    return kw
+
+
+def retry_after(exc) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is not None:
+            try:
+                return max(0.0, float(value) / divisor)
+            except ValueError:
+                continue
+    return None
+
+
+def map_error(exc: Exception, label: str, key: str | None) -> ProviderError:
+    """An SDK exception (OpenAI's or Anthropic's: same shapes) -> RateLimited / Transient / ProviderError."""
+    status = getattr(exc, "status_code", None)
+    body = getattr(exc, "body", None)
+    detail = ""
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        detail = str(err.get("message", "") if isinstance(err, dict) else err)
+    detail = scrub(detail or exc.__class__.__name__, key)[:300]
+    if status == 429:
+        return RateLimited(f"{label}: rate limited (429): {detail}", retry_after(exc))
+    if status is not None and (status >= 500 or status in (408, 409)):
+        return Transient(f"{label}: server error ({status}): {detail}")
+    if status is not None:
+        return ProviderError(f"{label}: request refused ({status}): {detail}")
+    name = exc.__class__.__name__
+    if "Timeout" in name:
+        return Transient(f"{label}: the request timed out")
+    if "Connection" in name:
+        return Transient(f"{label}: could not connect to {'the server'}")
+    return ProviderError(f"{label}: {name}: {scrub(str(exc), key)[:300]}")
+
+
+class OpenAIProvider:
+    """`openai` and `openai-compatible` (same wire format; the latter with a base URL)."""
+
+    def __init__(self, spec: ModelSpec, api_key: str):
+        import openai
+
+        self.spec = spec
+        self._key = api_key
+        self._sdk = openai
+        self.client = openai.AsyncOpenAI(api_key=api_key, base_url=spec.base_url, http_client=http_client(openai),
+                                         **sdk_kwargs(spec))
+
+    def __repr__(self) -> str:  # never show the key
+        return f"OpenAIProvider({self.spec.label})"
+
+    def request(self, messages: list[dict], settings: Settings) -> dict:
+        kw: dict = {"model": self.spec.model, "messages": messages}
+        if self.spec.provider == "openai" and self.spec.model.startswith(_REASONING):
+            kw["max_completion_tokens"] = settings.max_tokens
+        else:
+            kw["max_tokens"] = settings.max_tokens
+            kw["temperature"] = settings.temperature
+        if settings.seed is not None:
+            kw["seed"] = settings.seed
+        return kw
+
+    async def complete(self, messages: list[dict], settings: Settings) -> Completion:
+        check_fits(self.spec, messages, settings)
+        t0 = time.perf_counter()
+        try:
+            r = await self.client.chat.completions.create(**self.request(messages, settings))
+        except self._sdk.OpenAIError as exc:
+            raise map_error(exc, self.spec.label, self._key) from None
+        latency = time.perf_counter() - t0
+        choice = r.choices[0] if r.choices else None
+        usage = r.usage
+        return Completion(
+            text=(choice.message.content or "") if choice else "",
+            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            latency_s=latency,
+            model=r.model or self.spec.model,
+            finish_reason=(choice.finish_reason or "") if choice else "",
+        )
+
+    async def aclose(self) -> None:
+        await self.client.close()

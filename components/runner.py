@@ -1,0 +1,189 @@
+"""Running sweeps (and single Playground runs): asyncio inside, a plain function outside.
+
+run_sweep(config, store) plans the grid, skips trials the store already has (resume), runs the rest
+with per-model concurrency and requests-per-minute limits, writes each trial as it finishes, and
+stops cleanly on cancel (a threading.Event) or when the budget is used up. It runs its own event loop,
+so it can be called from any thread (a Streamlit script thread, the CLI).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from components.caller import Budget, BudgetExceeded, Caller, Cancelled
+from components.providers.base import ModelSpec, Settings
+from components.providers.factory import make_provider
+from components.sweeps import SweepConfig, plan, trial_document
+from components.trial import TrialResult, execute, params_json
+
+__all__ = ["Progress", "SweepSummary", "TrialResult", "run_one", "run_sweep"]
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: int  # trials present (including those done before this run)
+    total: int
+    errors: int
+    spend_usd: float  # dollars sent in this run (cached calls are free)
+    calls_per_s: float  # requests sent per second in this run
+    cached: int  # calls answered from the store in this run
+    sent: int = 0  # requests sent in this run
+    elapsed_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    sweep_id: int
+    name: str
+    status: str  # done | cancelled | failed
+    reason: str
+    total: int
+    done: int
+    ran: int  # trials run (and written) in this run
+    skipped: int  # trials already present, not run again
+    errors: int
+    calls_sent: int
+    cached_calls: int
+    spend_usd: float
+    elapsed_s: float
+
+
+def _key_for(model, api_keys: dict | None) -> str | None:
+    keys = api_keys or {}
+    return keys.get(model.label) or keys.get(model.api_key_env or "") or keys.get(model.provider)
+
+
+def run_sweep(config: SweepConfig, store, *, progress: Callable[[Progress], None] | None = None,
+              cancel: threading.Event | None = None, api_keys: dict | None = None, retry_errors: bool = False,
+              providers: dict | None = None) -> SweepSummary:
+    """Run (or resume) a sweep. api_keys: {model label | env var name | provider: key}, kept in memory
+    only. providers: {model label: provider object} to use instead of making one (tests)."""
+    return asyncio.run(_run_sweep(config, store, progress, cancel, api_keys, retry_errors, providers or {}))
+
+
+async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, given) -> SweepSummary:
+    t0 = time.perf_counter()
+    tasks = config.load_tasks()
+    specs = plan(config, tasks)
+    # every key is resolved before the sweep starts: MissingKey means nothing was sent or written
+    provs = {m.label: given.get(m.label) or make_provider(m.spec, _key_for(m, api_keys)) for m in config.models}
+    sweep_id = store.open_sweep(config.name, config.to_dict())
+    keys = {s.key for s in specs}
+    present_all = store.trial_keys(sweep_id) & keys
+    present_ok = store.trial_keys(sweep_id, with_errors=False) & keys
+    present = present_ok if retry_errors else present_all
+    todo = [s for s in specs if s.key not in present]
+    budget = Budget(config.max_calls, config.max_usd)
+    callers = {m.label: Caller(provs[m.label], store, concurrency=config.concurrency, rpm=m.requests_per_minute,
+                               budget=budget, cancel=cancel) for m in config.models}
+    state = {"done": len(present), "errors": len(present_all - present_ok) if not retry_errors else 0,
+             "ran": 0, "last": 0.0, "stop": ""}
+    docs: dict = {}
+
+    def report(force: bool = False) -> None:
+        now = time.perf_counter()
+        if progress is None or (not force and now - state["last"] < 0.1):
+            return
+        state["last"] = now
+        elapsed = now - t0
+        progress(Progress(state["done"], len(specs), state["errors"], budget.spent,
+                          budget.sent / elapsed if elapsed > 0 else 0.0, budget.cached, budget.sent, elapsed))
+
+    async def one(spec) -> None:
+        dkey = (spec.task.id, spec.length, spec.position)
+        try:
+            if dkey not in docs:
+                docs[dkey] = trial_document(spec.task, spec.length, spec.position, config.encoding, tasks)
+            built = docs[dkey]
+        except ValueError as exc:
+            built, result = None, TrialResult(error=f"document: {exc}")
+        if built is not None:
+            result = await execute(built.document, spec.task.question, spec.task.answers, spec.strategy,
+                                   spec.params, callers[spec.model.label],
+                                   lambda p, m=spec.model: config.settings(m, p.max_tokens))
+        row = {"trial_key": spec.key, "task": spec.task.id, "question": spec.task.question,
+               "answers": list(spec.task.answers), "strategy": spec.strategy, "params": params_json(spec.params),
+               "model": spec.model.label, "length": spec.length, "position": spec.position,
+               "actual_length": built.actual_length if built else None,
+               "actual_position": built.actual_position if built else None, **result.row()}
+        if built is not None:
+            row["gold_pages"] = list(built.gold_pages)
+        store.put_trial(sweep_id, row, result.call_keys)
+        state["done"] += 1
+        state["ran"] += 1
+        state["errors"] += result.error is not None
+        report()
+
+    async def worker(queue: list) -> None:
+        while queue and not state["stop"]:
+            if cancel is not None and cancel.is_set():
+                state["stop"] = state["stop"] or "cancelled"
+                return
+            try:
+                await one(queue.pop())
+            except BudgetExceeded as exc:
+                state["stop"] = state["stop"] or str(exc)
+            except Cancelled:
+                state["stop"] = state["stop"] or "cancelled"
+
+    async def watch(workers: list[asyncio.Task]) -> None:
+        while cancel is not None and not cancel.is_set():
+            await asyncio.sleep(0.05)
+        state["stop"] = state["stop"] or "cancelled"
+        for w in workers:
+            w.cancel()  # in-flight calls are dropped; their trials are simply not written
+
+    status, reason = "failed", "interrupted"
+    try:
+        workers = []
+        for m in config.models:
+            queue = [s for s in todo if s.model.label == m.label][::-1]  # pop() takes them in plan order
+            workers += [asyncio.create_task(worker(queue)) for _ in range(min(config.concurrency, len(queue)))]
+        watcher = asyncio.create_task(watch(workers)) if cancel is not None else None
+        results = await asyncio.gather(*workers, return_exceptions=True)
+        if watcher is not None:
+            watcher.cancel()
+        for r in results:
+            if isinstance(r, Exception):
+                raise r
+        if state["stop"]:
+            status = "cancelled"
+            reason = "cancelled by the user" if state["stop"] == "cancelled" else state["stop"]
+        else:
+            status = "done"
+            reason = f"{state['errors']} trial(s) failed: rerun with --retry-errors" if state["errors"] else ""
+    except BaseException as exc:
+        reason = f"{exc.__class__.__name__}: {exc}"
+        raise
+    finally:
+        store.finish_sweep(sweep_id, status, reason)
+        report(force=True)
+        for p in provs.values():
+            close = getattr(p, "aclose", None)
+            if close is not None:
+                await close()
+    return SweepSummary(sweep_id, config.name, status, reason, len(specs), state["done"], state["ran"],
+                        len(present), state["errors"], budget.sent, budget.cached, budget.spent,
+                        time.perf_counter() - t0)
+
+
+def run_one(doc, question: str, answers, strategy: str, params: dict | None, spec: ModelSpec, store=None,
+            api_key: str | None = None, settings: Settings | None = None, provider=None) -> TrialResult:
+    """One live trial (the Playground). Cached in `store` like every sweep call. `settings` replaces the
+    per-prompt defaults (max_tokens from each prompt, temperature 0, seed 0)."""
+
+    async def go() -> TrialResult:
+        prov = provider or make_provider(spec, api_key)
+        caller = Caller(prov, store, concurrency=4)
+        try:
+            return await execute(doc, question, answers, strategy, dict(params or {}), caller,
+                                 lambda p: settings or Settings(max_tokens=p.max_tokens))
+        finally:
+            if provider is None and hasattr(prov, "aclose"):
+                await prov.aclose()
+
+    return asyncio.run(go())

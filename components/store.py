@@ -1,0 +1,232 @@
+"""The run store: one SQLite file (WAL) holding calls (the cache), sweeps, trials and their calls.
+
+Schema grows by numbered migrations (MIGRATIONS[i] is version i + 1; `schema_version` records what
+ran). No API key is ever written: calls keep provider, model, base URL, messages and settings only.
+Each thread gets its own connection (WAL + busy_timeout), so the app can read while a sweep writes.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from components.store_io import TRIAL_COLUMNS, export_frame, read_frame, trial_rows_from_frame
+
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE calls (
+        key TEXT PRIMARY KEY, provider TEXT NOT NULL, model TEXT NOT NULL, base_url TEXT,
+        messages TEXT NOT NULL, settings TEXT NOT NULL, response TEXT NOT NULL,
+        input_tokens INTEGER, output_tokens INTEGER, latency_s REAL, finish_reason TEXT, created REAL);
+    CREATE TABLE sweeps (
+        id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, config TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'done', 'cancelled', 'failed')),
+        reason TEXT, imported INTEGER NOT NULL DEFAULT 0, created REAL, updated REAL,
+        trials INTEGER DEFAULT 0, errors INTEGER DEFAULT 0, calls INTEGER DEFAULT 0,
+        input_tokens INTEGER DEFAULT 0, output_tokens INTEGER DEFAULT 0, cost_usd REAL DEFAULT 0);
+    CREATE TABLE trials (
+        id INTEGER PRIMARY KEY, sweep_id INTEGER NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,
+        trial_key TEXT NOT NULL, task TEXT, question TEXT, answers TEXT, strategy TEXT, params TEXT,
+        model TEXT, length INTEGER, position REAL, actual_length INTEGER, actual_position INTEGER,
+        gold_pages TEXT, retrieved_pages TEXT, cited_pages TEXT, answer TEXT, raw_answer TEXT,
+        parse_error TEXT, score REAL, subspan_em REAL, exact REAL, page_recall REAL, page_precision REAL,
+        error TEXT, calls INTEGER, cached_calls INTEGER, input_tokens INTEGER, output_tokens INTEGER,
+        cost_usd REAL, latency_s REAL, created REAL, UNIQUE (sweep_id, trial_key));
+    CREATE TABLE trial_calls (
+        trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE, ord INTEGER NOT NULL,
+        call_key TEXT NOT NULL, PRIMARY KEY (trial_id, ord));
+    CREATE INDEX trials_sweep ON trials(sweep_id);
+    """,
+]
+JSON_FIELDS = ("answers", "gold_pages", "retrieved_pages", "cited_pages")
+TRIAL_FIELDS = ("trial_key", "task", "question", "answers", "strategy", "params", "model", "length", "position",
+                "actual_length", "actual_position", "gold_pages", "retrieved_pages", "cited_pages", "answer",
+                "raw_answer", "parse_error", "score", "subspan_em", "exact", "page_recall", "page_precision",
+                "error", "calls", "cached_calls", "input_tokens", "output_tokens", "cost_usd", "latency_s")
+TOTALS = ("trials", "errors", "calls", "input_tokens", "output_tokens", "cost_usd")
+
+
+def _json(value):
+    return None if value is None else json.dumps(list(value) if isinstance(value, tuple) else value)
+
+
+class RunStore:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self.migrate()
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA busy_timeout = 30000")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def migrate(self) -> int:
+        db = self.db
+        db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied REAL)")
+        done = db.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()[0]
+        for version in range(done + 1, len(MIGRATIONS) + 1):
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if db.execute("SELECT 1 FROM schema_version WHERE version = ?", (version,)).fetchone() is None:
+                    for statement in MIGRATIONS[version - 1].split(";"):
+                        if statement.strip():
+                            db.execute(statement)
+                    db.execute("INSERT INTO schema_version VALUES (?, ?)", (version, time.time()))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return len(MIGRATIONS)
+
+    @property
+    def schema_version(self) -> int:
+        return self.db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0]
+
+    # calls (the cache) -----------------------------------------------------------------------
+    def get_call(self, key: str) -> sqlite3.Row | None:
+        return self.db.execute("SELECT * FROM calls WHERE key = ?", (key,)).fetchone()
+
+    def put_call(self, key: str, spec, messages: list[dict], settings: dict, completion) -> None:
+        self.db.execute(
+            "INSERT OR IGNORE INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (key, spec.provider, spec.model, spec.base_url, json.dumps(messages, ensure_ascii=False),
+             json.dumps(settings), completion.text, completion.input_tokens, completion.output_tokens,
+             completion.latency_s, completion.finish_reason, time.time()))
+
+    def calls_for_trial(self, trial_id: int) -> list[dict]:
+        rows = self.db.execute(
+            "SELECT tc.ord, c.* FROM trial_calls tc JOIN calls c ON c.key = tc.call_key "
+            "WHERE tc.trial_id = ? ORDER BY tc.ord", (int(trial_id),)).fetchall()
+        out = []
+        for r in rows:
+            d = dict(r)
+            d["messages"] = json.loads(d["messages"])
+            d["settings"] = json.loads(d["settings"])
+            out.append(d)
+        return out
+
+    # sweeps ----------------------------------------------------------------------------------
+    def open_sweep(self, name: str, config: dict, imported: bool = False) -> int:
+        """The id of the sweep called `name` (created if new), marked running with this config."""
+        now = time.time()
+        blob = json.dumps(config, sort_keys=True, default=str)
+        row = self.db.execute("SELECT id FROM sweeps WHERE name = ?", (name,)).fetchone()
+        if row:
+            self.db.execute("UPDATE sweeps SET config = ?, status = 'running', reason = NULL, updated = ? "
+                            "WHERE id = ?", (blob, now, row[0]))
+            return int(row[0])
+        cur = self.db.execute("INSERT INTO sweeps (name, config, status, imported, created, updated) "
+                              "VALUES (?, ?, 'running', ?, ?, ?)", (name, blob, int(imported), now, now))
+        return int(cur.lastrowid)
+
+    def sweep_id(self, ref: str | int) -> int:
+        """A sweep by id or name; LookupError if there is none."""
+        row = self.db.execute("SELECT id FROM sweeps WHERE name = ? OR CAST(id AS TEXT) = ? "
+                              "ORDER BY name = ? DESC", (str(ref), str(ref), str(ref))).fetchone()
+        if row is None:
+            raise LookupError(f"no sweep {ref!r} in {self.path}")
+        return int(row[0])
+
+    def finish_sweep(self, sweep_id: int, status: str, reason: str = "") -> dict:
+        totals = self.sweep_totals(sweep_id)
+        sets = ", ".join(f"{k} = ?" for k in TOTALS)
+        self.db.execute(f"UPDATE sweeps SET status = ?, reason = ?, updated = ?, {sets} WHERE id = ?",
+                        (status, reason or None, time.time(), *(totals[k] for k in TOTALS), sweep_id))
+        return totals
+
+    def sweep_totals(self, sweep_id: int) -> dict:
+        r = self.db.execute(
+            "SELECT COUNT(*), SUM(error IS NOT NULL), SUM(calls), SUM(input_tokens), SUM(output_tokens), "
+            "SUM(cost_usd) FROM trials WHERE sweep_id = ?", (sweep_id,)).fetchone()
+        return {k: (v or 0) for k, v in zip(TOTALS, r, strict=True)}
+
+    def sweeps_frame(self):
+        import pandas as pd
+
+        rows = [dict(r) for r in self.db.execute("SELECT * FROM sweeps ORDER BY id")]
+        for r in rows:
+            if r["status"] == "running":  # live totals while a sweep writes
+                r.update(self.sweep_totals(r["id"]))
+        cols = ["id", "name", "config", "status", "reason", "imported", "created", "updated", *TOTALS]
+        return pd.DataFrame(rows, columns=cols)
+
+    # trials ----------------------------------------------------------------------------------
+    def trial_keys(self, sweep_id: int, *, with_errors: bool = True) -> set[str]:
+        sql = "SELECT trial_key FROM trials WHERE sweep_id = ?" + ("" if with_errors else " AND error IS NULL")
+        return {r[0] for r in self.db.execute(sql, (sweep_id,))}
+
+    def put_trial(self, sweep_id: int, trial: dict, call_keys: list[str] = ()) -> int:
+        """Insert or replace (same sweep and trial key) one trial and its calls, in one transaction."""
+        values = [_json(trial.get(f)) if f in JSON_FIELDS else trial.get(f) for f in TRIAL_FIELDS]
+        cols = ", ".join(TRIAL_FIELDS)
+        update = ", ".join(f"{f} = excluded.{f}" for f in TRIAL_FIELDS[1:])
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            row = db.execute(
+                f"INSERT INTO trials (sweep_id, {cols}, created) VALUES (?, {', '.join('?' * len(values))}, ?) "
+                f"ON CONFLICT (sweep_id, trial_key) DO UPDATE SET {update}, created = excluded.created "
+                "RETURNING id", (sweep_id, *values, time.time())).fetchone()
+            trial_id = int(row[0])
+            db.execute("DELETE FROM trial_calls WHERE trial_id = ?", (trial_id,))
+            db.executemany("INSERT INTO trial_calls VALUES (?, ?, ?)",
+                           [(trial_id, i, k) for i, k in enumerate(call_keys)])
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return trial_id
+
+    def trials_frame(self, sweep_id: int | str | None = None):
+        import pandas as pd
+
+        sql = ("SELECT t.*, t.id AS trial_id, s.name AS sweep FROM trials t JOIN sweeps s ON s.id = t.sweep_id")
+        args: tuple = ()
+        if sweep_id is not None:
+            sql += " WHERE t.sweep_id = ?"
+            args = (self.sweep_id(sweep_id),)
+        rows = [dict(r) for r in self.db.execute(sql + " ORDER BY t.id", args)]
+        for r in rows:
+            for f in JSON_FIELDS:
+                r[f] = json.loads(r[f]) if r[f] is not None else None
+        return pd.DataFrame(rows, columns=TRIAL_COLUMNS)
+
+    def export_trials(self, path: str | Path, fmt: str | None = None, sweep_id: int | str | None = None) -> Path:
+        return export_frame(self.trials_frame(sweep_id), path, fmt)
+
+    def import_trials(self, path: str | Path, fmt: str | None = None) -> list[int]:
+        """Trials from an export, each source sweep into a new sweep named '<name> (imported ...)'."""
+        frame = read_frame(path, fmt)
+        ids = []
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        for name, rows in trial_rows_from_frame(frame):
+            base = f"{name} (imported {stamp})"
+            label, n = base, 1
+            while self.db.execute("SELECT 1 FROM sweeps WHERE name = ?", (label,)).fetchone():
+                n += 1
+                label = f"{base} #{n}"
+            sid = self.open_sweep(label, {"imported_from": Path(path).name, "sweep": name}, imported=True)
+            for trial in rows:
+                self.put_trial(sid, trial)
+            self.finish_sweep(sid, "done", "imported")
+            ids.append(sid)
+        return ids

@@ -1,0 +1,281 @@
+"""Sweep configuration (TOML), the trial plan, and the cost estimate made before a sweep runs.
+
+A sweep is task x length x position x strategy x model. `plan` lists its trials in a fixed order,
+each with a stable key (so a rerun finds what is already done); `estimate` counts calls, tokens and
+dollars from the real first-stage prompts, and estimates later stages (see estimate_trial).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from components.providers.base import PROVIDERS, ModelSpec, Settings
+from components.strategies import STRATEGIES, ParamError
+from components.strategies.base import check_positive
+from components.tokens import ENCODINGS
+
+SWEEP_KEYS = {"name", "tasks", "n_tasks", "lengths", "positions", "strategies", "params", "concurrency",
+              "models", "budget", "encoding", "max_tokens", "seed"}
+MODEL_KEYS = {"provider", "model", "base_url", "api_key_env", "context_window", "max_tokens",
+              "requests_per_minute", "timeout", "max_retries"}
+BUDGET_KEYS = {"max_calls", "max_usd"}
+
+
+def _fail(msg: str):
+    raise ValueError(f"sweep config: {msg}")
+
+
+def _unknown(where: str, d: dict, allowed: set) -> None:
+    extra = set(d) - allowed
+    if any("key" in k and k != "api_key_env" for k in extra):
+        _fail(f"{where}: never put an API key in a config file; name its environment variable with api_key_env")
+    if extra:
+        _fail(f"{where}: unknown key(s) {', '.join(sorted(extra))} (allowed: {', '.join(sorted(allowed))})")
+
+
+def _positive_int(where: str, value, allow_none=False):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        _fail(f"{where} must be a positive whole number, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    provider: str
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    context_window: int | None = None
+    max_tokens: int | None = None
+    requests_per_minute: float | None = None
+    timeout: float | None = None
+    max_retries: int | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+    @property
+    def spec(self) -> ModelSpec:
+        return ModelSpec(self.provider, self.model, self.base_url, self.api_key_env, self.context_window,
+                         self.timeout, self.max_retries)
+
+    @classmethod
+    def from_dict(cls, d: dict, i: int) -> ModelConfig:
+        where = f"models[{i}]"
+        if not isinstance(d, dict):
+            _fail(f"{where} must be a table with provider and model")
+        _unknown(where, d, MODEL_KEYS)
+        if d.get("provider") not in PROVIDERS:
+            _fail(f"{where}: provider must be one of {', '.join(PROVIDERS)}, got {d.get('provider')!r}")
+        if not isinstance(d.get("model"), str) or not d["model"].strip():
+            _fail(f"{where}: model name is missing")
+        if d["provider"] == "openai-compatible" and not d.get("base_url"):
+            _fail(f"{where}: an openai-compatible model needs base_url (e.g. http://127.0.0.1:8000/v1)")
+        for k in ("context_window", "max_tokens"):
+            _positive_int(f"{where}.{k}", d.get(k), allow_none=True)
+        rpm = d.get("requests_per_minute")
+        if rpm is not None and (isinstance(rpm, bool) or not isinstance(rpm, int | float) or rpm <= 0):
+            _fail(f"{where}.requests_per_minute must be a positive number, got {rpm!r}")
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    name: str
+    tasks: str
+    lengths: tuple[int, ...]
+    positions: tuple[float, ...]
+    strategies: tuple[str, ...]
+    models: tuple[ModelConfig, ...]
+    n_tasks: int | None = None
+    params: dict = field(default_factory=dict)
+    concurrency: int = 8
+    max_calls: int | None = None
+    max_usd: float | None = None
+    encoding: str = "cl100k_base"
+    max_tokens: int | None = None
+    seed: int | None = 0
+    base_dir: str = "."  # where a relative tasks path is looked up first (the TOML file's folder)
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> SweepConfig:
+        path = Path(path)
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"sweep config {path.name}: not valid TOML: {exc}") from None
+        return cls.from_dict(data, base_dir=str(path.resolve().parent))
+
+    @classmethod
+    def from_dict(cls, d: dict, base_dir: str = ".") -> SweepConfig:
+        s = d.get("sweep", d)
+        if not isinstance(s, dict):
+            _fail("expected a [sweep] table")
+        _unknown("[sweep]", s, SWEEP_KEYS)
+        if not isinstance(s.get("name"), str) or not s["name"].strip():
+            _fail("name is missing")
+        if not isinstance(s.get("tasks"), str) or not s["tasks"].strip():
+            _fail("tasks (a task file path) is missing")
+        lengths, positions = s.get("lengths"), s.get("positions")
+        if not isinstance(lengths, list) or not lengths:
+            _fail("lengths must be a non-empty list of token counts, e.g. [2000, 4000]")
+        for x in lengths:
+            _positive_int("every length", x)
+        if not isinstance(positions, list) or not positions:
+            _fail("positions must be a non-empty list, e.g. [0.0, 0.5, 1.0]")
+        for x in positions:
+            if isinstance(x, bool) or not isinstance(x, int | float) or x < 0:
+                _fail(f"a position must be 0 or more (a fraction <= 1, or tokens), got {x!r}")
+        strategies = s.get("strategies")
+        if not isinstance(strategies, list) or not strategies:
+            _fail(f"strategies must be a non-empty list of {', '.join(STRATEGIES)}")
+        for name in strategies:
+            if name not in STRATEGIES:
+                _fail(f"unknown strategy {name!r}; choose from {', '.join(STRATEGIES)}")
+        models = s.get("models")
+        if not isinstance(models, list) or not models:
+            _fail("at least one [[sweep.models]] table is needed")
+        params = s.get("params", {}) or {}
+        if not isinstance(params, dict):
+            _fail("params must be a table, e.g. { r = 1000, k = 3 }")
+        budget = s.get("budget", {}) or {}
+        _unknown("[sweep.budget]", budget, BUDGET_KEYS)
+        max_usd = budget.get("max_usd")
+        if max_usd is not None and (isinstance(max_usd, bool) or not isinstance(max_usd, int | float) or max_usd < 0):
+            _fail(f"budget.max_usd must be a number of dollars, got {max_usd!r}")
+        encoding = s.get("encoding", "cl100k_base")
+        if encoding not in ENCODINGS:
+            _fail(f"encoding must be one of {', '.join(ENCODINGS)}")
+        seed = s.get("seed", 0)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            _fail(f"seed must be a whole number, got {seed!r}")
+        cfg = cls(
+            name=s["name"].strip(), tasks=s["tasks"], lengths=tuple(lengths), positions=tuple(positions),
+            strategies=tuple(strategies), models=tuple(ModelConfig.from_dict(m, i) for i, m in enumerate(models)),
+            n_tasks=_positive_int("n_tasks", s.get("n_tasks"), allow_none=True), params=dict(params),
+            concurrency=_positive_int("concurrency", s.get("concurrency", 8)),
+            max_calls=_positive_int("budget.max_calls", budget.get("max_calls"), allow_none=True),
+            max_usd=max_usd, encoding=encoding, max_tokens=_positive_int("max_tokens", s.get("max_tokens"), True),
+            seed=seed, base_dir=base_dir)
+        cfg.check_params()
+        labels = [m.label for m in cfg.models]
+        if len(set(labels)) != len(labels):
+            _fail("the same model is listed twice")
+        return cfg
+
+    def check_params(self) -> None:
+        taken = set()
+        for name in self.strategies:
+            strat = STRATEGIES[name]
+            for p in strat.params:
+                taken.add(p.name)
+                if p.name in self.params:
+                    try:
+                        check_positive(self.params, p.name)
+                    except ParamError as exc:
+                        _fail(f"params: {exc}")
+        unused = set(self.params) - taken
+        if unused:
+            _fail(f"params: no chosen strategy takes {', '.join(sorted(unused))}")
+
+    def params_for(self, strategy: str) -> dict:
+        """The params this strategy takes (others are for other strategies), defaults filled in."""
+        strat = STRATEGIES[strategy]
+        merged = strat.defaults()
+        merged.update({k: v for k, v in self.params.items() if k in merged})
+        return merged
+
+    def settings(self, model: ModelConfig, prompt_max_tokens: int) -> Settings:
+        return Settings(max_tokens=model.max_tokens or self.max_tokens or prompt_max_tokens, temperature=0.0,
+                        seed=self.seed)
+
+    @property
+    def tasks_path(self) -> Path:
+        p = Path(self.tasks).expanduser()
+        if not p.is_absolute() and (Path(self.base_dir) / p).exists():
+            return Path(self.base_dir) / p
+        return p
+
+    def to_dict(self) -> dict:
+        """The config as stored with the sweep (no secrets: a config never holds a key)."""
+        d = asdict(self)
+        d.pop("base_dir")
+        return d
+
+    def load_tasks(self) -> list:
+        from components.tasks.importers import read_tasks
+
+        ts = read_tasks(self.tasks_path)
+        tasks = ts.tasks[: self.n_tasks] if self.n_tasks else ts.tasks
+        if not tasks:
+            why = f" ({ts.errors[0][1]} on line {ts.errors[0][0]})" if ts.errors else ""
+            raise ValueError(f"sweep config: no tasks could be read from {self.tasks}{why}")
+        return tasks
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    index: int
+    key: str
+    task: object  # components.tasks.model.Task
+    length: int
+    position: float
+    strategy: str
+    params: dict
+    model: ModelConfig
+
+
+def trial_key(config: SweepConfig, task_id: str, length, position, strategy: str, params: dict,
+              model: ModelConfig) -> str:
+    blob = json.dumps({"task": task_id, "length": length, "position": position, "strategy": strategy,
+                       "params": params, "model": model.label, "base_url": model.base_url or "",
+                       "encoding": config.encoding, "max_tokens": model.max_tokens or config.max_tokens,
+                       "seed": config.seed}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def plan(config: SweepConfig, tasks: list | None = None) -> list[TrialSpec]:
+    """Every trial, in a fixed order: model, strategy, length, position, task (innermost)."""
+    tasks = config.load_tasks() if tasks is None else tasks
+    out: list[TrialSpec] = []
+    for model in config.models:
+        for strategy in config.strategies:
+            params = config.params_for(strategy)
+            for length in config.lengths:
+                for position in config.positions:
+                    for task in tasks:
+                        key = trial_key(config, task.id, length, position, strategy, params, model)
+                        out.append(TrialSpec(len(out), key, task, length, position, strategy, params, model))
+    return out
+
+
+_POOLS: list[tuple[list, list]] = []  # (tasks, their shared distractor pool), most recent last
+
+
+def trial_document(task, length: int, position: float, encoding: str, tasks: list | None = None):
+    """sweepdocs.build_document; when a task has too few passages of its own for the length, the
+    other tasks' passages are the distractor pool (R&R §4.1 takes other questions' passages)."""
+    from components.tasks.sweepdocs import build_document, shared_pool
+
+    try:
+        return build_document(task, length, position, encoding=encoding)
+    except ValueError as exc:
+        if tasks is None or "too few" not in str(exc):
+            raise
+    pool = next((p for t, p in _POOLS if t is tasks), None)
+    if pool is None:
+        pool = shared_pool(tasks)
+        _POOLS[:] = [*_POOLS[-3:], (tasks, pool)]
+    return build_document(task, length, position, encoding=encoding, pool=pool)
+
+
+from components.estimate import Estimate, estimate  # noqa: E402  (re-exported: CONTRACT names them here)
+
+__all__ = ["Estimate", "ModelConfig", "SweepConfig", "TrialSpec", "estimate", "plan", "trial_document", "trial_key"]

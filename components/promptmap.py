@@ -1,0 +1,204 @@
+"""The prompt map: where instructions, reminders, pages, the gold page and chunks sit along the
+token axis of each prompt, and how far each page is from the nearest instruction.
+
+UI-free: returns plain rows and a plotly Figure; the web app and scripts draw them.
+Every text that reaches a hover label is HTML-escaped (plotly renders a subset of HTML).
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from components.documents import Document
+from components.prompts import Prompt, Span
+
+# One colour per region kind, shared by the map and the highlighted prompt (Okabe-Ito palette).
+COLORS = {
+    "instruction": "#0072B2",
+    "reminder": "#E69F00",
+    "page": "#A6A6A6",
+    "gold": "#D55E00",
+    "chunk": "#CC79A7",
+    "question": "#56B4E9",
+}
+PAGE_ALT = "#CFCFCF"  # every other page, so page boundaries show
+LABELS = {
+    "instruction": "instruction",
+    "reminder": "reminder",
+    "page": "page",
+    "gold": "gold page",
+    "chunk": "chunk",
+    "question": "question",
+}
+ANCHORS = ("instruction", "reminder")  # what "distance to the nearest instruction" measures to
+PREVIEW_CHARS = 90
+
+
+@dataclass(frozen=True)
+class Region:
+    """One span of one prompt, in tokens; `distance` is set for pages (and gold pages)."""
+
+    prompt: int
+    kind: str
+    start: int
+    end: int
+    page: int | None = None
+    chunk: int | None = None
+    distance: int | None = None
+
+
+def gap(a: Span, b: Span) -> int:
+    """Tokens between two spans (0 if they touch or overlap)."""
+    if a.end_token <= b.start_token:
+        return b.start_token - a.end_token
+    if b.end_token <= a.start_token:
+        return a.start_token - b.end_token
+    return 0
+
+
+def page_distances(prompt: Prompt) -> dict[int, int]:
+    """Page number -> tokens between that page and the nearest instruction or reminder block."""
+    anchors = [s for s in prompt.spans if s.kind in ANCHORS]
+    out: dict[int, int] = {}
+    if not anchors:
+        return out
+    for s in prompt.spans:
+        if s.kind in ("page", "gold") and s.page is not None:
+            out[s.page] = min(gap(s, a) for a in anchors)
+    return out
+
+
+def regions(prompts: list[Prompt]) -> list[Region]:
+    """Every span of every prompt as a Region, pages carrying their distance."""
+    rows: list[Region] = []
+    for i, prompt in enumerate(prompts):
+        dist = page_distances(prompt)
+        for s in prompt.spans:
+            d = dist.get(s.page) if s.kind in ("page", "gold") and s.page is not None else None
+            rows.append(Region(i, s.kind, s.start_token, s.end_token, s.page, s.chunk, d))
+    return rows
+
+
+@dataclass(frozen=True)
+class GoldPlace:
+    prompt: int
+    label: str
+    page: int
+    start: int
+    distance: int | None
+
+
+def gold_places(prompts: list[Prompt]) -> list[GoldPlace]:
+    """Where each gold page sits in each prompt and its distance to the nearest instruction."""
+    out = []
+    for r in regions(prompts):
+        if r.kind == "gold" and r.page is not None:
+            out.append(GoldPlace(r.prompt, prompts[r.prompt].label, r.page, r.start, r.distance))
+    return out
+
+
+def row_labels(prompts: list[Prompt]) -> list[str]:
+    return [f"{i + 1}. {p.label or 'prompt'}" for i, p in enumerate(prompts)]
+
+
+def _preview(doc: Document | None, number: int | None) -> str:
+    if doc is None or number is None or not 1 <= number <= len(doc.pages):
+        return ""
+    text = " ".join(doc.page(number).text.split())
+    if len(text) > PREVIEW_CHARS:
+        text = text[:PREVIEW_CHARS] + "…"
+    return "<br>" + html.escape(text)
+
+
+def _hover(r: Region, doc: Document | None) -> str:
+    size = f"tokens {r.start:,}–{r.end:,} ({r.end - r.start:,})"
+    if r.kind in ("page", "gold"):
+        head = f"<b>{'gold page' if r.kind == 'gold' else 'page'} {r.page}</b>"
+        dist = "" if r.distance is None else f"<br>{r.distance:,} tokens from the nearest instruction"
+        return f"{head}<br>{size}{dist}{_preview(doc, r.page)}"
+    if r.kind == "chunk":
+        return f"<b>chunk {r.chunk}</b><br>{size}"
+    return f"<b>{LABELS.get(r.kind, html.escape(r.kind))}</b><br>{size}"
+
+
+# Marks drawn above the bars so short blocks stay visible on a long axis.
+_MARKS = {"instruction": "triangle-down", "reminder": "triangle-down", "gold": "star"}
+
+
+def figure(prompts: list[Prompt], doc: Document | None = None, title: str = "") -> go.Figure:
+    """The prompt map: one row per prompt (bars along its token axis) and, below it, each page's
+    distance to the nearest instruction or reminder."""
+    rows = regions(prompts)
+    labels = row_labels(prompts)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        row_heights=[0.62, 0.38])
+    y_of = {i: -i for i in range(len(prompts))}
+    order = ["chunk", "page", "question", "instruction", "reminder", "gold"]
+    for kind in order:
+        sel = [r for r in rows if r.kind == kind]
+        if not sel:
+            continue
+        if kind == "page":
+            colors = [COLORS["page"] if (r.page or 0) % 2 else PAGE_ALT for r in sel]
+        else:
+            colors = COLORS[kind]
+        chunk = kind == "chunk"
+        fig.add_trace(go.Bar(
+            orientation="h",
+            base=[r.start for r in sel],
+            x=[max(r.end - r.start, 1) for r in sel],
+            y=[y_of[r.prompt] for r in sel],
+            width=0.78 if chunk else 0.5,
+            marker={"color": "rgba(0,0,0,0)" if chunk else colors,
+                    "line": {"color": COLORS[kind], "width": 2} if chunk else {"width": 0}},
+            name=LABELS[kind], legendgroup=kind,
+            hovertext=[_hover(r, doc) for r in sel], hoverinfo="text",
+        ), row=1, col=1)
+        if kind in _MARKS:
+            fig.add_trace(go.Scatter(
+                x=[(r.start + r.end) / 2 for r in sel],
+                y=[y_of[r.prompt] + 0.42 for r in sel],
+                mode="markers",
+                marker={"symbol": _MARKS[kind], "size": 13 if kind == "gold" else 10,
+                        "color": COLORS[kind], "line": {"width": 0.5, "color": "white"}},
+                name=LABELS[kind], legendgroup=kind, showlegend=False,
+                hovertext=[_hover(r, doc) for r in sel], hoverinfo="text",
+            ), row=1, col=1)
+    # Distance of every page to the nearest instruction, one line per prompt.
+    for i, _prompt in enumerate(prompts):
+        pages = [r for r in rows if r.prompt == i and r.kind in ("page", "gold") and r.distance is not None]
+        if not pages:
+            continue
+        fig.add_trace(go.Scatter(
+            x=[(r.start + r.end) / 2 for r in pages], y=[r.distance for r in pages],
+            mode="lines", line={"color": "#555555", "width": 1.5},
+            name="distance to nearest instruction", legendgroup="distance", showlegend=i == 0,
+            hovertext=[_hover(r, doc) for r in pages], hoverinfo="text",
+        ), row=2, col=1)
+        gold = [r for r in pages if r.kind == "gold"]
+        if gold:
+            fig.add_trace(go.Scatter(
+                x=[(r.start + r.end) / 2 for r in gold], y=[r.distance for r in gold],
+                mode="markers", marker={"symbol": "star", "size": 13, "color": COLORS["gold"]},
+                name=LABELS["gold"], legendgroup="gold", showlegend=False,
+                hovertext=[_hover(r, doc) for r in gold], hoverinfo="text",
+            ), row=2, col=1)
+    n = len(prompts)
+    fig.update_yaxes(tickvals=[-i for i in range(n)], ticktext=[html.escape(t) for t in labels],
+                     range=[-n + 0.5, 0.75], showgrid=False, zeroline=False, row=1, col=1)
+    fig.update_yaxes(title_text="tokens to nearest<br>instruction", tickformat=",d", rangemode="tozero",
+                     row=2, col=1)
+    fig.update_xaxes(title_text="token position in the prompt", tickformat=",d", row=2, col=1)
+    fig.update_xaxes(tickformat=",d", row=1, col=1)
+    fig.update_layout(
+        barmode="overlay", bargap=0, height=300 + 34 * min(n, 20),
+        margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+        title=html.escape(title) if title else None,
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+        hoverlabel={"align": "left"}, plot_bgcolor="white", separators=".,",
+    )
+    return fig

@@ -1,0 +1,91 @@
+"""Start `streamlit run webapp/app.py` on a free loopback port, with a temporary HOME, and stop it.
+
+Used by the browser tests (tests/e2e/conftest.py) and scripts/screenshot.py.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with code {proc.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    raise TimeoutError(f"no answer from {url} after {timeout:.0f} s")
+
+
+@contextmanager
+def process(args: list[str], health: str, env: dict | None = None, log: Path | None = None
+            ) -> Iterator[subprocess.Popen]:
+    out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_healthy(health, proc)
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if log:
+            out.close()
+
+
+@contextmanager
+def streamlit_app(home: Path | None = None, env: dict | None = None) -> Iterator[str]:
+    """Yield the app's URL; HOME (and so caches and the run store) is a temporary directory."""
+    with tempfile.TemporaryDirectory(prefix="litm-e2e-") as tmp:
+        home = Path(home or tmp)
+        port = free_port()
+        environ = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": os.environ.get(
+                   "XDG_CACHE_HOME", str(Path.home() / ".cache")), "LITM_DB": str(home / "runs.sqlite"),
+                   "PYTHONPATH": str(ROOT), **(env or {})}
+        for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+            environ.pop(key, None)
+        args = [sys.executable, "-m", "streamlit", "run", "webapp/app.py", "--server.port", str(port),
+                "--server.address", "127.0.0.1", "--server.headless", "true",
+                "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+        url = f"http://127.0.0.1:{port}"
+        with process(args, f"{url}/_stcore/health", environ, home / "streamlit.log"):
+            yield url
+
+
+@contextmanager
+def llm_server() -> Iterator[str]:
+    """The loopback OpenAI-compatible server (tests/support/llm_server.py); yields its /v1 URL."""
+    port = free_port()
+    args = [sys.executable, "-m", "tests.support.llm_server", "--port", str(port)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with process(args, f"http://127.0.0.1:{port}/admin/counts", env):
+        yield f"http://127.0.0.1:{port}/v1"

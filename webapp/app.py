@@ -1,0 +1,57 @@
+"""LITM Explorer: `streamlit run webapp/app.py`. Four pages: Playground, Experiments, Results, Papers.
+
+Every page runs inside render.guard(), so an unexpected error shows one short line, never a
+traceback; the sidebar (model and key, this session only) is drawn once here for every page.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+
+from webapp import render, sidebar  # noqa: E402
+from webapp.state import State  # noqa: E402
+
+PAGES = Path(__file__).parent / "pages"
+# (file, title, icon); the first is the default page.
+PAGE_FILES = (
+    ("playground.py", "Playground", ":material/science:"),
+    ("experiments.py", "Experiments", ":material/tune:"),
+    ("results.py", "Results", ":material/monitoring:"),
+    ("papers.py", "Papers", ":material/menu_book:"),
+)
+
+
+def missing_page(title: str):
+    def page() -> None:
+        st.title(title)
+        st.info("This page is not installed yet.")
+
+    page.__name__ = title.lower()
+    return page
+
+
+def pages() -> list:
+    out = []
+    for i, (file, title, icon) in enumerate(PAGE_FILES):
+        path = PAGES / file
+        target = f"pages/{file}" if path.is_file() else missing_page(title)
+        out.append(st.Page(target, title=title, icon=icon, default=i == 0, url_path=title.lower()))
+    return out
+
+
+st.set_page_config(page_title="LITM Explorer", page_icon=":material/search_insights:", layout="wide")
+State.init(provider=sidebar.default_provider(), model=sidebar.DEFAULT_MODELS[sidebar.default_provider()])
+page = st.navigation(pages())
+with st.sidebar:
+    st.markdown("**LITM Explorer** · see, teach and measure *lost in the middle*")
+with render.guard("the sidebar"):
+    State().choice = sidebar.render()
+with render.guard(page.title):
+    page.run()

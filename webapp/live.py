@@ -1,0 +1,132 @@
+"""The Playground's live run: the run itself (through components.runner.run_one) and its result.
+
+The run happens in this session's script thread (Streamlit gives every session its own), so other
+sessions are never blocked; its inputs, result and errors live in this session's state only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import streamlit as st
+
+from components.documents import Document
+from components.providers.base import ProviderError
+from components.scoring import retrieval_recall, score
+from components.strategies import ParamError, get_strategy
+from webapp import render
+from webapp.state import State
+
+METRIC_NAMES = {"fuzzy": "fuzzy match", "subspan-em": "best subspan EM", "exact": "exact match"}
+
+
+@dataclass
+class RunView:
+    """What the page shows after a run (plain values: safe to keep in session state)."""
+
+    answer: str
+    metric: str
+    correct: bool | None
+    gold: tuple[int, ...]
+    retrieved: tuple[int, ...] | None
+    cited: tuple[int, ...]
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    latency_s: float
+    usd: float | None
+    model: str
+    raw: list[tuple[str, str]] = field(default_factory=list)  # (prompt label, response text)
+    notes: list[str] = field(default_factory=list)
+
+
+def execute(doc: Document, question: str, answers: tuple[str, ...], strategy_name: str, params: dict,
+            choice, provider=None) -> RunView:
+    """One trial, live, through components.runner.run_one. `provider` overrides the choice (tests).
+    Raises ProviderError (e.g. MissingKey) or ParamError; a failed call is returned as an error."""
+    from components.runner import run_one
+
+    strategy = get_strategy(strategy_name)
+    checked = strategy.check(doc, question, params)
+    spec = provider.spec if provider is not None else choice.spec
+    api_key = None if choice is None else choice.api_key
+    result = run_one(doc, question, list(answers), strategy_name, checked, spec, api_key=api_key,
+                     provider=provider)
+    if result.error:
+        raise ProviderError(result.error)
+    outcome = result.outcome
+    raw = [(p.label or f"prompt {i + 1}", c.text)
+           for i, (p, c) in enumerate(zip(outcome.prompts, outcome.completions, strict=False))]
+    correct = None if not answers else bool(score(strategy.metric, result.answer or result.raw_answer, answers))
+    notes = [f"parse: {result.parse_error}"] if result.parse_error else []
+    if result.cached_calls:
+        notes.append(f"{result.cached_calls} of {result.calls} call(s) answered from the cache")
+    return RunView(result.answer, strategy.metric, correct, tuple(doc.gold), result.retrieved_pages,
+                   tuple(result.cited_pages), result.calls, result.input_tokens, result.output_tokens,
+                   result.latency_s, result.cost_usd, spec.label, raw, notes)
+
+
+def run_section(state: State, doc: Document, question: str, answers: tuple[str, ...], strategy: str,
+                params: dict, inputs: tuple) -> None:
+    st.subheader("Run it")
+    choice, provider = state.choice, state.test_provider
+    if choice is None and provider is None:
+        st.info("No model to call: choose a provider in the sidebar (and enter its key) to run this prompt.",
+                icon=":material/key_off:")
+    else:
+        label = provider.spec.label if provider is not None else choice.spec.label
+        if st.button(f"Run with {label}", type="primary", icon=":material/play_arrow:"):
+            state.run_error = ""
+            with st.status(f"Running {get_strategy(strategy).label} with {label}…", expanded=True) as status:
+                try:
+                    status.write(f"{get_strategy(strategy).label}: {get_strategy(strategy).stages} stage(s); "
+                                 "waiting for the model…")
+                    view = execute(doc, question, answers, strategy, params, choice, provider)
+                    state.last_run = {"inputs": inputs, "view": view}
+                    status.update(label="Done", state="complete", expanded=False)
+                except (ProviderError, ParamError, ValueError, OSError) as e:
+                    state.run_error = render.short(e, (state.api_key,))
+                    status.update(label="The run failed", state="error", expanded=False)
+    if state.run_error:
+        st.error(state.run_error, icon=":material/error:")
+    last = state.last_run
+    if last:
+        if last["inputs"] != inputs:
+            st.caption("The result below was made with other settings: run again to update it.")
+        show(last["view"], answers)
+
+
+def show(v: RunView, answers: tuple[str, ...]) -> None:
+    metric = METRIC_NAMES.get(v.metric, v.metric)
+    verdict = "no gold answer given" if v.correct is None else ("correct" if v.correct else "incorrect")
+    cols = st.columns([2, 1])
+    with cols[0]:
+        st.markdown("**Answer**")
+        st.html(render.text_box(v.answer or "(no answer parsed)", height_rem=6))
+        st.markdown(f"**Score:** {verdict} ({metric})")
+        if answers:
+            st.html(render.labelled("Gold answer(s):", " · ".join(answers)))
+        if v.retrieved is not None:
+            st.markdown("**Pages retrieved** (gold pages marked)")
+            st.html(render.pages_html(v.retrieved, v.gold))
+            recall = retrieval_recall(v.retrieved, v.gold)
+            if recall is not None:
+                st.caption(f"{'hit' if recall == 1 else 'partial hit' if recall else 'miss'}: "
+                           f"{round(recall * len(v.gold))} of {len(v.gold)} gold page(s) retrieved")
+        if v.cited:
+            st.markdown("**Page(s) the answer cites**")
+            st.html(render.pages_html(v.cited, v.gold))
+        for note in v.notes:
+            st.caption(note)
+    with cols[1]:
+        a, b = st.columns(2)
+        a.metric("Calls", f"{v.calls:,}")
+        b.metric("Latency", f"{v.latency_s:,.1f} s")
+        a.metric("Input tokens", f"{v.input_tokens:,}")
+        b.metric("Output tokens", f"{v.output_tokens:,}")
+        a.metric("Cost", render.usd(v.usd))
+        st.caption(f"Model: {v.model}")
+    with st.expander("Raw responses"):
+        for label, text in v.raw:
+            st.markdown(f"**{label}**")
+            st.code(text or "(empty)", language=None, wrap_lines=True)

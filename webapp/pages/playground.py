@@ -1,0 +1,278 @@
+"""Playground: one document, one question, one strategy. See the prompt before any call, then run it."""
+
+from __future__ import annotations
+
+import hashlib
+
+import streamlit as st
+
+from components.loaders import EXTENSIONS, MAX_UPLOAD_BYTES, DocumentError, read_upload
+from components.pricing import PRICES_DATE, cost_usd
+from components.promptmap import gold_places
+from components.strategies import STRATEGIES, ParamError, get_strategy
+from webapp import cached, live, render
+from webapp.state import State
+
+OWN = "✎ my own question"
+SOURCES = ("Sample", "Paste", "Upload")
+PAGINATIONS = {"paragraph": "by paragraph", "sentence": "by sentence", "tokens": "by token budget"}
+CHUNK_SIZES = (1_000, 2_000, 5_000, 10_000, 20_000, 40_000, 80_000)
+# One line each: what the strategy does (its paper section is the strategy's own `paper`).
+WHAT = {
+    "baseline": "Instructions before and after the document; the model answers and names its page.",
+    "litm": "The 'Lost in the Middle' prompt: numbered documents, then the question.",
+    "litm-qac": "The question both before and after the documents (query-aware contextualization).",
+    "closed-book": "No document at all: what the model knows by itself (lower bound).",
+    "oracle": "Only the gold page(s): the upper bound.",
+    "kv": "Find the value of a key among JSON records (each page one record).",
+    "reprompt": "Repeats the instructions as a reminder block about every r tokens, between pages.",
+    "reprompt-tags-only": "Reminders every r tokens that only point back to the INSTRUCTIONS tag.",
+    "reprompt-at-beginning": "The same number of reminders, all placed before the first page.",
+    "reprompt-before-gold": "One reminder right before the gold page (needs the gold page marked).",
+    "icr": "Stage 1 asks for up to k page numbers; stage 2 answers from only those pages.",
+    "rr": "ICR with reminders every r tokens in the retrieval stage (reprompting + retrieval).",
+    "chunked-icr": "Chunks of about c tokens: one retrieval call per chunk, then one answer call.",
+    "chunked-rr": "Chunked ICR with reminders every r tokens inside each chunk.",
+    "retrieve-then-reason": "Stage 1 quotes the relevant sentences; stage 2 answers from them.",
+    "quotes-first": "One call that first writes the relevant quotes, then the answer.",
+    "s2a": "Stage 1 rewrites the context, keeping only what matters; stage 2 answers from it.",
+    "reorder": "Ranks pages by BM25 and puts the best at both edges, the weakest in the middle.",
+    "keyword": "Sends the question with only the chunk that shares the most keywords with it.",
+}
+
+
+def samples() -> list:
+    try:
+        from components.samples import list_samples
+    except ImportError:
+        return []
+    return list_samples()
+
+
+# ---------------------------------------------------------------- document
+
+def document_input(state: State) -> tuple[str, str, list]:
+    """(text, name, suggested questions) of the chosen document; text "" when there is none yet."""
+    all_samples = samples()
+    st.radio("Source", SOURCES, key=State.source.key, horizontal=True, label_visibility="collapsed")
+    if state.source == "Sample":
+        if not all_samples:
+            st.info("No bundled samples are installed. Paste text or upload a file.")
+            return "", "", []
+        names = [s.name for s in all_samples]
+        if state.sample not in names:
+            state.sample = names[0]
+        st.selectbox("Sample", names, key=State.sample.key, on_change=_new_sample,
+                     format_func=lambda n: next(s.title for s in all_samples if s.name == n))
+        sample = next(s for s in all_samples if s.name == state.sample)
+        st.caption(f"{sample.description} Source: {sample.source}")
+        return sample.text, sample.name, list(sample.questions)
+    if state.source == "Paste":
+        st.text_area("Paste a document", key=State.pasted.key, height=140,
+                     placeholder="Paste text here. Blank lines separate paragraphs.")
+        return state.pasted, "pasted text", []
+    return upload_input(state), state.upload_name, []
+
+
+def upload_input(state: State) -> str:
+    limit_mb = MAX_UPLOAD_BYTES // (1024 * 1024)
+    file = st.file_uploader(f"Upload a document ({', '.join(EXTENSIONS)}; up to {limit_mb} MB)",
+                            type=[e.lstrip(".") for e in EXTENSIONS], max_upload_size=limit_mb)
+    if file is not None and file.file_id != state.upload_id:
+        state.upload_id = file.file_id
+        try:
+            text = read_upload(file.name, file.getvalue())
+            if not text.strip():
+                raise DocumentError(f"{file.name} has no text in it")
+            state.upload_text, state.upload_name, state.upload_error = text, file.name, ""
+        except DocumentError as e:
+            state.upload_text, state.upload_name, state.upload_error = "", "", render.short(e)
+    if state.upload_error:
+        st.error(state.upload_error, icon=":material/description:")
+    elif state.upload_text and file is None:
+        st.caption(f"Using the earlier upload: {state.upload_name}")
+    return state.upload_text
+
+
+def _new_sample() -> None:
+    State().question_pick = ""  # the first question of the new sample is picked below
+
+
+def pagination_input(state: State) -> str:
+    cols = st.columns([3, 2])
+    cols[0].selectbox("Pages", list(PAGINATIONS), key=State.pagination.key, format_func=PAGINATIONS.get,
+                      help="A page is the unit of retrieval and of position (R&R §3.1).")
+    if state.pagination == "tokens":
+        cols[1].number_input("Tokens per page", min_value=20, max_value=20_000, step=50,
+                             key=State.page_tokens.key)
+        return f"tokens:{int(state.page_tokens)}"
+    return state.pagination
+
+
+# ---------------------------------------------------------------- task
+
+def question_input(state: State, questions: list) -> tuple[str, tuple[str, ...]]:
+    if questions:
+        picks = [q for q, _ in questions] + [OWN]
+        if state.question_pick not in picks:
+            state.question_pick = picks[0]
+            _apply_pick(questions)
+        st.selectbox("Suggested question", picks, key=State.question_pick.key,
+                     on_change=_apply_pick, args=(questions,))
+    st.text_input("Question", key=State.question.key, placeholder="What do you want to ask?")
+    st.text_area("Gold answer(s), one per line", key=State.answers.key, height=68,
+                 help="Used to score the answer and to find the gold page(s).")
+    answers = tuple(a.strip() for a in state.answers.splitlines() if a.strip())
+    return state.question.strip(), answers
+
+
+def _apply_pick(questions: list) -> None:
+    state = State()
+    for q, answers in questions:
+        if q == state.question_pick:
+            state.question, state.answers = q, "\n".join(answers)
+
+
+def gold_input(state: State, text: str, spec: str, name: str, answers: tuple[str, ...], n_pages: int) -> tuple:
+    signature = hashlib.sha256(repr((text, spec, name, answers)).encode()).hexdigest()
+    if state.gold_for != signature:
+        state.gold_for = signature
+        state.gold = cached.gold_pages(text, spec, name, answers) if answers else []
+    state.gold = [g for g in state.gold if 1 <= g <= n_pages]
+    st.multiselect("Gold page(s)", list(range(1, n_pages + 1)), key=State.gold.key,
+                   format_func=lambda p: f"page {p}",
+                   help="Pages that hold the answer; found from the gold answers, adjust freely.")
+    if answers and not state.gold:
+        st.caption("No page contains a gold answer word for word: mark the gold page by hand.")
+    return tuple(sorted(state.gold))
+
+
+# ---------------------------------------------------------------- strategy
+
+def strategy_input(state: State, doc_tokens: int) -> tuple[str, tuple[tuple[str, int], ...]]:
+    names = list(STRATEGIES)
+    if state.strategy not in names:
+        state.strategy = "reprompt" if "reprompt" in names else names[0]
+    st.selectbox("Strategy", names, key=State.strategy.key, format_func=lambda n: STRATEGIES[n].label)
+    s = get_strategy(state.strategy)
+    first = (s.__doc__ or "").strip().splitlines()[0] if s.__doc__ else ""
+    st.caption(f"{WHAT.get(s.name, first)} — *{s.paper}*")
+    params = []
+    for p in s.params:
+        key = State.param_key(p.name, p.default)
+        if key not in st.session_state:
+            st.session_state[key] = p.default
+        help_ = f"{p.help}. Paper default: {p.default:,}"
+        if p.name == "r":
+            st.slider("r: reprompt every … tokens", 500, 50_000, step=500, key=key, help=help_)
+            if st.session_state[key] >= doc_tokens:
+                st.caption(f"r is longer than this {doc_tokens:,}-token document: no reminder fits "
+                           "(as in R&R Table 1). Lower r to see reminders.")
+        elif p.name == "k":
+            st.slider("k: pages to retrieve", 1, 20, key=key, help=help_)
+        elif p.name == "c":
+            options = sorted({*CHUNK_SIZES, p.default})
+            if st.session_state[key] not in options:
+                st.session_state[key] = p.default
+            st.select_slider("c: chunk size (tokens)", options, key=key, format_func=lambda v: f"{v:,}",
+                             help=help_)
+        elif p.unit == "0/1":
+            st.toggle(p.help, key=key)
+        else:
+            st.number_input(f"{p.name} ({p.unit})", min_value=1, key=key, help=help_)
+        params.append((p.name, int(st.session_state[key])))
+    return s.name, tuple(params)
+
+
+# ---------------------------------------------------------------- numbers before the run
+
+def before_run(state: State, doc, prompts: list, key: tuple) -> None:
+    """Pages, tokens, calls and the estimated cost, before any call."""
+    calls, tin, tout = cached.usage(*key)
+    s = get_strategy(key[4])
+    later = s.stages > 1
+    spec = state.test_provider.spec if state.test_provider is not None else (
+        state.choice.spec if state.choice is not None else None)
+    if spec is None:
+        cost, cost_help = "no model", "Choose a model in the sidebar to see its price."
+    else:
+        cost = render.usd(cost_usd(spec.provider, spec.model, tin, tout))
+        cost_help = f"{spec.label}: {tin:,} input and {tout:,} output tokens at list prices ({PRICES_DATE})."
+    cols = st.columns(5)
+    cols[0].metric("Pages", f"{len(doc.pages):,}")
+    cols[1].metric("Document tokens", f"{doc.tokens:,}")
+    cols[2].metric("Prompt tokens" + (" (stage 1)" if later else ""), f"{sum(p.tokens for p in prompts):,}")
+    cols[3].metric("Calls", f"{calls:,}" + (" (about)" if later else ""),
+                   help="Later stages depend on the model's answers: estimated." if later else None)
+    cols[4].metric("Estimated cost", cost, help=cost_help)
+    places = gold_places(prompts)
+    if places:
+        text = "; ".join(
+            f"gold page {g.page} starts at token {g.start:,} of prompt {g.prompt + 1}"
+            + ("" if g.distance is None else f", {g.distance:,} tokens from the nearest instruction")
+            for g in places[:4])
+        st.caption(text + ("…" if len(places) > 4 else ""))
+
+
+# ---------------------------------------------------------------- page
+
+def main() -> None:
+    state = State()
+    st.title("Playground")
+    st.caption("Pick a document and a question, choose a strategy: see where the instructions, reminders "
+               "and the gold page land in the prompt, then run it.")
+    c_doc, c_task, c_strategy = st.columns([1.2, 1, 1], gap="large")
+    with c_doc:
+        st.subheader("1 · Document")
+        text, name, questions = document_input(state)
+        spec = pagination_input(state)
+    if not text.strip():
+        with c_task:
+            st.subheader("2 · Question")
+        st.info("Choose a sample, paste text or upload a file to see its prompt map.")
+        return
+    try:
+        doc = cached.document(text, spec, name)
+    except ValueError as e:
+        with c_doc:
+            st.error(render.short(e))
+        return
+    with c_task:
+        st.subheader("2 · Question")
+        question, answers = question_input(state, questions)
+        gold = gold_input(state, text, spec, name, answers, len(doc.pages))
+    with c_strategy:
+        st.subheader("3 · Strategy")
+        strategy, params = strategy_input(state, doc.tokens)
+    if not question:
+        st.info("Type a question (or pick a suggested one) to build the prompt.")
+        return
+    try:
+        prompts = cached.prompts(text, spec, name, gold, strategy, params, question)
+    except ParamError as e:
+        st.warning(render.short(e), icon=":material/tune:")
+        return
+    doc = doc.with_gold(gold)
+    st.subheader("The prompt map")
+    st.html(render.legend_html())
+    st.plotly_chart(cached.figure(text, spec, name, gold, strategy, params, question),
+                    config={"displaylogo": False}, key="prompt_map")
+    before_run(state, doc, prompts, (text, spec, name, gold, strategy, params, question))
+
+    inputs = (hashlib.sha256(text.encode()).hexdigest(), spec, gold, strategy, params, question, answers)
+    live.run_section(state, doc, question, answers, strategy, dict(params), inputs)
+
+    st.subheader("The exact prompt" + ("s" if len(prompts) > 1 else ""))
+    index = 0
+    if len(prompts) > 1:
+        labels = [f"{i + 1}. {p.label} ({p.tokens:,} tokens)" for i, p in enumerate(prompts)]
+        if not 0 <= state.view_prompt < len(prompts):
+            state.view_prompt = 0
+        index = st.selectbox("Prompt", range(len(prompts)), key=State.view_prompt.key,
+                             format_func=labels.__getitem__)
+    st.caption(f"Stage 1 prompt {index + 1} of {len(prompts)}: {prompts[index].tokens:,} tokens, exactly as "
+               "sent; hover a region to see what it is.")
+    st.html(cached.prompt_view(text, spec, name, gold, strategy, params, question, index))
+
+
+main()

@@ -1,0 +1,125 @@
+"""Every session-state key of the app, in one class, with typed accessors.
+
+    state = State()
+    state.api_key            # read (the default if unset)
+    state.api_key = "sk-…"    # write
+    st.text_input("API key", key=State.api_key.key)   # a widget bound to the same key
+
+Session state belongs to one browser session, so nothing here is seen by another session: the API
+key, the document and runs in progress live only here (never in st.cache_data, files or logs).
+
+To add a key, add one line `name: T = Key(default)` to State (`widget=True` if a widget owns it:
+its default is then set once by `State.init()` and the widget is created with `key=` only, never
+with `value=`; its value is kept when the user switches pages).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar, overload
+
+import streamlit as st
+
+T = TypeVar("T")
+
+
+class Key(Generic[T]):
+    """A session-state key with a default (a value, or a zero-argument factory for mutables)."""
+
+    def __init__(self, default: T | Callable[[], T], widget: bool = False):
+        self.default = default
+        self.widget = widget
+        self.key = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.key = name
+
+    def initial(self) -> T:
+        return self.default() if callable(self.default) else self.default  # type: ignore[return-value]
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> Key[T]: ...
+    @overload
+    def __get__(self, obj: object, owner: type) -> T: ...
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        ss = st.session_state
+        if self.key not in ss:
+            if self.widget:
+                return self.initial()
+            ss[self.key] = self.initial()
+        return ss[self.key]
+
+    def __set__(self, obj: object, value: T) -> None:
+        st.session_state[self.key] = value
+
+
+class State:
+    # --- sidebar: model and credentials (this session only) ---
+    provider: str = Key("", widget=True)  # set by sidebar.init(): local if bundled, else "none"
+    model: str = Key("", widget=True)
+    api_key: str = Key("", widget=True)  # password field; never logged, cached or stored
+    base_url: str = Key("http://127.0.0.1:8000/v1", widget=True)
+    # Test hook: a Provider object (e.g. components.providers.fake.FakeProvider) that live runs use
+    # instead of the sidebar's choice. Only tests set it.
+    test_provider: Any = Key(None)
+
+    # --- playground: document ---
+    source: str = Key("Sample", widget=True)  # Sample | Paste | Upload
+    sample: str = Key("", widget=True)  # Sample.name
+    pasted: str = Key("", widget=True)
+    upload_text: str = Key("")  # text read from the last good upload
+    upload_name: str = Key("")
+    upload_id: str = Key("")  # UploadedFile.file_id already read
+    upload_error: str = Key("")
+    pagination: str = Key("paragraph", widget=True)  # paragraph | sentence | tokens
+    page_tokens: int = Key(300, widget=True)  # N of tokens:N
+
+    # --- playground: task ---
+    question_pick: str = Key("", widget=True)  # one of the sample's questions, or OWN_QUESTION
+    question: str = Key("", widget=True)
+    answers: str = Key("", widget=True)  # gold answers, one per line
+    gold: list = Key(list, widget=True)  # gold page numbers (multiselect)
+    gold_for: str = Key("")  # which (document, answers) the gold default was computed for
+
+    # --- playground: strategy ---
+    strategy: str = Key("reprompt", widget=True)
+    # Strategy parameters are widgets keyed by State.param_key(name, default): strategies whose
+    # parameter has the same name and paper default (r = 10k, k = 5) share one value.
+    view_prompt: int = Key(0, widget=True)  # which prompt the highlighted view shows
+
+    # --- playground: last live run (this session only) ---
+    last_run: Any = Key(None)  # dict: the result and the inputs it was made for
+    run_error: str = Key("")
+
+    choice: Any = Key(None)  # sidebar.Choice of this run of the script, or None (prompts only)
+
+    @staticmethod
+    def param_key(name: str, default: int) -> str:
+        return f"param_{name}_{default}"
+
+    @classmethod
+    def keys(cls) -> list[Key]:
+        return [v for v in vars(cls).values() if isinstance(v, Key)]
+
+    @classmethod
+    def init(cls, **overrides: Any) -> None:
+        """Set widget defaults once per session, and keep widget values across page switches
+        (Streamlit drops a widget's value when a page without that widget runs)."""
+        ss = st.session_state
+        for name in [n for n in ss if str(n).startswith("param_")]:
+            ss[name] = ss[name]
+        for k in cls.keys():
+            if not k.widget:
+                continue
+            if k.key in ss:
+                ss[k.key] = ss[k.key]
+            else:
+                ss[k.key] = overrides.get(k.key, k.initial())
+
+    def reset(self, *names: str) -> None:
+        """Forget the given keys (their defaults come back)."""
+        for name in names:
+            st.session_state.pop(name, None)

@@ -77,8 +77,8 @@ class Job:
 
 
 def user_db() -> Path:
-    """The user's run store: $LITM_RUNS_DB, else runs/litm.sqlite in the project."""
-    return Path(os.environ.get("LITM_RUNS_DB") or ROOT / "runs" / "litm.sqlite")
+    """The user's run store: $LITM_DB, else runs/litm.sqlite in the project."""
+    return Path(os.environ.get("LITM_DB") or ROOT / "runs" / "litm.sqlite")
 
 
 def shipped_dbs() -> list[Path]:

@@ -14,7 +14,7 @@ PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "pages" / "results.p
 
 @pytest.fixture
 def stores(tmp_path, monkeypatch):
-    monkeypatch.setenv("LITM_RUNS_DB", str(tmp_path / "runs" / "litm.sqlite"))
+    monkeypatch.setenv("LITM_DB", str(tmp_path / "runs" / "litm.sqlite"))
     monkeypatch.setenv("LITM_SHIPPED_RUNS", str(tmp_path / "shipped"))
     return tmp_path
 

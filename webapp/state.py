@@ -96,6 +96,40 @@ class State:
 
     choice: Any = Key(None)  # sidebar.Choice of this run of the script, or None (prompts only)
 
+    # --- experiments, results, papers (webapp/pages/experiments.py, results.py, papers.py) ---
+    # Their selects are made through webapp/pickers.py, which replaces a None or stale value by a
+    # default that depends on the data, so the defaults here are None (or an empty list).
+    sweep_owner: str = Key("")  # this browser's token in webapp.jobs; also in the URL (?run=) for refreshes
+    exp_source: Any = Key(None, widget=True)  # Bundled | Generated | Upload
+    exp_bundled: Any = Key(None, widget=True)
+    exp_kind: Any = Key(None, widget=True)  # generator kind
+    exp_gen_n: int = Key(20, widget=True)
+    exp_gen_seed: int = Key(0, widget=True)
+    exp_lengths: list = Key(list, widget=True)
+    exp_positions: list = Key(list, widget=True)
+    exp_strategies: list = Key(list, widget=True)
+    exp_n_tasks: int = Key(10, widget=True)
+    exp_models: str = Key("", widget=True)  # one model name per line (the sidebar's provider and key)
+    exp_name: str = Key("", widget=True)
+    exp_max_usd: float = Key(1.0, widget=True)
+    exp_concurrency: int = Key(4, widget=True)
+    exp_resume: Any = Key(None, widget=True)  # a past sweep to resume
+    exp_retry_errors: bool = Key(False, widget=True)
+    res_sweeps: list = Key(list, widget=True)
+    res_models: list = Key(list, widget=True)
+    res_strategies: list = Key(list, widget=True)
+    res_task_sets: list = Key(list, widget=True)
+    res_metric: Any = Key(None, widget=True)
+    res_u_series: Any = Key(None, widget=True)
+    res_u_length: Any = Key(None, widget=True)
+    res_u_overlay: list = Key(list, widget=True)
+    res_heat_series: Any = Key(None, widget=True)
+    res_cost_measure: Any = Key(None, widget=True)
+    res_len_series: Any = Key(None, widget=True)
+    res_trial: Any = Key(None, widget=True)
+    # Not set through State: res_trial_table (dataframe selection), res__trial_keys (row -> trial),
+    # papers_<paper>_* (the Papers page's per-table selects), download buttons.
+
     @staticmethod
     def param_key(name: str, default: int) -> str:
         return f"param_{name}_{default}"

@@ -1,0 +1,130 @@
+import asyncio
+
+import pytest
+
+from components.completion import Completion
+from components.documents import make_document
+from components.strategies import get_strategy
+from components.tokens import tokenizer
+
+Q = "Who wrote Hamlet?"
+CONTEXT = "Macbeth is a tragedy.\n\nHamlet was written by William Shakespeare.\n\nOthello is set in Venice."
+
+
+@pytest.fixture
+def doc():
+    return make_document(["Macbeth is a tragedy.", "Hamlet was written by William Shakespeare.",
+                          "Othello is set in Venice."], gold=[2])
+
+
+def fake(*replies):
+    queue = list(replies)
+    seen = []
+
+    async def ask(prompt):
+        seen.append(prompt)
+        return Completion(queue.pop(0), prompt.tokens, 5, 0.1)
+
+    return ask, seen
+
+
+def test_retrieve_then_reason_stage1_exact(doc):
+    p = get_strategy("retrieve-then-reason").first_prompts(doc, Q)[0]
+    assert p.text == (
+        "Please retrieve all the sentences in the given documents that are important and relevant to answer "
+        "the question.\nQuestion: Who wrote Hamlet?\nThe following are given documents.\n\n" + CONTEXT + "\n\n"
+        "Please retrieve all the sentences in the given documents that are important and relevant to answer "
+        "the question. The question is highlighted again at below.\nQuestion: Who wrote Hamlet?\n"
+        'Retrieved sentences: (For each retrieved sentence, please start from the bullet symbol "-")')
+
+
+def test_retrieve_then_reason_stage2_gets_the_sentences_only(doc):
+    ask, seen = fake("- Hamlet was written by William Shakespeare.\n- Othello is set in Venice.", "William Shakespeare")
+    out = asyncio.run(get_strategy("retrieve-then-reason").run(doc, Q, None, ask))
+    assert seen[1].stage == 2
+    assert seen[1].text == (
+        "Retrieved sentences:\n- Hamlet was written by William Shakespeare.\n- Othello is set in Venice.\n\n"
+        "Please answer the question based on the given retrieved information. Only give me the answer and "
+        "do not output any other words.\nQuestion: Who wrote Hamlet?\nAnswer:")
+    assert out.answer == "William Shakespeare"
+    assert out.sentences == ("Hamlet was written by William Shakespeare.", "Othello is set in Venice.")
+    assert out.calls == 2 and out.stage_errors == []
+
+
+def test_retrieve_then_reason_without_bullets_passes_text_on(doc):
+    ask, seen = fake("Hamlet was written by Shakespeare.", "Shakespeare")
+    out = asyncio.run(get_strategy("retrieve-then-reason").run(doc, Q, None, ask))
+    assert seen[1].text.startswith("Retrieved sentences:\nHamlet was written by Shakespeare.\n\n")
+    assert out.stage_errors and out.answer == "Shakespeare"
+
+
+def test_quotes_first_exact(doc):
+    p = get_strategy("quotes-first").first_prompts(doc, Q)[0]
+    assert p.text == (
+        "I'm going to give you some documents. Then I'm going to ask you a question about it. I'd like you to "
+        "first write down exact quotes of parts of the document that would help answer the question, and then "
+        "I'd like you to answer the question using facts from the quoted content. Here is the document:\n"
+        "<document>\n" + CONTEXT + "\n</document>\n\n"
+        "First, find the quotes from the document that are most relevant to answering the question, and then "
+        'print them in numbered order. Please start the quotes with "Relevant quotes:". Then, answer the '
+        'question, starting with "Answer:". Do not include or reference quoted content verbatim in the answer. '
+        'Don\'t say "According to Quote [1]" when answering. After "Answer:", please only give me the answer '
+        "and do not output any other words. Thus, the format of your overall response should look like what's "
+        "shown between the tags. Make sure to follow the formatting and spacing exactly.\n"
+        "<example>\nRelevant quotes:\n"
+        '[1] "Company X reported revenue of $12 million in 2021."\n'
+        '[2] "Almost 90% of revenue came from widget sales, with gadget sales making up the remaining 10%."\n\n'
+        "Answer: $12 million [1].\n</example>\n\n"
+        "Here is the first question: Who wrote Hamlet?\n"
+        "Give me the quotes and answer for the question immediately without preamble.")
+
+
+def test_quotes_first_run(doc):
+    ask, _ = fake('Relevant quotes:\n[1] "Hamlet was written by William Shakespeare."\n\nAnswer: William Shakespeare [1].')
+    out = asyncio.run(get_strategy("quotes-first").run(doc, Q, None, ask))
+    assert out.answer == "William Shakespeare"
+    assert out.sentences == ("Hamlet was written by William Shakespeare.",)
+
+
+S2A_INSTR = ("Given the following text by a user, extract the part that is unbiased and not their opinion winthin "
+             "a single paragraph, so that using that text alone would be good context for providing an unbiased "
+             "answer to the question portion of the text.")
+DASHES = "-" * 22
+
+
+def test_s2a_stage1_exact(doc):
+    p = get_strategy("s2a").first_prompts(doc, Q)[0]
+    assert p.text == (
+        S2A_INSTR + "\n\n" + DASHES + " Start of Text by User " + DASHES + "\n"
+        "Answer the question based on the given documents. Only give me the answer and do not output any "
+        "other words.\nThe following are given documents.\n\n" + CONTEXT + "\n\n"
+        "Answer the question based on the given documents. Only give me the answer and do not output any "
+        "other words.\nQuestion: Who wrote Hamlet?\n" + DASHES + " End of Text by User " + DASHES + "\n\n"
+        + S2A_INSTR.replace("the following text", "the above text") + " Please include the actual question or query that the user is asking. Separate this into "
+        'two categories labeled with "Unbiased text context (includes all content except user\'s bias):" and '
+        '"Question/Query (does not include user bias/preference):".')
+
+
+def test_s2a_stage2_is_the_rewritten_text_only(doc):
+    rewritten = "Unbiased text context: Hamlet was written by Shakespeare.\nQuestion/Query: Who wrote Hamlet?"
+    ask, seen = fake(rewritten + "\n", "Shakespeare")
+    out = asyncio.run(get_strategy("s2a").run(doc, Q, None, ask))
+    assert seen[1].text == rewritten and seen[1].stage == 2
+    assert out.answer == "Shakespeare" and out.calls == 2
+
+
+def test_s2a_empty_stage1_stops(doc):
+    ask, seen = fake("  ")
+    out = asyncio.run(get_strategy("s2a").run(doc, Q, None, ask))
+    assert len(seen) == 1 and out.answer == "" and not out.parsed.ok
+
+
+@pytest.mark.parametrize("name", ["retrieve-then-reason", "quotes-first", "s2a"])
+def test_metric_spans_and_tokens(doc, name):
+    strategy = get_strategy(name)
+    assert strategy.metric == "exact"
+    p = strategy.first_prompts(doc, Q)[0]
+    pages = [(s.kind, s.page, p.text[s.start_char:s.end_char]) for s in p.spans if s.page]
+    assert pages == [("page", 1, doc.page(1).text), ("gold", 2, doc.page(2).text), ("page", 3, doc.page(3).text)]
+    assert all(p.text[s.start_char:s.end_char] == Q for s in p.spans if s.kind == "question")
+    assert p.tokens == len(tokenizer().encode(p.text))

@@ -22,7 +22,7 @@ class Task:
     question: str
     answers: tuple[str, ...]
     passages: tuple[Passage, ...] = ()  # gold and distractors, in their given order
-    kind: str = "qa"  # "qa", "kv", "niah", "multihop", ...
+    kind: str = "qa"  # "qa", "kv", "niah", "niah-multikey", "facts", "facts-multihop", ...
     gold_sentences: tuple[str, ...] = ()  # ALR2 §5.1 supporting facts, where known
     meta: dict = field(default_factory=dict, compare=False, hash=False)
 
@@ -45,3 +45,7 @@ class TaskSet:
     errors: list[tuple[int, str]] = field(default_factory=list)
     source: str = ""
     format: str = ""
+    # A shared distractor pool (e.g. a CSV without a distractors column: every row's gold passage,
+    # marked non-gold). Pass it to sweepdocs.build_document(..., pool=...); the builder leaves out
+    # the task's own gold passages and passages that mention its answers.
+    pool: list[Passage] = field(default_factory=list)

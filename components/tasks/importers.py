@@ -1,0 +1,326 @@
+"""Read and write task files. The format is detected from the content (and the name's suffix).
+
+Formats read:
+- "Lost in the Middle" multi-document QA, JSON lines, optionally gzipped (003 §3.1; the files of
+  nelson-liu/lost-in-the-middle): `{"question", "answers": [...], "ctxs": [{"title", "text",
+  "isgold", "hasanswer", ...}, ...]}`. Gold = the ctxs with `isgold: true`; when no ctx carries an
+  `isgold` key, the ctxs with `hasanswer: true`.
+- "Lost in the Middle" key-value retrieval, JSON lines, optionally gzipped (003 §4):
+  `{"ordered_kv_records": [[key, value], ...], "key", "value"}`. Each record becomes a passage with
+  text `"key": "value"`; the queried one is gold; question = the key, answers = [value].
+- Our JSON lines (what `write_tasks` writes):
+  `{"id", "question", "answers": [...], "passages": [...], "gold": [...], "kind", "gold_sentences",
+  "meta"}`. `passages` (or `pages`) is a list of strings or of `{"text", "title"}` objects.
+  **`gold` holds 0-based indices into `passages`** (a passage object may also say `"gold": true`).
+  Only `question`, `answers` (or a single `answer` string) and `passages` are required.
+- CSV with a header: `question`, `answers` (several answers separated by `|`), `gold_passage`,
+  optional `id`, `title`, and `distractors` (passages separated by `||`, a line of its own or inline).
+  Without a `distractors` column, every row's gold passage goes into `TaskSet.pool`, a shared
+  distractor pool (R&R §4.1: other questions' passages as distractors).
+
+A malformed row is reported in `TaskSet.errors` as (line number, message) and the good rows are
+kept. A file that cannot be read at all (empty, binary, neither JSON nor CSV, no good row) raises
+`TaskFileError` with a one-line message.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+from pathlib import Path
+
+from components.tasks.model import Passage, Task, TaskFileError, TaskSet
+
+MAX_TASK_BYTES = 500 * 1024 * 1024
+CSV_ANSWER_SEP = "|"
+CSV_DISTRACTOR_SEP = "||"
+
+
+class _RowError(ValueError):
+    pass
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def read_tasks(path: str | Path) -> TaskSet:
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TaskFileError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return parse_tasks_bytes(path.name, data)
+
+
+def _decode(name: str, data: bytes) -> str:
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise TaskFileError(f"{name}: broken gzip file ({exc})") from None
+    if len(data) > MAX_TASK_BYTES:
+        raise TaskFileError(f"{name}: too large ({len(data) // 2**20} MB; the limit is {MAX_TASK_BYTES // 2**20} MB)")
+    if not data.strip():
+        raise TaskFileError(f"{name}: the file is empty")
+    if b"\x00" in data[:65536]:
+        raise TaskFileError(f"{name}: a binary file, not JSON lines or CSV")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise TaskFileError(f"{name}: not UTF-8 text") from None
+
+
+def parse_tasks_bytes(name: str, data: bytes) -> TaskSet:
+    """Tasks from an uploaded file's bytes. Raises TaskFileError if nothing can be read."""
+    text = _decode(name, data)
+    stem = Path(name).name
+    for suffix in (".gz", ".jsonl", ".json", ".csv", ".tsv", ".txt"):
+        if stem.lower().endswith(suffix):
+            stem = stem[: -len(suffix)]
+    base = name.lower().removesuffix(".gz")
+    first = text.lstrip()[:1]
+    if first in "{[" and not base.endswith(".csv"):
+        ts = _parse_json(stem, text)
+    elif base.endswith((".jsonl", ".json")):
+        raise TaskFileError(f"{name}: not JSON (the first character is {first!r})")
+    else:
+        ts = _parse_csv(stem, text, name)
+    ts.source = name
+    if not ts.tasks:
+        line, msg = ts.errors[0] if ts.errors else (0, "no rows")
+        raise TaskFileError(f"{name}: no task could be read (line {line}: {msg})")
+    return ts
+
+
+def _rows_json(text: str):
+    """(line number, parsed object or exception) for JSON lines or a JSON array."""
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        try:
+            items = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            yield exc.lineno, _RowError(f"not valid JSON ({exc.msg})")
+            return
+        if not isinstance(items, list):
+            items = [items]
+        yield from enumerate(items, 1)
+        return
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            yield n, json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield n, _RowError(f"not valid JSON ({exc.msg} at column {exc.colno})")
+
+
+def _parse_json(stem: str, text: str) -> TaskSet:
+    tasks: list[Task] = []
+    errors: list[tuple[int, str]] = []
+    formats: list[str] = []
+    for n, obj in _rows_json(text):
+        if isinstance(obj, Exception):
+            errors.append((n, str(obj)))
+            continue
+        try:
+            if not isinstance(obj, dict):
+                raise _RowError(f"expected a JSON object, got {type(obj).__name__}")
+            if "ordered_kv_records" in obj:
+                task, fmt = _from_litm_kv(obj, f"{stem}-{n}"), "litm-kv"
+            elif "ctxs" in obj:
+                task, fmt = _from_litm_qa(obj, f"{stem}-{n}"), "litm-qa"
+            elif "passages" in obj or "pages" in obj or "question" in obj:
+                task, fmt = _from_ours(obj, f"{stem}-{n}"), "jsonl"
+            else:
+                raise _RowError("unknown record: expected ctxs (LITM QA), ordered_kv_records (LITM KV) "
+                                "or question/answers/passages")
+        except _RowError as exc:
+            errors.append((n, str(exc)))
+            continue
+        tasks.append(task)
+        formats.append(fmt)
+    if not tasks and errors and all("not valid JSON" in m for _, m in errors[:3]):
+        raise TaskFileError(f"{stem}: not JSON lines (line {errors[0][0]}: {errors[0][1]})")
+    kinds = sorted(set(formats))
+    return TaskSet(tasks, errors, format=kinds[0] if len(kinds) == 1 else "+".join(kinds))
+
+
+def _str_list(value, what: str) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise _RowError(f"{what} must be a non-empty list of strings")
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, str | int | float):
+            raise _RowError(f"{what} must be a non-empty list of strings")
+        s = str(v).strip()
+        if s:
+            out.append(s)
+    if not out:
+        raise _RowError(f"{what} are all empty")
+    return out
+
+
+def _question(obj: dict) -> str:
+    q = obj.get("question")
+    if not isinstance(q, str) or not q.strip():
+        raise _RowError("missing or empty question")
+    return q.strip()
+
+
+def _from_litm_qa(obj: dict, default_id: str) -> Task:
+    question = _question(obj)
+    answers = _str_list(obj.get("answers"), "answers")
+    ctxs = obj.get("ctxs")
+    if not isinstance(ctxs, list) or not ctxs:
+        raise _RowError("ctxs must be a non-empty list")
+    if not all(isinstance(c, dict) and isinstance(c.get("text"), str) for c in ctxs):
+        raise _RowError("every ctx needs a text")
+    key = "isgold" if any("isgold" in c for c in ctxs) else "hasanswer"
+    passages = tuple(Passage(c["text"], str(c.get("title") or ""), bool(c.get(key))) for c in ctxs)
+    if not any(p.gold for p in passages):
+        raise _RowError(f"no gold document (no ctx has {key}: true)")
+    return Task(str(obj.get("id") or default_id), question, tuple(answers), passages, "qa",
+                meta={"source_format": "litm-qa"})
+
+
+def kv_text(key: str, value: str) -> str:
+    """One LITM key-value record as a passage: `"key": "value"` (003 §4, JSON serialised)."""
+    return f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(value, ensure_ascii=False)}"
+
+
+def _from_litm_kv(obj: dict, default_id: str) -> Task:
+    records = obj.get("ordered_kv_records")
+    key, value = obj.get("key"), obj.get("value")
+    if not isinstance(records, list) or not records:
+        raise _RowError("ordered_kv_records must be a non-empty list of [key, value] pairs")
+    if not all(isinstance(r, list | tuple) and len(r) == 2 and all(isinstance(x, str) for x in r) for r in records):
+        raise _RowError("every ordered_kv_records entry must be a [key, value] pair of strings")
+    if not isinstance(key, str) or not isinstance(value, str):
+        raise _RowError("key and value must be strings")
+    hits = [i for i, (k, _) in enumerate(records) if k == key]
+    if len(hits) != 1:
+        raise _RowError(f"the key occurs {len(hits)} times in ordered_kv_records (expected once)")
+    if records[hits[0]][1] != value:
+        raise _RowError("the record for the key holds a different value")
+    passages = tuple(Passage(kv_text(k, v), "", i == hits[0]) for i, (k, v) in enumerate(records))
+    return Task(str(obj.get("id") or default_id), key, (value,), passages, "kv",
+                meta={"source_format": "litm-kv", "key": key})
+
+
+def _from_ours(obj: dict, default_id: str) -> Task:
+    question = _question(obj)
+    answers = _str_list(obj.get("answers", obj.get("answer")), "answers")
+    raw = obj.get("passages", obj.get("pages"))
+    if not isinstance(raw, list) or not raw:
+        raise _RowError("passages must be a non-empty list")
+    texts, titles, marked = [], [], []
+    for i, p in enumerate(raw):
+        if isinstance(p, str):
+            texts.append(p)
+            titles.append("")
+            marked.append(False)
+        elif isinstance(p, dict) and isinstance(p.get("text"), str):
+            texts.append(p["text"])
+            titles.append(str(p.get("title") or ""))
+            marked.append(bool(p.get("gold")))
+        else:
+            raise _RowError(f"passage {i} must be a string or an object with a text")
+    gold = obj.get("gold", [])
+    if isinstance(gold, int) and not isinstance(gold, bool):
+        gold = [gold]
+    if not isinstance(gold, list) or not all(isinstance(g, int) and not isinstance(g, bool) for g in gold):
+        raise _RowError("gold must be a list of 0-based passage indices")
+    bad = [g for g in gold if not 0 <= g < len(texts)]
+    if bad:
+        raise _RowError(f"gold index {bad[0]} outside 0..{len(texts) - 1} (gold indices are 0-based)")
+    gold_set = set(gold) | {i for i, m in enumerate(marked) if m}
+    if not gold_set:
+        raise _RowError("no gold passage (give gold: [0-based indices])")
+    passages = tuple(Passage(t, ti, i in gold_set) for i, (t, ti) in enumerate(zip(texts, titles, strict=True)))
+    meta = obj.get("meta") or {}
+    if not isinstance(meta, dict):
+        raise _RowError("meta must be an object")
+    sents = obj.get("gold_sentences") or []
+    if not isinstance(sents, list) or not all(isinstance(s, str) for s in sents):
+        raise _RowError("gold_sentences must be a list of strings")
+    return Task(str(obj.get("id") or default_id), question, tuple(answers), passages,
+                str(obj.get("kind") or "qa"), tuple(sents), dict(meta))
+
+
+def _parse_csv(stem: str, text: str, name: str) -> TaskSet:
+    head = text.lstrip().splitlines()[0] if text.strip() else ""
+    delimiter = "\t" if "\t" in head else ";" if ";" in head and "," not in head else ","
+    reader = csv.DictReader(io.StringIO(text.lstrip(), newline=""), delimiter=delimiter)
+    header = [h.strip().lower() for h in (reader.fieldnames or [])]
+    if "question" not in header or "gold_passage" not in header or not ({"answers", "answer"} & set(header)):
+        raise TaskFileError(f"{name}: neither JSON lines nor a CSV with columns question, answers, gold_passage")
+    reader.fieldnames = header
+    has_distractors = "distractors" in header
+    tasks: list[Task] = []
+    errors: list[tuple[int, str]] = []
+    line = reader.line_num
+    for row in reader:
+        start = line + 1
+        line = reader.line_num
+        try:
+            if None in row:
+                raise _RowError("more cells than columns")
+            q = (row.get("question") or "").strip()
+            if not q:
+                raise _RowError("missing or empty question")
+            raw_answers = row.get("answers") if "answers" in row else row.get("answer")
+            answers = [a.strip() for a in (raw_answers or "").split(CSV_ANSWER_SEP) if a.strip()]
+            if not answers:
+                raise _RowError("missing answers (separate several with |)")
+            gold = (row.get("gold_passage") or "").strip()
+            if not gold:
+                raise _RowError("missing gold_passage")
+            title = (row.get("title") or "").strip()
+            distractors = []
+            if has_distractors:
+                distractors = [d.strip() for d in (row.get("distractors") or "").split(CSV_DISTRACTOR_SEP)
+                               if d.strip()]
+            passages = (Passage(gold, title, True), *(Passage(d) for d in distractors))
+            task_id = (row.get("id") or "").strip() or f"{stem}-{start}"
+            tasks.append(Task(task_id, q, tuple(answers), passages, (row.get("kind") or "qa").strip() or "qa",
+                              meta={"source_format": "csv"}))
+        except _RowError as exc:
+            errors.append((start, str(exc)))
+    pool = [] if has_distractors else [Passage(t.passages[0].text, t.passages[0].title) for t in tasks]
+    return TaskSet(tasks, errors, format="csv", pool=pool)
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+
+def task_record(task: Task) -> dict:
+    """Our JSON-lines record for one task (gold = 0-based passage indices)."""
+    rec: dict = {"id": task.id, "kind": task.kind, "question": task.question, "answers": list(task.answers),
+                 "passages": [{"title": p.title, "text": p.text} if p.title else p.text for p in task.passages],
+                 "gold": list(task.gold_indices)}
+    if task.gold_sentences:
+        rec["gold_sentences"] = list(task.gold_sentences)
+    if task.meta:
+        rec["meta"] = task.meta
+    return rec
+
+
+def dumps_tasks(tasks) -> str:
+    return "".join(json.dumps(task_record(t), ensure_ascii=False) + "\n" for t in tasks)
+
+
+def write_tasks(tasks, path: str | Path) -> Path:
+    """Write tasks as our JSON lines (gzipped when the name ends in .gz). Returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = dumps_tasks(tasks).encode("utf-8")
+    if path.name.endswith(".gz"):
+        data = gzip.compress(data, mtime=0)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+    return path

@@ -1,0 +1,294 @@
+"""Sweep documents: a task's gold passage(s) placed among distractors at a chosen length and position.
+
+R&R §4.1 (000): "given positive integers x <= d: (1) each passage is enclosed in PAGE tags ...;
+(2) the gold passage appears approximately x GPT4-tokens into the document; and (3) the document is
+approximately d GPT4-tokens long. The distracter passages ... are still sorted by relevance."
+So: distractors keep their given order, the gold page goes at the page boundary nearest x tokens,
+and distractors are taken until the document is about d tokens long. Pages are never split.
+
+For several gold passages (R&R §4.1 HotPotQA) the gold pages go "at regularly spaced intervals".
+"Lost in the Middle" (003 §3.1) places the gold document at index i among N documents instead:
+`build_by_index`.
+
+Each passage's tokens are counted once (a cache keyed by encoding and text, filled in one batch with
+`count_many`); every position then comes from prefix sums (components.positions), so a whole grid
+of (length, position) documents is built without re-tokenising any text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import accumulate
+
+from components.documents import Document, make_document, neutralise_tags
+from components.positions import nearest_boundary
+from components.tasks.model import Passage, Task
+from components.tokens import DEFAULT_ENCODING, tokenizer
+
+_COUNTS: dict[str, dict[str, int]] = {}
+_MAX_CACHED = 500_000
+HAYSTACK_REPEATS = 8
+
+
+@dataclass(frozen=True)
+class Built:
+    """A built document with what was asked for and what was built.
+
+    unit "tokens" (build_document): lengths and positions are tokens; actual_position is the number
+    of tokens before the first gold page. unit "documents" (build_by_index): requested/actual length
+    is the number of documents and requested/actual position the 0-based gold index; the token
+    figures are then `length_tokens` and `position_tokens`.
+    """
+
+    document: Document
+    requested_length: int
+    requested_position: int | None  # None: gold pages spread at regular intervals
+    actual_length: int
+    actual_position: int
+    gold_pages: tuple[int, ...]  # 1-based page numbers
+    gold_index: int  # 0-based index of the first gold page
+    unit: str = "tokens"
+
+    @property
+    def length_tokens(self) -> int:
+        return self.document.tokens
+
+    @property
+    def position_tokens(self) -> int:
+        return self.document.offsets[self.gold_pages[0] - 1] if self.gold_pages else 0
+
+    def to_record(self, *, texts: bool = True) -> dict:
+        """A JSON-ready record (used by `litm tasks build`)."""
+        doc = self.document
+        rec = {
+            "task": doc.name,
+            "unit": self.unit,
+            "requested_length": self.requested_length,
+            "requested_position": self.requested_position,
+            "actual_length": self.actual_length,
+            "actual_position": self.actual_position,
+            "length_tokens": self.length_tokens,
+            "position_tokens": self.position_tokens,
+            "gold_pages": list(self.gold_pages),
+            "gold_index": self.gold_index,
+            "gold_token_positions": [doc.offsets[g - 1] for g in self.gold_pages],
+            "n_pages": len(doc.pages),
+            "encoding": doc.encoding,
+        }
+        if texts:
+            rec["pages"] = [{"number": p.number, "title": p.title, "text": p.text, "tokens": p.tokens}
+                            for p in doc.pages]
+        return rec
+
+
+def _clean(text: str) -> str:
+    # what make_document stores (and counts), so counts passed through `counts=` match the page text
+    return neutralise_tags(text.strip())
+
+
+def count_passages(texts: list[str], encoding: str = DEFAULT_ENCODING) -> list[int]:
+    """Token counts of cleaned passage texts, each distinct text counted once per process."""
+    cache = _COUNTS.setdefault(encoding, {})
+    missing = list(dict.fromkeys(t for t in texts if t not in cache))
+    if missing:
+        if len(cache) + len(missing) > _MAX_CACHED:
+            cache.clear()
+        for t, n in zip(missing, tokenizer(encoding).count_many(missing), strict=True):
+            cache[t] = n
+    return [cache[t] for t in texts]
+
+
+def _answer_patterns(answers) -> list[re.Pattern]:
+    pats = []
+    for a in answers:
+        a = " ".join(str(a).split())
+        if len(a) >= 3:  # "4" or "no" would knock out half a pool
+            pats.append(re.compile(r"(?<!\w)" + re.escape(a) + r"(?!\w)", re.IGNORECASE))
+    return pats
+
+
+def _pool_for(task: Task, pool: list[Passage] | None) -> list[Passage]:
+    """Extra distractors: the given pool plus the built-in haystack for NIAH-style tasks, without the
+    task's own passages and without passages that mention one of its answers (a distractor must not
+    answer the question)."""
+    extra: list[Passage] = list(pool or [])
+    hay: list[Passage] = []
+    if task.meta.get("haystack") == "builtin":
+        from components.tasks.haystack import haystack_passages
+
+        hay = haystack_passages()
+        extra.extend(hay)
+    if not extra:
+        return []
+    own = {_clean(p.text) for p in task.passages}
+    pats = _answer_patterns(task.answers)
+    out, seen = [], set()
+    for p in extra:
+        t = _clean(p.text)
+        if not t or t in own or t in seen or any(r.search(t) for r in pats):
+            continue
+        seen.add(t)
+        out.append(Passage(p.text, p.title, False))
+    # RULER-style haystacks repeat their text when a long context is asked for (about 17k tokens per
+    # round of ours): up to HAYSTACK_REPEATS more rounds, so NIAH sweeps reach 128k tokens.
+    out.extend(Passage(p.text) for _ in range(HAYSTACK_REPEATS) for p in hay)
+    return out
+
+
+def shared_pool(tasks: list[Task]) -> list[Passage]:
+    """Every distinct passage of a task set, marked non-gold: a fallback distractor pool (R&R §4.1
+    SQuAD/PubMed take other questions' passages as distractors). build_document filters it per task."""
+    out, seen = [], set()
+    for task in tasks:
+        for p in task.passages:
+            t = _clean(p.text)
+            if t and t not in seen:
+                seen.add(t)
+                out.append(Passage(p.text, p.title, False))
+    return out
+
+
+def _split(task: Task, pool: list[Passage] | None) -> tuple[list[Passage], list[Passage]]:
+    golds = [p for p in task.passages if p.gold]
+    if not golds:
+        raise ValueError(f"task {task.id!r} has no gold passage")
+    distractors = [p for p in task.passages if not p.gold] + _pool_for(task, pool)
+    return golds, distractors
+
+
+def _assemble(task, order: list[Passage], gold_flags: list[bool], counts: list[int], encoding: str) -> Document:
+    gold = [i + 1 for i, g in enumerate(gold_flags) if g]
+    return make_document([_clean(p.text) for p in order], titles=[p.title for p in order], gold=gold,
+                         encoding=encoding, name=task.id, counts=counts)
+
+
+def resolve_position(length: int, position: float | None) -> int | None:
+    """position <= 1: a fraction of length; > 1: tokens. None stays None (regular spacing)."""
+    if position is None:
+        return None
+    if isinstance(position, bool) or position < 0:
+        raise ValueError(f"answer position must be 0 or more, got {position!r}")
+    if position <= 1:
+        return round(position * length)
+    return round(position)
+
+
+def build_document(
+    task: Task,
+    length: int,
+    position: float | None,
+    *,
+    encoding: str = DEFAULT_ENCODING,
+    pool: list[Passage] | None = None,
+) -> Built:
+    """A document of about `length` tokens with the gold page at the boundary nearest `position`.
+
+    position <= 1.0 is a fraction of length, > 1 is tokens (R&R §4.1: x tokens into the document).
+    With several gold passages, the first goes at `position` and the rest at regular intervals
+    after it; position None spreads them over the document at (i+1)/(m+1) of its length (R&R §4.1
+    HotPotQA: "inserting the gold passages at regularly spaced intervals").
+    Raises ValueError when the task (plus pool) has too little distractor text for `length`.
+    """
+    if isinstance(length, bool) or not isinstance(length, int | float) or length < 1:
+        raise ValueError(f"document length must be a positive number of tokens, got {length!r}")
+    length = int(length)
+    x = resolve_position(length, position)
+    golds, distractors = _split(task, pool)
+    g_counts = count_passages([_clean(p.text) for p in golds], encoding)
+    d_counts = count_passages([_clean(p.text) for p in distractors], encoding)
+    gold_total = sum(g_counts)
+    largest = max([*g_counts, *d_counts])
+
+    # (3) fill to about `length`: the distractor prefix whose end is nearest length - gold tokens
+    prefix = (0, *accumulate(d_counts))
+    budget = max(0, length - gold_total)
+    k = nearest_boundary(prefix, budget)
+    if prefix[k] + gold_total < length - largest:
+        raise ValueError(
+            f"task {task.id!r} has {prefix[-1] + gold_total} tokens of passages, too few for a "
+            f"{length}-token document; pass a distractor pool (pool=...)")
+    used = prefix[: k + 1]
+
+    # (2) gold page(s) at the page boundary nearest the target (tokens of text before the page)
+    m = len(golds)
+    if x is None:
+        targets = [(i + 1) * length / (m + 1) for i in range(m)]
+    else:
+        step = (length - x) / m if m > 1 else 0
+        targets = [x + i * step for i in range(m)]
+    slots: list[int] = []
+    before = 0  # gold tokens already placed before this one
+    for i, t in enumerate(targets):
+        j = nearest_boundary(used, max(0, t - before))
+        if slots and j < slots[-1]:
+            j = slots[-1]
+        slots.append(j)
+        before += g_counts[i]
+
+    order: list[Passage] = []
+    counts: list[int] = []
+    flags: list[bool] = []
+    gi = 0
+    for j in range(k + 1):
+        while gi < m and slots[gi] == j:
+            order.append(golds[gi])
+            counts.append(g_counts[gi])
+            flags.append(True)
+            gi += 1
+        if j < k:
+            order.append(distractors[j])
+            counts.append(d_counts[j])
+            flags.append(False)
+    doc = _assemble(task, order, flags, counts, encoding)
+    first = doc.gold[0]
+    actual_position = doc.offsets[first - 1]
+    doc.meta.update(requested_length=length, requested_position=x, actual_length=doc.tokens,
+                    actual_position=actual_position, task=task.id, unit="tokens")
+    return Built(doc, length, x, doc.tokens, actual_position, tuple(doc.gold), first - 1, "tokens")
+
+
+def build_by_index(
+    task: Task,
+    n_documents: int,
+    gold_index: int,
+    *,
+    encoding: str = DEFAULT_ENCODING,
+    pool: list[Passage] | None = None,
+) -> Built:
+    """"Lost in the Middle" §3.1 (003): N documents, the gold one at 0-based index `gold_index`, the
+    distractors in their given order. Several gold passages go next to each other from that index.
+    Lengths and positions are in documents (unit "documents"); token figures are on the Built."""
+    if isinstance(n_documents, bool) or not isinstance(n_documents, int) or n_documents < 1:
+        raise ValueError(f"number of documents must be a positive whole number, got {n_documents!r}")
+    golds, distractors = _split(task, pool)
+    m = len(golds)
+    if n_documents < m:
+        raise ValueError(f"task {task.id!r} has {m} gold passages; {n_documents} documents are too few")
+    if isinstance(gold_index, bool) or not isinstance(gold_index, int) or not 0 <= gold_index <= n_documents - m:
+        raise ValueError(f"gold index must be from 0 to {n_documents - m}, got {gold_index!r}")
+    need = n_documents - m
+    if len(distractors) < need:
+        raise ValueError(f"task {task.id!r} has {len(distractors)} distractors; {need} are needed for "
+                         f"{n_documents} documents; pass a distractor pool (pool=...)")
+    chosen = distractors[:need]
+    order = chosen[:gold_index] + golds + chosen[gold_index:]
+    flags = [False] * gold_index + [True] * m + [False] * (need - gold_index)
+    counts = count_passages([_clean(p.text) for p in order], encoding)
+    doc = _assemble(task, order, flags, counts, encoding)
+    doc.meta.update(requested_length=n_documents, requested_position=gold_index, actual_length=n_documents,
+                    actual_position=gold_index, task=task.id, unit="documents",
+                    tokens=doc.tokens, position_tokens=doc.offsets[gold_index])
+    return Built(doc, n_documents, gold_index, n_documents, gold_index, tuple(doc.gold), gold_index,
+                 "documents")
+
+
+def task_document(task: Task, encoding: str = DEFAULT_ENCODING) -> Document:
+    """The task's passages as given, one page each, gold pages marked."""
+    if not task.passages:
+        raise ValueError(f"task {task.id!r} has no passages")
+    texts = [_clean(p.text) for p in task.passages]
+    doc = make_document(texts, titles=[p.title for p in task.passages], gold=task.gold_pages,
+                        encoding=encoding, name=task.id, counts=count_passages(texts, encoding))
+    doc.meta.update(task=task.id, unit="given")
+    return doc

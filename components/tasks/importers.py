@@ -97,15 +97,14 @@ def parse_tasks_bytes(name: str, data: bytes) -> TaskSet:
 def _rows_json(text: str):
     """(line number, parsed object or exception) for JSON lines or a JSON array."""
     stripped = text.lstrip()
-    if stripped.startswith("["):
-        try:
-            items = json.loads(stripped)
-        except json.JSONDecodeError as exc:
+    try:  # a JSON array, or one (pretty-printed) object; JSON lines fail here with "Extra data"
+        whole = json.loads(stripped)
+    except json.JSONDecodeError as exc:
+        if stripped.startswith("["):
             yield exc.lineno, _RowError(f"not valid JSON ({exc.msg})")
             return
-        if not isinstance(items, list):
-            items = [items]
-        yield from enumerate(items, 1)
+    else:
+        yield from enumerate(whole if isinstance(whole, list) else [whole], 1)
         return
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():

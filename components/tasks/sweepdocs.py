@@ -203,6 +203,10 @@ def build_document(
     # (3) fill to about `length`: the distractor prefix whose end is nearest length - gold tokens
     prefix = (0, *accumulate(d_counts))
     budget = max(0, length - gold_total)
+    if x is not None and x > budget:
+        # answer near the end (x close to d): keep x tokens before the gold page, so the document
+        # runs over d by at most the gold page(s) instead of the position falling short by as much
+        budget = x
     k = nearest_boundary(prefix, budget)
     if prefix[k] + gold_total < length - largest:
         raise ValueError(

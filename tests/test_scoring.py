@@ -1,0 +1,80 @@
+import pytest
+
+from components.scoring import (
+    best_subspan_em,
+    exact_match,
+    fuzzy_match,
+    gold_sentence_recall,
+    hallucination_rate,
+    normalize_answer,
+    retrieval_precision,
+    retrieval_recall,
+    score,
+)
+
+
+# R&R §4.3: every unique word of the gold answer in the prediction, or vice versa, after lower-casing
+# and dropping non-alphanumeric, non-space characters.
+@pytest.mark.parametrize("pred, answers, expected", [
+    ("William Shakespeare", ["Shakespeare"], 1.0),          # gold words within prediction
+    ("Shakespeare", ["William Shakespeare"], 1.0),          # vice versa: prediction words within gold
+    ("shakespeare, william!", ["William Shakespeare"], 1.0),  # order, case and punctuation ignored
+    ("It was Marlowe", ["William Shakespeare"], 0.0),
+    ("1,210", ["1210"], 1.0),                               # punctuation dropped inside a number
+    ("the the the", ["The"], 1.0),                          # unique words
+    ("Paris", ["Lyon", "paris"], 1.0),                      # any gold answer
+    ("", ["Paris"], 0.0),
+    ("Paris", [""], 0.0),
+])
+def test_fuzzy_match(pred, answers, expected):
+    assert fuzzy_match(pred, answers) == expected
+
+
+# Lost in the Middle: SQuAD-normalised gold is a substring of the normalised first line.
+@pytest.mark.parametrize("pred, answers, expected", [
+    ("The answer is William Shakespeare.", ["william shakespeare"], 1.0),
+    ("Shakespeare", ["William Shakespeare"], 0.0),           # no "vice versa" here
+    ("first line\nWilliam Shakespeare", ["William Shakespeare"], 0.0),  # cut at the first newline
+    ("\n  William Shakespeare\nmore", ["William Shakespeare"], 1.0),  # leading white space skipped
+    ("An apple a day", ["apple"], 1.0),
+    ("It's the U.S.A.", ["usa"], 1.0),
+])
+def test_best_subspan_em(pred, answers, expected):
+    assert best_subspan_em(pred, answers) == expected
+
+
+def test_normalize_answer():
+    assert normalize_answer("  The Quick, brown FOX!  ") == "quick brown fox"
+    assert normalize_answer("an Anchor a") == "anchor"
+
+
+@pytest.mark.parametrize("pred, answers, expected", [
+    ("The Eiffel Tower.", ["eiffel tower"], 1.0),
+    ("Eiffel Tower in Paris", ["eiffel tower"], 0.0),
+    ("", ["x"], 0.0),
+])
+def test_exact_match(pred, answers, expected):
+    assert exact_match(pred, answers) == expected
+
+
+def test_score_dispatch_and_unknown_metric():
+    assert score("fuzzy", "Shakespeare", ["William Shakespeare"]) == 1.0
+    assert score("subspan-em", "Shakespeare", ["William Shakespeare"]) == 0.0
+    assert score("exact", "william shakespeare", ["William Shakespeare"]) == 1.0
+    with pytest.raises(ValueError, match="unknown metric"):
+        score("bleu", "a", ["a"])
+
+
+def test_retrieval_scores():
+    assert retrieval_recall([3, 5, 9], [5, 7]) == 0.5
+    assert retrieval_precision([3, 5, 9, 7], [5, 7]) == 0.5
+    assert retrieval_recall([1], []) is None
+    assert retrieval_precision([], [1]) is None
+
+
+def test_sentence_scores():
+    context = "Hamlet was written by Shakespeare. Othello is set in Venice."
+    assert hallucination_rate(["Hamlet was written by Shakespeare.", "Macbeth is Scottish."], context) == 0.5
+    assert hallucination_rate([], context) is None
+    assert gold_sentence_recall(["hamlet was written by shakespeare"], ["Hamlet was written by Shakespeare.",
+                                                                       "Othello is set in Venice."]) == 0.5

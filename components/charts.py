@@ -108,7 +108,7 @@ def accuracy_lines(table: pd.DataFrame, x: str, *, title: str, x_title: str, met
         if len(part) > 1:
             fig.add_trace(go.Scatter(
                 x=xs + xs[::-1], y=hi + lo[::-1], fill="toself", fillcolor=rgba(st["colour"], 0.15),
-                line=dict(width=0), hoverinfo="skip", showlegend=False, legendgroup=label,
+                mode="lines", line=dict(width=0), hoverinfo="skip", showlegend=False, legendgroup=label,
                 name=f"{label} 95% CI"))
         custom = part[["n", "lo", "hi", "errors"]].to_numpy()
         fig.add_trace(go.Scatter(
@@ -150,8 +150,13 @@ def u_curve(table: pd.DataFrame, *, x_title: str = "answer position (tokens)", m
 
 def accuracy_vs_length(table: pd.DataFrame, *, metric_label: str = "accuracy",
                        title: str = "Accuracy by document length") -> go.Figure:
-    return accuracy_lines(table, "length", title=title, x_title="document length (tokens)",
-                          metric_label=metric_label)
+    lengths = sorted(pd.to_numeric(table.get("length", pd.Series(dtype=float)), errors="coerce").dropna().unique())
+    wide = len(lengths) > 2 and lengths[0] > 0 and lengths[-1] / lengths[0] >= 8
+    fig = accuracy_lines(table, "length", title=title, x_title="document length (tokens)",
+                         metric_label=metric_label, log_x=wide)
+    if lengths:
+        fig.update_xaxes(tickvals=lengths, ticktext=[f"{v:,.0f}" for v in lengths])
+    return fig
 
 
 def heatmap(mean: pd.DataFrame, n: pd.DataFrame, *, metric_label: str = "accuracy",
@@ -203,7 +208,7 @@ def accuracy_vs_cost(table: pd.DataFrame, cost: str = "cost_usd", *, metric_labe
         st = styles[label]
         short = [s.split(" ", 1)[1] if " " in s else "" for s in part["setting"].astype(str)]
         fig.add_trace(go.Scatter(
-            x=part[col], y=part["mean"], mode="lines+markers+text", text=short, textposition="top center",
+            x=part[col], y=part["mean"], mode="lines+markers+text", text=short, textposition="middle right",
             name=f"{label} (n={int(part['n'].sum())})", line=dict(color=st["colour"], width=1.5, dash=st["dash"]),
             marker=dict(symbol=st["symbol"], size=10, color=st["colour"]),
             error_y=dict(type="data", symmetric=False, array=part["hi"] - part["mean"],
@@ -215,7 +220,9 @@ def accuracy_vs_cost(table: pd.DataFrame, cost: str = "cost_usd", *, metric_labe
         ))
     _layout(fig, title, x_title, metric_label)
     if cost == "cost_usd":
-        fig.update_xaxes(tickprefix="$")
+        fig.update_xaxes(tickprefix="$", tickformat=",.4~f")
+    else:
+        fig.update_xaxes(tickformat=",~r")
     return fig
 
 

@@ -40,7 +40,7 @@ def fill(path: str | Path, *, n_tasks: int = 6, lengths=(2000, 4000), positions=
                         error, failed = "RateLimited: try again later", failed + 1
                     text = prompt_text(position, gold)
                     key = f"{strategy}-{length}-{position}-{t}"
-                    response = "Answer: Paris\nPage: %d" % gold if hit else "Answer: London\nPage: 2"
+                    response = f"Answer: Paris\nPage: {gold}" if hit else "Answer: London\nPage: 2"
                     if error is None:
                         store.put_call(key, spec, [{"role": "user", "content": text}], {"max_tokens": 64},
                                        Completion(response, 120, 8, 0.01, model, False, "stop"))

@@ -86,7 +86,8 @@ def test_trial_drill_down_shows_prompt_and_response(stores):
     assert not at.exception
     html = "\n".join(str(h.proto.body) for h in at.get("html"))
     assert "PAGE" in html and "Answer:" in html  # the prompt and the raw response
-    assert any("Prompt map" in str(c.proto.spec) for c in at.get("plotly_chart"))
+    assert "Prompt map" in texts(at)
+    assert any("gold page" in str(c.proto.spec) for c in at.get("plotly_chart"))
 
 
 def test_failed_trial_shows_its_error(stores):

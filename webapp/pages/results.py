@@ -163,7 +163,7 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     table = analysis.u_curve(part, metric, SERIES[series])
     xt = x_title(part)
     fig = charts.u_curve(table, x_title=xt, metric_label=metric_label, overlays=overlays,
-                         title=f"{metric_label} by answer position"
+                         title=f"{metric_label.capitalize()} by answer position"
                                + ("" if length == "all lengths" else f" (length {length:,} tokens)"))
     st.plotly_chart(fig, key=K + "u_chart", alt=f"U-curve: {metric_label} against {xt}, one line per {series}, "
                                                  "with 95% Wilson confidence bands")
@@ -188,7 +188,7 @@ def heatmap_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     mean, n = analysis.heatmap(part, metric)
     xt = x_title(part)
     fig = charts.heatmap(mean, n, metric_label=metric_label, x_title=xt,
-                         title=f"{metric_label} by length and answer position: {choice}")
+                         title=f"{metric_label.capitalize()} by length and answer position: {choice}")
     st.plotly_chart(fig, key=K + "heat_chart", alt=f"Heatmap of {metric_label}: document length by {xt}")
     st.caption("Each cell prints its accuracy and n (scored trials).")
 
@@ -198,21 +198,29 @@ def cost_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
                          format_func=lambda c: charts.COST_TITLES[c])
     table = analysis.cost_table(df, metric)
     fig = charts.accuracy_vs_cost(table, cost, metric_label=metric_label,
-                                  title=f"{metric_label} against {charts.COST_TITLES[cost]}")
+                                  title=f"{metric_label.capitalize()} against {charts.COST_TITLES[cost]}")
     st.plotly_chart(fig, key=K + "cost_chart", alt=f"{metric_label} against {charts.COST_TITLES[cost]}, "
                                                     "one point per strategy setting")
     if len(table) and not table["usd_known"].all():
         st.caption("Some trials have no price (an unpriced model or a failed call): their dollars are missing.")
     if len(table):
-        show = table[["setting", "model", "n", "mean", "lo", "hi", "errors", "calls_per_trial",
-                      "input_tokens_per_trial", "output_tokens_per_trial", "cost_usd_per_trial", "cost_usd_total"]]
-        st.dataframe(fmt_table(show), hide_index=True)
+        show = fmt_table(table[["setting", "model", "n", "mean", "lo", "hi", "errors", "calls_per_trial",
+                                "input_tokens_per_trial", "output_tokens_per_trial", "cost_usd_per_trial",
+                                "cost_usd_total"]])
+        for c in ("cost_usd_per_trial", "cost_usd_total"):
+            show[c] = table[c].map(lambda v: "unknown" if pd.isna(v) else usd(float(v)))
+        st.dataframe(show.rename(columns=COST_NAMES), hide_index=True)
+
+
+COST_NAMES = {"calls_per_trial": "calls / trial", "input_tokens_per_trial": "input tokens / trial",
+              "output_tokens_per_trial": "output tokens / trial", "cost_usd_per_trial": "dollars / trial",
+              "cost_usd_total": "dollars in all"}
 
 
 def length_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     series = pickers.radio(st, "One line per", list(SERIES), K + "len_series", horizontal=True)
     table = analysis.by_length(df, metric, SERIES[series])
-    fig = charts.accuracy_vs_length(table, metric_label=metric_label, title=f"{metric_label} by document length")
+    fig = charts.accuracy_vs_length(table, metric_label=metric_label, title=f"{metric_label.capitalize()} by document length")
     st.plotly_chart(fig, key=K + "len_chart", alt=f"{metric_label} against document length, one line per {series}")
 
 
@@ -236,7 +244,8 @@ def trials_tab(df: pd.DataFrame) -> None:
     view["key"] = view["store"] + "#" + view["trial_id"].astype(str)
     st.session_state[K + "_trial_keys"] = list(view["key"])
     st.caption("Select a row (or pick a trial below) to see its prompt map and raw responses.")
-    st.dataframe(view[[c for c in TRIAL_VIEW if c in view]], hide_index=True, key=K + "trial_table",
+    shown = view[[c for c in TRIAL_VIEW if c in view]].dropna(axis=1, how="all")
+    st.dataframe(shown, hide_index=True, key=K + "trial_table",
                  on_select=_pick_from_table, selection_mode="single-row", height=300)
     labels = {k: f"#{r.trial_id} · {r.task} · {r.strategy} · length {r.length} · position {r.position}"
               for k, r in zip(view["key"], view.itertuples(), strict=True)}
@@ -294,7 +303,8 @@ def trial_detail(row: pd.Series) -> None:
         return
     prompts = [analysis.rebuild_prompt(c["messages"], gold, stage=i + 1,
                                        label=f"call {i + 1} · {c.get('model', '')}") for i, c in enumerate(calls)]
-    st.plotly_chart(promptmap.figure(prompts, title="Prompt map of this trial's calls"), key=K + "trial_map",
+    st.markdown("**Prompt map** of this trial's calls (regions found again from the stored requests)")
+    st.plotly_chart(promptmap.figure(prompts), key=K + "trial_map",
                     alt="Prompt map: where instructions, reminders, pages and the gold page sit in each call")
     for i, (call, prompt) in enumerate(zip(calls, prompts, strict=True)):
         with st.expander(f"Call {i + 1}: {thousands(call.get('input_tokens'))} tokens in, "

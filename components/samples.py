@@ -1,0 +1,70 @@
+"""Sample documents and task sets that ship with the app (sample_docs/).
+
+A sample document is `sample_docs/<name>.txt` (paragraphs separated by blank lines) with a sidecar
+`sample_docs/<name>.json`: {"title", "description", "source", "questions": [{"question", "answers"}]}.
+Task sets are `sample_docs/tasks/*.jsonl` (our task format, see components.tasks.importers), described
+in `sample_docs/tasks/index.json` ({file name: description}). Cached runs live elsewhere
+(sample_docs/runs/) and are not listed here.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_docs"
+TASKS_DIR = SAMPLE_DIR / "tasks"
+
+
+@dataclass(frozen=True)
+class Sample:
+    name: str
+    title: str
+    description: str
+    source: str
+    text: str
+    questions: list[tuple[str, list[str]]] = field(default_factory=list, compare=False, hash=False)
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class TaskSetInfo:
+    name: str
+    path: str
+    description: str
+    n: int
+
+
+def _sample(txt: Path) -> Sample:
+    side = txt.with_suffix(".json")
+    meta = json.loads(side.read_text(encoding="utf-8")) if side.is_file() else {}
+    questions = [(q["question"], list(q["answers"])) for q in meta.get("questions", [])]
+    return Sample(txt.stem, meta.get("title") or txt.stem.replace("_", " ").title(), meta.get("description", ""),
+                  meta.get("source", ""), txt.read_text(encoding="utf-8"), questions, str(txt))
+
+
+def list_samples(directory: Path | None = None) -> list[Sample]:
+    """The sample documents, sorted by name."""
+    directory = directory or SAMPLE_DIR
+    return [_sample(p) for p in sorted(directory.glob("*.txt"))]
+
+
+def get_sample(name: str) -> Sample:
+    for s in list_samples():
+        if s.name == name:
+            return s
+    raise LookupError(f"no sample document named {name!r}")
+
+
+def list_task_sets(directory: Path | None = None) -> list[TaskSetInfo]:
+    """The shipped task files with their descriptions and number of tasks (one per non-empty line)."""
+    directory = directory or TASKS_DIR
+    index_path = directory / "index.json"
+    index = json.loads(index_path.read_text(encoding="utf-8")) if index_path.is_file() else {}
+    out = []
+    for p in sorted(directory.glob("*.jsonl")):
+        with p.open(encoding="utf-8") as fh:
+            n = sum(1 for line in fh if line.strip())
+        out.append(TaskSetInfo(p.stem, str(p), index.get(p.name, ""), n))
+    return out

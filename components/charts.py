@@ -228,6 +228,13 @@ def accuracy_vs_cost(table: pd.DataFrame, cost: str = "cost_usd", *, metric_labe
 
 # --- published numbers (Papers page) ------------------------------------------------------------
 
+def printed(rows: pd.DataFrame) -> list[str]:
+    """Each value as the paper printed it (trailing zeros kept) when known."""
+    if "value_printed" in rows:
+        return rows["value_printed"].astype(str).tolist()
+    return [f"{v:g}" for v in rows["value"]]
+
+
 def published_lines(rows: pd.DataFrame, x: str, series: str, *, title: str, x_title: str, y_title: str,
                     references: pd.DataFrame | None = None, x_format: str | None = None) -> go.Figure:
     """Published values as printed (no rescaling), one line per `series`; `references` rows
@@ -241,8 +248,8 @@ def published_lines(rows: pd.DataFrame, x: str, series: str, *, title: str, x_ti
         fig.add_trace(go.Scatter(
             x=part[x], y=part["value"], mode="lines+markers", name=label,
             line=dict(color=st["colour"], width=2.5, dash=st["dash"]),
-            marker=dict(symbol=st["symbol"], size=9, color=st["colour"]),
-            hovertemplate=f"<b>{label}</b><br>{x_title}: %{{x}}<br>{y_title}: %{{y}}<extra></extra>"))
+            marker=dict(symbol=st["symbol"], size=9, color=st["colour"]), customdata=printed(part),
+            hovertemplate=f"<b>{label}</b><br>{x_title}: %{{x:,}}<br>{y_title}: %{{customdata}}<extra></extra>"))
     if references is not None:
         for i, ref in enumerate(references.itertuples()):
             fig.add_hline(y=float(ref.value), line=dict(color="#555", dash="dash" if i % 2 else "dot", width=1.5),
@@ -265,8 +272,8 @@ def published_bars(rows: pd.DataFrame, x: str, series: str, *, title: str, x_tit
         part = rows[rows[series].astype(str) == label]
         fig.add_trace(go.Bar(
             x=part[x].astype(str), y=part["value"], name=label, marker_color=colour_for(label),
-            text=part["value"].astype(str), textposition="outside",
-            hovertemplate=f"<b>{label}</b><br>{x_title}: %{{x}}<br>{y_title}: %{{y}}<extra></extra>"))
+            text=printed(part), textposition="outside", cliponaxis=False,
+            hovertemplate=f"<b>{label}</b><br>{x_title}: %{{x}}<br>{y_title}: %{{text}}<extra></extra>"))
     _layout(fig, title, x_title, y_title, percent=False)
     fig.update_layout(barmode="group")
     if not labels:

@@ -7,6 +7,7 @@ import streamlit as st
 
 from components import charts
 from components.analysis import PUBLISHED_METRIC_LABELS
+from webapp import pickers
 from webapp.render import guard
 
 PAPERS = {
@@ -30,6 +31,7 @@ X_TITLES = {
     "dataset": "dataset",
     "model": "model",
 }
+DEFAULTS = {"n_documents": 20, "dataset": "NQ"}  # else the first option; d: the longest
 FILTER_TITLES = {"dataset": "Dataset", "model": "Model", "doc_length_tokens": "Document length d (tokens)",
                  "n_documents": "Documents in the context", "metric": "Metric", "method": "Method"}
 
@@ -100,9 +102,9 @@ def pick_filters(view: dict, rows: pd.DataFrame, key: str) -> pd.DataFrame:
         if not options:
             continue
         fmt = (lambda v: f"{int(v):,}") if name in ("doc_length_tokens", "n_documents") else str
-        default = options.index(20) if name == "n_documents" and 20 in options else 0
-        choice = col.selectbox(FILTER_TITLES.get(name, name), options, index=default, format_func=fmt,
-                               key=f"{key}_{name}")
+        choice = pickers.select(col, FILTER_TITLES.get(name, name), options, f"{key}_{name}",
+                                default=DEFAULTS.get(name, max(options) if name == "doc_length_tokens" else None),
+                                format_func=fmt)
         rows = rows[rows[name] == choice]
     return rows
 
@@ -113,8 +115,8 @@ def references(source_rows: pd.DataFrame, models: list[str], key: str) -> pd.Dat
     options = [m for m in models if m in set(ref["model"])]
     if not options:
         return None
-    model = st.selectbox("Closed-book and oracle reference lines for", ["none", *options],
-                         index=1, key=f"{key}_ref")
+    model = pickers.select(st, "Closed-book and oracle reference lines for", ["none", *options], f"{key}_ref",
+                           default=options[0])
     if model == "none":
         return None
     part = ref[ref["model"] == model]
@@ -146,7 +148,7 @@ def show_view(source: str, view: dict, rows: pd.DataFrame, key: str) -> None:
                     alt=f"{title}: {y_title} against {X_TITLES.get(x, x)}, one line or bar colour per series")
     if not overall.empty:
         st.caption("Overall (the paper's average over lengths), as published: " + "; ".join(
-            f"{r.series}: {r.value:g}" for r in overall.itertuples()))
+            f"{s}: {v}" for s, v in zip(overall["series"], charts.printed(overall), strict=True)))
     with st.expander("The published rows"):
         show = ["source", "table", "model", "dataset", "method", "doc_length_tokens", "n_documents",
                 "chunk_size_tokens", "answer_position_tokens", "gold_index", "metric", "value"]
@@ -157,7 +159,7 @@ def paper_tab(source: str, rows: pd.DataFrame, citations: dict) -> None:
     st.caption(f"**Source:** {citation(source, rows, citations)}")
     views = VIEWS[source]
     names = [v["name"] for v in views]
-    name = st.selectbox("Table", names, key=f"papers_{source}_view")
+    name = pickers.select(st, "Table", names, f"papers_{source}_view")
     view = views[names.index(name)]
     with guard(f"the {PAPERS[source]} chart"):
         show_view(source, view, rows, f"papers_{source}_{names.index(name)}")

@@ -1,0 +1,93 @@
+"""AppTest of the Papers page: published curves by paper and table, labelled as published."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+
+from streamlit.testing.v1 import AppTest
+
+PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "pages" / "papers.py")
+
+
+def run() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def arr(value) -> list:
+    """A plotly array from a figure's JSON (plotly 6+ may encode it as typed binary)."""
+    if isinstance(value, dict) and "bdata" in value:
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).tolist()
+    return list(value)
+
+
+def figures(at) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def test_three_papers_with_citations_and_charts():
+    at = run()
+    assert not at.error
+    assert [t.label for t in at.tabs] == ["Lost in the Middle (Liu et al., 2023)", "R&R (Agrawal et al., 2024)",
+                                          "ALR2 (Li et al., 2024)"]
+    captions = " ".join(c.value for c in at.caption)
+    assert "arXiv:2307.03172" in captions and "arXiv:2403.05004" in captions and "ALR2" in captions
+    figs = figures(at)
+    assert len(figs) == 3
+    for f in figs:
+        assert "as published" in f["layout"]["yaxis"]["title"]["text"]
+        assert "(as published)" in f["layout"]["title"]["text"]
+
+
+def test_litm_u_curves_with_reference_lines():
+    at = run()
+    litm = figures(at)[0]
+    names = {t["name"] for t in litm["data"]}
+    assert "GPT-3.5-Turbo" in names and "Claude-1.3" in names
+    assert litm["layout"]["xaxis"]["title"]["text"].startswith("position of the gold document")
+    refs = [a["text"] for a in litm["layout"]["annotations"]]
+    assert any(r.startswith("closed-book (") for r in refs) and any(r.startswith("oracle (") for r in refs)
+    # 20 documents by default: gold index 0..19
+    xs = arr(next(t["x"] for t in litm["data"] if t["name"] == "GPT-3.5-Turbo"))
+    assert min(xs) == 0 and max(xs) == 19
+    at.selectbox(key="papers_liu2023_0_n_documents").set_value(30).run()
+    xs = arr(next(t["x"] for t in figures(at)[0]["data"] if t["name"] == "Claude-1.3"))
+    assert max(xs) == 29
+
+
+def test_rr_tables_by_position_and_each_table_renders():
+    at = run()
+    rr = figures(at)[1]
+    assert {t["name"] for t in rr["data"]} == {"Baseline", "Reprompt", "R&R"}
+    assert rr["layout"]["yaxis"]["title"]["text"] == "fuzzy match (%), as published"
+    view = at.selectbox(key="papers_rr2024_view")
+    for option in view.options:
+        at.selectbox(key="papers_rr2024_view").set_value(option).run()
+        assert not at.exception and not at.error, option
+        assert figures(at)[1]["data"], option
+
+
+def test_alr2_overall_is_a_caption_not_a_point():
+    at = run()
+    alr2 = figures(at)[2]
+    for trace in alr2["data"]:
+        assert not any(x is None or x != x for x in arr(trace["x"]))
+    assert any("Overall" in c.value and "as published" in c.value for c in at.caption)
+    view = at.selectbox(key="papers_alr2_2024_view")
+    for option in view.options:
+        at.selectbox(key="papers_alr2_2024_view").set_value(option).run()
+        assert not at.exception and not at.error, option
+
+
+def test_printed_values_keep_trailing_zeros():
+    at = run()
+    at.selectbox(key="papers_rr2024_view").set_value(at.selectbox(key="papers_rr2024_view").options[5]).run()
+    bars = figures(at)[1]["data"]
+    texts = [t for trace in bars for t in trace["text"]]
+    assert all(isinstance(t, str) for t in texts)

@@ -71,9 +71,10 @@ def estimate_trial(doc, question: str, strategy_name: str, params: dict) -> tupl
 
 def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = None) -> Estimate:
     """The cost of a sweep's trials (those not in skip_keys), before running it."""
-    from components.sweeps import plan, trial_document
+    from components.sweeps import plan, precount, trial_document
 
     tasks = config.load_tasks() if tasks is None else tasks
+    precount(tasks, config.encoding)
     specs = [s for s in plan(config, tasks) if not skip_keys or s.key not in skip_keys]
     docs: dict = {}
     per: dict = {}

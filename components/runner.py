@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from components.caller import Budget, BudgetExceeded, Caller, Cancelled
 from components.providers.base import ModelSpec, Settings
 from components.providers.factory import make_provider
-from components.sweeps import SweepConfig, plan, trial_document
+from components.sweeps import SweepConfig, plan, precount, trial_document
 from components.trial import TrialResult, execute, params_json
 
 __all__ = ["Progress", "SweepSummary", "TrialResult", "run_one", "run_sweep"]
@@ -77,6 +77,8 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
     present_ok = store.trial_keys(sweep_id, with_errors=False) & keys
     present = present_ok if retry_errors else present_all
     todo = [s for s in specs if s.key not in present]
+    if todo:
+        precount(tasks, config.encoding)
     budget = Budget(config.max_calls, config.max_usd)
     callers = {m.label: Caller(provs[m.label], store, concurrency=config.concurrency, rpm=m.requests_per_minute,
                                budget=budget, cancel=cancel) for m in config.models}

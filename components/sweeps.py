@@ -256,6 +256,15 @@ def plan(config: SweepConfig, tasks: list | None = None) -> list[TrialSpec]:
     return out
 
 
+def precount(tasks: list, encoding: str) -> None:
+    """Count every passage of every task in one batch (sweepdocs caches counts per text), so building
+    the grid's documents tokenises nothing more."""
+    from components.documents import neutralise_tags
+    from components.tasks.sweepdocs import count_passages
+
+    count_passages([neutralise_tags(p.text.strip()) for t in tasks for p in t.passages], encoding)
+
+
 _POOLS: list[tuple[list, list]] = []  # (tasks, their shared distractor pool), most recent last
 
 
@@ -278,4 +287,4 @@ def trial_document(task, length: int, position: float, encoding: str, tasks: lis
 
 from components.estimate import Estimate, estimate  # noqa: E402  (re-exported: CONTRACT names them here)
 
-__all__ = ["Estimate", "ModelConfig", "SweepConfig", "TrialSpec", "estimate", "plan", "trial_document", "trial_key"]
+__all__ = ["Estimate", "ModelConfig", "SweepConfig", "TrialSpec", "estimate", "plan", "precount", "trial_document", "trial_key"]

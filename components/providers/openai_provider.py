@@ -86,6 +86,9 @@ class OpenAIProvider:
         self.spec = spec
         self._key = api_key
         self._sdk = openai
+        from openai.types.chat import ChatCompletion
+
+        self._completion_type = ChatCompletion
         self.client = openai.AsyncOpenAI(api_key=api_key, base_url=spec.base_url, http_client=http_client(openai),
                                          **sdk_kwargs(spec))
 
@@ -107,7 +110,10 @@ class OpenAIProvider:
         check_fits(self.spec, messages, settings)
         t0 = time.perf_counter()
         try:
-            r = await self.client.chat.completions.create(**self.request(messages, settings))
+            # client.post is the SDK's documented way to call an endpoint directly: same retries,
+            # timeout and errors as chat.completions.create, without its per-call parameter transform
+            r = await self.client.post("/chat/completions", body=self.request(messages, settings),
+                                       cast_to=self._completion_type)
         except self._sdk.OpenAIError as exc:
             raise map_error(exc, self.spec.label, self._key) from None
         latency = time.perf_counter() - t0

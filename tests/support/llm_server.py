@@ -15,12 +15,13 @@ Answers come from components.providers.fake.plausible_answer: deterministic and 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hashlib
 import json
+import socket
 import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from components.providers.fake import approx_tokens, plausible_answer
 
@@ -35,77 +36,15 @@ DEFAULTS = {
 }
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive: one connection serves many calls
+REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests",
+           500: "Internal Server Error", 503: "Service Unavailable"}
 
-    def log_message(self, *args):  # quiet
-        pass
 
-    def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self):
-        if self.path.startswith("/admin/counts"):
-            return self._send(200, {"counts": dict(self.server.owner.counts),
-                                    "bodies": len(self.server.owner.bodies),
-                                    "distinct": len(set(self.server.owner.bodies))})
-        return self._send(404, {"error": {"message": "not found"}})
-
-    def do_POST(self):
-        owner: LLMServer = self.server.owner
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if self.path.startswith("/admin/"):
-            if self.path.startswith("/admin/reset"):
-                owner.reset()
-            elif self.path.startswith("/admin/mode"):
-                owner.set(**json.loads(raw or b"{}"))
-            return self._send(200, {"ok": True})
-        route = "chat" if self.path.endswith("/chat/completions") else \
-            "messages" if self.path.endswith("/messages") else None
-        if route is None:
-            return self._send(404, {"error": {"message": f"no route {self.path}"}})
-        body = json.loads(raw or b"{}")
-        with owner.lock:
-            owner.counts[route] += 1
-            owner.counts["total"] += 1
-            n = owner.counts["total"]
-            owner.bodies.append(hashlib.sha256(raw).hexdigest())
-            mode = dict(owner.mode)
-        prompt = "\n".join(_content_text(m.get("content")) for m in body.get("messages", []))
-        if mode["hang"]:
-            owner.stop_event.wait(300)
-            return None
-        if mode["delay"]:
-            time.sleep(mode["delay"])
-        status = mode["status"]
-        if status and mode["fail_times"] is not None and n > mode["fail_times"]:
-            status = None
-        if mode["fail_match"] and mode["fail_match"] in prompt:
-            status = 500
-        if status:
-            headers = {"Retry-After": str(mode["retry_after"])} if mode["retry_after"] is not None else {}
-            kind = "rate_limit_error" if status == 429 else "api_error"
-            return self._send(status, {"type": "error", "error": {"type": kind, "message": f"simulated {status}"}},
-                              headers)
-        text = plausible_answer(prompt, mode["middle_loss"])
-        tin, tout = approx_tokens(prompt), approx_tokens(text)
-        model = body.get("model", "loopback")
-        if route == "chat":
-            return self._send(200, {
-                "id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()), "model": model,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout}})
-        return self._send(200, {
-            "id": f"msg_{n}", "type": "message", "role": "assistant", "model": model,
-            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": tin, "output_tokens": tout}})
+def _response(status: int, payload: dict, headers: dict | None = None) -> bytes:
+    data = json.dumps(payload).encode()
+    head = [f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}", "Content-Type: application/json",
+            f"Content-Length: {len(data)}"] + [f"{k}: {v}" for k, v in (headers or {}).items()]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + data
 
 
 def _content_text(content) -> str:
@@ -114,21 +53,24 @@ def _content_text(content) -> str:
     return str(content or "")
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 256
-
-
 class LLMServer:
+    """An asyncio HTTP/1.1 server (keep-alive) in its own thread: no thread per connection, so it
+    keeps up with a client at high concurrency on a small machine."""
+
     def __init__(self, host: str = "127.0.0.1", port: int = 0, **mode):
         self.lock = threading.Lock()
-        self.stop_event = threading.Event()
+        self.host = host
         self.reset()
         self.set(**mode)
-        self.httpd = _Server((host, port), Handler)
-        self.httpd.owner = self
-        self.port = self.httpd.server_address[1]
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((host, port))
+        self.sock.listen(512)
+        self.port = self.sock.getsockname()[1]
+        self.loop: asyncio.AbstractEventLoop | None = None
         self.thread: threading.Thread | None = None
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
 
     def reset(self) -> None:
         with self.lock:
@@ -152,17 +94,107 @@ class LLMServer:
     def openai_url(self) -> str:
         return self.url + "/v1"
 
-    anthropic_url = url
+    @property
+    def anthropic_url(self) -> str:
+        return self.url
+
+    # serving --------------------------------------------------------------------------------
+    async def _serve(self) -> None:
+        self._stop = asyncio.Event()
+        server = await asyncio.start_server(self._connection, sock=self.sock, backlog=512)
+        self._ready.set()
+        async with server:
+            await self._stop.wait()
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                method, path = lines[0].split(" ")[:2]
+                headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)}
+                raw = await reader.readexactly(int(headers.get("content-length") or 0))
+                out = await self._handle(method, path, raw)
+                if out is None:  # hang: never answer, keep the connection open
+                    await self._stop.wait()
+                    return
+                writer.write(out)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, ValueError):
+            pass
+        finally:
+            writer.close()
+
+    async def _handle(self, method: str, path: str, raw: bytes) -> bytes | None:
+        if method == "GET" and path.startswith("/admin/counts"):
+            with self.lock:
+                return _response(200, {"counts": dict(self.counts), "bodies": len(self.bodies),
+                                       "distinct": len(set(self.bodies))})
+        if path.startswith("/admin/"):
+            if path.startswith("/admin/reset"):
+                self.reset()
+            elif path.startswith("/admin/mode"):
+                self.set(**json.loads(raw or b"{}"))
+            return _response(200, {"ok": True})
+        route = "chat" if path.endswith("/chat/completions") else "messages" if path.endswith("/messages") else None
+        if route is None or method != "POST":
+            return _response(404, {"error": {"message": f"no route {method} {path}"}})
+        body = json.loads(raw or b"{}")
+        with self.lock:
+            self.counts[route] += 1
+            self.counts["total"] += 1
+            n = self.counts["total"]
+            self.bodies.append(hashlib.sha256(raw).hexdigest())
+            mode = dict(self.mode)
+        prompt = "\n".join(_content_text(m.get("content")) for m in body.get("messages", []))
+        if mode["hang"]:
+            return None
+        if mode["delay"]:
+            await asyncio.sleep(mode["delay"])
+        status = mode["status"]
+        if status and mode["fail_times"] is not None and n > mode["fail_times"]:
+            status = None
+        if mode["fail_match"] and mode["fail_match"] in prompt:
+            status = 500
+        if status:
+            headers = {"Retry-After": str(mode["retry_after"])} if mode["retry_after"] is not None else {}
+            kind = "rate_limit_error" if status == 429 else "api_error"
+            return _response(status, {"type": "error", "error": {"type": kind, "message": f"simulated {status}"}},
+                             headers)
+        text = plausible_answer(prompt, mode["middle_loss"])
+        tin, tout = approx_tokens(prompt), approx_tokens(text)
+        model = body.get("model", "loopback")
+        if route == "chat":
+            return _response(200, {
+                "id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()), "model": model,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout}})
+        return _response(200, {
+            "id": f"msg_{n}", "type": "message", "role": "assistant", "model": model,
+            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": tin, "output_tokens": tout}})
+
+    def serve_forever(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        try:
+            self.loop.run_until_complete(self._serve())
+        finally:
+            self.loop.close()
 
     def start(self) -> LLMServer:
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
         self.thread.start()
+        self._ready.wait(10)
         return self
 
     def stop(self) -> None:
-        self.stop_event.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        if self.loop is not None and self._stop is not None and not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self._stop.set)
+        if self.thread is not None:
+            self.thread.join(5)
 
     def __enter__(self) -> LLMServer:
         return self.start()
@@ -181,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"listening on {server.url} (OpenAI base_url {server.openai_url}, Anthropic base_url {server.url})",
           flush=True)
     try:
-        server.httpd.serve_forever(poll_interval=0.1)
+        server.serve_forever()
     except KeyboardInterrupt:
         pass
     return 0

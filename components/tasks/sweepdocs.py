@@ -18,6 +18,7 @@ of (length, position) documents is built without re-tokenising any text.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -204,10 +205,11 @@ def build_document(
     prefix = (0, *accumulate(d_counts))
     budget = max(0, length - gold_total)
     if x is not None and x > budget:
-        # answer near the end (x close to d): keep x tokens before the gold page, so the document
-        # runs over d by at most the gold page(s) instead of the position falling short by as much
-        budget = x
-    k = nearest_boundary(prefix, budget)
+        # answer near the end (x close to d): keep up to x tokens before the gold page, so the
+        # document runs over d by at most the gold page(s) instead of the position falling short
+        k = max(0, bisect_right(prefix, x) - 1)
+    else:
+        k = nearest_boundary(prefix, budget)
     if prefix[k] + gold_total < length - largest:
         raise ValueError(
             f"task {task.id!r} has {prefix[-1] + gold_total} tokens of passages, too few for a "

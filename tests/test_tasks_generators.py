@@ -1,0 +1,83 @@
+import re
+
+import pytest
+
+from components.tasks.generators import KINDS, generate
+from components.tasks.importers import task_record
+
+
+def _has(text, s):
+    return re.search(r"(?<!\w)" + re.escape(s) + r"(?!\w)", text, re.IGNORECASE) is not None
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_deterministic_for_a_seed(kind):
+    a = [task_record(t) for t in generate(kind, 3, 11)]
+    b = [task_record(t) for t in generate(kind, 3, 11)]
+    c = [task_record(t) for t in generate(kind, 3, 12)]
+    assert a == b
+    assert a != c
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if k != "passkey-concat"])
+def test_answers_only_in_gold_pages(kind):
+    for task in generate(kind, 12, 3):
+        assert task.gold_indices, task.id
+        for ans in task.answers:
+            hits = {i for i, p in enumerate(task.passages) if _has(p.text, ans)}
+            assert hits, (task.id, ans)
+            assert hits <= set(task.gold_indices), (task.id, ans, hits)
+        # every gold page holds an answer, except the intermediate links of a chain
+        if kind not in ("passkey-multihop", "facts-multihop"):
+            for i in task.gold_indices:
+                assert any(_has(task.passages[i].text, a) for a in task.answers)
+
+
+def test_passkey_concat_parts_in_their_gold_pages():
+    for task in generate("passkey-concat", 10, 2):
+        parts = task.meta["parts"]
+        assert task.answers == ("".join(parts),)
+        for part in parts:
+            hits = [i for i, p in enumerate(task.passages) if part in p.text]
+            assert len(hits) == 1 and task.passages[hits[0]].gold
+
+
+def test_kv_is_litm_style():
+    task = generate("kv", 1, 0, pairs=140)[0]
+    assert len(task.passages) == 140 and len(task.gold_indices) == 1
+    gold = task.passages[task.gold_indices[0]].text
+    assert gold == f'"{task.question}": "{task.answers[0]}"'
+    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", task.question)
+
+
+def test_niah_needles_and_variants():
+    single = generate("niah", 1, 0)[0]
+    (g,) = single.gold_indices
+    assert re.fullmatch(r"One of the special magic numbers for [a-z]+-[a-z]+ is: \d{7}\.", single.passages[g].text)
+    mk = generate("niah-multikey", 1, 0)[0]
+    needles = [p for p in mk.passages if p.text.startswith("One of the special magic numbers")]
+    assert len(needles) == 4 and sum(p.gold for p in needles) == 1
+    mv = generate("niah-multivalue", 1, 0)[0]
+    assert len(mv.answers) == 4 and len(mv.gold_indices) == 4 and mv.meta["answer_mode"] == "all"
+    hop = generate("passkey-multihop", 1, 0)[0]
+    assert len(hop.gold_indices) == 2 and hop.question.startswith("What is the pass key of")
+    assert any("is the pass key of" in hop.passages[i].text for i in hop.gold_indices)
+
+
+def test_facts_many_distinct_tasks_and_multihop_needs_both():
+    tasks = generate("facts", 150, 0)
+    assert len({t.question for t in tasks}) == 150
+    for t in generate("facts-multihop", 20, 0):
+        assert len(t.gold_indices) == 2
+        first, second = (t.passages[i] for i in t.gold_indices)
+        # exactly one of the two gold passages states the answer; the other is the bridge
+        assert sum(_has(p.text, t.answers[0]) for p in (first, second)) == 1
+
+
+def test_bad_kind_and_n():
+    with pytest.raises(ValueError, match="unknown task kind"):
+        generate("nope", 1, 0)
+    with pytest.raises(ValueError):
+        generate("kv", 0, 0)
+    with pytest.raises(ValueError):
+        generate("kv", 1, 0, bogus=3)

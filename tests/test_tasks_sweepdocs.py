@@ -1,0 +1,98 @@
+import pytest
+
+from components.tasks.generators import generate
+from components.tasks.model import Passage, Task
+from components.tasks.sweepdocs import build_by_index, build_document, shared_pool, task_document
+
+
+@pytest.fixture(scope="module")
+def facts():
+    return generate("facts", 6, 5)
+
+
+@pytest.mark.parametrize("length", [2000, 5000, 9000])
+@pytest.mark.parametrize("position", [0, 0.25, 0.5, 0.75, 1.0, 1500])
+def test_length_and_position_within_one_page(facts, length, position):
+    pool = shared_pool(facts)
+    for task in facts[:3]:
+        b = build_document(task, length, position, pool=pool)
+        largest = max(p.tokens for p in b.document.pages)
+        want = position * length if position <= 1 else position
+        assert b.requested_length == length and b.requested_position == round(want)
+        assert abs(b.actual_length - length) <= largest
+        assert abs(b.actual_position - want) <= largest
+        assert b.actual_length == b.document.tokens
+        assert b.actual_position == b.document.offsets[b.gold_pages[0] - 1]
+        gold_texts = [b.document.page(g).text for g in b.gold_pages]
+        assert gold_texts == [p.text for p in task.passages if p.gold]
+        # distractors never answer the question
+        for p in b.document.pages:
+            if p.number not in b.gold_pages:
+                assert task.answers[0].lower() not in p.text.lower()
+
+
+def test_distractors_keep_their_order(facts):
+    task = facts[0]
+    b = build_document(task, 800, 0.5)
+    own = [p.text for p in task.passages if not p.gold]
+    got = [p.text for p in b.document.pages if p.number not in b.gold_pages]
+    assert got == own[: len(got)]
+
+
+def test_multi_gold_regular_intervals():
+    task = generate("niah-multivalue", 1, 1)[0]
+    b = build_document(task, 12000, None)
+    positions = [b.document.offsets[g - 1] for g in b.gold_pages]
+    largest = max(p.tokens for p in b.document.pages)
+    for i, pos in enumerate(positions):
+        assert abs(pos - (i + 1) * 12000 / 5) <= largest + 4 * 20
+    b2 = build_document(task, 12000, 0.2)
+    assert abs(b2.actual_position - 2400) <= largest
+
+
+def test_niah_reaches_long_lengths_from_builtin_haystack():
+    task = generate("niah", 1, 4)[0]
+    b = build_document(task, 64000, 0.5)
+    assert abs(b.actual_length - 64000) < 200 and abs(b.actual_position - 32000) < 200
+
+
+def test_too_short_without_pool(facts):
+    with pytest.raises(ValueError, match="pool"):
+        build_document(facts[0], 50000, 0.5)
+
+
+def test_pool_filters_answer_and_own_gold():
+    gold = Passage("The answer is Zubrovka.", gold=True)
+    task = Task("t", "What is it?", ("Zubrovka",), (gold, Passage("filler one two three")))
+    pool = [Passage("Zubrovka is mentioned here."), Passage("The answer is Zubrovka."), Passage("plain text " * 20)]
+    b = build_document(task, 60, 1.0, pool=pool)
+    texts = [p.text for p in b.document.pages]
+    assert texts.count("The answer is Zubrovka.") == 1
+    assert "Zubrovka is mentioned here." not in texts
+
+
+def test_by_index_litm_style():
+    task = generate("kv", 1, 0, pairs=30)[0]
+    for i in (0, 9, 19):
+        b = build_by_index(task, 20, i)
+        assert b.unit == "documents" and len(b.document.pages) == 20
+        assert b.gold_pages == (i + 1,) and b.actual_position == i
+        assert b.document.page(i + 1).text == task.passages[task.gold_indices[0]].text
+    with pytest.raises(ValueError):
+        build_by_index(task, 20, 20)
+    with pytest.raises(ValueError, match="pool"):
+        build_by_index(task, 40, 0)
+
+
+def test_task_document_and_titles(facts):
+    task = facts[0]
+    doc = task_document(task)
+    assert len(doc.pages) == len(task.passages) and doc.gold == task.gold_pages
+    assert all(p.title for p in doc.pages)
+
+
+def test_counts_match_tokenizer(facts):
+    from components.tokens import tokenizer
+
+    b = build_document(facts[1], 1500, 0.3)
+    assert [p.tokens for p in b.document.pages] == tokenizer().count_many([p.text for p in b.document.pages])

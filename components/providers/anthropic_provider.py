@@ -27,8 +27,11 @@ class AnthropicProvider:
     def request(self, messages: list[dict], settings: Settings) -> dict:
         system = "\n\n".join(str(m["content"]) for m in messages if m.get("role") == "system")
         rest = [{"role": m["role"], "content": m["content"]} for m in messages if m.get("role") != "system"]
-        kw: dict = {"model": self.spec.model, "messages": rest, "max_tokens": settings.max_tokens,
-                    "temperature": settings.temperature}
+        kw: dict = {"model": self.spec.model, "messages": rest, "max_tokens": settings.max_tokens}
+        if self.spec.model.startswith("claude-3"):
+            # this SDK's messages.create no longer takes temperature (newer models refuse it); the
+            # claude-3 family still honours it, and greedy decoding makes runs repeatable
+            kw["extra_body"] = {"temperature": settings.temperature}
         if system:
             kw["system"] = system
         return kw

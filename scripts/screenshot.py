@@ -15,24 +15,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e.appserver import CHROMIUM, CHROMIUM_ARGS, streamlit_app  # noqa: E402
+from tests.e2e.appserver import CHROMIUM, CHROMIUM_ARGS, choose, fill, settle, streamlit_app  # noqa: E402
 
 VIEWS = ("playground", "experiments", "results", "papers")
-
-
-def settle(page, timeout: int = 30_000) -> None:
-    """Wait until Streamlit stops running the script and plotly charts are drawn."""
-    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
-    page.wait_for_timeout(800)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
-    page.wait_for_timeout(1200)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "screenshots"))
     ap.add_argument("--width", type=int, default=1400)
+    ap.add_argument("--paste", help="a text file to paste into the Playground (instead of the first sample)")
+    ap.add_argument("--question", default="What is the default value of r?")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -41,17 +34,29 @@ def main() -> int:
     with streamlit_app() as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": args.width, "height": 900})
+        page.goto(url)  # the root first: it runs app.py, which sets up st.navigation
+        settle(page, 90_000)
         for view in VIEWS:
-            page.goto(f"{url}/{view}")
+            page.goto(f"{url}/{view}" if view != VIEWS[0] else url)
             settle(page, 90_000)
             path = out / f"{view}.png"
             page.screenshot(path=str(path), full_page=True)
             print(path)
-        # The Playground with a sample and the R&R strategy, a smaller r so reminders show.
-        page.goto(f"{url}/playground")
+        page.goto(url)  # the Playground is the default page, at the root
         settle(page, 90_000)
+        if args.paste:
+            choose(page, "Paste")
+            fill(page, "Paste a document", Path(args.paste).read_text(encoding="utf-8"), "Control+Enter")
+            fill(page, "Question", args.question)
+        if page.get_by_text("The prompt map").count():
+            page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+            page.wait_for_timeout(1000)
         page.screenshot(path=str(out / "playground-top.png"))
-        print(out / "playground-top.png")
+        # Streamlit scrolls inside its own container, so a tall window shows the whole page.
+        page.set_viewport_size({"width": args.width, "height": 3600})
+        settle(page)
+        page.screenshot(path=str(out / "playground-full.png"))
+        print(out / "playground-top.png", out / "playground-full.png")
         browser.close()
     return 0
 

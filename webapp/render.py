@@ -26,6 +26,24 @@ log = logging.getLogger("litm.webapp")
 MAX_MESSAGE = 240
 
 
+def _leave_pages_directory_mode() -> None:
+    """Streamlit runs `<app dir>/pages/*.py` as old-style pages (bypassing app.py, its sidebar and
+    guard) until some script calls st.navigation once in this process. If the very first request
+    after a start is a deep link (/playground), the page itself runs; every page imports this
+    module, so switch the mode off here and rerun through app.py. Once per process."""
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+    except ImportError:  # a Streamlit without this detail: nothing to do
+        return
+    if PagesManager.uses_pages_directory and get_script_run_ctx() is not None:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+_leave_pages_directory_mode()
+
+
 def short(error: BaseException | str, secrets: tuple[str, ...] = ()) -> str:
     """One line, at most MAX_MESSAGE characters, with any secret (an API key) blanked out."""
     text = str(error).strip()
@@ -70,7 +88,7 @@ _STYLE = {
     "instruction": f"background:{rgba(COLORS['instruction'], 0.22)}",
     "reminder": f"background:{rgba(COLORS['reminder'], 0.35)}",
     "page": f"background:{rgba(COLORS['page'], 0.12)}",
-    "gold": f"background:{rgba(COLORS['gold'], 0.25)};outline:1px solid {COLORS['gold']}",
+    "gold": f"background:{rgba(COLORS['gold'], 0.3)}",
     "question": f"background:{rgba(COLORS['question'], 0.3)}",
 }
 _BADGE = ("display:inline-block;padding:0 .4em;margin:.2em 0;border-radius:.3em;color:white;"

@@ -88,6 +88,7 @@ class State:
     strategy: str = Key("reprompt", widget=True)
     # Strategy parameters are widgets keyed by State.param_key(name, default): strategies whose
     # parameter has the same name and paper default (r = 10k, k = 5) share one value.
+    fitted: dict = Key(dict)  # param key -> the document its starting value was fitted to
     view_prompt: int = Key(0, widget=True)  # which prompt the highlighted view shows
 
     # --- playground: last live run (this session only) ---

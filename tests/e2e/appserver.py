@@ -89,3 +89,28 @@ def llm_server() -> Iterator[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with process(args, f"http://127.0.0.1:{port}/admin/counts", env):
         yield f"http://127.0.0.1:{port}/v1"
+
+
+# ------------------------------------------------------------------ browser helpers (playwright page)
+
+def settle(page, timeout: int = 60_000) -> None:
+    """Wait until Streamlit has finished running the script (the 'running' indicator is gone)."""
+    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
+    page.wait_for_timeout(600)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
+    page.wait_for_timeout(600)
+
+
+def choose(page, option: str) -> None:
+    """Click a radio option by its text."""
+    page.locator('[data-testid="stRadioOption"]', has_text=option).click()
+    settle(page)
+
+
+def fill(page, label: str, text: str, submit: str = "Enter") -> None:
+    """Type into a text input (submit Enter) or text area (submit Control+Enter)."""
+    box = page.get_by_label(label, exact=True)
+    box.fill(text)
+    box.press(submit)
+    settle(page)

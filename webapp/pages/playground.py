@@ -149,7 +149,49 @@ def gold_input(state: State, text: str, spec: str, name: str, answers: tuple[str
 
 # ---------------------------------------------------------------- strategy
 
-def strategy_input(state: State, doc_tokens: int) -> tuple[str, tuple[tuple[str, int], ...]]:
+def fitted(name: str, default: int, doc) -> tuple[int, str]:
+    """A starting value that shows something on this document, and why it differs from the paper's.
+    r and c longer than the document would give no reminder and one chunk; k at most the pages."""
+    if name == "r" and default >= doc.tokens:
+        value = max(100, int(round(doc.tokens / 4, -2)))
+        return value, f"The paper's r = {default:,} is longer than this document; starting at {value:,}."
+    if name == "c" and default >= doc.tokens:
+        value = max([o for o in CHUNK_SIZES if o <= doc.tokens / 2] or [CHUNK_SIZES[0]])
+        return value, f"The paper's c = {default:,} is longer than this document; starting at {value:,}."
+    if name == "k" and default > len(doc.pages):
+        return len(doc.pages), f"k is at most the document's {len(doc.pages)} pages."
+    return default, ""
+
+
+def param_input(state: State, p, doc, doc_id: str) -> int:
+    key = State.param_key(p.name, p.default)
+    start, why = fitted(p.name, p.default, doc)
+    if state.fitted.get(key) != doc_id:  # a new document: start from the paper default, fitted
+        state.fitted = {**state.fitted, key: doc_id}
+        st.session_state[key] = start
+    help_ = f"{p.help}. Paper default: {p.default:,}"
+    if p.name == "r":
+        top = max(10_000, -(-doc.tokens // 1000) * 1000)
+        st.slider("r: reprompt every … tokens", 100, top, step=100, key=key, help=help_)
+        if st.session_state[key] >= doc.tokens:
+            st.caption(f"r is longer than this {doc.tokens:,}-token document: no reminder fits "
+                       "(as in R&R Table 1). Lower r to see reminders.")
+    elif p.name == "k":
+        st.slider("k: pages to retrieve", 1, 20, key=key, help=help_)
+    elif p.name == "c":
+        options = sorted({*CHUNK_SIZES, p.default, st.session_state[key]})
+        st.select_slider("c: chunk size (tokens)", options, key=key, format_func=lambda v: f"{v:,}",
+                         help=help_)
+    elif p.unit == "0/1":
+        st.toggle(p.help, key=key)
+    else:
+        st.number_input(f"{p.name} ({p.unit})", min_value=1, key=key, help=help_)
+    if why and st.session_state[key] == start:
+        st.caption(why)
+    return int(st.session_state[key])
+
+
+def strategy_input(state: State, doc, doc_id: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     names = list(STRATEGIES)
     if state.strategy not in names:
         state.strategy = "reprompt" if "reprompt" in names else names[0]
@@ -157,31 +199,7 @@ def strategy_input(state: State, doc_tokens: int) -> tuple[str, tuple[tuple[str,
     s = get_strategy(state.strategy)
     first = (s.__doc__ or "").strip().splitlines()[0] if s.__doc__ else ""
     st.caption(f"{WHAT.get(s.name, first)} — *{s.paper}*")
-    params = []
-    for p in s.params:
-        key = State.param_key(p.name, p.default)
-        if key not in st.session_state:
-            st.session_state[key] = p.default
-        help_ = f"{p.help}. Paper default: {p.default:,}"
-        if p.name == "r":
-            st.slider("r: reprompt every … tokens", 500, 50_000, step=500, key=key, help=help_)
-            if st.session_state[key] >= doc_tokens:
-                st.caption(f"r is longer than this {doc_tokens:,}-token document: no reminder fits "
-                           "(as in R&R Table 1). Lower r to see reminders.")
-        elif p.name == "k":
-            st.slider("k: pages to retrieve", 1, 20, key=key, help=help_)
-        elif p.name == "c":
-            options = sorted({*CHUNK_SIZES, p.default})
-            if st.session_state[key] not in options:
-                st.session_state[key] = p.default
-            st.select_slider("c: chunk size (tokens)", options, key=key, format_func=lambda v: f"{v:,}",
-                             help=help_)
-        elif p.unit == "0/1":
-            st.toggle(p.help, key=key)
-        else:
-            st.number_input(f"{p.name} ({p.unit})", min_value=1, key=key, help=help_)
-        params.append((p.name, int(st.session_state[key])))
-    return s.name, tuple(params)
+    return s.name, tuple((p.name, param_input(state, p, doc, doc_id)) for p in s.params)
 
 
 # ---------------------------------------------------------------- numbers before the run
@@ -237,13 +255,14 @@ def main() -> None:
         with c_doc:
             st.error(render.short(e))
         return
+    doc_id = hashlib.sha256(f"{spec}\n{name}\n{text}".encode()).hexdigest()[:16]
     with c_task:
         st.subheader("2 · Question")
         question, answers = question_input(state, questions)
         gold = gold_input(state, text, spec, name, answers, len(doc.pages))
     with c_strategy:
         st.subheader("3 · Strategy")
-        strategy, params = strategy_input(state, doc.tokens)
+        strategy, params = strategy_input(state, doc, doc_id)
     if not question:
         st.info("Type a question (or pick a suggested one) to build the prompt.")
         return
@@ -254,12 +273,13 @@ def main() -> None:
         return
     doc = doc.with_gold(gold)
     st.subheader("The prompt map")
-    st.html(render.legend_html())
+    st.caption("Each row is one prompt, drawn along its tokens; below, each page's distance to the nearest "
+               "instruction or reminder. Hover for details.")
     st.plotly_chart(cached.figure(text, spec, name, gold, strategy, params, question),
                     config={"displaylogo": False}, key="prompt_map")
     before_run(state, doc, prompts, (text, spec, name, gold, strategy, params, question))
 
-    inputs = (hashlib.sha256(text.encode()).hexdigest(), spec, gold, strategy, params, question, answers)
+    inputs = (doc_id, gold, strategy, params, question, answers)
     live.run_section(state, doc, question, answers, strategy, dict(params), inputs)
 
     st.subheader("The exact prompt" + ("s" if len(prompts) > 1 else ""))
@@ -272,6 +292,7 @@ def main() -> None:
                              format_func=labels.__getitem__)
     st.caption(f"Stage 1 prompt {index + 1} of {len(prompts)}: {prompts[index].tokens:,} tokens, exactly as "
                "sent; hover a region to see what it is.")
+    st.html(render.legend_html())
     st.html(cached.prompt_view(text, spec, name, gold, strategy, params, question, index))
 
 

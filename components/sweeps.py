@@ -171,19 +171,17 @@ class SweepConfig:
         return cfg
 
     def check_params(self) -> None:
-        taken = set()
         for name in self.strategies:
-            strat = STRATEGIES[name]
-            for p in strat.params:
-                taken.add(p.name)
+            for p in STRATEGIES[name].params:
                 if p.name in self.params:
                     try:
                         check_positive(self.params, p.name)
                     except ParamError as exc:
                         _fail(f"params: {exc}")
-        unused = set(self.params) - taken
-        if unused:
-            _fail(f"params: no chosen strategy takes {', '.join(sorted(unused))}")
+        known = {p.name for strat in STRATEGIES.values() for p in strat.params}
+        unknown = set(self.params) - known  # a typo; a param only other strategies take is just ignored
+        if unknown:
+            _fail(f"params: no strategy takes {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})")
 
     def params_for(self, strategy: str) -> dict:
         """The params this strategy takes (others are for other strategies), defaults filled in."""

@@ -32,7 +32,7 @@ def test_toml_example_parses(tmp_path):
     ({"lengths": []}, "lengths must be a non-empty list"),
     ({"lengths": [100, 0]}, "every length must be a positive whole number"),
     ({"params": {"k": 0}}, "k must be a positive whole number"),
-    ({"params": {"c": 1000}}, "no chosen strategy takes c"),
+    ({"params": {"kk": 1000}}, "no strategy takes kk"),
     ({"colour": "red"}, "unknown key(s) colour"),
     ({"models": [{"provider": "openai", "model": "gpt-4o", "api_key": "sk-x"}]}, "never put an API key"),
     ({"models": [{"provider": "openai-compatible", "model": "m"}]}, "needs base_url"),

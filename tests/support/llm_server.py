@@ -75,7 +75,8 @@ class LLMServer:
     def reset(self) -> None:
         with self.lock:
             self.counts: Counter = Counter()
-            self.bodies: list[str] = []
+            self.bodies: list[str] = []  # sha256 of each request body, in arrival order
+            self.raw_bodies: list[bytes] = []
             self.mode = dict(DEFAULTS)
 
     def set(self, **mode) -> LLMServer:
@@ -148,6 +149,7 @@ class LLMServer:
             self.counts["total"] += 1
             n = self.counts["total"]
             self.bodies.append(hashlib.sha256(raw).hexdigest())
+            self.raw_bodies.append(raw)
             mode = dict(self.mode)
         prompt = "\n".join(_content_text(m.get("content")) for m in body.get("messages", []))
         if mode["hang"]:

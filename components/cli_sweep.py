@@ -32,8 +32,8 @@ def add_parser(sub, name):
 class ProgressLine:
     """A plain-text progress bar on stderr, redrawn in place."""
 
-    def __init__(self, stream=sys.stderr):
-        self.stream = stream
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr
         self.width = 0
 
     def __call__(self, p) -> None:

@@ -1,0 +1,74 @@
+"""`litm sweep` and `litm results`."""
+
+import csv
+import io
+import json
+
+import pytest
+
+from components.cli import main
+from tests.support import sweep_toml
+from tests.support.llm_server import LLMServer
+
+RESULT_MIN = ["sweep", "task", "strategy", "model", "length", "position", "actual_length", "actual_position",
+              "answer", "score", "error", "calls", "input_tokens", "output_tokens", "cost_usd"]
+
+
+@pytest.fixture(scope="module")
+def server():
+    with LLMServer() as srv:
+        yield srv
+
+
+def test_dry_run_prints_estimate_and_sends_nothing(tmp_path, server, capsys):
+    server.reset()
+    toml = sweep_toml(tmp_path, base_url=server.openai_url)
+    assert main(["sweep", str(toml), "--dry-run", "--db", str(tmp_path / "x.sqlite")]) == 0
+    out = capsys.readouterr().out
+    assert "calls:" in out and "input tokens:" in out and "cost:" in out and "estimate" in out
+    assert server.counts["total"] == 0 and not (tmp_path / "x.sqlite").exists()
+
+
+def test_sweep_then_results_csv_and_json(tmp_path, server, capsys):
+    toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline",))
+    db = tmp_path / "runs" / "r.sqlite"
+    assert main(["sweep", str(toml), "--db", str(db)]) == 0
+    captured = capsys.readouterr()
+    assert "done" in captured.out and "18/18" in captured.out and "trials" in captured.err  # progress line
+    assert main(["results", "--db", str(db), "--sweep", "demo", "--format", "csv"]) == 0
+    table = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(table) == 18 and set(RESULT_MIN) <= set(table[0])
+    assert {r["strategy"] for r in table} == {"baseline"} and table[0]["sweep"] == "demo"
+    assert main(["results", "--db", str(db), "--sweep", "1", "--format", "json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert len(records) == 18 and records[0]["model"] == "openai-compatible:loop-model"
+
+
+def test_retry_errors_flag(tmp_path, server, capsys):
+    server.reset()
+    toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline",), extra_model="max_retries = 0")
+    db = tmp_path / "r.sqlite"
+    server.set(status=500)
+    assert main(["sweep", str(toml), "--db", str(db), "--quiet"]) == 0
+    assert "errors 18" in capsys.readouterr().out
+    server.set(status=None)
+    assert main(["sweep", str(toml), "--db", str(db), "--quiet", "--retry-errors"]) == 0
+    assert "errors 0" in capsys.readouterr().out
+
+
+def test_expected_errors_are_one_line(tmp_path, capsys):
+    assert main(["results", "--db", str(tmp_path / "none.sqlite")]) == 1
+    assert capsys.readouterr().err.startswith("litm: no run store")
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[sweep]\nname = "x"\ntasks = "t.jsonl"\nlengths = []\n')
+    assert main(["sweep", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "lengths must be a non-empty list" in err
+
+
+def test_missing_key_fails_before_sending(tmp_path, server, capsys, monkeypatch):
+    server.reset()
+    monkeypatch.delenv("LITM_CLI_NO_KEY", raising=False)
+    toml = sweep_toml(tmp_path, base_url=server.openai_url, extra_model='api_key_env = "LITM_CLI_NO_KEY"')
+    assert main(["sweep", str(toml), "--db", str(tmp_path / "k.sqlite")]) == 1
+    assert "LITM_CLI_NO_KEY" in capsys.readouterr().err and server.counts["total"] == 0

@@ -61,8 +61,8 @@ def rgba(hex_colour: str, alpha: float) -> str:
 def _layout(fig: go.Figure, title: str, x_title: str, y_title: str, percent: bool = True) -> go.Figure:
     fig.update_layout(
         title=dict(text=title, x=0, xanchor="left"), font=FONT, template="plotly_white",
-        legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
-        margin=dict(l=70, r=20, t=60, b=40), hovermode="closest", height=480,
+        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0),
+        margin=dict(l=70, r=20, t=60, b=40), hovermode="closest", height=520,
     )
     fig.update_xaxes(title_text=x_title, showline=True, linecolor="#888", zeroline=False)
     fig.update_yaxes(title_text=y_title, showline=True, linecolor="#888", zeroline=False)
@@ -71,15 +71,33 @@ def _layout(fig: go.Figure, title: str, x_title: str, y_title: str, percent: boo
     return fig
 
 
+def is_strategy(name: str) -> bool:
+    return PAPER_NAMES.get(name, name) in STRATEGY_COLOURS
+
+
+def _head_colours(heads: list[str]) -> dict[str, str]:
+    """Strategies keep their colour; other names (models) take distinct palette colours in order."""
+    out = {h: colour_for(h) for h in heads if is_strategy(h)}
+    free = [c for c in PALETTE if c not in out.values()] or PALETTE
+    i = 0
+    for h in heads:
+        if h not in out:
+            out[h] = free[i % len(free)]
+            i += 1
+    return out
+
+
 def _series_style(labels: list[str]) -> dict[str, dict]:
-    """label -> colour (by its first part, the strategy), dash and symbol (by its position among equals)."""
+    """label -> colour (by its first part: a strategy's own colour, else a distinct one), dash and
+    symbol (by its position among labels with the same first part)."""
+    heads = [str(label).split(" · ")[0] for label in labels]
+    colours = _head_colours(list(dict.fromkeys(heads)))
     styles, seen = {}, {}
-    for label in labels:
-        head = str(label).split(" · ")[0]
+    for label, head in zip(labels, heads, strict=True):
         k = seen.get(head, 0)
         seen[head] = k + 1
-        styles[label] = {"colour": colour_for(head), "dash": DASHES[k % len(DASHES)],
-                         "symbol": SYMBOLS[(k + len(styles)) % len(SYMBOLS)]}
+        styles[label] = {"colour": colours[head], "dash": DASHES[k % len(DASHES)],
+                         "symbol": SYMBOLS[len(styles) % len(SYMBOLS)]}
     return styles
 
 
@@ -268,10 +286,11 @@ def published_bars(rows: pd.DataFrame, x: str, series: str, *, title: str, x_tit
     """Grouped bars of published values as printed; each bar prints its value."""
     fig = go.Figure()
     labels = list(dict.fromkeys(rows[series].astype(str))) if len(rows) else []
+    colours = {label: style["colour"] for label, style in _series_style(labels).items()}
     for label in labels:
         part = rows[rows[series].astype(str) == label]
         fig.add_trace(go.Bar(
-            x=part[x].astype(str), y=part["value"], name=label, marker_color=colour_for(label),
+            x=part[x].astype(str), y=part["value"], name=label, marker_color=colours[label],
             text=printed(part), textposition="outside", cliponaxis=False,
             hovertemplate=f"<b>{label}</b><br>{x_title}: %{{x}}<br>{y_title}: %{{text}}<extra></extra>"))
     _layout(fig, title, x_title, y_title, percent=False)

@@ -34,6 +34,8 @@ class Job:
     done: int = 0
     errors: int = 0
     usd: float = 0.0
+    sent: int = 0  # requests sent in this run
+    cached: int = 0  # calls answered from the store in this run
     sweep_id: Any = None
     started: float = field(default_factory=time.time)
     finished: float | None = None
@@ -67,7 +69,8 @@ class Job:
         info.update(kwargs)
         for name, aliases in (("done", ("done", "completed", "finished")), ("total", ("total",)),
                               ("errors", ("errors", "failed", "n_errors")),
-                              ("usd", ("usd", "cost_usd", "spend", "spent_usd")),
+                              ("usd", ("usd", "spend_usd", "cost_usd", "spend", "spent_usd")),
+                              ("sent", ("sent",)), ("cached", ("cached",)),
                               ("sweep_id", ("sweep_id",))):
             for alias in aliases:
                 value = info.get(alias)
@@ -122,6 +125,13 @@ def running_for(owner: str) -> list[Job]:
 def get(owner: str, job_id: str) -> Job | None:
     with _LOCK:
         return _JOBS.get(owner, {}).get(job_id)
+
+
+def running_names(store_path: str) -> set[str]:
+    """Names of the sweeps running on this store for any owner (to keep them out of other lists)."""
+    with _LOCK:
+        every = [j for owned in _JOBS.values() for j in owned.values()]
+    return {j.label for j in every if j.running and j.store_path == str(store_path)}
 
 
 def cancel(owner: str, job_id: str) -> bool:

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "pages" / "papers.py")

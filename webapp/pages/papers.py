@@ -31,6 +31,7 @@ X_TITLES = {
     "dataset": "dataset",
     "model": "model",
 }
+FILTER_LABELS = {"doc_length_tokens": "d = {}", "n_documents": "{} documents", "metric": "{}"}
 DEFAULTS = {"n_documents": 20, "dataset": "NQ"}  # else the first option; d: the longest
 FILTER_TITLES = {"dataset": "Dataset", "model": "Model", "doc_length_tokens": "Document length d (tokens)",
                  "n_documents": "Documents in the context", "metric": "Metric", "method": "Method"}
@@ -95,8 +96,8 @@ def metric_title(rows: pd.DataFrame) -> str:
     return f"{names}, as published"
 
 
-def pick_filters(view: dict, rows: pd.DataFrame, key: str) -> pd.DataFrame:
-    cols = st.columns(max(1, len(view["filters"])))
+def pick_filters(view: dict, rows: pd.DataFrame, key: str, cols) -> tuple[pd.DataFrame, list[str]]:
+    chosen = []
     for col, name in zip(cols, view["filters"], strict=False):
         options = sorted(rows[name].dropna().unique().tolist())
         if not options:
@@ -106,16 +107,17 @@ def pick_filters(view: dict, rows: pd.DataFrame, key: str) -> pd.DataFrame:
                                 default=DEFAULTS.get(name, max(options) if name == "doc_length_tokens" else None),
                                 format_func=fmt)
         rows = rows[rows[name] == choice]
-    return rows
+        chosen.append(FILTER_LABELS.get(name, "{}").format(fmt(choice)))
+    return rows, chosen
 
 
-def references(source_rows: pd.DataFrame, models: list[str], key: str) -> pd.DataFrame | None:
+def references(source_rows: pd.DataFrame, models: list[str], key: str, where) -> pd.DataFrame | None:
     """Closed-book and oracle (LITM Table 1) of one model, as horizontal reference lines."""
     ref = source_rows[(source_rows["table"] == "Table 1") & source_rows["method"].isin(["closed-book", "oracle"])]
     options = [m for m in models if m in set(ref["model"])]
     if not options:
         return None
-    model = pickers.select(st, "Closed-book and oracle reference lines for", ["none", *options], f"{key}_ref",
+    model = pickers.select(where, "Closed-book and oracle reference lines for", ["none", *options], f"{key}_ref",
                            default=options[0])
     if model == "none":
         return None
@@ -124,23 +126,40 @@ def references(source_rows: pd.DataFrame, models: list[str], key: str) -> pd.Dat
                          "value": part["value"].astype(float).tolist()})
 
 
+def token_axis(fig, values: pd.Series) -> None:
+    """Ticks at the paper's own values ('4k', '8k', ...), on a log axis when they double."""
+    vals = sorted(int(v) for v in pd.to_numeric(values, errors="coerce").dropna().unique())
+    if not vals:
+        return
+    wide = len(vals) > 2 and vals[0] > 0 and vals[-1] / vals[0] >= 8
+    fig.update_xaxes(type="log" if wide else "linear", tickvals=vals,
+                     ticktext=[f"{v // 1000}k" if v % 1000 == 0 and v else f"{v:,}" for v in vals])
+
+
 def show_view(source: str, view: dict, rows: pd.DataFrame, key: str) -> None:
     data = rows[rows["table"].isin(view["tables"])].copy()
-    data = pick_filters(view, data, key)
+    cols = st.columns(3)
+    data, chosen = pick_filters(view, data, key, cols)
     data["series"] = data[view["series"]].fillna("").astype(str).agg(" · ".join, axis=1).str.strip(" ·")
     data["value"] = pd.to_numeric(data["value"], errors="coerce")
     x = view["x"]
     chart_rows = data[data[x].notna()]
     overall = data[data[x].isna()]
     tables = ", ".join(sorted(set(chart_rows["table"]))) or ", ".join(view["tables"])
-    title = f"{PAPERS[source].split(' (')[0]}, {tables} (as published)"
+    models = sorted(set(data["model"].dropna()) - {""})
+    if len(models) == 1:
+        chosen.append(models[0])
+    title = f"{PAPERS[source].split(' (')[0]}, {tables} (as published)" + (": " + ", ".join(chosen) if chosen else "")
     y_title = metric_title(data)
     if view["kind"] == "line":
-        refs = references(rows, sorted(set(chart_rows["model"].dropna())), key) if view.get("references") else None
+        refs = (references(rows, sorted(set(chart_rows["model"].dropna())), key, cols[len(view["filters"])])
+                if view.get("references") else None)
         fig = charts.published_lines(chart_rows, x, "series", title=title, x_title=X_TITLES.get(x, x),
                                      y_title=y_title, references=refs)
         if x == "gold_index":
             fig.update_xaxes(dtick=5 if chart_rows[x].max() > 10 else 1)
+        else:
+            token_axis(fig, chart_rows[x])
     else:
         fig = charts.published_bars(chart_rows, x, "series", title=title, x_title=X_TITLES.get(x, x),
                                     y_title=y_title)

@@ -106,9 +106,9 @@ class State:
     exp_kind: Any = Key(None, widget=True)  # generator kind
     exp_gen_n: int = Key(20, widget=True)
     exp_gen_seed: int = Key(0, widget=True)
-    exp_lengths: list = Key(list, widget=True)
-    exp_positions: list = Key(list, widget=True)
-    exp_strategies: list = Key(list, widget=True)
+    exp_lengths: Any = Key(None, widget=True)
+    exp_positions: Any = Key(None, widget=True)
+    exp_strategies: Any = Key(None, widget=True)
     exp_n_tasks: int = Key(10, widget=True)
     exp_models: str = Key("", widget=True)  # one model name per line (the sidebar's provider and key)
     exp_name: str = Key("", widget=True)

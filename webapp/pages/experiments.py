@@ -363,7 +363,9 @@ def past_panel(owner_: str) -> None:
     show = frame[["id", "name", "state", "trials", "errors", "calls", "input_tokens", "output_tokens", "cost_usd",
                   "reason"]].copy()
     show["created"] = pd.to_datetime(frame["created"], unit="s").dt.strftime("%Y-%m-%d %H:%M")
-    st.dataframe(show.iloc[::-1], hide_index=True)
+    show["cost_usd"] = show["cost_usd"].map(lambda v: usd(float(v)) if pd.notna(v) else "unknown")
+    st.dataframe(show.iloc[::-1].rename(columns={"input_tokens": "input tokens", "output_tokens": "output tokens",
+                                                 "cost_usd": "dollars"}), hide_index=True)
     resumable = frame[(frame["state"].isin(["interrupted", "cancelled", "failed"]))
                       | ((frame["status"] == "done") & (frame["errors"] > 0))]
     if resumable.empty:

@@ -1,0 +1,111 @@
+"""Browser tests (Debian chromium via playwright): Results draws a curve from a filled run store,
+Papers draws a published chart, and an Experiments run against the loopback OpenAI-compatible
+server shows its progress, also after a page reload."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+
+import pytest
+
+from tests.e2e.appserver import CHROMIUM, CHROMIUM_ARGS, llm_server, streamlit_app
+from tests.webapp.runs_fixture import fill
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def app_with_runs(tmp_path_factory):
+    home = tmp_path_factory.mktemp("e2e-results")
+    db = fill(home / "runs" / "litm.sqlite", lengths=(2000, 4000), positions=(0.0, 0.5, 1.0))
+    with streamlit_app(env={"LITM_DB": str(db), "LITM_SHIPPED_RUNS": str(home / "none")}) as url:
+        yield url, db
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def tab(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1400})
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def settle(page, timeout=60_000):
+    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
+    page.wait_for_timeout(500)
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
+
+
+def open_page(page, url: str, name: str) -> None:
+    page.goto(url)  # the app's root first: it registers the navigation
+    settle(page)
+    page.get_by_role("link", name=name).first.click()
+    settle(page)
+
+
+def test_results_shows_a_curve(app_with_runs, tab):
+    url, _ = app_with_runs
+    open_page(tab, url, "Results")
+    chart = tab.locator(".js-plotly-plot").first
+    chart.wait_for(timeout=30_000)
+    assert "by answer position" in chart.inner_text() or tab.get_by_text("by answer position").count()
+    assert tab.locator(".js-plotly-plot .scatterlayer .trace").count() >= 3
+    assert tab.get_by_text("2 trial(s) ended in an error").count() == 1
+    assert "Traceback" not in tab.content()
+
+
+def test_papers_shows_a_published_chart(app_with_runs, tab):
+    url, _ = app_with_runs
+    open_page(tab, url, "Papers")
+    tab.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+    assert tab.get_by_text(re.compile("as published")).count() >= 1
+    tab.get_by_role("tab", name=re.compile("R&R")).click()
+    settle(tab)
+    assert tab.locator(".js-plotly-plot").count() >= 2
+
+
+def test_experiments_run_against_loopback_server(tmp_path, tab):
+    with llm_server() as v1, streamlit_app(env={"LITM_DB": str(tmp_path / "runs.sqlite"),
+                                                "LITM_SHIPPED_RUNS": str(tmp_path / "none")}) as url:
+        admin = v1.removesuffix("/v1") + "/admin/mode"
+        req = urllib.request.Request(admin, data=json.dumps({"delay": 0.15}).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+        urllib.request.urlopen(req, timeout=5).read()
+        tab.goto(url)
+        settle(tab)
+        sidebar = tab.locator('[data-testid="stSidebar"]')
+        sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Provider").click()
+        tab.get_by_role("option", name=re.compile("OpenAI-compatible")).click()
+        settle(tab)
+        sidebar.get_by_role("textbox", name="Model", exact=True).fill("loop")
+        sidebar.get_by_role("textbox", name="Model", exact=True).press("Enter")
+        settle(tab)
+        sidebar.get_by_role("textbox", name="Base URL").fill(v1)
+        sidebar.get_by_role("textbox", name="Base URL").press("Enter")
+        settle(tab)
+        tab.get_by_role("link", name="Experiments").first.click()
+        settle(tab)
+        tasks = tab.get_by_role("spinbutton", name="Tasks (the first n of the set)")
+        tasks.fill("1")
+        tasks.press("Enter")
+        settle(tab)
+        tab.get_by_role("button", name=re.compile("Run the sweep")).click()
+        tab.get_by_text(re.compile(r"\d+/30 trials")).first.wait_for(timeout=30_000)
+        tab.reload()  # a refresh is a new session: the URL's token finds the sweep again
+        settle(tab)
+        tab.get_by_text("Your sweeps in this session").wait_for(timeout=30_000)
+        tab.get_by_text(re.compile(r"30/30 trials")).first.wait_for(timeout=90_000)
+        assert tab.get_by_text(re.compile("finished")).count() >= 1
+        assert "Traceback" not in tab.content()

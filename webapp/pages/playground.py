@@ -54,7 +54,8 @@ def samples() -> list:
 def document_input(state: State) -> tuple[str, str, list]:
     """(text, name, suggested questions) of the chosen document; text "" when there is none yet."""
     all_samples = samples()
-    st.radio("Source", SOURCES, key=State.source.key, horizontal=True, label_visibility="collapsed")
+    st.radio("Source", SOURCES, key=State.source.key, horizontal=True, label_visibility="collapsed",
+             on_change=_new_source)
     if state.source == "Sample":
         if not all_samples:
             st.info("No bundled samples are installed. Paste text or upload a file.")
@@ -92,6 +93,12 @@ def upload_input(state: State) -> str:
     elif state.upload_text and file is None:
         st.caption(f"Using the earlier upload: {state.upload_name}")
     return state.upload_text
+
+
+def _new_source() -> None:
+    """Another kind of document: the sample's question does not belong to it."""
+    state = State()
+    state.question, state.answers, state.question_pick = "", "", ""
 
 
 def _new_sample() -> None:
@@ -235,6 +242,7 @@ def before_run(state: State, doc, prompts: list, key: tuple) -> None:
 # ---------------------------------------------------------------- page
 
 def main() -> None:
+    render.leave_pages_directory_mode()
     state = State()
     st.title("Playground")
     st.caption("Pick a document and a question, choose a strategy: see where the instructions, reminders "

@@ -331,6 +331,22 @@ def live_panel(owner_: str) -> None:
         st.rerun()  # the sweep ended: redraw the whole page (past sweeps, buttons)
 
 
+@st.fragment(run_every=1.0)
+def live_bars(owner_: str) -> None:
+    """The progress again under the Run button (where the user is), without buttons."""
+    for job in jobs.running_for(owner_):
+        frac = min(1.0, job.done / job.total) if job.total else 0.0
+        st.progress(frac, text=f"{job.label}: {job.done:,}/{job.total:,} trials · errors {job.errors:,} · "
+                               f"spent {usd(job.usd)} (cancel at the top of the page)")
+
+
+def progress_panel(owner_: str) -> None:
+    if jobs.running_for(owner_):
+        live_panel(owner_)
+    else:
+        jobs_panel(owner_)
+
+
 # --- past sweeps ------------------------------------------------------------------------------------
 
 def past_sweeps(owner_: str) -> pd.DataFrame:
@@ -401,10 +417,7 @@ def main() -> None:
     for key, value in DEFAULTS.items():  # (app.py sets them through State.init; a page run alone does not)
         st.session_state.setdefault(key, value)
     with guard("the sweeps in progress"):
-        if jobs.running_for(me):
-            live_panel(me)
-        else:
-            jobs_panel(me)
+        progress_panel(me)
     st.header("1 · Tasks")
     label, tasks, path = task_source()
     if tasks:
@@ -449,6 +462,8 @@ def main() -> None:
             st.rerun()
         except (ValueError, OSError, LookupError) as exc:
             st.error(f"Cannot start: {short(exc, (getattr(choice, 'api_key', '') or '',))}")
+    if jobs.running_for(me):
+        live_bars(me)
     past_panel(me)
 
 

@@ -63,8 +63,9 @@ class Prompt:
         }
 
 
+@lru_cache(maxsize=256)
 def load_template(name: str) -> str:
-    """Read strategies/templates/<name>.txt exactly (no trailing newline added or removed)."""
+    """Read strategies/templates/<name>.txt exactly (no trailing newline added or removed); once."""
     path = TEMPLATE_DIR / f"{name}.txt"
     text = path.read_text(encoding="utf-8")
     return text[:-1] if text.endswith("\n") else text

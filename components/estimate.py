@@ -73,6 +73,7 @@ def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = Non
     """The cost of a sweep's trials (those not in skip_keys), before running it."""
     from components.sweeps import plan, precount, trial_document
 
+    pool_tasks = config.all_tasks().tasks if tasks is None else tasks
     tasks = config.load_tasks() if tasks is None else tasks
     precount(tasks, config.encoding)
     specs = [s for s in plan(config, tasks) if not skip_keys or s.key not in skip_keys]
@@ -86,7 +87,7 @@ def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = Non
         dkey = (s.task.id, s.length, s.position)
         if dkey not in docs:
             try:
-                docs[dkey] = trial_document(s.task, s.length, s.position, config.encoding, tasks).document
+                docs[dkey] = trial_document(s.task, s.length, s.position, config.encoding, pool_tasks).document
             except ValueError:  # the trial will record why
                 docs[dkey] = None
         pkey = (*dkey, s.strategy)

@@ -68,6 +68,7 @@ def run_sweep(config: SweepConfig, store, *, progress: Callable[[Progress], None
 async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, given) -> SweepSummary:
     t0 = time.perf_counter()
     tasks = config.load_tasks()
+    pool_tasks = config.all_tasks().tasks  # the whole file is the distractor pool, not only n_tasks
     specs = plan(config, tasks)
     # every key is resolved before the sweep starts: MissingKey means nothing was sent or written
     provs = {m.label: given.get(m.label) or make_provider(m.spec, _key_for(m, api_keys)) for m in config.models}
@@ -99,7 +100,7 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
         dkey = (spec.task.id, spec.length, spec.position)
         try:
             if dkey not in docs:
-                docs[dkey] = trial_document(spec.task, spec.length, spec.position, config.encoding, tasks)
+                docs[dkey] = trial_document(spec.task, spec.length, spec.position, config.encoding, pool_tasks)
             built = docs[dkey]
         except ValueError as exc:
             built, result = None, TrialResult(error=f"document: {exc}")

@@ -11,6 +11,7 @@ import hashlib
 import json
 import tomllib
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from components.providers.base import PROVIDERS, ModelSpec, Settings
@@ -207,15 +208,25 @@ class SweepConfig:
         d.pop("base_dir")
         return d
 
-    def load_tasks(self) -> list:
-        from components.tasks.importers import read_tasks
+    def all_tasks(self):
+        """Every task the file holds (read once per file version): the distractor pool for all."""
+        path = Path(self.tasks_path)
+        return _read_task_file(str(path), path.stat().st_mtime_ns if path.exists() else 0)
 
-        ts = read_tasks(self.tasks_path)
+    def load_tasks(self) -> list:
+        ts = self.all_tasks()
         tasks = ts.tasks[: self.n_tasks] if self.n_tasks else ts.tasks
         if not tasks:
             why = f" ({ts.errors[0][1]} on line {ts.errors[0][0]})" if ts.errors else ""
             raise ValueError(f"sweep config: no tasks could be read from {self.tasks}{why}")
         return tasks
+
+
+@lru_cache(maxsize=8)
+def _read_task_file(path: str, mtime_ns: int):
+    from components.tasks.importers import read_tasks
+
+    return read_tasks(path)
 
 
 @dataclass(frozen=True)

@@ -224,3 +224,22 @@ def test_sigkill_mid_sweep_then_resume(tmp_path, server):
     run_sweep(SweepConfig.from_toml(toml), clean)
     assert rows(clean) == rows(killed_store)
     assert server.counts["total"] > sent  # (the clean run used its own store)
+
+
+def test_documents_draw_distractors_from_the_whole_task_file(tmp_path):
+    """n_tasks picks the questions; the distractor pool is every task in the file (R&R §4.1), so a
+    document longer than one task's own passages still builds."""
+    from components.tasks.generators import generate
+    from components.tasks.importers import write_tasks
+
+    write_tasks(generate("facts", 12, 3), tmp_path / "facts.jsonl")
+    (tmp_path / "s.toml").write_text(
+        '[sweep]\nname = "pool"\ntasks = "facts.jsonl"\nn_tasks = 1\nlengths = [4000]\npositions = [0.5]\n'
+        'strategies = ["baseline"]\n[[sweep.models]]\nprovider = "fake"\nmodel = "fake"\n')
+    cfg = SweepConfig.from_toml(tmp_path / "s.toml")
+    store = RunStore(tmp_path / "runs.sqlite")
+    run_sweep(cfg, store, providers={cfg.models[0].label: FakeProvider(responder=lambda m, s: "Answer: x\nPage: 1")})
+    f = store.trials_frame()
+    assert len(f) == 1
+    assert f.loc[0, "error"] in (None, "") or f.loc[0, "error"] != f.loc[0, "error"]  # no error (None/NaN)
+    assert abs(int(f.loc[0, "actual_length"]) - 4000) < 400

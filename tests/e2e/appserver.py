@@ -114,3 +114,15 @@ def fill(page, label: str, text: str, submit: str = "Enter") -> None:
     box.fill(text)
     box.press(submit)
     settle(page)
+
+
+def select(page, label: str, option: str) -> None:
+    """Pick an option of a selectbox by the selectbox's label and the option's text."""
+    page.locator('[data-testid="stSelectbox"]').filter(has=page.get_by_text(label, exact=True)).click()
+    page.get_by_role("option", name=option, exact=True).click()
+    settle(page)
+
+
+def upload(page, path) -> None:
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
+    settle(page)

@@ -1,0 +1,159 @@
+"""The Playground in a real browser: the newcomer flow, uploads good and bad, HTML shown as text,
+a live run against the loopback OpenAI-compatible server, and two sessions kept apart."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.e2e.appserver import choose, fill, select, settle, upload
+
+pytestmark = pytest.mark.browser
+
+LONG = "\n\n".join(
+    f"Paragraph {i}. " + " ".join(f"filler{i}w{j}" for j in range(40))
+    + (" The vault code is 4711." if i == 17 else "")
+    for i in range(1, 31)
+)
+
+
+def body(page) -> str:
+    return page.inner_text("body")
+
+
+def assert_calm(page) -> None:
+    text = body(page)
+    assert "Traceback" not in text
+    assert "Something went wrong" not in text
+
+
+def open_app(page, url):
+    page.goto(url)
+    settle(page)
+
+
+def test_newcomer_sees_a_sample_with_reminders_and_gold_page_within_a_minute(page, app_url):
+    start = time.monotonic()
+    open_app(page, app_url)
+    page.wait_for_selector(".js-plotly-plot .main-svg")
+    elapsed = time.monotonic() - start
+    assert elapsed < 60
+    text = body(page)
+    assert "The prompt map" in text
+    assert "<INSTRUCTIONS_REMINDER>" in text  # the highlighted prompt, shown as text
+    assert "gold page" in text
+    assert page.locator(".js-plotly-plot .legendtext", has_text="reminder").count() >= 1
+    assert page.locator(".js-plotly-plot .legendtext", has_text="gold page").count() >= 1
+    assert "Run with local" in text or "No model available" in text
+    assert_calm(page)
+
+
+def test_upload_a_text_file(page, app_url, tmp_path):
+    doc = tmp_path / "notes.txt"
+    doc.write_text(LONG, encoding="utf-8")
+    open_app(page, app_url)
+    choose(page, "Upload")
+    upload(page, doc)
+    fill(page, "Question", "What is the vault code?")
+    fill(page, "Gold answer(s), one per line", "4711", "Control+Enter")
+    page.wait_for_selector(".js-plotly-plot .main-svg")
+    text = body(page)
+    assert "page 17" in text
+    assert "Paragraph 17." in text
+    assert_calm(page)
+
+
+@pytest.mark.parametrize("name,data,message", [
+    ("empty.txt", b"", "empty"),
+    ("blob.txt", bytes(range(256)) * 64, "binary"),
+    ("broken.pdf", b"%PDF-1.4\n1 0 obj << /Type /Catalog >>\nthis is not really a pdf", "PDF"),
+])
+def test_bad_uploads_give_a_short_message(page, app_url, tmp_path, name, data, message):
+    path = tmp_path / name
+    path.write_bytes(data)
+    open_app(page, app_url)
+    choose(page, "Upload")
+    upload(page, path)
+    alert = page.locator('[data-testid="stAlertContentError"]').first
+    alert.wait_for()
+    assert message.lower() in alert.inner_text().lower()
+    assert len(alert.inner_text()) < 300
+    assert_calm(page)
+    choose(page, "Sample")  # the app keeps working
+    page.wait_for_selector(".js-plotly-plot .main-svg")
+
+
+def test_too_large_upload_is_refused_with_a_short_message(page, app_url, tmp_path):
+    big = tmp_path / "big.txt"
+    with open(big, "wb") as f:
+        f.write(b"All work and no play. " * (21 * 1024 * 1024 // 22 + 1))  # over the 20 MB limit
+    open_app(page, app_url)
+    choose(page, "Upload")
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(big))
+    page.get_by_text("20", exact=False).first.wait_for()
+    page.wait_for_function("() => /(too large|must be|exceeds|MB)/i.test(document.body.innerText)")
+    text = body(page)
+    assert "big.txt" in text or "MB" in text
+    assert_calm(page)
+
+
+def test_html_and_script_in_a_document_are_shown_as_text(page, app_url):
+    evil = ("<script>window.__pwned = 1</script>\n\n"
+            "<img src=x onerror=\"window.__pwned = 2\"> <b>not bold</b>\n\n"
+            "The secret word is swordfish.")
+    open_app(page, app_url)
+    choose(page, "Paste")
+    fill(page, "Paste a document", evil, "Control+Enter")
+    fill(page, "Question", "What is the <i>secret</i> word?")
+    page.wait_for_selector(".js-plotly-plot .main-svg")
+    assert page.evaluate("() => window.__pwned") is None
+    text = body(page)
+    assert "<script>window.__pwned = 1</script>" in text
+    assert "<b>not bold</b>" in text
+    assert_calm(page)
+
+
+def test_run_against_the_loopback_openai_compatible_server(page, app_url, llm_url):
+    open_app(page, app_url)
+    choose(page, "Paste")
+    fill(page, "Paste a document", LONG, "Control+Enter")
+    fill(page, "Question", "What is the vault code?")
+    fill(page, "Gold answer(s), one per line", "4711", "Control+Enter")
+    select(page, "Provider", "OpenAI-compatible server")
+    fill(page, "Model", "loopback-model")
+    fill(page, "Base URL", llm_url)
+    page.get_by_role("button", name="Run with openai-compatible:loopback-model").click()
+    page.get_by_text("correct (fuzzy match)").first.wait_for()
+    text = body(page)
+    assert "Answer" in text and "4711" in text
+    assert_calm(page)
+
+
+def test_a_provider_error_is_one_short_line(page, app_url):
+    open_app(page, app_url)
+    select(page, "Provider", "OpenAI-compatible server")
+    fill(page, "Model", "nobody-home")
+    fill(page, "Base URL", "http://127.0.0.1:9/v1")  # nothing listens on the discard port
+    page.get_by_role("button", name="Run with openai-compatible:nobody-home").click()
+    alert = page.locator('[data-testid="stAlertContentError"]').first
+    alert.wait_for(timeout=120_000)
+    assert len(alert.inner_text()) < 300
+    assert_calm(page)
+
+
+def test_two_sessions_do_not_share_key_or_document(new_page, app_url):
+    a, b = new_page(), new_page()
+    open_app(a, app_url)
+    open_app(b, app_url)
+    select(a, "Provider", "OpenAI")
+    fill(a, "API key", "sk-session-A-secret")
+    choose(a, "Paste")
+    fill(a, "Paste a document", "Only session A has this document about zebras.", "Control+Enter")
+    b.reload()
+    settle(b)
+    assert "zebras" not in body(b)
+    select(b, "Provider", "OpenAI")
+    assert b.get_by_label("API key", exact=True).input_value() == ""
+    assert "No API key set" in body(b)
+    assert a.get_by_label("API key", exact=True).input_value() == "sk-session-A-secret"

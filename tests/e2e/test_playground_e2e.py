@@ -157,3 +157,39 @@ def test_two_sessions_do_not_share_key_or_document(new_page, app_url):
     assert b.get_by_label("API key", exact=True).input_value() == ""
     assert "No API key set" in body(b)
     assert a.get_by_label("API key", exact=True).input_value() == "sk-session-A-secret"
+
+
+def test_slider_redraw_on_an_80k_token_document(page, app_url):
+    """Move r on an ~80k-token document; the prompt map and prompt redraw well under a second."""
+    words = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho "
+             "sigma tau upsilon phi chi psi omega").split()
+    paragraphs = [f"Section {i}: " + " ".join(words[(i * 7 + j) % len(words)] + str(j % 10) for j in range(45))
+                  for i in range(1, 801)]
+    open_app(page, app_url)
+    choose(page, "Paste")
+    fill(page, "Paste a document", "\n\n".join(paragraphs), "Control+Enter")
+    fill(page, "Question", "What does section 500 say?")
+    page.wait_for_selector(".js-plotly-plot .main-svg")
+    tokens = int(page.locator('[data-testid="stMetric"]', has_text="Document tokens")
+                 .locator('[data-testid="stMetricValue"]').inner_text().replace(",", ""))
+    assert 70_000 <= tokens <= 95_000
+    slider = page.get_by_role("slider").first
+    timings = []
+    for _ in range(3):
+        page.evaluate("""() => {
+            window.__last = 0;
+            const obs = new MutationObserver(() => { window.__last = performance.now(); });
+            obs.observe(document.querySelector('[data-testid="stMain"]'),
+                        {subtree: true, childList: true, characterData: true, attributes: true});
+            window.__obs = obs;
+        }""")
+        slider.focus()
+        t0 = page.evaluate("() => performance.now()")
+        slider.press("ArrowLeft")
+        page.wait_for_timeout(3000)
+        settle(page)
+        last = page.evaluate("() => { window.__obs.disconnect(); return window.__last; }")
+        timings.append((last - t0) / 1000)
+    print(f"\nslider redraw on {tokens:,} tokens: " + ", ".join(f"{t:.2f} s" for t in timings))
+    assert min(timings) < 1.0
+    assert_calm(page)

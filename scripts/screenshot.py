@@ -15,7 +15,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e.appserver import CHROMIUM, CHROMIUM_ARGS, choose, fill, settle, streamlit_app  # noqa: E402
+from tests.e2e.appserver import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    choose,
+    fill,
+    llm_server,
+    select,
+    settle,
+    streamlit_app,
+)  # noqa: E402
 
 VIEWS = ("playground", "experiments", "results", "papers")
 
@@ -31,7 +40,7 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     from playwright.sync_api import sync_playwright
 
-    with streamlit_app() as url, sync_playwright() as p:
+    with streamlit_app() as url, llm_server() as llm_url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": args.width, "height": 900})
         page.goto(url)  # the root first: it runs app.py, which sets up st.navigation
@@ -57,6 +66,24 @@ def main() -> int:
         settle(page)
         page.screenshot(path=str(out / "playground-full.png"))
         print(out / "playground-top.png", out / "playground-full.png")
+        # Chunked R&R: one row per chunk prompt.
+        select(page, "Strategy", "Chunked R&R")
+        page.wait_for_selector(".js-plotly-plot .main-svg")
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(out / "playground-chunked.png"))
+        print(out / "playground-chunked.png")
+        # A live run of R&R against the loopback OpenAI-compatible server.
+        page.set_viewport_size({"width": args.width, "height": 900})
+        select(page, "Strategy", "R&R")
+        select(page, "Provider", "OpenAI-compatible server")
+        fill(page, "Model", "loopback-model")
+        fill(page, "Base URL", llm_url)
+        page.get_by_role("button", name="Run with openai-compatible:loopback-model").click()
+        page.get_by_text("Raw responses").wait_for(timeout=120_000)
+        settle(page)
+        page.get_by_text("Run it", exact=True).scroll_into_view_if_needed()
+        page.screenshot(path=str(out / "playground-run.png"))
+        print(out / "playground-run.png")
         browser.close()
     return 0
 

@@ -98,7 +98,8 @@ def run_section(state: State, doc: Document, question: str, answers: tuple[str, 
 
 def show(v: RunView, answers: tuple[str, ...]) -> None:
     metric = METRIC_NAMES.get(v.metric, v.metric)
-    verdict = "no gold answer given" if v.correct is None else ("correct" if v.correct else "incorrect")
+    verdict = ("no gold answer given" if v.correct is None
+               else ":green[**correct**]" if v.correct else ":red[**incorrect**]")
     cols = st.columns([2, 1])
     with cols[0]:
         st.markdown("**Answer**")

@@ -179,7 +179,9 @@ def param_input(state: State, p, doc, doc_id: str) -> int:
     help_ = f"{p.help}. Paper default: {p.default:,}"
     if p.name == "r":
         top = max(10_000, -(-doc.tokens // 1000) * 1000)
-        st.slider("r: reprompt every … tokens", 100, top, step=100, key=key, help=help_)
+        options = sorted({*range(100, top + 1, 100), st.session_state[key]})
+        st.select_slider("r: reprompt every … tokens", options, key=key, format_func=lambda v: f"{v:,}",
+                         help=help_)
         if st.session_state[key] >= doc.tokens:
             st.caption(f"r is longer than this {doc.tokens:,}-token document: no reminder fits "
                        "(as in R&R Table 1). Lower r to see reminders.")

@@ -1,0 +1,36 @@
+"""Render helpers: escaped highlighted prompts, short messages without secrets."""
+
+from components.documents import make_document
+from components.strategies import get_strategy
+from webapp import render
+
+
+def test_short_is_one_line_without_the_key():
+    err = ValueError("401: bad key sk-abc-123456789\nTraceback (most recent call last): ...")
+    msg = render.short(err, ("sk-abc-123456789",))
+    assert msg == "401: bad key •••"
+    assert render.short(RuntimeError()) == "RuntimeError"
+    assert len(render.short("x" * 1000)) == render.MAX_MESSAGE
+
+
+def test_prompt_html_escapes_and_highlights_every_span():
+    doc = make_document(["Intro.", "<script>alert(1)</script> & friends", "End."], gold=(2,))
+    prompt = get_strategy("reprompt").first_prompts(doc, "Which <b>page</b>?", {"r": 3})[0]
+    out = render.prompt_html(prompt)
+    assert "<script>" not in out and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; friends" in out
+    assert "<b>page</b>" not in out
+    assert out.count("<span title=") == len(prompt.spans)
+    assert out.count("<span") == out.count("</span>")
+    assert 'title="gold page 2"' in out
+
+
+def test_chunks_are_marked_with_badges():
+    doc = make_document([f"Page {i} text " * 20 for i in range(1, 9)])
+    prompts = get_strategy("chunked-icr").first_prompts(doc, "Which?", {"k": 1, "c": doc.tokens // 2})
+    out = render.prompt_html(prompts[1])
+    assert "chunk 2 starts" in out and "chunk 2 ends" in out
+
+
+def test_pages_html_marks_hits_and_misses():
+    out = render.pages_html((3, 5), (5, 9))
+    assert "page 5 ✓ gold" in out and "page 3" in out and "missed gold: 9" in out

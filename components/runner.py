@@ -107,7 +107,8 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
         if built is not None:
             result = await execute(built.document, spec.task.question, spec.task.answers, spec.strategy,
                                    spec.params, callers[spec.model.label],
-                                   lambda p, m=spec.model: config.settings(m, p.max_tokens))
+                                   lambda p, m=spec.model: config.settings(m, p.max_tokens),
+                                   answer_mode=spec.task.meta.get("answer_mode", "any"))
         row = {"trial_key": spec.key, "task": spec.task.id, "question": spec.task.question,
                "answers": list(spec.task.answers), "strategy": spec.strategy, "params": params_json(spec.params),
                "model": spec.model.label, "length": spec.length, "position": spec.position,

@@ -99,3 +99,17 @@ def gold_sentence_recall(sentences: Iterable[str], gold_sentences: Iterable[str]
         return None
     got = [_norm_sentence(s) for s in sentences]
     return sum(1 for g in gold if any(g in s or (s and s in g and len(s) > len(g) / 2) for s in got)) / len(gold)
+
+
+def require_all(scorer, prediction: str, answers: Iterable[str]) -> float:
+    """For tasks whose every answer is required (multi-value NIAH, ALR2 App. B.1 / RULER): 1 only if
+    each gold answer on its own scores 1 against the prediction."""
+    golds = [a for a in answers if a]
+    return float(bool(golds) and all(scorer(prediction, [g]) == 1.0 for g in golds))
+
+
+def scorer_for(fn, answer_mode: str = "any"):
+    """The scorer as a task needs it: any gold answer counts (default), or all are required."""
+    if answer_mode == "all":
+        return lambda prediction, answers: require_all(fn, prediction, answers)
+    return fn

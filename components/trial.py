@@ -17,6 +17,7 @@ from components.scoring import (
     fuzzy_match,
     retrieval_precision,
     retrieval_recall,
+    scorer_for,
 )
 from components.strategies import ParamError, get_strategy
 
@@ -69,7 +70,7 @@ def _totals(result: TrialResult, completions: list, spec) -> None:
 
 
 async def execute(doc, question: str, answers, strategy_name: str, params: dict, caller: Caller,
-                  settings_for: Callable[[object], Settings]) -> TrialResult:
+                  settings_for: Callable[[object], Settings], answer_mode: str = "any") -> TrialResult:
     """Run one trial. BudgetExceeded and Cancelled pass through (the trial did not happen)."""
     result = TrialResult(gold_pages=tuple(doc.gold))
     completions: list = []
@@ -102,9 +103,9 @@ async def execute(doc, question: str, answers, strategy_name: str, params: dict,
     errors = ([] if outcome.parsed.ok else [outcome.parsed.error]) + list(outcome.stage_errors)
     result.parse_error = "; ".join(e for e in errors if e) or None
     prediction = result.answer or result.raw_answer
-    result.score = fuzzy_match(result.answer, answers)
-    result.subspan_em = best_subspan_em(prediction, answers)
-    result.exact = exact_match(result.answer, answers)
+    result.score = scorer_for(fuzzy_match, answer_mode)(result.answer, answers)
+    result.subspan_em = scorer_for(best_subspan_em, answer_mode)(prediction, answers)
+    result.exact = scorer_for(exact_match, answer_mode)(result.answer, answers)
     result.retrieved_pages = tuple(outcome.retrieved_pages) if outcome.retrieved_pages is not None else None
     result.cited_pages = tuple(outcome.cited_pages or ())
     pages = result.retrieved_pages if result.retrieved_pages is not None else result.cited_pages

@@ -78,3 +78,14 @@ def test_sentence_scores():
     assert hallucination_rate([], context) is None
     assert gold_sentence_recall(["hamlet was written by shakespeare"], ["Hamlet was written by Shakespeare.",
                                                                        "Othello is set in Venice."]) == 0.5
+
+
+def test_all_answers_required_for_multi_value_tasks():
+    from components.scoring import fuzzy_match, scorer_for
+
+    any_of, all_of = scorer_for(fuzzy_match, "any"), scorer_for(fuzzy_match, "all")
+    answers = ["1234567", "7654321"]
+    assert any_of("The values are 1234567.", answers) == 1.0
+    assert all_of("The values are 1234567.", answers) == 0.0
+    assert all_of("1234567 and 7654321", answers) == 1.0
+    assert all_of("anything", []) == 0.0

@@ -94,12 +94,17 @@ def llm_server() -> Iterator[str]:
 # ------------------------------------------------------------------ browser helpers (playwright page)
 
 def settle(page, timeout: int = 60_000) -> None:
-    """Wait until Streamlit has finished running the script (the 'running' indicator is gone)."""
+    """Wait until Streamlit has finished running the script (stApp's script state is not running)."""
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
-    page.wait_for_timeout(600)
+    page.wait_for_timeout(500)  # let a rerun that an action asked for begin
     page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
-    page.wait_for_timeout(600)
+        """() => {
+            const app = document.querySelector('[data-testid="stApp"]');
+            const state = app && app.getAttribute('data-test-script-state');
+            return state && state !== 'running' && state !== 'initial'
+                && !document.querySelector('[data-testid="stStatusWidget"]');
+        }""", timeout=timeout)
+    page.wait_for_timeout(300)
 
 
 def choose(page, option: str) -> None:

@@ -18,7 +18,7 @@ import streamlit as st  # noqa: E402
 from webapp import render, sidebar  # noqa: E402
 from webapp.state import State  # noqa: E402
 
-PAGES = Path(__file__).parent / "pages"
+PAGES = Path(__file__).parent / "views"  # not "pages/": that name switches Streamlit to its old pages mode
 # (file, title, icon); the first is the default page.
 PAGE_FILES = (
     ("playground.py", "Playground", ":material/science:"),
@@ -41,7 +41,7 @@ def pages() -> list:
     out = []
     for i, (file, title, icon) in enumerate(PAGE_FILES):
         path = PAGES / file
-        target = f"pages/{file}" if path.is_file() else missing_page(title)
+        target = f"views/{file}" if path.is_file() else missing_page(title)
         out.append(st.Page(target, title=title, icon=icon, default=i == 0, url_path=title.lower()))
     return out
 

@@ -45,13 +45,22 @@ def execute(doc: Document, question: str, answers: tuple[str, ...], strategy_nam
     """One trial, live, through components.runner.run_one. `provider` overrides the choice (tests).
     Raises ProviderError (e.g. MissingKey) or ParamError; a failed call is returned as an error."""
     from components.runner import run_one
+    from components.store import RunStore
+    from webapp import jobs
 
     strategy = get_strategy(strategy_name)
     checked = strategy.check(doc, question, params)
     spec = provider.spec if provider is not None else choice.spec
     api_key = None if choice is None else choice.api_key
-    result = run_one(doc, question, list(answers), strategy_name, checked, spec, api_key=api_key,
-                     provider=provider)
+    # Every live call goes through the user's run store, so a repeated run is answered from the cache
+    # (an injected test provider stays out of it).
+    store = None if provider is not None else RunStore(jobs.user_db())
+    try:
+        result = run_one(doc, question, list(answers), strategy_name, checked, spec, store=store,
+                         api_key=api_key, provider=provider)
+    finally:
+        if store is not None:
+            store.close()
     if result.error:
         raise ProviderError(result.error)
     outcome = result.outcome

@@ -1,7 +1,5 @@
 """Small render helpers shared by the pages.
 
-For every page (other engineers too): call `render.leave_pages_directory_mode()` first (see its
-docstring: Streamlit treats webapp/pages/ as old-style pages until st.navigation ran once).
 Unexpected exceptions must never reach the browser as a
 traceback. `app.py` already runs each page inside `guard()`; inside a page, wrap a section with
 `with guard("loading the results"):` so that one failing section shows a short st.error line and
@@ -18,7 +16,6 @@ import html
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import streamlit as st
 
@@ -26,27 +23,7 @@ from components.promptmap import COLORS, LABELS
 from components.prompts import Prompt
 
 log = logging.getLogger("litm.webapp")
-APP = Path(__file__).resolve().parent / "app.py"
 MAX_MESSAGE = 240
-
-
-def leave_pages_directory_mode() -> None:
-    """Call first thing in every page. Streamlit runs `<app dir>/pages/*.py` as old-style pages
-    (without app.py: no sidebar, no guard) until st.navigation has run once in the process, and
-    AppTest turns that mode back on for every run. If this page was started that way, switch the
-    mode off, run app.py (which draws the sidebar and runs this page through st.navigation), and
-    stop. No rerun, so a button click that started this run is not lost."""
-    try:
-        from streamlit.runtime.pages_manager import PagesManager
-        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-    except ImportError:  # a Streamlit without this detail: nothing to do
-        return
-    if PagesManager.uses_pages_directory and get_script_run_ctx() is not None:
-        import runpy
-
-        PagesManager.uses_pages_directory = False
-        runpy.run_path(str(APP), run_name="__main__")
-        st.stop()
 
 
 def short(error: BaseException | str, secrets: tuple[str, ...] = ()) -> str:

@@ -16,7 +16,7 @@ from components.store import RunStore
 from webapp import jobs
 from webapp.sidebar import Choice
 
-PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "pages" / "experiments.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "views" / "experiments.py")
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.webapp.runs_fixture import fill
 
-PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "pages" / "results.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "views" / "results.py")
 
 
 @pytest.fixture

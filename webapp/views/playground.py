@@ -244,7 +244,6 @@ def before_run(state: State, doc, prompts: list, key: tuple) -> None:
 # ---------------------------------------------------------------- page
 
 def main() -> None:
-    render.leave_pages_directory_mode()
     state = State()
     st.title("Playground")
     st.caption("Pick a document and a question, choose a strategy: see where the instructions, reminders "

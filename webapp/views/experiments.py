@@ -318,7 +318,7 @@ def jobs_panel(owner_: str) -> None:
             c2.button("Dismiss", key=f"{K}dismiss_{job.id}", on_click=jobs.forget, args=(owner_, job.id))
     if any(not j.running and j.state == "finished" for j in mine):
         try:
-            st.page_link("webapp/pages/results.py", label="See the results", icon=":material/monitoring:")
+            st.page_link("webapp/views/results.py", label="See the results", icon=":material/monitoring:")
         except Exception:  # the page runs outside the app's navigation
             st.caption("See the results on the Results page.")
 

@@ -17,5 +17,6 @@ def run(args) -> int:
 
     app = Path(__file__).resolve().parent.parent / "webapp" / "app.py"
     sys.argv = ["streamlit", "run", str(app), "--server.port", str(args.port), "--server.headless", "true",
-                "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
+                "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+                "--client.toolbarMode", "viewer"]
     return stcli.main()

@@ -45,12 +45,14 @@ def local_status() -> tuple[bool, str]:
     try:
         if importlib.util.find_spec("llama_cpp") is None:
             return False, "llama-cpp-python is not installed"
-        from components.localmodel import MODELS, find_model
+        from components.localmodel import find_model
         from components.providers import local  # noqa: F401
 
         found = find_model("")
         title = getattr(found, "title", str(found))
-        return True, f"{title}: runs on this machine's CPU ({len(MODELS)} bundled models; slow on long prompts)"
+        return True, (f"{title}: a small model running on this machine's CPU, no key, cost 0. Expect about "
+                      f"10-20 s for a 2k-token prompt and low accuracy: it shows how the strategies work; "
+                      f"use a large model for measurements.")
     except Exception as e:  # noqa: BLE001 - any failure means "not available"
         return False, str(e).splitlines()[0][:160] if str(e) else type(e).__name__
 

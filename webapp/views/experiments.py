@@ -165,6 +165,11 @@ def grid(n_available: int) -> dict:
                 st.session_state[key] = int(p.default)
             params[name] = int(col.number_input(f"{name} ({p.unit})", min_value=1, step=max(1, p.default // 10 or 1),
                                                 key=key, help=p.help or PARAM_HELP.get(name)))
+    longest = max(lengths, default=0)
+    for name, what in (("r", "no reminder is injected"), ("c", "each document is a single chunk")):
+        if name in params and longest and params[name] >= longest:
+            st.caption(f"{name} = {params[name]:,} is not shorter than the longest document ({longest:,} tokens): "
+                       f"{what}. The paper's defaults are for 10k-80k-token documents.")
     c3, c4, c5 = st.columns(3)
     ss = st.session_state
     if not isinstance(ss.get(K + "n_tasks"), int) or not 1 <= ss[K + "n_tasks"] <= max(1, n_available):

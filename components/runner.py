@@ -176,16 +176,18 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
 
 
 def run_one(doc, question: str, answers, strategy: str, params: dict | None, spec: ModelSpec, store=None,
-            api_key: str | None = None, settings: Settings | None = None, provider=None) -> TrialResult:
+            api_key: str | None = None, settings: Settings | None = None, provider=None,
+            on_call=None) -> TrialResult:
     """One live trial (the Playground). Cached in `store` like every sweep call. `settings` replaces the
-    per-prompt defaults (max_tokens from each prompt, temperature 0, seed 0)."""
+    per-prompt defaults (max_tokens from each prompt, temperature 0, seed 0). `on_call(prompt, None)` is
+    called before each call and `on_call(prompt, completion)` after it: progress for the UI."""
 
     async def go() -> TrialResult:
         prov = provider or make_provider(spec, api_key)
         caller = Caller(prov, store, concurrency=4)
         try:
             return await execute(doc, question, answers, strategy, dict(params or {}), caller,
-                                 lambda p: settings or Settings(max_tokens=p.max_tokens))
+                                 lambda p: settings or Settings(max_tokens=p.max_tokens), on_call=on_call)
         finally:
             if provider is None and hasattr(prov, "aclose"):
                 await prov.aclose()

@@ -70,13 +70,18 @@ def _totals(result: TrialResult, completions: list, spec) -> None:
 
 
 async def execute(doc, question: str, answers, strategy_name: str, params: dict, caller: Caller,
-                  settings_for: Callable[[object], Settings], answer_mode: str = "any") -> TrialResult:
+                  settings_for: Callable[[object], Settings], answer_mode: str = "any",
+                  on_call: Callable[[object, object], None] | None = None) -> TrialResult:
     """Run one trial. BudgetExceeded and Cancelled pass through (the trial did not happen)."""
     result = TrialResult(gold_pages=tuple(doc.gold))
     completions: list = []
 
     async def ask(prompt):
+        if on_call is not None:
+            on_call(prompt, None)  # about to send (or read from the cache)
         completion, key = await caller.ask(prompt.messages, settings_for(prompt))
+        if on_call is not None:
+            on_call(prompt, completion)
         completions.append(completion)
         result.call_keys.append(key)
         return completion

@@ -41,7 +41,7 @@ class RunView:
 
 
 def execute(doc: Document, question: str, answers: tuple[str, ...], strategy_name: str, params: dict,
-            choice, provider=None) -> RunView:
+            choice, provider=None, on_call=None) -> RunView:
     """One trial, live, through components.runner.run_one. `provider` overrides the choice (tests).
     Raises ProviderError (e.g. MissingKey) or ParamError; a failed call is returned as an error."""
     from components.runner import run_one
@@ -57,7 +57,7 @@ def execute(doc: Document, question: str, answers: tuple[str, ...], strategy_nam
     store = None if provider is not None else RunStore(jobs.user_db())
     try:
         result = run_one(doc, question, list(answers), strategy_name, checked, spec, store=store,
-                         api_key=api_key, provider=provider)
+                         api_key=api_key, provider=provider, on_call=on_call)
     finally:
         if store is not None:
             store.close()
@@ -75,6 +75,15 @@ def execute(doc: Document, question: str, answers: tuple[str, ...], strategy_nam
                    result.latency_s, result.cost_usd, spec.label, raw, notes)
 
 
+def call_line(prompt, completion) -> str:
+    """One progress line per call: before it is sent, and when its answer is back."""
+    what = prompt.label or f"stage {prompt.stage}"
+    if completion is None:
+        return f"{what}: sending {prompt.tokens:,} tokens, waiting for the model…"
+    source = "from the cache" if completion.cached else f"in {completion.latency_s:.1f} s"
+    return f"{what}: answered {source} ({completion.output_tokens:,} tokens out)."
+
+
 def run_section(state: State, doc: Document, question: str, answers: tuple[str, ...], strategy: str,
                 params: dict, inputs: tuple) -> None:
     st.subheader("Run it")
@@ -88,9 +97,9 @@ def run_section(state: State, doc: Document, question: str, answers: tuple[str, 
             state.run_error = ""
             with st.status(f"Running {get_strategy(strategy).label} with {label}…", expanded=True) as status:
                 try:
-                    status.write(f"{get_strategy(strategy).label}: {get_strategy(strategy).stages} stage(s); "
-                                 "waiting for the model…")
-                    view = execute(doc, question, answers, strategy, params, choice, provider)
+                    status.write(f"{get_strategy(strategy).label}: {get_strategy(strategy).stages} stage(s).")
+                    view = execute(doc, question, answers, strategy, params, choice, provider,
+                                   on_call=lambda p, c: status.write(call_line(p, c)))
                     state.last_run = {"inputs": inputs, "view": view}
                     status.update(label="Done", state="complete", expanded=False)
                 except (ProviderError, ParamError, ValueError, OSError) as e:

@@ -22,3 +22,15 @@ def test_live_runs_are_cached_in_the_user_store(tmp_path, monkeypatch):
         assert store.db.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == 1
     finally:
         store.close()
+
+
+def test_live_run_reports_each_call(tmp_path, monkeypatch):
+    monkeypatch.setenv("LITM_DB", str(tmp_path / "user.sqlite"))
+    doc = make_document(["Alpha text.", "The mill was built by Ada Brennock.", "Gamma text."], gold=[2])
+    lines = []
+    live.execute(doc, "Who built the mill?", ("Ada Brennock",), "icr", {"k": 2},
+                 Choice(ModelSpec("fake", "fake-model"), None), on_call=lambda p, c: lines.append(live.call_line(p, c)))
+    # ICR: retrieval then answer, each reported before and after
+    assert len(lines) == 4
+    assert lines[0].startswith("retrieve") and "sending" in lines[0]
+    assert "answered" in lines[1] and "answered" in lines[3]

@@ -115,3 +115,14 @@ def test_prompt_as_subprocess(doc_path):
                           "--question", "x", "--strategy", "chunked-icr", "--param", "c=0"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 1 and bad.stderr.startswith("litm: c must be a positive whole number")
+
+
+@pytest.mark.parametrize("task_file", sorted((ROOT / "sample_docs" / "tasks").glob("*.jsonl")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("strategy", ["baseline", "rr", "litm"])
+def test_prompt_works_on_every_bundled_task_set(capsys, task_file, strategy):
+    params = ["--param", "k=2", "--param", "r=300"] if strategy == "rr" else []
+    assert main(["prompt", "--task", str(task_file), "--strategy", strategy, *params, "--json"]) == 0
+    prompt = json.loads(capsys.readouterr().out)["prompts"][0]
+    gold = [s for s in prompt["spans"] if s["kind"] == "gold"]
+    assert gold, "the task's gold page is marked"
+    assert all(prompt["text"][s["start_char"]:s["end_char"]].strip() for s in gold)

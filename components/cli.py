@@ -14,6 +14,7 @@ COMMANDS = {
     "tasks": "components.cli_tasks",
     "sweep": "components.cli_sweep",
     "results": "components.cli_sweep",
+    "import": "components.cli_sweep",
     "app": "components.cli_app",
 }
 

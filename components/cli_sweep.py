@@ -20,6 +20,11 @@ def add_parser(sub, name):
         p.add_argument("--retry-errors", action="store_true", help="run again the trials that failed")
         p.add_argument("--quiet", action="store_true", help="no progress line")
         p.set_defaults(func=run)
+    elif name == "import":
+        p = sub.add_parser(name, help="add trials from an export (csv, jsonl or parquet) to a run store")
+        p.add_argument("path", help="a file written by the app's download or by the run store's export")
+        p.add_argument("--db", default=DEFAULT_DB, help=f"run store (default {DEFAULT_DB})")
+        p.set_defaults(func=run_import)
     else:
         p = sub.add_parser(name, help="print the trials of a sweep (csv or json)")
         p.add_argument("--db", default=DEFAULT_DB, help=f"run store (default {DEFAULT_DB})")
@@ -106,4 +111,23 @@ def run_results(args) -> int:
     else:
         sys.stdout.write(frame.to_json(orient="records", force_ascii=False, indent=1))
         sys.stdout.write("\n")
+    return 0
+
+
+def run_import(args) -> int:
+    """So a class can share runs: each sweep in the file becomes a new sweep '<name> (imported ...)'."""
+    from pathlib import Path
+
+    from components.store import RunStore
+
+    path = Path(args.path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {path}")
+    store = RunStore(args.db)
+    try:
+        ids = store.import_trials(path)
+        n = sum(len(store.trials_frame(i)) for i in ids)
+    finally:
+        store.close()
+    print(f"imported {n} trial(s) in {len(ids)} sweep(s) into {args.db}")
     return 0

@@ -72,3 +72,31 @@ def test_missing_key_fails_before_sending(tmp_path, server, capsys, monkeypatch)
     toml = sweep_toml(tmp_path, base_url=server.openai_url, extra_model='api_key_env = "LITM_CLI_NO_KEY"')
     assert main(["sweep", str(toml), "--db", str(tmp_path / "k.sqlite")]) == 1
     assert "LITM_CLI_NO_KEY" in capsys.readouterr().err and server.counts["total"] == 0
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+def test_exported_runs_import_into_another_store(tmp_path, server, capsys, fmt):
+    """A class shares runs: export from one store, `litm import` into another, same trials and scores."""
+    from components.store import RunStore
+
+    toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline",))
+    db = tmp_path / "a.sqlite"
+    assert main(["sweep", str(toml), "--db", str(db), "--quiet"]) == 0
+    source = RunStore(db)
+    export = source.export_trials(tmp_path / f"runs.{fmt}", fmt)
+    before = source.trials_frame().sort_values("trial_key")
+    source.close()
+    capsys.readouterr()
+    assert main(["import", str(export), "--db", str(tmp_path / "b.sqlite")]) == 0
+    assert "imported 18 trial(s) in 1 sweep(s)" in capsys.readouterr().out
+    target = RunStore(tmp_path / "b.sqlite")
+    after = target.trials_frame().sort_values("trial_key")
+    target.close()
+    assert list(after["trial_key"]) == list(before["trial_key"])
+    assert list(after["score"]) == list(before["score"])
+    assert after["sweep"].iloc[0].startswith("demo (imported")
+
+
+def test_import_missing_file_is_one_line(tmp_path, capsys):
+    assert main(["import", str(tmp_path / "nope.csv"), "--db", str(tmp_path / "x.sqlite")]) == 1
+    assert capsys.readouterr().err.strip().count("\n") == 0

@@ -109,3 +109,22 @@ def test_experiments_run_against_loopback_server(tmp_path, tab):
         tab.get_by_text(re.compile(r"30/30 trials")).first.wait_for(timeout=90_000)
         assert tab.get_by_text(re.compile("finished")).count() >= 1
         assert "Traceback" not in tab.content()
+
+
+def test_shared_runs_import_from_the_results_page(tmp_path, tab):
+    """A class shares runs: a CSV exported from one store is uploaded on Results and joins the user's store."""
+    from components.store import RunStore
+
+    source = RunStore(fill(tmp_path / "theirs.sqlite", lengths=(2000,), positions=(0.0, 1.0)))
+    export = source.export_trials(tmp_path / "shared.csv", "csv")
+    n = len(source.trials_frame())
+    source.close()
+    mine = tmp_path / "mine.sqlite"
+    with streamlit_app(env={"LITM_DB": str(mine), "LITM_SHIPPED_RUNS": str(tmp_path / "none")}) as url:
+        open_page(tab, url, "Results")
+        tab.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(export))
+        tab.get_by_text(re.compile(r"Imported \d+ trial")).first.wait_for(timeout=60_000)
+        assert "Traceback" not in tab.content()
+    store = RunStore(mine)
+    assert len(store.trials_frame()) == n
+    store.close()

@@ -11,7 +11,7 @@ import streamlit as st
 
 from components import analysis, charts
 from webapp import jobs, pickers
-from webapp.render import guard, pages_html, prompt_html, text_box, thousands, usd
+from webapp.render import guard, pages_html, prompt_html, short, text_box, thousands, usd
 
 K = "res_"  # widget keys of this page (named in webapp/state.py)
 SERIES = {"strategy": ("strategy",), "model": ("model",), "strategy and model": ("strategy", "model")}
@@ -75,6 +75,8 @@ def empty_state(problems: list[str]) -> None:
     for p in problems:
         st.warning(f"Could not read a run store: {p}")
     st.caption(f"Your run store: `{jobs.user_db()}`; shipped runs: `sample_docs/runs/*.sqlite`.")
+    with guard("importing runs"):
+        import_section()
 
 
 def filters(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, str]:
@@ -345,6 +347,35 @@ def download_tab(df: pd.DataFrame) -> None:
         parquet.to_parquet(buf, index=False)
         c2.download_button("Download Parquet", buf.getvalue(), file_name="litm_trials.parquet",
                            mime="application/vnd.apache.parquet", key=K + "parquet", icon=":material/download:")
+    import_section()
+
+
+def import_section() -> None:
+    """Runs someone exported (the downloads above, or `litm results`/the store's export) join your store."""
+    up = st.file_uploader("Import runs someone shared (CSV, JSONL or Parquet from this app)",
+                          type=["csv", "jsonl", "parquet"], key=K + "import")
+    if up is None or st.session_state.get(K + "imported") == up.file_id:
+        return
+    import tempfile
+
+    from components.store import RunStore
+
+    suffix = Path(up.name).suffix.lower()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"import{suffix}"
+        path.write_bytes(up.getvalue())
+        store = RunStore(jobs.user_db())
+        try:
+            ids = store.import_trials(path)
+            n = sum(len(store.trials_frame(i)) for i in ids)
+        except Exception as exc:  # noqa: BLE001 - a bad file is a message, not a traceback
+            st.error(f"Could not import {up.name}: {short(exc)}", icon=":material/error:")
+            return
+        finally:
+            store.close()
+    st.session_state[K + "imported"] = up.file_id
+    st.session_state[K + "import_msg"] = f"Imported {n:,} trial(s) in {len(ids)} sweep(s) into your run store."
+    st.rerun()  # the results above now include them
 
 
 def sweeps_list(sweeps: pd.DataFrame) -> None:
@@ -355,6 +386,9 @@ def sweeps_list(sweeps: pd.DataFrame) -> None:
 
 def main() -> None:
     st.title("Results")
+    imported = st.session_state.pop(K + "import_msg", None)
+    if imported:
+        st.success(imported, icon=":material/check:")
     trials, sweeps, problems = load_all()
     if trials.empty:
         empty_state(problems)

@@ -12,6 +12,8 @@ import math
 
 import pandas as pd
 
+from components import stats
+
 # metric column -> label shown in the UI
 METRICS: dict[str, str] = {
     "score": "fuzzy match",
@@ -25,20 +27,10 @@ STAT_COLUMNS = ["n", "successes", "mean", "lo", "hi", "errors"]
 
 
 def proportion_ci(successes: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson interval; uses components.stats when it is there, scipy's binomtest otherwise."""
+    """Wilson interval (components.stats); NaN for no trials, so an empty group draws no band."""
     if n <= 0:
         return (math.nan, math.nan)
-    try:
-        from components.stats import proportion_ci as shared
-    except ImportError:
-        shared = None
-    if shared is not None:
-        lo, hi = shared(int(round(successes)), int(n))
-        return (float(lo), float(hi))
-    from scipy.stats import binomtest
-
-    ci = binomtest(int(round(successes)), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
-    return (float(ci.low), float(ci.high))
+    return stats.proportion_ci(int(round(successes)), int(n), confidence)
 
 
 def is_error(df: pd.DataFrame) -> pd.Series:

@@ -53,6 +53,19 @@ def _json(value):
     return None if value is None else json.dumps(list(value) if isinstance(value, tuple) else value)
 
 
+def _switch_to_wal(conn: sqlite3.Connection, attempts: int = 100) -> None:
+    """PRAGMA journal_mode = WAL. When several connections open a new file at once, the switch can
+    fail at once with 'database is locked' (SQLite does not wait on this lock upgrade), so retry."""
+    for attempt in range(attempts):
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(0.01 + 0.005 * attempt)
+
+
 class RunStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -67,7 +80,7 @@ class RunStore:
             conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA busy_timeout = 30000")
-            conn.execute("PRAGMA journal_mode = WAL")
+            _switch_to_wal(conn)
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
             self._local.conn = conn

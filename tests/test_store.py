@@ -122,3 +122,32 @@ def test_reader_while_writer(store):
         store.put_trial(sid, trial(f"k{i}"))
     t.join()
     assert not errors and len(store.trials_frame()) == 200
+
+
+def test_many_first_opens_of_a_new_store_at_once(tmp_path):
+    """The app's page and a sweep thread may open a new store at the same moment; switching it to WAL
+    must not fail with 'database is locked' (it did, about one time in eight, before the retry)."""
+    import threading
+
+    from components.store import RunStore
+
+    failures = []
+    for rep in range(60):
+        path = tmp_path / f"s{rep}.sqlite"
+        barrier = threading.Barrier(6)
+
+        def open_it(path=path, barrier=barrier):
+            barrier.wait()
+            try:
+                store = RunStore(path)
+                store.sweeps_frame()
+                store.close()
+            except Exception as exc:  # noqa: BLE001 - collected and asserted below
+                failures.append(repr(exc))
+
+        threads = [threading.Thread(target=open_it) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert failures == []

@@ -1,7 +1,10 @@
-"""`litm app`: start the Streamlit app (the same as `streamlit run webapp/app.py`)."""
+"""`litm app`: start the Streamlit app (the same as `streamlit run webapp/app.py`, with the settings of
+.streamlit/config.toml given on the command line so they hold from any folder). The engine never
+loads the UI library itself: this replaces the process with `python -m streamlit`."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -12,11 +15,16 @@ def add_parser(sub, name):
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from streamlit.web import cli as stcli
-
+def command(port: int) -> list[str]:
     app = Path(__file__).resolve().parent.parent / "webapp" / "app.py"
-    sys.argv = ["streamlit", "run", str(app), "--server.port", str(args.port), "--server.headless", "true",
-                "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-                "--client.toolbarMode", "viewer"]
-    return stcli.main()
+    return [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
+            "--server.headless", "true", "--server.address", "127.0.0.1",
+            "--browser.gatherUsageStats", "false", "--client.toolbarMode", "viewer"]
+
+
+def run(args) -> int:
+    if not 1 <= args.port <= 65535:
+        raise ValueError(f"--port must be 1-65535, got {args.port}")
+    argv = command(args.port)
+    os.execv(argv[0], argv)
+    return 0  # not reached

@@ -1,0 +1,41 @@
+"""`litm app` starts the real app: served on loopback, healthy, with the usage statistics off."""
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from components.cli_app import command
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_command_keeps_the_app_on_loopback_and_quiet():
+    argv = command(8765)
+    assert argv[:3] == [sys.executable, "-m", "streamlit"]
+    assert argv[argv.index("--server.address") + 1] == "127.0.0.1"
+    assert argv[argv.index("--browser.gatherUsageStats") + 1] == "false"
+    assert Path(argv[4]).name == "app.py" and Path(argv[4]).is_file()
+
+
+def test_litm_app_serves_the_app(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "components.cli", "app", "--port", str(port)], cwd=tmp_path,
+                            env={**__import__("os").environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(120):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                    assert r.read() == b"ok"
+                    return
+            except OSError:
+                time.sleep(0.5)
+        raise AssertionError("the app did not answer on its health endpoint")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import random
 import time
 
-from components.documents import Document, Page
-from components.positions import nearest_boundary
+from components.core.documents import Document, Page
+from components.core.positions import nearest_boundary
+from components.core.tokens import tokenizer
 from components.strategies import get_strategy
-from components.tokens import tokenizer
 
 POOL = 600
 TASKS = 50

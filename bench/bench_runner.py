@@ -19,9 +19,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-from components.runner import run_sweep
-from components.store import RunStore
-from components.sweeps import SweepConfig
+from components.run.config import SweepConfig
+from components.run.runner import run_sweep
+from components.run.store import RunStore
 from components.tasks.importers import write_tasks
 from components.tasks.model import Passage, Task
 

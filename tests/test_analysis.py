@@ -3,7 +3,7 @@ import math
 import pandas as pd
 import pytest
 
-from components import analysis
+from components.report import analysis
 
 
 def trials(rows):

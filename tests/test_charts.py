@@ -1,6 +1,6 @@
 import pandas as pd
 
-from components import analysis, charts
+from components.report import analysis, charts
 from tests.test_analysis import PUB, grid
 
 

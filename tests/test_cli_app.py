@@ -7,7 +7,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from components.cli_app import command
+from components.cli.app import command
 
 ROOT = Path(__file__).resolve().parent.parent
 

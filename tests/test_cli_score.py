@@ -3,7 +3,7 @@ import json
 import pytest
 
 from components.cli import main
-from components.stats import proportion_ci
+from components.core.stats import proportion_ci
 
 
 def write(tmp_path, lines):

@@ -77,7 +77,7 @@ def test_missing_key_fails_before_sending(tmp_path, server, capsys, monkeypatch)
 @pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
 def test_exported_runs_import_into_another_store(tmp_path, server, capsys, fmt):
     """A class shares runs: export from one store, `litm import` into another, same trials and scores."""
-    from components.store import RunStore
+    from components.run.store import RunStore
 
     toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline",))
     db = tmp_path / "a.sqlite"

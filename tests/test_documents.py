@@ -1,6 +1,6 @@
 import pytest
 
-from components.documents import (
+from components.core.documents import (
     Document,
     Page,
     find_pages,
@@ -9,7 +9,7 @@ from components.documents import (
     paginate,
     parse_pagination,
 )
-from components.tokens import tokenizer
+from components.core.tokens import tokenizer
 
 TEXT = "Paris is the capital of France. It is large.\n\nBerlin is in Germany.\n\n\n  Rome is old.  "
 

@@ -3,7 +3,7 @@ import io
 import pytest
 from pypdf import PdfWriter
 
-from components.loaders import MAX_UPLOAD_BYTES, DocumentError, read_path, read_upload
+from components.core.loaders import MAX_UPLOAD_BYTES, DocumentError, read_path, read_upload
 
 
 def text_pdf(lines: list[str]) -> bytes:

@@ -9,9 +9,16 @@ from importlib import metadata
 
 import pytest
 
-from components import localmodel
-from components.localmodel import LocalModelError, Weights, assemble, canonical, find_model, model_path
+from components.providers import localmodel
 from components.providers.base import ModelSpec, PromptTooLong, ProviderError, Settings
+from components.providers.localmodel import (
+    LocalModelError,
+    Weights,
+    assemble,
+    canonical,
+    find_model,
+    model_path,
+)
 
 # ---- discovery and reassembly: no model needed ------------------------------------------------
 

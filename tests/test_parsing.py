@@ -1,7 +1,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.parsing import (
+from components.core.parsing import (
     first_line,
     parse_answer,
     parse_pages,

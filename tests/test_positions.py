@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.positions import chunk_ranges, every, nearest_boundary
+from components.core.positions import chunk_ranges, every, nearest_boundary
 
 
 def test_nearest_boundary_picks_closest_and_ties_early():

@@ -1,8 +1,8 @@
 """The prompt map: regions along the token axis, distances to the nearest instruction, the figure."""
 
-from components import promptmap
-from components.documents import make_document
-from components.prompts import Prompt, Span
+from components.core.documents import make_document
+from components.core.prompts import Prompt, Span
+from components.report import promptmap
 from components.strategies import get_strategy
 
 

@@ -7,8 +7,7 @@ import time
 
 import pytest
 
-from components.completion import Completion
-from components.pricing import cost_usd, load_prices
+from components.core.completion import Completion
 from components.providers.base import (
     MissingKey,
     ModelSpec,
@@ -22,6 +21,7 @@ from components.providers.factory import make_provider
 from components.providers.fake import FakeProvider, plausible_answer
 from components.providers.guard import check_fits, context_window
 from components.providers.openai_provider import map_error
+from components.providers.pricing import cost_usd, load_prices
 from tests.support.llm_server import LLMServer
 
 MSG = [{"role": "user", "content": "<PAGE 1>\nThe capital of Zorbia is Quenton.\n</PAGE 1>\n\n"

@@ -1,4 +1,4 @@
-from components.published import CITATIONS, load_published
+from components.report.published import CITATIONS, load_published
 
 
 def test_rows_and_columns():

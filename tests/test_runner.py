@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from components.documents import make_document
+from components.core.documents import make_document
 from components.providers.base import ModelSpec, RateLimited, Settings, cache_key
 from components.providers.fake import FakeProvider
-from components.runner import run_one, run_sweep
-from components.store import RunStore
-from components.sweeps import SweepConfig
+from components.run.config import SweepConfig
+from components.run.runner import run_one, run_sweep
+from components.run.store import RunStore
 from tests.support import sweep_toml
 from tests.support.llm_server import LLMServer
 
@@ -112,8 +112,8 @@ def test_dollar_budget(tmp_path, server, monkeypatch):
     prices = tmp_path / "p.json"
     prices.write_text(json.dumps({"models": {"openai-compatible": {"loop-model": {"input": 1000, "output": 0}}}}))
     monkeypatch.setenv("LITM_PRICES", str(prices))
-    import components.caller as caller
-    import components.pricing as pricing
+    import components.providers.pricing as pricing
+    import components.run.caller as caller
 
     pricing.reload()
     monkeypatch.setattr(caller, "cost_usd", pricing.cost_usd)

@@ -1,9 +1,9 @@
 import json
 
-from components.documents import find_pages, paginate
-from components.samples import list_samples, list_task_sets
+from components.core.documents import find_pages, paginate
+from components.core.tokens import tokenizer
 from components.tasks.importers import read_tasks
-from components.tokens import tokenizer
+from components.tasks.samples import list_samples, list_task_sets
 
 
 def test_samples_have_questions_answered_in_exactly_one_paragraph():

@@ -1,6 +1,6 @@
 import pytest
 
-from components.scoring import (
+from components.core.scoring import (
     best_subspan_em,
     exact_match,
     fuzzy_match,
@@ -81,7 +81,7 @@ def test_sentence_scores():
 
 
 def test_all_answers_required_for_multi_value_tasks():
-    from components.scoring import fuzzy_match, scorer_for
+    from components.core.scoring import fuzzy_match, scorer_for
 
     any_of, all_of = scorer_for(fuzzy_match, "any"), scorer_for(fuzzy_match, "all")
     answers = ["1234567", "7654321"]

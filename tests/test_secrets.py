@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from components.store import RunStore
+from components.run.store import RunStore
 from tests.support import sweep_toml
 from tests.support.llm_server import LLMServer
 
@@ -19,7 +19,7 @@ def test_key_never_written_anywhere(tmp_path, caplog):
     with LLMServer() as server:
         toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline", "icr"),
                           extra_model='api_key_env = "LITM_SECRET_TEST_KEY"\nmax_retries = 0')
-        from components.sweeps import SweepConfig
+        from components.run.config import SweepConfig
 
         failing = SweepConfig.from_toml(toml).load_tasks()[0].question
         server.set(fail_match=failing)  # some calls fail: their errors are recorded too
@@ -34,7 +34,7 @@ def test_key_never_written_anywhere(tmp_path, caplog):
                                  capture_output=True, text=True)
         # the same in-process, with logging captured at DEBUG (SDK logs included)
         caplog.set_level(logging.DEBUG)
-        from components.runner import run_sweep
+        from components.run.runner import run_sweep
 
         store = RunStore(db)
         summary = run_sweep(SweepConfig.from_toml(toml), store, api_keys={"LITM_SECRET_TEST_KEY": key},

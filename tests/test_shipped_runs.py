@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from components.runner import run_sweep
-from components.store import RunStore
-from components.sweeps import SweepConfig
+from components.run.config import SweepConfig
+from components.run.runner import run_sweep
+from components.run.store import RunStore
 
 RUNS = Path(__file__).resolve().parent.parent / "sample_docs" / "runs"
 CONFIGS = sorted(RUNS.glob("*.toml"))
@@ -74,7 +74,7 @@ def test_shipped_sweep_reruns_from_the_cache_with_zero_calls(cfg, tmp_path):
 def test_a_shipped_answer_reproduces_with_the_cache_cleared(tmp_path):
     """Greedy decoding, fixed seed: the same trial run fresh against the real model gives the same text."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: pip install -e '.[local]'")
-    from components.localmodel import LocalModelError, find_model
+    from components.providers.localmodel import LocalModelError, find_model
 
     cfg = RUNS / "local-qwen-facts.toml"
     data = tomllib.loads(cfg.read_text())["sweep"]

@@ -5,9 +5,9 @@ import threading
 
 import pytest
 
-from components.completion import Completion
+from components.core.completion import Completion
 from components.providers.base import ModelSpec
-from components.store import MIGRATIONS, RunStore
+from components.run.store import MIGRATIONS, RunStore
 
 CONTRACT_COLUMNS = ["sweep", "task", "strategy", "model", "length", "position", "actual_length", "actual_position",
                     "answer", "score", "error", "calls", "input_tokens", "output_tokens", "cost_usd", "params",
@@ -129,7 +129,7 @@ def test_many_first_opens_of_a_new_store_at_once(tmp_path):
     must not fail with 'database is locked' (it did, about one time in eight, before the retry)."""
     import threading
 
-    from components.store import RunStore
+    from components.run.store import RunStore
 
     failures = []
     for rep in range(60):

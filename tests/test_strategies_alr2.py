@@ -2,10 +2,10 @@ import asyncio
 
 import pytest
 
-from components.completion import Completion
-from components.documents import make_document
+from components.core.completion import Completion
+from components.core.documents import make_document
+from components.core.tokens import tokenizer
 from components.strategies import get_strategy
-from components.tokens import tokenizer
 
 Q = "Who wrote Hamlet?"
 CONTEXT = "Macbeth is a tragedy.\n\nHamlet was written by William Shakespeare.\n\nOthello is set in Venice."

@@ -2,12 +2,12 @@ import asyncio
 
 import pytest
 
-from components.completion import Completion
-from components.documents import make_document
-from components.scoring import score
+from components.core.completion import Completion
+from components.core.documents import make_document
+from components.core.scoring import score
+from components.core.tokens import tokenizer
 from components.strategies import ParamError, get_strategy
 from components.strategies.litm import kv_key, kv_record
-from components.tokens import tokenizer
 
 Q = "who wrote hamlet"
 

@@ -2,8 +2,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.documents import make_document
-from components.positions import chunk_ranges
+from components.core.documents import make_document
+from components.core.positions import chunk_ranges
 from components.strategies import ParamError, get_strategy
 from components.strategies.keywords import STOPWORDS, assign_questions, keywords
 from components.strategies.reorder import bm25_ranking, edge_order, reorder_pages

@@ -5,10 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.completion import Completion
-from components.documents import Page, make_document
+from components.core.completion import Completion
+from components.core.documents import Page, make_document
+from components.core.tokens import tokenizer
 from components.strategies import STRATEGIES, ParamError, get_strategy
-from components.tokens import tokenizer
 
 Q = "Who wrote Hamlet?"
 FMT_ANSWER = ("Respond in exactly this format and nothing else:\n"
@@ -138,7 +138,7 @@ def test_chunk_size_must_fit(doc):
 
 def synthetic(sizes, gold=()):
     pages = tuple(Page(i + 1, f"text of page {i + 1}.", n) for i, n in enumerate(sizes))
-    from components.documents import Document
+    from components.core.documents import Document
 
     return Document(pages, tuple(gold))
 

@@ -2,7 +2,9 @@
 
 import pytest
 
-from components.sweeps import SweepConfig, estimate, plan
+from components.run.config import SweepConfig
+from components.run.estimate import estimate
+from components.run.plan import plan
 from tests.support import facts_file, sweep_toml
 
 

@@ -92,7 +92,7 @@ def test_task_document_and_titles(facts):
 
 
 def test_counts_match_tokenizer(facts):
-    from components.tokens import tokenizer
+    from components.core.tokens import tokenizer
 
     b = build_document(facts[1], 1500, 0.3)
     assert [p.tokens for p in b.document.pages] == tokenizer().count_many([p.text for p in b.document.pages])

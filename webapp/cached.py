@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import promptmap
-from components.documents import Document, find_pages, paginate
-from components.estimate import estimate_trial
-from components.prompts import Prompt
+from components.core.documents import Document, find_pages, paginate
+from components.core.prompts import Prompt
+from components.report import promptmap
+from components.run.estimate import estimate_trial
 from components.strategies import get_strategy
 from webapp import render
 
@@ -59,7 +59,7 @@ def prompt_view(text: str, spec: str, name: str, gold: tuple[int, ...], strategy
 @st.cache_data(max_entries=32, show_spinner=False)
 def usage(text: str, spec: str, name: str, gold: tuple[int, ...], strategy: str, params: Params,
           question: str) -> tuple[int, int, int]:
-    """(calls, input tokens, output tokens) of one run; later stages estimated (components.estimate)."""
+    """(calls, input tokens, output tokens) of one run; later stages estimated (components.run.estimate)."""
     doc = document(text, spec, name).with_gold(gold)
     checked = get_strategy(strategy).check(doc, question, dict(params))
     return estimate_trial(doc, question, strategy, checked)

@@ -1,4 +1,4 @@
-"""The Playground's live run: the run itself (through components.runner.run_one) and its result.
+"""The Playground's live run: the run itself (through components.run.runner.run_one) and its result.
 
 The run happens in this session's script thread (Streamlit gives every session its own), so other
 sessions are never blocked; its inputs, result and errors live in this session's state only.
@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from components.documents import Document
+from components.core.documents import Document
+from components.core.scoring import retrieval_recall, score
 from components.providers.base import ProviderError
-from components.scoring import retrieval_recall, score
 from components.strategies import ParamError, get_strategy
 from webapp import render
 from webapp.state import State
@@ -42,10 +42,10 @@ class RunView:
 
 def execute(doc: Document, question: str, answers: tuple[str, ...], strategy_name: str, params: dict,
             choice, provider=None, on_call=None) -> RunView:
-    """One trial, live, through components.runner.run_one. `provider` overrides the choice (tests).
+    """One trial, live, through components.run.runner.run_one. `provider` overrides the choice (tests).
     Raises ProviderError (e.g. MissingKey) or ParamError; a failed call is returned as an error."""
-    from components.runner import run_one
-    from components.store import RunStore
+    from components.run.runner import run_one
+    from components.run.store import RunStore
     from webapp import jobs
 
     strategy = get_strategy(strategy_name)

@@ -19,8 +19,8 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from components.promptmap import COLORS, LABELS
-from components.prompts import Prompt
+from components.core.prompts import Prompt
+from components.report.promptmap import COLORS, LABELS
 
 log = logging.getLogger("litm.webapp")
 MAX_MESSAGE = 240

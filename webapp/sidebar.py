@@ -45,8 +45,8 @@ def local_status() -> tuple[bool, str]:
     try:
         if importlib.util.find_spec("llama_cpp") is None:
             return False, "llama-cpp-python is not installed"
-        from components.localmodel import find_model
         from components.providers import local  # noqa: F401
+        from components.providers.localmodel import find_model
 
         found = find_model("")
         title = getattr(found, "title", str(found))
@@ -73,7 +73,7 @@ def _on_provider_change() -> None:
 
 def _known_models(provider: str) -> list[str]:
     try:
-        from components.pricing import PRICES
+        from components.providers.pricing import PRICES
 
         return sorted(PRICES.get(provider, {}))
     except Exception:  # noqa: BLE001 - pricing is optional here

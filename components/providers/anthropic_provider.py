@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from components.completion import Completion
+from components.core.completion import Completion
 from components.providers.base import ModelSpec, Settings
 from components.providers.guard import check_fits
 from components.providers.openai_provider import http_client, map_error, sdk_kwargs

@@ -13,7 +13,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
-from components.completion import Completion
+from components.core.completion import Completion
 
 PROVIDERS = ("openai", "anthropic", "openai-compatible", "local", "fake")
 

@@ -16,7 +16,7 @@ import hashlib
 import re
 from collections import deque
 
-from components.completion import Completion
+from components.core.completion import Completion
 from components.providers.base import ModelSpec, Settings
 from components.providers.guard import check_fits
 

@@ -43,7 +43,7 @@ def context_window(spec: ModelSpec) -> int | None:
 
 
 def count_message_tokens(messages: list[dict], encoding: str = "cl100k_base") -> int:
-    from components.tokens import tokenizer
+    from components.core.tokens import tokenizer
 
     tok = tokenizer(encoding)
     return sum(tok.count(str(m.get("content", ""))) + MESSAGE_OVERHEAD for m in messages) + 3

@@ -14,9 +14,9 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from components.completion import Completion
-from components.localmodel import LocalModelError, canonical, find_model, model_path
+from components.core.completion import Completion
 from components.providers.base import ModelSpec, PromptTooLong, ProviderError, Settings
+from components.providers.localmodel import LocalModelError, canonical, find_model, model_path
 
 DEFAULT_CTX = 8192  # tokens: bounds memory; a larger ModelSpec.context_window raises it up to the model's own
 THREADS = 2

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from components.completion import Completion
+from components.core.completion import Completion
 from components.providers.base import (
     ModelSpec,
     ProviderError,

@@ -10,10 +10,10 @@ ALR2 reports exact match (EM, §4), so that is the metric of all three.
 
 from __future__ import annotations
 
-from components.completion import Ask
-from components.documents import Document, Page
-from components.parsing import Parsed, parse_answer, parse_quotes_and_answer, parse_sentences
-from components.prompts import Prompt, PromptBuilder, load_template
+from components.core.completion import Ask
+from components.core.documents import Document, Page
+from components.core.parsing import Parsed, parse_answer, parse_quotes_and_answer, parse_sentences
+from components.core.prompts import Prompt, PromptBuilder, load_template
 from components.strategies.base import Outcome, Strategy, answer_outcome, fill
 
 

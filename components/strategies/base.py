@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.completion import Ask, Completion
-from components.documents import Document, Page
-from components.parsing import Parsed, parse_answer
-from components.prompts import Prompt, PromptBuilder, load_template
+from components.core.completion import Ask, Completion
+from components.core.documents import Document, Page
+from components.core.parsing import Parsed, parse_answer
+from components.core.prompts import Prompt, PromptBuilder, load_template
 
 
 class ParamError(ValueError):

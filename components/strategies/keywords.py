@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-from components.documents import Document
-from components.positions import chunk_ranges
-from components.prompts import Prompt
+from components.core.documents import Document
+from components.core.positions import chunk_ranges
+from components.core.prompts import Prompt
 from components.strategies.base import Param, ParamError, Strategy, sandwich
 from components.strategies.rr import _answer_blocks
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 import re
 
-from components.documents import Document, Page
-from components.parsing import Parsed
-from components.prompts import Prompt, PromptBuilder, load_template
+from components.core.documents import Document, Page
+from components.core.parsing import Parsed
+from components.core.prompts import Prompt, PromptBuilder, load_template
 from components.strategies.base import Param, ParamError, Strategy, fill, render
 
 QAC = Param("qac", 0, "1 = query-aware contextualization: the key also before the records (LITM §5.2)",

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from rank_bm25 import BM25Okapi
 
-from components.documents import Document, Page
-from components.prompts import Prompt
+from components.core.documents import Document, Page
+from components.core.prompts import Prompt
 from components.strategies.base import Strategy, sandwich
 from components.strategies.keywords import keywords
 from components.strategies.rr import _answer_blocks

@@ -7,11 +7,11 @@ templates/format_pages.txt.
 
 from __future__ import annotations
 
-from components.completion import Ask
-from components.documents import Document, Page
-from components.parsing import Parsed, parse_pages
-from components.positions import chunk_ranges, every
-from components.prompts import Prompt, load_template
+from components.core.completion import Ask
+from components.core.documents import Document, Page
+from components.core.parsing import Parsed, parse_pages
+from components.core.positions import chunk_ranges, every
+from components.core.prompts import Prompt, load_template
 from components.strategies.base import (
     Outcome,
     Param,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from components.documents import split_paragraphs
+from components.core.documents import split_paragraphs
 from components.tasks.model import Passage
 
 DATA = Path(__file__).resolve().parent.parent / "data"

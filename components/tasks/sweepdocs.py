@@ -11,7 +11,7 @@ For several gold passages (R&R §4.1 HotPotQA) the gold pages go "at regularly s
 `build_by_index`.
 
 Each passage's tokens are counted once (a cache keyed by encoding and text, filled in one batch with
-`count_many`); every position then comes from prefix sums (components.positions), so a whole grid
+`count_many`); every position then comes from prefix sums (components.core.positions), so a whole grid
 of (length, position) documents is built without re-tokenising any text.
 """
 
@@ -22,10 +22,10 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 
-from components.documents import Document, make_document, neutralise_tags
-from components.positions import nearest_boundary
+from components.core.documents import Document, make_document, neutralise_tags
+from components.core.positions import nearest_boundary
+from components.core.tokens import DEFAULT_ENCODING, tokenizer
 from components.tasks.model import Passage, Task
-from components.tokens import DEFAULT_ENCODING, tokenizer
 
 _COUNTS: dict[str, dict[str, int]] = {}
 _MAX_CACHED = 500_000

@@ -113,7 +113,7 @@ def test_experiments_run_against_loopback_server(tmp_path, tab):
 
 def test_shared_runs_import_from_the_results_page(tmp_path, tab):
     """A class shares runs: a CSV exported from one store is uploaded on Results and joins the user's store."""
-    from components.store import RunStore
+    from components.run.store import RunStore
 
     source = RunStore(fill(tmp_path / "theirs.sqlite", lengths=(2000,), positions=(0.0, 1.0)))
     export = source.export_trials(tmp_path / "shared.csv", "csv")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from components.completion import Completion
+from components.core.completion import Completion
 from components.providers.base import ModelSpec
-from components.store import RunStore
+from components.run.store import RunStore
 
 STRATEGY_HIT = {"baseline": (0.85, 0.45, 0.8), "reprompt": (0.9, 0.65, 0.85), "rr": (0.95, 0.85, 0.9)}
 

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from components.providers.base import ModelSpec
 from components.providers.fake import FakeProvider, plausible_answer
-from components.store import RunStore
+from components.run.store import RunStore
 from webapp import jobs
 from webapp.sidebar import Choice
 

@@ -1,8 +1,8 @@
 """The Playground's live run goes through the user's run store: a repeat is answered from the cache."""
 
-from components.documents import make_document
+from components.core.documents import make_document
 from components.providers.base import ModelSpec
-from components.store import RunStore
+from components.run.store import RunStore
 from webapp import live
 from webapp.sidebar import Choice
 

@@ -1,6 +1,6 @@
 """Render helpers: escaped highlighted prompts, short messages without secrets."""
 
-from components.documents import make_document
+from components.core.documents import make_document
 from components.strategies import get_strategy
 from webapp import render
 

@@ -49,7 +49,7 @@ def owner() -> str:
 
 @st.cache_data(show_spinner=False)
 def bundled_sets() -> list:
-    from components.samples import list_task_sets
+    from components.tasks.samples import list_task_sets
 
     return list_task_sets()
 
@@ -235,7 +235,8 @@ def stored_config(config: dict) -> dict:
 
 @st.cache_data(show_spinner="Estimating calls, tokens and cost…", max_entries=16)
 def estimate_for(config_json: str, tasks_token: str, _tasks: list) -> dict:
-    from components.sweeps import SweepConfig, estimate
+    from components.run.config import SweepConfig
+    from components.run.estimate import estimate
 
     cfg = SweepConfig.from_dict(json.loads(config_json))
     est = estimate(cfg, tasks=_tasks[: cfg.n_tasks] if cfg.n_tasks else _tasks)
@@ -259,7 +260,8 @@ def show_estimate(est: dict) -> None:
 # --- running ----------------------------------------------------------------------------------------
 
 def start(owner_: str, config: dict, tasks: list, write_to: Path | None, retry_errors: bool = False) -> None:
-    from components.sweeps import SweepConfig, plan
+    from components.run.config import SweepConfig
+    from components.run.plan import plan
 
     if write_to is not None and not write_to.exists():
         from components.tasks.importers import write_tasks
@@ -278,8 +280,8 @@ def start(owner_: str, config: dict, tasks: list, write_to: Path | None, retry_e
     total = len(plan(cfg, tasks[: cfg.n_tasks] if cfg.n_tasks else tasks))
 
     def work(job: jobs.Job):
-        from components.runner import run_sweep
-        from components.store import RunStore
+        from components.run.runner import run_sweep
+        from components.run.store import RunStore
 
         store = RunStore(db)
         try:
@@ -355,7 +357,7 @@ def progress_panel(owner_: str) -> None:
 # --- past sweeps ------------------------------------------------------------------------------------
 
 def past_sweeps(owner_: str) -> pd.DataFrame:
-    from components.store import RunStore
+    from components.run.store import RunStore
 
     db = jobs.user_db()
     if not db.exists():
@@ -402,7 +404,7 @@ def past_panel(owner_: str) -> None:
         row = frame[frame["name"] == name].iloc[0]
         try:
             config = stored_config(json.loads(row["config"]))
-            from components.sweeps import SweepConfig
+            from components.run.config import SweepConfig
 
             tasks = SweepConfig.from_dict(config).load_tasks()
             start(owner_, config, tasks, None, retry_errors=bool(retry))
@@ -445,7 +447,7 @@ def main() -> None:
     write_to = None if path else task_file(label, tasks)
     config = config_dict(name.strip(), str(path or write_to), g, models)
     try:
-        from components.sweeps import SweepConfig
+        from components.run.config import SweepConfig
 
         SweepConfig.from_dict(config)
     except ValueError as exc:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import charts
-from components.analysis import PUBLISHED_METRIC_LABELS
+from components.report import charts
+from components.report.analysis import PUBLISHED_METRIC_LABELS
 from webapp import pickers
 from webapp.render import guard
 
@@ -76,7 +76,7 @@ VIEWS: dict[str, list[dict]] = {
 
 @st.cache_data(show_spinner=False)
 def published() -> tuple[pd.DataFrame, dict]:
-    from components.published import CITATIONS, load_published
+    from components.report.published import CITATIONS, load_published
 
     return load_published(), dict(CITATIONS)
 

@@ -6,9 +6,9 @@ import hashlib
 
 import streamlit as st
 
-from components.loaders import EXTENSIONS, MAX_UPLOAD_BYTES, DocumentError, read_upload
-from components.pricing import PRICES_DATE, cost_usd
-from components.promptmap import gold_places
+from components.core.loaders import EXTENSIONS, MAX_UPLOAD_BYTES, DocumentError, read_upload
+from components.providers.pricing import PRICES_DATE, cost_usd
+from components.report.promptmap import gold_places
 from components.strategies import STRATEGIES, ParamError, get_strategy
 from webapp import cached, live, render
 from webapp.state import State
@@ -43,7 +43,7 @@ WHAT = {
 
 def samples() -> list:
     try:
-        from components.samples import list_samples
+        from components.tasks.samples import list_samples
     except ImportError:
         return []
     return list_samples()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from components import analysis, charts
+from components.report import analysis, charts
 from webapp import jobs, pickers
 from webapp.render import guard, pages_html, prompt_html, short, text_box, thousands, usd
 
@@ -31,7 +31,7 @@ def stamp(path: Path) -> tuple:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def load_store(path: str, version: tuple) -> tuple[pd.DataFrame, pd.DataFrame]:
-    from components.store import RunStore
+    from components.run.store import RunStore
 
     store = RunStore(path)
     try:
@@ -131,7 +131,7 @@ def x_title(df: pd.DataFrame) -> str:
 
 @st.cache_data(show_spinner=False)
 def published_rows() -> pd.DataFrame:
-    from components.published import load_published
+    from components.report.published import load_published
 
     return load_published()
 
@@ -259,7 +259,7 @@ def trials_tab(df: pd.DataFrame) -> None:
 
 
 def _calls(path: str, trial_id: int) -> list[dict]:
-    from components.store import RunStore
+    from components.run.store import RunStore
 
     store = RunStore(path)
     try:
@@ -278,7 +278,7 @@ def _pages(value) -> list[int]:
 
 
 def trial_detail(row: pd.Series) -> None:
-    from components import promptmap
+    from components.report import promptmap
 
     st.subheader(f"Trial #{row['trial_id']}: {row['task']}")
     c1, c2 = st.columns(2)
@@ -358,7 +358,7 @@ def import_section() -> None:
         return
     import tempfile
 
-    from components.store import RunStore
+    from components.run.store import RunStore
 
     suffix = Path(up.name).suffix.lower()
     with tempfile.TemporaryDirectory() as folder:

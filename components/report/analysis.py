@@ -12,7 +12,7 @@ import math
 
 import pandas as pd
 
-from components import stats
+from components.core import stats
 
 # metric column -> label shown in the UI
 METRICS: dict[str, str] = {
@@ -27,7 +27,7 @@ STAT_COLUMNS = ["n", "successes", "mean", "lo", "hi", "errors"]
 
 
 def proportion_ci(successes: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson interval (components.stats); NaN for no trials, so an empty group draws no band."""
+    """Wilson interval (components.core.stats); NaN for no trials, so an empty group draws no band."""
     if n <= 0:
         return (math.nan, math.nan)
     return stats.proportion_ci(int(round(successes)), int(n), confidence)
@@ -295,13 +295,13 @@ def message_text(messages: list[dict]) -> str:
 
 def rebuild_prompt(messages: list[dict], gold_pages=(), stage: int = 1, label: str = "",
                    encoding: str = "cl100k_base"):
-    """A components.prompts.Prompt from a stored request, its spans found by the templates' tags
+    """A components.core.prompts.Prompt from a stored request, its spans found by the templates' tags
     (<INSTRUCTIONS>, <INSTRUCTIONS_REMINDER>, <PAGE p>, LITM's `Document [i](Title: ...)`, `Question:`).
     Pages listed in `gold_pages` become gold spans. Token offsets are counted piece by piece."""
     import re
 
-    from components.prompts import Prompt, Span
-    from components.tokens import tokenizer
+    from components.core.prompts import Prompt, Span
+    from components.core.tokens import tokenizer
 
     text = message_text(messages)
     gold = {int(p) for p in (gold_pages or []) if str(p).lstrip("-").isdigit()}

@@ -16,7 +16,7 @@ def add_parser(sub, name):
 
 
 def command(port: int) -> list[str]:
-    app = Path(__file__).resolve().parent.parent / "webapp" / "app.py"
+    app = Path(__file__).resolve().parents[2] / "webapp" / "app.py"
     return [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
             "--server.headless", "true", "--server.address", "127.0.0.1",
             "--browser.gatherUsageStats", "false", "--client.toolbarMode", "viewer"]

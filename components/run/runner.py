@@ -14,11 +14,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from components.caller import Budget, BudgetExceeded, Caller, Cancelled
 from components.providers.base import ModelSpec, Settings
 from components.providers.factory import make_provider
-from components.sweeps import SweepConfig, plan, precount, trial_document
-from components.trial import TrialResult, execute, params_json
+from components.run.caller import Budget, BudgetExceeded, Caller, Cancelled
+from components.run.config import SweepConfig
+from components.run.plan import plan, precount, trial_document
+from components.run.trial import TrialResult, execute, params_json
 
 __all__ = ["Progress", "SweepSummary", "TrialResult", "run_one", "run_sweep"]
 

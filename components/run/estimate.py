@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.pricing import cost_usd
+from components.providers.pricing import cost_usd
 from components.strategies import STRATEGIES
 from components.strategies.rr import ICR
 
@@ -71,7 +71,7 @@ def estimate_trial(doc, question: str, strategy_name: str, params: dict) -> tupl
 
 def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = None) -> Estimate:
     """The cost of a sweep's trials (those not in skip_keys), before running it."""
-    from components.sweeps import plan, precount, trial_document
+    from components.run.plan import plan, precount, trial_document
 
     pool_tasks = config.all_tasks().tasks if tasks is None else tasks
     tasks = config.load_tasks() if tasks is None else tasks

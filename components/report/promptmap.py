@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from components.documents import Document
-from components.prompts import Prompt, Span
+from components.core.documents import Document
+from components.core.prompts import Prompt, Span
 
 # One colour per region kind, shared by the map and the highlighted prompt (Okabe-Ito palette).
 COLORS = {

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import regex
 
-from components.documents import Page
-from components.tokens import DEFAULT_ENCODING, tokenizer
+from components.core.documents import Page
+from components.core.tokens import DEFAULT_ENCODING, tokenizer
 
 SPAN_KINDS = ("instruction", "reminder", "page", "gold", "chunk", "question")
-TEMPLATE_DIR = Path(__file__).parent / "strategies" / "templates"
+TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "strategies" / "templates"
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_docs"
+SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_docs"
 TASKS_DIR = SAMPLE_DIR / "tasks"
 
 

@@ -9,13 +9,13 @@ import sys
 
 # subcommand name -> module that implements it
 COMMANDS = {
-    "prompt": "components.cli_prompt",
-    "score": "components.cli_score",
-    "tasks": "components.cli_tasks",
-    "sweep": "components.cli_sweep",
-    "results": "components.cli_sweep",
-    "import": "components.cli_sweep",
-    "app": "components.cli_app",
+    "prompt": "components.cli.prompt",
+    "score": "components.cli.score",
+    "tasks": "components.cli.tasks",
+    "sweep": "components.cli.sweep",
+    "results": "components.cli.sweep",
+    "import": "components.cli.sweep",
+    "app": "components.cli.app",
 }
 
 

@@ -6,7 +6,7 @@ import re
 import string
 from collections.abc import Iterable
 
-from components.parsing import first_line
+from components.core.parsing import first_line
 
 METRICS = ("fuzzy", "subspan-em", "exact")
 

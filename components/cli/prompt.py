@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 
-from components.documents import Document, paginate
-from components.loaders import read_path
+from components.core.documents import Document, paginate
+from components.core.loaders import read_path
+from components.core.tokens import DEFAULT_ENCODING, ENCODINGS
 from components.strategies import STRATEGIES, get_strategy
-from components.tokens import DEFAULT_ENCODING, ENCODINGS
 
 
 def add_parser(sub, name: str) -> None:

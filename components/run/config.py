@@ -7,17 +7,15 @@ dollars from the real first-stage prompts, and estimates later stages (see estim
 
 from __future__ import annotations
 
-import hashlib
-import json
 import tomllib
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from components.core.tokens import ENCODINGS
 from components.providers.base import PROVIDERS, ModelSpec, Settings
 from components.strategies import STRATEGIES, ParamError
 from components.strategies.base import check_positive
-from components.tokens import ENCODINGS
 
 SWEEP_KEYS = {"name", "tasks", "n_tasks", "lengths", "positions", "strategies", "params", "concurrency",
               "models", "budget", "encoding", "max_tokens", "seed"}
@@ -227,73 +225,3 @@ def _read_task_file(path: str, mtime_ns: int):
     from components.tasks.importers import read_tasks
 
     return read_tasks(path)
-
-
-@dataclass(frozen=True)
-class TrialSpec:
-    index: int
-    key: str
-    task: object  # components.tasks.model.Task
-    length: int
-    position: float
-    strategy: str
-    params: dict
-    model: ModelConfig
-
-
-def trial_key(config: SweepConfig, task_id: str, length, position, strategy: str, params: dict,
-              model: ModelConfig) -> str:
-    blob = json.dumps({"task": task_id, "length": length, "position": position, "strategy": strategy,
-                       "params": params, "model": model.label, "base_url": model.base_url or "",
-                       "encoding": config.encoding, "max_tokens": model.max_tokens or config.max_tokens,
-                       "seed": config.seed}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:24]
-
-
-def plan(config: SweepConfig, tasks: list | None = None) -> list[TrialSpec]:
-    """Every trial, in a fixed order: model, strategy, length, position, task (innermost)."""
-    tasks = config.load_tasks() if tasks is None else tasks
-    out: list[TrialSpec] = []
-    for model in config.models:
-        for strategy in config.strategies:
-            params = config.params_for(strategy)
-            for length in config.lengths:
-                for position in config.positions:
-                    for task in tasks:
-                        key = trial_key(config, task.id, length, position, strategy, params, model)
-                        out.append(TrialSpec(len(out), key, task, length, position, strategy, params, model))
-    return out
-
-
-def precount(tasks: list, encoding: str) -> None:
-    """Count every passage of every task in one batch (sweepdocs caches counts per text), so building
-    the grid's documents tokenises nothing more."""
-    from components.documents import neutralise_tags
-    from components.tasks.sweepdocs import count_passages
-
-    count_passages([neutralise_tags(p.text.strip()) for t in tasks for p in t.passages], encoding)
-
-
-_POOLS: list[tuple[list, list]] = []  # (tasks, their shared distractor pool), most recent last
-
-
-def trial_document(task, length: int, position: float, encoding: str, tasks: list | None = None):
-    """sweepdocs.build_document; when a task has too few passages of its own for the length, the
-    other tasks' passages are the distractor pool (R&R §4.1 takes other questions' passages)."""
-    from components.tasks.sweepdocs import build_document, shared_pool
-
-    try:
-        return build_document(task, length, position, encoding=encoding)
-    except ValueError as exc:
-        if tasks is None or "too few" not in str(exc):
-            raise
-    pool = next((p for t, p in _POOLS if t is tasks), None)
-    if pool is None:
-        pool = shared_pool(tasks)
-        _POOLS[:] = [*_POOLS[-3:], (tasks, pool)]
-    return build_document(task, length, position, encoding=encoding, pool=pool)
-
-
-from components.estimate import Estimate, estimate  # noqa: E402  (re-exported: CONTRACT names them here)
-
-__all__ = ["Estimate", "ModelConfig", "SweepConfig", "TrialSpec", "estimate", "plan", "precount", "trial_document", "trial_key"]

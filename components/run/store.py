@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from components.store_io import TRIAL_COLUMNS, export_frame, read_frame, trial_rows_from_frame
+from components.run.store_io import TRIAL_COLUMNS, export_frame, read_frame, trial_rows_from_frame
 
 MIGRATIONS: list[str] = [
     """

@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-DATA = Path(__file__).parent / "data" / "prices.json"
+DATA = Path(__file__).resolve().parents[1] / "data" / "prices.json"
 FREE_PROVIDERS = ("local", "fake")
 
 

@@ -10,8 +10,8 @@ import json
 import sys
 from pathlib import Path
 
-from components.scoring import METRICS, score
-from components.stats import proportion_ci
+from components.core.scoring import METRICS, score
+from components.core.stats import proportion_ci
 
 
 def add_parser(sub, name: str) -> None:

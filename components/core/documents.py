@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
 
-from components.tokens import DEFAULT_ENCODING, tokenizer
+from components.core.tokens import DEFAULT_ENCODING, tokenizer
 
 PAGINATIONS = ("paragraph", "sentence", "tokens")
 

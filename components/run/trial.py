@@ -8,10 +8,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from components.caller import BudgetExceeded, Caller, Cancelled
-from components.pricing import cost_usd
-from components.providers.base import ProviderError, Settings
-from components.scoring import (
+from components.core.scoring import (
     best_subspan_em,
     exact_match,
     fuzzy_match,
@@ -19,6 +16,9 @@ from components.scoring import (
     retrieval_recall,
     scorer_for,
 )
+from components.providers.base import ProviderError, Settings
+from components.providers.pricing import cost_usd
+from components.run.caller import BudgetExceeded, Caller, Cancelled
 from components.strategies import ParamError, get_strategy
 
 log = logging.getLogger(__name__)

@@ -58,8 +58,9 @@ class ProgressLine:
 
 def run(args) -> int:
     from components.providers.base import ProviderError
-    from components.store import RunStore
-    from components.sweeps import SweepConfig, estimate
+    from components.run.config import SweepConfig
+    from components.run.estimate import estimate
+    from components.run.store import RunStore
 
     config = SweepConfig.from_toml(args.config)
     if args.dry_run:
@@ -68,7 +69,7 @@ def run(args) -> int:
               f"{len(config.lengths)} lengths x {len(config.positions)} positions")
         print("\n".join(est.lines()))
         return 0
-    from components.runner import run_sweep
+    from components.run.runner import run_sweep
 
     store = RunStore(args.db)
     line = None if args.quiet else ProgressLine()
@@ -92,7 +93,7 @@ def run(args) -> int:
 def run_results(args) -> int:
     from pathlib import Path
 
-    from components.store import RunStore
+    from components.run.store import RunStore
 
     if not Path(args.db).exists():
         raise FileNotFoundError(f"no run store at {args.db}")
@@ -118,7 +119,7 @@ def run_import(args) -> int:
     """So a class can share runs: each sweep in the file becomes a new sweep '<name> (imported ...)'."""
     from pathlib import Path
 
-    from components.store import RunStore
+    from components.run.store import RunStore
 
     path = Path(args.path)
     if not path.is_file():

@@ -111,7 +111,7 @@ def accuracy_lines(table: pd.DataFrame, x: str, *, title: str, x_title: str, met
                    overlays: pd.DataFrame | None = None, log_x: bool = False) -> go.Figure:
     """Lines of accuracy (mean) with Wilson bands (lo..hi), one per `series`; n in legend and hover.
 
-    `table` has columns series, x, n, mean, lo, hi, errors (see components.analysis.u_curve).
+    `table` has columns series, x, n, mean, lo, hi, errors (see components.report.analysis.u_curve).
     `overlays` (optional) has columns label, x, mean, method: published curves, drawn dashed and
     hollow, named "published (paper, table, model ...)".
     """

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-PUBLISHED_PATH = Path(__file__).resolve().parent / "data" / "published_results.csv"
+PUBLISHED_PATH = Path(__file__).resolve().parents[1] / "data" / "published_results.csv"
 
 INT_COLUMNS = ("doc_length_tokens", "n_documents", "chunk_size_tokens", "answer_position_tokens", "gold_index")
 TEXT_COLUMNS = ("source", "table", "model", "dataset", "method", "metric")

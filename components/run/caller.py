@@ -16,9 +16,9 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 
-from components.completion import Completion
-from components.pricing import cost_usd
+from components.core.completion import Completion
 from components.providers.base import RateLimited, Settings, cache_key
+from components.providers.pricing import cost_usd
 
 log = logging.getLogger(__name__)
 RATE_LIMIT_ATTEMPTS = 3  # our own retries of a 429, after the SDK's

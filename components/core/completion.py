@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from components.prompts import Prompt
+from components.core.prompts import Prompt
 
 
 @dataclass(frozen=True)

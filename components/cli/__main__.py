@@ -1,0 +1,3 @@
+from components.cli import main
+
+raise SystemExit(main())

@@ -35,7 +35,12 @@ def test_fuzzy_match(pred, answers, expected):
     ("The answer is William Shakespeare.", ["william shakespeare"], 1.0),
     ("Shakespeare", ["William Shakespeare"], 0.0),           # no "vice versa" here
     ("first line\nWilliam Shakespeare", ["William Shakespeare"], 0.0),  # cut at the first newline
-    ("\n  William Shakespeare\nmore", ["William Shakespeare"], 1.0),  # leading white space skipped
+    # the LITM evaluation cuts at the first newline BEFORE stripping: a leading newline scores 0
+    ("\n  William Shakespeare\nmore", ["William Shakespeare"], 0.0),
+    ("  William Shakespeare  \nmore", ["William Shakespeare"], 1.0),
+    ("anything at all", ["*"], 1.0),  # a gold answer that normalises to "" is always found (as there)
+    ("", ["*"], 1.0),
+    ("Paris", [], 0.0),
     ("An apple a day", ["apple"], 1.0),
     ("It's the U.S.A.", ["usa"], 1.0),
 ])

@@ -2,7 +2,7 @@ import pytest
 
 from components.tasks.generators import generate
 from components.tasks.model import Passage, Task
-from components.tasks.sweepdocs import build_by_index, build_document, shared_pool, task_document
+from components.tasks.sweepdocs import TooFewPassages, build_by_index, build_document, shared_pool, task_document
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,7 @@ def test_niah_reaches_long_lengths_from_builtin_haystack():
 
 
 def test_too_short_without_pool(facts):
-    with pytest.raises(ValueError, match="pool"):
+    with pytest.raises(TooFewPassages, match="too few for a 50,000-token document: choose a shorter length"):
         build_document(facts[0], 50000, 0.5)
 
 
@@ -80,7 +80,7 @@ def test_by_index_litm_style():
         assert b.document.page(i + 1).text == task.passages[task.gold_indices[0]].text
     with pytest.raises(ValueError):
         build_by_index(task, 20, 20)
-    with pytest.raises(ValueError, match="pool"):
+    with pytest.raises(TooFewPassages, match="39 are needed for 40 documents: choose fewer documents"):
         build_by_index(task, 40, 0)
 
 

@@ -40,6 +40,16 @@ def add_parser(sub, name):
     i.add_argument("path")
     i.set_defaults(func=run)
 
+    d = tsub.add_parser("distract", help="give each task retrieved distractors (LITM §2.1 style, BM25)",
+                        description="Write a Lost-in-the-Middle QA file (.jsonl or .jsonl.gz) in which every "
+                                    "task has its gold passage first and then the N passages of OTHER tasks most "
+                                    "relevant to its question (BM25), none holding one of its answers.")
+    d.add_argument("--task", required=True, help="task file (e.g. nq-open-oracle.jsonl.gz)")
+    d.add_argument("--distractors", type=int, required=True, help="distractors per task (e.g. 29 for 30 documents)")
+    d.add_argument("--n", type=int, help="only the first N tasks (all tasks stay in the distractor pool)")
+    d.add_argument("--out", required=True)
+    d.set_defaults(func=run)
+
     b = tsub.add_parser("build", help="build sweep documents (JSON lines with gold positions)")
     b.add_argument("--task", required=True, help="task file (any supported format)")
     b.add_argument("--length", type=float, nargs="+", required=True,
@@ -90,7 +100,29 @@ def run(args) -> int:
         for line, msg in ts.errors[:20]:
             print(f"  line {line}: {msg}")
         return 0
+    if cmd == "distract":
+        return _distract(args)
     return _build(args)
+
+
+def _distract(args) -> int:
+    import gzip
+
+    from components.tasks.distractors import litm_record, with_retrieved_distractors
+
+    ts = read_tasks(args.task)
+    tasks = with_retrieved_distractors(ts.tasks, args.distractors, limit=args.n)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    lines = "".join(json.dumps(litm_record(t), ensure_ascii=False) + "\n" for t in tasks).encode("utf-8")
+    if out.suffix == ".gz":
+        tmp.write_bytes(gzip.compress(lines, compresslevel=9, mtime=0))
+    else:
+        tmp.write_bytes(lines)
+    tmp.replace(out)
+    print(f"wrote {len(tasks)} tasks with {args.distractors} distractors each to {out}")
+    return 0
 
 
 def _build(args) -> int:

@@ -80,8 +80,10 @@ def make_document(
     name: str = "",
     counts: list[int] | None = None,
 ) -> Document:
-    """Pages from given texts (a task file's passages). Counts tokens once per page."""
-    clean = [neutralise_tags(t.strip()) for t in texts]
+    """Pages from given texts (a task file's passages), kept exactly as given: no strip, no re-flow
+    (LITM's reference keeps passages that end in a space or a newline). Only our own tags are made
+    inert (neutralise_tags). Counts tokens once per page."""
+    clean = [neutralise_tags(t) for t in texts]
     if counts is None:
         counts = tokenizer(encoding).count_many(clean) if clean else []
     titles = titles or [""] * len(clean)
@@ -92,51 +94,98 @@ def make_document(
     return Document(pages, tuple(gold), encoding, name)
 
 
-def split_paragraphs(text: str) -> list[str]:
-    parts = re.split(r"\n\s*\n", text.replace("\r\n", "\n").replace("\r", "\n"))
-    return [" ".join(p.split()) for p in parts if p.strip()]
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t\f\v]*\n\s*")
 
 
-def split_sentences(text: str) -> list[str]:
-    """Sentences with pysbd, one paragraph at a time (ten times faster than whole text)."""
-    import pysbd
+def _lines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
-    seg = pysbd.Segmenter(language="en", clean=False)
-    out: list[str] = []
-    for para in split_paragraphs(text):
-        out.extend(s.strip() for s in seg.segment(para) if s.strip())
+
+def paragraph_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each paragraph of text (line endings already \\n): blank lines separate
+    paragraphs; a paragraph is the text between them without its outer white space."""
+    out, start = [], 0
+    for m in [*_PARAGRAPH_BREAK.finditer(text), None]:
+        end = m.start() if m else len(text)
+        part = text[start:end]
+        if part.strip():
+            lead = len(part) - len(part.lstrip())
+            out.append((start + lead, start + len(part.rstrip())))
+        start = m.end() if m else len(text)
     return out
 
 
+def split_paragraphs(text: str) -> list[str]:
+    """Paragraphs exactly as written (inner spaces and single line breaks kept); line endings become \\n."""
+    text = _lines(text)
+    return [text[a:b] for a, b in paragraph_spans(text)]
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence (pysbd, one paragraph at a time: ten times faster than the whole
+    text), without the white space between sentences."""
+    import pysbd
+
+    seg = pysbd.Segmenter(language="en", clean=False, char_span=True)
+    out: list[tuple[int, int]] = []
+    for a, b in paragraph_spans(text):
+        for span in seg.segment(text[a:b]):
+            s, e = a + span.start, a + span.end
+            while s < e and text[s].isspace():
+                s += 1
+            while e > s and text[e - 1].isspace():
+                e -= 1
+            if e > s:
+                out.append((s, e))
+    return out
+
+
+def split_sentences(text: str) -> list[str]:
+    text = _lines(text)
+    return [text[a:b] for a, b in sentence_spans(text)]
+
+
 def split_token_budget(text: str, budget: int, encoding: str = DEFAULT_ENCODING) -> list[str]:
-    """Pack sentences into pages of at most `budget` tokens; a longer sentence is cut by tokens."""
+    """Pages of at most about `budget` tokens, each a slice of the text (never re-flowed): whole
+    sentences packed in order, a paragraph kept together when its page is at least half full; a
+    sentence longer than the budget is cut by tokens."""
     if budget < 1:
         raise ValueError("token budget per page must be a positive integer")
+    text = _lines(text)
     tok = tokenizer(encoding)
     pages: list[str] = []
-    current: list[str] = []
+    start = end = None  # the open page, as a slice of text
     used = 0
-    for para in split_paragraphs(text):
-        for sent in split_sentences(para):
-            n = tok.count(sent) + 1
+
+    def close() -> None:
+        nonlocal start, end, used
+        if start is not None:
+            pages.append(text[start:end])
+        start = end = None
+        used = 0
+
+    for pa, pb in paragraph_spans(text):
+        for a, b in _sentences_in(text, pa, pb):
+            n = tok.count(text[a:b]) + 1
             if n > budget:
-                if current:
-                    pages.append(" ".join(current))
-                    current, used = [], 0
-                ids = tok.encode(sent)
-                pages.extend(tok.decode(ids[i : i + budget]).strip() for i in range(0, len(ids), budget))
+                close()
+                ids = tok.encode(text[a:b])
+                pieces = [tok.decode(ids[i: i + budget]) for i in range(0, len(ids), budget)]
+                pages.extend(p for p in pieces if p.strip())
                 continue
-            if used + n > budget and current:
-                pages.append(" ".join(current))
-                current, used = [], 0
-            current.append(sent)
+            if used + n > budget and start is not None:
+                close()
+            start = a if start is None else start
+            end = b
             used += n
-        if current and used >= budget * 0.5:  # keep paragraphs together when pages are full enough
-            pages.append(" ".join(current))
-            current, used = [], 0
-    if current:
-        pages.append(" ".join(current))
-    return [p for p in pages if p]
+        if start is not None and used >= budget * 0.5:
+            close()
+    close()
+    return [p for p in pages if p.strip()]
+
+
+def _sentences_in(text: str, a: int, b: int) -> list[tuple[int, int]]:
+    return [(a + s, a + e) for s, e in sentence_spans(text[a:b])]
 
 
 def parse_pagination(spec: str) -> tuple[str, int | None]:

@@ -6,9 +6,10 @@ import re
 import string
 from collections.abc import Iterable
 
-from components.core.parsing import first_line
+import regex
 
 METRICS = ("fuzzy", "subspan-em", "exact")
+_PUNCTUATION = frozenset(string.punctuation)
 
 
 def _fuzzy_words(text: str) -> set[str]:
@@ -29,21 +30,27 @@ def fuzzy_match(prediction: str, answers: Iterable[str]) -> float:
 
 
 def normalize_answer(text: str) -> str:
-    """SQuAD normalisation, as the "Lost in the Middle" repository uses it: lower-case, drop
-    punctuation, drop the articles a/an/the, collapse white space."""
+    """SQuAD normalisation, as the "Lost in the Middle" repository writes it (metrics.py): lower-case,
+    drop punctuation, drop the articles a/an/the, collapse white space (the `regex` module, as there)."""
     text = text.lower()
-    text = "".join(ch for ch in text if ch not in set(string.punctuation))
-    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    text = "".join(ch for ch in text if ch not in _PUNCTUATION)
+    text = regex.sub(r"\b(a|an|the)\b", " ", text)
     return " ".join(text.split())
 
 
+def litm_prediction(text: str) -> str:
+    """What the LITM evaluation scores (evaluate_qa_responses.py): everything up to the first newline,
+    then stripped: `split("\\n")[0].strip()`. So an answer that starts with a newline scores 0."""
+    return (text or "").split("\n")[0].strip()
+
+
 def best_subspan_em(prediction: str, answers: Iterable[str]) -> float:
-    """LITM (003 §2, its repository's metric): a normalised gold answer is a substring of the
-    normalised prediction, the prediction cut at its first newline first."""
-    pred = normalize_answer(first_line(prediction or ""))
+    """LITM (003 §2, its repository's metric, exactly): 1 if a normalised gold answer is a substring of
+    the normalised first line of the prediction. As in the reference, a gold answer that normalises
+    to "" (the NQ answer `*`) is a substring of anything, so it always scores 1."""
+    pred = normalize_answer(litm_prediction(prediction)).lower()
     for gold in answers:
-        g = normalize_answer(gold or "")
-        if g and g in pred:
+        if normalize_answer(gold or "").lower() in pred:
             return 1.0
     return 0.0
 

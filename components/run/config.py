@@ -7,6 +7,7 @@ dollars from the real first-stage prompts, and estimates later stages (see estim
 
 from __future__ import annotations
 
+import json
 import tomllib
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
@@ -17,7 +18,7 @@ from components.providers.base import PROVIDERS, ModelSpec, Settings
 from components.strategies import STRATEGIES, ParamError
 from components.strategies.base import check_positive
 
-SWEEP_KEYS = {"name", "tasks", "n_tasks", "lengths", "positions", "strategies", "params", "concurrency",
+SWEEP_KEYS = {"name", "tasks", "n_tasks", "lengths", "positions", "documents", "gold_index", "strategies", "params", "concurrency",
               "models", "budget", "encoding", "max_tokens", "seed"}
 MODEL_KEYS = {"provider", "model", "base_url", "api_key_env", "context_window", "max_tokens",
               "requests_per_minute", "timeout", "max_retries"}
@@ -93,6 +94,9 @@ class SweepConfig:
     positions: tuple[float, ...]
     strategies: tuple[str, ...]
     models: tuple[ModelConfig, ...]
+    # LITM §3.1: N documents with the gold one at 0-based index i (instead of lengths and positions)
+    documents: tuple[int, ...] = ()
+    gold_index: tuple[int, ...] = ()
     n_tasks: int | None = None
     params: dict = field(default_factory=dict)
     concurrency: int = 8
@@ -122,16 +126,34 @@ class SweepConfig:
             _fail("name is missing")
         if not isinstance(s.get("tasks"), str) or not s["tasks"].strip():
             _fail("tasks (a task file path) is missing")
-        lengths, positions = s.get("lengths"), s.get("positions")
-        if not isinstance(lengths, list) or not lengths:
-            _fail("lengths must be a non-empty list of token counts, e.g. [2000, 4000]")
-        for x in lengths:
-            _positive_int("every length", x)
-        if not isinstance(positions, list) or not positions:
-            _fail("positions must be a non-empty list, e.g. [0.0, 0.5, 1.0]")
-        for x in positions:
-            if isinstance(x, bool) or not isinstance(x, int | float) or x < 0:
-                _fail(f"a position must be 0 or more (a fraction <= 1, or tokens), got {x!r}")
+        lengths, positions, documents, gold_index = (s.get(k) for k in ("lengths", "positions", "documents",
+                                                                         "gold_index"))
+        by_documents = documents is not None or gold_index is not None
+        if by_documents and (lengths is not None or positions is not None):
+            _fail("give either lengths and positions (tokens, R&R §4.1) or documents and gold_index "
+                  "(Lost in the Middle §3.1), not both")
+        if by_documents:
+            if not isinstance(documents, list) or not documents:
+                _fail("documents must be a non-empty list of document counts, e.g. [10, 20, 30]")
+            for x in documents:
+                _positive_int("every number of documents", x)
+            if not isinstance(gold_index, list) or not gold_index:
+                _fail("gold_index must be a non-empty list of 0-based indices, e.g. [0, 4, 9] (-1 is the last)")
+            for x in gold_index:
+                if isinstance(x, bool) or not isinstance(x, int):
+                    _fail(f"a gold_index must be a whole number (0 is the first document, -1 the last), got {x!r}")
+            lengths, positions = [], []
+        else:
+            documents, gold_index = [], []
+            if not isinstance(lengths, list) or not lengths:
+                _fail("lengths must be a non-empty list of token counts, e.g. [2000, 4000]")
+            for x in lengths:
+                _positive_int("every length", x)
+            if not isinstance(positions, list) or not positions:
+                _fail("positions must be a non-empty list, e.g. [0.0, 0.5, 1.0]")
+            for x in positions:
+                if isinstance(x, bool) or not isinstance(x, int | float) or x < 0:
+                    _fail(f"a position must be 0 or more (a fraction <= 1, or tokens), got {x!r}")
         strategies = s.get("strategies")
         if not isinstance(strategies, list) or not strategies:
             _fail(f"strategies must be a non-empty list of {', '.join(STRATEGIES)}")
@@ -157,6 +179,7 @@ class SweepConfig:
             _fail(f"seed must be a whole number, got {seed!r}")
         cfg = cls(
             name=s["name"].strip(), tasks=s["tasks"], lengths=tuple(lengths), positions=tuple(positions),
+            documents=tuple(documents), gold_index=tuple(gold_index),
             strategies=tuple(strategies), models=tuple(ModelConfig.from_dict(m, i) for i, m in enumerate(models)),
             n_tasks=_positive_int("n_tasks", s.get("n_tasks"), allow_none=True), params=dict(params),
             concurrency=_positive_int("concurrency", s.get("concurrency", 8)),
@@ -201,10 +224,28 @@ class SweepConfig:
         return p
 
     def to_dict(self) -> dict:
-        """The config as stored with the sweep (no secrets: a config never holds a key)."""
-        d = asdict(self)
-        d.pop("base_dir")
-        return d
+        """The config as stored with the sweep, in the shape a TOML file has (so that
+        `from_dict(to_dict())` gives the same config back); no secrets: a config never holds a key.
+        The tasks path is made absolute, so a stored sweep resumes from any folder."""
+        d = {k: v for k, v in asdict(self).items() if v not in (None, (), [], {})}
+        d.pop("base_dir", None)
+        d["tasks"] = str(Path(self.tasks_path).resolve())
+        budget = {k: d.pop(k) for k in ("max_calls", "max_usd") if k in d}
+        if budget:
+            d["budget"] = budget
+        d["models"] = [{k: v for k, v in m.items() if v is not None} for m in d["models"]]
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
+
+    @classmethod
+    def from_stored(cls, stored: dict | str) -> SweepConfig:
+        """A config from a run store's `sweeps.config` (to_dict's shape; older stores kept the budget
+        keys at the top level and empty grid keys)."""
+        d = json.loads(stored) if isinstance(stored, str) else dict(stored)
+        d = {k: v for k, v in d.items() if v not in (None, [], {}) and k != "base_dir"}
+        budget = {k: d.pop(k) for k in ("max_calls", "max_usd") if k in d}
+        if budget:
+            d["budget"] = {**budget, **d.get("budget", {})}
+        return cls.from_dict(d)
 
     def all_tasks(self):
         """Every task the file holds (read once per file version): the distractor pool for all."""

@@ -84,10 +84,10 @@ def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = Non
     priced = False
     unpriced: set[str] = set()
     for s in specs:
-        dkey = (s.task.id, s.length, s.position)
+        dkey = s.cell
         if dkey not in docs:
             try:
-                docs[dkey] = trial_document(s.task, s.length, s.position, config.encoding, pool_tasks).document
+                docs[dkey] = trial_document(s, config.encoding, pool_tasks).document
             except ValueError:  # the trial will record why
                 docs[dkey] = None
         pkey = (*dkey, s.strategy)

@@ -15,20 +15,48 @@ class TrialSpec:
     index: int
     key: str
     task: object  # components.tasks.model.Task
-    length: int
-    position: float
+    length: int | None  # tokens (R&R §4.1); None in a documents sweep
+    position: float | None
     strategy: str
     params: dict
     model: ModelConfig
+    documents: int | None = None  # LITM §3.1: N documents, the gold one at 0-based gold_index
+    gold_index: int | None = None
+
+    @property
+    def cell(self) -> tuple:
+        """What the trial's document depends on (trials of one task and cell share a document)."""
+        return (self.task.id, self.length, self.position, self.documents, self.gold_index)
 
 
 def trial_key(config: SweepConfig, task_id: str, length, position, strategy: str, params: dict,
-              model: ModelConfig) -> str:
-    blob = json.dumps({"task": task_id, "length": length, "position": position, "strategy": strategy,
+              model: ModelConfig, documents: int | None = None, gold_index: int | None = None) -> str:
+    where = ({"length": length, "position": position} if documents is None
+             else {"documents": documents, "gold_index": gold_index})
+    blob = json.dumps({"task": task_id, **where, "strategy": strategy,
                        "params": params, "model": model.label, "base_url": model.base_url or "",
                        "encoding": config.encoding, "max_tokens": model.max_tokens or config.max_tokens,
                        "seed": config.seed}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def cells(config: SweepConfig) -> list[tuple]:
+    """(length, position, documents, gold_index) of every cell of the grid, in order. A gold_index
+    counts from 0 (-1 is the last document); one that does not exist for N documents is left out."""
+    if not config.documents:
+        return [(length, position, None, None) for length in config.lengths for position in config.positions]
+    out = []
+    for n in config.documents:
+        for i in config.gold_index:
+            j = i if i >= 0 else n + i
+            if 0 <= j < n and (None, None, n, j) not in out:
+                out.append((None, None, n, j))
+    return out
+
+
+def left_out(config: SweepConfig) -> list[tuple[int, int]]:
+    """(documents, gold_index) pairs of the config that do not exist (index past the last document)."""
+    return [(n, i) for n in config.documents for i in config.gold_index if not -n <= i < n]
 
 
 def plan(config: SweepConfig, tasks: list | None = None) -> list[TrialSpec]:
@@ -38,11 +66,12 @@ def plan(config: SweepConfig, tasks: list | None = None) -> list[TrialSpec]:
     for model in config.models:
         for strategy in config.strategies:
             params = config.params_for(strategy)
-            for length in config.lengths:
-                for position in config.positions:
-                    for task in tasks:
-                        key = trial_key(config, task.id, length, position, strategy, params, model)
-                        out.append(TrialSpec(len(out), key, task, length, position, strategy, params, model))
+            for length, position, documents, gold_index in cells(config):
+                for task in tasks:
+                    key = trial_key(config, task.id, length, position, strategy, params, model, documents,
+                                    gold_index)
+                    out.append(TrialSpec(len(out), key, task, length, position, strategy, params, model,
+                                         documents, gold_index))
     return out
 
 
@@ -52,24 +81,30 @@ def precount(tasks: list, encoding: str) -> None:
     from components.core.documents import neutralise_tags
     from components.tasks.sweepdocs import count_passages
 
-    count_passages([neutralise_tags(p.text.strip()) for t in tasks for p in t.passages], encoding)
+    count_passages([neutralise_tags(p.text) for t in tasks for p in t.passages], encoding)
 
 
 _POOLS: list[tuple[list, list]] = []  # (tasks, their shared distractor pool), most recent last
 
 
-def trial_document(task, length: int, position: float, encoding: str, tasks: list | None = None):
-    """sweepdocs.build_document; when a task has too few passages of its own for the length, the
-    other tasks' passages are the distractor pool (R&R §4.1 takes other questions' passages)."""
-    from components.tasks.sweepdocs import build_document, shared_pool
+def trial_document(spec: TrialSpec, encoding: str, tasks: list | None = None):
+    """The trial's document: sweepdocs.build_document (tokens) or build_by_index (documents). When a
+    task has too few passages of its own, the other tasks' passages are the distractor pool (R&R §4.1
+    takes other questions' passages)."""
+    from components.tasks.sweepdocs import TooFewPassages, build_by_index, build_document, shared_pool
+
+    def build(pool=None):
+        if spec.documents is not None:
+            return build_by_index(spec.task, spec.documents, spec.gold_index, encoding=encoding, pool=pool)
+        return build_document(spec.task, spec.length, spec.position, encoding=encoding, pool=pool)
 
     try:
-        return build_document(task, length, position, encoding=encoding)
-    except ValueError as exc:
-        if tasks is None or "too few" not in str(exc):
+        return build()
+    except TooFewPassages:
+        if tasks is None:
             raise
     pool = next((p for t, p in _POOLS if t is tasks), None)
     if pool is None:
         pool = shared_pool(tasks)
         _POOLS[:] = [*_POOLS[-3:], (tasks, pool)]
-    return build_document(task, length, position, encoding=encoding, pool=pool)
+    return build(pool)

@@ -98,10 +98,10 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
                           budget.sent / elapsed if elapsed > 0 else 0.0, budget.cached, budget.sent, elapsed))
 
     async def one(spec) -> None:
-        dkey = (spec.task.id, spec.length, spec.position)
+        dkey = spec.cell
         try:
             if dkey not in docs:
-                docs[dkey] = trial_document(spec.task, spec.length, spec.position, config.encoding, pool_tasks)
+                docs[dkey] = trial_document(spec, config.encoding, pool_tasks)
             built = docs[dkey]
         except ValueError as exc:
             built, result = None, TrialResult(error=f"document: {exc}")
@@ -113,8 +113,9 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
         row = {"trial_key": spec.key, "task": spec.task.id, "question": spec.task.question,
                "answers": list(spec.task.answers), "strategy": spec.strategy, "params": params_json(spec.params),
                "model": spec.model.label, "length": spec.length, "position": spec.position,
-               "actual_length": built.actual_length if built else None,
-               "actual_position": built.actual_position if built else None, **result.row()}
+               "documents": spec.documents, "gold_index": spec.gold_index,
+               "actual_length": built.length_tokens if built else None,
+               "actual_position": built.position_tokens if built else None, **result.row()}
         if built is not None:
             row["gold_pages"] = list(built.gold_pages)
         store.put_trial(sweep_id, row, result.call_keys)

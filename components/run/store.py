@@ -40,9 +40,15 @@ MIGRATIONS: list[str] = [
         call_key TEXT NOT NULL, PRIMARY KEY (trial_id, ord));
     CREATE INDEX trials_sweep ON trials(sweep_id);
     """,
+    # 2: "Lost in the Middle" sweeps (§3.1): N documents with the gold one at a 0-based index
+    """
+    ALTER TABLE trials ADD COLUMN documents INTEGER;
+    ALTER TABLE trials ADD COLUMN gold_index INTEGER;
+    """,
 ]
 JSON_FIELDS = ("answers", "gold_pages", "retrieved_pages", "cited_pages")
 TRIAL_FIELDS = ("trial_key", "task", "question", "answers", "strategy", "params", "model", "length", "position",
+                "documents", "gold_index",
                 "actual_length", "actual_position", "gold_pages", "retrieved_pages", "cited_pages", "answer",
                 "raw_answer", "parse_error", "score", "subspan_em", "exact", "page_recall", "page_precision",
                 "error", "calls", "cached_calls", "input_tokens", "output_tokens", "cost_usd", "latency_s")

@@ -13,10 +13,10 @@ TRIAL_COLUMNS = [
     "actual_position", "answer", "score", "error", "calls", "input_tokens", "output_tokens", "cost_usd",
     "params", "gold_pages", "retrieved_pages", "cited_pages", "subspan_em", "exact", "page_recall",
     "page_precision", "latency_s", "parse_error", "question", "answers", "raw_answer", "cached_calls",
-    "trial_key", "created",
+    "trial_key", "created", "documents", "gold_index",
 ]
 LIST_COLUMNS = ("gold_pages", "retrieved_pages", "cited_pages", "answers")
-INT_COLUMNS = ("length", "actual_length", "actual_position", "calls", "cached_calls", "input_tokens",
+INT_COLUMNS = ("length", "documents", "gold_index", "actual_length", "actual_position", "calls", "cached_calls", "input_tokens",
                "output_tokens")
 
 

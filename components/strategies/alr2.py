@@ -34,7 +34,7 @@ def context_block(doc: Document, pages: list[Page] | tuple[Page, ...] | None = N
 def _prompt(doc: Document, template: str, question: str, stage: int = 1, label: str = "",
             max_tokens: int = 256, **blocks) -> Prompt:
     b = PromptBuilder(doc.encoding)
-    fill(b, load_template(template), " ".join(question.split()), **blocks)
+    fill(b, load_template(template), question, **blocks)
     return b.build(stage, label, max_tokens)
 
 

@@ -97,9 +97,11 @@ def check_param(params: dict, p: Param) -> int:
 
 
 def check_question(question: str) -> str:
+    """The question goes into the prompt exactly as given (task files are faithful; the app and the CLI
+    trim what a user types)."""
     if not isinstance(question, str) or not question.strip():
         raise ParamError("the question is empty")
-    return question.strip()
+    return question
 
 
 class Strategy:

@@ -75,6 +75,6 @@ class Keyword(Strategy):
         ranges = chunk_ranges(doc.offsets, p["c"])
         i = assign_questions(doc, [question], p["c"])[0]
         a, b = ranges[i]
-        head, tail, _ = _answer_blocks(question.strip())
+        head, tail, _ = _answer_blocks(question)
         return [sandwich(doc, doc.pages[a:b], head, tail, chunk=i + 1,
                          label=f"answer (chunk {i + 1} of {len(ranges)})")]

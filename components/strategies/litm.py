@@ -86,7 +86,7 @@ class LitmQA(Strategy):
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
         self.check(doc, question, params)
         b = PromptBuilder(doc.encoding)
-        fill(b, load_template(self.template), " ".join(question.split()),
+        fill(b, load_template(self.template), question,
              documents=_pages_block(doc, self.pages(doc)))
         return [b.build(1, "answer", max_tokens=100)]
 

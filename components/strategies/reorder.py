@@ -40,5 +40,5 @@ class Reorder(Strategy):
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
         self.check(doc, question, params)
-        head, tail, _ = _answer_blocks(question.strip())
+        head, tail, _ = _answer_blocks(question)
         return [sandwich(doc, reorder_pages(doc, question), head, tail, label="answer")]

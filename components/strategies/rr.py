@@ -71,7 +71,7 @@ class Baseline(Strategy):
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
         self.check(doc, question, params)
-        head, tail, _ = _answer_blocks(question.strip())
+        head, tail, _ = _answer_blocks(question)
         return [sandwich(doc, doc.pages, head, tail, label="answer")]
 
 
@@ -86,7 +86,7 @@ class Reprompt(Strategy):
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
         p = self.check(doc, question, params)
-        head, tail, reminder = _answer_blocks(question.strip())
+        head, tail, reminder = _answer_blocks(question)
         if self.variant == "tags-only":
             reminder = load_template("rr_tags_only_reminder")
         inserts = reminder_inserts(doc, doc.pages, p.get("r"), reminder, self.variant)
@@ -133,12 +133,12 @@ class ICR(Strategy):
         return p
 
     def retrieve_prompt(self, doc, question, p, pages, chunk: int | None = None, label="retrieve") -> Prompt:
-        head, tail, reminder = _retrieve_blocks(question.strip(), p["k"])
+        head, tail, reminder = _retrieve_blocks(question, p["k"])
         inserts = reminder_inserts(doc, pages, p.get("r"), reminder) if self.reprompt else None
         return sandwich(doc, pages, head, tail, inserts=inserts, label=label, chunk=chunk, max_tokens=64)
 
     def answer_prompt(self, doc, question, pages: list[Page]) -> Prompt:
-        head, tail, _ = _answer_blocks(question.strip())
+        head, tail, _ = _answer_blocks(question)
         return sandwich(doc, pages, head, tail, stage=2, label="answer from retrieved pages")
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:

@@ -167,7 +167,7 @@ def _question(obj: dict) -> str:
     q = obj.get("question")
     if not isinstance(q, str) or not q.strip():
         raise _RowError("missing or empty question")
-    return q.strip()
+    return q  # as given: the LITM reference puts the question into the prompt unchanged
 
 
 def _from_litm_qa(obj: dict, default_id: str) -> Task:

@@ -32,6 +32,10 @@ _MAX_CACHED = 500_000
 HAYSTACK_REPEATS = 8
 
 
+class TooFewPassages(ValueError):
+    """The task (and its pool) holds too little distractor text for the document asked for."""
+
+
 @dataclass(frozen=True)
 class Built:
     """A built document with what was asked for and what was built.
@@ -85,7 +89,7 @@ class Built:
 
 def _clean(text: str) -> str:
     # what make_document stores (and counts), so counts passed through `counts=` match the page text
-    return neutralise_tags(text.strip())
+    return neutralise_tags(text)
 
 
 def count_passages(texts: list[str], encoding: str = DEFAULT_ENCODING) -> list[int]:
@@ -211,9 +215,9 @@ def build_document(
     else:
         k = nearest_boundary(prefix, budget)
     if prefix[k] + gold_total < length - largest:
-        raise ValueError(
-            f"task {task.id!r} has {prefix[-1] + gold_total} tokens of passages, too few for a "
-            f"{length}-token document; pass a distractor pool (pool=...)")
+        raise TooFewPassages(
+            f"task {task.id!r} has {prefix[-1] + gold_total:,} tokens of passages, too few for a "
+            f"{length:,}-token document: choose a shorter length or a task set with more passages")
     used = prefix[: k + 1]
 
     # (2) gold page(s) at the page boundary nearest the target (tokens of text before the page)
@@ -275,8 +279,8 @@ def build_by_index(
         raise ValueError(f"gold index must be from 0 to {n_documents - m}, got {gold_index!r}")
     need = n_documents - m
     if len(distractors) < need:
-        raise ValueError(f"task {task.id!r} has {len(distractors)} distractors; {need} are needed for "
-                         f"{n_documents} documents; pass a distractor pool (pool=...)")
+        raise TooFewPassages(f"task {task.id!r} has {len(distractors)} distractors; {need} are needed for "
+                             f"{n_documents} documents: choose fewer documents or a task set with more passages")
     chosen = distractors[:need]
     order = chosen[:gold_index] + golds + chosen[gold_index:]
     flags = [False] * gold_index + [True] * m + [False] * (need - gold_index)

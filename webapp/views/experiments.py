@@ -221,18 +221,6 @@ def config_dict(name: str, tasks_path: str, g: dict, models: list[dict]) -> dict
     return d
 
 
-def stored_config(config: dict) -> dict:
-    """A sweep's stored config (SweepConfig.to_dict) back into the form SweepConfig.from_dict reads."""
-    d = {k: v for k, v in config.items() if v is not None and k not in ("max_calls", "max_usd")}
-    budget = {k: config[k] for k in ("max_calls", "max_usd") if config.get(k) is not None}
-    if budget:
-        d["budget"] = budget
-    d["models"] = [{k: v for k, v in m.items() if v is not None} for m in config.get("models", [])]
-    for k in ("lengths", "positions", "strategies"):
-        d[k] = list(d.get(k, []))
-    return d
-
-
 @st.cache_data(show_spinner="Estimating calls, tokens and cost…", max_entries=16)
 def estimate_for(config_json: str, tasks_token: str, _tasks: list) -> dict:
     from components.run.config import SweepConfig
@@ -403,9 +391,9 @@ def past_panel(owner_: str) -> None:
                  disabled=sidebar_choice() is None and State().test_provider is None):
         row = frame[frame["name"] == name].iloc[0]
         try:
-            config = stored_config(json.loads(row["config"]))
             from components.run.config import SweepConfig
 
+            config = SweepConfig.from_stored(row["config"]).to_dict()
             tasks = SweepConfig.from_dict(config).load_tasks()
             start(owner_, config, tasks, None, retry_errors=bool(retry))
             st.rerun()

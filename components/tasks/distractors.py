@@ -1,0 +1,70 @@
+"""Multi-document task sets from single-passage ones, with retrieved distractors.
+
+"Lost in the Middle" §2.1 (seed 003) gives each NaturalQuestions-Open question its gold passage and
+k - 1 distractors: "the Wikipedia chunks that are most relevant to the question and do not contain
+any of the NaturalQuestions-annotated answers", "presented in order of decreasing relevance". Its
+distractors come from Contriever over all of Wikipedia, which is not available here. This module
+does the closest thing it can with what ships: it ranks the OTHER questions' passages by BM25
+(Okapi, rank_bm25) against the question, drops every passage that holds an answer, and keeps the
+top k - 1 in decreasing relevance. These distractors are easier than the paper's (a smaller, less
+related pool): say so wherever such a set is shown.
+
+"Holds an answer" is LITM's `hasanswer` in spirit: the SQuAD-normalised answer occurs as a whole
+word sequence in the normalised passage (title and text). Answers that normalise to nothing (the
+NQ answer `*`) cannot be checked and are ignored.
+"""
+
+from __future__ import annotations
+
+from rank_bm25 import BM25Okapi
+
+from components.core.scoring import normalize_answer
+from components.strategies.keywords import keywords
+from components.tasks.model import Passage, Task
+
+
+def holds_answer(passage: Passage, answers) -> bool:
+    text = f" {normalize_answer(passage.title + ' ' + passage.text)} "
+    return any(n and f" {n} " in text for n in (normalize_answer(a) for a in answers))
+
+
+def with_retrieved_distractors(tasks: list[Task], n_distractors: int, *, limit: int | None = None) -> list[Task]:
+    """The first `limit` tasks (all by default), each with its gold passage(s) first and then the
+    `n_distractors` most BM25-relevant passages of the other tasks that hold none of its answers."""
+    if n_distractors < 1:
+        raise ValueError(f"the number of distractors must be at least 1, got {n_distractors}")
+    pool: list[Passage] = []
+    seen: set[str] = set()
+    for task in tasks:
+        for p in task.passages:
+            if p.gold and p.text not in seen:
+                seen.add(p.text)
+                pool.append(Passage(p.text, p.title, False))
+    if len(pool) <= n_distractors:
+        raise ValueError(f"only {len(pool)} passages to draw {n_distractors} distractors from")
+    bm25 = BM25Okapi([keywords(f"{p.title} {p.text}") or [""] for p in pool])
+    out = []
+    for task in tasks[:limit]:
+        own = {p.text for p in task.passages if p.gold}
+        scores = bm25.get_scores(keywords(task.question))
+        ranked = sorted(range(len(pool)), key=lambda i: (-scores[i], i))
+        chosen: list[Passage] = []
+        for i in ranked:
+            p = pool[i]
+            if p.text in own or holds_answer(p, task.answers):
+                continue
+            chosen.append(p)
+            if len(chosen) == n_distractors:
+                break
+        gold = [p for p in task.passages if p.gold]
+        meta = {**task.meta, "distractors": f"BM25 over other questions' passages ({n_distractors})"}
+        out.append(Task(task.id, task.question, task.answers, (*gold, *chosen), task.kind,
+                        task.gold_sentences, meta))
+    return out
+
+
+def litm_record(task: Task) -> dict:
+    """A task in the "Lost in the Middle" QA format (its ctxs: gold first, then the distractors)."""
+    return {"id": task.id, "question": task.question, "answers": list(task.answers),
+            "ctxs": [{"title": p.title, "text": p.text, "isgold": p.gold, "hasanswer": p.gold}
+                     for p in task.passages]}

@@ -176,13 +176,17 @@ def test_run_one_is_cached(tmp_path):
     store = RunStore(tmp_path / "s.sqlite")
     fake = FakeProvider()
     spec = ModelSpec("fake", "fake")
-    r = run_one(doc, "What is the capital of Zorbia?", ["Quenton"], "icr", {"k": 2}, spec, store, provider=fake)
+    ran = run_one(doc, "What is the capital of Zorbia?", ["Quenton"], "icr", {"k": 2}, spec, store, provider=fake)
+    r = ran.trial
     assert r.error is None and r.score == 1.0 and r.calls == 2 and r.page_recall == 1.0
-    assert r.retrieved_pages == (2,) and len(r.outcome.prompts) == 2
-    again = run_one(doc, "What is the capital of Zorbia?", ["Quenton"], "icr", {"k": 2}, spec, store, provider=fake)
+    assert r.retrieved_pages == [2] and len(ran.outcome.prompts) == 2
+    assert r.metric == "fuzzy" and r.primary == 1.0 and r.model == "fake:fake" and r.params == '{"k": 2}'
+    again = run_one(doc, "What is the capital of Zorbia?", ["Quenton"], "icr", {"k": 2}, spec, store,
+                    provider=fake).trial
     assert len(fake.history) == 2 and again.cached_calls == 2 and again.answer == r.answer
-    bad = run_one(doc, "What is the capital of Zorbia?", ["Quenton"], "icr", {"k": 9}, spec, store, provider=fake)
-    assert bad.score is None and "k = 9" in bad.error
+    bad = run_one(doc, "What is the capital of Zorbia?", ["Quenton"], "icr", {"k": 9}, spec, store,
+                  provider=fake).trial
+    assert bad.score is None and "k = 9" in bad.error and bad.primary is None
 
 
 def _count(db: Path) -> int:

@@ -66,7 +66,7 @@ def test_score_dispatch_and_unknown_metric():
     assert score("fuzzy", "Shakespeare", ["William Shakespeare"]) == 1.0
     assert score("subspan-em", "Shakespeare", ["William Shakespeare"]) == 0.0
     assert score("exact", "william shakespeare", ["William Shakespeare"]) == 1.0
-    with pytest.raises(ValueError, match="unknown metric"):
+    with pytest.raises(ValueError, match="unknown answer metric 'bleu'; choose one of fuzzy, subspan-em, exact"):
         score("bleu", "a", ["a"])
 
 

@@ -23,7 +23,7 @@ def test_toml_example_parses(tmp_path):
     c = SweepConfig.from_toml(path)
     assert c.name == "demo" and c.lengths == (600, 1200) and c.max_calls == 1000 and c.max_usd == 2.0
     assert c.models[0].api_key_env == "MY_KEY" and c.models[0].requests_per_minute == 600
-    assert c.params_for("baseline") == {} and c.params_for("rr") == {"r": 1000, "k": 3}
+    assert c.params_for("baseline") == [{}] and c.params_for("rr") == [{"r": 1000, "k": 3}]
     assert c.tasks_path.exists()
     assert "MY_KEY" in str(c.to_dict()) and "base_dir" not in c.to_dict()
 
@@ -33,7 +33,18 @@ def test_toml_example_parses(tmp_path):
     ({"positions": [0.5, -1]}, "position must be 0 or more"),
     ({"lengths": []}, "lengths must be a non-empty list"),
     ({"lengths": [100, 0]}, "every length must be a positive whole number"),
-    ({"params": {"k": 0}}, "k must be a positive whole number"),
+    ({"params": {"k": 0}}, "params (icr): k must be a positive whole number, got 0"),
+    ({"params": {"k": [2, 0]}}, "params (icr): k must be a positive whole number, got 0"),
+    ({"params": {"k": [2, 2]}}, "params: k lists a value twice"),
+    ({"params": {"k": []}}, "params: k is an empty list"),
+    ({"params": {"k": 2.5}}, "k must be a positive whole number, got 2.5"),
+    ({"strategies": ["kv"], "params": {"qac": 2}}, "params (kv): qac must be 0 or 1, got 2"),
+    ({"strategies": ["kv"], "params": {"qac": -1}}, "params (kv): qac must be 0 or 1, got -1"),
+    ({"documents": [10]}, "give either lengths and positions"),
+    ({"lengths": None, "positions": None, "documents": [10]}, "gold_index must be a non-empty list"),
+    ({"lengths": None, "positions": None, "documents": [0], "gold_index": [0]},
+     "every number of documents must be a positive whole number"),
+    ({"lengths": None, "positions": None, "documents": [5], "gold_index": [1.5]}, "a gold_index must be a whole"),
     ({"params": {"kk": 1000}}, "no strategy takes kk"),
     ({"colour": "red"}, "unknown key(s) colour"),
     ({"models": [{"provider": "openai", "model": "gpt-4o", "api_key": "sk-x"}]}, "never put an API key"),
@@ -80,3 +91,35 @@ def test_estimate_counts_stages(tmp_path):
     unknown = estimate(cfg(tmp_path, models=[{"provider": "openai", "model": "gpt-unknown"}]))
     assert unknown.usd is None and unknown.unpriced == ("openai:gpt-unknown",)
     assert any("cost" in line for line in est.lines())
+
+
+@pytest.mark.parametrize("qac", [0, 1, [0, 1]])
+def test_param_bounds_are_the_params_own(tmp_path, qac):
+    """kv's qac is a 0/1 switch: both ends are accepted (it was refused at 0 once)."""
+    c = cfg(tmp_path, strategies=["kv"], params={"qac": qac})
+    assert c.params_for("kv") == [{"qac": v} for v in (qac if isinstance(qac, list) else [qac])]
+
+
+def test_a_list_sweeps_a_param_and_each_setting_is_an_arm(tmp_path):
+    c = cfg(tmp_path, strategies=["baseline", "rr"], params={"r": [200, 400], "k": [1, 2]})
+    assert c.params_for("rr") == [{"r": 200, "k": 1}, {"r": 200, "k": 2}, {"r": 400, "k": 1}, {"r": 400, "k": 2}]
+    specs = plan(c)
+    assert len(specs) == 3 * 4 * (1 + 4)  # tasks x cells x (baseline + 4 rr settings)
+    assert len({s.key for s in specs}) == len(specs)
+    assert {tuple(sorted(s.params.items())) for s in specs if s.strategy == "rr"} == {
+        (("k", 1), ("r", 200)), (("k", 2), ("r", 200)), (("k", 1), ("r", 400)), (("k", 2), ("r", 400))}
+
+
+def test_documents_sweep_cells_and_order(tmp_path):
+    from components.run.plan import cells, left_out
+
+    c = cfg(tmp_path, lengths=None, positions=None, documents=[3, 5], gold_index=[0, -1, 4],
+            strategies=["litm"], params={})
+    assert cells(c) == [(None, None, 3, 0), (None, None, 3, 2), (None, None, 5, 0), (None, None, 5, 4)]
+    assert left_out(c) == [(3, 4)]
+    specs = plan(c)
+    assert len(specs) == 3 * 4 and {s.documents for s in specs} == {3, 5}
+    assert all(s.length is None and s.position is None for s in specs)
+    back = SweepConfig.from_stored(c.to_dict())
+    assert back.documents == (3, 5) and back.gold_index == (0, -1, 4) and back.lengths == ()
+    assert [s.key for s in plan(back)] == [s.key for s in specs]

@@ -2,7 +2,13 @@ import pytest
 
 from components.tasks.generators import generate
 from components.tasks.model import Passage, Task
-from components.tasks.sweepdocs import TooFewPassages, build_by_index, build_document, shared_pool, task_document
+from components.tasks.sweepdocs import (
+    TooFewPassages,
+    build_by_index,
+    build_document,
+    shared_pool,
+    task_document,
+)
 
 
 @pytest.fixture(scope="module")

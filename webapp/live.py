@@ -11,13 +11,12 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from components.core.documents import Document
-from components.core.scoring import retrieval_recall, score
+from components.core.metrics import get_metric
+from components.core.scoring import retrieval_recall
 from components.providers.base import ProviderError
 from components.strategies import ParamError, get_strategy
 from webapp import render
 from webapp.state import State
-
-METRIC_NAMES = {"fuzzy": "fuzzy match", "subspan-em": "best subspan EM", "exact": "exact match"}
 
 
 @dataclass
@@ -61,18 +60,20 @@ def execute(doc: Document, question: str, answers: tuple[str, ...], strategy_nam
     finally:
         if store is not None:
             store.close()
-    if result.error:
-        raise ProviderError(result.error)
+    trial = result.trial
+    if trial.error:
+        raise ProviderError(trial.error)
     outcome = result.outcome
     raw = [(p.label or f"prompt {i + 1}", c.text)
            for i, (p, c) in enumerate(zip(outcome.prompts, outcome.completions, strict=False))]
-    correct = None if not answers else bool(score(strategy.metric, result.answer or result.raw_answer, answers))
-    notes = [f"parse: {result.parse_error}"] if result.parse_error else []
-    if result.cached_calls:
-        notes.append(f"{result.cached_calls} of {result.calls} call(s) answered from the cache")
-    return RunView(result.answer, strategy.metric, correct, tuple(doc.gold), result.retrieved_pages,
-                   tuple(result.cited_pages), result.calls, result.input_tokens, result.output_tokens,
-                   result.latency_s, result.cost_usd, spec.label, raw, notes)
+    # the verdict is the stored trial's own primary metric: the same value Results reads
+    correct = None if not answers or trial.primary is None else bool(trial.primary)
+    notes = [f"parse: {trial.parse_error}"] if trial.parse_error else []
+    if trial.cached_calls:
+        notes.append(f"{trial.cached_calls} of {trial.calls} call(s) answered from the cache")
+    return RunView(trial.answer, trial.metric, correct, tuple(doc.gold), trial.retrieved_pages,
+                   tuple(trial.cited_pages or ()), trial.calls, trial.input_tokens, trial.output_tokens,
+                   trial.latency_s, trial.cost_usd, spec.label, raw, notes)
 
 
 def call_line(prompt, completion) -> str:
@@ -115,7 +116,7 @@ def run_section(state: State, doc: Document, question: str, answers: tuple[str, 
 
 
 def show(v: RunView, answers: tuple[str, ...]) -> None:
-    metric = METRIC_NAMES.get(v.metric, v.metric)
+    metric = get_metric(v.metric).label if v.metric else "no metric"
     verdict = ("no gold answer given" if v.correct is None
                else ":green[**correct**]" if v.correct else ":red[**incorrect**]")
     cols = st.columns([2, 1])

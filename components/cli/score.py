@@ -10,14 +10,15 @@ import json
 import sys
 from pathlib import Path
 
-from components.core.scoring import METRICS, score
+from components.core.metrics import ANSWER_METRICS
+from components.core.scoring import score
 from components.core.stats import proportion_ci
 
 
 def add_parser(sub, name: str) -> None:
     p = sub.add_parser(name, help="score predictions (JSONL: prediction, answers)",
                        description="Score predictions against gold answers.")
-    p.add_argument("--metric", required=True, choices=METRICS,
+    p.add_argument("--metric", required=True, choices=ANSWER_METRICS,
                    help="fuzzy (R&R §4.3), subspan-em (Lost in the Middle), exact (ALR2)")
     p.add_argument("--input", required=True, help="JSON-lines file, or - for standard input")
     p.set_defaults(func=run)

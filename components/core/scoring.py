@@ -8,7 +8,6 @@ from collections.abc import Iterable
 
 import regex
 
-METRICS = ("fuzzy", "subspan-em", "exact")
 _PUNCTUATION = frozenset(string.punctuation)
 
 
@@ -61,6 +60,7 @@ def exact_match(prediction: str, answers: Iterable[str]) -> float:
     return 1.0 if any(pred == normalize_answer(g or "") for g in answers) else 0.0
 
 
+# the answer metrics of components.core.metrics, by name
 SCORERS = {"fuzzy": fuzzy_match, "subspan-em": best_subspan_em, "exact": exact_match}
 
 
@@ -68,7 +68,7 @@ def score(metric: str, prediction: str, answers: Iterable[str]) -> float:
     try:
         fn = SCORERS[metric]
     except KeyError:
-        raise ValueError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}") from None
+        raise ValueError(f"unknown answer metric {metric!r}; choose one of {', '.join(SCORERS)}") from None
     return fn(prediction, list(answers))
 
 

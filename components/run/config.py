@@ -16,7 +16,6 @@ from pathlib import Path
 from components.core.tokens import ENCODINGS
 from components.providers.base import PROVIDERS, ModelSpec, Settings
 from components.strategies import STRATEGIES, ParamError
-from components.strategies.base import check_positive
 
 SWEEP_KEYS = {"name", "tasks", "n_tasks", "lengths", "positions", "documents", "gold_index", "strategies", "params", "concurrency",
               "models", "budget", "encoding", "max_tokens", "seed"}
@@ -193,24 +192,36 @@ class SweepConfig:
         return cfg
 
     def check_params(self) -> None:
-        for name in self.strategies:
-            for p in STRATEGIES[name].params:
-                if p.name in self.params:
-                    try:
-                        check_positive(self.params, p.name)
-                    except ParamError as exc:
-                        _fail(f"params: {exc}")
+        """Every value (a scalar, or each value of a list, which sweeps it) checked by the Param of each
+        chosen strategy that takes it; a name no strategy takes is a typo."""
         known = {p.name for strat in STRATEGIES.values() for p in strat.params}
-        unknown = set(self.params) - known  # a typo; a param only other strategies take is just ignored
+        unknown = set(self.params) - known  # a param only other strategies take is just ignored
         if unknown:
             _fail(f"params: no strategy takes {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})")
+        for name, value in self.params.items():
+            values = value if isinstance(value, list | tuple) else [value]
+            if not values:
+                _fail(f"params: {name} is an empty list; give a value or a list of values")
+            if len(set(map(str, values))) != len(values):
+                _fail(f"params: {name} lists a value twice")
+            for strategy in self.strategies:
+                param = STRATEGIES[strategy].param(name)
+                for v in values if param is not None else ():
+                    try:
+                        param.check(v)
+                    except ParamError as exc:
+                        _fail(f"params ({strategy}): {exc}")
 
-    def params_for(self, strategy: str) -> dict:
-        """The params this strategy takes (others are for other strategies), defaults filled in."""
+    def params_for(self, strategy: str) -> list[dict]:
+        """Every parameter setting of this strategy in the sweep: the cartesian product of the values of
+        the params it takes (a list sweeps a param, a scalar fixes it), defaults for the rest."""
         strat = STRATEGIES[strategy]
-        merged = strat.defaults()
-        merged.update({k: v for k, v in self.params.items() if k in merged})
-        return merged
+        grid = [{}]
+        for p in strat.params:
+            value = self.params.get(p.name, p.default)
+            values = list(value) if isinstance(value, list | tuple) else [value]
+            grid = [{**g, p.name: p.check(v)} for g in grid for v in values]
+        return grid
 
     def settings(self, model: ModelConfig, prompt_max_tokens: int) -> Settings:
         return Settings(max_tokens=model.max_tokens or self.max_tokens or prompt_max_tokens, temperature=0.0,

@@ -60,18 +60,18 @@ def left_out(config: SweepConfig) -> list[tuple[int, int]]:
 
 
 def plan(config: SweepConfig, tasks: list | None = None) -> list[TrialSpec]:
-    """Every trial, in a fixed order: model, strategy, length, position, task (innermost)."""
+    """Every trial, in a fixed order: model, strategy, parameter setting, cell, task (innermost)."""
     tasks = config.load_tasks() if tasks is None else tasks
     out: list[TrialSpec] = []
     for model in config.models:
         for strategy in config.strategies:
-            params = config.params_for(strategy)
-            for length, position, documents, gold_index in cells(config):
-                for task in tasks:
-                    key = trial_key(config, task.id, length, position, strategy, params, model, documents,
-                                    gold_index)
-                    out.append(TrialSpec(len(out), key, task, length, position, strategy, params, model,
-                                         documents, gold_index))
+            for params in config.params_for(strategy):
+                for length, position, documents, gold_index in cells(config):
+                    for task in tasks:
+                        key = trial_key(config, task.id, length, position, strategy, params, model, documents,
+                                        gold_index)
+                        out.append(TrialSpec(len(out), key, task, length, position, strategy, params, model,
+                                             documents, gold_index))
     return out
 
 

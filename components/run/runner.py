@@ -19,9 +19,10 @@ from components.providers.factory import make_provider
 from components.run.caller import Budget, BudgetExceeded, Caller, Cancelled
 from components.run.config import SweepConfig
 from components.run.plan import plan, precount, trial_document
-from components.run.trial import TrialResult, execute, params_json
+from components.run.schema import Trial, params_json
+from components.run.trial import Ran, execute
 
-__all__ = ["Progress", "SweepSummary", "TrialResult", "run_one", "run_sweep"]
+__all__ = ["Progress", "Ran", "SweepSummary", "run_one", "run_sweep"]
 
 
 @dataclass(frozen=True)
@@ -104,24 +105,25 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
                 docs[dkey] = trial_document(spec, config.encoding, pool_tasks)
             built = docs[dkey]
         except ValueError as exc:
-            built, result = None, TrialResult(error=f"document: {exc}")
+            built, ran = None, Ran(Trial(error=f"document: {exc}", error_kind="document"))
         if built is not None:
-            result = await execute(built.document, spec.task.question, spec.task.answers, spec.strategy,
-                                   spec.params, callers[spec.model.label],
-                                   lambda p, m=spec.model: config.settings(m, p.max_tokens),
-                                   answer_mode=spec.task.meta.get("answer_mode", "any"))
-        row = {"trial_key": spec.key, "task": spec.task.id, "question": spec.task.question,
-               "answers": list(spec.task.answers), "strategy": spec.strategy, "params": params_json(spec.params),
-               "model": spec.model.label, "length": spec.length, "position": spec.position,
-               "documents": spec.documents, "gold_index": spec.gold_index,
-               "actual_length": built.length_tokens if built else None,
-               "actual_position": built.position_tokens if built else None, **result.row()}
+            ran = await execute(built.document, spec.task.question, spec.task.answers, spec.strategy,
+                                spec.params, callers[spec.model.label],
+                                lambda p, m=spec.model: config.settings(m, p.max_tokens),
+                                answer_mode=spec.task.meta.get("answer_mode", "any"),
+                                gold_sentences=spec.task.gold_sentences)
+        trial = ran.trial
+        trial.trial_key, trial.task, trial.question = spec.key, spec.task.id, spec.task.question
+        trial.answers, trial.strategy, trial.params = list(spec.task.answers), spec.strategy, params_json(spec.params)
+        trial.model, trial.length, trial.position = spec.model.label, spec.length, spec.position
+        trial.documents, trial.gold_index = spec.documents, spec.gold_index
         if built is not None:
-            row["gold_pages"] = list(built.gold_pages)
-        store.put_trial(sweep_id, row, result.call_keys)
+            trial.actual_length, trial.actual_position = built.length_tokens, built.position_tokens
+            trial.gold_pages = list(built.gold_pages)
+        store.put_trial(sweep_id, trial.row(), ran.call_keys)
         state["done"] += 1
         state["ran"] += 1
-        state["errors"] += result.error is not None
+        state["errors"] += trial.error is not None
         report()
 
     async def worker(queue: list) -> None:
@@ -179,17 +181,19 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
 
 def run_one(doc, question: str, answers, strategy: str, params: dict | None, spec: ModelSpec, store=None,
             api_key: str | None = None, settings: Settings | None = None, provider=None,
-            on_call=None) -> TrialResult:
+            on_call=None) -> Ran:
     """One live trial (the Playground). Cached in `store` like every sweep call. `settings` replaces the
     per-prompt defaults (max_tokens from each prompt, temperature 0, seed 0). `on_call(prompt, None)` is
     called before each call and `on_call(prompt, completion)` after it: progress for the UI."""
 
-    async def go() -> TrialResult:
+    async def go() -> Ran:
         prov = provider or make_provider(spec, api_key)
         caller = Caller(prov, store, concurrency=4)
         try:
-            return await execute(doc, question, answers, strategy, dict(params or {}), caller,
-                                 lambda p: settings or Settings(max_tokens=p.max_tokens), on_call=on_call)
+            ran = await execute(doc, question, answers, strategy, dict(params or {}), caller,
+                                lambda p: settings or Settings(max_tokens=p.max_tokens), on_call=on_call)
+            ran.trial.model, ran.trial.params = spec.label, params_json(dict(params or {}))
+            return ran
         finally:
             if provider is None and hasattr(prov, "aclose"):
                 await prov.aclose()

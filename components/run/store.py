@@ -12,8 +12,10 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+from urllib.parse import quote
 
-from components.run.store_io import TRIAL_COLUMNS, export_frame, read_frame, trial_rows_from_frame
+from components.run.schema import EXPORT_COLUMNS, JSON_COLUMNS, STORED, added_in, decode, encode
+from components.run.store_io import export_frame, read_frame, trial_rows_from_frame
 
 MIGRATIONS: list[str] = [
     """
@@ -41,22 +43,11 @@ MIGRATIONS: list[str] = [
     CREATE INDEX trials_sweep ON trials(sweep_id);
     """,
     # 2: "Lost in the Middle" sweeps (§3.1): N documents with the gold one at a 0-based index
-    """
-    ALTER TABLE trials ADD COLUMN documents INTEGER;
-    ALTER TABLE trials ADD COLUMN gold_index INTEGER;
-    """,
+    ";\n".join(added_in(2)),
+    # 3: every metric stored per trial, the strategy's primary metric, the kind of error; who made a sweep
+    ";\n".join([*added_in(3), "ALTER TABLE sweeps ADD COLUMN owner TEXT"]),
 ]
-JSON_FIELDS = ("answers", "gold_pages", "retrieved_pages", "cited_pages")
-TRIAL_FIELDS = ("trial_key", "task", "question", "answers", "strategy", "params", "model", "length", "position",
-                "documents", "gold_index",
-                "actual_length", "actual_position", "gold_pages", "retrieved_pages", "cited_pages", "answer",
-                "raw_answer", "parse_error", "score", "subspan_em", "exact", "page_recall", "page_precision",
-                "error", "calls", "cached_calls", "input_tokens", "output_tokens", "cost_usd", "latency_s")
 TOTALS = ("trials", "errors", "calls", "input_tokens", "output_tokens", "cost_usd")
-
-
-def _json(value):
-    return None if value is None else json.dumps(list(value) if isinstance(value, tuple) else value)
 
 
 def _switch_to_wal(conn: sqlite3.Connection, attempts: int = 100) -> None:
@@ -73,22 +64,35 @@ def _switch_to_wal(conn: sqlite3.Connection, attempts: int = 100) -> None:
 
 
 class RunStore:
-    def __init__(self, path: str | Path):
+    """A run store. `readonly=True` opens a file that must not change (a shipped run): nothing is
+    migrated or written, and an older schema reads with its missing columns empty."""
+
+    def __init__(self, path: str | Path, *, readonly: bool = False):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.readonly = readonly
         self._local = threading.local()
+        if readonly:
+            if not self.path.is_file():
+                raise FileNotFoundError(f"no run store at {self.path}")
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.migrate()
 
     @property
     def db(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA busy_timeout = 30000")
-            _switch_to_wal(conn)
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute("PRAGMA foreign_keys = ON")
+            if self.readonly:
+                uri = f"file:{quote(str(self.path.resolve()))}?mode=ro&immutable=1"
+                conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+                conn.row_factory = sqlite3.Row
+            else:
+                conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+                conn.row_factory = sqlite3.Row
+                conn.execute("PRAGMA busy_timeout = 30000")
+                _switch_to_wal(conn)
+                conn.execute("PRAGMA synchronous = NORMAL")
+                conn.execute("PRAGMA foreign_keys = ON")
             self._local.conn = conn
         return conn
 
@@ -195,9 +199,12 @@ class RunStore:
 
     def put_trial(self, sweep_id: int, trial: dict, call_keys: list[str] = ()) -> int:
         """Insert or replace (same sweep and trial key) one trial and its calls, in one transaction."""
-        values = [_json(trial.get(f)) if f in JSON_FIELDS else trial.get(f) for f in TRIAL_FIELDS]
-        cols = ", ".join(TRIAL_FIELDS)
-        update = ", ".join(f"{f} = excluded.{f}" for f in TRIAL_FIELDS[1:])
+        unknown = set(trial) - set(STORED)
+        if unknown:
+            raise ValueError(f"not trial columns: {', '.join(sorted(unknown))}")
+        values = [encode(f, trial.get(f)) for f in STORED]
+        cols = ", ".join(STORED)
+        update = ", ".join(f"{f} = excluded.{f}" for f in STORED[1:])
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -225,9 +232,9 @@ class RunStore:
             args = (self.sweep_id(sweep_id),)
         rows = [dict(r) for r in self.db.execute(sql + " ORDER BY t.id", args)]
         for r in rows:
-            for f in JSON_FIELDS:
-                r[f] = json.loads(r[f]) if r[f] is not None else None
-        return pd.DataFrame(rows, columns=TRIAL_COLUMNS)
+            for f in JSON_COLUMNS:
+                r[f] = decode(f, r.get(f))  # an older (read-only) store may lack newer columns
+        return pd.DataFrame(rows, columns=EXPORT_COLUMNS)
 
     def export_trials(self, path: str | Path, fmt: str | None = None, sweep_id: int | str | None = None) -> Path:
         return export_frame(self.trials_frame(sweep_id), path, fmt)

@@ -7,17 +7,10 @@ import json
 import math
 from pathlib import Path
 
+from components.run.schema import INT_COLUMNS, JSON_COLUMNS, STORED
+
 FORMATS = ("csv", "jsonl", "parquet")
-TRIAL_COLUMNS = [
-    "trial_id", "sweep_id", "sweep", "task", "strategy", "model", "length", "position", "actual_length",
-    "actual_position", "answer", "score", "error", "calls", "input_tokens", "output_tokens", "cost_usd",
-    "params", "gold_pages", "retrieved_pages", "cited_pages", "subspan_em", "exact", "page_recall",
-    "page_precision", "latency_s", "parse_error", "question", "answers", "raw_answer", "cached_calls",
-    "trial_key", "created", "documents", "gold_index",
-]
-LIST_COLUMNS = ("gold_pages", "retrieved_pages", "cited_pages", "answers")
-INT_COLUMNS = ("length", "documents", "gold_index", "actual_length", "actual_position", "calls", "cached_calls", "input_tokens",
-               "output_tokens")
+
 
 
 def fmt_of(path: str | Path, fmt: str | None) -> str:
@@ -28,19 +21,32 @@ def fmt_of(path: str | Path, fmt: str | None) -> str:
     return fmt
 
 
+def frame_bytes(frame, fmt: str) -> bytes:
+    """A trials frame as the bytes of a csv, jsonl or parquet file (the app's downloads; the CLI's export)."""
+    import io
+
+    fmt = fmt_of(f"x.{fmt}", fmt)
+    out = frame.copy()
+    present = [c for c in JSON_COLUMNS if c in out]
+    if fmt == "csv":
+        for c in present:
+            out[c] = out[c].map(lambda v: None if v is None else json.dumps(list(v)))
+        return out.to_csv(index=False).encode("utf-8")
+    if fmt == "jsonl":
+        return out.to_json(orient="records", lines=True, force_ascii=False).encode("utf-8")
+    for c in out.columns:  # parquet wants one type per column: lists stay lists, the rest text
+        if out[c].dtype == object:
+            out[c] = out[c].map(lambda v: v if v is None or isinstance(v, str | list) else str(v))
+    buf = io.BytesIO()
+    out.to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
 def export_frame(frame, path: str | Path, fmt: str | None = None) -> Path:
     path = Path(path)
-    fmt = fmt_of(path, fmt)
+    data = frame_bytes(frame, fmt_of(path, fmt))
     path.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "csv":
-        out = frame.copy()
-        for c in LIST_COLUMNS:
-            out[c] = out[c].map(lambda v: None if v is None else json.dumps(list(v)))
-        out.to_csv(path, index=False)
-    elif fmt == "jsonl":
-        frame.to_json(path, orient="records", lines=True, force_ascii=False)
-    else:
-        frame.to_parquet(path, index=False)
+    path.write_bytes(data)
     return path
 
 
@@ -73,7 +79,7 @@ def trial_rows_from_frame(frame):
     groups: dict[str, list[dict]] = {}
     for rec in frame.to_dict("records"):
         row = {k: _clean(v) for k, v in rec.items()}
-        for c in LIST_COLUMNS:
+        for c in JSON_COLUMNS:
             v = row.get(c)
             if isinstance(v, str):
                 try:
@@ -86,7 +92,9 @@ def trial_rows_from_frame(frame):
                 row[c] = int(row[c])
         if not row.get("trial_key"):
             blob = json.dumps({k: row.get(k) for k in ("task", "strategy", "params", "model", "length",
-                                                        "position")}, sort_keys=True, default=str)
+                                                        "position", "documents", "gold_index")
+                               if row.get(k) is not None}, sort_keys=True, default=str)
             row["trial_key"] = hashlib.sha256(blob.encode()).hexdigest()[:24]
-        groups.setdefault(str(row.get("sweep") or "imported"), []).append(row)
+        sweep = str(row.get("sweep") or "imported")
+        groups.setdefault(sweep, []).append({k: row[k] for k in STORED if k in row})
     return list(groups.items())

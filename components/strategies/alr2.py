@@ -64,6 +64,7 @@ class RetrieveThenReason(Strategy):
 
     name = "retrieve-then-reason"
     label = "Retrieve-then-reason"
+    summary = "Stage 1 quotes the relevant sentences; stage 2 answers from them."
     paper = "ALR2 Fig. 3 (seed 001)"
     stages = 2
     metric = "exact"
@@ -99,6 +100,7 @@ class QuotesFirst(Strategy):
 
     name = "quotes-first"
     label = "Quotes first"
+    summary = "One call that first writes the relevant quotes, then the answer."
     paper = "ALR2 Fig. 5 (seed 001)"
     metric = "exact"
 
@@ -124,6 +126,7 @@ class S2A(Strategy):
 
     name = "s2a"
     label = "System 2 Attention"
+    summary = "Stage 1 rewrites the context, keeping only what matters; stage 2 answers from it."
     paper = "ALR2 Fig. 6 (seed 001)"
     stages = 2
     metric = "exact"

@@ -26,12 +26,31 @@ class ParamError(ValueError):
 
 @dataclass(frozen=True)
 class Param:
+    """A strategy parameter: the one definition of its bounds, default and help, which the strategy's
+    checks, sweep configs, the command line and the app's widgets all use."""
+
     name: str
     default: int
     help: str
     unit: str = "tokens"
     minimum: int = 1
     maximum: int | None = None  # e.g. 1 for a 0/1 switch
+    step: int = 1  # a widget's step
+
+    def check(self, value) -> int:
+        """The value as a whole number within bounds; ParamError with a plain message otherwise."""
+        ok = not isinstance(value, bool) and isinstance(value, int | float) and value == value and value == int(value)
+        if not ok or value < self.minimum or (self.maximum is not None and value > self.maximum):
+            raise ParamError(f"{self.name} must be {self.bounds}, got {value!r}")
+        return int(value)
+
+    @property
+    def bounds(self) -> str:
+        if self.maximum == self.minimum + 1:
+            return f"{self.minimum} or {self.maximum}"
+        if self.minimum == 1 and self.maximum is None:
+            return "a positive whole number"
+        return f"a whole number from {self.minimum:,}" + (f" to {self.maximum:,}" if self.maximum is not None else "")
 
 
 @dataclass
@@ -76,26 +95,6 @@ def fmt(name: str) -> str:
     return load_template(f"format_{name}")
 
 
-def check_positive(params: dict, name: str) -> int:
-    value = params.get(name)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value) or value < 1:
-        raise ParamError(f"{name} must be a positive whole number, got {value!r}")
-    return int(value)
-
-
-def check_param(params: dict, p: Param) -> int:
-    """A whole number within the parameter's bounds (positive unless it says otherwise)."""
-    if p.minimum == 1 and p.maximum is None:
-        return check_positive(params, p.name)
-    value = params.get(p.name)
-    ok = not isinstance(value, bool) and isinstance(value, int | float) and value == int(value)
-    if not ok or value < p.minimum or (p.maximum is not None and value > p.maximum):
-        bounds = f"{p.minimum} or {p.maximum}" if p.maximum == p.minimum + 1 else (
-            f"a whole number from {p.minimum}" + (f" to {p.maximum}" if p.maximum is not None else ""))
-        raise ParamError(f"{p.name} must be {bounds}, got {value!r}")
-    return int(value)
-
-
 def check_question(question: str) -> str:
     """The question goes into the prompt exactly as given (task files are faithful; the app and the CLI
     trim what a user types)."""
@@ -110,6 +109,7 @@ class Strategy:
     name: str = ""
     label: str = ""
     paper: str = ""  # where it comes from, e.g. "R&R §3.2 (000)"
+    summary: str = ""  # one line: what it does, for the app and the CLI
     params: tuple[Param, ...] = ()
     stages: int = 1
     metric: str = "fuzzy"  # the metric its paper reports
@@ -117,6 +117,9 @@ class Strategy:
 
     def defaults(self) -> dict:
         return {p.name: p.default for p in self.params}
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
 
     def check(self, doc: Document, question: str, params: dict | None) -> dict:
         """Validated parameters with defaults filled in; raises ParamError with a plain message."""
@@ -130,7 +133,7 @@ class Strategy:
                              + (f" (it takes {', '.join(merged)})" if merged else ""))
         merged.update(params or {})
         for p in self.params:
-            merged[p.name] = check_param(merged, p)
+            merged[p.name] = p.check(merged[p.name])
         if self.needs_gold and not doc.gold:
             raise ParamError(f"{self.label or self.name} needs the gold page(s) to be marked")
         return merged

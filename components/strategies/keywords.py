@@ -61,6 +61,7 @@ class Keyword(Strategy):
 
     name = "keyword"
     label = "Keyword chunk"
+    summary = "Sends the question with only the chunk that shares the most keywords with it."
     paper = "004 §4.4 (seed 004)"
     params = (C,)
 

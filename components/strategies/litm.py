@@ -76,6 +76,7 @@ class LitmQA(Strategy):
 
     name = "litm"
     label = "LITM QA"
+    summary = "The 'Lost in the Middle' prompt: numbered documents, then the question."
     paper = "Lost in the Middle §3.1 (seed 003)"
     metric = "subspan-em"
     template = "litm_qa"
@@ -100,6 +101,7 @@ class LitmQAC(LitmQA):
 
     name = "litm-qac"
     label = "LITM QA, query-aware"
+    summary = "The question both before and after the documents (query-aware contextualization)."
     paper = "Lost in the Middle §5.2 (seed 003)"
     template = "litm_qa_qac"
 
@@ -109,6 +111,7 @@ class ClosedBook(LitmQA):
 
     name = "closed-book"
     label = "Closed book"
+    summary = "No document at all: what the model knows by itself (lower bound)."
     paper = "Lost in the Middle §3.3 (seed 003)"
     template = "litm_closed_book"
 
@@ -121,6 +124,7 @@ class Oracle(LitmQA):
 
     name = "oracle"
     label = "Oracle (gold pages only)"
+    summary = "Only the gold page(s): the upper bound."
     paper = "Lost in the Middle §3.3 (seed 003)"
     needs_gold = True
 
@@ -134,6 +138,7 @@ class KeyValue(LitmQA):
 
     name = "kv"
     label = "Key-value retrieval"
+    summary = "Find the value of a key among JSON records (each page one record)."
     paper = "Lost in the Middle §4.1, §5.2 (seed 003)"
     params = (QAC,)
 

@@ -36,6 +36,7 @@ def reorder_pages(doc: Document, question: str) -> list[Page]:
 class Reorder(Strategy):
     name = "reorder"
     label = "Reorder (BM25, best at the edges)"
+    summary = "Ranks pages by BM25 and puts the best at both edges, the weakest in the middle."
     paper = "Lost in the Middle §3.3 (seed 003) + R&R App. A prompt (seed 000)"
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:

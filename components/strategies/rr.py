@@ -23,9 +23,9 @@ from components.strategies.base import (
     sandwich,
 )
 
-R = Param("r", 10_000, "reprompt every r tokens (R&R §4.2 default: 10k)")
+R = Param("r", 10_000, "reprompt every r tokens (R&R §4.2 default: 10k)", step=100)
 K = Param("k", 5, "retrieve up to k pages (R&R §4.2 default: 5)", unit="pages")
-C = Param("c", 20_000, "chunk size c in tokens (R&R §3.4, Table 2: 10k-80k)")
+C = Param("c", 20_000, "chunk size c in tokens (R&R §3.4, Table 2: 10k-80k)", step=1000)
 
 VARIANTS = ("uniform", "tags-only", "at-beginning", "before-gold")
 
@@ -67,6 +67,7 @@ def reminder_inserts(doc: Document, pages: list[Page] | tuple[Page, ...], r: int
 class Baseline(Strategy):
     name = "baseline"
     label = "Baseline"
+    summary = "Instructions before and after the document; the model answers and names its page."
     paper = "R&R §3.1, App. A (seed 000)"
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
@@ -80,6 +81,7 @@ class Reprompt(Strategy):
 
     name = "reprompt"
     label = "Reprompt"
+    summary = "Repeats the instructions as a reminder block about every r tokens, between pages."
     paper = "R&R §3.2, App. A (seed 000)"
     params = (R,)
     variant = "uniform"
@@ -96,6 +98,7 @@ class Reprompt(Strategy):
 class RepromptTagsOnly(Reprompt):
     name = "reprompt-tags-only"
     label = "Reprompt: tags only"
+    summary = "Reminders every r tokens that only point back to the INSTRUCTIONS tag."
     paper = "R&R §5.2, Table 6 (seed 000)"
     variant = "tags-only"
 
@@ -103,6 +106,7 @@ class RepromptTagsOnly(Reprompt):
 class RepromptAtBeginning(Reprompt):
     name = "reprompt-at-beginning"
     label = "Reprompt: all at beginning"
+    summary = "The same number of reminders, all placed before the first page."
     paper = "R&R §5.2, Table 6 (seed 000)"
     variant = "at-beginning"
 
@@ -110,6 +114,7 @@ class RepromptAtBeginning(Reprompt):
 class RepromptBeforeGold(Reprompt):
     name = "reprompt-before-gold"
     label = "Reprompt: before gold page"
+    summary = "One reminder right before the gold page (needs the gold page marked)."
     paper = "R&R §5.2, Table 6 (seed 000)"
     variant = "before-gold"
     params = ()
@@ -121,6 +126,7 @@ class ICR(Strategy):
 
     name = "icr"
     label = "ICR"
+    summary = "Stage 1 asks for up to k page numbers; stage 2 answers from only those pages."
     paper = "R&R §3.3, App. A (seed 000)"
     params = (K,)
     stages = 2
@@ -175,6 +181,7 @@ class RR(ICR):
 
     name = "rr"
     label = "R&R"
+    summary = "ICR with reminders every r tokens in the retrieval stage (reprompting + retrieval)."
     params = (R, K)
     reprompt = True
 
@@ -185,6 +192,7 @@ class ChunkedICR(ICR):
 
     name = "chunked-icr"
     label = "Chunked ICR"
+    summary = "Chunks of about c tokens: one retrieval call per chunk, then one answer call."
     paper = "R&R §3.4 (seed 000)"
     params = (K, C)
 
@@ -208,5 +216,6 @@ class ChunkedICR(ICR):
 class ChunkedRR(ChunkedICR):
     name = "chunked-rr"
     label = "Chunked R&R"
+    summary = "Chunked ICR with reminders every r tokens inside each chunk."
     params = (R, K, C)
     reprompt = True

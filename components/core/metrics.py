@@ -1,0 +1,40 @@
+"""Every metric, once: its name (CLI, strategies), the trial column that stores it, its label, its source.
+
+A trial stores every metric that applies to it (components.run.schema.Trial); a strategy names its
+primary one (`Strategy.metric`), which the Playground's verdict and the Results page both read from
+the stored trial. Fuzzy match lives in the column `score` for compatibility with older exports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str  # as written on the command line and by strategies, e.g. "subspan-em"
+    column: str  # the trial column that stores it
+    label: str  # as shown to users
+    source: str  # where it is defined
+    accuracy: bool = True  # a 0/1 accuracy (higher is better); False: a rate where lower is better
+
+
+METRICS: dict[str, Metric] = {m.name: m for m in (
+    Metric("fuzzy", "score", "fuzzy match", "R&R §4.3"),
+    Metric("subspan-em", "subspan_em", "best subspan EM", "Lost in the Middle, its evaluation script"),
+    Metric("exact", "exact", "exact match", "ALR2 §4"),
+    Metric("page-recall", "page_recall", "page recall", "R&R Table 4 (page retrieval)"),
+    Metric("page-precision", "page_precision", "page precision", "retrieved pages that are gold"),
+    Metric("hallucination", "hallucination_rate", "hallucinated sentences", "ALR2 §5.1", accuracy=False),
+    Metric("sentence-recall", "sentence_recall", "gold-sentence recall", "ALR2 §5.1"),
+)}
+ANSWER_METRICS = ("fuzzy", "subspan-em", "exact")  # scores of (prediction, gold answers)
+BY_COLUMN: dict[str, Metric] = {m.column: m for m in METRICS.values()}
+
+
+def get_metric(name_or_column: str) -> Metric:
+    """A metric by its name or its column; ValueError with the choices otherwise."""
+    found = METRICS.get(name_or_column) or BY_COLUMN.get(name_or_column)
+    if found is None:
+        raise ValueError(f"unknown metric {name_or_column!r}; choose one of {', '.join(METRICS)}")
+    return found

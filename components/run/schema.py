@@ -1,0 +1,113 @@
+"""The one definition of a trial: the runner fills it, the store migrates to it and writes it, exports
+and imports read and write its columns, and the pages read them.
+
+`Trial` holds what a trial is (its task, cell, strategy, model) and what came of it (answer, every
+metric that applies, error, calls, tokens, cost). Each field's metadata gives its SQL type and the
+store schema version that added it, from which the store's migrations add new columns.
+
+Columns `litm results` prints (RESULT_COLUMNS) keep their names and order: scripts read them. New
+columns are only ever added after them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+
+from components.core.metrics import METRICS
+
+
+def _col(sql: str, help_: str, since: int = 1, default=None):
+    return field(default=default, metadata={"sql": sql, "help": help_, "since": since})
+
+
+def _list_col(help_: str, since: int = 1):
+    return field(default=None, metadata={"sql": "JSON", "help": help_, "since": since})
+
+
+@dataclass
+class Trial:
+    trial_key: str = _col("TEXT", "stable key of (task, cell, strategy, params, model, settings)", default="")
+    task: str = _col("TEXT", "task id")
+    question: str = _col("TEXT", "the question, as sent")
+    answers: list | None = _list_col("gold answers")
+    strategy: str = _col("TEXT", "strategy name (components.strategies)")
+    params: str = _col("TEXT", "strategy parameters, JSON with sorted keys")
+    model: str = _col("TEXT", "provider:model")
+    length: int | None = _col("INTEGER", "requested document length in tokens (R&R §4.1); empty in a documents sweep")
+    position: float | None = _col("REAL", "requested answer position: <= 1 a fraction of length, > 1 tokens")
+    documents: int | None = _col("INTEGER", "number of documents (LITM §3.1); empty in a token sweep", since=2)
+    gold_index: int | None = _col("INTEGER", "0-based index of the gold document (LITM §3.1)", since=2)
+    actual_length: int | None = _col("INTEGER", "document tokens built")
+    actual_position: int | None = _col("INTEGER", "tokens before the first gold page")
+    gold_pages: list | None = _list_col("gold page numbers")
+    retrieved_pages: list | None = _list_col("pages a retrieval stage returned (ICR, R&R)")
+    cited_pages: list | None = _list_col("pages the answer cited")
+    sentences: list | None = _list_col("sentences or quotes a stage retrieved (ALR2)", since=3)
+    answer: str | None = _col("TEXT", "the parsed answer")
+    raw_answer: str | None = _col("TEXT", "the last response, as the model wrote it")
+    parse_error: str | None = _col("TEXT", "why a response could not be parsed")
+    metric: str | None = _col("TEXT", "the strategy's primary metric (components.core.metrics)", since=3)
+    score: float | None = _col("REAL", "fuzzy match (R&R §4.3)")
+    subspan_em: float | None = _col("REAL", "best subspan EM (Lost in the Middle)")
+    exact: float | None = _col("REAL", "exact match (ALR2)")
+    page_recall: float | None = _col("REAL", "gold pages among the retrieved (or cited) pages")
+    page_precision: float | None = _col("REAL", "retrieved (or cited) pages that are gold")
+    hallucination_rate: float | None = _col("REAL", "retrieved sentences not in the document (ALR2 §5.1)", since=3)
+    sentence_recall: float | None = _col("REAL", "gold sentences among the retrieved (ALR2 §5.1)", since=3)
+    error: str | None = _col("TEXT", "why the trial failed (it is then not scored)")
+    error_kind: str | None = _col("TEXT", "kind of failure: auth, rate_limited, transient, too_long, ...", since=3)
+    calls: int = _col("INTEGER", "model calls (cached ones included)", default=0)
+    cached_calls: int = _col("INTEGER", "calls answered from the cache", default=0)
+    input_tokens: int = _col("INTEGER", "input tokens of all calls", default=0)
+    output_tokens: int = _col("INTEGER", "output tokens of all calls", default=0)
+    cost_usd: float | None = _col("REAL", "dollars at the prices of the run (None: unknown price)", default=0.0)
+    latency_s: float = _col("REAL", "seconds spent in calls", default=0.0)
+
+    def row(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @property
+    def primary(self) -> float | None:
+        """The value of the strategy's own metric (None when unscored or unknown)."""
+        m = METRICS.get(self.metric or "")
+        return None if m is None or self.error else getattr(self, m.column)
+
+
+FIELDS = tuple(fields(Trial))
+STORED = tuple(f.name for f in FIELDS)
+JSON_COLUMNS = tuple(f.name for f in FIELDS if f.metadata["sql"] == "JSON")
+INT_COLUMNS = tuple(f.name for f in FIELDS if f.metadata["sql"] == "INTEGER")
+SQL_TYPES = {f.name: ("TEXT" if f.metadata["sql"] == "JSON" else f.metadata["sql"]) for f in FIELDS}
+
+# `litm results` columns, in the order scripts rely on (add at the end, rename none)
+RESULT_COLUMNS = ["sweep", "task", "strategy", "model", "params", "length", "position", "actual_length",
+                  "actual_position", "answer", "score", "subspan_em", "exact", "page_recall", "page_precision",
+                  "error", "calls", "input_tokens", "output_tokens", "cost_usd", "latency_s",
+                  "documents", "gold_index", "metric", "hallucination_rate", "sentence_recall", "error_kind"]
+# every column of an export: the result columns, then the rest of the trial, then the store's own
+EXPORT_COLUMNS = ["trial_id", "sweep_id", *RESULT_COLUMNS,
+                  *[n for n in STORED if n not in RESULT_COLUMNS], "created"]
+
+
+def added_in(version: int) -> list[str]:
+    """ALTER TABLE statements adding the trial columns that store schema `version` introduced."""
+    return [f"ALTER TABLE trials ADD COLUMN {f.name} {SQL_TYPES[f.name]}"
+            for f in FIELDS if f.metadata["since"] == version]
+
+
+def encode(name: str, value):
+    """A trial value as SQLite stores it (lists as JSON text)."""
+    if name in JSON_COLUMNS:
+        return None if value is None else json.dumps(list(value))
+    return value
+
+
+def decode(name: str, value):
+    if name in JSON_COLUMNS:
+        return None if value is None else json.loads(value)
+    return value
+
+
+def params_json(params: dict) -> str:
+    return json.dumps(params, sort_keys=True)

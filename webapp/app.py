@@ -28,22 +28,9 @@ PAGE_FILES = (
 )
 
 
-def missing_page(title: str):
-    def page() -> None:
-        st.title(title)
-        st.info("This page is not installed yet.")
-
-    page.__name__ = title.lower()
-    return page
-
-
 def pages() -> list:
-    out = []
-    for i, (file, title, icon) in enumerate(PAGE_FILES):
-        path = PAGES / file
-        target = f"views/{file}" if path.is_file() else missing_page(title)
-        out.append(st.Page(target, title=title, icon=icon, default=i == 0, url_path=title.lower()))
-    return out
+    return [st.Page(f"views/{file}", title=title, icon=icon, default=i == 0, url_path=title.lower())
+            for i, (file, title, icon) in enumerate(PAGE_FILES)]
 
 
 st.set_page_config(page_title="LITM Explorer", page_icon=":material/search_insights:", layout="wide")

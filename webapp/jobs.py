@@ -9,7 +9,6 @@ passed to the runner in memory and never stored here.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import uuid
@@ -56,38 +55,17 @@ class Job:
             return "failed"
         return "cancelled" if self.cancel.is_set() else "finished"
 
-    def update(self, *args, **kwargs) -> None:
-        """Progress callback for the runner: accepts an object with done/total/errors/usd
-        attributes, a dict, keyword arguments, or positional (done, total)."""
-        info: dict = {}
-        if args and len(args) == 1 and not isinstance(args[0], int | float):
-            obj = args[0]
-            info = dict(obj) if isinstance(obj, dict) else {k: getattr(obj, k) for k in dir(obj)
-                                                             if not k.startswith("_")}
-        elif args:
-            info = dict(zip(("done", "total", "errors", "usd"), args, strict=False))
-        info.update(kwargs)
-        for name, aliases in (("done", ("done", "completed", "finished")), ("total", ("total",)),
-                              ("errors", ("errors", "failed", "n_errors")),
-                              ("usd", ("usd", "spend_usd", "cost_usd", "spend", "spent_usd")),
-                              ("sent", ("sent",)), ("cached", ("cached",)),
-                              ("sweep_id", ("sweep_id",))):
-            for alias in aliases:
-                value = info.get(alias)
-                if value is not None and not callable(value):
-                    setattr(self, name, value)
-                    break
+    def update(self, progress) -> None:
+        """The runner's progress callback (components.run.runner.Progress)."""
+        self.done, self.total, self.errors = progress.done, progress.total, progress.errors
+        self.usd, self.sent, self.cached = progress.spend_usd, progress.sent, progress.cached
 
 
 def user_db() -> Path:
-    """The user's run store: $LITM_DB, else runs/litm.sqlite in the project."""
-    return Path(os.environ.get("LITM_DB") or ROOT / "runs" / "litm.sqlite")
+    """The run store the app and `litm` share (components.run.store.default_path)."""
+    from components.run.store import default_path
 
-
-def shipped_dbs() -> list[Path]:
-    """Run stores that ship with the app (made with a real model): sample_docs/runs/*.sqlite."""
-    folder = Path(os.environ.get("LITM_SHIPPED_RUNS") or ROOT / "sample_docs" / "runs")
-    return sorted(folder.glob("*.sqlite")) if folder.is_dir() else []
+    return default_path()
 
 
 def new_owner() -> str:
@@ -155,3 +133,29 @@ def wait(job: Job, timeout: float = 30.0) -> bool:
     if job.thread is not None:
         job.thread.join(timeout)
     return not job.running
+
+
+def start_sweep(owner: str, config, tasks: list, api_key: str | None, retry_errors: bool = False) -> Job:
+    """Run a sweep (components.run.config.SweepConfig) in the background for this owner. The key, if
+    any, is passed to the runner in memory only."""
+    from components.run.plan import plan
+
+    api_keys = {m.provider: api_key for m in config.models} if api_key else {}
+    db = user_db()
+    total = len(plan(config, tasks[: config.n_tasks] if config.n_tasks else tasks))
+
+    def work(job: Job):
+        from components.run.runner import run_sweep
+        from components.run.store import RunStore
+
+        store = RunStore(db)
+        try:
+            summary = run_sweep(config, store, progress=job.update, cancel=job.cancel, api_keys=api_keys,
+                                retry_errors=retry_errors)
+            job.done, job.total, job.errors = summary.done, summary.total, summary.errors
+            job.usd, job.sweep_id = summary.spend_usd, summary.sweep_id
+            return summary
+        finally:
+            store.close()
+
+    return start(owner, config.name, str(db), work, total=total)

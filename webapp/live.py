@@ -40,26 +40,22 @@ class RunView:
 
 
 def execute(doc: Document, question: str, answers: tuple[str, ...], strategy_name: str, params: dict,
-            choice, provider=None, on_call=None) -> RunView:
-    """One trial, live, through components.run.runner.run_one. `provider` overrides the choice (tests).
-    Raises ProviderError (e.g. MissingKey) or ParamError; a failed call is returned as an error."""
+            choice, on_call=None) -> RunView:
+    """One trial, live, through components.run.runner.run_one, cached in the user's run store (a repeated
+    run is answered from the cache). Raises ProviderError (e.g. MissingKey) or ParamError."""
     from components.run.runner import run_one
     from components.run.store import RunStore
     from webapp import jobs
 
     strategy = get_strategy(strategy_name)
     checked = strategy.check(doc, question, params)
-    spec = provider.spec if provider is not None else choice.spec
-    api_key = None if choice is None else choice.api_key
-    # Every live call goes through the user's run store, so a repeated run is answered from the cache
-    # (an injected test provider stays out of it).
-    store = None if provider is not None else RunStore(jobs.user_db())
+    spec = choice.spec
+    store = RunStore(jobs.user_db())
     try:
         result = run_one(doc, question, list(answers), strategy_name, checked, spec, store=store,
-                         api_key=api_key, provider=provider, on_call=on_call)
+                         api_key=choice.api_key, on_call=on_call)
     finally:
-        if store is not None:
-            store.close()
+        store.close()
     trial = result.trial
     if trial.error:
         raise ProviderError(trial.error)
@@ -88,18 +84,18 @@ def call_line(prompt, completion) -> str:
 def run_section(state: State, doc: Document, question: str, answers: tuple[str, ...], strategy: str,
                 params: dict, inputs: tuple) -> None:
     st.subheader("Run it")
-    choice, provider = state.choice, state.test_provider
-    if choice is None and provider is None:
+    choice = state.choice
+    if choice is None:
         st.info("No model to call: choose a provider in the sidebar (and enter its key) to run this prompt.",
                 icon=":material/key_off:")
     else:
-        label = provider.spec.label if provider is not None else choice.spec.label
+        label = choice.spec.label
         if st.button(f"Run with {label}", type="primary", icon=":material/play_arrow:"):
             state.run_error = ""
             with st.status(f"Running {get_strategy(strategy).label} with {label}…", expanded=True) as status:
                 try:
                     status.write(f"{get_strategy(strategy).label}: {get_strategy(strategy).stages} stage(s).")
-                    view = execute(doc, question, answers, strategy, params, choice, provider,
+                    view = execute(doc, question, answers, strategy, params, choice,
                                    on_call=lambda p, c: status.write(call_line(p, c)))
                     state.last_run = {"inputs": inputs, "view": view}
                     status.update(label="Done", state="complete", expanded=False)

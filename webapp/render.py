@@ -157,6 +157,17 @@ def pages_html(pages: tuple[int, ...] | list[int], gold: tuple[int, ...] | list[
     return f'<div>{" ".join(chips) or "no pages"}{tail}</div>'
 
 
+_MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|~$:=\"'&")
+
+
+def md(text: object) -> str:
+    """Any user- or model-controlled text made inert for st.markdown, st.subheader and widget labels:
+    every markdown, HTML and LaTeX character backslash-escaped, line breaks flattened. So a task id
+    holding ![x](http://...) shows as those characters, and no remote image is fetched."""
+    s = " ".join(str(text).split())
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in s)
+
+
 def thousands(n: int | float | None) -> str:
     if n is None:
         return "–"

@@ -72,12 +72,18 @@ def _on_provider_change() -> None:
 
 
 def _known_models(provider: str) -> list[str]:
-    try:
-        from components.providers.pricing import PRICES
+    from components.providers.pricing import PRICES
 
-        return sorted(PRICES.get(provider, {}))
-    except Exception:  # noqa: BLE001 - pricing is optional here
-        return []
+    return sorted(PRICES.get(provider, {}))
+
+
+def current_spec() -> ModelSpec | None:
+    """The model the sidebar names, whether or not it can be called yet (no key): for prices."""
+    state = State()
+    if state.provider in ("", NONE) or not state.model.strip():
+        return None
+    base_url = state.base_url.strip() or None if state.provider == "openai-compatible" else None
+    return ModelSpec(state.provider, state.model.strip() or "default", base_url=base_url)
 
 
 def render() -> Choice | None:

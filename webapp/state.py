@@ -62,9 +62,6 @@ class State:
     model: str = Key("", widget=True)
     api_key: str = Key("", widget=True)  # password field; never logged, cached or stored
     base_url: str = Key("http://127.0.0.1:8000/v1", widget=True)
-    # Test hook: a Provider object (e.g. components.providers.fake.FakeProvider) that live runs use
-    # instead of the sidebar's choice. Only tests set it.
-    test_provider: Any = Key(None)
 
     # --- playground: document ---
     source: str = Key("Sample", widget=True)  # Sample | Paste | Upload

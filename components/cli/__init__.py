@@ -13,8 +13,8 @@ COMMANDS = {
     "score": "components.cli.score",
     "tasks": "components.cli.tasks",
     "sweep": "components.cli.sweep",
-    "results": "components.cli.sweep",
-    "import": "components.cli.sweep",
+    "results": "components.cli.results",
+    "import": "components.cli.import_runs",
     "app": "components.cli.app",
 }
 
@@ -28,18 +28,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="litm", description="LITM Explorer: lost-in-the-middle prompts, sweeps and results.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    seen = set()
     for name, module in COMMANDS.items():
-        if (name, module) in seen:
-            continue
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name == module:
-                continue  # not built yet
-            raise
-        mod.add_parser(sub, name)
-        seen.add((name, module))
+        importlib.import_module(module).add_parser(sub, name)
     return parser
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import regex
 
 from components.core.documents import Page
-from components.core.tokens import DEFAULT_ENCODING, tokenizer
+from components.core.tokens import DEFAULT_ENCODING, pattern, tokenizer
 
 SPAN_KINDS = ("instruction", "reminder", "page", "gold", "chunk", "question")
 TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "strategies" / "templates"
@@ -80,7 +80,7 @@ class Seams:
     def __init__(self, encoding: str):
         tok = tokenizer(encoding)
         self.count = tok.count
-        self.pattern = regex.compile(tok._enc._pat_str)
+        self.pattern = regex.compile(pattern(encoding))
         self._delta: dict[tuple[str, str], int] = {}
         self._edges: dict[str, tuple[str, str]] = {}
 

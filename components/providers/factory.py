@@ -6,7 +6,6 @@ provider's usual variable). A missing key raises MissingKey here, before any req
 
 from __future__ import annotations
 
-import importlib
 import os
 
 from components.providers.base import PROVIDERS, MissingKey, ModelSpec, Provider, ProviderError
@@ -32,7 +31,25 @@ def resolve_key(spec: ModelSpec, api_key: str | None = None) -> str | None:
                      "nothing was sent")
 
 
+_INSTALLED: dict[str, Provider] = {}
+
+
+def install(provider: Provider) -> None:
+    """Make `make_provider` return this provider for every spec with its label (test doubles enter
+    here, below the app, which never knows). `uninstall` undoes it."""
+    _INSTALLED[provider.spec.label] = provider
+
+
+def uninstall(provider: Provider | None = None) -> None:
+    if provider is None:
+        _INSTALLED.clear()
+    else:
+        _INSTALLED.pop(provider.spec.label, None)
+
+
 def make_provider(spec: ModelSpec, api_key: str | None = None) -> Provider:
+    if spec.label in _INSTALLED:
+        return _INSTALLED[spec.label]
     if spec.provider not in PROVIDERS:
         raise ProviderError(f"unknown provider {spec.provider!r}; choose one of {', '.join(PROVIDERS)}")
     key = resolve_key(spec, api_key)
@@ -45,11 +62,9 @@ def make_provider(spec: ModelSpec, api_key: str | None = None) -> Provider:
 
         return AnthropicProvider(spec, key or "")
     if spec.provider == "local":
-        try:
-            module = importlib.import_module("components.providers.local")
-        except ModuleNotFoundError as exc:
-            raise ProviderError("the local provider is not installed (pip install 'litm-explorer[local]')") from exc
-        return module.LocalProvider(spec)
+        from components.providers.local import LocalProvider
+
+        return LocalProvider(spec)
     if spec.provider == "openai-compatible" and not spec.base_url:
         raise ProviderError(f"{spec.label}: an openai-compatible model needs base_url "
                             "(e.g. http://127.0.0.1:8000/v1)")

@@ -13,15 +13,10 @@ import math
 import pandas as pd
 
 from components.core import stats
+from components.core.metrics import METRICS as ALL_METRICS
 
-# metric column -> label shown in the UI
-METRICS: dict[str, str] = {
-    "score": "fuzzy match",
-    "subspan_em": "best subspan EM",
-    "exact": "exact match",
-    "page_recall": "page recall",
-    "page_precision": "page precision",
-}
+# metric column -> label shown in the UI (components.core.metrics is the one list)
+METRICS: dict[str, str] = {m.column: m.label for m in ALL_METRICS.values()}
 
 STAT_COLUMNS = ["n", "successes", "mean", "lo", "hi", "errors"]
 
@@ -412,6 +407,7 @@ def combine_stores(loaded: list[tuple[str, bool, str, pd.DataFrame, pd.DataFrame
                     on="sweep_key", how="left")
         t["store"] = store_label
         t["store_path"] = path
+        t["shipped"] = shipped
         all_trials.append(t)
         all_sweeps.append(labelled)
     trials = pd.concat(all_trials, ignore_index=True) if all_trials else pd.DataFrame()

@@ -8,6 +8,7 @@ Each thread gets its own connection (WAL + busy_timeout), so the app can read wh
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -47,6 +48,25 @@ MIGRATIONS: list[str] = [
     # 3: every metric stored per trial, the strategy's primary metric, the kind of error; who made a sweep
     ";\n".join([*added_in(3), "ALTER TABLE sweeps ADD COLUMN owner TEXT"]),
 ]
+ENV_DB = "LITM_DB"  # the one run store of the app and the command line
+ENV_SHIPPED = "LITM_SHIPPED_RUNS"  # a folder of shipped run stores (default: sample_docs/runs)
+
+
+def default_path() -> Path:
+    """The run store the app and `litm` share: $LITM_DB, else $XDG_DATA_HOME/litm-explorer/litm.sqlite
+    (~/.local/share/litm-explorer/litm.sqlite), whatever the working folder."""
+    if os.environ.get(ENV_DB):
+        return Path(os.environ[ENV_DB]).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "litm-explorer" / "litm.sqlite"
+
+
+def shipped_paths() -> list[Path]:
+    """Run stores that ship with the app, made with a real model: sample_docs/runs/*.sqlite."""
+    folder = Path(os.environ.get(ENV_SHIPPED) or Path(__file__).resolve().parents[2] / "sample_docs" / "runs")
+    return sorted(folder.glob("*.sqlite")) if folder.is_dir() else []
+
+
 TOTALS = ("trials", "errors", "calls", "input_tokens", "output_tokens", "cost_usd")
 
 

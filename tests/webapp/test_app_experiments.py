@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from components.providers import factory
 from components.providers.base import ModelSpec
 from components.providers.fake import FakeProvider, plausible_answer
 from components.run.store import RunStore
@@ -28,14 +29,17 @@ def db(tmp_path, monkeypatch):
         for job in list(owned.values()):
             job.cancel.set()
             jobs.wait(job, 10)
+    factory.uninstall()
 
 
 def page(choice=None, token: str | None = None, provider=None, small=True) -> AppTest:
+    """The page alone, with `choice` as the sidebar's; `provider` is installed in the provider factory
+    (a test double below the app) for the choice's model."""
     at = AppTest.from_file(PAGE, default_timeout=120)
     if choice is not None:
         at.session_state["choice"] = choice
     if provider is not None:
-        at.session_state["test_provider"] = provider
+        factory.install(provider)
     if token:
         at.query_params["run"] = token
     if small:

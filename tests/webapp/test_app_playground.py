@@ -1,13 +1,15 @@
 """The Playground page in Streamlit's AppTest: empty state, samples, strategies, bad input, live runs.
 
-Live runs use a FakeProvider put into the session through the State test hook (`test_provider`).
+Live runs use a FakeProvider installed in the provider factory (below the app, which never knows):
+the sidebar names an OpenAI-compatible model, and the factory answers for it with the fake.
 """
 
 from pathlib import Path
 
 import pytest
 
-from components.providers.base import ProviderError, Transient
+from components.providers import factory
+from components.providers.base import ModelSpec, ProviderError, Transient
 from components.providers.fake import FakeProvider
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
@@ -19,10 +21,24 @@ LONG = "\n\n".join(
 )
 
 
+FAKE_SPEC = ModelSpec("openai-compatible", "fake-model", base_url="http://127.0.0.1:9/v1")
+
+
+@pytest.fixture(autouse=True)
+def _own_store_and_no_double_left(tmp_path, monkeypatch):
+    monkeypatch.setenv("LITM_DB", str(tmp_path / "runs.sqlite"))  # live runs are cached in the user's store
+    yield
+    factory.uninstall()
+
+
 def app(provider=None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     if provider is not None:
-        at.session_state["test_provider"] = provider
+        provider.spec = FAKE_SPEC
+        factory.install(provider)
+        at.session_state["provider"] = "openai-compatible"
+        at.session_state["model"] = FAKE_SPEC.model
+        at.session_state["base_url"] = FAKE_SPEC.base_url
     at.run()
     assert not at.exception
     return at
@@ -130,7 +146,7 @@ def test_run_with_a_fake_provider_shows_answer_pages_and_score():
     fake = FakeProvider()
     at = paste(app(fake), LONG, "What is the vault code?", "4711")
     at.selectbox(key="strategy").set_value("icr").run()
-    run = next(b for b in at.button if b.label.startswith("Run with fake"))
+    run = next(b for b in at.button if b.label.startswith("Run with openai-compatible:fake-model"))
     run.click().run()
     no_trouble(at)
     assert len(fake.history) == 2  # retrieve, then answer

@@ -189,11 +189,7 @@ def main() -> None:
     st.write("The published results of three papers, by table, to compare without running anything. "
              "Every number here is **as published** by its paper, with the paper's own metric; "
              "none of it was measured by this app.")
-    try:
-        pub, citations = published()
-    except (ImportError, OSError, ValueError) as exc:
-        st.info(f"The published tables are not available in this build ({type(exc).__name__}).")
-        return
+    pub, citations = published()
     tabs = st.tabs(list(PAPERS.values()))
     for tab, source in zip(tabs, PAPERS, strict=True):
         with tab:

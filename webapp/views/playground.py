@@ -10,42 +10,16 @@ from components.core.loaders import EXTENSIONS, MAX_UPLOAD_BYTES, DocumentError,
 from components.providers.pricing import PRICES_DATE, cost_usd
 from components.report.promptmap import gold_places
 from components.strategies import STRATEGIES, ParamError, get_strategy
-from webapp import cached, live, render
+from webapp import cached, live, render, sidebar
 from webapp.state import State
 
 OWN = "✎ my own question"
 SOURCES = ("Sample", "Paste", "Upload")
 PAGINATIONS = {"paragraph": "by paragraph", "sentence": "by sentence", "tokens": "by token budget"}
 CHUNK_SIZES = (1_000, 2_000, 5_000, 10_000, 20_000, 40_000, 80_000)
-# One line each: what the strategy does (its paper section is the strategy's own `paper`).
-WHAT = {
-    "baseline": "Instructions before and after the document; the model answers and names its page.",
-    "litm": "The 'Lost in the Middle' prompt: numbered documents, then the question.",
-    "litm-qac": "The question both before and after the documents (query-aware contextualization).",
-    "closed-book": "No document at all: what the model knows by itself (lower bound).",
-    "oracle": "Only the gold page(s): the upper bound.",
-    "kv": "Find the value of a key among JSON records (each page one record).",
-    "reprompt": "Repeats the instructions as a reminder block about every r tokens, between pages.",
-    "reprompt-tags-only": "Reminders every r tokens that only point back to the INSTRUCTIONS tag.",
-    "reprompt-at-beginning": "The same number of reminders, all placed before the first page.",
-    "reprompt-before-gold": "One reminder right before the gold page (needs the gold page marked).",
-    "icr": "Stage 1 asks for up to k page numbers; stage 2 answers from only those pages.",
-    "rr": "ICR with reminders every r tokens in the retrieval stage (reprompting + retrieval).",
-    "chunked-icr": "Chunks of about c tokens: one retrieval call per chunk, then one answer call.",
-    "chunked-rr": "Chunked ICR with reminders every r tokens inside each chunk.",
-    "retrieve-then-reason": "Stage 1 quotes the relevant sentences; stage 2 answers from them.",
-    "quotes-first": "One call that first writes the relevant quotes, then the answer.",
-    "s2a": "Stage 1 rewrites the context, keeping only what matters; stage 2 answers from it.",
-    "reorder": "Ranks pages by BM25 and puts the best at both edges, the weakest in the middle.",
-    "keyword": "Sends the question with only the chunk that shares the most keywords with it.",
-}
-
-
 def samples() -> list:
-    try:
-        from components.tasks.samples import list_samples
-    except ImportError:
-        return []
+    from components.tasks.samples import list_samples
+
     return list_samples()
 
 
@@ -186,7 +160,7 @@ def param_input(state: State, p, doc, doc_id: str) -> int:
             st.caption(f"r is longer than this {doc.tokens:,}-token document: no reminder fits "
                        "(as in R&R Table 1). Lower r to see reminders.")
     elif p.name == "k":
-        st.slider("k: pages to retrieve", 1, 20, key=key, help=help_)
+        st.slider("k: pages to retrieve", p.minimum, max(20, st.session_state[key]), key=key, help=help_)
     elif p.name == "c":
         options = sorted({*CHUNK_SIZES, p.default, st.session_state[key]})
         st.select_slider("c: chunk size (tokens)", options, key=key, format_func=lambda v: f"{v:,}",
@@ -194,7 +168,8 @@ def param_input(state: State, p, doc, doc_id: str) -> int:
     elif p.unit == "0/1":
         st.toggle(p.help, key=key)
     else:
-        st.number_input(f"{p.name} ({p.unit})", min_value=1, key=key, help=help_)
+        st.number_input(f"{p.name} ({p.unit})", min_value=p.minimum, max_value=p.maximum, step=p.step,
+                        key=key, help=help_)
     if why and st.session_state[key] == start:
         st.caption(why)
     return int(st.session_state[key])
@@ -206,8 +181,7 @@ def strategy_input(state: State, doc, doc_id: str) -> tuple[str, tuple[tuple[str
         state.strategy = "reprompt" if "reprompt" in names else names[0]
     st.selectbox("Strategy", names, key=State.strategy.key, format_func=lambda n: STRATEGIES[n].label)
     s = get_strategy(state.strategy)
-    first = (s.__doc__ or "").strip().splitlines()[0] if s.__doc__ else ""
-    st.caption(f"{WHAT.get(s.name, first)} — *{s.paper}*")
+    st.caption(f"{s.summary} — *{s.paper}*")
     return s.name, tuple((p.name, param_input(state, p, doc, doc_id)) for p in s.params)
 
 
@@ -218,10 +192,9 @@ def before_run(state: State, doc, prompts: list, key: tuple) -> None:
     calls, tin, tout = cached.usage(*key)
     s = get_strategy(key[4])
     later = s.stages > 1
-    spec = state.test_provider.spec if state.test_provider is not None else (
-        state.choice.spec if state.choice is not None else None)
+    spec = sidebar.current_spec()
     if spec is None:
-        cost, cost_help = "no model", "Choose a model in the sidebar to see its price."
+        cost, cost_help = "no model", "Choose a provider and model in the sidebar to see their price."
     else:
         cost = render.usd(cost_usd(spec.provider, spec.model, tin, tout))
         cost_help = f"{spec.label}: {tin:,} input and {tout:,} output tokens at list prices ({PRICES_DATE})."

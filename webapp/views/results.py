@@ -3,65 +3,16 @@ per-trial drill-down and downloads, with published curves overlaid where they ar
 
 from __future__ import annotations
 
-import io
-from pathlib import Path
-
 import pandas as pd
 import streamlit as st
 
 from components.report import analysis, charts
-from webapp import jobs, pickers
-from webapp.render import guard, pages_html, prompt_html, short, text_box, thousands, usd
+from webapp import jobs, pickers, runs
+from webapp.render import guard, md, short, thousands, usd
+from webapp.trialview import trial_detail
 
 K = "res_"  # widget keys of this page (named in webapp/state.py)
 SERIES = {"strategy": ("strategy",), "model": ("model",), "strategy and model": ("strategy", "model")}
-
-
-def stamp(path: Path) -> tuple:
-    """Changes whenever the store changes (the WAL file too), so the cache reloads."""
-    out = []
-    for p in (path, Path(f"{path}-wal")):
-        try:
-            s = p.stat()
-            out.append((s.st_mtime_ns, s.st_size))
-        except OSError:
-            out.append(None)
-    return tuple(out)
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def load_store(path: str, version: tuple) -> tuple[pd.DataFrame, pd.DataFrame]:
-    from components.run.store import RunStore
-
-    store = RunStore(path)
-    try:
-        return store.trials_frame(), store.sweeps_frame()
-    finally:
-        store.close()
-
-
-def sources() -> list[tuple[str, bool, Path]]:
-    out = []
-    user = jobs.user_db()
-    if user.exists():
-        out.append(("your runs", False, user))
-    for p in jobs.shipped_dbs():
-        if p.resolve() != user.resolve():
-            out.append((f"shipped {p.stem}", True, p))
-    return out
-
-
-def load_all() -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    loaded, problems = [], []
-    for label, shipped, path in sources():
-        try:
-            trials, sweeps = load_store(str(path), stamp(path))
-        except Exception as exc:  # a broken file must not hide the others
-            problems.append(f"{path.name}: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}")
-            continue
-        loaded.append((label, shipped, str(path), trials, sweeps))
-    trials, sweeps = analysis.combine_stores(loaded)
-    return trials, sweeps, problems
 
 
 def empty_state(problems: list[str]) -> None:
@@ -148,10 +99,7 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
                                  "lengths: compare one length at a time")
     part = df if length == "all lengths" else df[pd.to_numeric(df["length"], errors="coerce") == length]
     overlays = None
-    try:
-        candidates = analysis.overlay_candidates(published_rows(), part)
-    except (ImportError, OSError, ValueError):
-        candidates = pd.DataFrame()
+    candidates = analysis.overlay_candidates(published_rows(), part)
     if not candidates.empty:
         labels = list(dict.fromkeys(candidates["label"]))
         chosen = pickers.multi(c3, "Overlay published curves", labels, K + "u_overlay",
@@ -255,66 +203,7 @@ def trials_tab(df: pd.DataFrame) -> None:
     if key is None:
         return
     with guard("the trial details"):
-        trial_detail(view[view["key"] == key].iloc[0])
-
-
-def _calls(path: str, trial_id: int) -> list[dict]:
-    from components.run.store import RunStore
-
-    store = RunStore(path)
-    try:
-        return store.calls_for_trial(int(trial_id))
-    finally:
-        store.close()
-
-
-def _pages(value) -> list[int]:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
-        return []
-    try:
-        return [int(v) for v in list(value)]
-    except (TypeError, ValueError):
-        return []
-
-
-def trial_detail(row: pd.Series) -> None:
-    from components.report import promptmap
-
-    st.subheader(f"Trial #{row['trial_id']}: {row['task']}")
-    c1, c2 = st.columns(2)
-    c1.markdown("**Question**")
-    c1.html(text_box(str(row.get("question") or ""), 6))
-    answers = row.get("answers")
-    c1.markdown("**Gold answers**")
-    c1.html(text_box("\n".join(map(str, answers)) if isinstance(answers, list | tuple) else str(answers or ""), 4))
-    c2.markdown("**Parsed answer**")
-    c2.html(text_box(str(row.get("answer") or ""), 6))
-    err = row.get("error")
-    if isinstance(err, str) and err.strip():
-        c2.error(f"Error (not scored): {err.strip().splitlines()[0][:300]}")
-    else:
-        scores = [f"{analysis.METRICS[m]}: {row[m]:g}" for m in analysis.METRICS if m in row and pd.notna(row[m])]
-        c2.markdown("**Scores** " + " · ".join(scores))
-    gold, retrieved = _pages(row.get("gold_pages")), _pages(row.get("retrieved_pages"))
-    if retrieved or gold:
-        c2.markdown("**Retrieved pages**")
-        c2.html(pages_html(retrieved, gold))
-    calls = _calls(row["store_path"], row["trial_id"])
-    if not calls:
-        st.info("No stored calls for this trial (an imported trial, or it failed before any call).")
-        return
-    prompts = [analysis.rebuild_prompt(c["messages"], gold, stage=i + 1,
-                                       label=f"call {i + 1} · {c.get('model', '')}") for i, c in enumerate(calls)]
-    st.markdown("**Prompt map** of this trial's calls (regions found again from the stored requests)")
-    st.plotly_chart(promptmap.figure(prompts), key=K + "trial_map",
-                    alt="Prompt map: where instructions, reminders, pages and the gold page sit in each call")
-    for i, (call, prompt) in enumerate(zip(calls, prompts, strict=True)):
-        with st.expander(f"Call {i + 1}: {thousands(call.get('input_tokens'))} tokens in, "
-                         f"{thousands(call.get('output_tokens'))} out · {call.get('provider')}/{call.get('model')}"):
-            st.markdown("**Prompt** (regions highlighted as in the map)")
-            st.html(prompt_html(prompt, 20))
-            st.markdown("**Raw response**")
-            st.html(text_box(str(call.get("response") or ""), 10))
+        trial_detail(view[view["key"] == key].iloc[0], K + "trial_map")
 
 
 def errors_tab(df: pd.DataFrame) -> None:
@@ -329,23 +218,19 @@ def errors_tab(df: pd.DataFrame) -> None:
 
 
 def export_columns(df: pd.DataFrame) -> pd.DataFrame:
-    return df.drop(columns=[c for c in ("store_path", "sweep_key") if c in df])
+    return df.drop(columns=[c for c in ("store_path", "sweep_key", "shipped") if c in df])
 
 
 def download_tab(df: pd.DataFrame) -> None:
+    from components.run.store_io import frame_bytes
+
     st.write(f"The {len(df):,} trials of this selection (errors included, with their message).")
     out = export_columns(df)
     c1, c2 = st.columns(2)
-    c1.download_button("Download CSV", out.to_csv(index=False).encode(), file_name="litm_trials.csv",
+    c1.download_button("Download CSV", frame_bytes(out, "csv"), file_name="litm_trials.csv",
                        mime="text/csv", key=K + "csv", icon=":material/download:")
     with guard("the Parquet export"):
-        buf = io.BytesIO()
-        parquet = out.copy()
-        for c in parquet.columns:
-            if parquet[c].dtype == object:
-                parquet[c] = parquet[c].map(lambda v: v if v is None or isinstance(v, str | list) else str(v))
-        parquet.to_parquet(buf, index=False)
-        c2.download_button("Download Parquet", buf.getvalue(), file_name="litm_trials.parquet",
+        c2.download_button("Download Parquet", frame_bytes(out, "parquet"), file_name="litm_trials.parquet",
                            mime="application/vnd.apache.parquet", key=K + "parquet", icon=":material/download:")
     import_section()
 
@@ -356,25 +241,13 @@ def import_section() -> None:
                           type=["csv", "jsonl", "parquet"], key=K + "import")
     if up is None or st.session_state.get(K + "imported") == up.file_id:
         return
-    import tempfile
-
-    from components.run.store import RunStore
-
-    suffix = Path(up.name).suffix.lower()
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / f"import{suffix}"
-        path.write_bytes(up.getvalue())
-        store = RunStore(jobs.user_db())
-        try:
-            ids = store.import_trials(path)
-            n = sum(len(store.trials_frame(i)) for i in ids)
-        except Exception as exc:  # noqa: BLE001 - a bad file is a message, not a traceback
-            st.error(f"Could not import {up.name}: {short(exc)}", icon=":material/error:")
-            return
-        finally:
-            store.close()
+    try:
+        n, sweeps = runs.import_file(up.name, up.getvalue())
+    except Exception as exc:  # noqa: BLE001 - a bad file is a message, not a traceback
+        st.error(f"Could not import {md(up.name)}: {md(short(exc))}", icon=":material/error:")
+        return
     st.session_state[K + "imported"] = up.file_id
-    st.session_state[K + "import_msg"] = f"Imported {n:,} trial(s) in {len(ids)} sweep(s) into your run store."
+    st.session_state[K + "import_msg"] = f"Imported {n:,} trial(s) in {sweeps} sweep(s) into your run store."
     st.rerun()  # the results above now include them
 
 
@@ -389,7 +262,7 @@ def main() -> None:
     imported = st.session_state.pop(K + "import_msg", None)
     if imported:
         st.success(imported, icon=":material/check:")
-    trials, sweeps, problems = load_all()
+    trials, sweeps, problems = runs.load_all()
     if trials.empty:
         empty_state(problems)
         return

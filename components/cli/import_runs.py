@@ -1,0 +1,32 @@
+"""`litm import FILE`: add trials someone exported (csv, jsonl, parquet) to a run store, so a class can
+share its runs; each sweep in the file becomes a new sweep '<name> (imported ...)'."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from components.cli.common import add_db, db_path
+
+
+def add_parser(sub, name):
+    p = sub.add_parser(name, help="add trials from an export (csv, jsonl or parquet) to a run store")
+    p.add_argument("path", help="a file written by the app's download or by `litm results`")
+    add_db(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from components.run.store import RunStore
+
+    path = Path(args.path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {path}")
+    db = db_path(args)
+    store = RunStore(db)
+    try:
+        ids = store.import_trials(path)
+        n = sum(len(store.trials_frame(i)) for i in ids)
+    finally:
+        store.close()
+    print(f"imported {n} trial(s) in {len(ids)} sweep(s) into {db}")
+    return 0

@@ -1,0 +1,90 @@
+"""The run stores the Results page reads: the user's (shared with `litm`) and the shipped ones
+(read-only), loaded once per change of their files and combined with readable sweep labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from components.report import analysis
+from webapp import jobs
+
+
+def stamp(path: Path) -> tuple:
+    """Changes whenever the store changes (the WAL file too), so the cache reloads."""
+    out = []
+    for p in (path, Path(f"{path}-wal")):
+        try:
+            s = p.stat()
+            out.append((s.st_mtime_ns, s.st_size))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def load_store(path: str, version: tuple, readonly: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
+    from components.run.store import RunStore
+
+    store = RunStore(path, readonly=readonly)
+    try:
+        return store.trials_frame(), store.sweeps_frame()
+    finally:
+        store.close()
+
+
+def sources() -> list[tuple[str, bool, Path]]:
+    """(label, shipped, path) of every store to read."""
+    from components.run.store import shipped_paths
+
+    out = []
+    user = jobs.user_db()
+    if user.exists():
+        out.append(("your runs", False, user))
+    for p in shipped_paths():
+        if p.resolve() != user.resolve():
+            out.append((f"shipped {p.stem}", True, p))
+    return out
+
+
+def load_all() -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """(trials, sweeps, problems): a store that cannot be read is a problem line, the others still load."""
+    loaded, problems = [], []
+    for label, shipped, path in sources():
+        try:
+            trials, sweeps = load_store(str(path), stamp(path), shipped)
+        except Exception as exc:  # noqa: BLE001 - a broken file must not hide the others
+            problems.append(f"{path.name}: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}")
+            continue
+        loaded.append((label, shipped, str(path), trials, sweeps))
+    trials, sweeps = analysis.combine_stores(loaded)
+    return trials, sweeps, problems
+
+
+def calls_of(path: str, trial_id: int, readonly: bool) -> list[dict]:
+    from components.run.store import RunStore
+
+    store = RunStore(path, readonly=readonly)
+    try:
+        return store.calls_for_trial(int(trial_id))
+    finally:
+        store.close()
+
+
+def import_file(name: str, data: bytes) -> tuple[int, int]:
+    """Trials someone exported (csv, jsonl, parquet) into the user's store: (trials, sweeps) added."""
+    import tempfile
+
+    from components.run.store import RunStore
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"import{Path(name).suffix.lower()}"
+        path.write_bytes(data)
+        store = RunStore(jobs.user_db())
+        try:
+            ids = store.import_trials(path)
+            return sum(len(store.trials_frame(i)) for i in ids), len(ids)
+        finally:
+            store.close()

@@ -1,0 +1,130 @@
+"""The Experiments page's sweep panels: this browser's running sweeps (live progress, cancel), and the
+past sweeps of the run store (resume)."""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import streamlit as st
+
+from webapp import jobs, pickers
+from webapp.render import guard, short, usd
+from webapp.state import State
+
+K = "exp_"
+
+def job_line(job: jobs.Job) -> None:
+    frac = min(1.0, job.done / job.total) if job.total else 0.0
+    elapsed = (job.finished or time.time()) - job.started
+    text = (f"**{job.label}** · {job.state} · {job.done:,}/{job.total:,} trials · errors {job.errors:,} · "
+            f"spent {usd(job.usd)} · {job.sent:,} calls sent, {job.cached:,} from cache · {elapsed:.0f} s")
+    st.progress(frac, text=text)
+    if job.failure:
+        st.error(f"The sweep stopped: {short(job.failure)}")
+    summary = job.summary
+    if summary is not None and getattr(summary, "reason", ""):
+        st.caption(f"{summary.status}: {summary.reason}")
+
+
+def jobs_panel(owner_: str) -> None:
+    mine = jobs.jobs_for(owner_)
+    if not mine:
+        return
+    st.subheader("Your sweeps in this session")
+    for job in mine[:5]:
+        c1, c2 = st.columns([6, 1])
+        with c1:
+            job_line(job)
+        if job.running:
+            c2.button("Cancel", key=f"{K}cancel_{job.id}", on_click=jobs.cancel, args=(owner_, job.id),
+                      disabled=job.cancel.is_set(), icon=":material/stop_circle:")
+        else:
+            c2.button("Dismiss", key=f"{K}dismiss_{job.id}", on_click=jobs.forget, args=(owner_, job.id))
+    if any(not j.running and j.state == "finished" for j in mine):
+        try:
+            st.page_link("webapp/views/results.py", label="See the results", icon=":material/monitoring:")
+        except Exception:  # the page runs outside the app's navigation
+            st.caption("See the results on the Results page.")
+
+
+@st.fragment(run_every=1.0)
+def live_panel(owner_: str) -> None:
+    with guard("the sweeps in progress"):
+        jobs_panel(owner_)
+    if not jobs.running_for(owner_):
+        st.rerun()  # the sweep ended: redraw the whole page (past sweeps, buttons)
+
+
+@st.fragment(run_every=1.0)
+def live_bars(owner_: str) -> None:
+    """The progress again under the Run button (where the user is), without buttons."""
+    for job in jobs.running_for(owner_):
+        frac = min(1.0, job.done / job.total) if job.total else 0.0
+        st.progress(frac, text=f"{job.label}: {job.done:,}/{job.total:,} trials · errors {job.errors:,} · "
+                               f"spent {usd(job.usd)} (cancel at the top of the page)")
+
+
+def progress_panel(owner_: str) -> None:
+    if jobs.running_for(owner_):
+        live_panel(owner_)
+    else:
+        jobs_panel(owner_)
+
+
+def past_sweeps(owner_: str) -> pd.DataFrame:
+    from components.run.store import RunStore
+
+    db = jobs.user_db()
+    if not db.exists():
+        return pd.DataFrame()
+    store = RunStore(db)
+    try:
+        frame = store.sweeps_frame()
+    finally:
+        store.close()
+    if frame.empty:
+        return frame
+    mine = {j.label for j in jobs.running_for(owner_)}
+    elsewhere = jobs.running_names(str(db)) - mine
+    frame = frame[~frame["name"].isin(elsewhere)].copy()  # never show another session's run in progress
+    frame["state"] = [("running (this session)" if n in mine else "interrupted") if s == "running" else s
+                      for n, s in zip(frame["name"], frame["status"], strict=True)]
+    return frame
+
+
+def past_panel(owner_: str) -> None:
+    frame = past_sweeps(owner_)
+    st.subheader("Past sweeps")
+    if frame.empty:
+        st.caption(f"No sweeps yet in {jobs.user_db()}.")
+        return
+    show = frame[["id", "name", "state", "trials", "errors", "calls", "input_tokens", "output_tokens", "cost_usd",
+                  "reason"]].copy()
+    show["created"] = pd.to_datetime(frame["created"], unit="s").dt.strftime("%Y-%m-%d %H:%M")
+    show["cost_usd"] = show["cost_usd"].map(lambda v: usd(float(v)) if pd.notna(v) else "unknown")
+    st.dataframe(show.iloc[::-1].rename(columns={"input_tokens": "input tokens", "output_tokens": "output tokens",
+                                                 "cost_usd": "dollars"}), hide_index=True)
+    resumable = frame[(frame["state"].isin(["interrupted", "cancelled", "failed"]))
+                      | ((frame["status"] == "done") & (frame["errors"] > 0))]
+    if resumable.empty:
+        return
+    labels = {str(r.name): f"{r.name} ({r.state}, {r.trials} trials, {r.errors} errors)"
+              for r in resumable.itertuples()}
+    c1, c2, c3 = st.columns([4, 2, 1])
+    name = pickers.select(c1, "Resume a sweep", list(labels), K + "resume", format_func=lambda n: labels.get(n, n),
+                          help="runs the trials it is missing; calls already made come from the cache")
+    retry = pickers.toggle(c2, "Also retry failed trials", K + "retry_errors")
+    choice = State().choice
+    if c3.button("Resume", key=K + "resume_go", icon=":material/play_arrow:", disabled=choice is None):
+        row = frame[frame["name"] == name].iloc[0]
+        try:
+            from components.run.config import SweepConfig
+
+            config = SweepConfig.from_stored(row["config"])
+            jobs.start_sweep(owner_, config, config.load_tasks(), choice.api_key, retry_errors=bool(retry))
+            st.rerun()
+        except (ValueError, OSError, LookupError) as exc:
+            st.error(f"Cannot resume {name}: {short(exc, (choice.api_key or '',))}")
+
+

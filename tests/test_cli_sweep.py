@@ -8,16 +8,9 @@ import pytest
 
 from components.cli import main
 from tests.support import sweep_toml
-from tests.support.llm_server import LLMServer
 
 RESULT_MIN = ["sweep", "task", "strategy", "model", "length", "position", "actual_length", "actual_position",
               "answer", "score", "error", "calls", "input_tokens", "output_tokens", "cost_usd"]
-
-
-@pytest.fixture(scope="module")
-def server():
-    with LLMServer() as srv:
-        yield srv
 
 
 def test_dry_run_prints_estimate_and_sends_nothing(tmp_path, server, capsys):

@@ -22,23 +22,10 @@ from components.providers.fake import FakeProvider, plausible_answer
 from components.providers.guard import check_fits, context_window
 from components.providers.openai_provider import map_error
 from components.providers.pricing import cost_usd, load_prices
-from tests.support.llm_server import LLMServer
 
 MSG = [{"role": "user", "content": "<PAGE 1>\nThe capital of Zorbia is Quenton.\n</PAGE 1>\n\n"
         "Answer the following question:\nWhat is the capital of Zorbia?\n\nRespond as Answer: ...\nPage: N"}]
 S = Settings(max_tokens=32)
-
-
-@pytest.fixture(scope="module")
-def server():
-    with LLMServer() as srv:
-        yield srv
-
-
-@pytest.fixture(autouse=True)
-def fresh(server):
-    server.reset()
-    yield
 
 
 def complete(spec, key="sk-test-abc123", messages=MSG, settings=S):

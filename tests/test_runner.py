@@ -10,8 +10,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from components.core.documents import make_document
 from components.providers.base import ModelSpec, RateLimited, Settings, cache_key
 from components.providers.fake import FakeProvider
@@ -19,24 +17,11 @@ from components.run.config import SweepConfig
 from components.run.runner import run_one, run_sweep
 from components.run.store import RunStore
 from tests.support import sweep_toml
-from tests.support.llm_server import LLMServer
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPARE = ["trial_key", "task", "strategy", "model", "length", "position", "actual_length", "actual_position",
            "answer", "raw_answer", "score", "subspan_em", "exact", "page_recall", "page_precision", "error",
            "calls", "input_tokens", "output_tokens", "gold_pages", "retrieved_pages"]
-
-
-@pytest.fixture(scope="module")
-def server():
-    with LLMServer() as srv:
-        yield srv
-
-
-@pytest.fixture(autouse=True)
-def fresh(server):
-    server.reset()
-    yield
 
 
 def config(tmp_path, server, **kw) -> SweepConfig:

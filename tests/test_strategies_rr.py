@@ -218,3 +218,28 @@ def test_spans_index_the_text_for_every_strategy():
                 if s.kind in ("page", "gold"):
                     assert doc.page(s.page).text in region
                     assert (s.kind == "gold") == (s.page == 5)
+
+
+def test_reorder_exact():
+    """BM25 (Okapi, k1 = 1.5, b = 0.75) ranks the pages against the question; the best go to both
+    edges (LITM §3.3 motivation), in the Baseline prompt (R&R App. A), pages keeping their numbers.
+    Keywords of "Who wrote Hamlet in Denmark?": wrote, hamlet, denmark. Page 4 ("denmark", 2 words)
+    outscores page 2 ("hamlet", 4 words): the same idf, a shorter page. Ranking 4, 2, 1, 3 (no match:
+    document order), so the edges get 4 and 2 and the middle 1 and 3: 4, 1, 3, 2."""
+    doc = make_document(["Macbeth is a tragedy.", "Hamlet was written by William Shakespeare.",
+                         "Othello is set in Venice.", "Denmark is a kingdom."], gold=[2], counts=[10, 10, 10, 10])
+    q = "Who wrote Hamlet in Denmark?"
+    head, tail = (x.replace("Who wrote Hamlet?", q) for x in (HEAD, TAIL))
+    p4 = "<PAGE 4>\nDenmark is a kingdom.\n</PAGE 4>"
+    assert one("reorder", doc, question=q) == wrap(p4, P1, P3, P2, head=head, tail=tail)
+
+
+def test_keyword_exact():
+    """004 §4.4: the question goes with the chunk (about c tokens, between pages) sharing most keywords."""
+    doc = make_document(["Macbeth is a tragedy.", "Othello is set in Venice.",
+                         "Hamlet was written by William Shakespeare.", "Lear has three daughters."],
+                        gold=[3], counts=[10, 10, 10, 10])
+    prompts = get_strategy("keyword").first_prompts(doc, Q, {"c": 20})
+    assert len(prompts) == 1 and prompts[0].label == "answer (chunk 2 of 2)"
+    assert prompts[0].text == wrap("<PAGE 3>\nHamlet was written by William Shakespeare.\n</PAGE 3>",
+                                   "<PAGE 4>\nLear has three daughters.\n</PAGE 4>")

@@ -2,13 +2,19 @@
 
     litm prompt --doc notes.pdf --question "..." --strategy rr --param r=5000 --param k=3 --json
     litm prompt --task tasks.jsonl --index 2 --strategy litm
+    litm prompt --task tasks.jsonl --index 2 --length 4000 --position 0.5      # as a sweep builds it
+    litm prompt --task nq.jsonl.gz --documents 20 --position 9 --strategy litm # LITM §3.1: gold at index 9
+    litm prompt --task nq.jsonl.gz --all --strategy litm > prompts.jsonl       # one JSON line per task
+
+With --length/--position or --documents/--position the document is built exactly as a sweep builds
+it (components.run.plan.trial_document): the same prompt a sweep would send.
 """
 
 from __future__ import annotations
 
 import json
 
-from components.core.documents import Document, paginate
+from components.core.documents import paginate
 from components.core.loaders import read_path
 from components.core.tokens import DEFAULT_ENCODING, ENCODINGS
 from components.strategies import STRATEGIES, get_strategy
@@ -21,6 +27,13 @@ def add_parser(sub, name: str) -> None:
     src.add_argument("--doc", help="document file (.txt .md .pdf .docx .html)")
     src.add_argument("--task", help="task file (LITM QA/KV JSONL, our JSONL, CSV)")
     p.add_argument("--index", type=int, default=0, help="which task in --task (from 0; default 0)")
+    p.add_argument("--all", action="store_true", help="with --task: every task, one JSON line each")
+    p.add_argument("--length", type=int, help="with --task: build a sweep document of about N tokens")
+    p.add_argument("--documents", type=int, help="with --task: build N documents, the gold one at --position "
+                                                 "(0-based; -1 the last), as LITM §3.1")
+    p.add_argument("--by-index", action="store_true", help="(with --documents; says --position is an index)")
+    p.add_argument("--position", type=float, help="where the gold page goes: with --length, <= 1 a fraction "
+                                                  "of the length, > 1 tokens; with --documents, the 0-based index")
     p.add_argument("--question", help="the question (required with --doc; overrides the task's)")
     p.add_argument("--strategy", help=f"one of: {', '.join(STRATEGIES)} (default: baseline, kv for kv tasks)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
@@ -46,41 +59,96 @@ def parse_params(items: list[str]) -> dict[str, int]:
     return out
 
 
-def load_source(args) -> tuple[Document, str, str]:
-    """(document, question, default strategy) from --doc or --task."""
-    if args.doc:
-        if not args.question or not args.question.strip():
-            raise ValueError("--question is required with --doc")
-        doc = paginate(read_path(args.doc), args.pages, args.encoding, name=args.doc)
-        return doc.with_gold(args.gold), args.question, "baseline"
+def _cell(args) -> tuple:
+    """(length, position, documents, gold_index) asked for, or all None (the task's own pages)."""
+    if args.by_index and args.documents is None:
+        raise ValueError("--by-index needs --documents N")
+    if args.length is not None and args.documents is not None:
+        raise ValueError("give --length (tokens) or --documents (LITM), not both")
+    if args.length is None and args.documents is None:
+        if args.position is not None:
+            raise ValueError("--position goes with --length or --documents")
+        return None, None, None, None
+    if args.position is None or args.position != args.position:  # NaN is not a position
+        raise ValueError("--position is needed with --length or --documents (a number)")
+    if args.documents is not None:
+        if args.documents < 1 or args.position != int(args.position):
+            raise ValueError("--documents must be positive and --position a whole index")
+        i = int(args.position)
+        j = i if i >= 0 else args.documents + i
+        if not 0 <= j < args.documents:
+            raise ValueError(f"--position {i} is not an index of {args.documents} documents")
+        return None, None, args.documents, j
+    if args.length < 1 or args.position < 0:
+        raise ValueError("--length must be positive and --position 0 or more")
+    if args.position > 1 and args.position > args.length:
+        raise ValueError(f"--position {args.position:g} tokens is past the end of a {args.length}-token document")
+    return args.length, args.position, None, None
+
+
+def task_prompts_source(args):
+    """(tasks to show, every task of the file, cell)."""
+    from components.tasks.importers import read_tasks
+
     if args.gold:
         raise ValueError("--gold goes with --doc; a task marks its own gold pages")
-    from components.tasks.importers import read_tasks
+    ts = read_tasks(args.task)
+    if ts.errors:
+        import sys
+
+        print(f"litm: {args.task}: {len(ts.errors)} row(s) could not be read and are left out "
+              f"(first: line {ts.errors[0][0]}: {ts.errors[0][1]})", file=sys.stderr)
+    if not args.all and not 0 <= args.index < len(ts.tasks):
+        raise ValueError(f"--index {args.index} is outside 0..{len(ts.tasks) - 1}")
+    chosen = ts.tasks if args.all else [ts.tasks[args.index]]
+    return chosen, ts.tasks, _cell(args)
+
+
+def task_document_for(task, all_tasks, cell, encoding):
+    """The document a sweep builds for this task and cell, or the task's own pages."""
+    from components.run.plan import TrialSpec, trial_document
     from components.tasks.sweepdocs import task_document
 
-    tasks = read_tasks(args.task).tasks
-    if not tasks:
-        raise ValueError(f"{args.task}: no tasks could be read")
-    if not 0 <= args.index < len(tasks):
-        raise ValueError(f"--index {args.index} is outside 0..{len(tasks) - 1}")
-    task = tasks[args.index]
-    default = "kv" if task.kind == "kv" else "baseline"
-    return task_document(task, args.encoding), args.question or task.question, default
+    length, position, documents, gold_index = cell
+    if length is None and documents is None:
+        return task_document(task, encoding)
+    spec = TrialSpec(0, "", task, length, position, "", {}, None, documents, gold_index)
+    return trial_document(spec, encoding, all_tasks).document
+
+
+def record(strategy, doc, prompts, task=None) -> dict:
+    out = {"strategy": strategy.name, "stages": strategy.stages, "pages": len(doc.pages), "gold": list(doc.gold),
+           "document_tokens": doc.tokens, "gold_token_positions": [doc.offsets[g - 1] for g in doc.gold],
+           "prompts": [p.to_dict() for p in prompts]}
+    if task is not None:
+        out = {"task": task.id, **out}
+    return out
 
 
 def run(args) -> int:
-    doc, question, default = load_source(args)
-    strategy = get_strategy(args.strategy or default)
-    prompts = strategy.first_prompts(doc, question, parse_params(args.param))
+    params = parse_params(args.param)
+    if args.doc:
+        if args.all or args.length is not None or args.documents is not None:
+            raise ValueError("--all, --length and --documents go with --task")
+        if not args.question or not args.question.strip():
+            raise ValueError("--question is required with --doc")
+        doc = paginate(read_path(args.doc), args.pages, args.encoding, name=args.doc).with_gold(args.gold)
+        strategy = get_strategy(args.strategy or "baseline")
+        jobs = [(None, doc, args.question.strip())]
+    else:
+        tasks, all_tasks, cell = task_prompts_source(args)
+        jobs = [(t, task_document_for(t, all_tasks, cell, args.encoding),
+                 args.question.strip() if args.question else t.question) for t in tasks]
+        strategy = get_strategy(args.strategy or ("kv" if tasks[0].kind == "kv" else "baseline"))
+    if args.all:
+        for task, doc, question in jobs:
+            prompts = strategy.first_prompts(doc, question, params)
+            print(json.dumps(record(strategy, doc, prompts, task), ensure_ascii=False))
+        return 0
+    task, doc, question = jobs[0]
+    prompts = strategy.first_prompts(doc, question, params)
     if args.json:
-        print(json.dumps({
-            "strategy": strategy.name,
-            "stages": strategy.stages,
-            "pages": len(doc.pages),
-            "gold": list(doc.gold),
-            "document_tokens": doc.tokens,
-            "prompts": [p.to_dict() for p in prompts],
-        }, ensure_ascii=False))
+        print(json.dumps(record(strategy, doc, prompts, task), ensure_ascii=False))
         return 0
     print(f"{strategy.label} ({strategy.name}; {strategy.paper}): {len(doc.pages)} pages, "
           f"{doc.tokens:,} document tokens, gold {list(doc.gold) or 'none'}")

@@ -15,8 +15,28 @@ import pandas as pd
 from components.core import stats
 from components.core.metrics import METRICS as ALL_METRICS
 
-# metric column -> label shown in the UI (components.core.metrics is the one list)
-METRICS: dict[str, str] = {m.column: m.label for m in ALL_METRICS.values()}
+# metric column -> label shown in the UI (components.core.metrics is the one list); "primary" is each
+# trial's own strategy's metric, the value the Playground's verdict shows for the same trial
+PRIMARY = "primary"
+METRICS: dict[str, str] = {PRIMARY: "each strategy's own metric",
+                           **{m.column: m.label for m in ALL_METRICS.values()}}
+
+
+def primary_values(df: pd.DataFrame) -> pd.Series:
+    """Each trial's value of its strategy's primary metric (trials from stores made before the
+    `metric` column existed take their strategy's metric)."""
+    from components.strategies import STRATEGIES
+
+    names = df["metric"] if "metric" in df.columns else pd.Series(None, index=df.index, dtype=object)
+    fallback = df["strategy"].map(lambda s: STRATEGIES[s].metric if s in STRATEGIES else None) \
+        if "strategy" in df.columns else names
+    names = names.where(names.notna(), fallback)
+    out = pd.Series(math.nan, index=df.index, dtype=float)
+    for m in ALL_METRICS.values():
+        mask = (names == m.name) & (m.column in df.columns)
+        if mask.any():
+            out[mask] = pd.to_numeric(df.loc[mask, m.column], errors="coerce")
+    return out
 
 STAT_COLUMNS = ["n", "successes", "mean", "lo", "hi", "errors"]
 
@@ -408,6 +428,7 @@ def combine_stores(loaded: list[tuple[str, bool, str, pd.DataFrame, pd.DataFrame
         t["store"] = store_label
         t["store_path"] = path
         t["shipped"] = shipped
+        t[PRIMARY] = primary_values(t) if len(t) else pd.Series(dtype=float)
         all_trials.append(t)
         all_sweeps.append(labelled)
     trials = pd.concat(all_trials, ignore_index=True) if all_trials else pd.DataFrame()

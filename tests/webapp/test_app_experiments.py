@@ -175,22 +175,13 @@ def test_missing_key_is_one_line_not_a_traceback(db, monkeypatch):
     assert errors and all("Traceback" not in e for e in errors)
 
 
-@pytest.fixture
-def llm_url():
-    from tests.support.llm_server import LLMServer
-
-    server = LLMServer().start()
-    yield server
-    server.stop()
-
-
-def test_run_against_loopback_server(db, llm_url):
-    choice = Choice(ModelSpec("openai-compatible", "loop", base_url=llm_url.openai_url), "sk-test-not-stored")
+def test_run_against_loopback_server(db, server):
+    choice = Choice(ModelSpec("openai-compatible", "loop", base_url=server.openai_url), "sk-test-not-stored")
     at = page(choice)
     at.button(key="exp_run").click().run()
     job = jobs.jobs_for(at.session_state["sweep_owner"])[0]
     assert jobs.wait(job, 60) and job.failure is None, job.failure
-    assert llm_url.counts["chat"] == 12
+    assert server.counts["chat"] == 12
     trials = RunStore(db).trials_frame()
     assert len(trials) == 12 and trials["model"].iloc[0] == "openai-compatible:loop"
     assert "sk-test-not-stored" not in Path(db).read_bytes().decode("latin-1")

@@ -106,7 +106,8 @@ def test_strategy_switch_shows_its_parameters():
     assert "R&R §3.3" in texts(at)
     at.selectbox(key="strategy").set_value("chunked-icr").run()
     no_trouble(at)
-    assert at.select_slider(key="param_c_20000") is not None
+    c = at.select_slider(key="param_c_20000").value
+    assert c < 20_000 and f"c = 20,000 is longer than this document; starting at {c:,}" in texts(at)
     assert any(s.label == "Prompt" for s in at.selectbox), "one view per chunk prompt"
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Calls"].endswith("(about)")

@@ -3,6 +3,7 @@
 from components.core.documents import make_document
 from components.providers.base import ModelSpec
 from components.run.store import RunStore
+from components.strategies import get_strategy
 from webapp import live
 from webapp.sidebar import Choice
 
@@ -34,3 +35,34 @@ def test_live_run_reports_each_call(tmp_path, monkeypatch):
     assert len(lines) == 4
     assert lines[0].startswith("retrieve") and "sending" in lines[0]
     assert "answered" in lines[1] and "answered" in lines[3]
+
+
+def test_the_verdict_is_the_stored_trials_primary_metric(tmp_path, monkeypatch):
+    """A sweep stores a trial; the Playground runs the same document, question and strategy: its verdict
+    and the stored trial's primary metric (which Results reads) are the same value."""
+    from components.report.analysis import primary_values
+    from components.run.config import SweepConfig
+    from components.run.plan import plan, trial_document
+    from components.run.runner import run_sweep
+    from tests.support import facts_file
+
+    monkeypatch.setenv("LITM_DB", str(tmp_path / "user.sqlite"))
+    tasks = facts_file(tmp_path, 3)
+    for strategy in ("litm", "baseline", "icr"):  # subspan EM, fuzzy, fuzzy after retrieval
+        cfg = SweepConfig.from_dict({"sweep": {
+            "name": f"v-{strategy}", "tasks": str(tasks), "lengths": [600], "positions": [0.0, 1.0],
+            "strategies": [strategy], "params": {"k": 2} if strategy == "icr" else {},
+            "models": [{"provider": "fake", "model": "fake-model"}]}})
+        store = RunStore(tmp_path / "sweeps.sqlite")
+        run_sweep(cfg, store)
+        stored = store.trials_frame(f"v-{strategy}")
+        store.close()
+        stored["primary"] = primary_values(stored)
+        assert set(stored["metric"]) == {get_strategy(strategy).metric}
+        for spec in plan(cfg):
+            row = stored[stored["trial_key"] == spec.key].iloc[0]
+            doc = trial_document(spec, cfg.encoding, cfg.all_tasks().tasks).document
+            view = live.execute(doc, spec.task.question, spec.task.answers, strategy, dict(spec.params),
+                                Choice(ModelSpec("fake", "fake-model"), None))
+            assert view.metric == row["metric"]
+            assert view.correct == bool(row["primary"]), (strategy, spec.task.id, view.answer, row["answer"])

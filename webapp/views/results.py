@@ -47,7 +47,7 @@ def filters(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, s
         chosen_sets = pickers.multi(c4, "Task sets", task_sets, K + "task_sets", placeholder="all task sets") \
             if task_sets else []
         metrics = [m for m in analysis.METRICS if m in part and pd.to_numeric(part[m], errors="coerce").notna().any()]
-        metric = pickers.select(c5, "Metric", metrics or ["score"], K + "metric", default="score",
+        metric = pickers.select(c5, "Metric", metrics or ["primary"], K + "metric", default="primary",
                                 format_func=lambda m: analysis.METRICS.get(m, m),
                                 help="fuzzy match (R&R), best subspan EM (Lost in the Middle), exact match "
                                      "(ALR2), page recall/precision of the retrieval stage")
@@ -174,7 +174,8 @@ def length_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     st.plotly_chart(fig, key=K + "len_chart", alt=f"{metric_label} against document length, one line per {series}")
 
 
-TRIAL_VIEW = ["trial_id", "sweep", "task", "strategy", "model", "length", "position", "actual_position", "answer",
+TRIAL_VIEW = ["trial_id", "sweep", "task", "strategy", "model", "length", "position", "documents", "gold_index",
+              "actual_position", "answer", "primary",
               "score", "subspan_em", "exact", "page_recall", "error", "calls", "input_tokens", "output_tokens",
               "cost_usd"]
 

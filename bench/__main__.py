@@ -1,4 +1,5 @@
-"""Run every bench/bench_*.py module and print its lines."""
+"""Run every bench/bench_*.py module (each has `run() -> list[str]`) and print its lines:
+`python -m bench` (all) or `python -m bench store runner` (some)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 
 def main() -> int:
     names = sorted(p.stem for p in Path(__file__).parent.glob("bench_*.py"))
-    for name in names:
+    wanted = {f"bench_{a.removeprefix('bench_')}" for a in sys.argv[1:]}
+    for name in [n for n in names if not wanted or n in wanted]:
         module = importlib.import_module(f"bench.{name}")
         for line in module.run():
             print(f"{name}: {line}", flush=True)

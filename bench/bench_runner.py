@@ -77,44 +77,51 @@ def bare_client_rate(port: int, n: int, concurrency: int) -> float:
     return asyncio.run(go())
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trials", type=int, default=2000)
-    ap.add_argument("--concurrency", type=int, default=32)
-    ap.add_argument("--delay", type=float, default=0.1)
-    args = ap.parse_args(argv)
+def run(trials: int = 2000, concurrency: int = 32, delay: float = 0.1) -> list[str]:
+    lines = []
     port = free_port()
-    server = start_server(port, args.delay)
+    server = start_server(port, delay)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            write_tasks(tiny_tasks(args.trials), Path(tmp) / "tasks.jsonl")
+            write_tasks(tiny_tasks(trials), Path(tmp) / "tasks.jsonl")
             config = SweepConfig.from_dict({"sweep": {
                 "name": "bench", "tasks": str(Path(tmp) / "tasks.jsonl"), "lengths": [30], "positions": [0.0],
-                "strategies": ["baseline"], "concurrency": args.concurrency,
+                "strategies": ["baseline"], "concurrency": concurrency,
                 "models": [{"provider": "openai-compatible", "model": "bench",
                             "base_url": f"http://127.0.0.1:{port}/v1"}]}})
             store = RunStore(Path(tmp) / "bench.sqlite")
             t0 = time.perf_counter()
             first = run_sweep(config, store)
             elapsed = time.perf_counter() - t0
-            ideal = args.concurrency / args.delay
+            ideal = concurrency / delay
             rate = first.calls_sent / elapsed
-            bare = bare_client_rate(port, min(args.trials, 1000), args.concurrency)
-            print(f"runner: {first.calls_sent} calls in {elapsed:.2f}s = {rate:.0f} calls/s; "
-                  f"ratio to ideal {ideal:.0f}/s: {rate / ideal:.2f} (goal >= 0.8); errors {first.errors}; "
-                  f"bare httpx client now: {bare:.0f} calls/s (runner/bare {rate / bare:.2f})")
+            bare = bare_client_rate(port, min(trials, 1000), concurrency)
+            lines.append(f"runner: {first.calls_sent} calls in {elapsed:.2f}s = {rate:.0f} calls/s; "
+                         f"ratio to ideal {ideal:.0f}/s: {rate / ideal:.2f} (goal >= 0.8); errors {first.errors}; "
+                         f"bare httpx client now: {bare:.0f} calls/s (runner/bare {rate / bare:.2f})")
             t0 = time.perf_counter()
             again = run_sweep(config, store)
             rerun = time.perf_counter() - t0
-            print(f"cache rerun: {again.total} trials in {rerun:.2f}s, {again.calls_sent} calls sent (goal < 2 s)")
+            lines.append(f"cache rerun: {again.total} trials in {rerun:.2f}s, {again.calls_sent} calls sent (goal < 2 s)")
             other = dataclasses.replace(config, name="bench-again")
             t0 = time.perf_counter()
             fresh = run_sweep(other, store)
-            print(f"new sweep, same prompts: {fresh.total} trials in {time.perf_counter() - t0:.2f}s, "
-                  f"{fresh.cached_calls} calls from the cache, {fresh.calls_sent} sent")
+            lines.append(f"new sweep, same prompts: {fresh.total} trials in {time.perf_counter() - t0:.2f}s, "
+                         f"{fresh.cached_calls} calls from the cache, {fresh.calls_sent} sent")
     finally:
         server.terminate()
         server.wait(5)
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trials", type=int, default=2000)
+    ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--delay", type=float, default=0.1)
+    args = ap.parse_args(argv)
+    for line in run(args.trials, args.concurrency, args.delay):
+        print(line, flush=True)
     return 0
 
 

@@ -1,7 +1,10 @@
-"""`litm results`: the trials of a run store as CSV or JSON (its columns: components.run.schema)."""
+"""`litm results`: the trials of a run store as CSV or JSON (columns: components.run.schema), streamed
+row by row, so memory stays flat on a store of any size."""
 
 from __future__ import annotations
 
+import csv
+import json
 import sys
 
 from components.cli.common import add_db, db_path
@@ -17,20 +20,27 @@ def add_parser(sub, name):
 
 
 def run(args) -> int:
-    from components.run.schema import RESULT_COLUMNS
+    from components.run.reader import iter_rows
+    from components.run.schema import EXPORT_COLUMNS, JSON_COLUMNS, RESULT_COLUMNS
     from components.run.store import RunStore
-    from components.run.store_io import frame_bytes
 
     db = db_path(args)
     if not db.exists():
         raise FileNotFoundError(f"no run store at {db}")
     store = RunStore(db)
-    frame = store.trials_frame(args.sweep)
-    if not args.all_columns:
-        frame = frame[RESULT_COLUMNS]
+    columns = EXPORT_COLUMNS if args.all_columns else RESULT_COLUMNS
+    rows = iter_rows(store, columns, args.sweep)
+    out = sys.stdout
     if args.format == "csv":
-        sys.stdout.buffer.write(frame_bytes(frame, "csv"))
-    else:
-        sys.stdout.write(frame.to_json(orient="records", force_ascii=False, indent=1))
-        sys.stdout.write("\n")
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow(["" if v is None else v for v in row])
+        return 0
+    lists = {i for i, c in enumerate(columns) if c in JSON_COLUMNS}
+    out.write("[")
+    for n, row in enumerate(rows):
+        record = {c: (json.loads(v) if i in lists and v is not None else v) for i, (c, v) in enumerate(zip(columns, row, strict=True))}
+        out.write(("," if n else "") + "\n" + json.dumps(record, ensure_ascii=False))
+    out.write("\n]\n")
     return 0

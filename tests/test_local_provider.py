@@ -167,3 +167,28 @@ def test_a_prompt_longer_than_the_window_is_refused_before_generation(smol, monk
     fits_alone = [{"role": "user", "content": "word " * 2000}]
     with pytest.raises(PromptTooLong, match="max_tokens is 100"):  # the output budget counts too
         asyncio.run(smol.complete(fits_alone, Settings(max_tokens=100)))
+
+
+@pytest.mark.local_model
+def test_the_queue_counts_calls_waiting_for_the_model(smol):
+    """One model generates one prompt at a time; queue_length tells a new call how many are ahead."""
+    import threading
+    import time
+
+    from components.providers import local
+
+    smol.ensure_loaded()
+    seen = []
+    with smol.loaded.lock:  # the model is busy: calls started now must wait
+        threads = [threading.Thread(target=smol.complete_sync, args=(QUESTION, Settings(max_tokens=4)))
+                   for _ in range(3)]
+        for i, t in enumerate(threads, 1):
+            t.start()
+            deadline = time.monotonic() + 10
+            while local.queue_length() < i and time.monotonic() < deadline:
+                time.sleep(0.01)
+            seen.append(local.queue_length())
+    for t in threads:
+        t.join(60)
+    assert seen == [1, 2, 3]
+    assert local.queue_length() == 0

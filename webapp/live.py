@@ -72,13 +72,25 @@ def execute(doc: Document, question: str, answers: tuple[str, ...], strategy_nam
                    trial.latency_s, trial.cost_usd, spec.label, raw, notes)
 
 
-def call_line(prompt, completion) -> str:
-    """One progress line per call: before it is sent, and when its answer is back."""
+def call_line(prompt, completion, ahead: int = 0) -> str:
+    """One progress line per call: before it is sent (with the local model's queue ahead of it, when
+    other sessions are using it), and when its answer is back."""
     what = prompt.label or f"stage {prompt.stage}"
     if completion is None:
-        return f"{what}: sending {prompt.tokens:,} tokens, waiting for the model…"
+        queue = (f"; the local model is busy with {ahead} other call{'s' if ahead != 1 else ''} first"
+                 if ahead else "")
+        return f"{what}: sending {prompt.tokens:,} tokens, waiting for the model{queue}…"
     source = "from the cache" if completion.cached else f"in {completion.latency_s:.1f} s"
     return f"{what}: answered {source} ({completion.output_tokens:,} tokens out)."
+
+
+def local_queue(spec) -> int:
+    """Calls ahead of a new one on the in-process local model (0 for any other provider)."""
+    if spec.provider != "local":
+        return 0
+    from components.providers.local import queue_length
+
+    return queue_length()
 
 
 def run_section(state: State, doc: Document, question: str, answers: tuple[str, ...], strategy: str,
@@ -96,7 +108,7 @@ def run_section(state: State, doc: Document, question: str, answers: tuple[str, 
                 try:
                     status.write(f"{get_strategy(strategy).label}: {get_strategy(strategy).stages} stage(s).")
                     view = execute(doc, question, answers, strategy, params, choice,
-                                   on_call=lambda p, c: status.write(call_line(p, c)))
+                                   on_call=lambda p, c: status.write(call_line(p, c, local_queue(choice.spec))))
                     state.last_run = {"inputs": inputs, "view": view}
                     status.update(label="Done", state="complete", expanded=False)
                 except (ProviderError, ParamError, ValueError, OSError) as e:

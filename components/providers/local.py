@@ -35,6 +35,14 @@ class Loaded:
 
 _loaded: dict[tuple[str, int], Loaded] = {}
 _load_lock = threading.Lock()
+_queue_lock = threading.Lock()
+_in_queue = 0  # calls waiting for or running on a local model in this process (every session's)
+
+
+def queue_length() -> int:
+    """Local-model calls waiting or running right now in this process: a new call waits behind them
+    (one model generates one prompt at a time)."""
+    return _in_queue
 
 
 def llama_module():
@@ -113,6 +121,16 @@ class LocalProvider:
         return await asyncio.to_thread(self.complete_sync, messages, settings)
 
     def complete_sync(self, messages: list[dict], settings: Settings) -> Completion:
+        global _in_queue
+        with _queue_lock:
+            _in_queue += 1
+        try:
+            return self._generate(messages, settings)
+        finally:
+            with _queue_lock:
+                _in_queue -= 1
+
+    def _generate(self, messages: list[dict], settings: Settings) -> Completion:
         model = self.ensure_loaded()
         with model.lock:
             llm = model.llm

@@ -26,6 +26,7 @@ def test_live_runs_are_cached_in_the_user_store(tmp_path, monkeypatch):
 
 
 def test_live_run_reports_each_call(tmp_path, monkeypatch):
+    assert "busy with 2 other calls first" in live.call_line(type("P", (), {"label": "answer", "stage": 1, "tokens": 9})(), None, 2)
     monkeypatch.setenv("LITM_DB", str(tmp_path / "user.sqlite"))
     doc = make_document(["Alpha text.", "The mill was built by Ada Brennock.", "Gamma text."], gold=[2])
     lines = []

@@ -9,6 +9,7 @@ in `sample_docs/tasks/index.json` ({file name: description}). Cached runs live e
 
 from __future__ import annotations
 
+import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,8 +64,10 @@ def list_task_sets(directory: Path | None = None) -> list[TaskSetInfo]:
     index_path = directory / "index.json"
     index = json.loads(index_path.read_text(encoding="utf-8")) if index_path.is_file() else {}
     out = []
-    for p in sorted(directory.glob("*.jsonl")):
-        with p.open(encoding="utf-8") as fh:
+    for p in sorted([*directory.glob("*.jsonl"), *directory.glob("*.jsonl.gz")]):
+        opener = gzip.open if p.suffix == ".gz" else open
+        with opener(p, "rt", encoding="utf-8") as fh:
             n = sum(1 for line in fh if line.strip())
-        out.append(TaskSetInfo(p.stem, str(p), index.get(p.name, ""), n))
-    return out
+        name = p.name.removesuffix(".gz").removesuffix(".jsonl")
+        out.append(TaskSetInfo(name, str(p), index.get(p.name, ""), n))
+    return sorted(out, key=lambda s: s.name)

@@ -8,7 +8,7 @@ import time
 import pandas as pd
 import streamlit as st
 
-from webapp import jobs, pickers
+from webapp import jobs, pickers, sharing
 from webapp.render import guard, short, usd
 from webapp.state import State
 
@@ -32,12 +32,15 @@ def jobs_panel(owner_: str) -> None:
     if not mine:
         return
     st.subheader("Your sweeps in this session")
+    me = sharing.browser_key()
     for job in mine[:5]:
         c1, c2 = st.columns([6, 1])
         with c1:
             job_line(job)
-        if job.running:
-            c2.button("Cancel", key=f"{K}cancel_{job.id}", on_click=jobs.cancel, args=(owner_, job.id),
+        if job.running and job.controller != me:
+            c2.caption("watching (started in another browser)")
+        elif job.running:
+            c2.button("Cancel", key=f"{K}cancel_{job.id}", on_click=jobs.cancel, args=(owner_, job.id, me),
                       disabled=job.cancel.is_set(), icon=":material/stop_circle:")
         else:
             c2.button("Dismiss", key=f"{K}dismiss_{job.id}", on_click=jobs.forget, args=(owner_, job.id))
@@ -85,6 +88,9 @@ def past_sweeps(owner_: str) -> pd.DataFrame:
         store.close()
     if frame.empty:
         return frame
+    frame = frame[[sharing.visible(o, owner_) for o in frame["owner"]]]  # never other people's sweeps
+    if frame.empty:
+        return frame
     mine = {j.label for j in jobs.running_for(owner_)}
     elsewhere = jobs.running_names(str(db)) - mine
     frame = frame[~frame["name"].isin(elsewhere)].copy()  # never show another session's run in progress
@@ -105,8 +111,9 @@ def past_panel(owner_: str) -> None:
     show["cost_usd"] = show["cost_usd"].map(lambda v: usd(float(v)) if pd.notna(v) else "unknown")
     st.dataframe(show.iloc[::-1].rename(columns={"input_tokens": "input tokens", "output_tokens": "output tokens",
                                                  "cost_usd": "dollars"}), hide_index=True)
-    resumable = frame[(frame["state"].isin(["interrupted", "cancelled", "failed"]))
-                      | ((frame["status"] == "done") & (frame["errors"] > 0))]
+    resumable = frame[((frame["state"].isin(["interrupted", "cancelled", "failed"]))
+                       | ((frame["status"] == "done") & (frame["errors"] > 0)))
+                      & [sharing.controls(o) for o in frame["owner"]]]  # only this browser's own
     if resumable.empty:
         return
     labels = {str(r.name): f"{r.name} ({r.state}, {r.trials} trials, {r.errors} errors)"
@@ -122,7 +129,8 @@ def past_panel(owner_: str) -> None:
             from components.run.config import SweepConfig
 
             config = SweepConfig.from_stored(row["config"])
-            jobs.start_sweep(owner_, config, config.load_tasks(), choice.api_key, retry_errors=bool(retry))
+            jobs.start_sweep(owner_, config, config.load_tasks(), choice.api_key, retry_errors=bool(retry),
+                             controller=sharing.browser_key())
             st.rerun()
         except (ValueError, OSError, LookupError) as exc:
             st.error(f"Cannot resume {name}: {short(exc, (choice.api_key or '',))}")

@@ -39,9 +39,10 @@ def generated(kind: str, n: int, seed: int) -> list:
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def uploaded(name: str, data: bytes):
-    from components.tasks.importers import parse_tasks_bytes
+    """Tasks of an uploaded file (unpacked as a stream, at most MAX_UPLOAD_TASK_BYTES)."""
+    from components.tasks.importers import MAX_UPLOAD_TASK_BYTES, parse_tasks_bytes
 
-    return parse_tasks_bytes(name, data)
+    return parse_tasks_bytes(name, data, MAX_UPLOAD_TASK_BYTES)
 
 
 def task_source() -> tuple[str, list, str | None]:
@@ -77,7 +78,13 @@ def task_source() -> tuple[str, list, str | None]:
     if file is None:
         st.caption("Upload a task file to use it.")
         return "", [], None
-    ts = uploaded(file.name, file.getvalue())
+    from components.tasks.model import TaskFileError
+
+    try:
+        ts = uploaded(file.name, file.getvalue())
+    except TaskFileError as exc:
+        st.error(short(exc))
+        return "", [], None
     show_row_errors(ts.errors)
     if not ts.tasks:
         st.error(f"No task could be read from {file.name}.")

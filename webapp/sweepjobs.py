@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from webapp import jobs, pickers, sharing
-from webapp.render import guard, short, usd
+from webapp.render import guard, md, short, usd
 from webapp.state import State
 
 K = "exp_"
@@ -17,14 +17,14 @@ K = "exp_"
 def job_line(job: jobs.Job) -> None:
     frac = min(1.0, job.done / job.total) if job.total else 0.0
     elapsed = (job.finished or time.time()) - job.started
-    text = (f"**{job.label}** · {job.state} · {job.done:,}/{job.total:,} trials · errors {job.errors:,} · "
+    text = (f"**{md(job.label)}** · {job.state} · {job.done:,}/{job.total:,} trials · errors {job.errors:,} · "
             f"spent {usd(job.usd)} · {job.sent:,} calls sent, {job.cached:,} from cache · {elapsed:.0f} s")
     st.progress(frac, text=text)
     if job.failure:
-        st.error(f"The sweep stopped: {short(job.failure)}")
+        st.error(f"The sweep stopped: {md(short(job.failure))}")
     summary = job.summary
     if summary is not None and getattr(summary, "reason", ""):
-        st.caption(f"{summary.status}: {summary.reason}")
+        st.caption(f"{summary.status}: {md(summary.reason)}")
 
 
 def jobs_panel(owner_: str) -> None:
@@ -64,7 +64,7 @@ def live_bars(owner_: str) -> None:
     """The progress again under the Run button (where the user is), without buttons."""
     for job in jobs.running_for(owner_):
         frac = min(1.0, job.done / job.total) if job.total else 0.0
-        st.progress(frac, text=f"{job.label}: {job.done:,}/{job.total:,} trials · errors {job.errors:,} · "
+        st.progress(frac, text=f"{md(job.label)}: {job.done:,}/{job.total:,} trials · errors {job.errors:,} · "
                                f"spent {usd(job.usd)} (cancel at the top of the page)")
 
 
@@ -103,7 +103,7 @@ def past_panel(owner_: str) -> None:
     frame = past_sweeps(owner_)
     st.subheader("Past sweeps")
     if frame.empty:
-        st.caption(f"No sweeps yet in {jobs.user_db()}.")
+        st.caption(f"No sweeps yet in {md(jobs.user_db())}.")
         return
     show = frame[["id", "name", "state", "trials", "errors", "calls", "input_tokens", "output_tokens", "cost_usd",
                   "reason"]].copy()
@@ -133,6 +133,6 @@ def past_panel(owner_: str) -> None:
                              controller=sharing.browser_key())
             st.rerun()
         except (ValueError, OSError, LookupError) as exc:
-            st.error(f"Cannot resume {name}: {short(exc, (choice.api_key or '',))}")
+            st.error(f"Cannot resume {md(name)}: {md(short(exc, (choice.api_key or '',)))}")
 
 

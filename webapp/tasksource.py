@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from webapp import jobs, pickers
-from webapp.render import short
+from webapp.render import md, short
 
 K = "exp_"
 SOURCES = ["Bundled", "Generated", "Upload"]
@@ -69,7 +69,7 @@ def task_source() -> tuple[str, list, str | None]:
         try:
             tasks = generated(kind, int(n), int(seed))
         except ValueError as exc:
-            st.error(short(exc))
+            st.error(md(short(exc)))
             return "", [], None
         return f"{kind}-n{int(n)}-seed{int(seed)}", tasks, None
     file = st.file_uploader("Task file", type=["jsonl", "gz", "csv", "json"], key=K + "upload",
@@ -83,11 +83,11 @@ def task_source() -> tuple[str, list, str | None]:
     try:
         ts = uploaded(file.name, file.getvalue())
     except TaskFileError as exc:
-        st.error(short(exc))
+        st.error(md(short(exc)))
         return "", [], None
     show_row_errors(ts.errors)
     if not ts.tasks:
-        st.error(f"No task could be read from {file.name}.")
+        st.error(f"No task could be read from {md(file.name)}.")
         return "", [], None
     stem = re.sub(r"[^A-Za-z0-9_-]+", "-", file.name.split(".")[0])[:40] or "upload"
     return stem, ts.tasks, None

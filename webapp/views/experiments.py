@@ -15,7 +15,7 @@ import streamlit as st
 
 from components.strategies import STRATEGIES
 from webapp import jobs, pickers, sharing
-from webapp.render import guard, short, thousands, usd
+from webapp.render import guard, md, short, thousands, usd
 from webapp.state import State
 from webapp.sweepjobs import live_bars, past_panel, past_sweeps, progress_panel
 from webapp.tasksource import task_file, task_source
@@ -180,7 +180,7 @@ def main() -> None:
         show_estimate(estimate_for(json.dumps(config, sort_keys=True), token, tasks))
     past = past_sweeps(me)
     if not past.empty and name.strip() in set(past["name"]):
-        st.info(f"A sweep named “{name.strip()}” exists: running adds its missing trials (a resume).")
+        st.info(f"A sweep named “{md(name.strip())}” exists: running adds its missing trials (a resume).")
     if st.button("Run the sweep", type="primary", key=K + "run", disabled=choice is None,
                  icon=":material/play_arrow:"):
         try:
@@ -192,7 +192,7 @@ def main() -> None:
             ss[K + "_fresh_name"] = True  # the next sweep gets a fresh name
             st.rerun()
         except (ValueError, OSError, LookupError) as exc:
-            st.error(f"Cannot start: {short(exc, (getattr(choice, 'api_key', '') or '',))}")
+            st.error(f"Cannot start: {md(short(exc, (getattr(choice, 'api_key', '') or '',)))}")
     if jobs.running_for(me):
         live_bars(me)
     past_panel(me)

@@ -46,11 +46,24 @@ def _cookie() -> str:
         return ""
 
 
+def _unmask(cookie: str) -> bytes:
+    """The stable token inside Streamlit's XSRF cookie. The cookie is re-masked on every response
+    ("2|mask|masked token|time", the double-submit format Tornado introduced); the token is not."""
+    parts = cookie.strip("\"'").split("|")
+    try:
+        if len(parts) == 4 and parts[0] == "2":
+            mask, masked = bytes.fromhex(parts[1]), bytes.fromhex(parts[2])
+            return bytes(b ^ mask[i % len(mask)] for i, b in enumerate(masked))
+    except ValueError:
+        pass
+    return cookie.encode()
+
+
 def browser_key() -> str:
     """A key only this browser can present (see the module text)."""
     cookie = _cookie()
     if cookie:
-        return hashlib.sha256(f"litm-browser:{cookie}".encode()).hexdigest()[:16]
+        return hashlib.sha256(b"litm-browser:" + _unmask(cookie)).hexdigest()[:16]
     ss = st.session_state
     if not ss.get(_FALLBACK):
         ss[_FALLBACK] = secrets.token_hex(8)

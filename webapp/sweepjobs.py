@@ -113,7 +113,7 @@ def past_panel(owner_: str) -> None:
                                                  "cost_usd": "dollars"}), hide_index=True)
     resumable = frame[((frame["state"].isin(["interrupted", "cancelled", "failed"]))
                        | ((frame["status"] == "done") & (frame["errors"] > 0)))
-                      & [sharing.controls(o) for o in frame["owner"]]]  # only this browser's own
+                      & frame["owner"].map(sharing.controls).astype(bool)]  # only this browser's own
     if resumable.empty:
         return
     labels = {str(r.name): f"{r.name} ({r.state}, {r.trials} trials, {r.errors} errors)"

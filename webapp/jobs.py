@@ -36,6 +36,8 @@ class Job:
     usd: float = 0.0
     sent: int = 0  # requests sent in this run
     cached: int = 0  # calls answered from the store in this run
+    requests: int = 0  # HTTP requests the server saw (SDK retries included)
+    note: str = ""  # why the sweep waits right now (a rate limit), "" when it does not
     sweep_id: Any = None
     started: float = field(default_factory=time.time)
     finished: float | None = None
@@ -61,6 +63,7 @@ class Job:
         """The runner's progress callback (components.run.runner.Progress)."""
         self.done, self.total, self.errors = progress.done, progress.total, progress.errors
         self.usd, self.sent, self.cached = progress.spend_usd, progress.sent, progress.cached
+        self.requests, self.note = getattr(progress, "requests", 0), getattr(progress, "note", "")
 
 
 def user_db() -> Path:

@@ -18,7 +18,10 @@ def job_line(job: jobs.Job) -> None:
     frac = min(1.0, job.done / job.total) if job.total else 0.0
     elapsed = (job.finished or time.time()) - job.started
     text = (f"**{md(job.label)}** · {job.state} · {job.done:,}/{job.total:,} trials · errors {job.errors:,} · "
-            f"spent {usd(job.usd)} · {job.sent:,} calls sent, {job.cached:,} from cache · {elapsed:.0f} s")
+            f"spent {usd(job.usd)} · {job.sent:,} calls sent"
+            + (f" ({job.requests:,} HTTP requests)" if job.requests > job.sent else "")
+            + f", {job.cached:,} from cache · {elapsed:.0f} s"
+            + (f" · {md(job.note)}" if job.running and job.note else ""))
     st.progress(frac, text=text)
     if job.failure:
         st.error(f"The sweep stopped: {md(short(job.failure))}")

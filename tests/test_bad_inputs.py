@@ -318,6 +318,15 @@ def test_bad_prompt_parameters(tmp_path, args, needle):
     one_line(run(["prompt", "--task", str(tasks), *args], tmp_path), needle)
 
 
+@pytest.mark.parametrize("position, needle", [("nan", "position must be 0 or more"),
+                                             ("5000", "past the end of a 1,000-token document")])
+def test_bad_build_positions(tmp_path, position, needle):
+    tasks = facts_file(tmp_path, 2)
+    r = run(["tasks", "build", "--task", str(tasks), "--length", "1000", "--position", position,
+             "--out", str(tmp_path / "o.jsonl")], tmp_path)
+    one_line(r, needle)
+
+
 def test_usage_error_is_one_line_exit_2(tmp_path):
     one_line(run(["sweep"], tmp_path), "required", code=2)
 
@@ -357,6 +366,19 @@ def test_fatal_errors_stop_the_sweep_early(tmp_path, server, status, kind):
     assert server.counts["total"] == 5  # concurrency 1, no SDK retries: it stopped after 5
     rows = results(db, tmp_path)
     assert len(rows) == 5 and {x["error_kind"] for x in rows} == {kind}
+
+
+def test_a_server_that_refuses_connections_stops_the_sweep_early(tmp_path, server):
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    toml = config(tmp_path, server, lengths="[600, 1200]", positions="[0.0, 0.5, 1.0]")
+    toml.write_text(toml.read_text().replace(server.openai_url, f"http://127.0.0.1:{port}/v1"))
+    r = run(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite"), "--quiet"], tmp_path)
+    assert r.code == 4 and len(r.lines) == 1 and "all failed (unreachable)" in r.lines[0], r.err
+    assert "Traceback" not in r.out + r.err and r.seconds < 60
 
 
 def test_retry_after_beyond_the_cap_is_not_waited_for(tmp_path, server):

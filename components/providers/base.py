@@ -71,6 +71,12 @@ class Transient(ProviderError):
     kind = "transient"
 
 
+class Unreachable(Transient):
+    """No connection at all (refused, no such host): a wrong base URL, or a server that is down."""
+
+    kind = "unreachable"
+
+
 class PromptTooLong(ProviderError):
     kind = "too_long"
 
@@ -102,7 +108,7 @@ class BadResponse(ProviderError):
 
 
 # kinds that fail every call of a sweep alike: a sweep whose first trials all fail so stops early
-FATAL_KINDS = ("auth", "not_found", "bad_request", "missing_key")
+FATAL_KINDS = ("auth", "not_found", "bad_request", "missing_key", "unreachable")
 
 
 def scrub(text: str, *secrets: str | None) -> str:

@@ -25,6 +25,7 @@ from components.providers.base import (
     RateLimited,
     Settings,
     Transient,
+    Unreachable,
     scrub,
 )
 from components.providers.guard import check_fits
@@ -103,7 +104,7 @@ def map_error(exc: Exception, label: str, key: str | None) -> ProviderError:
     if "Timeout" in name:
         return Transient(f"{label}: the request timed out")
     if "Connection" in name:
-        return Transient(f"{label}: could not connect to {'the server'}")
+        return Unreachable(f"{label}: could not connect to the server (is the base URL right, is it running?)")
     return ProviderError(f"{label}: {name}: {scrub(str(exc), key)[:300]}")
 
 

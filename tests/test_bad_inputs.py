@@ -112,10 +112,16 @@ def prompt_doc(path: Path, tmp: Path) -> Ran:
     return run(["prompt", "--doc", str(path), "--question", "what?"], tmp)
 
 
-def test_docx_with_a_300_mb_text_run(tmp_path):
-    path = docx(tmp_path / "run.docx", huge_run(300))
-    assert path.stat().st_size < 2_000_000  # a few hundred KB on disk
-    r = prompt_doc(path, tmp_path)
+@pytest.fixture(scope="module")
+def run_docx(tmp_path_factory) -> Path:
+    """A .docx whose one text run is 300 MB (a few hundred KB on disk)."""
+    path = docx(tmp_path_factory.mktemp("docx") / "run.docx", huge_run(300))
+    assert path.stat().st_size < 2_000_000
+    return path
+
+
+def test_docx_with_a_300_mb_text_run(tmp_path, run_docx):
+    r = prompt_doc(run_docx, tmp_path)
     one_line(r, "run.docx unpacks to", "the limit is 200 MB")
 
 
@@ -216,9 +222,9 @@ def test_gzip_bomb_task_upload(bomb, tmp_path):
     one_line(run(["-c", code], tmp_path, python=True), "unpacks to more than 64 MB")
 
 
-def test_document_upload_of_a_zip_bomb_docx(tmp_path):
+def test_document_upload_of_a_zip_bomb_docx(tmp_path, run_docx):
     """The Playground's upload path (core.loaders.read_upload) with a 300 MB text run."""
-    path = docx(tmp_path / "run.docx", huge_run(300))
+    path = run_docx
     code = ("import sys; from pathlib import Path\n"
             "from components.core.loaders import DocumentError, read_upload\n"
             "try:\n"

@@ -42,7 +42,7 @@ def test_retry_errors_flag(tmp_path, server, capsys):
     toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline",), extra_model="max_retries = 0")
     db = tmp_path / "r.sqlite"
     server.set(status=500)
-    assert main(["sweep", str(toml), "--db", str(db), "--quiet"]) == 0
+    assert main(["sweep", str(toml), "--db", str(db), "--quiet"]) == 3  # trials ended in error
     assert "errors 18" in capsys.readouterr().out
     server.set(status=None)
     assert main(["sweep", str(toml), "--db", str(db), "--quiet", "--retry-errors"]) == 0

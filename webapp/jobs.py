@@ -3,8 +3,9 @@
 A job outlives the Streamlit script run (and the browser tab) that started it: its thread writes
 trials to the run store, and this registry holds its live progress and its cancel event. Jobs are
 kept per *owner* (a random token the Experiments page keeps in the session and in the page's URL,
-so a refreshed tab finds its jobs again); one owner never sees another owner's jobs. API keys are
-passed to the runner in memory and never stored here.
+so a refreshed tab finds its jobs again); one owner never sees another owner's jobs. Whoever holds the
+URL may watch; only the browser that started a job (its `controller` key, webapp/sharing.py) may
+cancel it. API keys are passed to the runner in memory and never stored here.
 """
 
 from __future__ import annotations
@@ -35,11 +36,14 @@ class Job:
     usd: float = 0.0
     sent: int = 0  # requests sent in this run
     cached: int = 0  # calls answered from the store in this run
+    requests: int = 0  # HTTP requests the server saw (SDK retries included)
+    note: str = ""  # why the sweep waits right now (a rate limit), "" when it does not
     sweep_id: Any = None
     started: float = field(default_factory=time.time)
     finished: float | None = None
     failure: str | None = None  # a one-line message if the sweep stopped on an exception
     summary: Any = None
+    controller: str = ""  # the browser key that may cancel (webapp/sharing.browser_key)
     cancel: threading.Event = field(default_factory=threading.Event, repr=False)
     thread: threading.Thread | None = field(default=None, repr=False)
 
@@ -59,6 +63,7 @@ class Job:
         """The runner's progress callback (components.run.runner.Progress)."""
         self.done, self.total, self.errors = progress.done, progress.total, progress.errors
         self.usd, self.sent, self.cached = progress.spend_usd, progress.sent, progress.cached
+        self.requests, self.note = getattr(progress, "requests", 0), getattr(progress, "note", "")
 
 
 def user_db() -> Path:
@@ -72,9 +77,11 @@ def new_owner() -> str:
     return uuid.uuid4().hex[:16]
 
 
-def start(owner: str, label: str, store_path: str, work: Callable[[Job], Any], total: int = 0) -> Job:
+def start(owner: str, label: str, store_path: str, work: Callable[[Job], Any], total: int = 0,
+          controller: str = "") -> Job:
     """Run `work(job)` in a daemon thread; `work` calls the runner with job.update and job.cancel."""
-    job = Job(id=uuid.uuid4().hex[:12], owner=owner, label=label, store_path=str(store_path), total=total)
+    job = Job(id=uuid.uuid4().hex[:12], owner=owner, label=label, store_path=str(store_path), total=total,
+              controller=controller)
 
     def target() -> None:
         try:
@@ -112,9 +119,10 @@ def running_names(store_path: str) -> set[str]:
     return {j.label for j in every if j.running and j.store_path == str(store_path)}
 
 
-def cancel(owner: str, job_id: str) -> bool:
+def cancel(owner: str, job_id: str, controller: str = "") -> bool:
+    """Cancel a job, if `controller` is the key of the browser that started it (a link holder's is not)."""
     job = get(owner, job_id)
-    if job is None:
+    if job is None or job.controller != controller:
         return False
     job.cancel.set()
     return True
@@ -135,13 +143,31 @@ def wait(job: Job, timeout: float = 30.0) -> bool:
     return not job.running
 
 
-def start_sweep(owner: str, config, tasks: list, api_key: str | None, retry_errors: bool = False) -> Job:
-    """Run a sweep (components.run.config.SweepConfig) in the background for this owner. The key, if
-    any, is passed to the runner in memory only."""
+def check_name(db: Path, name: str, tag: str) -> None:
+    """A sweep name another browser's sweep has is refused (running would add trials to theirs)."""
+    from components.run.store import RunStore
+
+    if not db.exists():
+        return
+    store = RunStore(db)
+    try:
+        row = store.db.execute("SELECT owner FROM sweeps WHERE name = ?", (name,)).fetchone()
+    finally:
+        store.close()
+    if row is not None and row[0] and row[0] != tag:
+        raise ValueError(f"a sweep named {name!r} exists and belongs to someone else: choose another name")
+
+
+def start_sweep(owner: str, config, tasks: list, api_key: str | None, retry_errors: bool = False,
+                controller: str = "") -> Job:
+    """Run a sweep (components.run.config.SweepConfig) in the background for this owner, stored with
+    owner "<owner>.<controller>". The key, if any, is passed to the runner in memory only."""
     from components.run.plan import plan
 
     api_keys = {m.provider: api_key for m in config.models} if api_key else {}
     db = user_db()
+    tag = f"{owner}.{controller}" if controller else owner
+    check_name(db, config.name, tag)
     total = len(plan(config, tasks[: config.n_tasks] if config.n_tasks else tasks))
 
     def work(job: Job):
@@ -151,11 +177,11 @@ def start_sweep(owner: str, config, tasks: list, api_key: str | None, retry_erro
         store = RunStore(db)
         try:
             summary = run_sweep(config, store, progress=job.update, cancel=job.cancel, api_keys=api_keys,
-                                retry_errors=retry_errors)
+                                retry_errors=retry_errors, owner=tag)
             job.done, job.total, job.errors = summary.done, summary.total, summary.errors
             job.usd, job.sweep_id = summary.spend_usd, summary.sweep_id
             return summary
         finally:
             store.close()
 
-    return start(owner, config.name, str(db), work, total=total)
+    return start(owner, config.name, str(db), work, total=total, controller=controller)

@@ -102,9 +102,10 @@ def run_section(state: State, doc: Document, question: str, answers: tuple[str, 
                 icon=":material/key_off:")
     else:
         label = choice.spec.label
-        if st.button(f"Run with {label}", type="primary", icon=":material/play_arrow:"):
+        if st.button(f"Run with {render.md(label)}", type="primary", icon=":material/play_arrow:"):
             state.run_error = ""
-            with st.status(f"Running {get_strategy(strategy).label} with {label}…", expanded=True) as status:
+            with st.status(f"Running {get_strategy(strategy).label} with {render.md(label)}…",
+                           expanded=True) as status:
                 try:
                     status.write(f"{get_strategy(strategy).label}: {get_strategy(strategy).stages} stage(s).")
                     view = execute(doc, question, answers, strategy, params, choice,
@@ -153,7 +154,7 @@ def show(v: RunView, answers: tuple[str, ...]) -> None:
         a.metric("Input tokens", f"{v.input_tokens:,}")
         b.metric("Output tokens", f"{v.output_tokens:,}")
         a.metric("Cost", render.usd(v.usd))
-        st.caption(f"Model: {v.model}")
+        st.caption(f"Model: {render.md(v.model)}")
     with st.expander("Raw responses"):
         for label, text in v.raw:
             st.markdown(f"**{label}**")

@@ -56,7 +56,7 @@ def guard(what: str = "this page") -> Iterator[None]:
     except Exception as e:  # noqa: BLE001 - the point is to catch everything
         secrets = _secrets()
         log.error("error in %s: %s: %s", what, type(e).__name__, short(e, secrets))
-        st.error(f"Something went wrong in {what}: {short(e, secrets)}", icon=":material/error:")
+        st.error(f"Something went wrong in {what}: {md(short(e, secrets))}", icon=":material/error:")
 
 
 def rgba(hex_color: str, alpha: float) -> str:

@@ -49,15 +49,31 @@ def sources() -> list[tuple[str, bool, Path]]:
     return out
 
 
+def mine_only(trials: pd.DataFrame, sweeps: pd.DataFrame, ws: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The sweeps of the user's store this workspace may see (webapp/sharing.py), and their trials."""
+    from webapp.sharing import visible
+
+    if sweeps.empty or "owner" not in sweeps:
+        return trials, sweeps
+    sweeps = sweeps[[visible(o, ws) for o in sweeps["owner"]]]
+    return trials[trials["sweep_id"].isin(set(sweeps["id"]))], sweeps
+
+
 def load_all() -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    """(trials, sweeps, problems): a store that cannot be read is a problem line, the others still load."""
+    """(trials, sweeps, problems): a store that cannot be read is a problem line, the others still load.
+    The user's store shows only the sweeps this browser's workspace may see."""
+    from webapp.sharing import workspace
+
     loaded, problems = [], []
+    ws = workspace()
     for label, shipped, path in sources():
         try:
             trials, sweeps = load_store(str(path), stamp(path), shipped)
         except Exception as exc:  # noqa: BLE001 - a broken file must not hide the others
             problems.append(f"{path.name}: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}")
             continue
+        if not shipped:
+            trials, sweeps = mine_only(trials, sweeps, ws)
         loaded.append((label, shipped, str(path), trials, sweeps))
     trials, sweeps = analysis.combine_stores(loaded)
     return trials, sweeps, problems
@@ -84,7 +100,9 @@ def import_file(name: str, data: bytes) -> tuple[int, int]:
         path.write_bytes(data)
         store = RunStore(jobs.user_db())
         try:
-            ids = store.import_trials(path)
+            from webapp.sharing import owner_tag
+
+            ids = store.import_trials(path, owner=owner_tag())
             return sum(len(store.trials_frame(i)) for i in ids), len(ids)
         finally:
             store.close()

@@ -8,8 +8,8 @@ import time
 import pandas as pd
 import streamlit as st
 
-from webapp import jobs, pickers
-from webapp.render import guard, short, usd
+from webapp import jobs, pickers, sharing
+from webapp.render import guard, md, short, usd
 from webapp.state import State
 
 K = "exp_"
@@ -17,14 +17,17 @@ K = "exp_"
 def job_line(job: jobs.Job) -> None:
     frac = min(1.0, job.done / job.total) if job.total else 0.0
     elapsed = (job.finished or time.time()) - job.started
-    text = (f"**{job.label}** · {job.state} · {job.done:,}/{job.total:,} trials · errors {job.errors:,} · "
-            f"spent {usd(job.usd)} · {job.sent:,} calls sent, {job.cached:,} from cache · {elapsed:.0f} s")
+    text = (f"**{md(job.label)}** · {job.state} · {job.done:,}/{job.total:,} trials · errors {job.errors:,} · "
+            f"spent {usd(job.usd)} · {job.sent:,} calls sent"
+            + (f" ({job.requests:,} HTTP requests)" if job.requests > job.sent else "")
+            + f", {job.cached:,} from cache · {elapsed:.0f} s"
+            + (f" · {md(job.note)}" if job.running and job.note else ""))
     st.progress(frac, text=text)
     if job.failure:
-        st.error(f"The sweep stopped: {short(job.failure)}")
+        st.error(f"The sweep stopped: {md(short(job.failure))}")
     summary = job.summary
     if summary is not None and getattr(summary, "reason", ""):
-        st.caption(f"{summary.status}: {summary.reason}")
+        st.caption(f"{summary.status}: {md(summary.reason)}")
 
 
 def jobs_panel(owner_: str) -> None:
@@ -32,12 +35,15 @@ def jobs_panel(owner_: str) -> None:
     if not mine:
         return
     st.subheader("Your sweeps in this session")
+    me = sharing.browser_key()
     for job in mine[:5]:
         c1, c2 = st.columns([6, 1])
         with c1:
             job_line(job)
-        if job.running:
-            c2.button("Cancel", key=f"{K}cancel_{job.id}", on_click=jobs.cancel, args=(owner_, job.id),
+        if job.running and job.controller != me:
+            c2.caption("watching (started in another browser)")
+        elif job.running:
+            c2.button("Cancel", key=f"{K}cancel_{job.id}", on_click=jobs.cancel, args=(owner_, job.id, me),
                       disabled=job.cancel.is_set(), icon=":material/stop_circle:")
         else:
             c2.button("Dismiss", key=f"{K}dismiss_{job.id}", on_click=jobs.forget, args=(owner_, job.id))
@@ -61,7 +67,7 @@ def live_bars(owner_: str) -> None:
     """The progress again under the Run button (where the user is), without buttons."""
     for job in jobs.running_for(owner_):
         frac = min(1.0, job.done / job.total) if job.total else 0.0
-        st.progress(frac, text=f"{job.label}: {job.done:,}/{job.total:,} trials · errors {job.errors:,} · "
+        st.progress(frac, text=f"{md(job.label)}: {job.done:,}/{job.total:,} trials · errors {job.errors:,} · "
                                f"spent {usd(job.usd)} (cancel at the top of the page)")
 
 
@@ -85,6 +91,9 @@ def past_sweeps(owner_: str) -> pd.DataFrame:
         store.close()
     if frame.empty:
         return frame
+    frame = frame[[sharing.visible(o, owner_) for o in frame["owner"]]]  # never other people's sweeps
+    if frame.empty:
+        return frame
     mine = {j.label for j in jobs.running_for(owner_)}
     elsewhere = jobs.running_names(str(db)) - mine
     frame = frame[~frame["name"].isin(elsewhere)].copy()  # never show another session's run in progress
@@ -97,7 +106,7 @@ def past_panel(owner_: str) -> None:
     frame = past_sweeps(owner_)
     st.subheader("Past sweeps")
     if frame.empty:
-        st.caption(f"No sweeps yet in {jobs.user_db()}.")
+        st.caption(f"No sweeps yet in {md(jobs.user_db())}.")
         return
     show = frame[["id", "name", "state", "trials", "errors", "calls", "input_tokens", "output_tokens", "cost_usd",
                   "reason"]].copy()
@@ -105,8 +114,9 @@ def past_panel(owner_: str) -> None:
     show["cost_usd"] = show["cost_usd"].map(lambda v: usd(float(v)) if pd.notna(v) else "unknown")
     st.dataframe(show.iloc[::-1].rename(columns={"input_tokens": "input tokens", "output_tokens": "output tokens",
                                                  "cost_usd": "dollars"}), hide_index=True)
-    resumable = frame[(frame["state"].isin(["interrupted", "cancelled", "failed"]))
-                      | ((frame["status"] == "done") & (frame["errors"] > 0))]
+    resumable = frame[((frame["state"].isin(["interrupted", "cancelled", "failed"]))
+                       | ((frame["status"] == "done") & (frame["errors"] > 0)))
+                      & frame["owner"].map(sharing.controls).astype(bool)]  # only this browser's own
     if resumable.empty:
         return
     labels = {str(r.name): f"{r.name} ({r.state}, {r.trials} trials, {r.errors} errors)"
@@ -122,9 +132,10 @@ def past_panel(owner_: str) -> None:
             from components.run.config import SweepConfig
 
             config = SweepConfig.from_stored(row["config"])
-            jobs.start_sweep(owner_, config, config.load_tasks(), choice.api_key, retry_errors=bool(retry))
+            jobs.start_sweep(owner_, config, config.load_tasks(), choice.api_key, retry_errors=bool(retry),
+                             controller=sharing.browser_key())
             st.rerun()
         except (ValueError, OSError, LookupError) as exc:
-            st.error(f"Cannot resume {name}: {short(exc, (choice.api_key or '',))}")
+            st.error(f"Cannot resume {md(name)}: {md(short(exc, (choice.api_key or '',)))}")
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from webapp import jobs, pickers
-from webapp.render import short
+from webapp.render import md, short
 
 K = "exp_"
 SOURCES = ["Bundled", "Generated", "Upload"]
@@ -39,9 +39,10 @@ def generated(kind: str, n: int, seed: int) -> list:
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def uploaded(name: str, data: bytes):
-    from components.tasks.importers import parse_tasks_bytes
+    """Tasks of an uploaded file (unpacked as a stream, at most MAX_UPLOAD_TASK_BYTES)."""
+    from components.tasks.importers import MAX_UPLOAD_TASK_BYTES, parse_tasks_bytes
 
-    return parse_tasks_bytes(name, data)
+    return parse_tasks_bytes(name, data, MAX_UPLOAD_TASK_BYTES)
 
 
 def task_source() -> tuple[str, list, str | None]:
@@ -68,7 +69,7 @@ def task_source() -> tuple[str, list, str | None]:
         try:
             tasks = generated(kind, int(n), int(seed))
         except ValueError as exc:
-            st.error(short(exc))
+            st.error(md(short(exc)))
             return "", [], None
         return f"{kind}-n{int(n)}-seed{int(seed)}", tasks, None
     file = st.file_uploader("Task file", type=["jsonl", "gz", "csv", "json"], key=K + "upload",
@@ -77,10 +78,16 @@ def task_source() -> tuple[str, list, str | None]:
     if file is None:
         st.caption("Upload a task file to use it.")
         return "", [], None
-    ts = uploaded(file.name, file.getvalue())
+    from components.tasks.model import TaskFileError
+
+    try:
+        ts = uploaded(file.name, file.getvalue())
+    except TaskFileError as exc:
+        st.error(md(short(exc)))
+        return "", [], None
     show_row_errors(ts.errors)
     if not ts.tasks:
-        st.error(f"No task could be read from {file.name}.")
+        st.error(f"No task could be read from {md(file.name)}.")
         return "", [], None
     stem = re.sub(r"[^A-Za-z0-9_-]+", "-", file.name.split(".")[0])[:40] or "upload"
     return stem, ts.tasks, None

@@ -33,18 +33,62 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:500] if text else exc.__class__.__name__
+
+
+def _quiet_stdout() -> None:
+    """The reader went away (`litm results | head`): send what is left of stdout nowhere, so the
+    interpreter's final flush does not complain either."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; every error a user can cause is one line on stderr (exit codes: cli.common)."""
+    import sqlite3
+
+    from components.cli.common import EXIT_BROKEN_PIPE, EXIT_ERROR, EXIT_INTERRUPTED
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         print("litm: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except sqlite3.DatabaseError as exc:
+        print(f"litm: the run store cannot be used ({_line(exc)}): is it a LITM run store, and complete?",
+              file=sys.stderr)
+        return EXIT_ERROR
     except (ValueError, OSError, LookupError) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
-        print(f"litm: {msg}", file=sys.stderr)
-        return 1
+        print(f"litm: {_line(exc)}", file=sys.stderr)
+        return EXIT_ERROR
+    except MemoryError:
+        print("litm: out of memory: the input is too large", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as exc:  # noqa: BLE001 - a user never sees a traceback; LITM_DEBUG=1 shows it
+        import os
+
+        if os.environ.get("LITM_DEBUG"):
+            raise
+        from components.providers.base import ProviderError
+
+        prefix = "" if isinstance(exc, ProviderError) else f"unexpected error ({exc.__class__.__name__}): "
+        print(f"litm: {prefix}{_line(exc)} (LITM_DEBUG=1 shows the details)" if prefix else f"litm: {_line(exc)}",
+              file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

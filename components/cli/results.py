@@ -25,9 +25,7 @@ def run(args) -> int:
     from components.run.store import RunStore
 
     db = db_path(args)
-    if not db.exists():
-        raise FileNotFoundError(f"no run store at {db}")
-    store = RunStore(db)
+    store = RunStore.for_reading(db)
     columns = EXPORT_COLUMNS if args.all_columns else RESULT_COLUMNS
     rows = iter_rows(store, columns, args.sweep)
     out = sys.stdout

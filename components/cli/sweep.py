@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
-from components.cli.common import add_db, db_path
+from components.cli.common import EXIT_OK, EXIT_STOPPED, EXIT_TRIAL_ERRORS, add_db, db_path, warn_bad_rows
 
 
 def add_parser(sub, name):
@@ -28,8 +28,9 @@ class ProgressLine:
     def __call__(self, p) -> None:
         frac = p.done / p.total if p.total else 1.0
         bar = "#" * int(frac * 30)
-        line = (f"\r[{bar:<30}] {p.done}/{p.total} trials  errors {p.errors}  sent {p.sent}  cached {p.cached}"
-                f"  {p.calls_per_s:.1f} calls/s  ${p.spend_usd:.4f}")
+        sent = f"sent {p.sent}" + (f" ({p.requests} HTTP requests)" if p.requests > p.sent else "")
+        line = (f"\r[{bar:<30}] {p.done}/{p.total} trials  errors {p.errors}  {sent}  cached {p.cached}"
+                f"  {p.calls_per_s:.1f} calls/s  ${p.spend_usd:.4f}" + (f"  {p.note}" if p.note else ""))
         self.width = max(self.width, len(line))
         self.stream.write(line.ljust(self.width))
         self.stream.flush()
@@ -61,6 +62,7 @@ def run(args) -> int:
     from components.run.store import RunStore
 
     config = SweepConfig.from_toml(args.config)
+    warn_bad_rows(config.tasks, config.all_tasks().errors)
     if args.dry_run:
         est = estimate(config)
         print(describe(config))
@@ -80,9 +82,15 @@ def run(args) -> int:
     finally:
         if line is not None:
             line.end()
+        store.close()
     print(f"sweep {summary.name!r} (id {summary.sweep_id}): {summary.status}"
           + (f" ({summary.reason})" if summary.reason else ""))
+    http = f" ({summary.requests} HTTP requests, retries included)" if summary.requests != summary.calls_sent else ""
     print(f"trials {summary.done}/{summary.total} (ran {summary.ran}, already present {summary.skipped}), "
-          f"errors {summary.errors}, calls sent {summary.calls_sent}, cached {summary.cached_calls}, "
+          f"errors {summary.errors}, calls sent {summary.calls_sent}{http}, cached {summary.cached_calls}, "
           f"${summary.spend_usd:.4f}, {time.perf_counter() - t0:.1f}s; store {db}")
-    return 0 if summary.status == "done" else 1
+    if summary.stopped_early:
+        print(f"litm: {summary.reason}", file=sys.stderr)
+    if summary.status != "done":
+        return EXIT_STOPPED
+    return EXIT_TRIAL_ERRORS if summary.errors else EXIT_OK

@@ -1,6 +1,11 @@
 """Text from uploaded or local files: .txt .md .pdf .docx .html/.htm.
 
 Every failure is a DocumentError with one line the user can act on.
+
+Memory stays bounded whatever the file holds: the upload limit (20 MB) is on the bytes received; a
+.docx is a zip, so its unpacked sizes are checked from the zip directory, and its text is counted by a
+streaming XML parse (paragraphs, characters) before python-docx builds anything; a PDF's pages are
+counted before any text is extracted; an HTML file's tags are counted before it is parsed.
 """
 
 from __future__ import annotations
@@ -11,6 +16,13 @@ from pathlib import Path
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 EXTENSIONS = (".txt", ".md", ".pdf", ".docx", ".html", ".htm")
+MAX_CHARS = 20_000_000  # characters of text in one document (about 5M tokens)
+MAX_PARAGRAPHS = 100_000  # paragraphs of a .docx
+MAX_DOCX_UNPACKED = 200 * 1024 * 1024  # bytes of all the parts of a .docx, unpacked
+MAX_DOCX_PARTS = 5_000  # files inside a .docx zip
+MAX_PDF_PAGES = 2_000
+MAX_HTML_TAGS = 200_000
+_W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 
 
 class DocumentError(ValueError):
@@ -41,6 +53,67 @@ def _decode(name: str, data: bytes) -> str:
     return data.decode("latin-1")  # never fails: every byte is a character
 
 
+def _too_much(name: str, what: str, limit: int) -> DocumentError:
+    return DocumentError(f"{name} has more than {limit:,} {what}, the limit for one document; split it "
+                         "or keep the part you need")
+
+
+def _check_docx(name: str, data: bytes) -> None:
+    """Sizes from the zip directory, then the main part streamed through expat counting paragraphs and
+    characters (never holding the XML): a zip bomb or a 2,000,000-paragraph file stops here."""
+    import zipfile
+    from xml.parsers import expat
+
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+        infos = zf.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise DocumentError(f"{name} is not a readable .docx file ({exc.__class__.__name__})") from None
+    if len(infos) > MAX_DOCX_PARTS:
+        raise _too_much(name, "parts inside its zip", MAX_DOCX_PARTS)
+    unpacked = sum(i.file_size for i in infos)
+    if unpacked > MAX_DOCX_UNPACKED:
+        raise DocumentError(f"{name} unpacks to {unpacked / 2**20:,.0f} MB; the limit is {_mb(MAX_DOCX_UNPACKED)} "
+                            "(is it a zip bomb?)")
+    if "word/document.xml" not in zf.namelist():
+        raise DocumentError(f"{name} is not a .docx file (no word/document.xml inside)")
+    counts = {"p": 0, "chars": 0, "in_t": 0}
+
+    def start(tag, _attrs):
+        if tag == f"{_W}}}p":
+            counts["p"] += 1
+            if counts["p"] > MAX_PARAGRAPHS:
+                raise _too_much(name, "paragraphs", MAX_PARAGRAPHS)
+        elif tag == f"{_W}}}t":
+            counts["in_t"] += 1
+
+    def end(tag):
+        if tag == f"{_W}}}t":
+            counts["in_t"] -= 1
+
+    def text(chunk):
+        if counts["in_t"]:
+            counts["chars"] += len(chunk)
+            if counts["chars"] > MAX_CHARS:
+                raise _too_much(name, "characters", MAX_CHARS)
+
+    parser = expat.ParserCreate(namespace_separator="}")
+    parser.StartElementHandler, parser.EndElementHandler, parser.CharacterDataHandler = start, end, text
+    read = 0
+    try:
+        with zf.open("word/document.xml") as part:
+            while chunk := part.read(1 << 20):
+                read += len(chunk)
+                if read > MAX_DOCX_UNPACKED:
+                    raise DocumentError(f"{name}: its text part unpacks to more than {_mb(MAX_DOCX_UNPACKED)}")
+                parser.Parse(chunk, False)
+            parser.Parse(b"", True)
+    except expat.ExpatError as exc:
+        raise DocumentError(f"{name} is not a readable .docx file (broken XML: {exc})") from None
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
+        raise DocumentError(f"{name} is not a readable .docx file ({exc.__class__.__name__})") from None
+
+
 def _pdf(name: str, data: bytes) -> str:
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
@@ -52,7 +125,14 @@ def _pdf(name: str, data: bytes) -> str:
         reader = PdfReader(io.BytesIO(data), strict=False)
         if reader.is_encrypted and not reader.decrypt(""):
             raise DocumentError(f"{name} is a password-protected PDF; remove the password and try again")
-        pages = [page.extract_text() or "" for page in reader.pages]
+        if len(reader.pages) > MAX_PDF_PAGES:
+            raise _too_much(name, "pages", MAX_PDF_PAGES)
+        pages, chars = [], 0
+        for page in reader.pages:
+            pages.append(page.extract_text() or "")
+            chars += len(pages[-1])
+            if chars > MAX_CHARS:
+                raise _too_much(name, "characters", MAX_CHARS)
     except DocumentError:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError, IndexError) as exc:
@@ -70,6 +150,7 @@ def _docx(name: str, data: bytes) -> str:
 
     from docx import Document as DocxDocument
 
+    _check_docx(name, data)
     try:
         doc = DocxDocument(io.BytesIO(data))
     except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
@@ -88,6 +169,8 @@ _BLOCKS = ("p", "div", "section", "article", "header", "footer", "li", "tr", "ta
 def _html(name: str, data: bytes) -> str:
     from bs4 import BeautifulSoup
 
+    if data.count(b"<") > MAX_HTML_TAGS:
+        raise _too_much(name, "HTML tags", MAX_HTML_TAGS)
     soup = BeautifulSoup(_decode(name, data), "html.parser")
     for tag in soup(["script", "style", "noscript", "template", "head"]):
         tag.decompose()
@@ -120,6 +203,8 @@ def read_upload(name: str, data: bytes, max_bytes: int = MAX_UPLOAD_BYTES) -> st
         text = _decode(name, data)
     if not text.strip():
         raise DocumentError(f"{name} contains no text")
+    if len(text) > MAX_CHARS:
+        raise _too_much(name, "characters", MAX_CHARS)
     return text
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 
 from components.core.completion import Completion
-from components.providers.base import ModelSpec, Settings
+from components.providers.base import BadResponse, ModelSpec, Settings
 from components.providers.guard import check_fits
-from components.providers.openai_provider import http_client, map_error, sdk_kwargs
+from components.providers.openai_provider import RequestCounter, bad_body, http_client, map_error, sdk_kwargs
 
 
 class AnthropicProvider:
@@ -18,8 +18,14 @@ class AnthropicProvider:
         self._key = api_key
         self._sdk = anthropic
         kw = {"base_url": spec.base_url} if spec.base_url else {}
-        self.client = anthropic.AsyncAnthropic(api_key=api_key, http_client=http_client(anthropic),
+        self.counter = RequestCounter()
+        self.client = anthropic.AsyncAnthropic(api_key=api_key, http_client=http_client(anthropic, self.counter),
                                                **kw, **sdk_kwargs(spec))
+
+    @property
+    def http_requests(self) -> int:
+        """HTTP requests sent so far, the SDK's retries included."""
+        return self.counter.n
 
     def __repr__(self) -> str:  # never show the key
         return f"AnthropicProvider({self.spec.label})"
@@ -43,8 +49,17 @@ class AnthropicProvider:
             r = await self.client.messages.create(**self.request(messages, settings))
         except self._sdk.AnthropicError as exc:
             raise map_error(exc, self.spec.label, self._key) from None
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a body the SDK could not read
+            raise bad_body(self.spec.label, exc, self._key) from None
         latency = time.perf_counter() - t0
-        text = "".join(getattr(b, "text", "") for b in (r.content or []) if getattr(b, "type", "") == "text")
+        blocks = getattr(r, "content", None)
+        if not isinstance(blocks, list):  # e.g. an HTML page answered with status 200
+            raise BadResponse(f"{self.spec.label}: the server's answer is not a message ({type(r).__name__})")
+        texts = [b.text for b in blocks if getattr(b, "type", "") == "text" and getattr(b, "text", None) is not None]
+        if not texts:
+            raise BadResponse(f"{self.spec.label}: the answer has no text content "
+                              f"(stop_reason {getattr(r, 'stop_reason', None)!r})")
+        text = "".join(texts)
         usage = r.usage
         return Completion(
             text=text,

@@ -71,8 +71,44 @@ class Transient(ProviderError):
     kind = "transient"
 
 
+class Unreachable(Transient):
+    """No connection at all (refused, no such host): a wrong base URL, or a server that is down."""
+
+    kind = "unreachable"
+
+
 class PromptTooLong(ProviderError):
     kind = "too_long"
+
+
+class AuthError(ProviderError):
+    """401/403: the key is wrong or lacks access. Every later call would fail the same way."""
+
+    kind = "auth"
+
+
+class NotFound(ProviderError):
+    """404: no such model or endpoint (a typo in the model name or base URL)."""
+
+    kind = "not_found"
+
+
+class BadRequest(ProviderError):
+    """400/422: the server refuses the request as it is (a parameter the model does not take)."""
+
+    kind = "bad_request"
+
+
+class BadResponse(ProviderError):
+    """A 200 answer that is not a usable completion: not JSON, HTML, no choices, no content. It is
+    never cached, so `--retry-errors` (or a resume with retry) asks again."""
+
+    retryable = True
+    kind = "bad_response"
+
+
+# kinds that fail every call of a sweep alike: a sweep whose first trials all fail so stops early
+FATAL_KINDS = ("auth", "not_found", "bad_request", "missing_key", "unreachable")
 
 
 def scrub(text: str, *secrets: str | None) -> str:

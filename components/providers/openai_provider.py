@@ -1,8 +1,13 @@
 """OpenAI chat completions, and every OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio).
 
 One AsyncOpenAI client per provider object (so one connection pool, sized above any concurrency we
-use). The SDK does the retrying (max_retries, honouring Retry-After) and the timeout; what is left
-after that is mapped to our errors, with messages that never contain the key.
+use). The SDK does the retrying (max_retries, honouring Retry-After up to its own 60 s) and the timeout;
+what is left after that is mapped to our errors, with messages that never contain the key.
+
+Every HTTP request the SDK sends, its own retries included, is counted by an httpx event hook on the
+SDK's client (`http_requests`): the progress line and the summary show what the server really saw.
+A 200 answer that is not a completion (truncated JSON, an HTML page, no choices, null content) is a
+BadResponse error, never an (empty) answer, so it is not cached and `--retry-errors` asks again.
 """
 
 from __future__ import annotations
@@ -11,11 +16,16 @@ import time
 
 from components.core.completion import Completion
 from components.providers.base import (
+    AuthError,
+    BadRequest,
+    BadResponse,
     ModelSpec,
+    NotFound,
     ProviderError,
     RateLimited,
     Settings,
     Transient,
+    Unreachable,
     scrub,
 )
 from components.providers.guard import check_fits
@@ -24,12 +34,24 @@ POOL = 256  # connections per client; at least any concurrency a sweep asks for
 _REASONING = ("o1", "o3", "o4", "gpt-5")  # take max_completion_tokens and no temperature
 
 
-def http_client(module):
-    """The SDK's own default async HTTP client, with a pool large enough for our concurrency."""
+class RequestCounter:
+    """An httpx request hook: counts every request the client sends (the SDK's retries too)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    async def __call__(self, request) -> None:
+        self.n += 1
+
+
+def http_client(module, counter: RequestCounter | None = None):
+    """The SDK's own default async HTTP client, with a pool large enough for our concurrency and a
+    hook counting the requests it sends."""
     import httpx2
 
     limits = httpx2.Limits(max_connections=POOL, max_keepalive_connections=POOL)
-    return module.DefaultAsyncHttpxClient(limits=limits)
+    hooks = {"request": [counter]} if counter is not None else {}
+    return module.DefaultAsyncHttpxClient(limits=limits, event_hooks=hooks)
 
 
 def sdk_kwargs(spec: ModelSpec) -> dict:
@@ -63,18 +85,33 @@ def map_error(exc: Exception, label: str, key: str | None) -> ProviderError:
         err = body.get("error", body)
         detail = str(err.get("message", "") if isinstance(err, dict) else err)
     detail = scrub(detail or exc.__class__.__name__, key)[:300]
+    name = exc.__class__.__name__
+    if status is not None and status < 400 or "ResponseValidation" in name:
+        return BadResponse(f"{label}: the server's answer is not a completion ({status or 'no status'}, "
+                           f"{name}): {detail}")
     if status == 429:
         return RateLimited(f"{label}: rate limited (429): {detail}", retry_after(exc))
     if status is not None and (status >= 500 or status in (408, 409)):
         return Transient(f"{label}: server error ({status}): {detail}")
+    if status in (401, 403):
+        return AuthError(f"{label}: the API key was refused ({status}): {detail}")
+    if status == 404:
+        return NotFound(f"{label}: not found (404): is the model name or base URL right? {detail}")
+    if status in (400, 413, 422):
+        return BadRequest(f"{label}: bad request ({status}): {detail}")
     if status is not None:
         return ProviderError(f"{label}: request refused ({status}): {detail}")
-    name = exc.__class__.__name__
     if "Timeout" in name:
         return Transient(f"{label}: the request timed out")
     if "Connection" in name:
-        return Transient(f"{label}: could not connect to {'the server'}")
+        return Unreachable(f"{label}: could not connect to the server (is the base URL right, is it running?)")
     return ProviderError(f"{label}: {name}: {scrub(str(exc), key)[:300]}")
+
+
+def bad_body(label: str, exc: Exception, key: str | None) -> BadResponse:
+    detail = scrub(str(exc).splitlines()[0] if str(exc) else "", key)[:200]
+    return BadResponse(f"{label}: the server's answer could not be read ({exc.__class__.__name__}"
+                       + (f": {detail}" if detail else "") + ")")
 
 
 class OpenAIProvider:
@@ -89,8 +126,14 @@ class OpenAIProvider:
         from openai.types.chat import ChatCompletion
 
         self._completion_type = ChatCompletion
-        self.client = openai.AsyncOpenAI(api_key=api_key, base_url=spec.base_url, http_client=http_client(openai),
-                                         **sdk_kwargs(spec))
+        self.counter = RequestCounter()
+        self.client = openai.AsyncOpenAI(api_key=api_key, base_url=spec.base_url,
+                                         http_client=http_client(openai, self.counter), **sdk_kwargs(spec))
+
+    @property
+    def http_requests(self) -> int:
+        """HTTP requests sent so far, the SDK's retries included."""
+        return self.counter.n
 
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIProvider({self.spec.label})"
@@ -116,16 +159,28 @@ class OpenAIProvider:
                                        cast_to=self._completion_type)
         except self._sdk.OpenAIError as exc:
             raise map_error(exc, self.spec.label, self._key) from None
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a body the SDK could not read
+            raise bad_body(self.spec.label, exc, self._key) from None
         latency = time.perf_counter() - t0
-        choice = r.choices[0] if r.choices else None
+        choices = getattr(r, "choices", None)
+        if not isinstance(choices, list):  # e.g. an HTML page answered with status 200
+            raise BadResponse(f"{self.spec.label}: the server's answer is not a chat completion "
+                              f"({type(r).__name__}, not JSON with choices)")
+        if not choices:
+            raise BadResponse(f"{self.spec.label}: the server answered with no choices")
+        choice = choices[0]
+        content = getattr(getattr(choice, "message", None), "content", None)
+        if content is None:
+            raise BadResponse(f"{self.spec.label}: the answer has no content "
+                              f"(finish_reason {getattr(choice, 'finish_reason', None)!r})")
         usage = r.usage
         return Completion(
-            text=(choice.message.content or "") if choice else "",
+            text=content,
             input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
             output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
             latency_s=latency,
-            model=r.model or self.spec.model,
-            finish_reason=(choice.finish_reason or "") if choice else "",
+            model=getattr(r, "model", None) or self.spec.model,
+            finish_reason=choice.finish_reason or "",
         )
 
     async def aclose(self) -> None:

@@ -3,14 +3,25 @@
 Colours are fixed per strategy (Okabe-Ito based, colour-blind safe) so a strategy looks the same on
 every chart; series that share a strategy differ by dash and marker. Every accuracy point carries
 n and its 95% interval in the hover text; the legend names the series with its n.
+
+Plotly renders a subset of HTML in legend names, hover and point texts (<b>, <a href>, <img>-free but
+links and styles work): every label that comes from data (task sets, sweep names, model names, params)
+goes through `esc` first, so it shows as the characters it is.
 """
 
 from __future__ import annotations
 
+import html
 import zlib
 
 import pandas as pd
 import plotly.graph_objects as go
+
+
+def esc(text) -> str:
+    """A data-controlled string made inert for plotly's HTML subset (legend, hover, text)."""
+    return html.escape(str(text), quote=False)
+
 
 STRATEGY_COLOURS: dict[str, str] = {
     "baseline": "#4D4D4D",
@@ -127,10 +138,10 @@ def accuracy_lines(table: pd.DataFrame, x: str, *, title: str, x_title: str, met
             fig.add_trace(go.Scatter(
                 x=xs + xs[::-1], y=hi + lo[::-1], fill="toself", fillcolor=rgba(st["colour"], 0.15),
                 mode="lines", line=dict(width=0), hoverinfo="skip", showlegend=False, legendgroup=label,
-                name=f"{label} 95% CI"))
+                name=f"{esc(label)} 95% CI"))
         custom = part[["n", "lo", "hi", "errors"]].to_numpy()
         fig.add_trace(go.Scatter(
-            x=xs, y=part["mean"], mode="lines+markers", name=f"{label} (n={int(part['n'].sum())})",
+            x=xs, y=part["mean"], mode="lines+markers", name=f"{esc(label)} (n={int(part['n'].sum())})",
             legendgroup=label, line=dict(color=st["colour"], width=2.5, dash=st["dash"]),
             marker=dict(symbol=st["symbol"], size=9, color=st["colour"]), customdata=custom,
             hovertemplate=_hover(x_title),
@@ -143,10 +154,10 @@ def accuracy_lines(table: pd.DataFrame, x: str, *, title: str, x_title: str, met
             part = part.sort_values("x")
             colour = colour_for(str(part["method"].iloc[0])) if "method" in part else "#444"
             fig.add_trace(go.Scatter(
-                x=part["x"], y=part["mean"], mode="lines+markers", name=label,
+                x=part["x"], y=part["mean"], mode="lines+markers", name=esc(label),
                 line=dict(color=colour, width=1.8, dash="dot"),
                 marker=dict(symbol="circle-open", size=8, color=colour),
-                hovertemplate=f"<b>{label}</b><br>{x_title}: %{{x}}<br>as published: %{{y:.1%}}<extra></extra>"))
+                hovertemplate=f"<b>{esc(label)}</b><br>{x_title}: %{{x}}<br>as published: %{{y:.1%}}<extra></extra>"))
     _layout(fig, title, x_title, metric_label)
     if log_x:
         fig.update_xaxes(type="log")
@@ -224,14 +235,14 @@ def accuracy_vs_cost(table: pd.DataFrame, cost: str = "cost_usd", *, metric_labe
     for (_key, part), label in zip(data.groupby(group_cols, sort=True), labels, strict=True):
         part = part.sort_values(col)
         st = styles[label]
-        short = [s.split(" ", 1)[1] if " " in s else "" for s in part["setting"].astype(str)]
+        short = [esc(s.split(" ", 1)[1]) if " " in s else "" for s in part["setting"].astype(str)]
         fig.add_trace(go.Scatter(
             x=part[col], y=part["mean"], mode="lines+markers+text", text=short, textposition="middle right",
-            name=f"{label} (n={int(part['n'].sum())})", line=dict(color=st["colour"], width=1.5, dash=st["dash"]),
+            name=f"{esc(label)} (n={int(part['n'].sum())})", line=dict(color=st["colour"], width=1.5, dash=st["dash"]),
             marker=dict(symbol=st["symbol"], size=10, color=st["colour"]),
             error_y=dict(type="data", symmetric=False, array=part["hi"] - part["mean"],
                          arrayminus=part["mean"] - part["lo"], color=st["colour"], thickness=1.2),
-            customdata=part[["n", "lo", "hi", "errors", "setting"]].to_numpy(),
+            customdata=part[["n", "lo", "hi", "errors"]].assign(setting=part["setting"].astype(str).map(esc)).to_numpy(),
             hovertemplate=("<b>%{customdata[4]}</b><br>" + x_title + ": %{x:,.4g}<br>accuracy: %{y:.1%}"
                            "<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}<br>n = %{customdata[0]}"
                            "<br>errors (not scored): %{customdata[3]}<extra></extra>"),
@@ -264,10 +275,10 @@ def published_lines(rows: pd.DataFrame, x: str, series: str, *, title: str, x_ti
         part = rows[rows[series].astype(str) == label].sort_values(x)
         st = styles[label]
         fig.add_trace(go.Scatter(
-            x=part[x], y=part["value"], mode="lines+markers", name=label,
+            x=part[x], y=part["value"], mode="lines+markers", name=esc(label),
             line=dict(color=st["colour"], width=2.5, dash=st["dash"]),
             marker=dict(symbol=st["symbol"], size=9, color=st["colour"]), customdata=printed(part),
-            hovertemplate=f"<b>{label}</b><br>{x_title}: %{{x:,}}<br>{y_title}: %{{customdata}}<extra></extra>"))
+            hovertemplate=f"<b>{esc(label)}</b><br>{x_title}: %{{x:,}}<br>{y_title}: %{{customdata}}<extra></extra>"))
     if references is not None:
         for i, ref in enumerate(references.itertuples()):
             fig.add_hline(y=float(ref.value), line=dict(color="#555", dash="dash" if i % 2 else "dot", width=1.5),
@@ -290,9 +301,9 @@ def published_bars(rows: pd.DataFrame, x: str, series: str, *, title: str, x_tit
     for label in labels:
         part = rows[rows[series].astype(str) == label]
         fig.add_trace(go.Bar(
-            x=part[x].astype(str), y=part["value"], name=label, marker_color=colours[label],
+            x=part[x].astype(str).map(esc), y=part["value"], name=esc(label), marker_color=colours[label],
             text=printed(part), textposition="outside", cliponaxis=False,
-            hovertemplate=f"<b>{label}</b><br>{x_title}: %{{x}}<br>{y_title}: %{{text}}<extra></extra>"))
+            hovertemplate=f"<b>{esc(label)}</b><br>{x_title}: %{{x}}<br>{y_title}: %{{text}}<extra></extra>"))
     _layout(fig, title, x_title, y_title, percent=False)
     fig.update_layout(barmode="group")
     if not labels:

@@ -4,7 +4,9 @@
   the same prompt at once share one request (in-flight calls are joined, never sent twice).
 - A call is written to the store as soon as it returns, so a killed sweep loses only in-flight calls.
 - Concurrency (a semaphore) and requests per minute are limited per model; RateLimited is retried
-  after its Retry-After (bounded attempts; the SDKs have already retried on their own).
+  after its Retry-After (bounded attempts; the SDKs have already retried on their own). A Retry-After
+  above `max_retry_after` (default 60 s) is not waited for: the trial is recorded as rate_limited with
+  the server's figure. While it waits, `waiting` says so (the progress line shows it).
 - The budget (calls sent, dollars spent) is checked before each request: BudgetExceeded stops cleanly.
 """
 
@@ -22,6 +24,7 @@ from components.providers.pricing import cost_usd
 
 log = logging.getLogger(__name__)
 RATE_LIMIT_ATTEMPTS = 3  # our own retries of a 429, after the SDK's
+MAX_RETRY_AFTER = 60.0  # seconds: the longest Retry-After a sweep waits for (config: max_retry_after)
 
 
 class BudgetExceeded(Exception):
@@ -72,7 +75,8 @@ class Caller:
     """One model's way to the network, shared by every trial of a sweep (or one Playground run)."""
 
     def __init__(self, provider, store=None, *, concurrency: int = 8, rpm: float | None = None,
-                 budget: Budget | None = None, cancel: threading.Event | None = None):
+                 budget: Budget | None = None, cancel: threading.Event | None = None,
+                 max_retry_after: float | None = None):
         self.provider = provider
         self.spec = provider.spec
         self.store = store
@@ -81,6 +85,15 @@ class Caller:
         self.budget = budget or Budget()
         self.cancel = cancel
         self.inflight: dict[str, asyncio.Future] = {}
+        self.max_retry_after = MAX_RETRY_AFTER if max_retry_after is None else float(max_retry_after)
+        self.attempts = 0  # provider calls started (an SDK may send more HTTP requests: see requests)
+        self.waiting = ""  # why the calls are paused right now ("" when they are not)
+
+    @property
+    def requests(self) -> int:
+        """HTTP requests really sent: the provider's own count (SDK retries included) when it keeps one."""
+        n = getattr(self.provider, "http_requests", None)
+        return n if isinstance(n, int) else self.attempts
 
     async def ask(self, messages: list[dict], settings: Settings) -> tuple[Completion, str]:
         """(completion, cache key). completion.cached says whether it came from the store."""
@@ -120,14 +133,26 @@ class Caller:
                     raise Cancelled("cancelled")
                 self.budget.reserve()
                 await self.limiter.wait()
+                self.attempts += 1
                 try:
                     completion = await self.provider.complete(messages, settings)
                 except RateLimited as exc:
+                    asked = exc.retry_after
+                    if asked is not None and asked > self.max_retry_after:
+                        raise RateLimited(
+                            f"{self.spec.label}: rate limited; the server asks to wait {asked:.0f} s, more than "
+                            f"the {self.max_retry_after:.0f} s a sweep waits (max_retry_after): rerun later with "
+                            "--retry-errors", asked) from None
                     if attempt == RATE_LIMIT_ATTEMPTS:
                         raise
-                    wait = exc.retry_after if exc.retry_after is not None else min(30.0, 2.0 ** attempt)
+                    wait = asked if asked is not None else min(30.0, 2.0 ** attempt)
                     log.info("%s rate limited; retrying in %.1fs", self.spec.label, wait)
-                    await asyncio.sleep(wait)
+                    self.waiting = (f"{self.spec.label} rate limited: waiting {wait:.0f} s"
+                                    + (" (the server's Retry-After)" if asked is not None else ""))
+                    try:
+                        await asyncio.sleep(wait)
+                    finally:
+                        self.waiting = ""
                     continue
                 cost = cost_usd(self.spec.provider, self.spec.model, completion.input_tokens,
                                 completion.output_tokens)

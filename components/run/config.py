@@ -8,6 +8,7 @@ dollars from the real first-stage prompts, and estimates later stages (see estim
 from __future__ import annotations
 
 import json
+import math
 import tomllib
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
@@ -18,7 +19,7 @@ from components.providers.base import PROVIDERS, ModelSpec, Settings
 from components.strategies import STRATEGIES, ParamError
 
 SWEEP_KEYS = {"name", "tasks", "n_tasks", "lengths", "positions", "documents", "gold_index", "strategies", "params", "concurrency",
-              "models", "budget", "encoding", "max_tokens", "seed"}
+              "models", "budget", "encoding", "max_tokens", "seed", "max_retry_after", "fail_fast"}
 MODEL_KEYS = {"provider", "model", "base_url", "api_key_env", "context_window", "max_tokens",
               "requests_per_minute", "timeout", "max_retries"}
 BUDGET_KEYS = {"max_calls", "max_usd"}
@@ -104,6 +105,8 @@ class SweepConfig:
     encoding: str = "cl100k_base"
     max_tokens: int | None = None
     seed: int | None = 0
+    max_retry_after: float = 60.0  # seconds: a longer Retry-After makes the trial a rate_limited error
+    fail_fast: int = 5  # stop when the first N trials all fail alike (auth, not found, bad request); 0: never
     base_dir: str = "."  # where a relative tasks path is looked up first (the TOML file's folder)
 
     @classmethod
@@ -151,8 +154,12 @@ class SweepConfig:
             if not isinstance(positions, list) or not positions:
                 _fail("positions must be a non-empty list, e.g. [0.0, 0.5, 1.0]")
             for x in positions:
-                if isinstance(x, bool) or not isinstance(x, int | float) or x < 0:
-                    _fail(f"a position must be 0 or more (a fraction <= 1, or tokens), got {x!r}")
+                if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x) or x < 0:
+                    _fail(f"a position must be 0 or more: a fraction from 0 to 1 of the length, or a whole "
+                          f"number of tokens inside every length, got {x!r}")
+                if x > 1 and (x != int(x) or x > min(lengths)):
+                    _fail(f"position {x:g} counts tokens (it is above 1), so it must be a whole number no larger "
+                          f"than the shortest length ({min(lengths):,}); for a fraction give 0 to 1")
         strategies = s.get("strategies")
         if not isinstance(strategies, list) or not strategies:
             _fail(f"strategies must be a non-empty list of {', '.join(STRATEGIES)}")
@@ -168,7 +175,8 @@ class SweepConfig:
         budget = s.get("budget", {}) or {}
         _unknown("[sweep.budget]", budget, BUDGET_KEYS)
         max_usd = budget.get("max_usd")
-        if max_usd is not None and (isinstance(max_usd, bool) or not isinstance(max_usd, int | float) or max_usd < 0):
+        if max_usd is not None and (isinstance(max_usd, bool) or not isinstance(max_usd, int | float)
+                                    or not math.isfinite(max_usd) or max_usd < 0):
             _fail(f"budget.max_usd must be a number of dollars, got {max_usd!r}")
         encoding = s.get("encoding", "cl100k_base")
         if encoding not in ENCODINGS:
@@ -176,7 +184,15 @@ class SweepConfig:
         seed = s.get("seed", 0)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             _fail(f"seed must be a whole number, got {seed!r}")
+        max_retry_after = s.get("max_retry_after", 60.0)
+        if (isinstance(max_retry_after, bool) or not isinstance(max_retry_after, int | float)
+                or not 0 <= max_retry_after <= 86400):
+            _fail(f"max_retry_after must be a number of seconds from 0 to 86400, got {max_retry_after!r}")
+        fail_fast = s.get("fail_fast", 5)
+        if isinstance(fail_fast, bool) or not isinstance(fail_fast, int) or fail_fast < 0:
+            _fail(f"fail_fast must be a whole number of trials (0: never stop early), got {fail_fast!r}")
         cfg = cls(
+            max_retry_after=float(max_retry_after), fail_fast=fail_fast,
             name=s["name"].strip(), tasks=s["tasks"], lengths=tuple(lengths), positions=tuple(positions),
             documents=tuple(documents), gold_index=tuple(gold_index),
             strategies=tuple(strategies), models=tuple(ModelConfig.from_dict(m, i) for i, m in enumerate(models)),

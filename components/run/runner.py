@@ -2,7 +2,9 @@
 
 run_sweep(config, store) plans the grid, skips trials the store already has (resume), runs the rest
 with per-model concurrency and requests-per-minute limits, writes each trial as it finishes, and
-stops cleanly on cancel (a threading.Event) or when the budget is used up. It runs its own event loop,
+stops cleanly on cancel (a threading.Event) or when the budget is used up, and stops early when the
+first `fail_fast` trials all fail with the same error that every later call would repeat (a refused
+key, an unknown model, a request the server refuses: providers.base.FATAL_KINDS). It runs its own event loop,
 so it can be called from any thread (a Streamlit script thread, the CLI).
 """
 
@@ -14,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from components.providers.base import ModelSpec, Settings
+from components.providers.base import FATAL_KINDS, ModelSpec, Settings
 from components.providers.factory import make_provider
 from components.run.caller import Budget, BudgetExceeded, Caller, Cancelled
 from components.run.config import SweepConfig
@@ -33,8 +35,10 @@ class Progress:
     spend_usd: float  # dollars sent in this run (cached calls are free)
     calls_per_s: float  # requests sent per second in this run
     cached: int  # calls answered from the store in this run
-    sent: int = 0  # requests sent in this run
+    sent: int = 0  # calls sent in this run
     elapsed_s: float = 0.0
+    requests: int = 0  # HTTP requests the servers saw in this run (SDK retries included)
+    note: str = ""  # why the sweep is waiting right now (a rate limit), "" when it is not
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,8 @@ class SweepSummary:
     cached_calls: int
     spend_usd: float
     elapsed_s: float
+    requests: int = 0  # HTTP requests the servers saw (SDK retries included)
+    stopped_early: bool = False  # fail-fast: the first trials all failed alike
 
 
 def _key_for(model, api_keys: dict | None) -> str | None:
@@ -61,20 +67,21 @@ def _key_for(model, api_keys: dict | None) -> str | None:
 
 def run_sweep(config: SweepConfig, store, *, progress: Callable[[Progress], None] | None = None,
               cancel: threading.Event | None = None, api_keys: dict | None = None, retry_errors: bool = False,
-              providers: dict | None = None) -> SweepSummary:
+              providers: dict | None = None, owner: str | None = None) -> SweepSummary:
     """Run (or resume) a sweep. api_keys: {model label | env var name | provider: key}, kept in memory
-    only. providers: {model label: provider object} to use instead of making one (tests)."""
-    return asyncio.run(_run_sweep(config, store, progress, cancel, api_keys, retry_errors, providers or {}))
+    only. providers: {model label: provider object} to use instead of making one (tests). owner: who
+    made the sweep (the app's workspace token; None from the command line), kept when it resumes."""
+    return asyncio.run(_run_sweep(config, store, progress, cancel, api_keys, retry_errors, providers or {}, owner))
 
 
-async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, given) -> SweepSummary:
+async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, given, owner) -> SweepSummary:
     t0 = time.perf_counter()
     tasks = config.load_tasks()
     pool_tasks = config.all_tasks().tasks  # the whole file is the distractor pool, not only n_tasks
     specs = plan(config, tasks)
     # every key is resolved before the sweep starts: MissingKey means nothing was sent or written
     provs = {m.label: given.get(m.label) or make_provider(m.spec, _key_for(m, api_keys)) for m in config.models}
-    sweep_id = store.open_sweep(config.name, config.to_dict())
+    sweep_id = store.open_sweep(config.name, config.to_dict(), owner=owner)
     keys = {s.key for s in specs}
     present_all = store.trial_keys(sweep_id) & keys
     present_ok = store.trial_keys(sweep_id, with_errors=False) & keys
@@ -84,9 +91,11 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
         precount(tasks, config.encoding)
     budget = Budget(config.max_calls, config.max_usd)
     callers = {m.label: Caller(provs[m.label], store, concurrency=config.concurrency, rpm=m.requests_per_minute,
-                               budget=budget, cancel=cancel) for m in config.models}
+                               budget=budget, cancel=cancel, max_retry_after=config.max_retry_after)
+               for m in config.models}
     state = {"done": len(present), "errors": len(present_all - present_ok) if not retry_errors else 0,
-             "ran": 0, "last": 0.0, "stop": ""}
+             "ran": 0, "last": 0.0, "stop": "", "early": False}
+    first: list = []  # (error_kind, error) of the first trials run, for fail-fast
     docs: dict = {}
 
     def report(force: bool = False) -> None:
@@ -95,8 +104,24 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
             return
         state["last"] = now
         elapsed = now - t0
+        note = "; ".join(c.waiting for c in callers.values() if c.waiting)
         progress(Progress(state["done"], len(specs), state["errors"], budget.spent,
-                          budget.sent / elapsed if elapsed > 0 else 0.0, budget.cached, budget.sent, elapsed))
+                          budget.sent / elapsed if elapsed > 0 else 0.0, budget.cached, budget.sent, elapsed,
+                          requests(), note))
+
+    def requests() -> int:
+        return sum(c.requests for c in callers.values())
+
+    def fail_fast(trial) -> None:
+        n = config.fail_fast
+        if not n or len(first) >= n:
+            return
+        first.append((trial.error_kind if trial.error else None, trial.error))
+        kinds = {k for k, _ in first}
+        if len(first) == n and len(kinds) == 1 and next(iter(kinds)) in FATAL_KINDS:
+            state["early"] = True
+            state["stop"] = state["stop"] or (f"stopped early: the first {n} trials all failed ({first[0][0]}): "
+                                              f"{first[0][1]}")
 
     async def one(spec) -> None:
         dkey = spec.cell
@@ -124,6 +149,7 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
         state["done"] += 1
         state["ran"] += 1
         state["errors"] += trial.error is not None
+        fail_fast(trial)
         report()
 
     async def worker(queue: list) -> None:
@@ -137,6 +163,11 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
                 state["stop"] = state["stop"] or str(exc)
             except Cancelled:
                 state["stop"] = state["stop"] or "cancelled"
+
+    async def tick() -> None:  # the progress line moves (and says why) while calls wait
+        while True:
+            await asyncio.sleep(1.0)
+            report()
 
     async def watch(workers: list[asyncio.Task]) -> None:
         while cancel is not None and not cancel.is_set():
@@ -152,13 +183,17 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
             queue = [s for s in todo if s.model.label == m.label][::-1]  # pop() takes them in plan order
             workers += [asyncio.create_task(worker(queue)) for _ in range(min(config.concurrency, len(queue)))]
         watcher = asyncio.create_task(watch(workers)) if cancel is not None else None
+        ticker = asyncio.create_task(tick()) if progress is not None else None
         results = await asyncio.gather(*workers, return_exceptions=True)
-        if watcher is not None:
-            watcher.cancel()
+        for t in (watcher, ticker):
+            if t is not None:
+                t.cancel()
         for r in results:
             if isinstance(r, Exception):
                 raise r
-        if state["stop"]:
+        if state["early"]:
+            status, reason = "failed", state["stop"]
+        elif state["stop"]:
             status = "cancelled"
             reason = "cancelled by the user" if state["stop"] == "cancelled" else state["stop"]
         else:
@@ -176,7 +211,7 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
                 await close()
     return SweepSummary(sweep_id, config.name, status, reason, len(specs), state["done"], state["ran"],
                         len(present), state["errors"], budget.sent, budget.cached, budget.spent,
-                        time.perf_counter() - t0)
+                        time.perf_counter() - t0, requests(), state["early"])
 
 
 def run_one(doc, question: str, answers, strategy: str, params: dict | None, spec: ModelSpec, store=None,

@@ -3,6 +3,12 @@
 Schema grows by numbered migrations (MIGRATIONS[i] is version i + 1; `schema_version` records what
 ran). No API key is ever written: calls keep provider, model, base URL, messages and settings only.
 Each thread gets its own connection (WAL + busy_timeout), so the app can read while a sweep writes.
+
+A file is checked when it is opened: one that is not an SQLite database, an SQLite database that is
+not a run store, a store written by a newer version (schema_version above the migrations known here),
+or one whose trials table lacks a column of the schema is refused with a StoreError (one line); so is a
+location that cannot be written. Creating a sweep is one transaction (INSERT OR IGNORE, then read
+back), so two processes starting the same new sweep name at once share it.
 """
 
 from __future__ import annotations
@@ -70,6 +76,10 @@ def shipped_paths() -> list[Path]:
 TOTALS = ("trials", "errors", "calls", "input_tokens", "output_tokens", "cost_usd")
 
 
+class StoreError(ValueError):
+    """A run store that cannot be used as it is; the message is one line for the user."""
+
+
 def _switch_to_wal(conn: sqlite3.Connection, attempts: int = 100) -> None:
     """PRAGMA journal_mode = WAL. When several connections open a new file at once, the switch can
     fail at once with 'database is locked' (SQLite does not wait on this lock upgrade), so retry."""
@@ -94,9 +104,80 @@ class RunStore:
         if readonly:
             if not self.path.is_file():
                 raise FileNotFoundError(f"no run store at {self.path}")
+            self._guard(self.inspect)
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.migrate()
+        if self.path.is_dir():
+            raise StoreError(f"{self.path} is a folder, not a run store file")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the folder of the run store {self.path} ({exc.strerror or exc}); "
+                             "choose another place with --db or LITM_DB") from None
+        self._guard(self.inspect)
+        self._guard(self.migrate)
+        self._guard(self.check_columns)
+
+    def _guard(self, step):
+        """Run a step of opening; SQLite's own errors become one StoreError line."""
+        try:
+            return step()
+        except StoreError:
+            self.close()
+            raise
+        except sqlite3.Error as exc:
+            self.close()
+            text = str(exc)
+            if not self.readonly and ("readonly" in text or "unable to open" in text
+                                      or not os.access(self.path.parent, os.W_OK)
+                                      or (self.path.exists() and not os.access(self.path, os.W_OK))):
+                raise StoreError(f"cannot write the run store {self.path} ({text}): the place is read-only; "
+                                 "choose another with --db or LITM_DB") from None
+            raise StoreError(f"{self.path} is not a usable LITM run store ({text})") from None
+
+    def inspect(self) -> int:
+        """The store's schema version (0: a new, empty file). Refuses a file that is not a run store
+        and a store from a newer version of this program."""
+        db = self.db
+        db.execute("BEGIN")  # one read snapshot: another process may be creating the store right now
+        try:
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            version = (db.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()[0]
+                       if "schema_version" in tables else 0)
+        finally:
+            db.execute("COMMIT")
+        if not tables:
+            return 0
+        if "schema_version" not in tables:
+            raise StoreError(f"{self.path} is an SQLite database but not a LITM run store "
+                             "(it has no schema_version table)")
+        if version > len(MIGRATIONS):
+            raise StoreError(f"{self.path} was written by a newer LITM Explorer (store schema {version}; this "
+                             f"one knows up to {len(MIGRATIONS)}): upgrade to use it")
+        if version and not {"sweeps", "trials", "calls"} <= tables:
+            raise StoreError(f"{self.path} is damaged: tables are missing "
+                             f"({', '.join(sorted({'sweeps', 'trials', 'calls'} - tables))})")
+        return int(version)
+
+    def check_columns(self) -> None:
+        """Every trial column of the schema is present (a renamed or dropped column is refused)."""
+        have = {r[1] for r in self.db.execute("PRAGMA table_info(trials)")}
+        missing = [c for c in STORED if c not in have]
+        if missing:
+            raise StoreError(f"{self.path} is damaged or was changed by hand: the trials table lacks "
+                             f"column(s) {', '.join(missing[:5])}")
+
+    @classmethod
+    def for_reading(cls, path: str | Path) -> RunStore:
+        """A store to read: writable when the place allows (it is migrated), else opened read-only."""
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no run store at {path}")
+        try:
+            return cls(path)
+        except StoreError as exc:
+            if "read-only" not in str(exc):
+                raise
+        return cls(path, readonly=True)
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -168,18 +249,28 @@ class RunStore:
         return out
 
     # sweeps ----------------------------------------------------------------------------------
-    def open_sweep(self, name: str, config: dict, imported: bool = False) -> int:
-        """The id of the sweep called `name` (created if new), marked running with this config."""
+    def open_sweep(self, name: str, config: dict, imported: bool = False, owner: str | None = None) -> int:
+        """The id of the sweep called `name` (created if new, with this owner), marked running with this
+        config. One transaction: two processes opening the same new name at once get the same sweep."""
         now = time.time()
         blob = json.dumps(config, sort_keys=True, default=str)
-        row = self.db.execute("SELECT id FROM sweeps WHERE name = ?", (name,)).fetchone()
-        if row:
-            self.db.execute("UPDATE sweeps SET config = ?, status = 'running', reason = NULL, updated = ? "
-                            "WHERE id = ?", (blob, now, row[0]))
-            return int(row[0])
-        cur = self.db.execute("INSERT INTO sweeps (name, config, status, imported, created, updated) "
-                              "VALUES (?, ?, 'running', ?, ?, ?)", (name, blob, int(imported), now, now))
-        return int(cur.lastrowid)
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("INSERT OR IGNORE INTO sweeps (name, config, status, imported, created, updated, owner) "
+                       "VALUES (?, ?, 'running', ?, ?, ?, ?)", (name, blob, int(imported), now, now, owner))
+            sweep_id = int(db.execute("SELECT id FROM sweeps WHERE name = ?", (name,)).fetchone()[0])
+            db.execute("UPDATE sweeps SET config = ?, status = 'running', reason = NULL, updated = ? WHERE id = ?",
+                       (blob, now, sweep_id))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return sweep_id
+
+    def sweep_owner(self, sweep_id: int) -> str | None:
+        row = self.db.execute("SELECT owner FROM sweeps WHERE id = ?", (int(sweep_id),)).fetchone()
+        return row[0] if row else None
 
     def sweep_id(self, ref: str | int) -> int:
         """A sweep by id or name; LookupError if there is none."""
@@ -209,7 +300,7 @@ class RunStore:
         for r in rows:
             if r["status"] == "running":  # live totals while a sweep writes
                 r.update(self.sweep_totals(r["id"]))
-        cols = ["id", "name", "config", "status", "reason", "imported", "created", "updated", *TOTALS]
+        cols = ["id", "name", "config", "status", "reason", "imported", "created", "updated", *TOTALS, "owner"]
         return pd.DataFrame(rows, columns=cols)
 
     # trials ----------------------------------------------------------------------------------
@@ -259,8 +350,9 @@ class RunStore:
     def export_trials(self, path: str | Path, fmt: str | None = None, sweep_id: int | str | None = None) -> Path:
         return export_frame(self.trials_frame(sweep_id), path, fmt)
 
-    def import_trials(self, path: str | Path, fmt: str | None = None) -> list[int]:
-        """Trials from an export, each source sweep into a new sweep named '<name> (imported ...)'."""
+    def import_trials(self, path: str | Path, fmt: str | None = None, owner: str | None = None) -> list[int]:
+        """Trials from an export, each source sweep into a new sweep named '<name> (imported ...)'
+        (owned by `owner`: whoever imported it on purpose)."""
         frame = read_frame(path, fmt)
         ids = []
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
@@ -270,7 +362,8 @@ class RunStore:
             while self.db.execute("SELECT 1 FROM sweeps WHERE name = ?", (label,)).fetchone():
                 n += 1
                 label = f"{base} #{n}"
-            sid = self.open_sweep(label, {"imported_from": Path(path).name, "sweep": name}, imported=True)
+            sid = self.open_sweep(label, {"imported_from": Path(path).name, "sweep": name}, imported=True,
+                                  owner=owner)
             for trial in rows:
                 self.put_trial(sid, trial)
             self.finish_sweep(sid, "done", "imported")

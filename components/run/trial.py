@@ -102,7 +102,8 @@ async def execute(doc, question: str, answers, strategy_name: str, params: dict,
     except ParamError as exc:
         trial.error, trial.error_kind = f"invalid parameters: {exc}", "params"
     except Exception as exc:  # a bug must not stop a sweep; it is recorded on the trial
-        log.exception("trial failed")
+        # one line for the user (the trial holds the message); the traceback only in debug logging
+        log.debug("trial failed", exc_info=True)
         trial.error, trial.error_kind = f"{exc.__class__.__name__}: {exc}", "bug"
     _totals(trial, completions, caller.spec)
     if trial.error is None:

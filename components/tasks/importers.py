@@ -33,7 +33,8 @@ from pathlib import Path
 
 from components.tasks.model import Passage, Task, TaskFileError, TaskSet
 
-MAX_TASK_BYTES = 500 * 1024 * 1024
+MAX_TASK_BYTES = 256 * 1024 * 1024  # a task file, unpacked (a .gz is unpacked as a stream, up to this)
+MAX_UPLOAD_TASK_BYTES = 64 * 1024 * 1024  # a task file uploaded to the app, unpacked
 CSV_ANSWER_SEP = "|"
 CSV_DISTRACTOR_SEP = "||"
 
@@ -48,20 +49,32 @@ class _RowError(ValueError):
 def read_tasks(path: str | Path) -> TaskSet:
     path = Path(path)
     try:
+        if path.is_file() and path.stat().st_size > MAX_TASK_BYTES:
+            raise TaskFileError(f"{path.name}: too large ({path.stat().st_size // 2**20} MB; the limit is "
+                                f"{MAX_TASK_BYTES // 2**20} MB)")
         data = path.read_bytes()
     except OSError as exc:
         raise TaskFileError(f"cannot read {path}: {exc.strerror or exc}") from None
     return parse_tasks_bytes(path.name, data)
 
 
-def _decode(name: str, data: bytes) -> str:
+def _gunzip(name: str, data: bytes, limit: int) -> bytes:
+    """Unpack as a stream, never more than limit + 1 bytes: a gzip bomb stops at the limit."""
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
+            out = gz.read(limit + 1)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise TaskFileError(f"{name}: broken gzip file ({exc})") from None
+    if len(out) > limit:
+        raise TaskFileError(f"{name}: unpacks to more than {limit // 2**20} MB, the limit for a task file")
+    return out
+
+
+def _decode(name: str, data: bytes, limit: int = MAX_TASK_BYTES) -> str:
     if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise TaskFileError(f"{name}: broken gzip file ({exc})") from None
-    if len(data) > MAX_TASK_BYTES:
-        raise TaskFileError(f"{name}: too large ({len(data) // 2**20} MB; the limit is {MAX_TASK_BYTES // 2**20} MB)")
+        data = _gunzip(name, data, limit)
+    if len(data) > limit:
+        raise TaskFileError(f"{name}: too large ({len(data) // 2**20} MB; the limit is {limit // 2**20} MB)")
     if not data.strip():
         raise TaskFileError(f"{name}: the file is empty")
     if b"\x00" in data[:65536]:
@@ -72,9 +85,11 @@ def _decode(name: str, data: bytes) -> str:
         raise TaskFileError(f"{name}: not UTF-8 text") from None
 
 
-def parse_tasks_bytes(name: str, data: bytes) -> TaskSet:
-    """Tasks from an uploaded file's bytes. Raises TaskFileError if nothing can be read."""
-    text = _decode(name, data)
+def parse_tasks_bytes(name: str, data: bytes, max_bytes: int = MAX_TASK_BYTES) -> TaskSet:
+    """Tasks from an uploaded file's bytes (at most max_bytes once unpacked). Raises TaskFileError if
+    nothing can be read."""
+    text = _decode(name, data, max_bytes)
+    del data
     stem = Path(name).name
     for suffix in (".gz", ".jsonl", ".json", ".csv", ".tsv", ".txt"):
         if stem.lower().endswith(suffix):

@@ -17,6 +17,7 @@ of (length, position) documents is built without re-tokenising any text.
 
 from __future__ import annotations
 
+import math
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -172,10 +173,12 @@ def resolve_position(length: int, position: float | None) -> int | None:
     """position <= 1: a fraction of length; > 1: tokens. None stays None (regular spacing)."""
     if position is None:
         return None
-    if isinstance(position, bool) or position < 0:
-        raise ValueError(f"answer position must be 0 or more, got {position!r}")
+    if isinstance(position, bool) or not math.isfinite(position) or position < 0:
+        raise ValueError(f"answer position must be 0 or more (a fraction up to 1, or tokens), got {position!r}")
     if position <= 1:
         return round(position * length)
+    if round(position) > length:
+        raise ValueError(f"answer position {position:g} (tokens) is past the end of a {length:,}-token document")
     return round(position)
 
 

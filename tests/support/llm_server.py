@@ -4,6 +4,7 @@
     server.openai_url                 # http://127.0.0.1:P/v1   (AsyncOpenAI base_url)
     server.anthropic_url              # http://127.0.0.1:P      (AsyncAnthropic base_url)
     server.set(delay=0.2)             # or status=429, retry_after=1, fail_times=1, hang=True, ...
+    server.set(malformed="html")      # 200 answers that are no completion (see MALFORMED)
     server.counts["chat"], server.counts["messages"], server.bodies
 
 or as a process: `python -m tests.support.llm_server --port P [--delay 0.1]`, driven by
@@ -33,10 +34,13 @@ DEFAULTS = {
     "fail_match": None,  # requests whose prompt contains this text get status 500
     "hang": False,  # never answer (until the client gives up)
     "middle_loss": 0.0,  # see plausible_answer: simulate lost-in-the-middle misses
+    "malformed": None,  # a 200 answer that is no completion: truncated | html | empty_choices | null_content
 }
+MALFORMED = ("truncated", "html", "empty_choices", "null_content")
 
 
-REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests",
+REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+           429: "Too Many Requests",
            500: "Internal Server Error", 503: "Service Unavailable"}
 
 
@@ -45,6 +49,28 @@ def _response(status: int, payload: dict, headers: dict | None = None) -> bytes:
     head = [f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}", "Content-Type: application/json",
             f"Content-Length: {len(data)}"] + [f"{k}: {v}" for k, v in (headers or {}).items()]
     return ("\r\n".join(head) + "\r\n\r\n").encode() + data
+
+
+def _malformed(kind: str, route: str, model: str) -> bytes:
+    """A 200 answer that is not a usable completion (fail_times limits it to the first N requests)."""
+    if kind == "truncated":
+        data = b'{"id": "chatcmpl-x", "object": "chat.completion", "choices": [{"index": 0, "mess'
+        return (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+                .encode() + data)
+    if kind == "html":
+        data = b"<html><body><h1>Welcome to nginx!</h1></body></html>"
+        return (f"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {len(data)}\r\n\r\n"
+                .encode() + data)
+    usage = {"prompt_tokens": 1, "completion_tokens": 0, "total_tokens": 1}
+    if route == "messages":
+        content = [] if kind == "empty_choices" else [{"type": "text", "text": None}]
+        return _response(200, {"id": "msg_x", "type": "message", "role": "assistant", "model": model,
+                               "content": content, "stop_reason": "end_turn", "stop_sequence": None,
+                               "usage": {"input_tokens": 1, "output_tokens": 0}})
+    choices = [] if kind == "empty_choices" else [
+        {"index": 0, "message": {"role": "assistant", "content": None}, "finish_reason": "stop"}]
+    return _response(200, {"id": "chatcmpl-x", "object": "chat.completion", "created": 0, "model": model,
+                           "choices": choices, "usage": usage})
 
 
 def _content_text(content) -> str:
@@ -166,6 +192,8 @@ class LLMServer:
             kind = "rate_limit_error" if status == 429 else "api_error"
             return _response(status, {"type": "error", "error": {"type": kind, "message": f"simulated {status}"}},
                              headers)
+        if mode["malformed"] and (mode["fail_times"] is None or n <= mode["fail_times"]):
+            return _malformed(mode["malformed"], route, body.get("model", "loopback"))
         text = plausible_answer(prompt, mode["middle_loss"])
         tin, tout = approx_tokens(prompt), approx_tokens(text)
         model = body.get("model", "loopback")

@@ -20,10 +20,17 @@ from webapp.sidebar import Choice
 PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "views" / "experiments.py")
 
 
+BROWSER = {"cookie": "browser-A"}  # the per-browser cookie webapp/sharing.py reads (AppTest sends none)
+
+
 @pytest.fixture
 def db(tmp_path, monkeypatch):
+    from webapp import sharing
+
     path = tmp_path / "runs" / "litm.sqlite"
     monkeypatch.setenv("LITM_DB", str(path))
+    BROWSER["cookie"] = "browser-A"
+    monkeypatch.setattr(sharing, "_cookie", lambda: BROWSER["cookie"])
     yield path
     for owned in list(jobs._JOBS.values()):  # stop whatever a test left running
         for job in list(owned.values()):
@@ -136,6 +143,16 @@ def test_refresh_reattaches_cancel_and_resume(db):
     assert again.session_state["sweep_owner"] == token
     assert "· running ·" in all_text(again) and "/12 trials" in all_text(again)
 
+    # another browser given the link watches, and cannot cancel
+    BROWSER["cookie"] = "browser-B"
+    holder = page(fake_choice(), token=token, provider=slow)
+    assert "· running ·" in all_text(holder)
+    assert not [b for b in holder.button if b.key == f"exp_cancel_{job.id}"]
+    assert "watching (started in another browser)" in all_text(holder)
+    assert not jobs.cancel(token, job.id, "not-the-browser-key") and not job.cancel.is_set()
+    assert holder.selectbox(key="exp_resume").value is None if [
+        s for s in holder.selectbox if s.key == "exp_resume"] else True
+
     # another browser session never sees it, not even in the past sweeps
     other = page(fake_choice(), provider=slow)
     assert other.session_state["sweep_owner"] != token
@@ -143,6 +160,7 @@ def test_refresh_reattaches_cancel_and_resume(db):
     assert "No sweeps yet" in all_text(other) or not any(
         "state" in d.value.columns and len(d.value) for d in other.dataframe)
 
+    BROWSER["cookie"] = "browser-A"  # back in the browser that started it
     again.button(key=f"exp_cancel_{job.id}").click().run()
     assert jobs.wait(job, 30)
     assert job.state == "cancelled"

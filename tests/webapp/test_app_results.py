@@ -104,4 +104,33 @@ def test_broken_store_is_reported_not_raised(stores):
     (stores / "shipped").mkdir()
     (stores / "shipped" / "broken.sqlite").write_bytes(b"not a database at all" * 100)
     at = run()
-    assert any("Could not read a run store: broken.sqlite" in w.value for w in at.warning)
+    assert any("Could not read a run store: broken.sqlite" in w.value.replace("\\", "") for w in at.warning)
+
+
+def test_a_browser_sees_its_own_runs_never_another_workspace(stores):
+    """Sharing model (webapp/sharing.py): the command line's runs (no owner) and this workspace's runs
+    are listed; another workspace's sweep, with its prompts and answers, is not."""
+    import sqlite3
+
+    db = stores / "runs" / "litm.sqlite"
+    fill(db, name="cli sweep")
+    fill(db, name="their sweep", seed=1)
+    fill(db, name="my sweep", seed=2)
+    mine, theirs = "a" * 16, "b" * 16
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE sweeps SET owner = ? WHERE name = 'their sweep'", (f"{theirs}.{'c' * 16}",))
+        c.execute("UPDATE sweeps SET owner = ? WHERE name = 'my sweep'", (f"{mine}.{'d' * 16}",))
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params["run"] = mine
+    at.run()
+    assert not at.exception, at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Trials"] == "216"  # 2 sweeps of 108: the command line's and mine
+    options = " ".join(str(o) for o in at.multiselect(key="res_sweeps").options)
+    assert "my sweep" in options and "cli sweep" in options and "their sweep" not in options
+    # the same store seen from the other workspace: theirs and the command line's
+    other = AppTest.from_file(PAGE, default_timeout=60)
+    other.query_params["run"] = theirs
+    other.run()
+    options = " ".join(str(o) for o in other.multiselect(key="res_sweeps").options)
+    assert "their sweep" in options and "my sweep" not in options

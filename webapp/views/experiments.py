@@ -9,14 +9,13 @@ passed to the runner in memory only.
 from __future__ import annotations
 
 import json
-import re
 import time
 
 import streamlit as st
 
 from components.strategies import STRATEGIES
-from webapp import jobs, pickers
-from webapp.render import guard, short, thousands, usd
+from webapp import jobs, pickers, sharing
+from webapp.render import guard, md, short, thousands, usd
 from webapp.state import State
 from webapp.sweepjobs import live_bars, past_panel, past_sweeps, progress_panel
 from webapp.tasksource import task_file, task_source
@@ -24,22 +23,14 @@ from webapp.tasksource import task_file, task_source
 K = "exp_"
 LENGTHS = [500, 1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000]
 POSITIONS = [0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0]
-TOKEN_RE = re.compile(r"^[0-9a-f]{16}$")
 DEFAULTS = {K + "gen_n": 20, K + "gen_seed": 0, K + "concurrency": 4, K + "max_usd": 1.0}
 
 
 # --- this browser's jobs ----------------------------------------------------------------------
 
 def owner() -> str:
-    """This browser's token in the job registry, kept in the session and the URL (?run=) so that a
-    refreshed page (a new session) finds its running sweeps again."""
-    state = State()
-    given = st.query_params.get("run", "")
-    if not state.sweep_owner:
-        state.sweep_owner = given if TOKEN_RE.match(given or "") else jobs.new_owner()
-    if given != state.sweep_owner:
-        st.query_params["run"] = state.sweep_owner
-    return state.sweep_owner
+    """This browser's workspace token (webapp/sharing.py): in the session and the URL (?run=)."""
+    return sharing.workspace()
 
 
 # --- the grid and its config ----------------------------------------------------------------------
@@ -189,7 +180,7 @@ def main() -> None:
         show_estimate(estimate_for(json.dumps(config, sort_keys=True), token, tasks))
     past = past_sweeps(me)
     if not past.empty and name.strip() in set(past["name"]):
-        st.info(f"A sweep named “{name.strip()}” exists: running adds its missing trials (a resume).")
+        st.info(f"A sweep named “{md(name.strip())}” exists: running adds its missing trials (a resume).")
     if st.button("Run the sweep", type="primary", key=K + "run", disabled=choice is None,
                  icon=":material/play_arrow:"):
         try:
@@ -197,11 +188,11 @@ def main() -> None:
                 from components.tasks.importers import write_tasks
 
                 write_tasks(tasks, write_to)
-            jobs.start_sweep(me, sweep, tasks, choice.api_key)
+            jobs.start_sweep(me, sweep, tasks, choice.api_key, controller=sharing.browser_key())
             ss[K + "_fresh_name"] = True  # the next sweep gets a fresh name
             st.rerun()
         except (ValueError, OSError, LookupError) as exc:
-            st.error(f"Cannot start: {short(exc, (getattr(choice, 'api_key', '') or '',))}")
+            st.error(f"Cannot start: {md(short(exc, (getattr(choice, 'api_key', '') or '',)))}")
     if jobs.running_for(me):
         live_bars(me)
     past_panel(me)

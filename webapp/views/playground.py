@@ -65,7 +65,7 @@ def upload_input(state: State) -> str:
     if state.upload_error:
         st.error(state.upload_error, icon=":material/description:")
     elif state.upload_text and file is None:
-        st.caption(f"Using the earlier upload: {state.upload_name}")
+        st.caption(f"Using the earlier upload: {render.md(state.upload_name)}")
     return state.upload_text
 
 

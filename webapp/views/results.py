@@ -24,7 +24,7 @@ def empty_state(problems: list[str]) -> None:
     except Exception:  # not inside the app's navigation (a page run on its own)
         pass
     for p in problems:
-        st.warning(f"Could not read a run store: {p}")
+        st.warning(f"Could not read a run store: {md(p)}")
     st.caption(f"Your run store: `{jobs.user_db()}`; shipped runs: `sample_docs/runs/*.sqlite`.")
     with guard("importing runs"):
         import_section()
@@ -138,7 +138,7 @@ def heatmap_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     mean, n = analysis.heatmap(part, metric)
     xt = x_title(part)
     fig = charts.heatmap(mean, n, metric_label=metric_label, x_title=xt,
-                         title=f"{metric_label.capitalize()} by length and answer position: {choice}")
+                         title=f"{metric_label.capitalize()} by length and answer position: {charts.esc(choice)}")
     st.plotly_chart(fig, key=K + "heat_chart", alt=f"Heatmap of {metric_label}: document length by {xt}")
     st.caption("Each cell prints its accuracy and n (scored trials).")
 
@@ -268,7 +268,7 @@ def main() -> None:
         empty_state(problems)
         return
     for p in problems:
-        st.warning(f"Could not read a run store: {p}")
+        st.warning(f"Could not read a run store: {md(p)}")
     st.caption("From cached runs: your run store and the runs shipped with the app (labelled *shipped*). "
                "Every accuracy comes with n and a 95% interval; trials that failed are counted, not scored.")
     sweeps_list(sweeps)

@@ -32,6 +32,10 @@ class Cancelled(Exception):
     """The user cancelled: no more requests."""
 
 
+class NeedsCall(Exception):
+    """Batch mode (run/batch.py): the call is not in the store yet; the trial waits for its batch."""
+
+
 @dataclass
 class Budget:
     max_calls: int | None = None

@@ -35,6 +35,7 @@ class Progress:
     cached: int  # calls answered from the store in this run
     sent: int = 0  # requests sent in this run
     elapsed_s: float = 0.0
+    batch: str = ""  # batch mode: the provider batches' own counts (components/run/batch.py)
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,10 @@ def run_sweep(config: SweepConfig, store, *, progress: Callable[[Progress], None
               cancel: threading.Event | None = None, api_keys: dict | None = None, retry_errors: bool = False,
               providers: dict | None = None) -> SweepSummary:
     """Run (or resume) a sweep. api_keys: {model label | env var name | provider: key}, kept in memory
-    only. providers: {model label: provider object} to use instead of making one (tests)."""
+    only. providers: {model label: provider object} to use instead of making one (tests).
+    A config with mode = "batch" runs through components.run.batch.run_batch_sweep instead."""
+    if getattr(config, "mode", "live") != "live":
+        raise ValueError(f"sweep {config.name!r} has mode = {config.mode!r}: run it with components.run.batch")
     return asyncio.run(_run_sweep(config, store, progress, cancel, api_keys, retry_errors, providers or {}))
 
 

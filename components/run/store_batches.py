@@ -1,0 +1,127 @@
+"""The run store's provider batches and claimed calls (tables of migration 4; mixed into RunStore).
+
+A batch's life in the store: `add_batch` (state 'submitting', written before the provider is asked,
+with every request's messages and settings) -> `batch_submitted` (the provider's batch id) -> polled
+(`update_batch`: the provider's status word and counts; state 'ended' once it has ended) -> each result
+stored as a normal cached call (`store_batch_result`) or as an error (`batch_error`) -> 'collected'.
+A claim (`claim_call`) marks a call one process is sending, so another process waits for it instead
+of paying for it twice; a claim expires after its lease (a killed process does not hold it forever).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import uuid
+
+OPEN_STATES = ("submitting", "submitted", "ended")
+
+
+def owner_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class BatchStore:
+    """Needs `self.db` (a sqlite3 connection, autocommit) and `self.put_call`."""
+
+    # batches -------------------------------------------------------------------------------------
+    def add_batch(self, sweep_id: int | None, spec, requests: list[tuple[str, list, dict]]) -> tuple[int, str]:
+        """A new batch row in state 'submitting' with its requests (key, messages, settings dict):
+        (row id, token). The token goes into the provider batch's metadata where it has one."""
+        token = uuid.uuid4().hex
+        now = time.time()
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            row = db.execute(
+                "INSERT INTO batches (sweep_id, provider, model, base_url, token, state, requests, created, updated) "
+                "VALUES (?, ?, ?, ?, ?, 'submitting', ?, ?, ?) RETURNING id",
+                (sweep_id, spec.provider, spec.model, spec.base_url, token, len(requests), now, now)).fetchone()
+            db.executemany("INSERT OR REPLACE INTO batch_calls (batch, call_key, messages, settings) VALUES (?,?,?,?)",
+                           [(row[0], k, json.dumps(m, ensure_ascii=False), json.dumps(s)) for k, m, s in requests])
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return int(row[0]), token
+
+    def batch_submitted(self, row: int, batch_id: str, input_file_id: str | None = None) -> None:
+        self.db.execute("UPDATE batches SET batch_id = ?, input_file_id = ?, state = 'submitted', updated = ? "
+                        "WHERE id = ?", (batch_id, input_file_id, time.time(), row))
+
+    def update_batch(self, row: int, *, state: str | None = None, status: str | None = None,
+                     succeeded: int | None = None, errored: int | None = None, reason: str | None = None) -> None:
+        self.db.execute(
+            "UPDATE batches SET state = COALESCE(?, state), status = COALESCE(?, status), "
+            "succeeded = COALESCE(?, succeeded), errored = COALESCE(?, errored), reason = COALESCE(?, reason), "
+            "updated = ? WHERE id = ?", (state, status, succeeded, errored, reason, time.time(), row))
+
+    def batch_rows(self, *, spec=None, sweep_id: int | None = None, open_only: bool = True) -> list[dict]:
+        """Batches (newest last), of one model (spec) and/or one sweep; only those not yet collected."""
+        sql, args = "SELECT * FROM batches WHERE 1", []
+        if open_only:
+            sql += f" AND state IN ({', '.join('?' * len(OPEN_STATES))})"
+            args += OPEN_STATES
+        if spec is not None:
+            sql += " AND provider = ? AND model = ? AND COALESCE(base_url, '') = ?"
+            args += [spec.provider, spec.model, spec.base_url or ""]
+        if sweep_id is not None:
+            sql += " AND sweep_id = ?"
+            args.append(sweep_id)
+        return [dict(r) for r in self.db.execute(sql + " ORDER BY id", args)]
+
+    def batch_keys(self, row: int) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT call_key FROM batch_calls WHERE batch = ?", (row,))}
+
+    def batch_requests(self, row: int) -> list[tuple[str, list, dict]]:
+        """(key, messages, settings) of a batch's requests whose result is not stored yet."""
+        rows = self.db.execute("SELECT call_key, messages, settings FROM batch_calls "
+                               "WHERE batch = ? AND messages IS NOT NULL", (row,))
+        return [(k, json.loads(m), json.loads(s)) for k, m, s in rows]
+
+    def store_batch_result(self, row: int, key: str, spec, completion) -> bool:
+        """A result as a normal cached call (the request's messages and settings come from batch_calls,
+        which then drops them). False if the key is not a request of this batch."""
+        got = self.db.execute("SELECT messages, settings FROM batch_calls WHERE batch = ? AND call_key = ?",
+                              (row, key)).fetchone()
+        if got is None:
+            return False
+        if got[0] is not None:
+            self.put_call(key, spec, json.loads(got[0]), json.loads(got[1]), completion)
+            self.db.execute("UPDATE batch_calls SET messages = NULL, settings = NULL WHERE batch = ? AND call_key = ?",
+                            (row, key))
+        return True
+
+    def batch_error(self, row: int, key: str, error: str) -> None:
+        self.db.execute("UPDATE batch_calls SET error = ? WHERE batch = ? AND call_key = ?", (error[:500], row, key))
+
+    def batch_errors(self) -> dict[str, str]:
+        """The error of every call whose latest batch result was an error (and that is not cached)."""
+        rows = self.db.execute(
+            "SELECT bc.call_key, bc.error FROM batch_calls bc WHERE bc.error IS NOT NULL "
+            "AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.key = bc.call_key) ORDER BY bc.batch")
+        return {k: e for k, e in rows}
+
+    def batches_frame(self, sweep_id: int | None = None):
+        import pandas as pd
+
+        rows = self.batch_rows(sweep_id=sweep_id, open_only=False)
+        cols = ["id", "sweep_id", "provider", "model", "batch_id", "state", "status", "requests", "succeeded",
+                "errored", "reason", "created", "updated"]
+        return pd.DataFrame(rows, columns=cols)
+
+    # claims --------------------------------------------------------------------------------------
+    def claim_call(self, key: str, owner: str, lease_s: float = 600.0) -> bool:
+        """True if this owner now holds the call (new, already its own, or another's claim expired)."""
+        now = time.time()
+        self.db.execute(
+            "INSERT INTO claims (call_key, owner, expires) VALUES (?, ?, ?) ON CONFLICT (call_key) DO UPDATE "
+            "SET owner = excluded.owner, expires = excluded.expires WHERE claims.owner = excluded.owner "
+            "OR claims.expires < ?", (key, owner, now + lease_s, now))
+        got = self.db.execute("SELECT owner FROM claims WHERE call_key = ?", (key,)).fetchone()
+        return got is not None and got[0] == owner
+
+    def release_call(self, key: str, owner: str) -> None:
+        self.db.execute("DELETE FROM claims WHERE call_key = ? AND owner = ?", (key, owner))

@@ -145,12 +145,12 @@ def start_sweep(owner: str, config, tasks: list, api_key: str | None, retry_erro
     total = len(plan(config, tasks[: config.n_tasks] if config.n_tasks else tasks))
 
     def work(job: Job):
-        from components.run.runner import run_sweep
+        from components.run.batch import run_sweep_any
         from components.run.store import RunStore
 
         store = RunStore(db)
         try:
-            summary = run_sweep(config, store, progress=job.update, cancel=job.cancel, api_keys=api_keys,
+            summary = run_sweep_any(config, store, progress=job.update, cancel=job.cancel, api_keys=api_keys,
                                 retry_errors=retry_errors)
             job.done, job.total, job.errors = summary.done, summary.total, summary.errors
             job.usd, job.sweep_id = summary.spend_usd, summary.sweep_id

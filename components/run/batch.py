@@ -350,6 +350,7 @@ class BatchRun:
         wanted = set().union(*(c.wanted for c in self.callers.values()))
         keys: dict[int, set[str]] = {}
         while True:
+            await self.recover()
             rows = []
             cancelling = self.cancel.is_set()
             for row in self._open_rows():

@@ -6,6 +6,8 @@
 - Concurrency (a semaphore) and requests per minute are limited per model; RateLimited is retried
   after its Retry-After (bounded attempts; the SDKs have already retried on their own).
 - The budget (calls sent, dollars spent) is checked before each request: BudgetExceeded stops cleanly.
+- Across processes sharing a store, a call about to be sent is CLAIMED there first (store_batches):
+  a second process asking the same call waits for the first one's answer instead of paying again.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from dataclasses import asdict, dataclass
 from components.core.completion import Completion
 from components.providers.base import RateLimited, Settings, cache_key
 from components.providers.pricing import cost_usd
+from components.run.store_batches import owner_id
 
 log = logging.getLogger(__name__)
 RATE_LIMIT_ATTEMPTS = 3  # our own retries of a 429, after the SDK's
+CLAIM_POLL_S = 0.1  # how often a call claimed by another process is looked for in the store
 
 
 class BudgetExceeded(Exception):
@@ -76,7 +80,7 @@ class Caller:
     """One model's way to the network, shared by every trial of a sweep (or one Playground run)."""
 
     def __init__(self, provider, store=None, *, concurrency: int = 8, rpm: float | None = None,
-                 budget: Budget | None = None, cancel: threading.Event | None = None):
+                 budget: Budget | None = None, cancel: threading.Event | None = None, claims: bool = True):
         self.provider = provider
         self.spec = provider.spec
         self.store = store
@@ -85,6 +89,8 @@ class Caller:
         self.budget = budget or Budget()
         self.cancel = cancel
         self.inflight: dict[str, asyncio.Future] = {}
+        self.claims = claims and store is not None and hasattr(store, "claim_call")
+        self.owner = owner_id()
 
     async def ask(self, messages: list[dict], settings: Settings) -> tuple[Completion, str]:
         """(completion, cache key). completion.cached says whether it came from the store."""
@@ -102,7 +108,7 @@ class Caller:
         future = asyncio.get_running_loop().create_future()
         self.inflight[key] = future
         try:
-            completion = await self._send(messages, settings)
+            completion = await self._claimed_send(key, messages, settings)
         except asyncio.CancelledError:
             future.cancel()
             raise
@@ -113,9 +119,35 @@ class Caller:
         finally:
             self.inflight.pop(key, None)
         future.set_result(completion)
-        if self.store is not None:
+        if self.store is not None and not completion.cached:
             self.store.put_call(key, self.spec, messages, asdict(settings), completion)
+            if self.claims:
+                self.store.release_call(key, self.owner)
         return completion, key
+
+    async def _claimed_send(self, key: str, messages: list[dict], settings: Settings) -> Completion:
+        """Send, unless another process (or Caller) has claimed this call in the store: then wait for
+        its answer to appear there (a cached completion). A claim held by a process that is gone, or
+        past its lease, is taken over."""
+        if self.store is None or not self.claims:
+            return await self._send(messages, settings)
+        while True:
+            holder = self.store.claim_call(key, self.owner)
+            row = self.store.get_call(key)  # answered just before we claimed it
+            if row is not None:
+                if holder is None:
+                    self.store.release_call(key, self.owner)
+                self.budget.cached += 1
+                return Completion(row["response"], row["input_tokens"] or 0, row["output_tokens"] or 0,
+                                  row["latency_s"] or 0.0, row["model"], True, row["finish_reason"] or "")
+            if holder is None:
+                break
+            await asyncio.sleep(CLAIM_POLL_S)
+        try:
+            return await self._send(messages, settings)
+        except BaseException:
+            self.store.release_call(key, self.owner)
+            raise
 
     async def _send(self, messages: list[dict], settings: Settings) -> Completion:
         async with self.sem:

@@ -20,7 +20,8 @@ OPEN_STATES = ("submitting", "submitted", "ended")
 
 
 def owner_id() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+    """Who claims calls: host, process id and a token (two Callers of one process are two owners)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
 class BatchStore:
@@ -113,15 +114,40 @@ class BatchStore:
         return pd.DataFrame(rows, columns=cols)
 
     # claims --------------------------------------------------------------------------------------
-    def claim_call(self, key: str, owner: str, lease_s: float = 600.0) -> bool:
-        """True if this owner now holds the call (new, already its own, or another's claim expired)."""
+    def claim_call(self, key: str, owner: str, lease_s: float = 900.0) -> str | None:
+        """Claim a call this owner is about to send: None when the owner holds it now (new, its own, or
+        the holder's lease ran out or the holder's process on this host is gone), else the holder."""
         now = time.time()
-        self.db.execute(
+        got = self.db.execute(
             "INSERT INTO claims (call_key, owner, expires) VALUES (?, ?, ?) ON CONFLICT (call_key) DO UPDATE "
             "SET owner = excluded.owner, expires = excluded.expires WHERE claims.owner = excluded.owner "
-            "OR claims.expires < ?", (key, owner, now + lease_s, now))
-        got = self.db.execute("SELECT owner FROM claims WHERE call_key = ?", (key,)).fetchone()
-        return got is not None and got[0] == owner
+            "OR claims.expires < ? RETURNING owner", (key, owner, now + lease_s, now)).fetchone()
+        if got is not None:
+            return None
+        row = self.db.execute("SELECT owner FROM claims WHERE call_key = ?", (key,)).fetchone()
+        if row is None:  # released in between
+            return self.claim_call(key, owner, lease_s)
+        if _gone(row[0]):
+            cur = self.db.execute("UPDATE claims SET owner = ?, expires = ? WHERE call_key = ? AND owner = ?",
+                                  (owner, now + lease_s, key, row[0]))
+            if cur.rowcount:
+                return None
+        return row[0]
 
     def release_call(self, key: str, owner: str) -> None:
         self.db.execute("DELETE FROM claims WHERE call_key = ? AND owner = ?", (key, owner))
+
+
+def _gone(owner: str) -> bool:
+    """Whether a claim's owner (host:pid:...) is a process of this host that no longer runs."""
+    host, _, rest = owner.partition(":")
+    pid = rest.split(":")[0]
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False

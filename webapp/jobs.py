@@ -35,6 +35,7 @@ class Job:
     usd: float = 0.0
     sent: int = 0  # requests sent in this run
     cached: int = 0  # calls answered from the store in this run
+    batch: str = ""  # batch mode: the provider batches' own counts
     sweep_id: Any = None
     started: float = field(default_factory=time.time)
     finished: float | None = None
@@ -59,6 +60,7 @@ class Job:
         """The runner's progress callback (components.run.runner.Progress)."""
         self.done, self.total, self.errors = progress.done, progress.total, progress.errors
         self.usd, self.sent, self.cached = progress.spend_usd, progress.sent, progress.cached
+        self.batch = getattr(progress, "batch", "")
 
 
 def user_db() -> Path:

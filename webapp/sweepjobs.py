@@ -20,6 +20,8 @@ def job_line(job: jobs.Job) -> None:
     text = (f"**{job.label}** · {job.state} · {job.done:,}/{job.total:,} trials · errors {job.errors:,} · "
             f"spent {usd(job.usd)} · {job.sent:,} calls sent, {job.cached:,} from cache · {elapsed:.0f} s")
     st.progress(frac, text=text)
+    if job.batch and job.running:
+        st.caption(f"Provider batches: {job.batch}")
     if job.failure:
         st.error(f"The sweep stopped: {short(job.failure)}")
     summary = job.summary

@@ -193,8 +193,8 @@ class SweepConfig:
         if cfg.mode == "batch":
             for m in cfg.models:
                 if m.provider not in BATCH_PROVIDERS:
-                    _fail(f"mode = \"batch\" needs {', '.join(BATCH_PROVIDERS)} models; {m.label} has no batch "
-                          "interface (use mode = \"live\")")
+                    _fail(f"mode = \"batch\" works with openai, openai-compatible and anthropic models only; "
+                          f"{m.label} has no batch interface (use mode = \"live\")")
         cfg.check_params()
         labels = [m.label for m in cfg.models]
         if len(set(labels)) != len(labels):

@@ -269,9 +269,11 @@ def test_size_limits_split_requests_into_batches(tmp_path, server, capsys, monke
     assert sorted(len(b["requests"]) for b in server.batches.values()) == [4, 7, 7]
 
 
-def test_a_batch_lost_between_create_and_saving_its_id_is_found_by_its_token(tmp_path, server, capsys):
-    """OpenAI: the batch carries the store row's token in its metadata; a process killed right after the
-    provider created the batch (before its id was saved) is found again on resume, not submitted twice."""
+@BOTH
+def test_a_batch_lost_between_create_and_saving_its_id_is_found_again(tmp_path, server, capsys, provider):
+    """A process killed right after the provider created its batch (before the id was saved) leaves a
+    'submitting' row; the resume finds that batch (OpenAI: the row's token in the batch's metadata;
+    Anthropic: the one unknown batch of that size created just after the row), never submitting twice."""
     import asyncio
     from dataclasses import asdict
 
@@ -279,7 +281,7 @@ def test_a_batch_lost_between_create_and_saving_its_id_is_found_by_its_token(tmp
     from components.providers.factory import make_provider
     from components.run.batch import BatchRun, CacheCaller
 
-    toml, db = write_toml(tmp_path, server, "openai"), tmp_path / "runs.sqlite"
+    toml, db = write_toml(tmp_path, server, provider), tmp_path / "runs.sqlite"
     config, store = SweepConfig.from_toml(toml), RunStore(db)
     run = BatchRun(config, store, None, threading.Event(), {}, False, {}, 0.05)
     prov = make_provider(config.models[0].spec)
@@ -305,6 +307,7 @@ def test_a_batch_lost_between_create_and_saving_its_id_is_found_by_its_token(tmp
     assert server.counts["batches"] == 1 and store.batch_rows()[0]["state"] == "submitting"
     assert sweep(toml, db) == 0
     assert "calls sent 0," in capsys.readouterr().out and server.counts["batches"] == 1
+    assert list(store.batches_frame()["state"]) == ["collected"]
 
 
 def test_config_mode_is_checked(tmp_path, server, capsys):

@@ -94,6 +94,15 @@ def run(args) -> int:
     except ProviderError as exc:  # e.g. a missing key: nothing was sent
         print(f"litm: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        if config.mode != "batch":
+            raise
+        if line is not None:
+            line.end()
+            line = None
+        print("litm: interrupted; the sweep's batches keep running at the provider: run the same command again "
+              "to collect them (or add --cancel to cancel them)", file=sys.stderr)
+        return 130
     finally:
         if line is not None:
             line.end()

@@ -19,6 +19,7 @@ from components.core.completion import Completion
 from components.providers.base import ProviderError, Settings
 from components.providers.openai_provider import map_error
 
+FIND_WINDOW = 300.0  # seconds after its store row within which a lost Anthropic batch was created
 ENVELOPE = 64  # bytes a request adds to a batch beyond its own JSON (separators, a line break)
 
 
@@ -101,7 +102,7 @@ class OpenAIBatches:
             raise self._fail(exc) from None
         return b.id, f.id
 
-    async def find(self, token: str) -> str | None:
+    async def find(self, token: str, created: float, requests: int, known: set[str]) -> str | None:
         """The id of a batch made with this token (a process killed between create and saving its id)."""
         try:
             page = await self.client.batches.list(limit=100)
@@ -199,8 +200,21 @@ class AnthropicBatches:
             raise self._fail(exc) from None
         return b.id, None
 
-    async def find(self, token: str) -> str | None:
-        return None  # a message batch carries no metadata: nothing to match a lost submission by
+    async def find(self, token: str, created: float, requests: int, known: set[str]) -> str | None:
+        """A message batch carries no metadata: a lost submission is the one batch created within
+        FIND_WINDOW seconds after the store's row, with the same number of requests, that no row knows."""
+        try:
+            page = await self.client.messages.batches.list(limit=100)
+        except self._sdk.AnthropicError:
+            return None
+        hits = []
+        for b in page.data:
+            c = b.request_counts
+            total = c.processing + c.succeeded + c.errored + c.canceled + c.expired
+            at = b.created_at.timestamp() if b.created_at is not None else 0.0
+            if b.id not in known and total == requests and created - 2 <= at <= created + FIND_WINDOW:
+                hits.append(b.id)
+        return hits[0] if len(hits) == 1 else None
 
     async def status(self, batch_id: str) -> BatchStatus:
         try:

@@ -182,8 +182,8 @@ class BatchRun:
             else:
                 status = "done"
                 reason = f"{self.errors_n} trial(s) failed: rerun with --retry-errors" if self.errors_n else ""
-        except KeyboardInterrupt:
-            reason = "interrupted: batches keep running at the provider; run the sweep again to collect them"
+        except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C: asyncio.run cancels this task
+            reason = "interrupted: its batches keep running at the provider; run the sweep again to collect them"
             status = "cancelled"
             raise
         except BaseException as exc:
@@ -330,13 +330,15 @@ class BatchRun:
         return rows
 
     async def recover(self) -> None:
-        """Batch rows a killed process left in 'submitting': found at the provider by their token
-        (OpenAI metadata), else (after LOST_AFTER seconds) marked failed so their requests go again."""
+        """Batch rows a killed process left in 'submitting': found at the provider (OpenAI: by the token
+        in the batch's metadata; Anthropic: the one unknown batch of that size created just after the
+        row), else (after LOST_AFTER seconds) marked failed so that their requests go again."""
         for row in self._open_rows():
             if row["state"] != "submitting" or row["batch_id"]:
                 continue
             label = self._label_of(row)
-            found = await self.apis[label].find(row["token"])
+            known = {r["batch_id"] for r in self.store.batch_rows(open_only=False) if r["batch_id"]}
+            found = await self.apis[label].find(row["token"], row["created"] or 0.0, row["requests"], known)
             if found:
                 self.store.batch_submitted(row["id"], found)
             elif time.time() - (row["updated"] or 0) > LOST_AFTER:

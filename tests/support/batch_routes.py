@@ -13,7 +13,7 @@ OpenAI (Files + Batches; https://platform.openai.com/docs/api-reference/batch):
 Anthropic (Message Batches; https://docs.anthropic.com/en/docs/build-with-claude/batch-processing):
 - POST /v1/messages/batches {"requests": [{"custom_id", "params"}]} -> a MessageBatch;
   GET /v1/messages/batches/{id}; GET /v1/messages/batches/{id}/results (JSONL, at results_url once
-  ended); POST /v1/messages/batches/{id}/cancel. processing_status in_progress | canceling | ended;
+  ended); POST /v1/messages/batches/{id}/cancel; GET /v1/messages/batches (list, newest first). processing_status in_progress | canceling | ended;
   request_counts {processing, succeeded, errored, canceled, expired}; result lines
   {"custom_id", "result": {"type": "succeeded", "message"} | {"type": "errored", "error": ErrorResponse}
   | {"type": "canceled"} | {"type": "expired"}}. Limits: 100,000 requests or 256 MB per batch.
@@ -121,6 +121,12 @@ class BatchRoutes:
                 rest = parts[2:]
                 if method == "POST" and not rest:
                     return self._anthropic_create(json.loads(raw or b"{}"))
+                if method == "GET" and not rest:
+                    with self.lock:
+                        data = [self._anthropic_object(b) for b in self.batches.values() if b["kind"] == "anthropic"]
+                    data = data[::-1]  # newest first
+                    return _json(200, {"data": data, "has_more": False, "first_id": data[0]["id"] if data else None,
+                                       "last_id": data[-1]["id"] if data else None})
                 if rest and rest[0] in self.batches and self.batches[rest[0]]["kind"] == "anthropic":
                     b = self.batches[rest[0]]
                     if method == "POST" and rest[1:] == ["cancel"]:

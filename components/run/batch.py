@@ -160,18 +160,30 @@ class BatchRun:
         status, reason = "failed", "interrupted"
         try:
             await self.recover()
-            while pending:
+            waits: list[tuple] = [(s, None) for s in pending]  # (trial, the call it waits for)
+            while waits:
                 for c in self.callers.values():
                     c.wanted.clear()
-                pending = [s for s in pending if not await self.attempt(s)]
-                if not pending:
+                flying = {label: self._in_flight(c.spec) for label, c in self.callers.items()}
+                still, held = [], set()
+                for spec, key in waits:
+                    if (key is not None and key in flying[spec.model.label] and key not in self.errors
+                            and self.store.get_call(key) is None):
+                        still.append((spec, key))  # its call is still out in a batch: nothing to redo
+                        held.add(key)
+                        continue
+                    key = await self.attempt(spec, first=key is None)
+                    if key is not None:
+                        still.append((spec, key))
+                waits = still
+                if not waits:
                     break
                 if not self.cancel.is_set() and not self.stop:
-                    await self.submit()
-                waiting = await self.wait()
+                    await self.submit(flying)
+                waiting = await self.wait(held)
                 if not waiting:
                     if not self.stop and not self.cancel.is_set():
-                        self.stop = "nothing left to send: " + self._why_stuck(len(pending))
+                        self.stop = "nothing left to send: " + self._why_stuck(len(waits))
                     break
                 if self.cancel.is_set():
                     break
@@ -204,8 +216,9 @@ class BatchRun:
         return f"{n} trial(s) wait for calls that were not submitted (budget or a refused batch)"
 
     # trials ---------------------------------------------------------------------------------------
-    async def attempt(self, spec) -> bool:
-        """Run one trial against the cache; True once it is written (done or failed)."""
+    async def attempt(self, spec, first: bool = True) -> str | None:
+        """Run one trial against the cache: None once it is written (done or failed), else the key of
+        the call it waits for. On its first attempt every first-stage call is wanted at once."""
         config = self.config
         caller = self.callers[spec.model.label]
 
@@ -220,18 +233,19 @@ class BatchRun:
             built, ran = None, Ran(Trial(error=f"document: {exc}", error_kind="document"))
         if built is not None:
             try:
-                first = get_strategy(spec.strategy).first_prompts(built.document, spec.task.question, spec.params)
+                prompts = (get_strategy(spec.strategy).first_prompts(built.document, spec.task.question, spec.params)
+                           if first else [])
             except ValueError:  # bad parameters: execute records why
-                first = []
-            for p in first:
+                prompts = []
+            for p in prompts:
                 caller.want(p.messages, settings_for(p))
             try:
                 ran = await execute(built.document, spec.task.question, spec.task.answers, spec.strategy,
                                     spec.params, caller, settings_for,
                                     answer_mode=spec.task.meta.get("answer_mode", "any"),
                                     gold_sentences=spec.task.gold_sentences)
-            except NeedsCall:
-                return False
+            except NeedsCall as exc:
+                return str(exc.args[0])
         trial = ran.trial
         # the same fields runner.run_sweep stamps on a trial
         trial.trial_key, trial.task, trial.question = spec.key, spec.task.id, spec.task.question
@@ -247,7 +261,7 @@ class BatchRun:
         self.errors_n += trial.error is not None
         self.cached += trial.cached_calls or 0
         self.report()
-        return True
+        return None
 
     # submitting -------------------------------------------------------------------------------------
     def _in_flight(self, spec) -> set[str]:
@@ -275,13 +289,13 @@ class BatchRun:
             fits.append((key, messages, settings))
         return fits
 
-    async def submit(self) -> None:
+    async def submit(self, flying: dict[str, set[str]]) -> None:
+        """Submit the wanted calls that no open batch holds (flying: model label -> keys in open batches)."""
         for label, caller in self.callers.items():
             if not caller.wanted:
                 continue
             api = self.apis[label]
-            flying = self._in_flight(caller.spec)
-            new = [(k, m, s) for k, (m, s) in caller.wanted.items() if k not in flying]
+            new = [(k, m, s) for k, (m, s) in caller.wanted.items() if k not in flying[label]]
             new = self._budget(label, new)
             if not new:
                 continue
@@ -345,11 +359,12 @@ class BatchRun:
                 self.store.update_batch(row["id"], state="failed",
                                         reason="lost: the process stopped before the provider confirmed it")
 
-    async def wait(self) -> bool:
-        """Poll the open batches holding wanted calls until one has ended, and store its results.
+    async def wait(self, held: set[str]) -> bool:
+        """Poll the open batches holding wanted (or held: still awaited) calls until one has ended, and
+        store its results.
         False when no open batch holds a wanted call (nothing to wait for). Once cancel is set: cancel
         this sweep's open batches at the provider and collect them all as they end."""
-        wanted = set().union(*(c.wanted for c in self.callers.values()))
+        wanted = set(held).union(*(c.wanted for c in self.callers.values()))
         keys: dict[int, set[str]] = {}
         while True:
             await self.recover()

@@ -269,6 +269,16 @@ def test_size_limits_split_requests_into_batches(tmp_path, server, capsys, monke
     assert sorted(len(b["requests"]) for b in server.batches.values()) == [4, 7, 7]
 
 
+def test_wanted_requests_are_submitted_in_parts_to_bound_memory(tmp_path, server, capsys, monkeypatch):
+    import components.run.batch as batch
+
+    monkeypatch.setattr(batch, "PART_BYTES", 1)  # every trial's request goes out as soon as it is wanted
+    toml = write_toml(tmp_path, server, "anthropic", strategies=("icr",))
+    assert sweep(toml, tmp_path / "runs.sqlite") == 0
+    assert "errors 0" in capsys.readouterr().out
+    assert server.counts["batches"] > 18 and all(len(b["requests"]) == 1 for b in server.batches.values())
+
+
 @BOTH
 def test_a_batch_lost_between_create_and_saving_its_id_is_found_again(tmp_path, server, capsys, provider):
     """A process killed right after the provider created its batch (before the id was saved) leaves a

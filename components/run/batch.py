@@ -42,6 +42,7 @@ from components.strategies import get_strategy
 
 log = logging.getLogger(__name__)
 POLL_INTERVAL = 30.0  # seconds between polls of a provider batch (the CLI's --poll-interval)
+PART_BYTES = 64 * 1024 * 1024  # wanted prompt text that is submitted at once, mid-pass (bounds memory)
 LOST_AFTER = 120.0  # a 'submitting' batch row this old, with no provider id, was lost by a killed process
 
 
@@ -68,6 +69,15 @@ class CacheCaller:
         self.errors = errors
         self.fresh = fresh
         self.wanted: dict[str, tuple[list[dict], Settings]] = {}
+        self.wanted_bytes = 0  # about the size of the wanted requests (their text), to submit in parts
+
+    def _add(self, key: str, messages: list[dict], settings: Settings) -> None:
+        self.wanted[key] = (messages, settings)
+        self.wanted_bytes += sum(len(str(m.get("content", ""))) for m in messages)
+
+    def clear(self) -> None:
+        self.wanted.clear()
+        self.wanted_bytes = 0
 
     def want(self, messages: list[dict], settings: Settings) -> None:
         """Ask for a call ahead of the trial reaching it (a strategy's first-stage prompts)."""
@@ -78,7 +88,7 @@ class CacheCaller:
             check_fits(self.spec, messages, settings)
         except PromptTooLong:
             return  # the trial records it when it reaches this call
-        self.wanted[key] = (messages, settings)
+        self._add(key, messages, settings)
 
     async def ask(self, messages: list[dict], settings: Settings) -> tuple[Completion, str]:
         key = cache_key(self.spec, messages, settings)
@@ -90,7 +100,7 @@ class CacheCaller:
         if key in self.errors:
             raise BatchRequestError(self.errors[key])
         check_fits(self.spec, messages, settings)  # too long: the trial's error, never submitted
-        self.wanted[key] = (messages, settings)
+        self._add(key, messages, settings)
         raise NeedsCall(key)
 
 
@@ -163,7 +173,7 @@ class BatchRun:
             waits: list[tuple] = [(s, None) for s in pending]  # (trial, the call it waits for)
             while waits:
                 for c in self.callers.values():
-                    c.wanted.clear()
+                    c.clear()
                 flying = {label: self._in_flight(c.spec) for label, c in self.callers.items()}
                 still, held = [], set()
                 for spec, key in waits:
@@ -175,11 +185,13 @@ class BatchRun:
                     key = await self.attempt(spec, first=key is None)
                     if key is not None:
                         still.append((spec, key))
+                    if not self.cancel.is_set() and not self.stop and self._full():
+                        held |= await self.submit(flying)  # a full batch goes now: memory stays bounded
                 waits = still
                 if not waits:
                     break
                 if not self.cancel.is_set() and not self.stop:
-                    await self.submit(flying)
+                    held |= await self.submit(flying)
                 waiting = await self.wait(held)
                 if not waiting:
                     if not self.stop and not self.cancel.is_set():
@@ -289,13 +301,22 @@ class BatchRun:
             fits.append((key, messages, settings))
         return fits
 
-    async def submit(self, flying: dict[str, set[str]]) -> None:
-        """Submit the wanted calls that no open batch holds (flying: model label -> keys in open batches)."""
+    def _full(self) -> bool:
+        """Whether a model's wanted requests fill a batch (or PART_BYTES of text): submit them at once."""
+        return any(len(c.wanted) >= self.apis[label].max_requests or c.wanted_bytes >= PART_BYTES
+                   for label, c in self.callers.items())
+
+    async def submit(self, flying: dict[str, set[str]]) -> set[str]:
+        """Submit the wanted calls that no open batch holds (flying: model label -> keys in open
+        batches, updated), then forget them; the keys now out in batches are returned."""
+        out: set[str] = set()
         for label, caller in self.callers.items():
             if not caller.wanted:
                 continue
             api = self.apis[label]
             new = [(k, m, s) for k, (m, s) in caller.wanted.items() if k not in flying[label]]
+            out |= set(caller.wanted) & flying[label]
+            caller.clear()
             new = self._budget(label, new)
             if not new:
                 continue
@@ -318,8 +339,12 @@ class BatchRun:
                     self._fail_batch(row, str(exc))
                     continue
                 self.store.batch_submitted(row, batch_id, file_id)
+                keys = {new[i][0] for i in group}
+                flying[label] |= keys
+                out |= keys
                 self.sent += len(group)
                 log.info("%s: batch %s submitted (%d requests)", caller.spec.label, batch_id, len(group))
+        return out
 
     def _fail_batch(self, row: int, why: str) -> None:
         """A batch refused or failed as a whole: each of its requests has that error."""

@@ -90,6 +90,7 @@ def test_batch_sweep_completes_then_rerun_sends_nothing(tmp_path, server, capsys
     assert server.counts["batches"] == 1 and live_calls(server) == 0
     frame = RunStore(db).batches_frame()
     assert list(frame["state"]) == ["collected"] and list(frame["succeeded"]) == [18]
+    assert b"sk-test-batch" not in db.read_bytes() and b"sk-ant-test-batch" not in db.read_bytes()
 
 
 def _wait_for(predicate, timeout: float = 90.0) -> None:

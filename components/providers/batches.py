@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 
 from components.core.completion import Completion
-from components.providers.base import ProviderError, Settings
+from components.providers.base import ProviderError, Settings, scrub
 from components.providers.openai_provider import map_error
 
 FIND_WINDOW = 300.0  # seconds after its store row within which a lost Anthropic batch was created
@@ -161,7 +161,7 @@ class OpenAIBatches:
             err = line.get("error") or (body.get("error") if isinstance(body, dict) else None) or {}
             code = str(err.get("code") or "")
             status = response.get("status_code")
-            message = str(err.get("message") or "no answer")[:300]
+            message = scrub(str(err.get("message") or "no answer"), getattr(self.provider, "_key", None))[:300]
             where = f" ({status})" if status else ""
             out.append(BatchResult(key, "expired" if code == "batch_expired" else "errored",
                                    error=f"{self.spec.label}: batch request failed{where}: {message}"))
@@ -245,7 +245,8 @@ class AnthropicBatches:
                         m.model or self.spec.model, False, str(m.stop_reason or ""))))
                 elif r.type == "errored":
                     err = getattr(r.error, "error", None)
-                    message = str(getattr(err, "message", "") or getattr(err, "type", "") or "error")[:300]
+                    message = scrub(str(getattr(err, "message", "") or getattr(err, "type", "") or "error"),
+                                    getattr(self.provider, "_key", None))[:300]
                     out.append(BatchResult(item.custom_id, "errored",
                                            error=f"{self.spec.label}: batch request failed: {message}"))
                 else:  # canceled | expired

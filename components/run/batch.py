@@ -164,7 +164,7 @@ class BatchRun:
         self.errors_n = 0 if self.retry_errors else len(present_all - present_ok)
         if pending:
             precount(tasks, config.encoding)
-        self.errors = {} if self.retry_errors else store.batch_errors()
+        self.errors = {} if self.retry_errors else store.batch_errors(self.sweep_id)
         self.fresh: set[str] = set()
         self.callers = {label: CacheCaller(p, store, self.errors, self.fresh) for label, p in provs.items()}
         status, reason = "failed", "interrupted"

@@ -98,12 +98,16 @@ class BatchStore:
     def batch_error(self, row: int, key: str, error: str) -> None:
         self.db.execute("UPDATE batch_calls SET error = ? WHERE batch = ? AND call_key = ?", (error[:500], row, key))
 
-    def batch_errors(self) -> dict[str, str]:
-        """The error of every call whose latest batch result was an error (and that is not cached)."""
-        rows = self.db.execute(
-            "SELECT bc.call_key, bc.error FROM batch_calls bc WHERE bc.error IS NOT NULL "
-            "AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.key = bc.call_key) ORDER BY bc.batch")
-        return {k: e for k, e in rows}
+    def batch_errors(self, sweep_id: int | None = None) -> dict[str, str]:
+        """The error of every call (of one sweep's batches) whose batch result was an error and that is
+        not cached: a resumed sweep writes those trials as errors instead of submitting them again."""
+        sql = ("SELECT bc.call_key, bc.error FROM batch_calls bc JOIN batches b ON b.id = bc.batch "
+               "WHERE bc.error IS NOT NULL AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.key = bc.call_key)")
+        args: tuple = ()
+        if sweep_id is not None:
+            sql += " AND b.sweep_id = ?"
+            args = (sweep_id,)
+        return {k: e for k, e in self.db.execute(sql + " ORDER BY bc.batch", args)}
 
     def batches_frame(self, sweep_id: int | None = None):
         import pandas as pd

@@ -237,7 +237,7 @@ def test_cli_cancel_cancels_a_pending_batch_left_by_a_killed_process(tmp_path, s
     kill_while_pending(toml, db)
     assert sweep(toml, db, "--cancel") == 1  # cancelled, not done
     out = capsys.readouterr().out
-    assert "cancelled" in out and "calls sent 0," in out
+    assert "1 batch(es) cancelled at the provider" in out and "calls sent 0," in out
     assert server.counts["batch_cancels"] == 1 and server.counts["batches"] == 1
     assert list(RunStore(db).batches_frame()["state"]) == ["collected"]
 

@@ -200,7 +200,9 @@ class BatchRun:
                 if self.cancel.is_set():
                     break
             if self.cancel.is_set():
-                status, reason = "cancelled", "cancelled by the user: open batches were cancelled"
+                n = len(self.cancelled_rows)
+                status, reason = "cancelled", (f"cancelled by the user: {n} batch(es) cancelled at the provider, "
+                                               "their answers kept" if n else "cancelled by the user")
             elif self.stop:
                 status, reason = "cancelled", self.stop
             else:

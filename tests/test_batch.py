@@ -112,14 +112,23 @@ def _submitted(db: Path) -> bool:
         return False
 
 
-def kill_while_pending(toml: Path, db: Path) -> None:
+def _stage_two_out(db: Path) -> bool:
+    try:
+        with sqlite3.connect(db, timeout=1) as c:
+            return c.execute("SELECT COUNT(*) FROM batches WHERE state = 'submitted'").fetchone()[0] == 1 and \
+                c.execute("SELECT COUNT(*) FROM batches WHERE state = 'collected'").fetchone()[0] == 1
+    except sqlite3.OperationalError:
+        return False
+
+
+def kill_while_pending(toml: Path, db: Path, pending=_submitted) -> None:
     """`litm sweep` in its own process, killed with SIGKILL once its batch is submitted and polled."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "components.cli", "sweep", str(toml), "--db", str(db), "--quiet",
                              "--poll-interval", "0.1"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
-        _wait_for(lambda: _submitted(db) or proc.poll() is not None)
+        _wait_for(lambda: pending(db) or proc.poll() is not None)
         assert proc.poll() is None, "the sweep ended before it could be killed"
         time.sleep(0.3)  # it is polling now
         os.kill(proc.pid, signal.SIGKILL)
@@ -131,7 +140,7 @@ def kill_while_pending(toml: Path, db: Path) -> None:
 
 @BOTH
 def test_kill_9_while_pending_then_resume_submits_no_second_batch(tmp_path, server, capsys, provider):
-    server.set(batch_delay=4.0)
+    server.set(batch_delay=6.0)
     toml, db = write_toml(tmp_path, server, provider), tmp_path / "runs.sqlite"
     kill_while_pending(toml, db)
     assert server.counts["batches"] == 1 and server.counts["batch_polls"] >= 1
@@ -141,6 +150,19 @@ def test_kill_9_while_pending_then_resume_submits_no_second_batch(tmp_path, serv
     assert "trials 18/18" in out and "calls sent 0," in out
     assert server.counts["batches"] == 1 and server.counts["batch_requests"] == 18 and live_calls(server) == 0
     assert len(RunStore(db).trials_frame().dropna(subset=["score"])) == 18
+
+
+def test_kill_9_while_stage_two_is_pending_then_resume(tmp_path, server, capsys):
+    server.set(batch_delay=3.0)
+    toml = write_toml(tmp_path, server, "openai", strategies=("rr",), params="{ k = 2, r = 300 }")
+    db = tmp_path / "runs.sqlite"
+    kill_while_pending(toml, db, _stage_two_out)
+    assert server.counts["batches"] == 2
+    assert sweep(toml, db) == 0
+    out = capsys.readouterr().out
+    assert "trials 18/18" in out and "calls sent 0," in out and "errors 0" in out
+    assert server.counts["batches"] == 2 and server.counts["batch_requests"] == len(
+        {cid for b in server.batches.values() for cid, _ in b["requests"]})  # no request went out twice
 
 
 @BOTH

@@ -57,6 +57,8 @@ def describe(config) -> str:
     arms = sum(len(config.params_for(s)) for s in config.strategies)
     line = (f"sweep {config.name!r}: {len(config.models)} model(s) x {arms} strategy setting(s) x {grid} "
             f"({len(cells(config))} cells)")
+    if config.mode == "batch":
+        line += "; mode batch (the providers' batch interfaces, half price)"
     skipped = left_out(config)
     if skipped:
         line += "; left out (no such index): " + ", ".join(f"index {i} of {n} documents" for n, i in skipped)

@@ -61,6 +61,8 @@ PUBLIC: dict[str, str] = {
     "RunStore": "components.run.store",
     "run_sweep": "components.run.runner",
     "run_one": "components.run.runner",
+    "run_batch_sweep": "components.run.batch",
+    "run_sweep_any": "components.run.batch",
     # report
     "load_published": "components.report.published",
 }

@@ -38,6 +38,7 @@ class Job:
     cached: int = 0  # calls answered from the store in this run
     requests: int = 0  # HTTP requests the server saw (SDK retries included)
     note: str = ""  # why the sweep waits right now (a rate limit), "" when it does not
+    batch: str = ""  # batch mode: the provider batches' own counts
     sweep_id: Any = None
     started: float = field(default_factory=time.time)
     finished: float | None = None
@@ -64,6 +65,7 @@ class Job:
         self.done, self.total, self.errors = progress.done, progress.total, progress.errors
         self.usd, self.sent, self.cached = progress.spend_usd, progress.sent, progress.cached
         self.requests, self.note = getattr(progress, "requests", 0), getattr(progress, "note", "")
+        self.batch = getattr(progress, "batch", "")
 
 
 def user_db() -> Path:
@@ -171,13 +173,13 @@ def start_sweep(owner: str, config, tasks: list, api_key: str | None, retry_erro
     total = len(plan(config, tasks[: config.n_tasks] if config.n_tasks else tasks))
 
     def work(job: Job):
-        from components.run.runner import run_sweep
+        from components.run.batch import run_sweep_any
         from components.run.store import RunStore
 
         store = RunStore(db)
         try:
-            summary = run_sweep(config, store, progress=job.update, cancel=job.cancel, api_keys=api_keys,
-                                retry_errors=retry_errors, owner=tag)
+            summary = run_sweep_any(config, store, progress=job.update, cancel=job.cancel, api_keys=api_keys,
+                                    retry_errors=retry_errors, owner=tag)
             job.done, job.total, job.errors = summary.done, summary.total, summary.errors
             job.usd, job.sweep_id = summary.spend_usd, summary.sweep_id
             return summary

@@ -23,6 +23,8 @@ def job_line(job: jobs.Job) -> None:
             + f", {job.cached:,} from cache · {elapsed:.0f} s"
             + (f" · {md(job.note)}" if job.running and job.note else ""))
     st.progress(frac, text=text)
+    if job.batch and job.running:
+        st.caption(f"Provider batches: {job.batch}")
     if job.failure:
         st.error(f"The sweep stopped: {md(short(job.failure))}")
     summary = job.summary

@@ -15,6 +15,13 @@ def add_parser(sub, name):
     p.add_argument("--dry-run", action="store_true", help="print calls, tokens and estimated cost; send nothing")
     p.add_argument("--retry-errors", action="store_true", help="run again the trials that failed")
     p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.add_argument("--mode", choices=("live", "batch"), default=None,
+                   help="live calls, or the providers' batch interfaces (half price, results within 24 h); "
+                        "default: the config's mode")
+    p.add_argument("--poll-interval", type=float, default=None, metavar="SECONDS",
+                   help="batch mode: seconds between polls of a pending batch (default 30)")
+    p.add_argument("--cancel", action="store_true",
+                   help="batch mode: cancel the sweep's pending batches at the provider and store what they answered")
     p.set_defaults(func=run)
 
 
@@ -31,6 +38,8 @@ class ProgressLine:
         sent = f"sent {p.sent}" + (f" ({p.requests} HTTP requests)" if p.requests > p.sent else "")
         line = (f"\r[{bar:<30}] {p.done}/{p.total} trials  errors {p.errors}  {sent}  cached {p.cached}"
                 f"  {p.calls_per_s:.1f} calls/s  ${p.spend_usd:.4f}" + (f"  {p.note}" if p.note else ""))
+        if getattr(p, "batch", ""):
+            line += f"  | {p.batch}"
         self.width = max(self.width, len(line))
         self.stream.write(line.ljust(self.width))
         self.stream.flush()
@@ -49,6 +58,8 @@ def describe(config) -> str:
     arms = sum(len(config.params_for(s)) for s in config.strategies)
     line = (f"sweep {config.name!r}: {len(config.models)} model(s) x {arms} strategy setting(s) x {grid} "
             f"({len(cells(config))} cells)")
+    if config.mode == "batch":
+        line += "; mode batch (the providers' batch interfaces, half price)"
     skipped = left_out(config)
     if skipped:
         line += "; left out (no such index): " + ", ".join(f"index {i} of {n} documents" for n, i in skipped)
@@ -63,22 +74,39 @@ def run(args) -> int:
 
     config = SweepConfig.from_toml(args.config)
     warn_bad_rows(config.tasks, config.all_tasks().errors)
+    if args.mode is not None and args.mode != config.mode:
+        config = SweepConfig.from_stored({**config.to_dict(), "mode": args.mode})
+    if (args.cancel or args.poll_interval is not None) and config.mode != "batch":
+        raise ValueError("--cancel and --poll-interval are for batch mode (mode = \"batch\" or --mode batch)")
+    if args.poll_interval is not None and args.poll_interval <= 0:
+        raise ValueError(f"--poll-interval must be a positive number of seconds, got {args.poll_interval:g}")
     if args.dry_run:
         est = estimate(config)
         print(describe(config))
         print("\n".join(est.lines()))
         return 0
-    from components.run.runner import run_sweep
+    from components.run.batch import POLL_INTERVAL, run_sweep_any
 
     db = db_path(args)
     store = RunStore(db)
     line = None if args.quiet else ProgressLine()
     t0 = time.perf_counter()
     try:
-        summary = run_sweep(config, store, progress=line, retry_errors=args.retry_errors)
+        extra = ({"poll_interval": args.poll_interval or POLL_INTERVAL, "cancel_batches": args.cancel}
+                 if config.mode == "batch" else {})
+        summary = run_sweep_any(config, store, progress=line, retry_errors=args.retry_errors, **extra)
     except ProviderError as exc:  # e.g. a missing key: nothing was sent
         print(f"litm: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        if config.mode != "batch":
+            raise
+        if line is not None:
+            line.end()
+            line = None
+        print("litm: interrupted; the sweep's batches keep running at the provider: run the same command again "
+              "to collect them (or add --cancel to cancel them)", file=sys.stderr)
+        return 130
     finally:
         if line is not None:
             line.end()

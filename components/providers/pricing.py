@@ -49,15 +49,21 @@ def price_of(provider: str, model: str, prices: dict | None = None) -> dict | No
     return table[best] if best else None
 
 
+BATCH_DISCOUNT = 0.5  # OpenAI's Batch API and Anthropic's Message Batches bill half the list price
+
+
 def cost_usd(provider: str, model: str, input_tokens: int, output_tokens: int,
-             prices: dict | None = None) -> float | None:
-    """Dollars for one call (or a sum of calls); None when the model's price is unknown."""
+             prices: dict | None = None, batch: bool = False) -> float | None:
+    """Dollars for one call (or a sum of calls); None when the model's price is unknown. batch=True:
+    sent through the provider's batch interface, at half the list price (both providers' batch
+    pricing: https://openai.com/api/pricing, https://docs.anthropic.com/en/docs/about-claude/pricing)."""
     if provider in FREE_PROVIDERS:
         return 0.0
     price = price_of(provider, model, prices)
     if price is None:
         return 0.0 if provider == "openai-compatible" else None
-    return (input_tokens * price["input"] + output_tokens * price["output"]) / 1_000_000
+    usd = (input_tokens * price["input"] + output_tokens * price["output"]) / 1_000_000
+    return usd * BATCH_DISCOUNT if batch else usd
 
 
 def reload() -> None:

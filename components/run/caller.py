@@ -8,6 +8,8 @@
   above `max_retry_after` (default 60 s) is not waited for: the trial is recorded as rate_limited with
   the server's figure. While it waits, `waiting` says so (the progress line shows it).
 - The budget (calls sent, dollars spent) is checked before each request: BudgetExceeded stops cleanly.
+- Across processes sharing a store, a call about to be sent is CLAIMED there first (store_batches):
+  a second process asking the same call waits for the first one's answer instead of paying again.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ from dataclasses import asdict, dataclass
 from components.core.completion import Completion
 from components.providers.base import RateLimited, Settings, cache_key
 from components.providers.pricing import cost_usd
+from components.run.store_batches import owner_id
 
 log = logging.getLogger(__name__)
 RATE_LIMIT_ATTEMPTS = 3  # our own retries of a 429, after the SDK's
 MAX_RETRY_AFTER = 60.0  # seconds: the longest Retry-After a sweep waits for (config: max_retry_after)
+CLAIM_POLL_S = 0.1  # how often a call claimed by another process is looked for in the store
 
 
 class BudgetExceeded(Exception):
@@ -33,6 +37,10 @@ class BudgetExceeded(Exception):
 
 class Cancelled(Exception):
     """The user cancelled: no more requests."""
+
+
+class NeedsCall(Exception):
+    """Batch mode (run/batch.py): the call is not in the store yet; the trial waits for its batch."""
 
 
 @dataclass
@@ -76,7 +84,7 @@ class Caller:
 
     def __init__(self, provider, store=None, *, concurrency: int = 8, rpm: float | None = None,
                  budget: Budget | None = None, cancel: threading.Event | None = None,
-                 max_retry_after: float | None = None):
+                 max_retry_after: float | None = None, claims: bool = True):
         self.provider = provider
         self.spec = provider.spec
         self.store = store
@@ -88,6 +96,8 @@ class Caller:
         self.max_retry_after = MAX_RETRY_AFTER if max_retry_after is None else float(max_retry_after)
         self.attempts = 0  # provider calls started (an SDK may send more HTTP requests: see requests)
         self.waiting = ""  # why the calls are paused right now ("" when they are not)
+        self.claims = claims and store is not None and hasattr(store, "claim_call")
+        self.owner = owner_id()
 
     @property
     def requests(self) -> int:
@@ -111,7 +121,7 @@ class Caller:
         future = asyncio.get_running_loop().create_future()
         self.inflight[key] = future
         try:
-            completion = await self._send(messages, settings)
+            completion = await self._claimed_send(key, messages, settings)
         except asyncio.CancelledError:
             future.cancel()
             raise
@@ -122,9 +132,35 @@ class Caller:
         finally:
             self.inflight.pop(key, None)
         future.set_result(completion)
-        if self.store is not None:
+        if self.store is not None and not completion.cached:
             self.store.put_call(key, self.spec, messages, asdict(settings), completion)
+            if self.claims:
+                self.store.release_call(key, self.owner)
         return completion, key
+
+    async def _claimed_send(self, key: str, messages: list[dict], settings: Settings) -> Completion:
+        """Send, unless another process (or Caller) has claimed this call in the store: then wait for
+        its answer to appear there (a cached completion). A claim held by a process that is gone, or
+        past its lease, is taken over."""
+        if self.store is None or not self.claims:
+            return await self._send(messages, settings)
+        while True:
+            holder = self.store.claim_call(key, self.owner)
+            row = self.store.get_call(key)  # answered just before we claimed it
+            if row is not None:
+                if holder is None:
+                    self.store.release_call(key, self.owner)
+                self.budget.cached += 1
+                return Completion(row["response"], row["input_tokens"] or 0, row["output_tokens"] or 0,
+                                  row["latency_s"] or 0.0, row["model"], True, row["finish_reason"] or "")
+            if holder is None:
+                break
+            await asyncio.sleep(CLAIM_POLL_S)
+        try:
+            return await self._send(messages, settings)
+        except BaseException:
+            self.store.release_call(key, self.owner)
+            raise
 
     async def _send(self, messages: list[dict], settings: Settings) -> Completion:
         async with self.sem:

@@ -19,10 +19,13 @@ from components.providers.base import PROVIDERS, ModelSpec, Settings
 from components.strategies import STRATEGIES, ParamError
 
 SWEEP_KEYS = {"name", "tasks", "n_tasks", "lengths", "positions", "documents", "gold_index", "strategies", "params", "concurrency",
-              "models", "budget", "encoding", "max_tokens", "seed", "max_retry_after", "fail_fast"}
+              "models", "budget", "encoding", "max_tokens", "seed", "max_retry_after", "fail_fast",
+              "mode"}
 MODEL_KEYS = {"provider", "model", "base_url", "api_key_env", "context_window", "max_tokens",
               "requests_per_minute", "timeout", "max_retries"}
 BUDGET_KEYS = {"max_calls", "max_usd"}
+MODES = ("live", "batch")  # batch: the providers' batch interfaces (components/run/batch.py), half price
+BATCH_PROVIDERS = ("openai", "openai-compatible", "anthropic")
 
 
 def _fail(msg: str):
@@ -107,6 +110,7 @@ class SweepConfig:
     seed: int | None = 0
     max_retry_after: float = 60.0  # seconds: a longer Retry-After makes the trial a rate_limited error
     fail_fast: int = 5  # stop when the first N trials all fail alike (auth, not found, bad request); 0: never
+    mode: str = "live"
     base_dir: str = "."  # where a relative tasks path is looked up first (the TOML file's folder)
 
     @classmethod
@@ -200,7 +204,14 @@ class SweepConfig:
             concurrency=_positive_int("concurrency", s.get("concurrency", 8)),
             max_calls=_positive_int("budget.max_calls", budget.get("max_calls"), allow_none=True),
             max_usd=max_usd, encoding=encoding, max_tokens=_positive_int("max_tokens", s.get("max_tokens"), True),
-            seed=seed, base_dir=base_dir)
+            seed=seed, mode=s.get("mode", "live"), base_dir=base_dir)
+        if cfg.mode not in MODES:
+            _fail(f"mode must be one of {', '.join(MODES)}, got {cfg.mode!r}")
+        if cfg.mode == "batch":
+            for m in cfg.models:
+                if m.provider not in BATCH_PROVIDERS:
+                    _fail(f"mode = \"batch\" works with openai, openai-compatible and anthropic models only; "
+                          f"{m.label} has no batch interface (use mode = \"live\")")
         cfg.check_params()
         labels = [m.label for m in cfg.models]
         if len(set(labels)) != len(labels):
@@ -256,6 +267,8 @@ class SweepConfig:
         The tasks path is made absolute, so a stored sweep resumes from any folder."""
         d = {k: v for k, v in asdict(self).items() if v not in (None, (), [], {})}
         d.pop("base_dir", None)
+        if d.get("mode") == "live":  # the default: configs stored before batch mode had no mode
+            d.pop("mode")
         d["tasks"] = str(Path(self.tasks_path).resolve())
         budget = {k: d.pop(k) for k in ("max_calls", "max_usd") if k in d}
         if budget:

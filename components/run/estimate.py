@@ -27,9 +27,13 @@ class Estimate:
     trials: int = 0
     unpriced: tuple[str, ...] = ()  # models whose price is unknown (left out of usd)
     note: str = "an estimate: later stages depend on the model's answers"
+    batch: bool = False  # mode = "batch": usd is at the providers' batch prices (half the list price)
+    list_usd: float | None = None  # the same calls at list prices (live mode)
 
     def lines(self) -> list[str]:
         usd = "unknown (no price for these models)" if self.usd is None else f"${self.usd:,.4f}"
+        if self.batch and self.usd is not None:
+            usd += f" at batch prices (half of ${self.list_usd:,.4f} live)"
         out = [f"trials:        {self.trials:,}",
                f"calls:         {self.calls:,}",
                f"input tokens:  {self.input_tokens:,}",
@@ -80,7 +84,8 @@ def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = Non
     docs: dict = {}
     per: dict = {}
     calls = tin = tout = 0
-    usd = 0.0
+    batch = getattr(config, "mode", "live") == "batch"
+    usd = list_usd = 0.0
     priced = False
     unpriced: set[str] = set()
     for s in specs:
@@ -104,6 +109,8 @@ def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = Non
         if cost is None:
             unpriced.add(s.model.label)
         else:
-            usd += cost
+            usd += cost_usd(s.model.provider, s.model.model, i, o, batch=batch)
+            list_usd += cost
             priced = True
-    return Estimate(calls, tin, tout, usd if priced else None, len(specs), tuple(sorted(unpriced)))
+    return Estimate(calls, tin, tout, usd if priced else None, len(specs), tuple(sorted(unpriced)), batch=batch,
+                    list_usd=list_usd if priced else None)

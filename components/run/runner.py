@@ -39,6 +39,7 @@ class Progress:
     elapsed_s: float = 0.0
     requests: int = 0  # HTTP requests the servers saw in this run (SDK retries included)
     note: str = ""  # why the sweep is waiting right now (a rate limit), "" when it is not
+    batch: str = ""  # batch mode: the provider batches' own counts (components/run/batch.py)
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,10 @@ def run_sweep(config: SweepConfig, store, *, progress: Callable[[Progress], None
               providers: dict | None = None, owner: str | None = None) -> SweepSummary:
     """Run (or resume) a sweep. api_keys: {model label | env var name | provider: key}, kept in memory
     only. providers: {model label: provider object} to use instead of making one (tests). owner: who
-    made the sweep (the app's workspace token; None from the command line), kept when it resumes."""
+    made the sweep (the app's workspace token; None from the command line), kept when it resumes.
+    A config with mode = "batch" runs through components.run.batch.run_batch_sweep instead."""
+    if getattr(config, "mode", "live") != "live":
+        raise ValueError(f"sweep {config.name!r} has mode = {config.mode!r}: run it with components.run.batch")
     return asyncio.run(_run_sweep(config, store, progress, cancel, api_keys, retry_errors, providers or {}, owner))
 
 

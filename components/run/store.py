@@ -9,6 +9,7 @@ not a run store, a store written by a newer version (schema_version above the mi
 or one whose trials table lacks a column of the schema is refused with a StoreError (one line); so is a
 location that cannot be written. Creating a sweep is one transaction (INSERT OR IGNORE, then read
 back), so two processes starting the same new sweep name at once share it.
+Provider batches and claimed calls (migration 4) are in store_batches.BatchStore.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from components.run.schema import EXPORT_COLUMNS, JSON_COLUMNS, STORED, added_in, decode, encode
+from components.run.store_batches import BatchStore
 from components.run.store_io import export_frame, read_frame, trial_rows_from_frame
 
 MIGRATIONS: list[str] = [
@@ -53,7 +55,27 @@ MIGRATIONS: list[str] = [
     ";\n".join(added_in(2)),
     # 3: every metric stored per trial, the strategy's primary metric, the kind of error; who made a sweep
     ";\n".join([*added_in(3), "ALTER TABLE sweeps ADD COLUMN owner TEXT"]),
+    # 4: provider batches (components/run/batch.py) and calls claimed across processes (run/caller.py).
+    # A batch row is written BEFORE the provider is asked (state 'submitting', with a token the OpenAI
+    # batch carries in its metadata), so a killed process finds its batches again and never submits twice;
+    # batch_calls keeps each request's messages and settings until its result is stored as a call.
+    """
+    CREATE TABLE batches (
+        id INTEGER PRIMARY KEY, sweep_id INTEGER REFERENCES sweeps(id) ON DELETE SET NULL,
+        provider TEXT NOT NULL, model TEXT NOT NULL, base_url TEXT, token TEXT NOT NULL,
+        batch_id TEXT, input_file_id TEXT,
+        state TEXT NOT NULL CHECK (state IN ('submitting', 'submitted', 'ended', 'collected', 'failed')),
+        status TEXT, requests INTEGER NOT NULL, succeeded INTEGER DEFAULT 0, errored INTEGER DEFAULT 0,
+        reason TEXT, created REAL, updated REAL);
+    CREATE TABLE batch_calls (
+        batch INTEGER NOT NULL REFERENCES batches(id) ON DELETE CASCADE, call_key TEXT NOT NULL,
+        messages TEXT, settings TEXT, error TEXT, PRIMARY KEY (batch, call_key));
+    CREATE INDEX batch_calls_key ON batch_calls(call_key);
+    CREATE INDEX batches_state ON batches(state);
+    CREATE TABLE claims (call_key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)
+    """,
 ]
+
 ENV_DB = "LITM_DB"  # the one run store of the app and the command line
 ENV_SHIPPED = "LITM_SHIPPED_RUNS"  # a folder of shipped run stores (default: sample_docs/runs)
 
@@ -93,7 +115,7 @@ def _switch_to_wal(conn: sqlite3.Connection, attempts: int = 100) -> None:
             time.sleep(0.01 + 0.005 * attempt)
 
 
-class RunStore:
+class RunStore(BatchStore):
     """A run store. `readonly=True` opens a file that must not change (a shipped run): nothing is
     migrated or written, and an older schema reads with its missing columns empty."""
 

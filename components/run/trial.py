@@ -23,7 +23,7 @@ from components.core.scoring import (
 )
 from components.providers.base import ProviderError, Settings
 from components.providers.pricing import cost_usd
-from components.run.caller import BudgetExceeded, Caller, Cancelled
+from components.run.caller import BudgetExceeded, Caller, Cancelled, NeedsCall
 from components.run.schema import Trial
 from components.strategies import ParamError, get_strategy
 
@@ -39,13 +39,13 @@ class Ran:
     call_keys: list[str] = field(default_factory=list)
 
 
-def _totals(trial: Trial, completions: list, spec) -> None:
+def _totals(trial: Trial, completions: list, spec, batch: bool = False) -> None:
     trial.calls = len(completions)
     trial.cached_calls = sum(1 for c in completions if c.cached)
     trial.input_tokens = sum(c.input_tokens for c in completions)
     trial.output_tokens = sum(c.output_tokens for c in completions)
     trial.latency_s = sum(c.latency_s for c in completions)
-    costs = [cost_usd(spec.provider, spec.model, c.input_tokens, c.output_tokens) for c in completions]
+    costs = [cost_usd(spec.provider, spec.model, c.input_tokens, c.output_tokens, batch=batch) for c in completions]
     trial.cost_usd = None if any(c is None for c in costs) else sum(costs)
 
 
@@ -75,7 +75,8 @@ def score_outcome(trial: Trial, outcome, doc, answers, answer_mode: str = "any",
 async def execute(doc, question: str, answers, strategy_name: str, params: dict, caller: Caller,
                   settings_for: Callable[[object], Settings], answer_mode: str = "any",
                   on_call: Callable[[object, object], None] | None = None, gold_sentences=()) -> Ran:
-    """Run one trial. BudgetExceeded and Cancelled pass through (the trial did not happen)."""
+    """Run one trial. BudgetExceeded, Cancelled and NeedsCall pass through (the trial did not happen).
+    A caller with `batch = True` (run/batch.py) prices its calls at batch prices."""
     trial = Trial(gold_pages=list(doc.gold), question=question, answers=list(answers), strategy=strategy_name)
     ran = Ran(trial)
     completions: list = []
@@ -95,7 +96,7 @@ async def execute(doc, question: str, answers, strategy_name: str, params: dict,
         strategy = get_strategy(strategy_name)
         trial.metric = strategy.metric
         outcome = await strategy.run(doc, question, params, ask)
-    except (BudgetExceeded, Cancelled):
+    except (BudgetExceeded, Cancelled, NeedsCall):
         raise
     except ProviderError as exc:
         trial.error, trial.error_kind = str(exc) or exc.__class__.__name__, exc.kind
@@ -105,7 +106,7 @@ async def execute(doc, question: str, answers, strategy_name: str, params: dict,
         # one line for the user (the trial holds the message); the traceback only in debug logging
         log.debug("trial failed", exc_info=True)
         trial.error, trial.error_kind = f"{exc.__class__.__name__}: {exc}", "bug"
-    _totals(trial, completions, caller.spec)
+    _totals(trial, completions, caller.spec, getattr(caller, "batch", False))
     if trial.error is None:
         ran.outcome = outcome
         score_outcome(trial, outcome, doc, answers, answer_mode, gold_sentences)

@@ -6,6 +6,7 @@
     server.set(delay=0.2)             # or status=429, retry_after=1, fail_times=1, hang=True, ...
     server.set(malformed="html")      # 200 answers that are no completion (see MALFORMED)
     server.counts["chat"], server.counts["messages"], server.bodies
+    server.counts["batches"]          # batches created (OpenAI and Anthropic): tests/support/batch_routes.py
 
 or as a process: `python -m tests.support.llm_server --port P [--delay 0.1]`, driven by
 POST /admin/mode (JSON of the same settings), GET /admin/counts, POST /admin/reset.
@@ -25,6 +26,7 @@ import time
 from collections import Counter
 
 from components.providers.fake import approx_tokens, plausible_answer
+from tests.support.batch_routes import BatchRoutes, _is_batch_path
 
 DEFAULTS = {
     "delay": 0.0,  # seconds before answering
@@ -35,6 +37,9 @@ DEFAULTS = {
     "hang": False,  # never answer (until the client gives up)
     "middle_loss": 0.0,  # see plausible_answer: simulate lost-in-the-middle misses
     "malformed": None,  # a 200 answer that is no completion: truncated | html | empty_choices | null_content
+    # batch APIs (OpenAI Files + Batches, Anthropic Message Batches): see the batch section below
+    "batch_delay": 0.0,  # seconds from a batch's creation until it has ended
+    "batch_fail_match": None,  # requests inside a batch whose prompt contains this text fail (500)
 }
 MALFORMED = ("truncated", "html", "empty_choices", "null_content")
 
@@ -79,7 +84,7 @@ def _content_text(content) -> str:
     return str(content or "")
 
 
-class LLMServer:
+class LLMServer(BatchRoutes):
     """An asyncio HTTP/1.1 server (keep-alive) in its own thread: no thread per connection, so it
     keeps up with a client at high concurrency on a small machine."""
 
@@ -100,6 +105,8 @@ class LLMServer:
 
     def reset(self) -> None:
         with self.lock:
+            self.files: dict[str, dict] = {}  # batch input/output files (OpenAI Files API)
+            self.batches: dict[str, dict] = {}  # OpenAI batches and Anthropic message batches
             self.counts: Counter = Counter()
             self.bodies: list[str] = []  # sha256 of each request body, in arrival order
             self.raw_bodies: list[bytes] = []
@@ -166,6 +173,8 @@ class LLMServer:
             elif path.startswith("/admin/mode"):
                 self.set(**json.loads(raw or b"{}"))
             return _response(200, {"ok": True})
+        if _is_batch_path(path):
+            return self._batch_route(method, path, raw)
         route = "chat" if path.endswith("/chat/completions") else "messages" if path.endswith("/messages") else None
         if route is None or method != "POST":
             return _response(404, {"error": {"message": f"no route {method} {path}"}})

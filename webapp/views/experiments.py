@@ -24,6 +24,7 @@ K = "exp_"
 LENGTHS = [500, 1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000]
 POSITIONS = [0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0]
 DEFAULTS = {K + "gen_n": 20, K + "gen_seed": 0, K + "concurrency": 4, K + "max_usd": 1.0}
+MODES = {"live": "Live calls", "batch": "Provider batch (half price, results within 24 h)"}
 
 
 # --- this browser's jobs ----------------------------------------------------------------------
@@ -105,6 +106,8 @@ def config_dict(name: str, tasks_path: str, g: dict, models: list[dict]) -> dict
     d = {"name": name, "tasks": tasks_path, "n_tasks": g["n_tasks"], "lengths": g["lengths"],
          "positions": g["positions"], "strategies": g["strategies"], "params": g["params"],
          "concurrency": g["concurrency"], "models": models}
+    if g.get("mode", "live") != "live":
+        d["mode"] = g["mode"]
     if g["max_usd"] > 0:
         d["budget"] = {"max_usd": g["max_usd"]}
     return d
@@ -118,7 +121,8 @@ def estimate_for(config_json: str, tasks_token: str, _tasks: list) -> dict:
     cfg = SweepConfig.from_dict(json.loads(config_json))
     est = estimate(cfg, tasks=_tasks[: cfg.n_tasks] if cfg.n_tasks else _tasks)
     return {"trials": est.trials, "calls": est.calls, "input_tokens": est.input_tokens,
-            "output_tokens": est.output_tokens, "usd": est.usd, "unpriced": list(est.unpriced), "note": est.note}
+            "output_tokens": est.output_tokens, "usd": est.usd, "unpriced": list(est.unpriced), "note": est.note,
+            "batch": est.batch}
 
 
 def show_estimate(est: dict) -> None:
@@ -127,7 +131,9 @@ def show_estimate(est: dict) -> None:
     cols[1].metric("LLM calls", thousands(est["calls"]))
     cols[2].metric("Input tokens", thousands(est["input_tokens"]))
     cols[3].metric("Output tokens", thousands(est["output_tokens"]))
-    cols[4].metric("Estimated cost", "unknown" if est["usd"] is None else usd(est["usd"]))
+    cols[4].metric("Batch cost (est.)" if est.get("batch") else "Estimated cost",
+                   "unknown" if est["usd"] is None else usd(est["usd"]),
+                   help="at the providers' batch prices: half the list price" if est.get("batch") else None)
     note = est["note"]
     if est["unpriced"]:
         note += f"; no price for {', '.join(est['unpriced'])}"
@@ -155,6 +161,9 @@ def main() -> None:
     st.header("3 · Models")
     choice = State().choice
     models = models_box(choice)
+    g["mode"] = st.radio("Send the calls as", list(MODES), format_func=MODES.get, key=K + "mode", horizontal=True,
+                         help="batch: OpenAI's or Anthropic's batch interface; the sweep polls in the background "
+                              "and, after a restart, resumes the same batches (never submits twice)")
     ss = st.session_state
     if not ss.get(K + "name") or ss.pop(K + "_fresh_name", False):
         ss[K + "name"] = f"sweep {time.strftime('%Y-%m-%d %H:%M:%S')}"

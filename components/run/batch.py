@@ -1,0 +1,480 @@
+"""Batch mode: a sweep through the providers' batch interfaces (OpenAI Batch API, Anthropic Message
+Batches): half the price, no rate limits, results within 24 hours.
+
+How a batch sweep runs (`run_batch_sweep`, same arguments and summary as runner.run_sweep):
+1. every trial not yet in the store runs against the cache only (CacheCaller): a call already stored
+   answers; the first call that is not raises NeedsCall, and its request (plus every first-stage
+   prompt of the trial, built up front) is WANTED. A trial whose calls are all stored is written.
+2. the wanted requests not already in an open batch of this store are submitted: built by the
+   provider's own `request()` (the same body a live call sends), custom_id = the live call's cache
+   key, split by the provider's limits. Each batch is written to the store (state 'submitting', with
+   its requests) BEFORE the provider is asked, then gets its id: a killed process finds it again.
+3. open batches holding wanted calls are polled every `poll_interval` seconds (progress shows their
+   own counts); when one has ended, each result is stored as a normal cached call, each failed
+   request as an error (its trial is then written with that error), and step 1 runs again: the
+   second stage of ICR, R&R and chunked strategies is wanted now that the first has come back.
+The loop ends when every trial is written (or the budget, a cancel, or errors leave nothing to send).
+A rerun finds every call cached and sends nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+
+from components.core.completion import Completion
+from components.providers.base import PromptTooLong, ProviderError, Settings, Transient, cache_key
+from components.providers.batches import BatchRequestError, batch_api, split
+from components.providers.factory import make_provider
+from components.providers.guard import check_fits, count_message_tokens
+from components.providers.pricing import cost_usd
+from components.run.caller import NeedsCall
+from components.run.plan import plan, precount, trial_document
+from components.run.runner import Progress, SweepSummary, _key_for, run_sweep
+from components.run.schema import Trial, params_json
+from components.run.trial import Ran, execute
+from components.strategies import get_strategy
+
+log = logging.getLogger(__name__)
+POLL_INTERVAL = 30.0  # seconds between polls of a provider batch (the CLI's --poll-interval)
+PART_BYTES = 64 * 1024 * 1024  # wanted prompt text that is submitted at once, mid-pass (bounds memory)
+LOST_AFTER = 120.0  # a 'submitting' batch row this old, with no provider id, was lost by a killed process
+
+
+def run_sweep_any(config, store, **kw) -> SweepSummary:
+    """runner.run_sweep for mode = "live", run_batch_sweep for mode = "batch"."""
+    if getattr(config, "mode", "live") == "batch":
+        return run_batch_sweep(config, store, **kw)
+    kw.pop("poll_interval", None)
+    kw.pop("cancel_batches", None)
+    return run_sweep(config, store, **kw)
+
+
+class CacheCaller:
+    """A Caller that never sends: a stored call answers (cached unless its batch came back in this
+    run); a call not stored is WANTED and the trial stops with NeedsCall; a call whose batch request
+    failed raises its error (the trial's error). Calls are priced at batch prices (`batch = True`)."""
+
+    batch = True
+
+    def __init__(self, provider, store, errors: dict[str, str], fresh: set[str]):
+        self.provider = provider
+        self.spec = provider.spec
+        self.store = store
+        self.errors = errors
+        self.fresh = fresh
+        self.wanted: dict[str, tuple[list[dict], Settings]] = {}
+        self.wanted_bytes = 0  # about the size of the wanted requests (their text), to submit in parts
+
+    def _add(self, key: str, messages: list[dict], settings: Settings) -> None:
+        self.wanted[key] = (messages, settings)
+        self.wanted_bytes += sum(len(str(m.get("content", ""))) for m in messages)
+
+    def clear(self) -> None:
+        self.wanted.clear()
+        self.wanted_bytes = 0
+
+    def want(self, messages: list[dict], settings: Settings) -> None:
+        """Ask for a call ahead of the trial reaching it (a strategy's first-stage prompts)."""
+        key = cache_key(self.spec, messages, settings)
+        if key in self.wanted or key in self.errors or self.store.get_call(key) is not None:
+            return
+        try:
+            check_fits(self.spec, messages, settings)
+        except PromptTooLong:
+            return  # the trial records it when it reaches this call
+        self._add(key, messages, settings)
+
+    async def ask(self, messages: list[dict], settings: Settings) -> tuple[Completion, str]:
+        key = cache_key(self.spec, messages, settings)
+        row = self.store.get_call(key)
+        if row is not None:
+            return Completion(row["response"], row["input_tokens"] or 0, row["output_tokens"] or 0,
+                              row["latency_s"] or 0.0, row["model"], key not in self.fresh,
+                              row["finish_reason"] or ""), key
+        if key in self.errors:
+            raise BatchRequestError(self.errors[key])
+        check_fits(self.spec, messages, settings)  # too long: the trial's error, never submitted
+        self._add(key, messages, settings)
+        raise NeedsCall(key)
+
+
+def run_batch_sweep(config, store, *, progress: Callable[[Progress], None] | None = None,
+                    cancel: threading.Event | None = None, api_keys: dict | None = None,
+                    retry_errors: bool = False, providers: dict | None = None,
+                    poll_interval: float = POLL_INTERVAL, cancel_batches: bool = False,
+                    owner: str | None = None) -> SweepSummary:
+    """Run (or resume) a sweep in batch mode; see the module docstring. `cancel` (set by the user)
+    cancels this sweep's open batches at the provider, stores what they answered and stops;
+    cancel_batches=True does only that (no new batch). Ctrl-C (KeyboardInterrupt) leaves the batches
+    running at the provider: the next run resumes polling them."""
+    run = BatchRun(config, store, progress, cancel or threading.Event(), api_keys, retry_errors,
+                   providers or {}, poll_interval, owner)
+    if cancel_batches:
+        run.cancel.set()
+    return asyncio.run(run.go())
+
+
+class BatchRun:
+    def __init__(self, config, store, progress, cancel, api_keys, retry_errors, given, poll_interval, owner=None):
+        self.owner = owner
+        self.config, self.store, self.progress, self.cancel = config, store, progress, cancel
+        self.api_keys, self.retry_errors, self.given = api_keys, retry_errors, given
+        self.poll_interval = max(0.01, float(poll_interval))
+        self.t0 = time.perf_counter()
+        self.sent = self.cached = self.ran = self.done = self.errors_n = 0
+        self.spent = 0.0  # dollars of results stored in this run, at batch prices
+        self.committed: dict[str, float] = {}  # worst-case dollars of requests submitted, not yet back
+        self.stop = ""
+        self.line = ""  # the batches' own counts, for progress
+        self.last = 0.0
+        self.docs: dict = {}
+        self.cancelled_rows: set[int] = set()
+
+    # progress -----------------------------------------------------------------------------------
+    def report(self, force: bool = False) -> None:
+        now = time.perf_counter()
+        if self.progress is None or (not force and now - self.last < 0.1):
+            return
+        self.last = now
+        elapsed = now - self.t0
+        self.progress(Progress(self.done, self.total, self.errors_n, self.spent, 0.0, self.cached, self.sent,
+                               elapsed, batch=self.line))
+
+    # the run ------------------------------------------------------------------------------------
+    async def go(self) -> SweepSummary:
+        config, store = self.config, self.store
+        tasks = config.load_tasks()
+        self.pool = config.all_tasks().tasks
+        specs = plan(config, tasks)
+        self.total = len(specs)
+        provs = {m.label: self.given.get(m.label) or make_provider(m.spec, _key_for(m, self.api_keys))
+                 for m in config.models}
+        self.apis = {label: batch_api(p) for label, p in provs.items()}  # ProviderError before anything
+        self.sweep_id = store.open_sweep(config.name, config.to_dict(), owner=self.owner)
+        keys = {s.key for s in specs}
+        present_all = store.trial_keys(self.sweep_id) & keys
+        present_ok = store.trial_keys(self.sweep_id, with_errors=False) & keys
+        present = present_ok if self.retry_errors else present_all
+        pending = [s for s in specs if s.key not in present]
+        self.done, self.skipped = len(present), len(present)
+        self.errors_n = 0 if self.retry_errors else len(present_all - present_ok)
+        if pending:
+            precount(tasks, config.encoding)
+        self.errors = {} if self.retry_errors else store.batch_errors(self.sweep_id)
+        self.fresh: set[str] = set()
+        self.callers = {label: CacheCaller(p, store, self.errors, self.fresh) for label, p in provs.items()}
+        status, reason = "failed", "interrupted"
+        try:
+            await self.recover()
+            waits: list[tuple] = [(s, None) for s in pending]  # (trial, the call it waits for)
+            while waits:
+                for c in self.callers.values():
+                    c.clear()
+                flying = {label: self._in_flight(c.spec) for label, c in self.callers.items()}
+                still, held = [], set()
+                for spec, key in waits:
+                    if (key is not None and key in flying[spec.model.label] and key not in self.errors
+                            and self.store.get_call(key) is None):
+                        still.append((spec, key))  # its call is still out in a batch: nothing to redo
+                        held.add(key)
+                        continue
+                    key = await self.attempt(spec, first=key is None)
+                    if key is not None:
+                        still.append((spec, key))
+                    if not self.cancel.is_set() and not self.stop and self._full():
+                        held |= await self.submit(flying)  # a full batch goes now: memory stays bounded
+                waits = still
+                if not waits:
+                    break
+                if not self.cancel.is_set() and not self.stop:
+                    held |= await self.submit(flying)
+                waiting = await self.wait(held)
+                if not waiting:
+                    if not self.stop and not self.cancel.is_set():
+                        self.stop = "nothing left to send: " + self._why_stuck(len(waits))
+                    break
+                if self.cancel.is_set():
+                    break
+            if self.cancel.is_set():
+                n = len(self.cancelled_rows)
+                status, reason = "cancelled", (f"cancelled by the user: {n} batch(es) cancelled at the provider, "
+                                               "their answers kept" if n else "cancelled by the user")
+            elif self.stop:
+                status, reason = "cancelled", self.stop
+            else:
+                status = "done"
+                reason = f"{self.errors_n} trial(s) failed: rerun with --retry-errors" if self.errors_n else ""
+        except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C: asyncio.run cancels this task
+            reason = "interrupted: its batches keep running at the provider; run the sweep again to collect them"
+            status = "cancelled"
+            raise
+        except BaseException as exc:
+            reason = f"{exc.__class__.__name__}: {exc}"
+            raise
+        finally:
+            store.finish_sweep(self.sweep_id, status, reason)
+            self.report(force=True)
+            for p in provs.values():
+                close = getattr(p, "aclose", None)
+                if close is not None:
+                    await close()
+        return SweepSummary(self.sweep_id, config.name, status, reason, self.total, self.done, self.ran,
+                            self.skipped, self.errors_n, self.sent, self.cached, self.spent,
+                            time.perf_counter() - self.t0, requests=self.sent)  # one batched request each
+
+    def _why_stuck(self, n: int) -> str:
+        return f"{n} trial(s) wait for calls that were not submitted (budget or a refused batch)"
+
+    # trials ---------------------------------------------------------------------------------------
+    async def attempt(self, spec, first: bool = True) -> str | None:
+        """Run one trial against the cache: None once it is written (done or failed), else the key of
+        the call it waits for. On its first attempt every first-stage call is wanted at once."""
+        config = self.config
+        caller = self.callers[spec.model.label]
+
+        def settings_for(p, m=spec.model):
+            return config.settings(m, p.max_tokens)
+
+        try:
+            if spec.cell not in self.docs:
+                self.docs[spec.cell] = trial_document(spec, config.encoding, self.pool)
+            built = self.docs[spec.cell]
+        except ValueError as exc:
+            built, ran = None, Ran(Trial(error=f"document: {exc}", error_kind="document"))
+        if built is not None:
+            try:
+                prompts = (get_strategy(spec.strategy).first_prompts(built.document, spec.task.question, spec.params)
+                           if first else [])
+            except ValueError:  # bad parameters: execute records why
+                prompts = []
+            for p in prompts:
+                caller.want(p.messages, settings_for(p))
+            try:
+                ran = await execute(built.document, spec.task.question, spec.task.answers, spec.strategy,
+                                    spec.params, caller, settings_for,
+                                    answer_mode=spec.task.meta.get("answer_mode", "any"),
+                                    gold_sentences=spec.task.gold_sentences)
+            except NeedsCall as exc:
+                return str(exc.args[0])
+        trial = ran.trial
+        # the same fields runner.run_sweep stamps on a trial
+        trial.trial_key, trial.task, trial.question = spec.key, spec.task.id, spec.task.question
+        trial.answers, trial.strategy, trial.params = list(spec.task.answers), spec.strategy, params_json(spec.params)
+        trial.model, trial.length, trial.position = spec.model.label, spec.length, spec.position
+        trial.documents, trial.gold_index = spec.documents, spec.gold_index
+        if built is not None:
+            trial.actual_length, trial.actual_position = built.length_tokens, built.position_tokens
+            trial.gold_pages = list(built.gold_pages)
+        self.store.put_trial(self.sweep_id, trial.row(), ran.call_keys)
+        self.done += 1
+        self.ran += 1
+        self.errors_n += trial.error is not None
+        self.cached += trial.cached_calls or 0
+        self.report()
+        return None
+
+    # submitting -------------------------------------------------------------------------------------
+    def _in_flight(self, spec) -> set[str]:
+        rows = self.store.batch_rows(spec=spec)
+        return set().union(*(self.store.batch_keys(r["id"]) for r in rows)) if rows else set()
+
+    def _budget(self, label: str, new: list) -> list:
+        """The requests that fit the budget (max_calls: requests sent in this run; max_usd: dollars of
+        results back plus the worst case of those still out: the prompt's tokens and max_tokens out)."""
+        c = self.config
+        if c.max_calls is not None and self.sent + len(new) > c.max_calls:
+            new = new[: max(0, c.max_calls - self.sent)]
+            self.stop = f"budget: max_calls {c.max_calls} reached"
+        if c.max_usd is None:
+            return new
+        spec = self.callers[label].spec
+        fits = []
+        for key, messages, settings in new:
+            worst = cost_usd(spec.provider, spec.model, count_message_tokens(messages), settings.max_tokens,
+                             batch=True) or 0.0
+            if self.spent + sum(self.committed.values()) + worst > c.max_usd:
+                self.stop = f"budget: max_usd ${c.max_usd:g} reached (spent ${self.spent:.4f} at batch prices)"
+                break
+            self.committed[key] = worst
+            fits.append((key, messages, settings))
+        return fits
+
+    def _full(self) -> bool:
+        """Whether a model's wanted requests fill a batch (or PART_BYTES of text): submit them at once."""
+        return any(len(c.wanted) >= self.apis[label].max_requests or c.wanted_bytes >= PART_BYTES
+                   for label, c in self.callers.items())
+
+    async def submit(self, flying: dict[str, set[str]]) -> set[str]:
+        """Submit the wanted calls that no open batch holds (flying: model label -> keys in open
+        batches, updated), then forget them; the keys now out in batches are returned."""
+        out: set[str] = set()
+        for label, caller in self.callers.items():
+            if not caller.wanted:
+                continue
+            api = self.apis[label]
+            new = [(k, m, s) for k, (m, s) in caller.wanted.items() if k not in flying[label]]
+            out |= set(caller.wanted) & flying[label]
+            caller.clear()
+            new = self._budget(label, new)
+            if not new:
+                continue
+            requests = [api.request(k, m, s) for k, m, s in new]
+            sizes = [len(json.dumps(r, ensure_ascii=False).encode()) for r in requests]
+            groups = split(sizes, api.max_requests, api.max_bytes)
+            placed = {i for g in groups for i in g}
+            for i, (k, _, _) in enumerate(new):
+                if i not in placed:
+                    self.errors[k] = (f"{caller.spec.label}: the request is larger than one batch may be "
+                                      f"({api.max_bytes // (1024 * 1024)} MB)")
+            for n, group in enumerate(groups, 1):
+                row, token = self.store.add_batch(self.sweep_id, caller.spec,
+                                                  [(new[i][0], new[i][1], asdict(new[i][2])) for i in group])
+                self.line = f"{caller.spec.label}: submitting batch {n} of {len(groups)} ({len(group):,} requests)"
+                self.report(force=True)
+                try:
+                    batch_id, file_id = await api.submit([requests[i] for i in group], token)
+                except ProviderError as exc:
+                    self._fail_batch(row, str(exc))
+                    continue
+                self.store.batch_submitted(row, batch_id, file_id)
+                keys = {new[i][0] for i in group}
+                flying[label] |= keys
+                out |= keys
+                self.sent += len(group)
+                log.info("%s: batch %s submitted (%d requests)", caller.spec.label, batch_id, len(group))
+        return out
+
+    def _fail_batch(self, row: int, why: str) -> None:
+        """A batch refused or failed as a whole: each of its requests has that error."""
+        self.store.update_batch(row, state="failed", reason=why[:500])
+        for key in self.store.batch_keys(row):
+            self.store.batch_error(row, key, why)
+            self.errors[key] = why
+            self.committed.pop(key, None)
+
+    # resuming, polling, collecting -------------------------------------------------------------------
+    def _label_of(self, row: dict) -> str | None:
+        for label, c in self.callers.items():
+            s = c.spec
+            if (s.provider, s.model, s.base_url or "") == (row["provider"], row["model"], row["base_url"] or ""):
+                return label
+        return None
+
+    def _open_rows(self) -> list[dict]:
+        rows = []
+        for c in self.callers.values():
+            rows += self.store.batch_rows(spec=c.spec)
+        return rows
+
+    async def recover(self) -> None:
+        """Batch rows a killed process left in 'submitting': found at the provider (OpenAI: by the token
+        in the batch's metadata; Anthropic: the one unknown batch of that size created just after the
+        row), else (after LOST_AFTER seconds) marked failed so that their requests go again."""
+        for row in self._open_rows():
+            if row["state"] != "submitting" or row["batch_id"]:
+                continue
+            label = self._label_of(row)
+            known = {r["batch_id"] for r in self.store.batch_rows(open_only=False) if r["batch_id"]}
+            found = await self.apis[label].find(row["token"], row["created"] or 0.0, row["requests"], known)
+            if found:
+                self.store.batch_submitted(row["id"], found)
+            elif time.time() - (row["updated"] or 0) > LOST_AFTER:
+                self.store.update_batch(row["id"], state="failed",
+                                        reason="lost: the process stopped before the provider confirmed it")
+
+    async def wait(self, held: set[str]) -> bool:
+        """Poll the open batches holding wanted (or held: still awaited) calls until one has ended, and
+        store its results.
+        False when no open batch holds a wanted call (nothing to wait for). Once cancel is set: cancel
+        this sweep's open batches at the provider and collect them all as they end."""
+        wanted = set(held).union(*(c.wanted for c in self.callers.values()))
+        keys: dict[int, set[str]] = {}
+        while True:
+            await self.recover()
+            rows = []
+            cancelling = self.cancel.is_set()
+            for row in self._open_rows():
+                if row["id"] not in keys:
+                    keys[row["id"]] = self.store.batch_keys(row["id"])
+                if (row["sweep_id"] == self.sweep_id) if cancelling else bool(keys[row["id"]] & wanted):
+                    rows.append(row)
+            if not rows:
+                return False
+            ended = False
+            lines = []
+            for row in rows:
+                if not row["batch_id"]:  # another process is submitting it right now
+                    lines.append("a batch is being submitted")
+                    continue
+                api = self.apis[self._label_of(row)]
+                if cancelling and row["id"] not in self.cancelled_rows:
+                    self.cancelled_rows.add(row["id"])
+                    try:
+                        await api.cancel(row["batch_id"])
+                    except ProviderError as exc:
+                        log.warning("cancelling %s: %s", row["batch_id"], exc)
+                try:
+                    st = await api.status(row["batch_id"])
+                except Transient as exc:
+                    lines.append(f"{row['batch_id']}: {exc}")
+                    continue
+                except ProviderError as exc:
+                    self._fail_batch(row["id"], f"batch {row['batch_id']}: {exc}")
+                    ended = True
+                    continue
+                self.store.update_batch(row["id"], status=st.status, succeeded=st.succeeded, errored=st.errored)
+                lines.append(f"batch {len(lines) + 1}/{len(rows)} {st.status}: {st.succeeded + st.errored:,}/"
+                             f"{st.total:,} back, {st.errored:,} failed")
+                if st.ended:
+                    await self.collect(row, st)
+                    ended = True
+            self.line = "; ".join(lines)
+            self.report(force=True)
+            if ended and not cancelling:
+                return True  # run the trials again: their next stage may be wanted now
+            await self._sleep()
+
+    async def _sleep(self) -> None:
+        end = time.monotonic() + self.poll_interval
+        while time.monotonic() < end:
+            if self.cancel.is_set() and not self.cancelled_rows:
+                return  # cancel at once, not at the next poll
+            await asyncio.sleep(min(0.05, max(0.0, end - time.monotonic())))
+
+    async def collect(self, row: dict, st) -> None:
+        label = self._label_of(row)
+        api, spec = self.apis[label], self.callers[label].spec
+        self.store.update_batch(row["id"], state="ended")
+        try:
+            results = await api.results(row["batch_id"])
+        except Transient:
+            return  # still 'ended': the next poll downloads again
+        except ProviderError as exc:
+            self._fail_batch(row["id"], f"batch {row['batch_id']}: results: {exc}")
+            return
+        ok = bad = 0
+        for r in results:
+            self.committed.pop(r.key, None)
+            if r.outcome == "succeeded" and r.completion is not None:
+                if self.store.store_batch_result(row["id"], r.key, spec, r.completion):
+                    self.fresh.add(r.key)
+                    self.spent += cost_usd(spec.provider, spec.model, r.completion.input_tokens,
+                                           r.completion.output_tokens, batch=True) or 0.0
+                    ok += 1
+            elif r.outcome in ("errored", "expired"):
+                self.store.batch_error(row["id"], r.key, r.error)
+                self.errors[r.key] = r.error
+                bad += 1
+            # canceled: no error; the call is wanted again by the next run
+        if not results and st.status == "failed":
+            self._fail_batch(row["id"], f"{spec.label}: batch {row['batch_id']} failed: "
+                                        f"{await api.batch_errors(row['batch_id'])}")
+            return
+        self.store.update_batch(row["id"], state="collected", status=st.status, succeeded=ok, errored=bad)
+        log.info("%s: batch %s collected (%d answered, %d failed)", spec.label, row["batch_id"], ok, bad)

@@ -1,0 +1,157 @@
+"""The run store's provider batches and claimed calls (tables of migration 4; mixed into RunStore).
+
+A batch's life in the store: `add_batch` (state 'submitting', written before the provider is asked,
+with every request's messages and settings) -> `batch_submitted` (the provider's batch id) -> polled
+(`update_batch`: the provider's status word and counts; state 'ended' once it has ended) -> each result
+stored as a normal cached call (`store_batch_result`) or as an error (`batch_error`) -> 'collected'.
+A claim (`claim_call`) marks a call one process is sending, so another process waits for it instead
+of paying for it twice; a claim expires after its lease (a killed process does not hold it forever).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import uuid
+
+OPEN_STATES = ("submitting", "submitted", "ended")
+
+
+def owner_id() -> str:
+    """Who claims calls: host, process id and a token (two Callers of one process are two owners)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class BatchStore:
+    """Needs `self.db` (a sqlite3 connection, autocommit) and `self.put_call`."""
+
+    # batches -------------------------------------------------------------------------------------
+    def add_batch(self, sweep_id: int | None, spec, requests: list[tuple[str, list, dict]]) -> tuple[int, str]:
+        """A new batch row in state 'submitting' with its requests (key, messages, settings dict):
+        (row id, token). The token goes into the provider batch's metadata where it has one."""
+        token = uuid.uuid4().hex
+        now = time.time()
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            row = db.execute(
+                "INSERT INTO batches (sweep_id, provider, model, base_url, token, state, requests, created, updated) "
+                "VALUES (?, ?, ?, ?, ?, 'submitting', ?, ?, ?) RETURNING id",
+                (sweep_id, spec.provider, spec.model, spec.base_url, token, len(requests), now, now)).fetchone()
+            db.executemany("INSERT OR REPLACE INTO batch_calls (batch, call_key, messages, settings) VALUES (?,?,?,?)",
+                           [(row[0], k, json.dumps(m, ensure_ascii=False), json.dumps(s)) for k, m, s in requests])
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return int(row[0]), token
+
+    def batch_submitted(self, row: int, batch_id: str, input_file_id: str | None = None) -> None:
+        self.db.execute("UPDATE batches SET batch_id = ?, input_file_id = ?, state = 'submitted', updated = ? "
+                        "WHERE id = ?", (batch_id, input_file_id, time.time(), row))
+
+    def update_batch(self, row: int, *, state: str | None = None, status: str | None = None,
+                     succeeded: int | None = None, errored: int | None = None, reason: str | None = None) -> None:
+        self.db.execute(
+            "UPDATE batches SET state = COALESCE(?, state), status = COALESCE(?, status), "
+            "succeeded = COALESCE(?, succeeded), errored = COALESCE(?, errored), reason = COALESCE(?, reason), "
+            "updated = ? WHERE id = ?", (state, status, succeeded, errored, reason, time.time(), row))
+
+    def batch_rows(self, *, spec=None, sweep_id: int | None = None, open_only: bool = True) -> list[dict]:
+        """Batches (newest last), of one model (spec) and/or one sweep; only those not yet collected."""
+        sql, args = "SELECT * FROM batches WHERE 1", []
+        if open_only:
+            sql += f" AND state IN ({', '.join('?' * len(OPEN_STATES))})"
+            args += OPEN_STATES
+        if spec is not None:
+            sql += " AND provider = ? AND model = ? AND COALESCE(base_url, '') = ?"
+            args += [spec.provider, spec.model, spec.base_url or ""]
+        if sweep_id is not None:
+            sql += " AND sweep_id = ?"
+            args.append(sweep_id)
+        return [dict(r) for r in self.db.execute(sql + " ORDER BY id", args)]
+
+    def batch_keys(self, row: int) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT call_key FROM batch_calls WHERE batch = ?", (row,))}
+
+    def batch_requests(self, row: int) -> list[tuple[str, list, dict]]:
+        """(key, messages, settings) of a batch's requests whose result is not stored yet."""
+        rows = self.db.execute("SELECT call_key, messages, settings FROM batch_calls "
+                               "WHERE batch = ? AND messages IS NOT NULL", (row,))
+        return [(k, json.loads(m), json.loads(s)) for k, m, s in rows]
+
+    def store_batch_result(self, row: int, key: str, spec, completion) -> bool:
+        """A result as a normal cached call (the request's messages and settings come from batch_calls,
+        which then drops them). False if the key is not a request of this batch."""
+        got = self.db.execute("SELECT messages, settings FROM batch_calls WHERE batch = ? AND call_key = ?",
+                              (row, key)).fetchone()
+        if got is None:
+            return False
+        if got[0] is not None:
+            self.put_call(key, spec, json.loads(got[0]), json.loads(got[1]), completion)
+            self.db.execute("UPDATE batch_calls SET messages = NULL, settings = NULL WHERE batch = ? AND call_key = ?",
+                            (row, key))
+        return True
+
+    def batch_error(self, row: int, key: str, error: str) -> None:
+        self.db.execute("UPDATE batch_calls SET error = ? WHERE batch = ? AND call_key = ?", (error[:500], row, key))
+
+    def batch_errors(self, sweep_id: int | None = None) -> dict[str, str]:
+        """The error of every call (of one sweep's batches) whose batch result was an error and that is
+        not cached: a resumed sweep writes those trials as errors instead of submitting them again."""
+        sql = ("SELECT bc.call_key, bc.error FROM batch_calls bc JOIN batches b ON b.id = bc.batch "
+               "WHERE bc.error IS NOT NULL AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.key = bc.call_key)")
+        args: tuple = ()
+        if sweep_id is not None:
+            sql += " AND b.sweep_id = ?"
+            args = (sweep_id,)
+        return {k: e for k, e in self.db.execute(sql + " ORDER BY bc.batch", args)}
+
+    def batches_frame(self, sweep_id: int | None = None):
+        import pandas as pd
+
+        rows = self.batch_rows(sweep_id=sweep_id, open_only=False)
+        cols = ["id", "sweep_id", "provider", "model", "batch_id", "state", "status", "requests", "succeeded",
+                "errored", "reason", "created", "updated"]
+        return pd.DataFrame(rows, columns=cols)
+
+    # claims --------------------------------------------------------------------------------------
+    def claim_call(self, key: str, owner: str, lease_s: float = 900.0) -> str | None:
+        """Claim a call this owner is about to send: None when the owner holds it now (new, its own, or
+        the holder's lease ran out or the holder's process on this host is gone), else the holder."""
+        now = time.time()
+        got = self.db.execute(
+            "INSERT INTO claims (call_key, owner, expires) VALUES (?, ?, ?) ON CONFLICT (call_key) DO UPDATE "
+            "SET owner = excluded.owner, expires = excluded.expires WHERE claims.owner = excluded.owner "
+            "OR claims.expires < ? RETURNING owner", (key, owner, now + lease_s, now)).fetchone()
+        if got is not None:
+            return None
+        row = self.db.execute("SELECT owner FROM claims WHERE call_key = ?", (key,)).fetchone()
+        if row is None:  # released in between
+            return self.claim_call(key, owner, lease_s)
+        if _gone(row[0]):
+            cur = self.db.execute("UPDATE claims SET owner = ?, expires = ? WHERE call_key = ? AND owner = ?",
+                                  (owner, now + lease_s, key, row[0]))
+            if cur.rowcount:
+                return None
+        return row[0]
+
+    def release_call(self, key: str, owner: str) -> None:
+        self.db.execute("DELETE FROM claims WHERE call_key = ? AND owner = ?", (key, owner))
+
+
+def _gone(owner: str) -> bool:
+    """Whether a claim's owner (host:pid:...) is a process of this host that no longer runs."""
+    host, _, rest = owner.partition(":")
+    pid = rest.split(":")[0]
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False

@@ -125,7 +125,17 @@ class State:
     res_cost_measure: Any = Key(None, widget=True)
     res_len_series: Any = Key(None, widget=True)
     res_trial: Any = Key(None, widget=True)
-    # Not set through State: res_trial_table (dataframe selection), res__trial_keys (row -> trial),
+    cmp_sweeps: Any = Key(None, widget=True)  # Compare page (webapp/views/compare.py); also in its URL
+    cmp_arms: Any = Key(None, widget=True)  # None: the page's default arms
+    cmp_length: Any = Key(None, widget=True)
+    cmp_price_model: Any = Key(None, widget=True)
+    cmp_batch: bool = Key(False, widget=True)
+    cmp_pair: Any = Key(None, widget=True)
+    cmp_difference: float = Key(5.0, widget=True)
+    cmp_power: float = Key(0.8, widget=True)
+    cmp_prices: Any = Key(None)  # the price table edited in this session (None: the shipped one)
+    # Not set through State: cmp_seeded, cmp_price_grid (the Compare page's URL and price grid),
+    # res_trial_table (dataframe selection), res__trial_keys (row -> trial),
     # papers_<paper>_* (the Papers page's per-table selects), download buttons.
 
     @staticmethod

@@ -55,7 +55,11 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
     for c in (*ARM_COLUMNS, *MATCH_COLUMNS):
         if c not in out.columns:
             out[c] = None
-    out["arm"] = [analysis.arm_label(r) for r in out[list(ARM_COLUMNS)].to_dict("records")]
+    keys = out[list(ARM_COLUMNS)].astype(str)
+    combos = keys.drop_duplicates()
+    names = {tuple(r): analysis.arm_label(dict(zip(ARM_COLUMNS, r, strict=True)))
+             for r in combos.itertuples(index=False)}
+    out["arm"] = [names[tuple(r)] for r in keys.itertuples(index=False)] if len(out) else pd.Series(dtype=str)
     primary = out[analysis.PRIMARY] if analysis.PRIMARY in out.columns else analysis.primary_values(out)
     ok = correct(primary)
     ok[analysis.is_error(out)] = math.nan

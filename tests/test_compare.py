@@ -142,6 +142,7 @@ def test_by_position_and_failures():
     df = pd.concat([_trials({"A": [1, 0, 1, 1]}), _trials({"B": [0, 0, 1, 1]})], ignore_index=True)
     df.loc[df["task"].isin(["t2", "t3"]), "position"] = 1.0
     df["answer"] = [f"ans-{s}-{t}" for s, t in zip(df["strategy"], df["task"], strict=True)]
+    assert cmp.cells_per_task(df, ["A · gpt-4o-mini", "B · gpt-4o-mini"]) == 2
     per = cmp.by_position(cmp.prepare(df), "A · gpt-4o-mini", "B · gpt-4o-mini").set_index("position")
     assert per.loc[0.5, "diff"] == 0.5 and per.loc[1.0, "diff"] == 0.0 and per.loc[0.5, "n_matched"] == 2
     bad = cmp.failures(cmp.prepare(df), "A · gpt-4o-mini", "B · gpt-4o-mini")

@@ -324,11 +324,12 @@ def pareto(table: pd.DataFrame, *, title: str = "Accuracy against cost per 1,000
         fig.add_trace(go.Scatter(x=front["cost"], y=front["accuracy"], mode="lines", name="Pareto front",
                                  line=dict(color="#0072B2", width=1.5, dash="dot"), hoverinfo="skip"))
     styles = _series_style(list(data["label"]))
-    for r in data.itertuples():
+    for i, r in enumerate(data.sort_values("cost").itertuples()):
         grey = bool(r.dominated)
         colour = "#B0B0B0" if grey else styles[r.label]["colour"]
         fig.add_trace(go.Scatter(
-            x=[r.cost], y=[r.accuracy], mode="markers+text", text=[_safe(r.label)], textposition="top center",
+            x=[r.cost], y=[r.accuracy], mode="markers+text", text=[_safe(r.label)],
+            textposition="top center" if i % 2 == 0 else "bottom center",  # neighbours' labels apart
             textfont=dict(color="#999" if grey else "#222", size=12),
             name=_safe(r.label) + (" (dominated)" if grey else ""),
             marker=dict(size=13, color=colour, symbol=styles[r.label]["symbol"], line=dict(width=1, color="#444")),
@@ -340,7 +341,8 @@ def pareto(table: pd.DataFrame, *, title: str = "Accuracy against cost per 1,000
                            + ("<br>dominated: another arm is as accurate for less" if grey else "")
                            + "<extra></extra>")))
     _layout(fig, title, x_title, "accuracy")
-    fig.update_xaxes(tickprefix="$", tickformat=",.4~f", rangemode="tozero")
+    top = float(data["cost"].max()) or 1.0
+    fig.update_xaxes(tickprefix="$", tickformat=",.4~f", range=[-0.04 * top, 1.3 * top])  # room for the labels
     return fig
 
 

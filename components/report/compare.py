@@ -407,4 +407,12 @@ def compare(df: pd.DataFrame, labels: list[str] | None = None, *, length: int | 
     pair_list = pairs(t, chosen)
     top = pair_list[0] if pair_list else None
     return {"arms": table, "pairs": pair_list, "recommendation": recommend(table, pair_list, difference=difference),
-            "plan": plan(top, table, difference=difference), "trials": t}
+            "plan": plan(top, table, difference=difference, cells_per_task=cells_per_task(t, chosen[:2])),
+            "trials": t}
+
+
+def cells_per_task(df: pd.DataFrame, labels: list[str]) -> int:
+    """Distinct cells (length and position, or documents and gold index) the given arms ran, at least 1."""
+    t = df if "arm" in df.columns else prepare(df)
+    part = t[t["arm"].isin(labels)]
+    return max(1, int(part[list(MATCH_COLUMNS[1:])].astype(str).drop_duplicates().shape[0]))

@@ -70,7 +70,10 @@ def test_compare_pareto_recommendation_link_and_report(app, new_page, tmp_path):
     assert "price=openai%3Agpt-4o-mini" in link and "arm=" in link and link.startswith("http"), link
     if shots():
         page.screenshot(path=str(shots() / "compare-page.png"))
-        page.screenshot(path=str(shots() / "compare-page-full.png"), full_page=True)
+        page.set_viewport_size({"width": 1440, "height": 3200})  # the app scrolls inside its own container
+        settle(page)
+        page.screenshot(path=str(shots() / "compare-page-full.png"))
+        page.set_viewport_size({"width": 1440, "height": 900})
 
     other = new_page(1440, 900)  # a new context: a colleague opening the link
     other.goto(link)

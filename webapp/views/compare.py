@@ -96,8 +96,7 @@ def planner(result: dict, pair: tuple[str, str] | None) -> None:
     power = c2.selectbox("Power", [0.8, 0.9], key=K + "power")
     p = next((x for x in result["pairs"] if pair and (x["a"], x["b"]) == pair), None)
     t = result["trials"]
-    cells = int(t[t["arm"].isin(pair or [])][["length", "position", "documents", "gold_index"]]
-                .astype(str).drop_duplicates().shape[0]) or 1
+    cells = compare.cells_per_task(t, list(pair or []))
     plan = compare.plan(p, result["arms"], difference=d / 100, power=power, cells_per_task=cells)
     cost = "unknown (no price)" if plan["cost_usd"] is None else f"${plan['cost_usd']:,.2f}"
     c3.metric("Tasks needed", f"{plan['tasks']:,}", help=f"{plan['pairs']:,} matched trials over {cells} cells")

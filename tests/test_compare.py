@@ -165,3 +165,16 @@ def test_arm_label_names_strategy_params_and_model():
 
     assert arm_label({"strategy": "rr", "params": '{"k": 3, "r": 5000}', "model": "openai:gpt-4o-mini"}) == \
         "rr k=3 r=5000 · gpt-4o-mini"
+
+
+def test_pareto_chart_greys_dominated_arms(two_arms):
+    from components.report import charts
+
+    fig = charts.pareto(cmp.arms(two_arms))
+    points = {t.name: t for t in fig.data if t.name != "Pareto front"}
+    assert points["B · gpt-4o-mini (dominated)"].marker.color == "#B0B0B0"
+    assert points["A · gpt-4o-mini"].marker.color != "#B0B0B0" and points["A · gpt-4o-mini"].mode == "markers+text"
+    assert points["A · gpt-4o-mini"].y == (8 / 11,)
+    evil = two_arms.assign(model="openai:<b>gpt-4o-mini</b>")
+    names = [t.name for t in charts.pareto(cmp.arms(evil, price_model="gpt-4o-mini")).data]
+    assert all("<b>" not in n for n in names) and any("&lt;b&gt;" in n for n in names)

@@ -328,8 +328,8 @@ def pareto(table: pd.DataFrame, *, title: str = "Accuracy against cost per 1,000
         grey = bool(r.dominated)
         colour = "#B0B0B0" if grey else styles[r.label]["colour"]
         fig.add_trace(go.Scatter(
-            x=[r.cost], y=[r.accuracy], mode="markers+text", text=[_safe(r.label)],
-            textposition="top center" if i % 2 == 0 else "bottom center",  # neighbours' labels apart
+            x=[r.cost], y=[r.accuracy], mode="markers" if grey else "markers+text", text=[_safe(r.label)],
+            textposition="top center" if i % 2 == 0 else "bottom center",  # front arms named; all in the legend
             textfont=dict(color="#999" if grey else "#222", size=12),
             name=_safe(r.label) + (" (dominated)" if grey else ""),
             marker=dict(size=13, color=colour, symbol=styles[r.label]["symbol"], line=dict(width=1, color="#444")),

@@ -196,6 +196,8 @@ def test_price_table_entries_have_sources_and_batch_discounts(tmp_path, monkeypa
     assert cost_usd("anthropic", "claude-opus-4-5-20251101", 1_000_000, 0, prices=table) == 5.0
     assert cost_usd("anthropic", "claude-opus-4-20250514", 1_000_000, 0, prices=table) == 15.0
     assert pricing.load_batch()["openai"]["factor"] == 0.5 and pricing.load_batch()["anthropic"]["factor"] == 0.5
+    assert cost_usd("openai", "gpt-4o", 1_000_000, 0, batch=True) == 1.25  # $2.50 list, half in a batch
+    assert cost_usd("openai-compatible", "mine", 10, 10, batch=True) == 0.0
     # the per-user file is read when LITM_PRICES is not set
     user = tmp_path / "litm-explorer" / "prices.json"
     user.parent.mkdir()

@@ -103,14 +103,16 @@ def batch_factor(provider: str) -> float:
 
 
 def cost_usd(provider: str, model: str, input_tokens: int, output_tokens: int,
-             prices: dict | None = None) -> float | None:
-    """Dollars for one call (or a sum of calls); None when the model's price is unknown."""
+             prices: dict | None = None, batch: bool = False) -> float | None:
+    """Dollars for one call (or a sum of calls); None when the model's price is unknown. batch=True: sent
+    through the provider's batch interface, at batch_factor(provider) of the list price."""
     if provider in FREE_PROVIDERS:
         return 0.0
     price = price_of(provider, model, prices)
     if price is None:
         return 0.0 if provider == "openai-compatible" else None
-    return (input_tokens * price["input"] + output_tokens * price["output"]) / 1_000_000
+    usd = (input_tokens * price["input"] + output_tokens * price["output"]) / 1_000_000
+    return usd * batch_factor(provider) if batch else usd
 
 
 def price_rows(prices: dict | None = None) -> list[dict]:

@@ -104,8 +104,9 @@ def cost_per_1000(input_tokens: float, output_tokens: float, model: str, *, batc
     priced_as, price = price_for(model, prices)
     if price is None or pd.isna(input_tokens) or pd.isna(output_tokens):
         return None
-    factor = pricing.batch_factor(priced_as.split(":", 1)[0]) if batch else 1.0
-    return 1000 * (input_tokens * price["input"] + output_tokens * price["output"]) / 1_000_000 * factor
+    provider, _, name = priced_as.partition(":")
+    usd = pricing.cost_usd(provider, name, input_tokens, output_tokens, prices, batch=batch)
+    return None if usd is None else 1000 * usd
 
 
 # --- per arm --------------------------------------------------------------------------------------------

@@ -108,6 +108,7 @@ class State:
     exp_strategies: Any = Key(None, widget=True)
     exp_n_tasks: int = Key(10, widget=True)
     exp_models: str = Key("", widget=True)  # one model name per line (the sidebar's provider and key)
+    exp_models_for: Any = Key(None)  # [provider, model] of the sidebar the Models box was last filled from
     exp_name: str = Key("", widget=True)
     exp_max_usd: float = Key(1.0, widget=True)
     exp_concurrency: int = Key(4, widget=True)

@@ -44,6 +44,16 @@ def owner() -> str:
 
 # --- the grid and its config ----------------------------------------------------------------------
 
+def fitted_default(p, lengths: list[int]) -> int:
+    """A parameter's paper default, or for r and c (tokens) half the shortest chosen length when the
+    default would not fit: r = 10,000 on 2,000-token documents injects no reminder at all."""
+    value = int(p.default)
+    if p.name in ("r", "c") and lengths and value >= min(lengths):
+        step = int(p.step or 1)
+        value = max(int(p.minimum or step), min(lengths) // 2 // step * step)
+    return value
+
+
 def grid(n_available: int) -> dict:
     c1, c2 = st.columns(2)
     lengths = pickers.multi(c1, "Document lengths (tokens)", LENGTHS, K + "lengths", default=[2000, 4000],
@@ -60,7 +70,7 @@ def grid(n_available: int) -> dict:
         for col, (name, p) in zip(cols, sorted(taken.items()), strict=False):
             key = f"{K}param_{name}"
             if key not in st.session_state:
-                st.session_state[key] = int(p.default)
+                st.session_state[key] = fitted_default(p, lengths)
             params[name] = int(col.number_input(f"{name} ({p.unit})", min_value=p.minimum, max_value=p.maximum,
                                                 step=p.step, key=key, help=p.help))
     longest = max(lengths, default=0)
@@ -88,9 +98,10 @@ def models_box(choice) -> list[dict]:
     ss = st.session_state
     if choice is not None:
         provider, base_url = choice.spec.provider, choice.spec.base_url
-        ss.setdefault(K + "models", choice.spec.model)
-        if not ss.get(K + "models"):
-            ss[K + "models"] = choice.spec.model
+        chosen = [choice.spec.provider, choice.spec.model]
+        if ss.get(K + "models_for") != chosen or not ss.get(K + "models"):
+            ss[K + "models"] = choice.spec.model  # the sidebar's model, again whenever the sidebar changes
+            ss[K + "models_for"] = chosen
     else:
         state = State()
         usable = state.provider in ("openai", "anthropic") and state.model.strip()
@@ -130,7 +141,7 @@ def estimate_for(config_json: str, tasks_token: str, _tasks: list) -> dict:
             "output_tokens": est.output_tokens, "usd": est.usd, "unpriced": list(est.unpriced), "note": est.note}
 
 
-def show_estimate(est: dict) -> None:
+def show_estimate(est: dict, max_usd: float = 0.0) -> None:
     cols = st.columns(5)
     cols[0].metric("Trials", thousands(est["trials"]))
     cols[1].metric("LLM calls", thousands(est["calls"]))
@@ -141,6 +152,10 @@ def show_estimate(est: dict) -> None:
     if est["unpriced"]:
         note += f"; no price for {', '.join(est['unpriced'])}"
     st.caption(f"Before running: {note}. Calls already in the run store's cache cost nothing.")
+    if max_usd > 0 and est["usd"] and est["usd"] > max_usd:
+        st.warning(f"The budget ({usd(max_usd)}) is below the estimate ({usd(est['usd'])}): the sweep will stop "
+                   f"after about {max_usd / est['usd']:.0%} of its trials. Raise the budget, or set it to 0 "
+                   "for none.", icon=":material/savings:")
 
 
 # --- the page ----------------------------------------------------------------------------------------
@@ -186,7 +201,7 @@ def main() -> None:
         return
     token = path or f"{label}:{len(tasks)}:{write_to.name}"
     with guard("the estimate"):
-        show_estimate(estimate_for(json.dumps(config, sort_keys=True), token, tasks))
+        show_estimate(estimate_for(json.dumps(config, sort_keys=True), token, tasks), g["max_usd"])
     past = past_sweeps(me)
     if not past.empty and name.strip() in set(past["name"]):
         st.info(f"A sweep named “{name.strip()}” exists: running adds its missing trials (a resume).")

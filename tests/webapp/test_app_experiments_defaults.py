@@ -1,0 +1,66 @@
+"""AppTest of the Experiments page's defaults: the Models box follows the sidebar's model, r and c start
+below the shortest document, and a budget below the estimate is pointed out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from components.providers.base import ModelSpec
+from webapp.sidebar import Choice
+
+PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "views" / "experiments.py")
+
+
+@pytest.fixture
+def at(tmp_path, monkeypatch):
+    monkeypatch.setenv("LITM_DB", str(tmp_path / "runs" / "litm.sqlite"))
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["exp_source"] = "Generated"
+    at.session_state["exp_kind"] = "kv"
+    at.session_state["exp_gen_n"] = 3
+    at.session_state["exp_n_tasks"] = 3
+    at.session_state["exp_positions"] = [0.0, 1.0]
+    return at
+
+
+def run(at: AppTest) -> AppTest:
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_models_follow_the_sidebar(at):
+    at.session_state["choice"] = Choice(ModelSpec("local", "qwen2.5-coder-0.5b-instruct"), None)
+    at.session_state["exp_strategies"] = ["baseline"]
+    run(at)
+    assert at.text_area(key="exp_models").value == "qwen2.5-coder-0.5b-instruct"
+    at.session_state["choice"] = Choice(ModelSpec("openai", "gpt-4o-mini"), "sk-test-not-a-key")
+    run(at)
+    assert at.text_area(key="exp_models").value == "gpt-4o-mini"  # not the local model under openai
+    at.text_area(key="exp_models").set_value("gpt-4o-mini\ngpt-4o")
+    run(at)
+    assert at.text_area(key="exp_models").value == "gpt-4o-mini\ngpt-4o"  # the user's own list stays
+
+
+def test_r_and_c_start_below_the_shortest_document(at):
+    at.session_state["exp_lengths"] = [2000, 4000]
+    at.session_state["exp_strategies"] = ["chunked-rr"]
+    run(at)
+    assert at.number_input(key="exp_param_r").value == 1000 and at.number_input(key="exp_param_c").value == 1000
+    assert at.number_input(key="exp_param_k").value == 5  # not a length: the paper's default
+
+
+def test_budget_below_the_estimate_is_pointed_out(at):
+    at.session_state["choice"] = Choice(ModelSpec("openai", "gpt-4o"), "sk-test-not-a-key")
+    at.session_state["exp_lengths"] = [4000]
+    at.session_state["exp_strategies"] = ["baseline"]
+    at.session_state["exp_max_usd"] = 0.01
+    run(at)
+    warnings = [w.value for w in at.warning]
+    assert any("below the estimate" in w for w in warnings), warnings
+    at.number_input(key="exp_max_usd").set_value(100.0)
+    run(at)
+    assert not any("below the estimate" in w.value for w in at.warning)

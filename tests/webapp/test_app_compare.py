@@ -114,3 +114,17 @@ def test_report_is_one_self_contained_escaped_file(stores):
     assert not re.search(r"<script[^>]*\bsrc=", page)  # plotly.js is inlined: the file opens offline
     assert "Plotly.newPlot" in page and len(page) > 1_000_000
     assert html.escape(result["recommendation"]) in page
+
+
+@pytest.mark.parametrize("page, key", [("results.py", "res_sweeps"), ("compare.py", "cmp_sweeps")])
+def test_a_sweep_link_opens_results_and_compare_filtered(stores, page, key):
+    """Experiments' "See the results" and "Compare its arms" links carry ?sweep=<key>."""
+    db = stores / "runs" / "litm.sqlite"
+    fill(db)
+    fill(db, name="second sweep", model="other-model", seed=1)
+    at = AppTest.from_file(str(Path(PAGE).parent / page), default_timeout=90)
+    at.query_params["sweep"] = "your runs#2"
+    run(at)
+    assert at.multiselect(key=key).value == ["your runs#2"]
+    if key == "cmp_sweeps":  # only the second sweep's arms are offered
+        assert set(at.multiselect(key="cmp_arms").options) == {a.replace("fake-model", "other-model") for a in ARMS}

@@ -263,6 +263,7 @@ def main() -> None:
     imported = st.session_state.pop(K + "import_msg", None)
     if imported:
         st.success(imported, icon=":material/check:")
+    runs.sweeps_from_url(K + "sweeps")  # ?sweep=... (the "See the results" link of Experiments)
     trials, sweeps, problems = runs.load_all()
     if trials.empty:
         empty_state(problems)

@@ -64,3 +64,34 @@ def test_budget_below_the_estimate_is_pointed_out(at):
     at.number_input(key="exp_max_usd").set_value(100.0)
     run(at)
     assert not any("below the estimate" in w.value for w in at.warning)
+
+
+def test_settings_survive_a_refresh(tmp_path, monkeypatch):
+    """A refresh is a new session with the same ?run= token: the grid comes back as it was."""
+    from webapp import jobs
+
+    monkeypatch.setenv("LITM_DB", str(tmp_path / "runs" / "litm.sqlite"))
+    token = jobs.new_owner()
+    choice = Choice(ModelSpec("openai", "gpt-4o-mini"), "sk-test-not-a-key")
+    first = AppTest.from_file(PAGE, default_timeout=120)
+    first.query_params["run"] = token
+    first.session_state["choice"] = choice
+    run(first)
+    first.multiselect(key="exp_lengths").set_value([1000, 8000])
+    first.multiselect(key="exp_strategies").set_value(["reprompt"])
+    run(first)
+    first.number_input(key="exp_param_r").set_value(700)
+    first.text_area(key="exp_models").set_value("gpt-4o-mini\ngpt-4o")
+    run(first)
+    again = AppTest.from_file(PAGE, default_timeout=120)
+    again.query_params["run"] = token
+    again.session_state["choice"] = choice
+    run(again)
+    assert again.multiselect(key="exp_lengths").value == [1000, 8000]
+    assert again.multiselect(key="exp_strategies").value == ["reprompt"]
+    assert again.number_input(key="exp_param_r").value == 700
+    assert again.text_area(key="exp_models").value == "gpt-4o-mini\ngpt-4o"
+    other = AppTest.from_file(PAGE, default_timeout=120)  # another browser (another token) starts afresh
+    other.session_state["choice"] = choice
+    run(other)
+    assert other.multiselect(key="exp_strategies").value != ["reprompt"]

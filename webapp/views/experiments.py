@@ -15,7 +15,7 @@ import time
 import streamlit as st
 
 from components.strategies import STRATEGIES
-from webapp import jobs, pickers
+from webapp import jobs, pagestate, pickers
 from webapp.render import guard, short, thousands, usd
 from webapp.state import State
 from webapp.sweepjobs import live_bars, past_panel, past_sweeps, progress_panel
@@ -40,6 +40,12 @@ def owner() -> str:
     if given != state.sweep_owner:
         st.query_params["run"] = state.sweep_owner
     return state.sweep_owner
+
+
+def settings_keys() -> list[str]:
+    """The page's settings (State's exp_ widget keys and the parameter inputs), not its buttons."""
+    fixed = [k.key for k in State.keys() if k.widget and k.key.startswith(K) and k.key != K + "resume"]
+    return [*fixed, K + "models_for", *(k for k in st.session_state if str(k).startswith(K + "param_"))]
 
 
 # --- the grid and its config ----------------------------------------------------------------------
@@ -166,6 +172,7 @@ def main() -> None:
              "server in the background (you can leave or refresh this page) and every trial lands in the run "
              "store, where **Results** reads it.")
     me = owner()
+    pagestate.keep("experiments", me, settings_keys())  # the settings survive a refresh (same ?run= token)
     for key, value in DEFAULTS.items():  # (app.py sets them through State.init; a page run alone does not)
         st.session_state.setdefault(key, value)
     with guard("the sweeps in progress"):

@@ -62,10 +62,14 @@ def fitted_default(p, lengths: list[int]) -> int:
 
 def grid(n_available: int) -> dict:
     c1, c2 = st.columns(2)
-    lengths = pickers.multi(c1, "Document lengths (tokens)", LENGTHS, K + "lengths", default=[2000, 4000],
-                            format_func=lambda v: f"{v:,}")
-    positions = pickers.multi(c2, "Answer positions (fraction of the document)", POSITIONS, K + "positions",
-                              default=[0.0, 0.25, 0.5, 0.75, 1.0], format_func=lambda v: f"{v:.0%}")
+    lengths = pickers.numbers(c1, "Document lengths (tokens)", LENGTHS, K + "lengths", [2000, 4000], integer=True,
+                              format_func=lambda v: f"{v:,}" if isinstance(v, int | float) else str(v),
+                              help="pick or type any length, e.g. 40000 or 40k")
+    positions = pickers.numbers(c2, "Answer positions (fraction of the document)", POSITIONS, K + "positions",
+                                [0.0, 0.25, 0.5, 0.75, 1.0], integer=False,
+                                format_func=lambda v: f"{v:.0%}" if isinstance(v, float) and v <= 1 else
+                                f"{v:,} tokens" if isinstance(v, int | float) else str(v),
+                                help="pick or type: up to 1 is a fraction of the length, above 1 tokens")
     names = list(STRATEGIES)
     strategies = pickers.multi(st, "Strategies", names, K + "strategies", default=["baseline", "reprompt", "rr"],
                                format_func=lambda n: f"{STRATEGIES[n].label} ({n})")

@@ -110,3 +110,14 @@ def test_any_length_and_position_can_be_typed(at):
     assert "40,000" in at.multiselect(key="exp_lengths").options and "30%" in at.multiselect(key="exp_positions").options
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Trials"] == "12"  # 3 tasks x 2 lengths x 2 positions x 1 strategy
+
+
+def test_local_model_gets_a_time_estimate(at):
+    at.session_state["choice"] = Choice(ModelSpec("local", "qwen2.5-coder-0.5b-instruct"), None)
+    at.session_state["exp_strategies"] = ["baseline"]
+    at.session_state["exp_lengths"] = [2000]
+    run(at)
+    tokens = int(next(m.value for m in at.metric if m.label == "Input tokens").replace(",", ""))
+    minutes = int(tokens / 170 // 60)
+    note = next(i.value for i in at.info if "prompt tokens/s" in i.value)
+    assert f"about {max(1, minutes)} min" in note

@@ -151,7 +151,22 @@ def estimate_for(config_json: str, tasks_token: str, _tasks: list) -> dict:
             "output_tokens": est.output_tokens, "usd": est.usd, "unpriced": list(est.unpriced), "note": est.note}
 
 
-def show_estimate(est: dict, max_usd: float = 0.0) -> None:
+LOCAL_TOKENS_PER_S = 170  # the bundled model reads about 160-180 prompt tokens/s on 2 cores (README)
+
+
+def local_time(est: dict, models: list[dict]) -> str:
+    """'about 2 h 10 min' for the local models' share of the sweep, or '' when none is local."""
+    local = sum(m.get("provider") == "local" for m in models)
+    if not local or not models:
+        return ""
+    seconds = est["input_tokens"] * local / len(models) / LOCAL_TOKENS_PER_S
+    h, m = int(seconds // 3600), int(seconds % 3600 // 60)
+    text = f"{h} h {m} min" if h else f"{max(1, m)} min"
+    return (f"The local model runs one call at a time at about {LOCAL_TOKENS_PER_S} prompt tokens/s: about {text} "
+            "on an idle machine (two to four times that on a busy one), less for calls already cached.")
+
+
+def show_estimate(est: dict, max_usd: float = 0.0, models: list[dict] = ()) -> None:
     cols = st.columns(5)
     cols[0].metric("Trials", thousands(est["trials"]))
     cols[1].metric("LLM calls", thousands(est["calls"]))
@@ -162,6 +177,9 @@ def show_estimate(est: dict, max_usd: float = 0.0) -> None:
     if est["unpriced"]:
         note += f"; no price for {', '.join(est['unpriced'])}"
     st.caption(f"Before running: {note}. Calls already in the run store's cache cost nothing.")
+    slow = local_time(est, list(models))
+    if slow:
+        st.info(slow, icon=":material/timer:")
     if max_usd > 0 and est["usd"] and est["usd"] > max_usd:
         st.warning(f"The budget ({usd(max_usd)}) is below the estimate ({usd(est['usd'])}): the sweep will stop "
                    f"after about {max_usd / est['usd']:.0%} of its trials. Raise the budget, or set it to 0 "
@@ -212,7 +230,7 @@ def main() -> None:
         return
     token = path or f"{label}:{len(tasks)}:{write_to.name}"
     with guard("the estimate"):
-        show_estimate(estimate_for(json.dumps(config, sort_keys=True), token, tasks), g["max_usd"])
+        show_estimate(estimate_for(json.dumps(config, sort_keys=True), token, tasks), g["max_usd"], models)
     past = past_sweeps(me)
     if not past.empty and name.strip() in set(past["name"]):
         st.info(f"A sweep named “{name.strip()}” exists: running adds its missing trials (a resume).")

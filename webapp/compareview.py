@@ -126,3 +126,34 @@ def report(result: dict, pair: tuple[str, str] | None, sources: list[str]) -> by
     text = report_html.build(result, figures=figures, failures=fail, pair=pair, prices=session_prices(),
                              prices_edited=session_prices() is not None, sources=sources)
     return text.encode("utf-8")
+
+
+def plan_in_experiments(t: pd.DataFrame, pair: tuple[str, str], tasks: int) -> None:
+    """Fill the Experiments grid with the pair's strategies and parameters and the tasks the planner
+    asks for (the page caps them at the task set's size), then open Experiments."""
+    import json
+
+    from webapp.state import State
+
+    part = t[t["arm"].isin(pair)]
+    ss = st.session_state
+    ss["exp_strategies"] = sorted(set(part["strategy"].dropna().astype(str)))
+    for blob in part["params"].dropna().unique():
+        try:
+            params = json.loads(blob) if isinstance(blob, str) else {}
+        except ValueError:
+            params = {}
+        for name, value in (params or {}).items():
+            if isinstance(value, int | float):
+                ss[f"exp_param_{name}"] = int(value)
+    lengths = sorted(int(x) for x in pd.to_numeric(part["length"], errors="coerce").dropna().unique())
+    positions = sorted(float(x) for x in pd.to_numeric(part["position"], errors="coerce").dropna().unique())
+    if lengths:
+        ss["exp_lengths"] = lengths
+    if positions:
+        ss["exp_positions"] = positions
+    ss["exp_n_tasks"] = int(tasks)
+    owner = State().sweep_owner
+    if owner:  # these values win over the ones Experiments kept for a refresh
+        ss["_restored_experiments"] = owner
+    st.switch_page("views/experiments.py")

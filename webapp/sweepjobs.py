@@ -46,9 +46,9 @@ def jobs_panel(owner_: str) -> None:
         query = {"sweep": runs.sweep_key(done[0].sweep_id)} if done[0].sweep_id is not None else None
         try:
             c1, c2 = st.columns(2)
-            c1.page_link("webapp/views/results.py", label=f"See the results of {md(done[0].label)}",
+            c1.page_link("views/results.py", label=f"See the results of {md(done[0].label)}",
                          icon=":material/monitoring:", query_params=query)
-            c2.page_link("webapp/views/compare.py", label="Compare its arms", icon=":material/compare_arrows:",
+            c2.page_link("views/compare.py", label="Compare its arms", icon=":material/compare_arrows:",
                          query_params=query)
         except Exception:  # the page runs outside the app's navigation
             st.caption("See the results on the Results page, and compare its arms on Compare.")

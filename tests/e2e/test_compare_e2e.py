@@ -99,3 +99,9 @@ def test_compare_pareto_recommendation_link_and_report(app, new_page, tmp_path):
     if shots():
         viewer.screenshot(path=str(shots() / "compare-report.png"))
         viewer.screenshot(path=str(shots() / "compare-report-full.png"), full_page=True)
+
+    # the planner fills the Experiments grid with the pair's strategies and parameters
+    page.get_by_role("button", name=re.compile("Plan this sweep in Experiments")).click()
+    settle(page)
+    page.get_by_role("heading", name="Experiments").first.wait_for()
+    assert page.get_by_role("spinbutton", name="r (tokens)").input_value() == "200"

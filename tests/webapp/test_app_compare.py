@@ -128,3 +128,16 @@ def test_a_sweep_link_opens_results_and_compare_filtered(stores, page, key):
     assert at.multiselect(key=key).value == ["your runs#2"]
     if key == "cmp_sweeps":  # only the second sweep's arms are offered
         assert set(at.multiselect(key="cmp_arms").options) == {a.replace("fake-model", "other-model") for a in ARMS}
+
+
+def test_planner_fills_the_experiments_grid(stores):
+    fill(stores / "runs" / "litm.sqlite")
+    at = run()
+    at.selectbox(key="cmp_pair").set_value("rr r=1000 · fake-model  vs  baseline · fake-model")
+    run(at)
+    tasks = int(next(m.value for m in at.metric if m.label == "Tasks needed").replace(",", ""))
+    at.button(key="cmp_to_experiments").click()
+    run(at)
+    ss = at.session_state
+    assert ss["exp_strategies"] == ["baseline", "rr"] and ss["exp_param_r"] == 1000
+    assert ss["exp_lengths"] == [2000, 4000] and ss["exp_positions"] == [0.0, 0.5, 1.0] and ss["exp_n_tasks"] == tasks

@@ -104,6 +104,13 @@ def planner(result: dict, pair: tuple[str, str] | None) -> None:
                f"difference apart with power {power} at alpha 0.05 (exact McNemar; Connor 1987), using "
                f"{'the discordance seen in this pair' if plan['discordance_source'] == 'seen' else 'a default'} "
                f"of {plan['discordance']:.2f}. Running both arms on them costs about {cost}.")
+    if pair and st.button("Plan this sweep in Experiments", key=K + "to_experiments", icon=":material/tune:",
+                          help="fills the Experiments grid with these two arms' strategies, parameters, "
+                               "lengths and positions, and this many tasks"):
+        try:
+            cv.plan_in_experiments(t, pair, plan["tasks"])
+        except Exception:  # noqa: BLE001 - the page runs outside the app's navigation
+            st.info("The Experiments grid is filled: open **Experiments**.")
 
 
 def failures(t: pd.DataFrame, pair: tuple[str, str]) -> None:

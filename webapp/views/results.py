@@ -20,7 +20,7 @@ def empty_state(problems: list[str]) -> None:
             "positions and strategies); its trials appear here as they finish. The published curves "
             "of the papers are on the **Papers** page, no run needed.", icon=":material/info:")
     try:
-        st.page_link("webapp/views/experiments.py", label="Go to Experiments", icon=":material/science:")
+        st.page_link("views/experiments.py", label="Go to Experiments", icon=":material/science:")
     except Exception:  # not inside the app's navigation (a page run on its own)
         pass
     for p in problems:

@@ -371,7 +371,10 @@ def recommend(arm_table: pd.DataFrame, pair_list: list[dict], *, difference: flo
     acc = f"{best['label']} is the most accurate ({_pct(best['accuracy'])}, n = {int(best['n'])})"
     costs = rest["cost_"]
     cheapest = not pd.isna(best["cost_"]) and costs.notna().all() and bool((costs >= best["cost_"]).all())
-    if cheapest:
+    same = cheapest and bool((costs == best["cost_"]).all())
+    if same:
+        acc += " (every arm costs the same at these prices)"
+    elif cheapest:
         acc += " and the cheapest"
     if not verdicts:
         return (acc + ", but no trials match between the arms (same task and cell), so no paired comparison "

@@ -3,13 +3,12 @@ charts and the one-file report. The statistics live in components.report.compare
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 import pandas as pd
 import streamlit as st
 
 from components.providers import pricing
 from components.report import analysis, charts, compare, report_html
+from webapp import urlstate
 
 K = "cmp_"  # widget keys of the page (named in webapp/state.py)
 # query parameter -> (session key, is a list)
@@ -21,41 +20,13 @@ ALL_LENGTHS = "all lengths"
 
 
 def seed_from_url() -> None:
-    """Once per session, and whenever the URL names a different view: widget values from the URL."""
-    qp = st.query_params
-    present = {name: (qp.get_all(name) if many else qp.get(name)) for name, (_, many) in URL_KEYS.items()
-               if name in qp}
-    if not present or st.session_state.get(K + "seeded") == present:
-        return
-    for name, value in present.items():
-        key, _ = URL_KEYS[name]
-        if name == "batch":
-            value = value in ("1", "true", "yes")
-        elif name == "d":
-            try:
-                value = float(value)
-            except ValueError:
-                continue
-        st.session_state[key] = value
-    st.session_state[K + "seeded"] = present
+    """Widget values from the URL (once per URL): a copied link opens the same view."""
+    urlstate.seed("compare", URL_KEYS, {"batch": lambda v: v in ("1", "true", "yes"), "d": float})
 
 
 def write_url() -> str:
     """The page's state into the URL; returns the link to copy."""
-    ss = st.session_state
-    params: dict[str, object] = {}
-    for name, (key, many) in URL_KEYS.items():
-        value = ss.get(key)
-        if value in (None, "", [], OWN, ALL_LENGTHS) or (name == "batch" and not value):
-            continue
-        params[name] = [str(v) for v in value] if many else ("1" if value is True else str(value))
-    st.query_params.from_dict(params)
-    st.session_state[K + "seeded"] = {n: v for n, v in params.items()}
-    try:
-        base = str(st.context.url or "").split("?")[0]
-    except Exception:  # noqa: BLE001 - no browser context (AppTest)
-        base = ""
-    return (base or "/compare") + ("?" + urlencode(params, doseq=True) if params else "")
+    return urlstate.write("compare", URL_KEYS, skip=(OWN, ALL_LENGTHS))
 
 
 # --- prices ------------------------------------------------------------------------------------------------

@@ -43,15 +43,6 @@ def sweep_key(sweep_id) -> str:
     return f"{USER_LABEL}#{sweep_id}"
 
 
-def sweeps_from_url(key: str) -> None:
-    """A page's sweep filter (session key `key`) from the URL's ?sweep=..., once per URL: the "See the
-    results" links of Experiments open Results and Compare filtered to the sweep just run."""
-    given = st.query_params.get_all("sweep")
-    if given and st.session_state.get(key + "_from_url") != given:
-        st.session_state[key] = list(given)
-        st.session_state[key + "_from_url"] = list(given)
-
-
 def sources() -> list[tuple[str, bool, Path]]:
     """(label, shipped, path) of every store to read."""
     from components.run.store import shipped_paths

@@ -141,3 +141,21 @@ def test_planner_fills_the_experiments_grid(stores):
     ss = at.session_state
     assert ss["exp_strategies"] == ["baseline", "rr"] and ss["exp_param_r"] == 1000
     assert ss["exp_lengths"] == [2000, 4000] and ss["exp_positions"] == [0.0, 0.5, 1.0] and ss["exp_n_tasks"] == tasks
+
+
+def test_results_view_is_in_its_url(stores):
+    fill(stores / "runs" / "litm.sqlite")
+    at = AppTest.from_file(str(Path(PAGE).parent / "results.py"), default_timeout=90)
+    at.run()
+    assert not at.exception
+    at.multiselect(key="res_strategies").set_value(["rr"])
+    at.run()
+    assert not at.exception
+    assert "strategy=rr" in at.code[0].value and "sweep=" not in at.code[0].value
+    again = AppTest.from_file(str(Path(PAGE).parent / "results.py"), default_timeout=90)
+    again.query_params["strategy"] = ["rr"]
+    again.query_params["metric"] = "subspan_em"
+    again.run()
+    assert not again.exception
+    assert again.multiselect(key="res_strategies").value == ["rr"]
+    assert again.selectbox(key="res_metric").value == "subspan_em"

@@ -47,7 +47,8 @@ def pricing_controls() -> tuple[str | None, bool]:
                            help="re-price the stored token counts of every arm at another model's list price")
     batch = pickers.toggle(c2, "Batch prices", K + "batch",
                            help="the providers' batch APIs: half the list price (OpenAI, Anthropic)")
-    with st.expander("Prices (edit for this session)"):
+    edited = " · edited for this session" if table is not None else ""
+    with st.expander(f"Prices: table dated {pricing.PRICES_DATE}{edited} (see sources, edit for this session)"):
         cv.price_editor(st)
     return (None if price == cv.OWN else price), batch
 
@@ -55,14 +56,14 @@ def pricing_controls() -> tuple[str | None, bool]:
 def tables(result: dict) -> None:
     arms = result["arms"]
     st.dataframe(pd.DataFrame({
-        "arm": arms["label"], "n": arms["n"], "accuracy": arms["accuracy"] * 100, "low": arms["lo"] * 100,
-        "high": arms["hi"] * 100, "$ per 1,000 questions": arms["cost_per_1000_usd"], "priced as": arms["priced_as"],
+        "arm": arms["label"], "n": arms["n"], "accuracy": arms["accuracy"] * 100,
+        "95% interval": [f"{100 * lo:.1f} – {100 * hi:.1f}%" for lo, hi in zip(arms["lo"], arms["hi"], strict=True)],
+        "$ per 1,000 questions": arms["cost_per_1000_usd"], "priced as": arms["priced_as"],
         "calls / question": arms["calls_per_question"], "seconds / question": arms["latency_s_per_question"],
         "errors": arms["errors"], "Pareto": ["dominated" if d else "front" for d in arms["dominated"]]}),
         hide_index=True, width="stretch", column_config={
             "accuracy": st.column_config.NumberColumn(format="%.1f%%"),
-            "low": st.column_config.NumberColumn("95% low", format="%.1f%%", help="Wilson interval"),
-            "high": st.column_config.NumberColumn("95% high", format="%.1f%%"),
+            "95% interval": st.column_config.TextColumn(help="Wilson 95% interval of the accuracy"),
             "$ per 1,000 questions": st.column_config.NumberColumn(format="$%.4f"),
             "calls / question": st.column_config.NumberColumn(format="%.2f"),
             "seconds / question": st.column_config.NumberColumn(format="%.2f")})

@@ -176,5 +176,36 @@ def test_pricing(tmp_path, monkeypatch):
     over.write_text(json.dumps({"date": "2030-01-01", "models": {"openai": {"gpt-4o": {"input": 1, "output": 2}}}}))
     monkeypatch.setenv("LITM_PRICES", str(over))
     table, date = load_prices()
-    assert date == "2030-01-01" and table["openai"]["gpt-4o"] == {"input": 1.0, "output": 2.0}
+    assert date == "2030-01-01" and table["openai"]["gpt-4o"]["input"] == 1.0
+    assert table["openai"]["gpt-4o"]["output"] == 2.0 and table["openai"]["gpt-4o"]["source"].startswith("override")
     assert cost_usd("openai", "gpt-4o", 1_000_000, 0, prices=table) == 1.0
+    assert table["openai"]["gpt-4o-mini"]["input"] == 0.15  # the rest of the table stays
+
+
+def test_price_table_entries_have_sources_and_batch_discounts(tmp_path, monkeypatch):
+    from components.providers import pricing
+
+    monkeypatch.delenv("LITM_PRICES", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    table, _ = load_prices()
+    for provider, models in table.items():
+        for model, entry in models.items():
+            assert entry["source"].startswith("https://"), (provider, model)
+            assert "2026" in entry["checked"] or "memory" in entry["checked"], (provider, model)
+    # a longer listed name wins over its prefix: claude-opus-4-5 is not priced as claude-opus-4
+    assert cost_usd("anthropic", "claude-opus-4-5-20251101", 1_000_000, 0, prices=table) == 5.0
+    assert cost_usd("anthropic", "claude-opus-4-20250514", 1_000_000, 0, prices=table) == 15.0
+    assert pricing.load_batch()["openai"]["factor"] == 0.5 and pricing.load_batch()["anthropic"]["factor"] == 0.5
+    assert cost_usd("openai", "gpt-4o", 1_000_000, 0, batch=True) == 1.25  # $2.50 list, half in a batch
+    assert cost_usd("openai-compatible", "mine", 10, 10, batch=True) == 0.0
+    # the per-user file is read when LITM_PRICES is not set
+    user = tmp_path / "litm-explorer" / "prices.json"
+    user.parent.mkdir()
+    user.write_text(json.dumps({"models": {"openai": {"gpt-4o": {"input": 7, "output": 9}}},
+                                "batch_discount": {"openai": {"factor": 0.4}}}))
+    assert pricing.override_path() == user
+    table, _ = load_prices()
+    assert table["openai"]["gpt-4o"]["input"] == 7.0 and pricing.load_batch()["openai"]["factor"] == 0.4
+    user.write_text("{not json")
+    with pytest.raises(ValueError, match="cannot read the price file"):
+        load_prices()

@@ -1,4 +1,4 @@
-"""LITM Explorer: `streamlit run webapp/app.py`. Four pages: Playground, Experiments, Results, Papers.
+"""LITM Explorer: `streamlit run webapp/app.py`. Five pages: Playground, Experiments, Results, Compare, Papers.
 
 Every page runs inside render.guard(), so an unexpected error shows one short line, never a
 traceback; the sidebar (model and key, this session only) is drawn once here for every page.
@@ -24,6 +24,7 @@ PAGE_FILES = (
     ("playground.py", "Playground", ":material/science:"),
     ("experiments.py", "Experiments", ":material/tune:"),
     ("results.py", "Results", ":material/monitoring:"),
+    ("compare.py", "Compare", ":material/compare_arrows:"),
     ("papers.py", "Papers", ":material/menu_book:"),
 )
 

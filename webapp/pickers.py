@@ -43,3 +43,34 @@ def toggle(where, label: str, key: str, default: bool = False, **kwargs) -> bool
     if not isinstance(ss.get(key), bool):
         ss[key] = default
     return where.toggle(label, key=key, **kwargs)
+
+
+def number(text, integer: bool) -> float | int | None:
+    """'40000', '40,000', '40k' -> 40000; '0.3' -> 0.3 (positions); None when it is not a number."""
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        value = float(text)
+    else:
+        s = str(text).strip().lower().replace(",", "").replace("_", "")
+        scale = 1000 if s.endswith("k") else 1
+        try:
+            value = float(s.rstrip("k")) * scale
+        except ValueError:
+            return None
+    if value < 0 or value != value:
+        return None
+    return int(round(value)) if integer else value
+
+
+def numbers(where, label: str, presets: Sequence, key: str, default: Sequence, *, integer: bool,
+            **kwargs) -> list:
+    """A multiselect of numbers that also takes a typed one (40000 or 40k; 0.3): the presets plus every
+    value chosen so far are the options, so a typed number stays chosen on the next run."""
+    ss = st.session_state
+    current = ss.get(key)
+    current = list(default) if current is None else list(current)
+    values = [v for v in (number(x, integer) for x in current) if v is not None]
+    values = list(dict.fromkeys(values))
+    ss[key] = values
+    options = sorted(set(presets) | set(values))
+    chosen = where.multiselect(label, options, key=key, accept_new_options=True, **kwargs)
+    return sorted(dict.fromkeys(v for v in (number(x, integer) for x in chosen) if v is not None))

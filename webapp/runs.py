@@ -35,6 +35,14 @@ def load_store(path: str, version: tuple, readonly: bool) -> tuple[pd.DataFrame,
         store.close()
 
 
+USER_LABEL = "your runs"  # the user's store, as sweep keys name it ("your runs#3")
+
+
+def sweep_key(sweep_id) -> str:
+    """The key a sweep of the user's store has on Results and Compare (and in their URLs: ?sweep=)."""
+    return f"{USER_LABEL}#{sweep_id}"
+
+
 def sources() -> list[tuple[str, bool, Path]]:
     """(label, shipped, path) of every store to read."""
     from components.run.store import shipped_paths
@@ -42,7 +50,7 @@ def sources() -> list[tuple[str, bool, Path]]:
     out = []
     user = jobs.user_db()
     if user.exists():
-        out.append(("your runs", False, user))
+        out.append((USER_LABEL, False, user))
     for p in shipped_paths():
         if p.resolve() != user.resolve():
             out.append((f"shipped {p.stem}", True, p))

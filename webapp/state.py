@@ -108,6 +108,7 @@ class State:
     exp_strategies: Any = Key(None, widget=True)
     exp_n_tasks: int = Key(10, widget=True)
     exp_models: str = Key("", widget=True)  # one model name per line (the sidebar's provider and key)
+    exp_models_for: Any = Key(None)  # [provider, model] of the sidebar the Models box was last filled from
     exp_name: str = Key("", widget=True)
     exp_max_usd: float = Key(1.0, widget=True)
     exp_concurrency: int = Key(4, widget=True)
@@ -125,7 +126,17 @@ class State:
     res_cost_measure: Any = Key(None, widget=True)
     res_len_series: Any = Key(None, widget=True)
     res_trial: Any = Key(None, widget=True)
-    # Not set through State: res_trial_table (dataframe selection), res__trial_keys (row -> trial),
+    cmp_sweeps: Any = Key(None, widget=True)  # Compare page (webapp/views/compare.py); also in its URL
+    cmp_arms: Any = Key(None, widget=True)  # None: the page's default arms
+    cmp_length: Any = Key(None, widget=True)
+    cmp_price_model: Any = Key(None, widget=True)
+    cmp_batch: bool = Key(False, widget=True)
+    cmp_pair: Any = Key(None, widget=True)
+    cmp_difference: float = Key(5.0, widget=True)
+    cmp_power: float = Key(0.8, widget=True)
+    cmp_prices: Any = Key(None)  # the price table edited in this session (None: the shipped one)
+    # Not set through State: cmp_seeded, cmp_price_grid (the Compare page's URL and price grid),
+    # res_trial_table (dataframe selection), res__trial_keys (row -> trial),
     # papers_<paper>_* (the Papers page's per-table selects), download buttons.
 
     @staticmethod

@@ -8,7 +8,7 @@ import time
 import pandas as pd
 import streamlit as st
 
-from webapp import jobs, pickers, sharing
+from webapp import jobs, pickers, runs, sharing
 from webapp.render import guard, md, short, usd
 from webapp.state import State
 
@@ -49,11 +49,17 @@ def jobs_panel(owner_: str) -> None:
                       disabled=job.cancel.is_set(), icon=":material/stop_circle:")
         else:
             c2.button("Dismiss", key=f"{K}dismiss_{job.id}", on_click=jobs.forget, args=(owner_, job.id))
-    if any(not j.running and j.state == "finished" for j in mine):
+    done = [j for j in mine if not j.running and j.state == "finished"]
+    if done:
+        query = {"sweep": runs.sweep_key(done[0].sweep_id)} if done[0].sweep_id is not None else None
         try:
-            st.page_link("webapp/views/results.py", label="See the results", icon=":material/monitoring:")
+            c1, c2 = st.columns(2)
+            c1.page_link("views/results.py", label=f"See the results of {md(done[0].label)}",
+                         icon=":material/monitoring:", query_params=query)
+            c2.page_link("views/compare.py", label="Compare its arms", icon=":material/compare_arrows:",
+                         query_params=query)
         except Exception:  # the page runs outside the app's navigation
-            st.caption("See the results on the Results page.")
+            st.caption("See the results on the Results page, and compare its arms on Compare.")
 
 
 @st.fragment(run_every=1.0)

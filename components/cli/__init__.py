@@ -14,6 +14,7 @@ COMMANDS = {
     "tasks": "components.cli.tasks",
     "sweep": "components.cli.sweep",
     "results": "components.cli.results",
+    "compare": "components.cli.compare",
     "import": "components.cli.import_runs",
     "app": "components.cli.app",
 }

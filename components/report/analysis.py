@@ -148,6 +148,19 @@ def setting_label(row: pd.Series) -> str:
     return " ".join([str(row.get("strategy", "")), *bits]).strip()
 
 
+def model_name(model) -> str:
+    """'gpt-4o-mini' from 'openai:gpt-4o-mini' (a trial's model is provider:model)."""
+    text = "" if model is None or (isinstance(model, float) and math.isnan(model)) else str(model)
+    return text.split(":", 1)[1] if ":" in text else text
+
+
+def arm_label(row) -> str:
+    """The one readable name of an arm (strategy x parameters x model), used everywhere:
+    'rr k=3 r=5000 · gpt-4o-mini'."""
+    model = model_name(row.get("model"))
+    return setting_label(row) + (f" · {model}" if model else "")
+
+
 def with_setting(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     out["setting"] = [setting_label(r) for _, r in df.iterrows()] if len(df) else pd.Series(dtype=str)

@@ -309,3 +309,72 @@ def published_bars(rows: pd.DataFrame, x: str, series: str, *, title: str, x_tit
     if not labels:
         _empty_note(fig, "No published values for this selection")
     return fig
+
+
+# --- compare: Pareto front and paired differences (components.report.compare) ----------------------------
+
+def _safe(text) -> str:
+    """Arm labels carry model names from the store: plotly reads its text as a small HTML subset, so escape."""
+    import html
+
+    return html.escape(str(text))
+
+
+def pareto(table: pd.DataFrame, *, title: str = "Accuracy against cost per 1,000 questions") -> go.Figure:
+    """One point per arm (accuracy ± Wilson 95% against dollars per 1,000 questions); the front is joined
+    and coloured, dominated arms are grey. `table` is compare.arms()."""
+    fig = go.Figure()
+    x_title = "dollars per 1,000 questions"
+    data = table[(table["n"] > 0) & table["cost_per_1000_usd"].notna()] if len(table) else table
+    if data.empty:
+        _empty_note(fig, "No arm with scored trials and a known price" if len(table) else "Choose arms")
+        return _layout(fig, title, x_title, "accuracy")
+    data = data.assign(cost=pd.to_numeric(data["cost_per_1000_usd"]))
+    front = data[~data["dominated"]].sort_values("cost")
+    if len(front) > 1:
+        fig.add_trace(go.Scatter(x=front["cost"], y=front["accuracy"], mode="lines", name="Pareto front",
+                                 line=dict(color="#0072B2", width=1.5, dash="dot"), hoverinfo="skip"))
+    styles = _series_style(list(data["label"]))
+    for i, r in enumerate(data.sort_values("cost").itertuples()):
+        grey = bool(r.dominated)
+        colour = "#B0B0B0" if grey else styles[r.label]["colour"]
+        fig.add_trace(go.Scatter(
+            x=[r.cost], y=[r.accuracy], mode="markers" if grey else "markers+text", text=[_safe(r.label)],
+            textposition="top center" if i % 2 == 0 else "bottom center",  # front arms named; all in the legend
+            textfont=dict(color="#999" if grey else "#222", size=12),
+            name=_safe(r.label) + (" (dominated)" if grey else ""),
+            marker=dict(size=13, color=colour, symbol=styles[r.label]["symbol"], line=dict(width=1, color="#444")),
+            error_y=dict(type="data", symmetric=False, array=[r.hi - r.accuracy], arrayminus=[r.accuracy - r.lo],
+                         color=colour, thickness=1.2),
+            customdata=[[r.n, r.lo, r.hi]],
+            hovertemplate=("<b>" + _safe(r.label) + "</b><br>$%{x:,.4f} per 1,000 questions<br>accuracy: %{y:.1%}"
+                           "<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}<br>n = %{customdata[0]}"
+                           + ("<br>dominated: another arm is as accurate for less" if grey else "")
+                           + "<extra></extra>")))
+    _layout(fig, title, x_title, "accuracy")
+    top = float(data["cost"].max()) or 1.0
+    fig.update_xaxes(tickprefix="$", tickformat=",.4~f", range=[-0.04 * top, 1.3 * top])  # room for the labels
+    return fig
+
+
+def position_differences(table: pd.DataFrame, a: str, b: str, *, x: str = "position",
+                         x_title: str = "answer position") -> go.Figure:
+    """Paired difference acc(a) - acc(b) per answer position with its 95% interval (compare.by_position)."""
+    fig = go.Figure()
+    title = f"Difference by position: {_safe(a)} minus {_safe(b)}"
+    if table.empty:
+        _empty_note(fig, "No matched trials for this pair")
+        return _layout(fig, title, x_title, "difference in accuracy")
+    t = table.sort_values(x)
+    fig.add_hline(y=0, line=dict(color="#888", width=1))
+    fig.add_trace(go.Scatter(
+        x=t[x], y=t["diff"], mode="lines+markers", name="difference (matched trials)",
+        line=dict(color="#D55E00", width=2.5), marker=dict(size=9),
+        error_y=dict(type="data", symmetric=False, array=t["hi"] - t["diff"], arrayminus=t["diff"] - t["lo"]),
+        customdata=t[["n_matched", "lo", "hi", "p_value"]].to_numpy(),
+        hovertemplate=(x_title + ": %{x}<br>difference: %{y:+.1%}<br>95% CI: %{customdata[1]:+.1%} – "
+                       "%{customdata[2]:+.1%}<br>exact McNemar p = %{customdata[3]:.3g}<br>"
+                       "matched trials: %{customdata[0]}<extra></extra>")))
+    _layout(fig, title, x_title, "difference in accuracy", percent=False)
+    fig.update_yaxes(tickformat="+.0%", range=[-1.05, 1.05])
+    return fig

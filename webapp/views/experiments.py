@@ -14,7 +14,7 @@ import time
 import streamlit as st
 
 from components.strategies import STRATEGIES
-from webapp import jobs, pickers, sharing
+from webapp import jobs, pagestate, pickers, sharing
 from webapp.render import guard, md, short, thousands, usd
 from webapp.state import State
 from webapp.sweepjobs import live_bars, past_panel, past_sweeps, progress_panel
@@ -34,14 +34,34 @@ def owner() -> str:
     return sharing.workspace()
 
 
+def settings_keys() -> list[str]:
+    """The page's settings (State's exp_ widget keys and the parameter inputs), not its buttons."""
+    fixed = [k.key for k in State.keys() if k.widget and k.key.startswith(K) and k.key != K + "resume"]
+    return [*fixed, K + "models_for", *(k for k in st.session_state if str(k).startswith(K + "param_"))]
+
+
 # --- the grid and its config ----------------------------------------------------------------------
+
+def fitted_default(p, lengths: list[int]) -> int:
+    """A parameter's paper default, or for r and c (tokens) half the shortest chosen length when the
+    default would not fit: r = 10,000 on 2,000-token documents injects no reminder at all."""
+    value = int(p.default)
+    if p.name in ("r", "c") and lengths and value >= min(lengths):
+        step = int(p.step or 1)
+        value = max(int(p.minimum or step), min(lengths) // 2 // step * step)
+    return value
+
 
 def grid(n_available: int) -> dict:
     c1, c2 = st.columns(2)
-    lengths = pickers.multi(c1, "Document lengths (tokens)", LENGTHS, K + "lengths", default=[2000, 4000],
-                            format_func=lambda v: f"{v:,}")
-    positions = pickers.multi(c2, "Answer positions (fraction of the document)", POSITIONS, K + "positions",
-                              default=[0.0, 0.25, 0.5, 0.75, 1.0], format_func=lambda v: f"{v:.0%}")
+    lengths = pickers.numbers(c1, "Document lengths (tokens)", LENGTHS, K + "lengths", [2000, 4000], integer=True,
+                              format_func=lambda v: f"{v:,}" if isinstance(v, int | float) else str(v),
+                              help="pick or type any length, e.g. 40000 or 40k")
+    positions = pickers.numbers(c2, "Answer positions (fraction of the document)", POSITIONS, K + "positions",
+                                [0.0, 0.25, 0.5, 0.75, 1.0], integer=False,
+                                format_func=lambda v: f"{v:.0%}" if isinstance(v, float) and v <= 1 else
+                                f"{v:,} tokens" if isinstance(v, int | float) else str(v),
+                                help="pick or type: up to 1 is a fraction of the length, above 1 tokens")
     names = list(STRATEGIES)
     strategies = pickers.multi(st, "Strategies", names, K + "strategies", default=["baseline", "reprompt", "rr"],
                                format_func=lambda n: f"{STRATEGIES[n].label} ({n})")
@@ -52,7 +72,7 @@ def grid(n_available: int) -> dict:
         for col, (name, p) in zip(cols, sorted(taken.items()), strict=False):
             key = f"{K}param_{name}"
             if key not in st.session_state:
-                st.session_state[key] = int(p.default)
+                st.session_state[key] = fitted_default(p, lengths)
             params[name] = int(col.number_input(f"{name} ({p.unit})", min_value=p.minimum, max_value=p.maximum,
                                                 step=p.step, key=key, help=p.help))
     longest = max(lengths, default=0)
@@ -80,9 +100,10 @@ def models_box(choice) -> list[dict]:
     ss = st.session_state
     if choice is not None:
         provider, base_url = choice.spec.provider, choice.spec.base_url
-        ss.setdefault(K + "models", choice.spec.model)
-        if not ss.get(K + "models"):
-            ss[K + "models"] = choice.spec.model
+        chosen = [choice.spec.provider, choice.spec.model]
+        if ss.get(K + "models_for") != chosen or not ss.get(K + "models"):
+            ss[K + "models"] = choice.spec.model  # the sidebar's model, again whenever the sidebar changes
+            ss[K + "models_for"] = chosen
     else:
         state = State()
         usable = state.provider in ("openai", "anthropic") and state.model.strip()
@@ -125,7 +146,22 @@ def estimate_for(config_json: str, tasks_token: str, _tasks: list) -> dict:
             "batch": est.batch}
 
 
-def show_estimate(est: dict) -> None:
+LOCAL_TOKENS_PER_S = 170  # the bundled model reads about 160-180 prompt tokens/s on 2 cores (README)
+
+
+def local_time(est: dict, models: list[dict]) -> str:
+    """'about 2 h 10 min' for the local models' share of the sweep, or '' when none is local."""
+    local = sum(m.get("provider") == "local" for m in models)
+    if not local or not models:
+        return ""
+    seconds = est["input_tokens"] * local / len(models) / LOCAL_TOKENS_PER_S
+    h, m = int(seconds // 3600), int(seconds % 3600 // 60)
+    text = f"{h} h {m} min" if h else f"{max(1, m)} min"
+    return (f"The local model runs one call at a time at about {LOCAL_TOKENS_PER_S} prompt tokens/s: about {text} "
+            "on an idle machine (two to four times that on a busy one), less for calls already cached.")
+
+
+def show_estimate(est: dict, max_usd: float = 0.0, models: list[dict] = ()) -> None:
     cols = st.columns(5)
     cols[0].metric("Trials", thousands(est["trials"]))
     cols[1].metric("LLM calls", thousands(est["calls"]))
@@ -138,6 +174,13 @@ def show_estimate(est: dict) -> None:
     if est["unpriced"]:
         note += f"; no price for {', '.join(est['unpriced'])}"
     st.caption(f"Before running: {note}. Calls already in the run store's cache cost nothing.")
+    slow = local_time(est, list(models))
+    if slow:
+        st.info(slow, icon=":material/timer:")
+    if max_usd > 0 and est["usd"] and est["usd"] > max_usd:
+        st.warning(f"The budget ({usd(max_usd)}) is below the estimate ({usd(est['usd'])}): the sweep will stop "
+                   f"after about {max_usd / est['usd']:.0%} of its trials. Raise the budget, or set it to 0 "
+                   "for none.", icon=":material/savings:")
 
 
 # --- the page ----------------------------------------------------------------------------------------
@@ -148,6 +191,7 @@ def main() -> None:
              "server in the background (you can leave or refresh this page) and every trial lands in the run "
              "store, where **Results** reads it.")
     me = owner()
+    pagestate.keep("experiments", me, settings_keys())  # the settings survive a refresh (same ?run= token)
     for key, value in DEFAULTS.items():  # (app.py sets them through State.init; a page run alone does not)
         st.session_state.setdefault(key, value)
     with guard("the sweeps in progress"):
@@ -186,7 +230,7 @@ def main() -> None:
         return
     token = path or f"{label}:{len(tasks)}:{write_to.name}"
     with guard("the estimate"):
-        show_estimate(estimate_for(json.dumps(config, sort_keys=True), token, tasks))
+        show_estimate(estimate_for(json.dumps(config, sort_keys=True), token, tasks), g["max_usd"], models)
     past = past_sweeps(me)
     if not past.empty and name.strip() in set(past["name"]):
         st.info(f"A sweep named “{md(name.strip())}” exists: running adds its missing trials (a resume).")

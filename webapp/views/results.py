@@ -7,11 +7,13 @@ import pandas as pd
 import streamlit as st
 
 from components.report import analysis, charts
-from webapp import jobs, pickers, runs
+from webapp import jobs, pickers, runs, urlstate
 from webapp.render import guard, md, short, thousands, usd
 from webapp.trialview import trial_detail
 
 K = "res_"  # widget keys of this page (named in webapp/state.py)
+URL_KEYS = {"sweep": (K + "sweeps", True), "model": (K + "models", True), "strategy": (K + "strategies", True),
+            "task_set": (K + "task_sets", True), "metric": (K + "metric", False)}
 SERIES = {"strategy": ("strategy",), "model": ("model",), "strategy and model": ("strategy", "model")}
 
 
@@ -20,7 +22,7 @@ def empty_state(problems: list[str]) -> None:
             "positions and strategies); its trials appear here as they finish. The published curves "
             "of the papers are on the **Papers** page, no run needed.", icon=":material/info:")
     try:
-        st.page_link("webapp/views/experiments.py", label="Go to Experiments", icon=":material/science:")
+        st.page_link("views/experiments.py", label="Go to Experiments", icon=":material/science:")
     except Exception:  # not inside the app's navigation (a page run on its own)
         pass
     for p in problems:
@@ -263,6 +265,7 @@ def main() -> None:
     imported = st.session_state.pop(K + "import_msg", None)
     if imported:
         st.success(imported, icon=":material/check:")
+    urlstate.seed("results", URL_KEYS)  # a copied link, or Experiments' "See the results" (?sweep=...)
     trials, sweeps, problems = runs.load_all()
     if trials.empty:
         empty_state(problems)
@@ -273,6 +276,7 @@ def main() -> None:
                "Every accuracy comes with n and a 95% interval; trials that failed are counted, not scored.")
     sweeps_list(sweeps)
     df, metric = filters(trials, sweeps)
+    st.code(urlstate.write("results", URL_KEYS, skip=("primary",)), language=None)  # the link to this view
     if df.empty:
         st.info("No trials match these filters.")
         return

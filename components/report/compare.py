@@ -1,0 +1,422 @@
+"""Compare arms side by side: accuracy with its interval, cost per 1,000 questions, paired differences
+with an exact McNemar test, the Pareto front, a computed recommendation and a sample-size planner.
+
+UI-free: a trials DataFrame (the run store's columns, components.run.schema) in, tables and plain
+sentences out. An *arm* is strategy x parameters x model, named by `analysis.arm_label`.
+
+Statistics (all from scipy; each checked in tests/test_compare.py against numbers worked by hand):
+- accuracy: the share of scored trials whose primary metric is correct, with a Wilson 95% interval
+  (components.core.stats, scipy's binomtest);
+- a pair of arms: trials are matched on task and cell (length and position, or documents and gold
+  index), so the comparison is paired. The difference of accuracies gets Newcombe's hybrid score
+  interval for paired data (Newcombe 1998, Stat Med 17:2635, method 10: Wilson limits of each
+  accuracy combined with the phi correlation, continuity-corrected), which stays inside [-1, 1] and
+  covers well at small n where the paired Wald interval does not; the p-value is McNemar's exact
+  test, a two-sided binomial test of b against b + c discordant pairs at 1/2 (scipy binomtest);
+- planner: pairs needed for McNemar's test to find a difference d (Connor 1987, Biometrics 43:207):
+  n = (z_{a/2} sqrt(psi) + z_b sqrt(psi - d^2))^2 / d^2, psi the share of discordant pairs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+from scipy.stats import binomtest, norm
+
+from components.core import stats
+from components.providers import pricing
+from components.report import analysis
+
+ARM_COLUMNS = ("strategy", "params", "model")
+MATCH_COLUMNS = ("task", "length", "position", "documents", "gold_index")
+ALPHA = 0.05
+DEFAULT_DISCORDANCE = 0.2  # share of pairs answered differently, when none has been seen yet
+DEFAULT_DIFFERENCE = 0.05  # 5 points: the difference the planner looks for unless told otherwise
+ARM_TABLE = ["label", "strategy", "params", "model", "n", "correct", "accuracy", "lo", "hi", "errors", "trials",
+             "calls_per_question", "latency_s_per_question", "input_tokens_per_question",
+             "output_tokens_per_question", "priced_as", "batch", "cost_per_1000_usd", "dominated"]
+
+
+# --- trials -> scored 0/1 values --------------------------------------------------------------------
+
+def correct(values: pd.Series) -> pd.Series:
+    """A trial is correct when its primary metric is non-zero: the Playground's verdict rule
+    (webapp/live.py, `bool(trial.primary)`). Every primary metric (fuzzy match, subspan EM, exact
+    match) is 0 or 1 already; NaN (not scored) stays NaN."""
+    v = pd.to_numeric(values, errors="coerce")
+    return v.where(v.isna(), (v > 0).astype(float))
+
+
+def prepare(df: pd.DataFrame) -> pd.DataFrame:
+    """Trials with `arm` (the label), `ok` (1/0, NaN when not scored: an error or no value) and the
+    match key columns filled in (a store made before documents sweeps lacks them)."""
+    out = df.reset_index(drop=True).copy()
+    for c in (*ARM_COLUMNS, *MATCH_COLUMNS):
+        if c not in out.columns:
+            out[c] = None
+    keys = out[list(ARM_COLUMNS)].astype(str)
+    combos = keys.drop_duplicates()
+    names = {tuple(r): analysis.arm_label(dict(zip(ARM_COLUMNS, r, strict=True)))
+             for r in combos.itertuples(index=False)}
+    out["arm"] = [names[tuple(r)] for r in keys.itertuples(index=False)] if len(out) else pd.Series(dtype=str)
+    primary = out[analysis.PRIMARY] if analysis.PRIMARY in out.columns else analysis.primary_values(out)
+    ok = correct(primary)
+    ok[analysis.is_error(out)] = math.nan
+    out["ok"] = ok
+    return out
+
+
+def filter_length(df: pd.DataFrame, length: int | None) -> pd.DataFrame:
+    """Trials of one document length (None: all lengths)."""
+    if length is None or "length" not in df.columns:
+        return df
+    return df[pd.to_numeric(df["length"], errors="coerce") == int(length)]
+
+
+# --- prices -------------------------------------------------------------------------------------------
+
+def price_for(model: str, prices: dict | None = None) -> tuple[str, dict | None]:
+    """(provider:model, {"input", "output"} per 1M tokens or None) for a trial's model string or a model
+    named without its provider ('gpt-4o-mini' is looked up under every provider of the table)."""
+    table = prices if prices is not None else pricing.PRICES
+    provider, _, name = str(model).partition(":")
+    if not name:
+        provider, name = "", provider
+    if provider in pricing.FREE_PROVIDERS:
+        return f"{provider}:{name}", {"input": 0.0, "output": 0.0}
+    if provider:
+        price = pricing.price_of(provider, name, table)
+        if price is None and provider == "openai-compatible":
+            price = {"input": 0.0, "output": 0.0}  # self-hosted (components.providers.pricing)
+        return f"{provider}:{name}", price
+    for prov in table:
+        price = pricing.price_of(prov, name, table)
+        if price is not None:
+            return f"{prov}:{name}", price
+    return name, None
+
+
+def cost_per_1000(input_tokens: float, output_tokens: float, model: str, *, batch: bool = False,
+                  prices: dict | None = None) -> float | None:
+    """Dollars for 1,000 questions of `input_tokens` and `output_tokens` each (all stages) at `model`'s
+    list price, or at its batch price (the provider's batch discount); None when the price is unknown."""
+    priced_as, price = price_for(model, prices)
+    if price is None or pd.isna(input_tokens) or pd.isna(output_tokens):
+        return None
+    provider, _, name = priced_as.partition(":")
+    usd = pricing.cost_usd(provider, name, input_tokens, output_tokens, prices, batch=batch)
+    return None if usd is None else 1000 * usd
+
+
+# --- per arm --------------------------------------------------------------------------------------------
+
+def _mean(values) -> float:
+    v = pd.to_numeric(values, errors="coerce")
+    return float(v.mean()) if v.notna().any() else math.nan
+
+
+def arms(df: pd.DataFrame, *, price_model: str | None = None, batch: bool = False,
+         prices: dict | None = None) -> pd.DataFrame:
+    """One row per arm: n (scored trials), correct, accuracy with its Wilson 95% interval, errors,
+    trials, and per question (means over all its trials, failed ones too: they cost as well) calls,
+    seconds in calls, input and output tokens and dollars per 1,000 questions, priced at the arm's own
+    model or at `price_model` for all. `dominated` marks arms off the Pareto front."""
+    t = df if "ok" in df.columns else prepare(df)
+    rows = []
+    for label, g in t.groupby("arm", sort=True):
+        ok = g["ok"].dropna()
+        n, k = int(len(ok)), int(ok.sum())
+        lo, hi = stats.proportion_ci(k, n) if n else (math.nan, math.nan)
+        tin, tout = _mean(g.get("input_tokens")), _mean(g.get("output_tokens"))
+        model = price_model or str(g["model"].iloc[0])
+        priced_as, _ = price_for(model, prices)
+        rows.append({"label": label, "strategy": g["strategy"].iloc[0], "params": g["params"].iloc[0],
+                     "model": g["model"].iloc[0], "n": n, "correct": k, "accuracy": k / n if n else math.nan,
+                     "lo": lo, "hi": hi, "errors": int(analysis.is_error(g).sum()), "trials": int(len(g)),
+                     "calls_per_question": _mean(g.get("calls")),
+                     "latency_s_per_question": _mean(g.get("latency_s")),
+                     "input_tokens_per_question": tin, "output_tokens_per_question": tout,
+                     "priced_as": priced_as, "batch": bool(batch),
+                     "cost_per_1000_usd": cost_per_1000(tin, tout, model, batch=batch, prices=prices)})
+    out = pd.DataFrame(rows, columns=ARM_TABLE[:-1])
+    out["dominated"] = dominated(out)
+    return out
+
+
+def dominated(table: pd.DataFrame) -> pd.Series:
+    """True for an arm another arm beats: at least as accurate and at most as costly, better in one.
+    Arms without a known cost or without scored trials are never on the front (True)."""
+    acc = pd.to_numeric(table.get("accuracy"), errors="coerce")
+    cost = pd.to_numeric(table.get("cost_per_1000_usd"), errors="coerce")
+    out = []
+    for i in table.index:
+        if pd.isna(acc[i]) or pd.isna(cost[i]):
+            out.append(True)
+            continue
+        others = (acc >= acc[i]) & (cost <= cost[i]) & ((acc > acc[i]) | (cost < cost[i]))
+        out.append(bool(others.drop(i).any()))
+    return pd.Series(out, index=table.index, dtype=bool)
+
+
+# --- per pair ---------------------------------------------------------------------------------------------
+
+def newcombe_paired_ci(both: int, a_only: int, b_only: int, neither: int,
+                       confidence: float = 0.95) -> tuple[float, float]:
+    """Newcombe (1998) method 10: interval for p_a - p_b from a paired 2x2 table
+    (both correct, only A correct, only B correct, neither)."""
+    n = both + a_only + b_only + neither
+    if n == 0:
+        return (math.nan, math.nan)
+    pa, pb = (both + a_only) / n, (both + b_only) / n
+    la, ua = stats.proportion_ci(both + a_only, n, confidence)
+    lb, ub = stats.proportion_ci(both + b_only, n, confidence)
+    margins = (both + a_only) * (b_only + neither) * (both + b_only) * (a_only + neither)
+    phi = 0.0
+    if margins > 0:
+        cross = both * neither - a_only * b_only
+        if cross > n / 2:
+            phi = (cross - n / 2) / math.sqrt(margins)
+        elif cross < 0:
+            phi = cross / math.sqrt(margins)
+    d = pa - pb
+    lower = d - math.sqrt(max(0.0, (pa - la) ** 2 - 2 * phi * (pa - la) * (ub - pb) + (ub - pb) ** 2))
+    upper = d + math.sqrt(max(0.0, (pb - lb) ** 2 - 2 * phi * (pb - lb) * (ua - pa) + (ua - pa) ** 2))
+    return max(-1.0, lower), min(1.0, upper)
+
+
+def mcnemar_exact(a_only: int, b_only: int) -> float:
+    """Exact McNemar p-value: two-sided binomial test of the discordant pairs at 1/2 (1.0 when none)."""
+    m = int(a_only) + int(b_only)
+    return 1.0 if m == 0 else float(binomtest(int(a_only), m, 0.5).pvalue)
+
+
+def _key(df: pd.DataFrame) -> pd.Series:
+    cols = [c for c in MATCH_COLUMNS if c in df.columns]
+    parts = df[cols].astype(object).where(df[cols].notna(), None)
+    return pd.Series(["|".join(_fmt(v) for v in r) for r in parts.itertuples(index=False)], index=df.index)
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def matched(df: pd.DataFrame, a: str, b: str) -> tuple[pd.DataFrame, int, int]:
+    """(pairs, left out of A, left out of B): scored trials of arms a and b matched on task and cell
+    (MATCH_COLUMNS; the model is each arm's own, so it is not a match key). A trial without a partner,
+    or a repeat of a key already matched, is left out and counted."""
+    t = df if "ok" in df.columns else prepare(df)
+    sides = []
+    for label in (a, b):
+        s = t[(t["arm"] == label) & t["ok"].notna()].copy()
+        s["key"] = _key(s)
+        sides.append(s)
+    sa, sb = sides
+    da = sa.drop_duplicates("key", keep="last")
+    db = sb.drop_duplicates("key", keep="last")
+    pairs = da.merge(db, on="key", suffixes=("_a", "_b"))
+    return pairs, len(sa) - len(pairs), len(sb) - len(pairs)
+
+
+def compare_pair(df: pd.DataFrame, a: str, b: str) -> dict:
+    """The paired comparison of arm a with arm b: n_matched, left out, the 2x2 table, accuracies over the
+    matched trials, diff = acc(a) - acc(b) with Newcombe's interval, and McNemar's exact p-value."""
+    pairs, left_a, left_b = matched(df, a, b)
+    oa, ob = pairs["ok_a"].astype(int), pairs["ok_b"].astype(int)
+    both, a_only = int(((oa == 1) & (ob == 1)).sum()), int(((oa == 1) & (ob == 0)).sum())
+    b_only, neither = int(((oa == 0) & (ob == 1)).sum()), int(((oa == 0) & (ob == 0)).sum())
+    n = len(pairs)
+    lo, hi = newcombe_paired_ci(both, a_only, b_only, neither)
+    return {"a": a, "b": b, "n_matched": n, "left_out": left_a + left_b, "left_out_a": left_a,
+            "left_out_b": left_b, "both_correct": both, "only_a": a_only, "only_b": b_only,
+            "neither": neither, "accuracy_a": (both + a_only) / n if n else math.nan,
+            "accuracy_b": (both + b_only) / n if n else math.nan,
+            "diff": (a_only - b_only) / n if n else math.nan, "ci": [lo, hi],
+            "p_value": mcnemar_exact(a_only, b_only) if n else math.nan,
+            "ci_method": "Newcombe paired hybrid score (1998, method 10)",
+            "test": "exact McNemar (binomial test of discordant pairs)"}
+
+
+def pairs(df: pd.DataFrame, labels: list[str]) -> list[dict]:
+    """Every pair of the chosen arms, in the given order (a before b)."""
+    t = df if "ok" in df.columns else prepare(df)
+    return [compare_pair(t, labels[i], labels[j]) for i in range(len(labels)) for j in range(i + 1, len(labels))]
+
+
+def by_position(df: pd.DataFrame, a: str, b: str, x: str = "position") -> pd.DataFrame:
+    """Per answer position (or gold index): matched pairs, diff = acc(a) - acc(b), its interval, p."""
+    pairs_, _, _ = matched(df, a, b)
+    col = f"{x}_a"
+    rows = []
+    if pairs_.empty or col not in pairs_:
+        return pd.DataFrame(columns=[x, "n_matched", "diff", "lo", "hi", "p_value"])
+    for value, g in pairs_.groupby(col, sort=True, dropna=True):
+        oa, ob = g["ok_a"].astype(int), g["ok_b"].astype(int)
+        cells = (int(((oa == 1) & (ob == 1)).sum()), int(((oa == 1) & (ob == 0)).sum()),
+                 int(((oa == 0) & (ob == 1)).sum()), int(((oa == 0) & (ob == 0)).sum()))
+        lo, hi = newcombe_paired_ci(*cells)
+        rows.append({x: value, "n_matched": len(g), "diff": (cells[1] - cells[2]) / len(g), "lo": lo, "hi": hi,
+                     "p_value": mcnemar_exact(cells[1], cells[2])})
+    return pd.DataFrame(rows)
+
+
+def failures(df: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    """Matched trials that at least one arm got wrong, with both answers side by side."""
+    pairs_, _, _ = matched(df, a, b)
+    if pairs_.empty:
+        return pd.DataFrame(columns=["task", "length", "position", "documents", "gold_index", "question",
+                                     "answers", "answer_a", "ok_a", "answer_b", "ok_b"])
+    bad = pairs_[(pairs_["ok_a"] == 0) | (pairs_["ok_b"] == 0)]
+    out = pd.DataFrame({c: bad.get(f"{c}_a") for c in MATCH_COLUMNS})
+    for c in ("question", "answers"):
+        out[c] = bad.get(f"{c}_a")
+    for side in ("a", "b"):
+        out[f"answer_{side}"] = bad.get(f"answer_{side}")
+        out[f"ok_{side}"] = bad[f"ok_{side}"].astype(int)
+    return out.reset_index(drop=True)
+
+
+# --- planner --------------------------------------------------------------------------------------------
+
+def pairs_needed(difference: float, discordance: float | None = None, *, power: float = 0.8,
+                 alpha: float = ALPHA) -> int:
+    """Matched pairs McNemar's test needs to find an accuracy difference `difference` (a fraction) with
+    `power` at two-sided `alpha` (Connor 1987). `discordance` is the expected share of pairs the two
+    arms answer differently (at least the difference itself); DEFAULT_DISCORDANCE when unknown."""
+    d = abs(float(difference))
+    if not 0 < d < 1:
+        raise ValueError(f"the difference must be between 0 and 1 (a share: 0.05 is 5 points), got {difference}")
+    if not 0 < power < 1 or not 0 < alpha < 1:
+        raise ValueError("power and alpha must be between 0 and 1")
+    psi = DEFAULT_DISCORDANCE if discordance is None or not discordance > 0 else float(discordance)
+    psi = min(1.0, max(psi, d))
+    za, zb = norm.ppf(1 - alpha / 2), norm.ppf(power)
+    return int(math.ceil((za * math.sqrt(psi) + zb * math.sqrt(max(0.0, psi - d * d))) ** 2 / (d * d)))
+
+
+def plan(pair: dict | None, arm_table: pd.DataFrame | None = None, *, difference: float = DEFAULT_DIFFERENCE,
+         power: float = 0.8, cells_per_task: int = 1) -> dict:
+    """Tasks a paired comparison needs, from the discordance seen in `pair` (else the default), and what
+    running both arms on them costs at the arms' cost per 1,000 questions."""
+    seen = None
+    if pair and pair.get("n_matched"):
+        seen = (pair["only_a"] + pair["only_b"]) / pair["n_matched"]
+    n = pairs_needed(difference, seen, power=power)
+    cells = max(1, int(cells_per_task))
+    tasks = int(math.ceil(n / cells))
+    usd = None
+    if pair and arm_table is not None and not arm_table.empty:
+        costs = arm_table.set_index("label")["cost_per_1000_usd"]
+        per = [costs.get(pair["a"]), costs.get(pair["b"])]
+        if all(c is not None and not pd.isna(c) for c in per):
+            usd = tasks * cells * sum(per) / 1000
+    return {"pairs": n, "tasks": tasks, "cells_per_task": cells, "difference": difference, "power": power,
+            "alpha": ALPHA, "discordance": seen if seen else DEFAULT_DISCORDANCE,
+            "discordance_source": "seen" if seen else "default", "cost_usd": usd}
+
+
+# --- recommendation -------------------------------------------------------------------------------------
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def _pair_of(pair_list: list[dict], a: str, b: str) -> tuple[dict | None, int]:
+    """The pair (a, b) and the sign that turns its diff into acc(a) - acc(b)."""
+    for p in pair_list:
+        if p["a"] == a and p["b"] == b:
+            return p, 1
+        if p["a"] == b and p["b"] == a:
+            return p, -1
+    return None, 1
+
+
+def recommend(arm_table: pd.DataFrame, pair_list: list[dict], *, difference: float = DEFAULT_DIFFERENCE) -> str:
+    """One plain sentence computed from the tables: the cheapest arm not significantly worse than the most
+    accurate one, or the most accurate one when it wins, or what the data cannot decide and the n needed."""
+    t = arm_table[arm_table["n"] > 0] if not arm_table.empty else arm_table
+    if len(t) < 2:
+        return "Choose at least two arms with scored trials to compare."
+    t = t.assign(cost_=pd.to_numeric(t["cost_per_1000_usd"], errors="coerce"))
+    best = t.sort_values(["accuracy", "cost_"], ascending=[False, True], na_position="last").iloc[0]
+    rest = t[t["label"] != best["label"]]
+    cheaper = []
+    for r in rest.itertuples():
+        p, sign = _pair_of(pair_list, best["label"], r.label)
+        if p is None or not p["n_matched"] or pd.isna(r.cost_) or pd.isna(best["cost_"]):
+            continue
+        if r.cost_ < best["cost_"] and p["p_value"] >= ALPHA:
+            cheaper.append((r.cost_, r, p, sign))
+    if cheaper:
+        cost, r, p, sign = sorted(cheaper, key=lambda c: c[0])[0]
+        gap = sign * p["diff"]
+        share = f"{_pct(cost / best['cost_'])} of its cost" if best["cost_"] > 0 else "no cost"
+        worst = -p["ci"][1] if sign > 0 else p["ci"][0]  # the lower limit of acc(this arm) - acc(best)
+        text = (f"{r.label} is within {100 * abs(gap):.0f} points of the best arm, {best['label']} "
+                f"(not significantly worse: p = {p['p_value']:.2f}, {p['n_matched']} matched trials) at {share}")
+        if worst < -difference:
+            need = plan(p, difference=difference)["pairs"]
+            text += (f"; but it could be up to {100 * -worst:.0f} points worse: about {need} matched trials "
+                     f"would tell a {100 * difference:.0f}-point difference apart")
+        return text + "."
+    verdicts = []
+    for r in rest.itertuples():
+        p, _ = _pair_of(pair_list, best["label"], r.label)
+        if p is not None and p["n_matched"]:
+            verdicts.append((p["p_value"], r, p))
+    acc = f"{best['label']} is the most accurate ({_pct(best['accuracy'])}, n = {int(best['n'])})"
+    costs = rest["cost_"]
+    cheapest = not pd.isna(best["cost_"]) and costs.notna().all() and bool((costs >= best["cost_"]).all())
+    same = cheapest and bool((costs == best["cost_"]).all())
+    if same:
+        acc += " (every arm costs the same at these prices)"
+    elif cheapest:
+        acc += " and the cheapest"
+    if not verdicts:
+        return (acc + ", but no trials match between the arms (same task and cell), so no paired comparison "
+                "can be made.")
+    p_max, runner, p = max(verdicts, key=lambda v: v[0])
+    if p_max < ALPHA:
+        return acc + f", and significantly better than every other arm (largest p = {p_max:.3g})."
+    gap = abs(p["diff"]) if p["diff"] == p["diff"] and p["diff"] != 0 else difference
+    gap = max(gap, 0.01)
+    need = plan(p, difference=gap)["pairs"]
+    lead = (acc + f", but not significantly more accurate than {runner.label} ({_pct(runner.accuracy)})"
+            if cheapest else f"The data cannot decide between {best['label']} ({_pct(best['accuracy'])}) and "
+            f"{runner.label} ({_pct(runner.accuracy)})")
+    return (f"{lead}: p = {p_max:.2f} over {p['n_matched']} matched trials. About {need} matched trials would "
+            f"tell a {100 * gap:.0f}-point difference apart (power 0.8, alpha 0.05).")
+
+
+def compare(df: pd.DataFrame, labels: list[str] | None = None, *, length: int | None = None,
+            price_model: str | None = None, batch: bool = False, prices: dict | None = None,
+            difference: float = DEFAULT_DIFFERENCE) -> dict:
+    """Everything at once: {"arms": [...], "pairs": [...], "recommendation": str, "plan": {...}}.
+    `labels` chooses arms (default: all arms of the trials, most accurate first)."""
+    t = prepare(filter_length(df, length))
+    table = arms(t, price_model=price_model, batch=batch, prices=prices)
+    if labels:
+        unknown = [x for x in labels if x not in set(table["label"])]
+        if unknown:
+            raise LookupError(f"no arm named {unknown[0]!r}; arms: {', '.join(table['label'])}")
+        table = table.set_index("label").loc[labels].reset_index()
+        table["dominated"] = dominated(table)
+    else:
+        table = table.sort_values(["accuracy", "cost_per_1000_usd"], ascending=[False, True]).reset_index(drop=True)
+    chosen = list(table["label"])
+    pair_list = pairs(t, chosen)
+    top = pair_list[0] if pair_list else None
+    return {"arms": table, "pairs": pair_list, "recommendation": recommend(table, pair_list, difference=difference),
+            "plan": plan(top, table, difference=difference, cells_per_task=cells_per_task(t, chosen[:2])),
+            "trials": t}
+
+
+def cells_per_task(df: pd.DataFrame, labels: list[str]) -> int:
+    """Distinct cells (length and position, or documents and gold index) the given arms ran, at least 1."""
+    t = df if "arm" in df.columns else prepare(df)
+    part = t[t["arm"].isin(labels)]
+    return max(1, int(part[list(MATCH_COLUMNS[1:])].astype(str).drop_duplicates().shape[0]))

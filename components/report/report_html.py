@@ -1,0 +1,157 @@
+"""One self-contained HTML file of a comparison, for a meeting: the recommendation, the arms and pairs
+tables with n, the charts (plotly.js inlined once, so it opens offline), the planner, failures side by
+side, the prices used with their sources and dates, and how the statistics were made.
+
+Every piece of text (labels, answers, questions, sources) goes through html.escape."""
+
+from __future__ import annotations
+
+import html
+import math
+from datetime import UTC, datetime
+
+import pandas as pd
+
+from components.providers import pricing
+
+METHODS = ("Accuracy: the share of scored trials whose primary metric is correct (non-zero), with a Wilson 95% "
+           "interval. Pairs: trials matched on task and cell (length and position, or documents and gold index); "
+           "difference with Newcombe's paired hybrid score interval (1998, method 10); p-value from the exact "
+           "McNemar test (two-sided binomial test of the discordant pairs at 1/2). Trials without a partner are "
+           "left out and counted. Failed calls are errors, never wrong answers. Cost per 1,000 questions: the "
+           "mean stored input and output tokens of all stages of an arm's trials at the list price (or batch "
+           "price) of the model named. Planner: Connor (1987) sample size for McNemar's test.")
+
+STYLE = """body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;
+color:#222;padding:0 1rem}h1{font-size:1.6rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;font-size:.9rem;margin:.5rem 0}td,th{border:1px solid #ddd;padding:.3rem .6rem;
+text-align:left;vertical-align:top}th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.rec{background:#eef6ee;border-left:4px solid #2e7d32;padding:.8rem 1rem;font-size:1.05rem}
+.dominated{color:#888}.small{font-size:.85rem;color:#555}pre{white-space:pre-wrap;margin:0;font-family:inherit}"""
+
+
+def _e(x) -> str:
+    return html.escape("" if x is None else str(x))
+
+
+def _pct(x) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
+
+
+def _usd(x) -> str:
+    return "unknown" if x is None or (isinstance(x, float) and math.isnan(x)) else f"${x:,.4f}"
+
+
+def _table(headers: list[str], rows: list[list[str]], classes: list[str] | None = None) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = []
+    for i, r in enumerate(rows):
+        cls = f' class="{classes[i]}"' if classes and classes[i] else ""
+        body.append(f"<tr{cls}>" + "".join(r) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _td(x, num: bool = False) -> str:
+    return f'<td class="num">{_e(x)}</td>' if num else f"<td>{_e(x)}</td>"
+
+
+def arms_html(arms: pd.DataFrame) -> str:
+    rows, classes = [], []
+    for r in arms.itertuples():
+        rows.append([_td(r.label), _td(r.n, True), _td(_pct(r.accuracy), True),
+                     _td(f"{_pct(r.lo)} – {_pct(r.hi)}", True), _td(_usd(r.cost_per_1000_usd), True),
+                     _td(r.priced_as + (" (batch)" if r.batch else "")),
+                     _td(f"{r.calls_per_question:.2f}", True), _td(f"{r.latency_s_per_question:.2f}", True),
+                     _td(r.errors, True), _td("dominated" if r.dominated else "on the front")])
+        classes.append("dominated" if r.dominated else "")
+    return _table(["arm", "n", "accuracy", "95% interval (Wilson)", "$ per 1,000 questions", "priced as",
+                   "calls / question", "seconds / question", "errors", "Pareto"], rows, classes)
+
+
+def pairs_html(pairs: list[dict]) -> str:
+    rows = []
+    for p in pairs:
+        diff = "–" if p["diff"] != p["diff"] else f"{100 * p['diff']:+.1f} points"
+        ci = "–" if p["ci"][0] != p["ci"][0] else f"{100 * p['ci'][0]:+.1f} to {100 * p['ci'][1]:+.1f}"
+        pv = "–" if p["p_value"] != p["p_value"] else f"{p['p_value']:.3g}"
+        rows.append([_td(p["a"]), _td(p["b"]), _td(diff, True), _td(ci, True), _td(pv, True),
+                     _td(p["n_matched"], True), _td(p["left_out"], True),
+                     _td(f"{p['only_a']} / {p['only_b']}", True)])
+    return _table(["a", "b", "difference a − b", "95% interval (Newcombe)", "p (exact McNemar)", "matched",
+                   "left out", "only a right / only b right"], rows)
+
+
+def prices_html(arms: pd.DataFrame, prices: dict | None, edited: bool) -> str:
+    table = prices if prices is not None else pricing.PRICES
+    rows = []
+    for priced_as in dict.fromkeys(arms["priced_as"]) if len(arms) else []:
+        provider, _, model = str(priced_as).partition(":")
+        entry = pricing.price_of(provider, model, table) if model else None
+        if provider in pricing.FREE_PROVIDERS:
+            rows.append([_td(priced_as), _td("0", True), _td("0", True), _td("runs locally: free"), _td("")])
+        elif entry is None:
+            rows.append([_td(priced_as), _td("–"), _td("–"),
+                         _td("self-hosted: free" if provider == "openai-compatible" else "no price known"), _td("")])
+        else:
+            rows.append([_td(priced_as), _td(entry["input"], True), _td(entry["output"], True),
+                         _td(entry.get("source", "")), _td(entry.get("checked", ""))])
+    batch = "; ".join(f"{p}: {v['factor']:.0%} of list price ({v.get('source', '')})" for p, v in pricing.BATCH.items())
+    note = " Prices were edited in the session that made this report." if edited else ""
+    return (_table(["model", "input $ / 1M tokens", "output $ / 1M tokens", "source", "checked"], rows)
+            + f'<p class="small">Price table dated {_e(pricing.PRICES_DATE)}. Batch prices: {_e(batch)}.'
+            f"{_e(note)}</p>")
+
+
+def failures_html(fail: pd.DataFrame, a: str, b: str, limit: int = 50) -> str:
+    if fail.empty:
+        return "<p>No matched trial that either arm got wrong.</p>"
+    rows = []
+    for r in fail.head(limit).itertuples():
+        cell = f"length {r.length}, position {r.position}" if pd.notna(r.length) else \
+            f"{r.documents} documents, gold index {r.gold_index}"
+        answers = ", ".join(map(str, r.answers)) if isinstance(r.answers, list | tuple) else r.answers
+        rows.append([_td(r.task), _td(cell), f"<td><pre>{_e(r.question)}</pre></td>", _td(answers),
+                     f"<td><pre>{_e(r.answer_a)}</pre>{'✓' if r.ok_a else '✗'}</td>",
+                     f"<td><pre>{_e(r.answer_b)}</pre>{'✓' if r.ok_b else '✗'}</td>"])
+    more = f'<p class="small">First {limit} of {len(fail)}.</p>' if len(fail) > limit else ""
+    return _table(["task", "cell", "question", "gold answers", f"answer of {a}", f"answer of {b}"], rows) + more
+
+
+def figures_html(figures: list) -> str:
+    """Plotly figures as HTML: plotly.js inlined with the first one only, so the file works offline."""
+    out = []
+    for i, fig in enumerate(figures):
+        out.append(fig.to_html(full_html=False, include_plotlyjs="inline" if i == 0 else False,
+                               config={"displaylogo": False}))
+    return "\n".join(out)
+
+
+def build(result: dict, *, figures: list, failures: pd.DataFrame | None = None, pair: tuple[str, str] | None = None,
+          prices: dict | None = None, prices_edited: bool = False, sources: list[str] = (),
+          title: str = "LITM Explorer: comparison", now: datetime | None = None) -> str:
+    """The report as one HTML string. `result` is compare.compare(); `figures` plotly figures."""
+    now = now or datetime.now(UTC)
+    arms, pairs, plan = result["arms"], result["pairs"], result["plan"]
+    cost = "" if plan.get("cost_usd") is None else f", about {_usd(plan['cost_usd'])} for both arms"
+    plan_text = (f"To tell a {100 * plan['difference']:.0f}-point difference apart with power {plan['power']} at "
+                 f"alpha {plan['alpha']}: {plan['pairs']} matched trials ({plan['tasks']} tasks of "
+                 f"{plan['cells_per_task']} cells){cost}. Discordance {plan['discordance']:.2f} "
+                 f"({'seen in the first pair' if plan['discordance_source'] == 'seen' else 'stated default'}).")
+    n_total = int(arms["trials"].sum()) if len(arms) else 0
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>{_e(title)}</h1>",
+        f'<p class="small">Made {_e(now.strftime("%Y-%m-%d %H:%M UTC"))} by LITM Explorer from {n_total:,} trials'
+        + (f" ({_e('; '.join(sources))})" if sources else "") + ".</p>",
+        f'<div class="rec">{_e(result["recommendation"])}</div>',
+        "<h2>Arms</h2>", arms_html(arms),
+        "<h2>Pairs</h2>", pairs_html(pairs) if pairs else "<p>Only one arm.</p>",
+        "<h2>Planner</h2>", f"<p>{_e(plan_text)}</p>",
+        "<h2>Charts</h2>", figures_html(figures),
+    ]
+    if failures is not None and pair:
+        parts += [f"<h2>Failures: {_e(pair[0])} against {_e(pair[1])}</h2>", failures_html(failures, *pair)]
+    parts += ["<h2>Prices</h2>", prices_html(arms, prices, prices_edited),
+              "<h2>Methods</h2>", f"<p class='small'>{_e(METHODS)}</p>", "</body></html>"]
+    return "\n".join(parts)

@@ -1,0 +1,181 @@
+"""components.report.compare against numbers worked out by hand or published.
+
+- Wilson 7/10: (0.3968, 0.8922), worked below from the closed form.
+- Newcombe's paired interval (method 10) on Cavo et al. 2012 (Fagerland, Lydersen & Laake, "Statistical
+  Analysis of Contingency Tables", ch. 8; the `contingencytables` R package's test): table
+  [[59, 6], [16, 80]] gives -0.0621 (95% CI -0.1186 to -0.0046).
+- Exact McNemar for 6 against 16 discordant pairs: 2 * sum_{k<=6} C(22, k) / 2^22
+  = 2 * 110056 / 4194304 = 0.0524787...
+- Connor (1987) pairs for d = 0.05, psi = 0.2, alpha 0.05, power 0.8: 626 (worked below).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from components.report import compare as cmp
+
+Z = 1.959963984540054  # the 97.5% normal quantile
+ZB = 0.8416212335729143  # the 80% normal quantile
+
+
+def test_wilson_interval_by_hand():
+    n, k = 10, 7
+    p = k / n
+    centre = (k + Z * Z / 2) / (n + Z * Z)
+    half = Z * math.sqrt(n * p * (1 - p) + Z * Z / 4) / (n + Z * Z)
+    assert (round(centre - half, 4), round(centre + half, 4)) == (0.3968, 0.8922)
+    df = _trials({"x": [1] * 7 + [0] * 3})
+    row = cmp.arms(df).iloc[0]
+    assert row["n"] == 10 and row["accuracy"] == 0.7
+    assert row["lo"] == pytest.approx(centre - half, abs=1e-9) and row["hi"] == pytest.approx(centre + half, abs=1e-9)
+
+
+def test_newcombe_paired_interval_matches_the_published_example():
+    lo, hi = cmp.newcombe_paired_ci(59, 6, 16, 80)
+    assert (round(lo, 4), round(hi, 4)) == (-0.1186, -0.0046)
+    # no discordance at all: a difference of 0 whose interval still has width
+    lo, hi = cmp.newcombe_paired_ci(5, 0, 0, 5)
+    assert lo < 0 < hi
+    assert all(math.isnan(x) for x in cmp.newcombe_paired_ci(0, 0, 0, 0))  # no pairs, no interval
+
+
+def test_exact_mcnemar_by_hand():
+    below = sum(math.comb(22, k) for k in range(7))
+    assert below == 110056
+    assert cmp.mcnemar_exact(6, 16) == pytest.approx(2 * below / 2 ** 22, rel=1e-12)
+    assert cmp.mcnemar_exact(16, 6) == pytest.approx(0.0524787, abs=1e-7)
+    assert cmp.mcnemar_exact(0, 0) == 1.0
+    assert cmp.mcnemar_exact(4, 1) == pytest.approx(2 * (1 + 5) / 32)  # 2 * P(X <= 1), X ~ Bin(5, 1/2)
+
+
+def test_planner_by_hand():
+    need = (Z * math.sqrt(0.2) + ZB * math.sqrt(0.2 - 0.05 ** 2)) ** 2 / 0.05 ** 2
+    assert math.ceil(need) == 626
+    assert cmp.pairs_needed(0.05, 0.2) == 626
+    assert cmp.pairs_needed(0.05) == 626  # the stated default discordance is 0.2
+    assert cmp.pairs_needed(0.10, 0.2) < 626  # a larger difference needs fewer
+    assert cmp.pairs_needed(0.3, 0.01) == cmp.pairs_needed(0.3, 0.3)  # discordance is at least the difference
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        cmp.pairs_needed(5)
+
+
+def _trials(arms: dict[str, list[int]], *, model: str = "openai:gpt-4o-mini", tokens=(1000, 10)) -> pd.DataFrame:
+    """One trial per task and arm (strategy = the arm's name), fuzzy scores as given."""
+    rows = []
+    for name, scores in arms.items():
+        for i, s in enumerate(scores):
+            rows.append({"task": f"t{i}", "length": 1000, "position": 0.5, "strategy": name, "params": "{}",
+                         "model": model, "metric": "fuzzy", "score": s, "error": None, "calls": 1,
+                         "input_tokens": tokens[0], "output_tokens": tokens[1], "latency_s": 0.5})
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture
+def two_arms() -> pd.DataFrame:
+    # tasks t0..t9 matched: both right 3, only A 4, only B 1, neither 2; A has an 11th task (unmatched);
+    # B failed on t10 with an error (not scored, never counted as wrong)
+    a = [1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1]
+    b = [1, 1, 1, 0, 0, 0, 0, 1, 0, 0]
+    df = pd.concat([_trials({"A": a}), _trials({"B": b}, tokens=(3000, 20))], ignore_index=True)
+    err = df.iloc[[-1]].copy()
+    err["task"], err["error"], err["score"] = "t10", "rate limited", None
+    return pd.concat([df, err], ignore_index=True)
+
+
+def test_arms_accuracy_cost_and_pareto(two_arms):
+    t = cmp.arms(two_arms).set_index("label")
+    a, b = t.loc["A · gpt-4o-mini"], t.loc["B · gpt-4o-mini"]
+    assert (a["n"], a["correct"], b["n"], b["correct"], b["errors"], b["trials"]) == (11, 8, 10, 4, 1, 11)
+    # cost per 1,000 questions = mean tokens x list price (gpt-4o-mini: $0.15 in, $0.60 out per 1M)
+    assert a["cost_per_1000_usd"] == pytest.approx(1000 * (1000 * 0.15 + 10 * 0.60) / 1e6)
+    assert b["cost_per_1000_usd"] == pytest.approx(1000 * (3000 * 0.15 + 20 * 0.60) / 1e6)
+    assert a["calls_per_question"] == 1 and a["latency_s_per_question"] == 0.5
+    assert not a["dominated"] and b["dominated"]  # A is more accurate and cheaper
+    batch = cmp.arms(two_arms, batch=True).set_index("label")
+    assert batch.loc["A · gpt-4o-mini", "cost_per_1000_usd"] == pytest.approx(a["cost_per_1000_usd"] / 2)
+    repriced = cmp.arms(two_arms, price_model="gpt-4o").set_index("label")  # $2.50 in, $10 out
+    assert repriced.loc["A · gpt-4o-mini", "cost_per_1000_usd"] == pytest.approx(1000 * (2500 + 100) / 1e6)
+    assert repriced.loc["A · gpt-4o-mini", "priced_as"] == "openai:gpt-4o"
+    unknown = cmp.arms(two_arms, price_model="no-such-model")
+    assert unknown["cost_per_1000_usd"].isna().all() and unknown["dominated"].all()
+
+
+def test_pair_is_paired_and_counts_what_it_leaves_out(two_arms):
+    p = cmp.compare_pair(cmp.prepare(two_arms), "A · gpt-4o-mini", "B · gpt-4o-mini")
+    assert (p["n_matched"], p["left_out_a"], p["left_out_b"]) == (10, 1, 0)
+    assert (p["both_correct"], p["only_a"], p["only_b"], p["neither"]) == (3, 4, 1, 2)
+    assert p["diff"] == pytest.approx(0.3) and p["p_value"] == pytest.approx(0.375)
+    assert p["ci"] == pytest.approx(list(cmp.newcombe_paired_ci(3, 4, 1, 2)))
+    assert p["ci"][0] < 0.3 < p["ci"][1]
+
+
+def test_fractional_scores_use_the_verdict_rule():
+    df = _trials({"A": [0.5, 0.0, 1.0], "B": [0, 0, 1]})
+    t = cmp.arms(df).set_index("label")
+    assert t.loc["A · gpt-4o-mini", "correct"] == 2  # non-zero is correct (webapp/live.py's verdict)
+
+
+def test_recommendation_is_computed(two_arms):
+    out = cmp.compare(two_arms)
+    text = out["recommendation"]
+    assert text.startswith("A · gpt-4o-mini is the most accurate (73%, n = 11) and the cheapest")
+    assert "not significantly more accurate than B · gpt-4o-mini" in text and "p = 0.38" in text
+    need = math.ceil((Z * math.sqrt(0.5) + ZB * math.sqrt(0.5 - 0.09)) ** 2 / 0.09)
+    assert f"About {need} matched trials" in text and need == 42
+    # a cheaper arm that is not significantly worse is recommended, with its share of the best one's cost
+    c = _trials({"C": [1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1]}, tokens=(500, 10))
+    out = cmp.compare(pd.concat([two_arms, c], ignore_index=True))
+    share = (500 * 0.15 + 10 * 0.6) / (1000 * 0.15 + 10 * 0.6)
+    assert out["recommendation"].startswith("C · gpt-4o-mini is within 9 points of the best arm, A · gpt-4o-mini")
+    assert f"at {100 * share:.0f}% of its cost" in out["recommendation"]
+    # a clear winner
+    win = _trials({"W": [1] * 20, "L": [0] * 20})
+    text = cmp.compare(win)["recommendation"]
+    assert "significantly better than every other arm" in text and "every arm costs the same" in text
+    assert cmp.compare(_trials({"W": [1]}))["recommendation"].startswith("Choose at least two arms")
+
+
+def test_by_position_and_failures():
+    df = pd.concat([_trials({"A": [1, 0, 1, 1]}), _trials({"B": [0, 0, 1, 1]})], ignore_index=True)
+    df.loc[df["task"].isin(["t2", "t3"]), "position"] = 1.0
+    df["answer"] = [f"ans-{s}-{t}" for s, t in zip(df["strategy"], df["task"], strict=True)]
+    assert cmp.cells_per_task(df, ["A · gpt-4o-mini", "B · gpt-4o-mini"]) == 2
+    per = cmp.by_position(cmp.prepare(df), "A · gpt-4o-mini", "B · gpt-4o-mini").set_index("position")
+    assert per.loc[0.5, "diff"] == 0.5 and per.loc[1.0, "diff"] == 0.0 and per.loc[0.5, "n_matched"] == 2
+    bad = cmp.failures(cmp.prepare(df), "A · gpt-4o-mini", "B · gpt-4o-mini")
+    assert list(bad["task"]) == ["t0", "t1"]
+    assert list(bad["answer_a"]) == ["ans-A-t0", "ans-A-t1"] and list(bad["answer_b"]) == ["ans-B-t0", "ans-B-t1"]
+
+
+def test_choosing_arms_and_lengths(two_arms):
+    with pytest.raises(LookupError, match="no arm named 'Z'"):
+        cmp.compare(two_arms, ["Z"])
+    out = cmp.compare(two_arms, ["B · gpt-4o-mini", "A · gpt-4o-mini"])
+    assert list(out["arms"]["label"]) == ["B · gpt-4o-mini", "A · gpt-4o-mini"]
+    assert out["pairs"][0]["a"] == "B · gpt-4o-mini" and out["pairs"][0]["diff"] == pytest.approx(-0.3)
+    assert cmp.compare(two_arms, length=2000)["arms"].empty
+    assert out["plan"]["discordance_source"] == "seen" and out["plan"]["discordance"] == 0.5
+
+
+def test_arm_label_names_strategy_params_and_model():
+    from components.report.analysis import arm_label
+
+    assert arm_label({"strategy": "rr", "params": '{"k": 3, "r": 5000}', "model": "openai:gpt-4o-mini"}) == \
+        "rr k=3 r=5000 · gpt-4o-mini"
+
+
+def test_pareto_chart_greys_dominated_arms(two_arms):
+    from components.report import charts
+
+    fig = charts.pareto(cmp.arms(two_arms))
+    points = {t.name: t for t in fig.data if t.name != "Pareto front"}
+    assert points["B · gpt-4o-mini (dominated)"].marker.color == "#B0B0B0"
+    assert points["A · gpt-4o-mini"].marker.color != "#B0B0B0" and points["A · gpt-4o-mini"].mode == "markers+text"
+    assert points["A · gpt-4o-mini"].y == (8 / 11,)
+    evil = two_arms.assign(model="openai:<b>gpt-4o-mini</b>")
+    names = [t.name for t in charts.pareto(cmp.arms(evil, price_model="gpt-4o-mini")).data]
+    assert all("<b>" not in n for n in names) and any("&lt;b&gt;" in n for n in names)

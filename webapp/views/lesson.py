@@ -1,0 +1,5 @@
+"""Lesson (filled in below)."""
+
+import streamlit as st
+
+st.title("Lesson")

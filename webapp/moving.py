@@ -13,6 +13,7 @@ from components.strategies import ParamError
 from webapp import cached, chartview, live, render
 from webapp.state import State
 
+NQ_SET = "nq-open-30docs"  # real questions with 29 distractors each (sample_docs/tasks/NQ-OPEN.md)
 MOVE_STEPS = tuple(i / 10 for i in range(11))
 DOCUMENT_COUNTS = (5, 10, 20, 30)
 LENGTHS = (500, 1_000, 2_000, 4_000, 8_000)
@@ -38,7 +39,7 @@ def task_set_input(state: State) -> tuple[tuple | None, object | None]:
         st.info("No bundled task sets are installed.")
         return None, None
     if state.pg_set not in sets:
-        state.pg_set = "nq-open-30docs" if "nq-open-30docs" in sets else next(iter(sets))
+        state.pg_set = NQ_SET if NQ_SET in sets else next(iter(sets))
     st.selectbox("Task set", list(sets), key=State.pg_set.key,
                  format_func=lambda n: f"{n} ({sets[n].n} tasks)")
     info = sets[state.pg_set]

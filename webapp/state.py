@@ -104,6 +104,9 @@ class State:
     present: bool = Key(False, widget=True)
     export_format: str = Key("png", widget=True)  # the chart toolbar's camera button: png | svg
     lesson_step: int = Key(1, widget=True)  # the Lesson's step (also ?step=N)
+    lesson_move: int = Key(0, widget=True)  # Lesson "move the answer": gold index of 20 documents
+    lesson_r: int = Key(500, widget=True)  # Lesson "reminders": r
+    lesson_k: int = Key(3, widget=True)  # Lesson "retrieval": k
 
     # --- playground: last live run (this session only) ---
     last_run: Any = Key(None)  # dict: the result and the inputs it was made for

@@ -329,9 +329,7 @@ def theme(fig: go.Figure, presenter: bool = False, series: bool = True) -> go.Fi
     fig.update_yaxes(tickfont=dict(size=size["ticks"], color=INK), title_font=dict(size=size["font"], color=INK))
     fig.update_annotations(font_size=size["ticks"])
     if presenter:
-        fig.update_layout(margin=dict(l=90, r=30, t=70, b=60))
-        height = fig.layout.height or 450
-        fig.update_layout(height=max(height, 460))
+        fig.update_layout(margin=dict(l=80, r=30, t=70, b=60))
     if not (presenter and series):
         return fig
     groups = list(dict.fromkeys(_group(t) for t in fig.data if getattr(t, "type", "") in ("scatter", "bar")))
@@ -363,7 +361,7 @@ def export_config(name: str, fmt: str = "png") -> dict:
     drawn in the browser (no server-side image library needed)."""
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in str(name)).strip("-") or "chart"
     fmt = fmt if fmt in ("png", "svg") else "png"
-    return {"displaylogo": False, "displayModeBar": True,
+    return {"displaylogo": False,
             "toImageButtonOptions": {"format": fmt, "filename": f"litm-{safe}", "scale": 2 if fmt == "png" else 1},
             "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
 

@@ -7,6 +7,8 @@ import plotly.graph_objects as go
 
 from components.report import charts
 
+HEIGHT = 440  # a chart and its legend beside the step's text, on one 1024x576 screen
+
 
 def litm_curves(pub: pd.DataFrame, n_documents: int = 20) -> go.Figure:
     """LITM Tables 5-7: accuracy by the gold document's index, one line per model, with the
@@ -21,6 +23,7 @@ def litm_curves(pub: pd.DataFrame, n_documents: int = 20) -> go.Figure:
                                  x_title="gold document index (0 = first)", y_title="accuracy (%)",
                                  references=refs if len(refs) else None)
     fig.update_xaxes(tickvals=sorted(rows["gold_index"].unique()))
+    fig.update_layout(height=HEIGHT)
     return fig
 
 
@@ -32,6 +35,7 @@ def rr_positions(pub: pd.DataFrame, length: int = 80_000, dataset: str = "NQ") -
     fig = charts.published_lines(rows, "x", "method", title=f"R&R, Table 7: {dataset}, d = {length // 1000}k tokens, "
                                  "GPT-4 Turbo", x_title="answer position (tokens)", y_title="fuzzy match (%)")
     fig.update_xaxes(tickformat="~s")
+    fig.update_layout(height=HEIGHT)
     return fig
 
 
@@ -46,6 +50,7 @@ def chunking(pub: pd.DataFrame, dataset: str = "NQ", model: str = "GPT-4 Turbo")
                                  x_title="chunk size c (tokens); m = LLM calls per question", y_title="fuzzy match (%)")
     cs = sorted(rows["c"].unique())
     fig.update_xaxes(type="log", tickvals=cs, ticktext=[f"{c // 1000}k (m={m.get(c, '?')})" for c in cs])
+    fig.update_layout(height=HEIGHT)
     return fig
 
 
@@ -62,6 +67,10 @@ def strategy_costs(rows: list[dict]) -> go.Figure:
                          textposition="outside", cliponaxis=False, yaxis="y2", offsetgroup="tokens",
                          hovertemplate="%{x}: %{y:,} input tokens<extra></extra>"))
     charts._layout(fig, "Cost of one question, by strategy", "strategy", "LLM calls", percent=False)
-    fig.update_layout(barmode="group", yaxis2=dict(title="input tokens", overlaying="y", side="right",
-                                                    showgrid=False, tickformat="~s"))
+    top_calls = max([r["calls"] for r in rows] or [1])
+    top_tokens = max([r["input_tokens"] for r in rows] or [1])
+    fig.update_layout(barmode="group", height=HEIGHT,
+                      yaxis=dict(range=[0, top_calls * 1.25], dtick=1),
+                      yaxis2=dict(title="input tokens", overlaying="y", side="right", showgrid=False,
+                                  tickformat=",.0f", range=[0, top_tokens * 1.25], nticks=5))
     return fig

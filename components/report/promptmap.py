@@ -226,11 +226,13 @@ def figure(prompts: list[Prompt], doc: Document | None = None, title: str = "", 
                      range=[-n + 0.4, 0.75], showgrid=False, zeroline=False, row=1, col=1)
     fig.update_yaxes(title_text="tokens to<br>instruction", title_standoff=4, tickformat="~s", rangemode="tozero",
                      nticks=4, row=2, col=1)
-    fig.update_xaxes(title_text="token position in the prompt", tickformat=",d", row=2, col=1)
+    fig.update_xaxes(title_text="token position in the prompt", tickformat=",d", automargin=True, title_standoff=6,
+                     row=2, col=1)
     fig.update_xaxes(tickformat=",d", row=1, col=1)
+    fig.update_yaxes(automargin=True)  # row labels and the distance axis get the room they need
     fig.update_layout(
         barmode="overlay", bargap=0, height=340 + 34 * min(n, 20),
-        margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10, "autoexpand": True},
+        margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
         title=html.escape(title) if title else None,
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
         hoverlabel={"align": "left"}, plot_bgcolor="white", separators=".,",

@@ -47,8 +47,8 @@ def test_walk_every_step_with_next(present):
         assert "Try this:" in body and "Question for the room:" in body
         assert any("How to read this chart" in c.value for c in at.caption)
         if n < len(STEPS):
-            at.button(key="lesson_next_bottom").click().run()
-    assert at.button(key="lesson_next_bottom").disabled
+            at.button(key="lesson_next_top").click().run()
+    assert at.button(key="lesson_next_top").disabled
 
 
 def test_step_from_the_url_and_the_move_slider():

@@ -33,7 +33,7 @@ def go(delta: int) -> None:
 
 def nav(state: State, where: str) -> None:
     n = int(state.lesson_step)
-    c1, c2, c3 = st.columns([1, 3, 1])
+    c1, c2, c3 = st.columns([1, 4, 1], vertical_alignment="center")
     c1.button("← Previous", key=f"lesson_prev_{where}", on_click=go, args=(-1,), disabled=n <= 1,
               use_container_width=True)
     c2.progress(n / len(STEPS), text=f"Step {n} of {len(STEPS)}")
@@ -60,17 +60,17 @@ def main() -> None:
     st.session_state["_lesson_url_step"] = str(n)
     st.title(f"Lesson · {n}. {s.title}")
     nav(state, "top")
-    st.markdown(s.text)
-    with guard(f"step {n}'s widget"):
+    words, widget = st.columns([2, 3], gap="medium")  # side by side: one screen per step on a projector
+    with words:
+        st.markdown(s.text)
+        st.markdown(f"**Try this:** {s.try_this}")
+        st.markdown(f"**Question for the room:** {s.question}")
+        link(s)
+        st.caption(f"Source: {s.source}.")
+        if n == 1 and not state.present:
+            st.caption("Projecting? Turn on **Presenter mode** in the sidebar (or add ?present=1 to the URL).")
+    with widget, guard(f"step {n}'s widget"):
         WIDGETS[s.widget]()
-    c1, c2 = st.columns(2)
-    c1.markdown(f"**Try this:** {s.try_this}")
-    c2.markdown(f"**Question for the room:** {s.question}")
-    link(s)
-    st.caption(f"Source: {s.source}.")
-    nav(state, "bottom")
-    if n == 1 and not state.present:
-        st.caption("Projecting? Turn on **Presenter mode** in the sidebar (or add ?present=1 to the URL).")
 
 
 main()

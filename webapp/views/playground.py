@@ -175,7 +175,7 @@ def text_source(state: State, c_in) -> tuple | None:
         c_in.error(render.short(e))
         return None
     with c_in:
-        st.subheader("2 · Question")
+        st.markdown("#### 2 · Question")
         question, answers = question_input(state, questions)
         gold = gold_input(state, text, spec, name, answers, len(doc.pages))
     doc_id = hashlib.sha256(f"{spec}\n{name}\n{text}".encode()).hexdigest()[:16]
@@ -188,7 +188,7 @@ def task_source(state: State, c_in) -> tuple | None:
         base, task = moving.task_set_input(state)
         if base is None:
             return None
-        st.subheader("2 · Question")
+        st.markdown("#### 2 · Question")
         st.html(render.labelled("Question:", task.question))
         st.html(render.labelled("Gold answer(s):", " · ".join(task.answers)))
     doc_id = hashlib.sha256(repr(base).encode()).hexdigest()[:16]
@@ -202,7 +202,7 @@ def main() -> None:
     st.caption("Pick a document and a question, choose a strategy, move the answer: see where the instructions, "
                "reminders and the gold page land in the prompt, then run it.")
     c_in, c_map = st.columns([1, 1.9], gap="large")
-    c_in.subheader("1 · Document")
+    c_in.markdown("#### 1 · Document")
     c_in.radio("Source", SOURCES, key=State.source.key, horizontal=True, label_visibility="collapsed",
                on_change=_new_source)
     got = task_source(state, c_in) if state.source == "Task set" else text_source(state, c_in)
@@ -217,7 +217,7 @@ def main() -> None:
             st.error(render.short(e))
             return
     with c_in:
-        st.subheader("3 · Strategy")
+        st.markdown("#### 3 · Strategy")
         strategy, params = strategy_input(state, doc, doc_id)
     if not question:
         c_map.info("Type a question (or pick a suggested one) to build the prompt.")

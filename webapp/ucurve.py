@@ -19,13 +19,14 @@ DEFAULT_PUBLISHED = "GPT-3.5-Turbo"  # LITM Tables 5-6: the published curve open
 
 SMALL_MODEL_NOTE = (
     "**What a small model shows.** This is Qwen2.5 Coder 0.5B, run here on the NQ-open questions with the "
-    "\"Lost in the Middle\" prompt (LITM §2.1), its best-subspan EM against the gold document's index. "
-    "The published curves (LITM Tables 5-6) come from models 25-350 times larger with long-context training "
-    "(GPT-3.5-Turbo, Claude-1.3, MPT-30B, LongChat-13B): they are more accurate everywhere, and their U (best "
-    "at the first and last index, worst in the middle) is what LITM reports. A 0.5B model reads the start of "
-    "a prompt best and often never recovers at the end; its closed-book and oracle lines show how much it "
-    "knows without documents and with only the gold one. Our distractors are BM25-ranked passages from other "
-    "questions, easier than the paper's retriever-mined ones (sample_docs/tasks/NQ-OPEN.md)."
+    "\"Lost in the Middle\" prompt (LITM §2.1): best-subspan EM against the gold document's index, n and a 95% "
+    "interval per point. The published curves (LITM Tables 5-7) come from far larger models trained for long "
+    "contexts (MPT-30B is 60 times its size, LongChat-13B 26 times; GPT-3.5-Turbo and Claude-1.3 larger "
+    "still): they are more accurate everywhere, and their U (best at the first and last index, worst in the "
+    "middle) is what LITM reports. A small model may favour only the start of its prompt, or show no clear "
+    "position effect at all; its closed-book and oracle lines show what it knows with no documents and with "
+    "only the gold one. Our distractors are BM25-ranked passages from other questions, easier than the "
+    "paper's retriever-mined ones (sample_docs/tasks/NQ-OPEN.md)."
 )
 
 
@@ -123,7 +124,7 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
         overlays = index_overlays(part, c3)
         table = analysis.u_curve(part, metric, (*SERIES[series], "N"), x="gold_index")
         table = table.rename(columns={"gold_index": "position"})
-        xt, title = "gold document index (0 = first)", f"{metric_label.capitalize()} by the gold document's index"
+        xt, title = "gold document index (0 = first)", f"{metric_label[:1].upper()}{metric_label[1:]} by the gold document's index"
         if overlays is not None and metric != "subspan_em":
             c3.caption("The published curves are best-subspan EM; pick that metric to compare.")
     else:

@@ -199,8 +199,9 @@ def main() -> None:
     state = State()
     links.apply_playground(state)
     st.title("Playground")
-    st.caption("Pick a document and a question, choose a strategy, move the answer: see where the instructions, "
-               "reminders and the gold page land in the prompt, then run it.")
+    if not state.present:  # on a projector the map needs the room
+        st.caption("Pick a document and a question, choose a strategy, move the answer: see where the "
+                   "instructions, reminders and the gold page land in the prompt, then run it.")
     c_in, c_map = st.columns([1, 1.9], gap="large")
     c_in.markdown("#### 1 · Document")
     c_in.radio("Source", SOURCES, key=State.source.key, horizontal=True, label_visibility="collapsed",

@@ -116,7 +116,7 @@ STEPS: tuple[Step, ...] = (
          "Measure on your own model and documents: a small model behaves differently from the papers' models.",
          "choose",
          "Compare the calls and tokens each strategy spends on this 20-document prompt.",
-         "For your use, which costs more: a wrong answer, or four extra calls?",
+         "For your use, which costs more: a wrong answer, or a few extra calls?",
          Link("results", "See real curves on the Results page", {"axis": "gold_index"}),
          "R&R §6; LITM §3.3"),
 )

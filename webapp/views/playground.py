@@ -141,7 +141,7 @@ def before_run(state: State, doc, prompts: list, key: tuple) -> None:
     else:
         cost = render.usd(cost_usd(spec.provider, spec.model, tin, tout))
         cost_help = f"{spec.label}: {tin:,} input and {tout:,} output tokens at list prices ({PRICES_DATE})."
-    cols = st.columns(5)
+    cols = st.columns([0.8, 1.1, 1.3, 1.2, 1.0])  # room for "2 (about)" and "Prompt tokens (stage 1)"
     cols[0].metric("Pages", f"{len(doc.pages):,}")
     cols[1].metric("Document tokens", f"{doc.tokens:,}")
     cols[2].metric("Prompt tokens" + (" (stage 1)" if later else ""), f"{sum(p.tokens for p in prompts):,}")

@@ -87,3 +87,11 @@ def pending_param(name: str) -> int | None:
     pending = st.session_state.get(_PENDING) or {}
     value = pending.pop(name, None)
     return value
+
+
+def apply_results() -> None:
+    """?axis=gold_index|position picks the U-curve's axis (once per distinct query)."""
+    state = State()
+    q = fresh_query(state, "results")
+    if q and q.get("axis") in ("gold_index", "position"):
+        st.session_state["res_u_axis"] = q["axis"]

@@ -51,7 +51,7 @@ def open_on_real_curve(trials: pd.DataFrame, sweeps: pd.DataFrame) -> None:
     if st.session_state.get(K + "_opened"):
         return
     st.session_state[K + "_opened"] = True
-    if "store" not in sweeps:
+    if "store" not in sweeps or st.query_params.get("axis") == "position":  # a link asked for the other axis
         return
     litm = sweeps[sweeps["store"].astype(str).str.contains(SHIPPED_LITM.removesuffix("-litm"), regex=False)]
     if litm.empty or st.session_state.get(K + "sweeps") not in (None, []):

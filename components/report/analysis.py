@@ -97,6 +97,16 @@ def accuracy(df: pd.DataFrame, by: list[str], metric: str = "score") -> pd.DataF
     return pd.DataFrame(rows, columns=[*by, *STAT_COLUMNS])
 
 
+def first_pages_mask(df: pd.DataFrame) -> pd.Series:
+    """True for trials whose retrieval stage returned exactly pages 1, 2, ..., m in order (m >= 2):
+    what a weak model answers to any question (components.run.moving.first_pages), counted apart."""
+    from components.run.moving import first_pages
+
+    if "retrieved_pages" not in df:
+        return pd.Series(False, index=df.index)
+    return df["retrieved_pages"].map(lambda v: first_pages(v) if isinstance(v, list | tuple) else False).astype(bool)
+
+
 def series_label(df: pd.DataFrame, series: list[str]) -> pd.Series:
     """One readable label per row from the series columns, e.g. 'rr · gpt-4o'."""
     series = [c for c in series if c in df.columns]

@@ -86,3 +86,37 @@ def test_the_position_axis_still_draws_token_sweeps(shipped):
     curve = next(d.value for d in at.dataframe if "95% CI low" in d.value.columns)
     assert set(curve["series"]) == {"baseline", "reprompt", "rr"}
     assert not any("What a small model shows" in i.value for i in at.info)
+
+
+def test_a_link_picks_the_axis_and_first_page_retrievals_are_counted_apart(shipped):
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params["axis"] = "position"
+    at.run()
+    assert not at.exception
+    assert at.multiselect(key="res_sweeps").value == []  # not opened on the LITM run
+    assert at.radio(key="res_u_axis").value == "position"
+    warnings = [w.value for w in at.warning if "first pages in order" in w.value]
+    assert not warnings  # the fixture's rr trials retrieve the gold page or page 2
+
+
+def test_first_pages_trials_are_flagged(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from components.report.analysis import first_pages_mask
+
+    df = pd.DataFrame({"retrieved_pages": [[1, 2, 3], [3, 1], None, [1, 2], [2]]})
+    assert first_pages_mask(df).tolist() == [True, False, False, True, False]
+
+
+def test_the_shipped_rr_run_shows_its_first_pages_retrievals(tmp_path, monkeypatch):
+    import shutil
+
+    folder = tmp_path / "shipped"
+    folder.mkdir()
+    shutil.copy(Path(PAGE).parents[2] / "sample_docs" / "runs" / "local-qwen-facts.sqlite", folder)
+    monkeypatch.setenv("LITM_DB", str(tmp_path / "runs" / "litm.sqlite"))
+    monkeypatch.setenv("LITM_SHIPPED_RUNS", str(folder))
+    at = run()
+    warning = next(w.value for w in at.warning if "first pages in order" in w.value)
+    assert warning.startswith("100 of 100 retrieval trial(s)")  # the 0.5B model's "Pages: 1, 2, 3"
+    assert "20 of them count as a page hit" in warning  # gold at page 1 (position 0) or among the first three

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from components.report import analysis, charts
-from webapp import chartview, jobs, pickers, runs
+from webapp import chartview, jobs, links, pickers, runs
 from webapp.render import guard, md, short, thousands, usd
 from webapp.trialview import trial_detail
 from webapp.ucurve import SERIES, fmt_table, open_on_real_curve, u_curve_tab
@@ -72,6 +72,13 @@ def summary(df: pd.DataFrame, metric: str) -> None:
     if errors:
         st.warning(f"{errors} trial(s) ended in an error and are not scored: see the **Errors** tab.",
                    icon=":material/error:")
+    weak = analysis.first_pages_mask(df)
+    if weak.any():
+        hits = int((pd.to_numeric(df.loc[weak, "page_recall"], errors="coerce") > 0).sum())
+        retrieving = int(df["retrieved_pages"].map(lambda v: isinstance(v, list | tuple)).sum())
+        st.warning(f"{int(weak.sum())} of {retrieving} retrieval trial(s) returned just the first pages in order "
+                   f"(1, 2, 3, …), what a weak model answers to any question; {hits} of them count as a page hit "
+                   "only because the gold page was among those first pages.", icon=":material/warning:")
 
 
 def x_title(df: pd.DataFrame) -> str:
@@ -228,6 +235,7 @@ def main() -> None:
                "Every accuracy comes with n and a 95% interval; trials that failed are counted, not scored.")
     sweeps_list(sweeps)
     open_on_real_curve(trials, sweeps)
+    links.apply_results()  # after the default view: a link's axis wins
     df, metric = filters(trials, sweeps)
     if df.empty:
         st.info("No trials match these filters.")

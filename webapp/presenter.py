@@ -17,7 +17,10 @@ PRESENTER_CSS = """
 .stApp [data-testid="stCaptionContainer"], .stApp [data-testid="stCaptionContainer"] p {font-size: 1.05rem;
   color: #262626;}
 .stApp h1 {font-size: 2.2rem;} .stApp h2 {font-size: 1.7rem;} .stApp h3 {font-size: 1.4rem;}
-.stApp [data-testid="stMetricValue"] {font-size: 1.8rem;}
+.stApp [data-testid="stMetricValue"], .stApp [data-testid="stMetricValue"] * {font-size: 2rem;}
+.stApp [data-baseweb="select"] div, .stApp [data-baseweb="tag"] span, .stApp input, .stApp textarea
+  {font-size: 1.1rem;}
+.stApp [data-testid="stTab"] p {font-size: 1.2rem;}
 </style>
 """
 NORMAL_CSS = """

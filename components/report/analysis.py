@@ -134,13 +134,15 @@ def by_length(df: pd.DataFrame, metric: str = "score", series: tuple[str, ...] =
     return u_curve(df, metric, series, x="length")
 
 
-def heatmap(df: pd.DataFrame, metric: str = "score") -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(mean, n) matrices: rows are lengths, columns are answer positions."""
-    table = accuracy(df, ["length", "position"], metric)
+def heatmap(df: pd.DataFrame, metric: str = "score", rows: str = "length",
+            cols: str = "position") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(mean, n) matrices: rows are lengths, columns are answer positions (or, for a LITM sweep,
+    rows="documents", cols="gold_index")."""
+    table = accuracy(df, [rows, cols], metric)
     if table.empty:
         return pd.DataFrame(), pd.DataFrame()
-    mean = table.pivot(index="length", columns="position", values="mean").sort_index().sort_index(axis=1)
-    n = table.pivot(index="length", columns="position", values="n").reindex_like(mean).fillna(0).astype(int)
+    mean = table.pivot(index=rows, columns=cols, values="mean").sort_index().sort_index(axis=1)
+    n = table.pivot(index=rows, columns=cols, values="n").reindex_like(mean).fillna(0).astype(int)
     return mean, n
 
 

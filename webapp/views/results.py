@@ -10,7 +10,7 @@ from components.report import analysis, charts
 from webapp import chartview, jobs, links, pickers, runs
 from webapp.render import guard, md, short, thousands, usd
 from webapp.trialview import trial_detail
-from webapp.ucurve import SERIES, fmt_table, open_on_real_curve, u_curve_tab
+from webapp.ucurve import BOUNDS, SERIES, fmt_table, open_on_real_curve, u_curve_tab
 
 K = "res_"  # widget keys of this page (named in webapp/state.py)
 
@@ -89,16 +89,24 @@ def x_title(df: pd.DataFrame) -> str:
 
 def heatmap_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     labels = analysis.series_label(df, ["strategy", "model"])
-    options = sorted(labels.unique())
+    bounds = set(analysis.series_label(df[df["strategy"].isin(BOUNDS)], ["strategy", "model"]))
+    options = sorted(set(labels) - bounds) or sorted(labels.unique())  # closed-book/oracle have no grid
     choice = pickers.select(st, "Strategy and model", options, K + "heat_series")
     part = df[labels == choice]
-    mean, n = analysis.heatmap(part, metric)
-    xt = x_title(part)
+    by_index = pd.to_numeric(part["gold_index"], errors="coerce").notna().any() and \
+        pd.to_numeric(part["length"], errors="coerce").isna().all()
+    if by_index:  # a LITM sweep: N documents by the gold document's index
+        mean, n = analysis.heatmap(part, metric, "documents", "gold_index")
+        xt, yt = "gold document index", "documents (N)"
+    else:
+        mean, n = analysis.heatmap(part, metric)
+        xt, yt = x_title(part), "document length (tokens)"
     fig = charts.heatmap(mean, n, metric_label=metric_label, x_title=xt,
-                         title=f"{metric_label.capitalize()} by length and answer position: {choice}")
-    chartview.show(fig, "heatmap", "each cell is one document length (row) and answer position (column), "
-                   "printing its accuracy and n; darker means less accurate.", key=K + "heat_chart", series=False,
-                   alt=f"Heatmap of {metric_label}: document length by {xt}")
+                         title=f"{metric_label[:1].upper()}{metric_label[1:]} by {yt.split(' (')[0]} and {xt}: {choice}")
+    fig.update_yaxes(title_text=yt)
+    chartview.show(fig, "heatmap", f"each cell is one {yt.split(' (')[0]} (row) and {xt} (column), printing its "
+                   "accuracy and n; darker means less accurate.", key=K + "heat_chart", series=False,
+                   alt=f"Heatmap of {metric_label}: {yt} by {xt}")
 
 
 def cost_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:

@@ -154,7 +154,7 @@ def run_positions(state: State, recipe: tuple, question, answers, strategy, para
                 view = live.execute(doc, question, answers, strategy, params, choice)
             except (ProviderError, ParamError, ValueError, OSError) as e:
                 status.update(label="The run failed", state="error")
-                st.error(render.short(e, (state.api_key,)), icon=":material/error:")
+                st.error(render.md(render.short(e, (state.api_key,))), icon=":material/error:")
                 return None
             offset = doc.offsets[doc.gold[0] - 1] if doc.gold else None
             rows.append({"x": x, "label": where(x) if isinstance(x, float) else str(x), "gold_token": offset,

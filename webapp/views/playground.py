@@ -215,7 +215,7 @@ def main() -> None:
         try:
             doc = cached.built(recipe)
         except ValueError as e:
-            st.error(render.short(e))
+            st.error(render.md(render.short(e)))  # task ids come from files
             return
     with c_in:
         st.markdown("#### 3 · Strategy")

@@ -332,7 +332,8 @@ def theme(fig: go.Figure, presenter: bool = False, series: bool = True) -> go.Fi
         fig.update_layout(margin=dict(l=80, r=30, t=70, b=60))
     if not (presenter and series):
         return fig
-    groups = list(dict.fromkeys(_group(t) for t in fig.data if getattr(t, "type", "") in ("scatter", "bar")))
+    groups = list(dict.fromkeys(_group(t) for t in fig.data if getattr(t, "type", "") in ("scatter", "bar")
+                                and not _group(t).startswith("ref:")))  # reference lines keep their look
     style = {g: (OKABE_ITO[i % len(OKABE_ITO)], DASHES[i % len(DASHES)], SYMBOLS[i % len(SYMBOLS)])
              for i, g in enumerate(groups)}
     for t in fig.data:

@@ -18,11 +18,15 @@ def litm_curves(pub: pd.DataFrame, n_documents: int = 20) -> go.Figure:
     rows["gold_index"] = rows["gold_index"].astype(int)
     refs = pub[(pub["source"] == "liu2023") & (pub["table"] == "Table 1") & (pub["model"] == "GPT-3.5-Turbo")
                & (pub["method"] == "closed-book")]
-    refs = pd.DataFrame({"label": ["GPT-3.5-Turbo closed-book (no documents)"], "value": refs["value"].tolist()[:1]})
     fig = charts.published_lines(rows, "gold_index", "model", title=f"Lost in the Middle, {table}: {n_documents} documents",
-                                 x_title="gold document index (0 = first)", y_title="accuracy (%)",
-                                 references=refs if len(refs) else None)
-    fig.update_xaxes(tickvals=sorted(rows["gold_index"].unique()))
+                                 x_title="gold document index (0 = first)", y_title="accuracy (%)")
+    xs = sorted(rows["gold_index"].unique())
+    if len(refs):  # in the legend rather than on the lines, which it would cross
+        value = float(refs["value"].iloc[0])
+        fig.add_trace(go.Scatter(x=[xs[0], xs[-1]], y=[value, value], mode="lines", name=f"GPT-3.5-Turbo, no documents "
+                                 f"(closed-book): {value:g}", line=dict(color="#000000", dash="dash", width=2), legendgroup="ref:closed-book",
+                                 hovertemplate=f"closed-book, as published: {value:g}<extra></extra>"))
+    fig.update_xaxes(tickvals=xs)
     fig.update_layout(height=HEIGHT)
     return fig
 

@@ -89,3 +89,31 @@ def test_a_link_sets_strategy_parameters_once():
     assert at.session_state["strategy"] == "rr"
     assert at.select_slider(key="param_r_10000").value == 300
     assert at.slider(key="param_k_5").value == 2
+
+
+def test_presenter_toggle_is_kept_in_the_url_and_enlarges_charts():
+    import json
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    calm(at)
+    normal = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["font"]["size"]
+    at.toggle(key="present").set_value(True).run()
+    calm(at)
+    assert at.query_params["present"] in (["1"], "1")
+    big = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]
+    assert big["font"]["size"] >= 16 > normal and big["xaxis2"]["tickfont"]["size"] >= 16
+    at.radio(key="export_format").set_value("svg").run()
+    config = json.loads(at.get("plotly_chart")[0].proto.config)
+    assert config["toImageButtonOptions"]["format"] == "svg"
+    assert config["toImageButtonOptions"]["filename"].startswith("litm-prompt-map-")
+    at.toggle(key="present").set_value(False).run()
+    assert "present" not in at.query_params
+
+
+def test_present_in_the_url_turns_presenter_mode_on():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["present"] = "1"
+    at.run()
+    calm(at)
+    assert at.session_state["present"] is True

@@ -39,6 +39,7 @@ def test_moving_the_gold_page_of_a_pasted_document_moves_it_in_the_map():
     assert "gold page 1 starts" in texts(at) or "gold page 30 starts" in texts(at)  # at an edge now
     at.select_slider(key="move_to").set_value(0.0).run()
     assert "gold page 1 starts" in texts(at)
+    assert "Moved: gold page 17 as written is page 1 in this prompt" in texts(at)
 
 
 def test_a_task_set_in_by_index_mode_puts_the_gold_document_at_the_index():

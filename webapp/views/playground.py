@@ -217,6 +217,9 @@ def main() -> None:
         except ValueError as e:
             st.error(render.md(render.short(e)))  # task ids come from files
             return
+        if recipe[0] == "text" and recipe[-1] is not None and tuple(doc.gold) != tuple(base[4]):
+            st.caption(f"Moved: gold page {', '.join(map(str, base[4]))} as written is page "
+                       f"{', '.join(map(str, doc.gold))} in this prompt; the other pages keep their order.")
     with c_in:
         st.markdown("#### 3 · Strategy")
         strategy, params = strategy_input(state, doc, doc_id)

@@ -97,3 +97,7 @@ def test_after_icr_both_stages_are_drawn_and_first_pages_are_flagged():
     assert "2. answer from retrieved pages" in fig or "answer from retrieved" in fig
     assert "retrieved: not gold (miss)" in fig
     assert "just the first pages in order" in texts(at)
+    prompt = at.selectbox(key="view_prompt")
+    assert len(prompt.options) == 2  # the stage-2 prompt, as sent, can be read too
+    prompt.set_value(1).run()
+    assert "Stage 2 prompt 2 of 2" in texts(at)

@@ -253,18 +253,18 @@ def main() -> None:
                    "the red star the gold page; below, each page's distance to the nearest instruction.")
         chartview.show(fig, f"prompt-map-{strategy}", how, key="prompt_map", series=False)
 
-    st.subheader("The exact prompt" + ("s" if len(prompts) > 1 else ""))
+    sent = view.prompts if view is not None and len(view.prompts) > len(prompts) else prompts  # every stage
+    st.subheader("The exact prompt" + ("s" if len(sent) > 1 else ""))
     index = 0
-    if len(prompts) > 1:
-        labels = [f"{i + 1}. {p.label} ({p.tokens:,} tokens)" for i, p in enumerate(prompts)]
-        if not 0 <= state.view_prompt < len(prompts):
+    if len(sent) > 1:
+        labels = [f"{i + 1}. {p.label} ({p.tokens:,} tokens)" for i, p in enumerate(sent)]
+        if not 0 <= state.view_prompt < len(sent):
             state.view_prompt = 0
-        index = st.selectbox("Prompt", range(len(prompts)), key=State.view_prompt.key,
-                             format_func=labels.__getitem__)
-    st.caption(f"Stage 1 prompt {index + 1} of {len(prompts)}: {prompts[index].tokens:,} tokens, exactly as "
-               "sent; hover a region to see what it is.")
+        index = st.selectbox("Prompt", range(len(sent)), key=State.view_prompt.key, format_func=labels.__getitem__)
+    st.caption(f"Stage {sent[index].stage} prompt {index + 1} of {len(sent)}: {sent[index].tokens:,} tokens, exactly "
+               "as sent; hover a region to see what it is.")
     st.html(render.legend_html())
-    st.html(cached.prompt_view(recipe, strategy, params, question, index))
-
+    st.html(render.prompt_html(sent[index]) if sent is not prompts
+            else cached.prompt_view(recipe, strategy, params, question, index))
 
 main()

@@ -26,7 +26,7 @@ from tests.e2e.appserver import (  # noqa: E402
     streamlit_app,
 )  # noqa: E402
 
-VIEWS = ("playground", "experiments", "results", "papers")
+VIEWS = ("playground", "lesson", "experiments", "results", "papers")
 
 
 def main() -> int:

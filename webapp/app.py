@@ -1,4 +1,4 @@
-"""LITM Explorer: `streamlit run webapp/app.py`. Five pages: Playground, Experiments, Results, Compare, Papers.
+"""LITM Explorer: `streamlit run webapp/app.py`. Six pages: Playground, Lesson, Experiments, Results, Compare, Papers.
 
 Every page runs inside render.guard(), so an unexpected error shows one short line, never a
 traceback; the sidebar (model and key, this session only) is drawn once here for every page.
@@ -15,13 +15,14 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from webapp import render, sidebar  # noqa: E402
+from webapp import presenter, render, sidebar  # noqa: E402
 from webapp.state import State  # noqa: E402
 
 PAGES = Path(__file__).parent / "views"  # not "pages/": that name switches Streamlit to its old pages mode
 # (file, title, icon); the first is the default page.
 PAGE_FILES = (
     ("playground.py", "Playground", ":material/science:"),
+    ("lesson.py", "Lesson", ":material/school:"),
     ("experiments.py", "Experiments", ":material/tune:"),
     ("results.py", "Results", ":material/monitoring:"),
     ("compare.py", "Compare", ":material/compare_arrows:"),
@@ -34,12 +35,17 @@ def pages() -> list:
             for i, (file, title, icon) in enumerate(PAGE_FILES)]
 
 
-st.set_page_config(page_title="LITM Explorer", page_icon=":material/search_insights:", layout="wide")
+st.set_page_config(page_title="LITM Explorer", page_icon=":material/search_insights:", layout="wide",
+                   initial_sidebar_state="collapsed" if presenter.from_url() else "auto")
 State.init(provider=sidebar.default_provider(), model=sidebar.DEFAULT_MODELS[sidebar.default_provider()])
+presenter.sync_from_url()
 page = st.navigation(pages())
 with st.sidebar:
     st.markdown("**LITM Explorer** · see, teach and measure *lost in the middle*")
 with render.guard("the sidebar"):
     State().choice = sidebar.render()
+with st.sidebar, render.guard("presenter mode"):
+    presenter.controls()
+presenter.apply()
 with render.guard(page.title):
     page.run()

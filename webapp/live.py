@@ -37,6 +37,8 @@ class RunView:
     model: str
     raw: list[tuple[str, str]] = field(default_factory=list)  # (prompt label, response text)
     notes: list[str] = field(default_factory=list)
+    prompts: list = field(default_factory=list)  # every stage's prompt as sent (the map draws them all)
+    first_pages: bool = False  # retrieval was just pages 1, 2, ..., k in order (components.run.moving)
 
 
 def execute(doc: Document, question: str, answers: tuple[str, ...], strategy_name: str, params: dict,
@@ -67,9 +69,12 @@ def execute(doc: Document, question: str, answers: tuple[str, ...], strategy_nam
     notes = [f"parse: {trial.parse_error}"] if trial.parse_error else []
     if trial.cached_calls:
         notes.append(f"{trial.cached_calls} of {trial.calls} call(s) answered from the cache")
+    from components.run.moving import first_pages
+
     return RunView(trial.answer, trial.metric, correct, tuple(doc.gold), trial.retrieved_pages,
                    tuple(trial.cited_pages or ()), trial.calls, trial.input_tokens, trial.output_tokens,
-                   trial.latency_s, trial.cost_usd, spec.label, raw, notes)
+                   trial.latency_s, trial.cost_usd, spec.label, raw, notes, list(outcome.prompts),
+                   first_pages(trial.retrieved_pages))
 
 
 def call_line(prompt, completion, ahead: int = 0) -> str:
@@ -118,9 +123,11 @@ def run_section(state: State, doc: Document, question: str, answers: tuple[str, 
     if state.run_error:
         st.error(state.run_error, icon=":material/error:")
     last = state.last_run
+    if last and last["inputs"] != inputs:  # any input changed: the old answer and verdict would mislead
+        st.info("The settings changed since the last run: its result is cleared. Run again to see the new one.",
+                icon=":material/history:")
+        state.last_run = last = None
     if last:
-        if last["inputs"] != inputs:
-            st.caption("The result below was made with other settings: run again to update it.")
         show(last["view"], answers)
 
 
@@ -142,6 +149,10 @@ def show(v: RunView, answers: tuple[str, ...]) -> None:
             if recall is not None:
                 st.caption(f"{'hit' if recall == 1 else 'partial hit' if recall else 'miss'}: "
                            f"{round(recall * len(v.gold))} of {len(v.gold)} gold page(s) retrieved")
+            if v.first_pages:
+                st.warning("The model retrieved just the first pages in order (1, 2, 3, …): what a weak model "
+                           "answers whatever the question. A hit here says nothing about retrieval.",
+                           icon=":material/warning:")
         if v.cited:
             st.markdown("**Page(s) the answer cites**")
             st.html(render.pages_html(v.cited, v.gold))

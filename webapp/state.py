@@ -88,6 +88,26 @@ class State:
     fitted: dict = Key(dict)  # param key -> the document its starting value was fitted to
     view_prompt: int = Key(0, widget=True)  # which prompt the highlighted view shows
 
+    # --- playground: move the answer (webapp/moving.py) and task sets as documents ---
+    move: bool = Key(False, widget=True)  # own document: move its gold page(s)
+    move_to: float = Key(0.5, widget=True)  # where: fraction of the document's tokens (0 start, 1 end)
+    pg_set: str = Key("", widget=True)  # source "Task set": the bundled task set's name
+    pg_task: int = Key(1, widget=True)  # which task of it (1-based, as shown)
+    pg_layout: str = Key("documents", widget=True)  # documents (LITM §3.1) | tokens (R&R §4.1)
+    pg_documents: int = Key(20, widget=True)  # N documents
+    pg_gold_index: int = Key(0, widget=True)  # 0-based index of the gold document
+    pg_length: int = Key(2000, widget=True)  # document length in tokens (layout "tokens")
+    mini_curve: Any = Key(None)  # dict: the "run at 5 positions" rows and the inputs they were made for
+    query_seen: str = Key("")  # the query parameters already applied to this session (webapp/links.py)
+
+    # --- presenter mode (webapp/presenter.py; also ?present=1 in the URL) ---
+    present: bool = Key(False, widget=True)
+    export_format: str = Key("png", widget=True)  # the chart toolbar's camera button: png | svg
+    lesson_step: int = Key(1, widget=True)  # the Lesson's step (also ?step=N)
+    lesson_move: int = Key(0, widget=True)  # Lesson "move the answer": gold index of 20 documents
+    lesson_r: int = Key(500, widget=True)  # Lesson "reminders": r
+    lesson_k: int = Key(3, widget=True)  # Lesson "retrieval": k
+
     # --- playground: last live run (this session only) ---
     last_run: Any = Key(None)  # dict: the result and the inputs it was made for
     run_error: str = Key("")

@@ -9,7 +9,7 @@ import streamlit as st
 
 from components.core.metrics import METRICS
 from components.report import analysis
-from webapp import runs
+from webapp import chartview, runs
 from webapp.render import md, pages_html, prompt_html, text_box, thousands
 
 
@@ -61,8 +61,9 @@ def trial_detail(row: pd.Series, key: str) -> None:
     prompts = [analysis.rebuild_prompt(c["messages"], gold, stage=i + 1,
                                        label=f"call {i + 1} · {c.get('model', '')}") for i, c in enumerate(calls)]
     st.markdown("**Prompt map** of this trial's calls (regions found again from the stored requests)")
-    st.plotly_chart(promptmap.figure(prompts), key=key,
-                    alt="Prompt map: where instructions, reminders, pages and the gold page sit in each call")
+    chartview.show(promptmap.figure(prompts), "trial-prompt-map", "one row per call along its tokens: blue "
+                   "instructions, orange reminders, grey pages, red the gold page.", key=key, series=False,
+                   alt="Prompt map: where instructions, reminders, pages and the gold page sit in each call")
     for i, (call, prompt) in enumerate(zip(calls, prompts, strict=True)):
         with st.expander(f"Call {i + 1}: {thousands(call.get('input_tokens'))} tokens in, "
                          f"{thousands(call.get('output_tokens'))} out · {md(call.get('provider'))}/{md(call.get('model'))}"):

@@ -106,14 +106,14 @@ def task_prompts_source(args):
 
 def task_document_for(task, all_tasks, cell, encoding):
     """The document a sweep builds for this task and cell, or the task's own pages."""
-    from components.run.plan import TrialSpec, trial_document
+    from components.run.moving import cell_document
     from components.tasks.sweepdocs import task_document
 
     length, position, documents, gold_index = cell
     if length is None and documents is None:
         return task_document(task, encoding)
-    spec = TrialSpec(0, "", task, length, position, "", {}, None, documents, gold_index)
-    return trial_document(spec, encoding, all_tasks).document
+    return cell_document(task, all_tasks, encoding=encoding, length=length, position=position,
+                         documents=documents, gold_index=gold_index).document
 
 
 def record(strategy, doc, prompts, task=None) -> dict:

@@ -97,6 +97,16 @@ def accuracy(df: pd.DataFrame, by: list[str], metric: str = "score") -> pd.DataF
     return pd.DataFrame(rows, columns=[*by, *STAT_COLUMNS])
 
 
+def first_pages_mask(df: pd.DataFrame) -> pd.Series:
+    """True for trials whose retrieval stage returned exactly pages 1, 2, ..., m in order (m >= 2):
+    what a weak model answers to any question (components.run.moving.first_pages), counted apart."""
+    from components.run.moving import first_pages
+
+    if "retrieved_pages" not in df:
+        return pd.Series(False, index=df.index)
+    return df["retrieved_pages"].map(lambda v: first_pages(v) if isinstance(v, list | tuple) else False).astype(bool)
+
+
 def series_label(df: pd.DataFrame, series: list[str]) -> pd.Series:
     """One readable label per row from the series columns, e.g. 'rr · gpt-4o'."""
     series = [c for c in series if c in df.columns]
@@ -124,13 +134,15 @@ def by_length(df: pd.DataFrame, metric: str = "score", series: tuple[str, ...] =
     return u_curve(df, metric, series, x="length")
 
 
-def heatmap(df: pd.DataFrame, metric: str = "score") -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(mean, n) matrices: rows are lengths, columns are answer positions."""
-    table = accuracy(df, ["length", "position"], metric)
+def heatmap(df: pd.DataFrame, metric: str = "score", rows: str = "length",
+            cols: str = "position") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(mean, n) matrices: rows are lengths, columns are answer positions (or, for a LITM sweep,
+    rows="documents", cols="gold_index")."""
+    table = accuracy(df, [rows, cols], metric)
     if table.empty:
         return pd.DataFrame(), pd.DataFrame()
-    mean = table.pivot(index="length", columns="position", values="mean").sort_index().sort_index(axis=1)
-    n = table.pivot(index="length", columns="position", values="n").reindex_like(mean).fillna(0).astype(int)
+    mean = table.pivot(index=rows, columns=cols, values="mean").sort_index().sort_index(axis=1)
+    n = table.pivot(index=rows, columns=cols, values="n").reindex_like(mean).fillna(0).astype(int)
     return mean, n
 
 

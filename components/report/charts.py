@@ -378,3 +378,91 @@ def position_differences(table: pd.DataFrame, a: str, b: str, *, x: str = "posit
     _layout(fig, title, x_title, "difference in accuracy", percent=False)
     fig.update_yaxes(tickformat="+.0%", range=[-1.05, 1.05])
     return fig
+
+
+# --- one theme for every chart: normal and presenter mode, and the toolbar's image export ---------
+
+OKABE_ITO = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
+PRESENTER = dict(font=18, ticks=16, legend=16, title=22, line=3.5, marker=12)
+NORMAL = dict(font=14, ticks=13, legend=13, title=17, line=None, marker=None)
+INK = "#1f1f1f"  # dark text: grey text on white is hard to read on a projector
+
+
+def _group(trace) -> str:
+    return str(getattr(trace, "legendgroup", None) or getattr(trace, "name", None) or "")
+
+
+def theme(fig: go.Figure, presenter: bool = False, series: bool = True) -> go.Figure:
+    """The app's chart theme, in place: dark text of at least 13 px (presenter: 16 px ticks and
+    legend, 18 px labels). In presenter mode with `series`, every series (legend group) takes an
+    Okabe-Ito colour, its own dash and its own marker, so lines stay apart in colour, in print and for
+    colour-blind viewers; confidence bands follow their line's colour. The prompt map passes
+    series=False (its colours name region kinds)."""
+    size = PRESENTER if presenter else NORMAL
+    fig.update_layout(
+        font=dict(size=size["font"], color=INK), title_font=dict(size=size["title"], color=INK),
+        legend_font=dict(size=size["legend"], color=INK), hoverlabel=dict(font_size=size["ticks"]),
+        paper_bgcolor="white",
+    )
+    fig.update_xaxes(tickfont=dict(size=size["ticks"], color=INK), title_font=dict(size=size["font"], color=INK))
+    fig.update_yaxes(tickfont=dict(size=size["ticks"], color=INK), title_font=dict(size=size["font"], color=INK))
+    fig.update_annotations(font_size=size["ticks"])
+    if presenter:
+        fig.update_layout(margin=dict(l=80, r=30, t=70, b=60))
+    if not (presenter and series):
+        return fig
+    groups = list(dict.fromkeys(_group(t) for t in fig.data if getattr(t, "type", "") in ("scatter", "bar")
+                                and not _group(t).startswith("ref:")))  # reference lines keep their look
+    style = {g: (OKABE_ITO[i % len(OKABE_ITO)], DASHES[i % len(DASHES)], SYMBOLS[i % len(SYMBOLS)])
+             for i, g in enumerate(groups)}
+    for t in fig.data:
+        if _group(t) not in style:
+            continue
+        colour, dash, symbol = style[_group(t)]
+        published = str(t.name or "").startswith("published")
+        if t.type == "bar":
+            t.marker.color = colour
+        elif getattr(t, "fill", None) == "toself":
+            t.fillcolor = rgba(colour, 0.15)
+        else:
+            t.line.color = colour
+            t.line.width = size["line"] if not published else 2.5
+            t.line.dash = "dot" if published else dash
+            t.marker.color = colour
+            t.marker.size = size["marker"]
+            t.marker.symbol = (symbol + "-open") if published and "-open" not in symbol else symbol
+            if t.error_y is not None and t.error_y.array is not None:
+                t.error_y.color = colour
+    return fig
+
+
+def export_config(name: str, fmt: str = "png") -> dict:
+    """Plotly config for a chart: the toolbar's camera button saves `<name>.<fmt>` (png or svg),
+    drawn in the browser (no server-side image library needed)."""
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in str(name)).strip("-") or "chart"
+    fmt = fmt if fmt in ("png", "svg") else "png"
+    return {"displaylogo": False,
+            "toImageButtonOptions": {"format": fmt, "filename": f"litm-{safe}", "scale": 2 if fmt == "png" else 1},
+            "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
+
+
+def mini_curve(rows: list[dict], *, x_title: str, title: str = "") -> go.Figure:
+    """The Playground's "run at 5 positions": one question, correct (1) or wrong (0) at each place.
+    Runs whose retrieval was just the first pages in order are drawn hollow."""
+    fig = go.Figure()
+    scored = [r for r in rows if r.get("correct") is not None]
+    if scored:
+        fig.add_trace(go.Scatter(
+            x=[r["label"] for r in scored], y=[1 if r["correct"] else 0 for r in scored],
+            mode="lines+markers", name="this question", line=dict(color=OKABE_ITO[0], width=2.5),
+            marker=dict(size=14, color=OKABE_ITO[0],
+                        symbol=["circle-open" if r.get("first_pages") else "circle" for r in scored]),
+            customdata=[[r.get("gold_token") or 0, html.escape(str(r.get("answer") or "")[:80])] for r in scored],
+            hovertemplate="gold page at %{x} (token %{customdata[0]:,})<br>answer: %{customdata[1]}<extra></extra>"))
+    _layout(fig, title, x_title, "correct", percent=False)
+    fig.update_yaxes(tickvals=[0, 1], ticktext=["wrong", "correct"], range=[-0.2, 1.2])
+    fig.update_xaxes(type="category")
+    fig.update_layout(height=320, showlegend=False)
+    if not scored:
+        _empty_note(fig, "No scored run: give a gold answer")
+    return fig

@@ -129,9 +129,41 @@ def _hover(r: Region, doc: Document | None) -> str:
 _MARKS = {"instruction": "triangle-down", "reminder": "triangle-down", "gold": "star"}
 
 
-def figure(prompts: list[Prompt], doc: Document | None = None, title: str = "") -> go.Figure:
+RETRIEVED = {"hit": ("#009E73", "circle", "retrieved: gold page (hit)"),
+             "miss": ("#000000", "x-thin-open", "retrieved: not gold (miss)")}
+
+
+def retrieval_marks(prompts: list[Prompt], retrieved) -> list[tuple[str, int, float, int]]:
+    """(hit|miss, prompt row, token x, page) for every retrieved page in each retrieval-stage
+    prompt (stage 1) that holds it: where the model's choice of pages points on the map."""
+    wanted = set(retrieved or ())
+    out = []
+    for i, prompt in enumerate(prompts):
+        if prompt.stage != 1:
+            continue
+        for s in prompt.spans:
+            if s.kind in ("page", "gold") and s.page in wanted:
+                out.append(("hit" if s.kind == "gold" else "miss", i, (s.start_token + s.end_token) / 2, s.page))
+    return out
+
+
+def _add_retrieved(fig: go.Figure, prompts: list[Prompt], retrieved) -> None:
+    marks = retrieval_marks(prompts, retrieved)
+    for kind, (colour, symbol, label) in RETRIEVED.items():
+        sel = [m for m in marks if m[0] == kind]
+        if not sel:
+            continue
+        fig.add_trace(go.Scatter(
+            x=[m[2] for m in sel], y=[-m[1] - 0.42 for m in sel], mode="markers", name=label,
+            marker={"symbol": symbol, "size": 12, "color": colour, "line": {"width": 2.5, "color": colour}},
+            hovertext=[f"<b>page {m[3]}</b>: {label}" for m in sel], hoverinfo="text",
+        ), row=1, col=1)
+
+
+def figure(prompts: list[Prompt], doc: Document | None = None, title: str = "", retrieved=None) -> go.Figure:
     """The prompt map: one row per prompt (bars along its token axis) and, below it, each page's
-    distance to the nearest instruction or reminder."""
+    distance to the nearest instruction or reminder. With `retrieved` (after an ICR/R&R run, the
+    prompts of every stage), the retrieved pages are marked hit (gold) or miss on the stage-1 rows."""
     rows = regions(prompts)
     labels = row_labels(prompts)
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
@@ -187,15 +219,19 @@ def figure(prompts: list[Prompt], doc: Document | None = None, title: str = "") 
                 name=LABELS["gold"], legendgroup="gold", showlegend=False,
                 hovertext=[_hover(r, doc) for r in gold], hoverinfo="text",
             ), row=2, col=1)
+    if retrieved:
+        _add_retrieved(fig, prompts, retrieved)
     n = len(prompts)
     fig.update_yaxes(tickvals=[-i for i in range(n)], ticktext=[html.escape(t) for t in labels],
-                     range=[-n + 0.5, 0.75], showgrid=False, zeroline=False, row=1, col=1)
-    fig.update_yaxes(title_text="tokens to nearest<br>instruction", tickformat=",d", rangemode="tozero",
+                     range=[-n + 0.4, 0.75], showgrid=False, zeroline=False, row=1, col=1)
+    fig.update_yaxes(title_text="tokens to<br>instruction", title_standoff=4, tickformat="~s", rangemode="tozero",
+                     nticks=4, row=2, col=1)
+    fig.update_xaxes(title_text="token position in the prompt", tickformat=",d", automargin=True, title_standoff=6,
                      row=2, col=1)
-    fig.update_xaxes(title_text="token position in the prompt", tickformat=",d", row=2, col=1)
     fig.update_xaxes(tickformat=",d", row=1, col=1)
+    fig.update_yaxes(automargin=True)  # row labels and the distance axis get the room they need
     fig.update_layout(
-        barmode="overlay", bargap=0, height=300 + 34 * min(n, 20),
+        barmode="overlay", bargap=0, height=340 + 34 * min(n, 20),
         margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
         title=html.escape(title) if title else None,
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},

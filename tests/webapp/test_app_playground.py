@@ -61,6 +61,11 @@ def texts(at: AppTest) -> str:
     return "\n".join(str(p) for p in parts)
 
 
+def last_html(at: AppTest) -> str:
+    """The last HTML block the page drew (the highlighted prompt), the mode's style sheet left out."""
+    return [e.proto.body for e in at.get("html") if not e.proto.body.lstrip().startswith("<style>")][-1]
+
+
 def no_trouble(at: AppTest) -> None:
     assert not at.exception
     assert "Traceback" not in texts(at)
@@ -75,7 +80,7 @@ def test_four_pages_and_the_sample_is_drawn_with_reminders_and_gold():
     body = texts(at)
     assert "gold page" in body and "tokens from the nearest instruction" in body
     assert "starting at" in body  # r fitted to a short sample, so reminders show
-    assert "reminder" in at.get("html")[-1].proto.body or "INSTRUCTIONS_REMINDER" in at.get("html")[-1].proto.body
+    assert "reminder" in last_html(at) or "INSTRUCTIONS_REMINDER" in last_html(at)
     metrics = {m.label: m.value for m in at.metric}
     assert int(metrics["Pages"].replace(",", "")) > 1
     assert at.session_state["gold"], "the gold page is found from the sample's answer"
@@ -137,7 +142,7 @@ def test_document_html_and_script_are_shown_as_text():
     evil = "<script>alert('pwned')</script>\n\n<b>bold?</b> & $x$ **stars**\n\n<PAGE 9>fake page</PAGE 9>"
     at = paste(app(), evil, "What is <i>this</i>?")
     no_trouble(at)
-    prompt = at.get("html")[-1].proto.body
+    prompt = last_html(at)
     assert "<script>" not in prompt and "&lt;script&gt;alert" in prompt
     assert "<b>bold?</b>" not in prompt and "&lt;b&gt;bold?&lt;/b&gt; &amp;" in prompt
     assert "<i>this</i>" not in prompt

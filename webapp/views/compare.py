@@ -9,8 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from components.report import charts, compare
+from webapp import chartview, pickers, runs
 from webapp import compareview as cv
-from webapp import pickers, runs
 from webapp.render import guard, md
 
 K = cv.K
@@ -147,12 +147,19 @@ def main() -> None:
     tables(result)
     with guard("the charts"):
         left, right = st.columns(2)
-        left.plotly_chart(charts.pareto(result["arms"]), key=K + "pareto_chart")
-        right.plotly_chart(cv.u_curves(t, labels), key=K + "u_chart")
+        with left:
+            chartview.show(charts.pareto(result["arms"]), "pareto", "one point per arm: right costs more per "
+                           "1,000 questions, higher is more accurate (bars: 95% Wilson intervals); grey arms are "
+                           "dominated (another arm is as accurate for less).", key=K + "pareto_chart", series=False)
+        with right:
+            chartview.show(cv.u_curves(t, labels), "compare-u-curves", "accuracy of each arm where the answer "
+                           "sits; lines apart by more than their bands differ at that position.", key=K + "u_chart")
     pair = pick_pair(labels)
     if pair:
         with guard("the differences"):
-            st.plotly_chart(cv.differences(t, *pair), key=K + "diff_chart")
+            chartview.show(cv.differences(t, *pair), "compare-differences", "above zero the first arm is "
+                           "more accurate at that position, over the same (matched) trials; bars are 95% intervals.",
+                           key=K + "diff_chart", series=False)
         with st.expander("Planner: how many tasks to tell a difference apart", expanded=True):
             planner(result, pair)
         with st.expander("Failures only: both answers side by side"):

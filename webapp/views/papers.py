@@ -7,7 +7,7 @@ import streamlit as st
 
 from components.report import charts
 from components.report.analysis import PUBLISHED_METRIC_LABELS
-from webapp import pickers
+from webapp import chartview, pickers
 from webapp.render import guard
 
 PAPERS = {
@@ -163,8 +163,11 @@ def show_view(source: str, view: dict, rows: pd.DataFrame, key: str) -> None:
     else:
         fig = charts.published_bars(chart_rows, x, "series", title=title, x_title=X_TITLES.get(x, x),
                                     y_title=y_title)
-    st.plotly_chart(fig, key=f"{key}_chart",
-                    alt=f"{title}: {y_title} against {X_TITLES.get(x, x)}, one line or bar colour per series")
+    how = ("each line is one series as the paper printed it (hover for the printed value); a dip in the middle "
+           "is the lost-in-the-middle effect; dashed horizontal lines are reference settings.") \
+        if view["kind"] == "line" else "each bar is one published value, printed above it; compare bars of a group."
+    chartview.show(fig, f"{source}-{'-'.join(view['tables'])}", how, key=f"{key}_chart",
+                   alt=f"{title}: {y_title} against {X_TITLES.get(x, x)}, one line or bar colour per series")
     if not overall.empty:
         st.caption("Overall (the paper's average over lengths), as published: " + "; ".join(
             f"{s}: {v}" for s, v in zip(overall["series"], charts.printed(overall), strict=True)))

@@ -9,14 +9,14 @@ import streamlit as st
 from components.core.loaders import EXTENSIONS, MAX_UPLOAD_BYTES, DocumentError, read_upload
 from components.providers.pricing import PRICES_DATE, cost_usd
 from components.report.promptmap import gold_places
-from components.strategies import STRATEGIES, ParamError, get_strategy
-from webapp import cached, live, render, sidebar
+from components.strategies import ParamError, get_strategy
+from webapp import cached, chartview, links, live, moving, render, sidebar
 from webapp.state import State
+from webapp.strategyinput import strategy_input
 
 OWN = "✎ my own question"
-SOURCES = ("Sample", "Paste", "Upload")
+SOURCES = ("Sample", "Paste", "Upload", "Task set")
 PAGINATIONS = {"paragraph": "by paragraph", "sentence": "by sentence", "tokens": "by token budget"}
-CHUNK_SIZES = (1_000, 2_000, 5_000, 10_000, 20_000, 40_000, 80_000)
 def samples() -> list:
     from components.tasks.samples import list_samples
 
@@ -28,8 +28,6 @@ def samples() -> list:
 def document_input(state: State) -> tuple[str, str, list]:
     """(text, name, suggested questions) of the chosen document; text "" when there is none yet."""
     all_samples = samples()
-    st.radio("Source", SOURCES, key=State.source.key, horizontal=True, label_visibility="collapsed",
-             on_change=_new_source)
     if state.source == "Sample":
         if not all_samples:
             st.info("No bundled samples are installed. Paste text or upload a file.")
@@ -42,6 +40,8 @@ def document_input(state: State) -> tuple[str, str, list]:
         sample = next(s for s in all_samples if s.name == state.sample)
         st.caption(f"{sample.description} Source: {sample.source}")
         return sample.text, sample.name, list(sample.questions)
+    if state.source == "Task set":
+        return "", "", []
     if state.source == "Paste":
         st.text_area("Paste a document", key=State.pasted.key, height=140,
                      placeholder="Paste text here. Blank lines separate paragraphs.")
@@ -128,69 +128,12 @@ def gold_input(state: State, text: str, spec: str, name: str, answers: tuple[str
     return tuple(sorted(state.gold))
 
 
-# ---------------------------------------------------------------- strategy
-
-def fitted(name: str, default: int, doc) -> tuple[int, str]:
-    """A starting value that shows something on this document, and why it differs from the paper's.
-    r and c longer than the document would give no reminder and one chunk; k at most the pages."""
-    if name == "r" and default >= doc.tokens:
-        value = max(100, int(round(doc.tokens / 4, -2)))
-        return value, f"The paper's r = {default:,} is longer than this document; starting at {value:,}."
-    if name == "c" and default >= doc.tokens:
-        value = max([o for o in CHUNK_SIZES if o <= doc.tokens / 2] or [CHUNK_SIZES[0]])
-        return value, f"The paper's c = {default:,} is longer than this document; starting at {value:,}."
-    if name == "k" and default > len(doc.pages):
-        return len(doc.pages), f"k is at most the document's {len(doc.pages)} pages."
-    return default, ""
-
-
-def param_input(state: State, p, doc, doc_id: str) -> int:
-    key = State.param_key(p.name, p.default)
-    start, why = fitted(p.name, p.default, doc)
-    if state.fitted.get(key) != doc_id:  # a new document: start from the paper default, fitted
-        state.fitted = {**state.fitted, key: doc_id}
-        st.session_state[key] = start
-    help_ = f"{p.help}. Paper default: {p.default:,}"
-    if p.name == "r":
-        top = max(10_000, -(-doc.tokens // 1000) * 1000)
-        options = sorted({*range(100, top + 1, 100), st.session_state[key]})
-        st.select_slider("r: reprompt every … tokens", options, key=key, format_func=lambda v: f"{v:,}",
-                         help=help_)
-        if st.session_state[key] >= doc.tokens:
-            st.caption(f"r is longer than this {doc.tokens:,}-token document: no reminder fits "
-                       "(as in R&R Table 1). Lower r to see reminders.")
-    elif p.name == "k":
-        st.slider("k: pages to retrieve", p.minimum, max(20, st.session_state[key]), key=key, help=help_)
-    elif p.name == "c":
-        options = sorted({*CHUNK_SIZES, p.default, st.session_state[key]})
-        st.select_slider("c: chunk size (tokens)", options, key=key, format_func=lambda v: f"{v:,}",
-                         help=help_)
-    elif p.unit == "0/1":
-        st.toggle(p.help, key=key)
-    else:
-        st.number_input(f"{p.name} ({p.unit})", min_value=p.minimum, max_value=p.maximum, step=p.step,
-                        key=key, help=help_)
-    if why and st.session_state[key] == start:
-        st.caption(why)
-    return int(st.session_state[key])
-
-
-def strategy_input(state: State, doc, doc_id: str) -> tuple[str, tuple[tuple[str, int], ...]]:
-    names = list(STRATEGIES)
-    if state.strategy not in names:
-        state.strategy = "reprompt" if "reprompt" in names else names[0]
-    st.selectbox("Strategy", names, key=State.strategy.key, format_func=lambda n: STRATEGIES[n].label)
-    s = get_strategy(state.strategy)
-    st.caption(f"{s.summary} — *{s.paper}*")
-    return s.name, tuple((p.name, param_input(state, p, doc, doc_id)) for p in s.params)
-
-
 # ---------------------------------------------------------------- numbers before the run
 
 def before_run(state: State, doc, prompts: list, key: tuple) -> None:
     """Pages, tokens, calls and the estimated cost, before any call."""
     calls, tin, tout = cached.usage(*key)
-    s = get_strategy(key[4])
+    s = get_strategy(key[1])
     later = s.stages > 1
     spec = sidebar.current_spec()
     if spec is None:
@@ -198,7 +141,7 @@ def before_run(state: State, doc, prompts: list, key: tuple) -> None:
     else:
         cost = render.usd(cost_usd(spec.provider, spec.model, tin, tout))
         cost_help = f"{spec.label}: {tin:,} input and {tout:,} output tokens at list prices ({PRICES_DATE})."
-    cols = st.columns(5)
+    cols = st.columns([0.8, 1.1, 1.3, 1.2, 1.0])  # room for "2 (about)" and "Prompt tokens (stage 1)"
     cols[0].metric("Pages", f"{len(doc.pages):,}")
     cols[1].metric("Document tokens", f"{doc.tokens:,}")
     cols[2].metric("Prompt tokens" + (" (stage 1)" if later else ""), f"{sum(p.tokens for p in prompts):,}")
@@ -216,66 +159,112 @@ def before_run(state: State, doc, prompts: list, key: tuple) -> None:
 
 # ---------------------------------------------------------------- page
 
-def main() -> None:
-    state = State()
-    st.title("Playground")
-    st.caption("Pick a document and a question, choose a strategy: see where the instructions, reminders "
-               "and the gold page land in the prompt, then run it.")
-    c_doc, c_task, c_strategy = st.columns([1.2, 1, 1], gap="large")
-    with c_doc:
-        st.subheader("1 · Document")
+def text_source(state: State, c_in) -> tuple | None:
+    """A document of the user's own (or a sample): (base recipe, id, question, answers), or None."""
+    with c_in:
         text, name, questions = document_input(state)
+        if state.source == "Task set":
+            return None
         spec = pagination_input(state)
     if not text.strip():
-        with c_task:
-            st.subheader("2 · Question")
-        st.info("Choose a sample, paste text or upload a file to see its prompt map.")
-        return
+        c_in.info("Choose a sample, paste text or upload a file to see its prompt map.")
+        return None
     try:
         doc = cached.document(text, spec, name)
     except ValueError as e:
-        with c_doc:
-            st.error(render.short(e))
-        return
-    doc_id = hashlib.sha256(f"{spec}\n{name}\n{text}".encode()).hexdigest()[:16]
-    with c_task:
-        st.subheader("2 · Question")
+        c_in.error(render.short(e))
+        return None
+    with c_in:
+        st.markdown("#### 2 · Question")
         question, answers = question_input(state, questions)
         gold = gold_input(state, text, spec, name, answers, len(doc.pages))
-    with c_strategy:
-        st.subheader("3 · Strategy")
+    doc_id = hashlib.sha256(f"{spec}\n{name}\n{text}".encode()).hexdigest()[:16]
+    return ("text", text, spec, name, gold), doc_id, question, answers
+
+
+def task_source(state: State, c_in) -> tuple | None:
+    """A task of a bundled task set, built as a sweep builds it."""
+    with c_in:
+        base, task = moving.task_set_input(state)
+        if base is None:
+            return None
+        st.markdown("#### 2 · Question")
+        st.html(render.labelled("Question:", task.question))
+        st.html(render.labelled("Gold answer(s):", " · ".join(task.answers)))
+    doc_id = hashlib.sha256(repr(base).encode()).hexdigest()[:16]
+    return base, doc_id, task.question.strip(), tuple(task.answers)
+
+
+def main() -> None:
+    state = State()
+    links.apply_playground(state)
+    st.title("Playground")
+    if not state.present:  # on a projector the map needs the room
+        st.caption("Pick a document and a question, choose a strategy, move the answer: see where the "
+                   "instructions, reminders and the gold page land in the prompt, then run it.")
+    c_in, c_map = st.columns([1, 1.9], gap="large")
+    c_in.markdown("#### 1 · Document")
+    c_in.radio("Source", SOURCES, key=State.source.key, horizontal=True, label_visibility="collapsed",
+               on_change=_new_source)
+    got = task_source(state, c_in) if state.source == "Task set" else text_source(state, c_in)
+    if got is None:
+        return
+    base, doc_id, question, answers = got
+    with c_map:
+        recipe = moving.position_control(state, base)
+        try:
+            doc = cached.built(recipe)
+        except ValueError as e:
+            st.error(render.md(render.short(e)))  # task ids come from files
+            return
+        if recipe[0] == "text" and recipe[-1] is not None and tuple(doc.gold) != tuple(base[4]):
+            st.caption(f"Moved: gold page {', '.join(map(str, base[4]))} as written is page "
+                       f"{', '.join(map(str, doc.gold))} in this prompt; the other pages keep their order.")
+    with c_in:
+        st.markdown("#### 3 · Strategy")
         strategy, params = strategy_input(state, doc, doc_id)
     if not question:
-        st.info("Type a question (or pick a suggested one) to build the prompt.")
+        c_map.info("Type a question (or pick a suggested one) to build the prompt.")
         return
     try:
-        prompts = cached.prompts(text, spec, name, gold, strategy, params, question)
+        prompts = cached.prompts(recipe, strategy, params, question)
     except ParamError as e:
-        st.warning(render.short(e), icon=":material/tune:")
+        c_map.warning(render.short(e), icon=":material/tune:")
         return
-    doc = doc.with_gold(gold)
-    st.subheader("The prompt map")
-    st.caption("Each row is one prompt, drawn along its tokens; below, each page's distance to the nearest "
-               "instruction or reminder. Hover for details.")
-    st.plotly_chart(cached.figure(text, spec, name, gold, strategy, params, question),
-                    config={"displaylogo": False}, key="prompt_map")
-    before_run(state, doc, prompts, (text, spec, name, gold, strategy, params, question))
+    with c_map:
+        st.subheader("The prompt map")
+        map_slot = st.container()
+        before_run(state, doc, prompts, (recipe, strategy, params, question))
+        inputs = (recipe, strategy, params, question, answers)
+        live.run_section(state, doc, question, answers, strategy, dict(params), inputs)
+        moving.mini_curve_section(state, recipe, question, answers, strategy, dict(params), inputs[1:])
+    with map_slot:
+        last = state.last_run
+        view = last["view"] if last and last["inputs"] == inputs else None
+        if view is not None and len(view.prompts) > len(prompts):  # after an ICR/R&R run: every stage
+            from components.report import promptmap
 
-    inputs = (doc_id, gold, strategy, params, question, answers)
-    live.run_section(state, doc, question, answers, strategy, dict(params), inputs)
+            fig = promptmap.figure(view.prompts, doc, retrieved=view.retrieved)
+            how = ("one row per prompt sent, stage 1 then stage 2; on stage 1, a green dot marks a retrieved "
+                   "gold page (hit), a black cross a retrieved page that is not gold (miss).")
+        else:
+            fig = cached.figure(recipe, strategy, params, question)
+            how = ("each row is one prompt along its tokens: blue instructions, orange reminders, grey pages, "
+                   "the red star the gold page; below, each page's distance to the nearest instruction.")
+        chartview.show(fig, f"prompt-map-{strategy}", how, key="prompt_map", series=False)
 
-    st.subheader("The exact prompt" + ("s" if len(prompts) > 1 else ""))
+    sent = view.prompts if view is not None and len(view.prompts) > len(prompts) else prompts  # every stage
+    st.subheader("The exact prompt" + ("s" if len(sent) > 1 else ""))
     index = 0
-    if len(prompts) > 1:
-        labels = [f"{i + 1}. {p.label} ({p.tokens:,} tokens)" for i, p in enumerate(prompts)]
-        if not 0 <= state.view_prompt < len(prompts):
+    if len(sent) > 1:
+        labels = [f"{i + 1}. {p.label} ({p.tokens:,} tokens)" for i, p in enumerate(sent)]
+        if not 0 <= state.view_prompt < len(sent):
             state.view_prompt = 0
-        index = st.selectbox("Prompt", range(len(prompts)), key=State.view_prompt.key,
-                             format_func=labels.__getitem__)
-    st.caption(f"Stage 1 prompt {index + 1} of {len(prompts)}: {prompts[index].tokens:,} tokens, exactly as "
-               "sent; hover a region to see what it is.")
+        index = st.selectbox("Prompt", range(len(sent)), key=State.view_prompt.key, format_func=labels.__getitem__)
+    st.caption(f"Stage {sent[index].stage} prompt {index + 1} of {len(sent)}: {sent[index].tokens:,} tokens, exactly "
+               "as sent; hover a region to see what it is.")
     st.html(render.legend_html())
-    st.html(cached.prompt_view(text, spec, name, gold, strategy, params, question, index))
-
+    st.html(render.prompt_html(sent[index]) if sent is not prompts
+            else cached.prompt_view(recipe, strategy, params, question, index))
 
 main()

@@ -7,14 +7,14 @@ import pandas as pd
 import streamlit as st
 
 from components.report import analysis, charts
-from webapp import jobs, pickers, runs, urlstate
+from webapp import chartview, jobs, links, pickers, runs, urlstate
 from webapp.render import guard, md, short, thousands, usd
 from webapp.trialview import trial_detail
+from webapp.ucurve import BOUNDS, SERIES, fmt_table, open_on_real_curve, u_curve_tab
 
 K = "res_"  # widget keys of this page (named in webapp/state.py)
 URL_KEYS = {"sweep": (K + "sweeps", True), "model": (K + "models", True), "strategy": (K + "strategies", True),
             "task_set": (K + "task_sets", True), "metric": (K + "metric", False)}
-SERIES = {"strategy": ("strategy",), "model": ("model",), "strategy and model": ("strategy", "model")}
 
 
 def empty_state(problems: list[str]) -> None:
@@ -74,6 +74,13 @@ def summary(df: pd.DataFrame, metric: str) -> None:
     if errors:
         st.warning(f"{errors} trial(s) ended in an error and are not scored: see the **Errors** tab.",
                    icon=":material/error:")
+    weak = analysis.first_pages_mask(df)
+    if weak.any():
+        hits = int((pd.to_numeric(df.loc[weak, "page_recall"], errors="coerce") > 0).sum())
+        retrieving = int(df["retrieved_pages"].map(lambda v: isinstance(v, list | tuple)).sum())
+        st.warning(f"{int(weak.sum())} of {retrieving} retrieval trial(s) returned just the first pages in order "
+                   f"(1, 2, 3, …), what a weak model answers to any question; {hits} of them count as a page hit "
+                   "only because the gold page was among those first pages.", icon=":material/warning:")
 
 
 def x_title(df: pd.DataFrame) -> str:
@@ -82,67 +89,26 @@ def x_title(df: pd.DataFrame) -> str:
     return "answer position (tokens)"
 
 
-@st.cache_data(show_spinner=False)
-def published_rows() -> pd.DataFrame:
-    from components.report.published import load_published
-
-    return load_published()
-
-
-def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
-    c1, c2, c3 = st.columns([2, 2, 4])
-    series = pickers.radio(c1, "One line per", list(SERIES), K + "u_series", horizontal=False)
-    lengths = sorted(pd.to_numeric(df["length"], errors="coerce").dropna().astype(int).unique())
-    options = ["all lengths", *lengths]
-    default = lengths[-1] if analysis.position_kind(df) == "tokens" and len(lengths) > 1 else "all lengths"
-    length = pickers.select(c2, "Document length (tokens)", options, K + "u_length", default=default,
-                            format_func=lambda v: v if isinstance(v, str) else f"{v:,}",
-                            help="positions in tokens mean different places in documents of different "
-                                 "lengths: compare one length at a time")
-    part = df if length == "all lengths" else df[pd.to_numeric(df["length"], errors="coerce") == length]
-    overlays = None
-    candidates = analysis.overlay_candidates(published_rows(), part)
-    if not candidates.empty:
-        labels = list(dict.fromkeys(candidates["label"]))
-        chosen = pickers.multi(c3, "Overlay published curves", labels, K + "u_overlay",
-                               placeholder="none", help="R&R Tables 7-9 (GPT-4 Turbo, fuzzy match), "
-                               "drawn dotted with hollow markers; compare with the fuzzy match metric")
-        overlays = candidates[candidates["label"].isin(chosen)] if chosen else None
-        if chosen and metric != "score":
-            c3.caption("The published curves are fuzzy match; pick the fuzzy match metric to compare.")
-    else:
-        c3.caption("No published curve matches these trials' positions and lengths.")
-    table = analysis.u_curve(part, metric, SERIES[series])
-    xt = x_title(part)
-    fig = charts.u_curve(table, x_title=xt, metric_label=metric_label, overlays=overlays,
-                         title=f"{metric_label.capitalize()} by answer position"
-                               + ("" if length == "all lengths" else f" (length {length:,} tokens)"))
-    st.plotly_chart(fig, key=K + "u_chart", alt=f"U-curve: {metric_label} against {xt}, one line per {series}, "
-                                                 "with 95% Wilson confidence bands")
-    st.caption("Shaded bands: 95% Wilson intervals. n = scored trials; errors are counted apart, never scored.")
-    with st.expander("The numbers"):
-        st.dataframe(fmt_table(table[["series", "position", "n", "mean", "lo", "hi", "errors"]]), hide_index=True)
-
-
-def fmt_table(t: pd.DataFrame) -> pd.DataFrame:
-    out = t.copy()
-    for c in ("mean", "lo", "hi"):
-        if c in out:
-            out[c] = out[c].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
-    return out.rename(columns={"mean": "accuracy", "lo": "95% CI low", "hi": "95% CI high"})
-
-
 def heatmap_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     labels = analysis.series_label(df, ["strategy", "model"])
-    options = sorted(labels.unique())
+    bounds = set(analysis.series_label(df[df["strategy"].isin(BOUNDS)], ["strategy", "model"]))
+    options = sorted(set(labels) - bounds) or sorted(labels.unique())  # closed-book/oracle have no grid
     choice = pickers.select(st, "Strategy and model", options, K + "heat_series")
     part = df[labels == choice]
-    mean, n = analysis.heatmap(part, metric)
-    xt = x_title(part)
+    by_index = pd.to_numeric(part["gold_index"], errors="coerce").notna().any() and \
+        pd.to_numeric(part["length"], errors="coerce").isna().all()
+    if by_index:  # a LITM sweep: N documents by the gold document's index
+        mean, n = analysis.heatmap(part, metric, "documents", "gold_index")
+        xt, yt = "gold document index", "documents (N)"
+    else:
+        mean, n = analysis.heatmap(part, metric)
+        xt, yt = x_title(part), "document length (tokens)"
     fig = charts.heatmap(mean, n, metric_label=metric_label, x_title=xt,
-                         title=f"{metric_label.capitalize()} by length and answer position: {charts.esc(choice)}")
-    st.plotly_chart(fig, key=K + "heat_chart", alt=f"Heatmap of {metric_label}: document length by {xt}")
-    st.caption("Each cell prints its accuracy and n (scored trials).")
+                         title=f"{metric_label[:1].upper()}{metric_label[1:]} by {yt.split(' (')[0]} and {xt}: {charts.esc(choice)}")
+    fig.update_yaxes(title_text=yt)
+    chartview.show(fig, "heatmap", f"each cell is one {yt.split(' (')[0]} (row) and {xt} (column), printing its "
+                   "accuracy and n; darker means less accurate.", key=K + "heat_chart", series=False,
+                   alt=f"Heatmap of {metric_label}: {yt} by {xt}")
 
 
 def cost_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
@@ -151,8 +117,10 @@ def cost_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     table = analysis.cost_table(df, metric)
     fig = charts.accuracy_vs_cost(table, cost, metric_label=metric_label,
                                   title=f"{metric_label.capitalize()} against {charts.COST_TITLES[cost]}")
-    st.plotly_chart(fig, key=K + "cost_chart", alt=f"{metric_label} against {charts.COST_TITLES[cost]}, "
-                                                    "one point per strategy setting")
+    chartview.show(fig, f"accuracy-vs-{cost}", "one point per strategy setting (labelled with its parameters), "
+                   "up is more accurate, left is cheaper; bars are 95% intervals; the best trade-offs sit top left.",
+                   key=K + "cost_chart", alt=f"{metric_label} against {charts.COST_TITLES[cost]}, one point per "
+                                             "strategy setting")
     if len(table) and not table["usd_known"].all():
         st.caption("Some trials have no price (an unpriced model or a failed call): their dollars are missing.")
     if len(table):
@@ -173,7 +141,9 @@ def length_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     series = pickers.radio(st, "One line per", list(SERIES), K + "len_series", horizontal=True)
     table = analysis.by_length(df, metric, SERIES[series])
     fig = charts.accuracy_vs_length(table, metric_label=metric_label, title=f"{metric_label.capitalize()} by document length")
-    st.plotly_chart(fig, key=K + "len_chart", alt=f"{metric_label} against document length, one line per {series}")
+    chartview.show(fig, "accuracy-vs-length", "accuracy (y) against document length (x), one line per series; "
+                   "shaded bands are 95% intervals; a falling line means longer documents hurt.", key=K + "len_chart",
+                   alt=f"{metric_label} against document length, one line per {series}")
 
 
 TRIAL_VIEW = ["trial_id", "sweep", "task", "strategy", "model", "length", "position", "documents", "gold_index",
@@ -275,6 +245,8 @@ def main() -> None:
     st.caption("From cached runs: your run store and the runs shipped with the app (labelled *shipped*). "
                "Every accuracy comes with n and a 95% interval; trials that failed are counted, not scored.")
     sweeps_list(sweeps)
+    open_on_real_curve(trials, sweeps)
+    links.apply_results()  # after the default view: a link's axis wins
     df, metric = filters(trials, sweeps)
     st.code(urlstate.write("results", URL_KEYS, skip=("primary",)), language=None)  # the link to this view
     if df.empty:

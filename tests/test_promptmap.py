@@ -110,3 +110,9 @@ def test_prompt_without_pages_draws():
     prompts = get_strategy("closed-book").first_prompts(doc, "Who?", {})
     fig = promptmap.figure(prompts, doc)
     assert fig.layout.height > 0
+
+
+def test_token_counts_read_as_english():
+    from components.report.promptmap import n_tokens
+
+    assert [n_tokens(0), n_tokens(1), n_tokens(1873)] == ["0 tokens", "1 token", "1,873 tokens"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from components.report import lessonfigs
-from components.report.promptmap import gold_places
+from components.report.promptmap import gold_places, n_tokens
 from webapp import cached, chartview, moving
 from webapp.state import State
 
@@ -66,7 +66,7 @@ def place_caption(prompts) -> None:
     if places:
         g = places[0]
         st.caption(f"Gold page {g.page} starts at token {g.start:,} of {prompts[0].tokens:,}"
-                   + ("" if g.distance is None else f", {g.distance:,} tokens from the nearest instruction") + ".")
+                   + ("" if g.distance is None else f", {n_tokens(g.distance)} from the nearest instruction") + ".")
 
 
 def move() -> None:

@@ -51,6 +51,11 @@ class Region:
     distance: int | None = None
 
 
+def n_tokens(n: int) -> str:
+    """'1 token', '1,873 tokens'."""
+    return f"{n:,} token" + ("" if n == 1 else "s")
+
+
 def gap(a: Span, b: Span) -> int:
     """Tokens between two spans (0 if they touch or overlap)."""
     if a.end_token <= b.start_token:
@@ -118,7 +123,7 @@ def _hover(r: Region, doc: Document | None) -> str:
     size = f"tokens {r.start:,}–{r.end:,} ({r.end - r.start:,})"
     if r.kind in ("page", "gold"):
         head = f"<b>{'gold page' if r.kind == 'gold' else 'page'} {r.page}</b>"
-        dist = "" if r.distance is None else f"<br>{r.distance:,} tokens from the nearest instruction"
+        dist = "" if r.distance is None else f"<br>{n_tokens(r.distance)} from the nearest instruction"
         return f"{head}<br>{size}{dist}{_preview(doc, r.page)}"
     if r.kind == "chunk":
         return f"<b>chunk {r.chunk}</b><br>{size}"

@@ -8,7 +8,7 @@ import streamlit as st
 
 from components.core.loaders import EXTENSIONS, MAX_UPLOAD_BYTES, DocumentError, read_upload
 from components.providers.pricing import PRICES_DATE, cost_usd
-from components.report.promptmap import gold_places
+from components.report.promptmap import gold_places, n_tokens
 from components.strategies import ParamError, get_strategy
 from webapp import cached, chartview, links, live, moving, render, sidebar
 from webapp.state import State
@@ -152,7 +152,7 @@ def before_run(state: State, doc, prompts: list, key: tuple) -> None:
     if places:
         text = "; ".join(
             f"gold page {g.page} starts at token {g.start:,} of prompt {g.prompt + 1}"
-            + ("" if g.distance is None else f", {g.distance:,} tokens from the nearest instruction")
+            + ("" if g.distance is None else f", {n_tokens(g.distance)} from the nearest instruction")
             for g in places[:4])
         st.caption(text + ("…" if len(places) > 4 else ""))
 

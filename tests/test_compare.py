@@ -179,3 +179,16 @@ def test_pareto_chart_greys_dominated_arms(two_arms):
     evil = two_arms.assign(model="openai:<b>gpt-4o-mini</b>")
     names = [t.name for t in charts.pareto(cmp.arms(evil, price_model="gpt-4o-mini")).data]
     assert all("<b>" not in n for n in names) and any("&lt;b&gt;" in n for n in names)
+
+
+def test_default_arms_come_from_one_sweep_so_they_can_be_paired():
+    import pandas as pd
+
+    from components.report.compare import default_arms
+
+    t = pd.DataFrame({"sweep_key": ["a", "a", "b", "b", "b", "b"],
+                      "arm": ["oracle", "oracle", "base", "re", "rr", "base"]})
+    assert default_arms(t, ["oracle", "base", "re", "rr"]) == ["base", "re", "rr"]
+    assert default_arms(t, ["oracle", "base", "re", "rr"], most=2) == ["base", "re"]
+    single = pd.DataFrame({"sweep_key": ["a", "b"], "arm": ["x", "y"]})
+    assert default_arms(single, ["x", "y"]) == ["x", "y"]  # no sweep has two arms: the best ones

@@ -67,6 +67,19 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def default_arms(t: pd.DataFrame, ranked: list[str], most: int = 3) -> list[str]:
+    """The arms to open on: those of the one sweep with the most arms (they share tasks and cells,
+    so they can be paired), best first, at most `most`; arms from different sweeps (other task
+    sets) rarely match any trial. `t` is prepare()'d; `ranked` the arm labels, best first."""
+    if "sweep_key" not in t.columns or t.empty:
+        return ranked[:most]
+    per = t.groupby("sweep_key")["arm"].agg(lambda a: set(a))
+    best = max(per.index, key=lambda k: (len(per[k]), (t["sweep_key"] == k).sum()))
+    if len(per[best]) < 2:
+        return ranked[:most]
+    return [a for a in ranked if a in per[best]][:most]
+
+
 def filter_length(df: pd.DataFrame, length: int | None) -> pd.DataFrame:
     """Trials of one document length (None: all lengths)."""
     if length is None or "length" not in df.columns:

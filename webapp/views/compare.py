@@ -31,7 +31,7 @@ def choose(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, li
         part = compare.filter_length(part, None if length in (None, cv.ALL_LENGTHS) else int(length))
         t = compare.prepare(part)
         ranked = compare.arms(t).sort_values("accuracy", ascending=False)["label"].tolist()
-        default = ranked if len(ranked) <= 4 else ranked[:3]
+        default = compare.default_arms(t, ranked)
         arms = pickers.multi(st, "Arms (strategy, parameters, model)", ranked, K + "arms", default=default,
                              placeholder="choose two or more arms")
     return t, arms

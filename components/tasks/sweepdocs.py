@@ -17,6 +17,7 @@ of (length, position) documents is built without re-tokenising any text.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from bisect import bisect_right
@@ -88,6 +89,7 @@ class Built:
         return rec
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _clean(text: str) -> str:
     # what make_document stores (and counts), so counts passed through `counts=` match the page text
     return neutralise_tags(text)
@@ -114,28 +116,42 @@ def _answer_patterns(answers) -> list[re.Pattern]:
     return pats
 
 
+_CLEANED: list = [None, []]  # [the pool list last seen, its distinct passages as (cleaned text, Passage)]
+
+
+def _distinct(passages: list[Passage]) -> list[tuple[str, Passage]]:
+    """(cleaned text, passage) of each distinct non-empty text, first occurrence first."""
+    out, seen = [], set()
+    for p in passages:
+        t = _clean(p.text)
+        if t and t not in seen:
+            seen.add(t)
+            out.append((t, p))
+    return out
+
+
 def _pool_for(task: Task, pool: list[Passage] | None) -> list[Passage]:
     """Extra distractors: the given pool plus the built-in haystack for NIAH-style tasks, without the
     task's own passages and without passages that mention one of its answers (a distractor must not
-    answer the question)."""
-    extra: list[Passage] = list(pool or [])
+    answer the question). A sweep passes the same pool list for every trial: its cleaned, distinct
+    texts are computed once (the filter per task is then one regex search per passage)."""
     hay: list[Passage] = []
     if task.meta.get("haystack") == "builtin":
         from components.tasks.haystack import haystack_passages
 
         hay = haystack_passages()
-        extra.extend(hay)
-    if not extra:
+    if not pool and not hay:
         return []
+    if pool and _CLEANED[0] is not pool:
+        _CLEANED[0], _CLEANED[1] = pool, _distinct(pool)
+    candidates = _CLEANED[1] if pool else []
+    if hay:
+        candidates = _distinct([p for _, p in candidates] + list(hay))
     own = {_clean(p.text) for p in task.passages}
     pats = _answer_patterns(task.answers)
-    out, seen = [], set()
-    for p in extra:
-        t = _clean(p.text)
-        if not t or t in own or t in seen or any(r.search(t) for r in pats):
-            continue
-        seen.add(t)
-        out.append(Passage(p.text, p.title, False))
+    mentions = re.compile("|".join(f"(?:{r.pattern})" for r in pats), re.IGNORECASE).search if pats else None
+    out = [p if not p.gold else Passage(p.text, p.title, False) for t, p in candidates
+           if t not in own and not (mentions and mentions(t))]
     # RULER-style haystacks repeat their text when a long context is asked for (about 17k tokens per
     # round of ours): up to HAYSTACK_REPEATS more rounds, so NIAH sweeps reach 128k tokens.
     out.extend(Passage(p.text) for _ in range(HAYSTACK_REPEATS) for p in hay)

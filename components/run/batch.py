@@ -35,8 +35,8 @@ from components.providers.guard import check_fits, count_message_tokens
 from components.providers.pricing import cost_usd
 from components.run.caller import NeedsCall
 from components.run.plan import plan, precount, trial_document
-from components.run.runner import Progress, SweepSummary, _key_for, run_sweep
-from components.run.schema import Trial, params_json
+from components.run.runner import Progress, SweepSummary, _key_for, run_sweep, stamp
+from components.run.schema import Trial
 from components.run.trial import Ran, execute
 from components.strategies import get_strategy
 
@@ -263,14 +263,7 @@ class BatchRun:
             except NeedsCall as exc:
                 return str(exc.args[0])
         trial = ran.trial
-        # the same fields runner.run_sweep stamps on a trial
-        trial.trial_key, trial.task, trial.question = spec.key, spec.task.id, spec.task.question
-        trial.answers, trial.strategy, trial.params = list(spec.task.answers), spec.strategy, params_json(spec.params)
-        trial.model, trial.length, trial.position = spec.model.label, spec.length, spec.position
-        trial.documents, trial.gold_index = spec.documents, spec.gold_index
-        if built is not None:
-            trial.actual_length, trial.actual_position = built.length_tokens, built.position_tokens
-            trial.gold_pages = list(built.gold_pages)
+        stamp(trial, spec, built)
         self.store.put_trial(self.sweep_id, trial.row(), ran.call_keys)
         self.done += 1
         self.ran += 1

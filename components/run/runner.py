@@ -66,6 +66,18 @@ def _key_for(model, api_keys: dict | None) -> str | None:
     return keys.get(model.label) or keys.get(model.api_key_env or "") or keys.get(model.provider)
 
 
+def stamp(trial, spec, built) -> None:
+    """Fill in what a trial is of (its plan spec and built document): the one place both the live
+    runner and the batch runner take these fields from."""
+    trial.trial_key, trial.task, trial.question = spec.key, spec.task.id, spec.task.question
+    trial.answers, trial.strategy, trial.params = list(spec.task.answers), spec.strategy, params_json(spec.params)
+    trial.model, trial.length, trial.position = spec.model.label, spec.length, spec.position
+    trial.documents, trial.gold_index = spec.documents, spec.gold_index
+    if built is not None:
+        trial.actual_length, trial.actual_position = built.length_tokens, built.position_tokens
+        trial.gold_pages = list(built.gold_pages)
+
+
 def run_sweep(config: SweepConfig, store, *, progress: Callable[[Progress], None] | None = None,
               cancel: threading.Event | None = None, api_keys: dict | None = None, retry_errors: bool = False,
               providers: dict | None = None, owner: str | None = None) -> SweepSummary:
@@ -142,13 +154,7 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
                                 answer_mode=spec.task.meta.get("answer_mode", "any"),
                                 gold_sentences=spec.task.gold_sentences)
         trial = ran.trial
-        trial.trial_key, trial.task, trial.question = spec.key, spec.task.id, spec.task.question
-        trial.answers, trial.strategy, trial.params = list(spec.task.answers), spec.strategy, params_json(spec.params)
-        trial.model, trial.length, trial.position = spec.model.label, spec.length, spec.position
-        trial.documents, trial.gold_index = spec.documents, spec.gold_index
-        if built is not None:
-            trial.actual_length, trial.actual_position = built.length_tokens, built.position_tokens
-            trial.gold_pages = list(built.gold_pages)
+        stamp(trial, spec, built)
         store.put_trial(sweep_id, trial.row(), ran.call_keys)
         state["done"] += 1
         state["ran"] += 1

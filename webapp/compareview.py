@@ -8,7 +8,7 @@ import streamlit as st
 
 from components.providers import pricing
 from components.report import analysis, charts, compare, report_html
-from webapp import urlstate
+from webapp import runs, urlstate
 
 K = "cmp_"  # widget keys of the page (named in webapp/state.py)
 # query parameter -> (session key, is a list)
@@ -86,16 +86,39 @@ def differences(t: pd.DataFrame, a: str, b: str):
     return charts.position_differences(compare.by_position(t, a, b, x=x), a, b, x=x, x_title=title)
 
 
-def report(result: dict, pair: tuple[str, str] | None, sources: list[str]) -> bytes:
+FAILURES_SHOWN = 1000  # failures of a pair listed with their texts (fetched from the stores)
+
+
+def failures(t: pd.DataFrame, pair: tuple[str, str], limit: int = FAILURES_SHOWN) -> tuple[pd.DataFrame, int]:
+    """(the first `limit` failures of the pair, with the question, gold answers and both answers read
+    from the stores, since the page holds summary columns only; how many failures in all)."""
+    fail = compare.failures(t, *pair)
+    total = len(fail)
+    fail = fail.head(limit).copy()
+    sources = [f"{c}_a" for c in compare.FAILURE_SOURCES] + [f"{c}_b" for c in compare.FAILURE_SOURCES]
+    if fail.empty or not set(sources) <= set(fail.columns):
+        return fail.drop(columns=[c for c in sources if c in fail]), total
+    for side in ("a", "b"):
+        ids = fail[[f"{c}_{side}" for c in compare.FAILURE_SOURCES]]
+        full = runs.whole(ids.set_axis(list(compare.FAILURE_SOURCES), axis=1))
+        if side == "a":
+            fail["question"], fail["answers"] = full.get("question"), full.get("answers")
+        fail[f"answer_{side}"] = full.get("answer")
+    return fail.drop(columns=sources), total
+
+
+def report(result: dict, pair: tuple[str, str] | None, sources: list[str], prices: dict | None = None) -> bytes:
+    """The one-file report; made when its download button is clicked (outside the script run, so the
+    session's edited prices come in as `prices`)."""
     t = result["trials"]
     labels = list(result["arms"]["label"])
     figures = [charts.pareto(result["arms"]), u_curves(t, labels)]
-    fail = None
+    fail, total = None, None
     if pair:
         figures.append(differences(t, *pair))
-        fail = compare.failures(t, *pair)
-    text = report_html.build(result, figures=figures, failures=fail, pair=pair, prices=session_prices(),
-                             prices_edited=session_prices() is not None, sources=sources)
+        fail, total = failures(t, pair, limit=50)  # the report lists the first 50
+    text = report_html.build(result, figures=figures, failures=fail, failures_total=total, pair=pair,
+                             prices=prices, prices_edited=prices is not None, sources=sources)
     return text.encode("utf-8")
 
 

@@ -26,13 +26,29 @@ def stamp(path: Path) -> tuple:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def load_store(path: str, version: tuple, readonly: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
-    from components.run.store import RunStore
+    """The summary columns of a store's trials, and its sweeps (components.run.reader.browse): a store
+    of 100k trials loads in about a second; texts are fetched for the rows shown (`whole`)."""
+    from components.run.reader import browse
 
-    store = RunStore(path, readonly=readonly)
-    try:
-        return store.trials_frame(), store.sweeps_frame()
-    finally:
-        store.close()
+    return browse(path, readonly)
+
+
+def whole(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of `df` (a few: a page, a drill-down, failures) with every stored column: questions,
+    answers, page lists, from their stores; the columns `df` has of its own (store, labels) kept."""
+    from components.run.reader import whole_trials
+
+    if df.empty:
+        return df.copy()
+    found: dict[tuple[str, int], dict] = {}
+    for (path, shipped), part in df.groupby(["store_path", "shipped"], sort=False):
+        for row in whole_trials(path, part["trial_id"], readonly=bool(shipped)):
+            found[(path, int(row["trial_id"]))] = row
+    rows = []
+    for r in df.to_dict("records"):
+        full = found.get((r["store_path"], int(r["trial_id"])), {})
+        rows.append({**full, **r})
+    return pd.DataFrame(rows, index=df.index)
 
 
 USER_LABEL = "your runs"  # the user's store, as sweep keys name it ("your runs#3")
@@ -41,6 +57,15 @@ USER_LABEL = "your runs"  # the user's store, as sweep keys name it ("your runs#
 def sweep_key(sweep_id) -> str:
     """The key a sweep of the user's store has on Results and Compare (and in their URLs: ?sweep=)."""
     return f"{USER_LABEL}#{sweep_id}"
+
+
+def export(df: pd.DataFrame, fmt: str) -> bytes:
+    """The trials of `df` with every stored column (texts read from their stores) as a csv, jsonl or
+    parquet file; the app's own bookkeeping columns left out."""
+    from components.run.store_io import frame_bytes
+
+    full = whole(df)
+    return frame_bytes(full.drop(columns=[c for c in ("store_path", "sweep_key", "shipped") if c in full]), fmt)
 
 
 def sources() -> list[tuple[str, bool, Path]]:

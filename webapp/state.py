@@ -146,6 +146,7 @@ class State:
     res_cost_measure: Any = Key(None, widget=True)
     res_len_series: Any = Key(None, widget=True)
     res_trial: Any = Key(None, widget=True)
+    res_trial_page: int = Key(1, widget=True)  # page of the trial table (views/results.py PAGE rows each)
     cmp_sweeps: Any = Key(None, widget=True)  # Compare page (webapp/views/compare.py); also in its URL
     cmp_arms: Any = Key(None, widget=True)  # None: the page's default arms
     cmp_length: Any = Key(None, widget=True)

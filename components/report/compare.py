@@ -59,11 +59,13 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
     combos = keys.drop_duplicates()
     names = {tuple(r): analysis.arm_label(dict(zip(ARM_COLUMNS, r, strict=True)))
              for r in combos.itertuples(index=False)}
-    out["arm"] = [names[tuple(r)] for r in keys.itertuples(index=False)] if len(out) else pd.Series(dtype=str)
+    rows = zip(*(keys[c].to_numpy(dtype=object) for c in ARM_COLUMNS), strict=True)  # numpy: fast to iterate
+    out["arm"] = [names[r] for r in rows] if len(out) else pd.Series(dtype=str)
     primary = out[analysis.PRIMARY] if analysis.PRIMARY in out.columns else analysis.primary_values(out)
     ok = correct(primary)
     ok[analysis.is_error(out)] = math.nan
     out["ok"] = ok
+    out["match_key"] = _key(out)  # once here, not per pair (a 100k-trial store has 14 lookups per view)
     return out
 
 
@@ -205,13 +207,12 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
 
 
 def _key(df: pd.DataFrame) -> pd.Series:
-    cols = [c for c in MATCH_COLUMNS if c in df.columns]
-    parts = df[cols].astype(object).where(df[cols].notna(), None)
-    return pd.Series(["|".join(_fmt(v) for v in r) for r in parts.itertuples(index=False)], index=df.index)
+    cols = [[_fmt(v) for v in df[c].to_numpy(dtype=object)] for c in MATCH_COLUMNS if c in df.columns]
+    return pd.Series(["|".join(r) for r in zip(*cols, strict=True)] if cols else [""] * len(df), index=df.index)
 
 
 def _fmt(v) -> str:
-    if v is None:
+    if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
         return ""
     if isinstance(v, float) and v.is_integer():
         return str(int(v))
@@ -226,7 +227,7 @@ def matched(df: pd.DataFrame, a: str, b: str) -> tuple[pd.DataFrame, int, int]:
     sides = []
     for label in (a, b):
         s = t[(t["arm"] == label) & t["ok"].notna()].copy()
-        s["key"] = _key(s)
+        s["key"] = s["match_key"] if "match_key" in s else _key(s)
         sides.append(s)
     sa, sb = sides
     da = sa.drop_duplicates("key", keep="last")
@@ -290,7 +291,14 @@ def failures(df: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
     for side in ("a", "b"):
         out[f"answer_{side}"] = bad.get(f"answer_{side}")
         out[f"ok_{side}"] = bad[f"ok_{side}"].astype(int)
+    for c in FAILURE_SOURCES:  # where each side's trial is stored: the app fetches the texts it lacks
+        for side in ("a", "b"):
+            if f"{c}_{side}" in bad:
+                out[f"{c}_{side}"] = bad[f"{c}_{side}"]
     return out.reset_index(drop=True)
+
+
+FAILURE_SOURCES = ("trial_id", "store_path", "shipped")
 
 
 # --- planner --------------------------------------------------------------------------------------------
@@ -410,7 +418,8 @@ def compare(df: pd.DataFrame, labels: list[str] | None = None, *, length: int | 
             difference: float = DEFAULT_DIFFERENCE) -> dict:
     """Everything at once: {"arms": [...], "pairs": [...], "recommendation": str, "plan": {...}}.
     `labels` chooses arms (default: all arms of the trials, most accurate first)."""
-    t = prepare(filter_length(df, length))
+    t = filter_length(df, length)
+    t = t if "ok" in t.columns else prepare(t)  # the page passes prepared trials: not twice
     table = arms(t, price_model=price_model, batch=batch, prices=prices)
     if labels:
         unknown = [x for x in labels if x not in set(table["label"])]

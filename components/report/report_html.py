@@ -102,7 +102,7 @@ def prices_html(arms: pd.DataFrame, prices: dict | None, edited: bool) -> str:
             f"{_e(note)}</p>")
 
 
-def failures_html(fail: pd.DataFrame, a: str, b: str, limit: int = 50) -> str:
+def failures_html(fail: pd.DataFrame, a: str, b: str, limit: int = 50, total: int | None = None) -> str:
     if fail.empty:
         return "<p>No matched trial that either arm got wrong.</p>"
     rows = []
@@ -113,7 +113,9 @@ def failures_html(fail: pd.DataFrame, a: str, b: str, limit: int = 50) -> str:
         rows.append([_td(r.task), _td(cell), f"<td><pre>{_e(r.question)}</pre></td>", _td(answers),
                      f"<td><pre>{_e(r.answer_a)}</pre>{'✓' if r.ok_a else '✗'}</td>",
                      f"<td><pre>{_e(r.answer_b)}</pre>{'✓' if r.ok_b else '✗'}</td>"])
-    more = f'<p class="small">First {limit} of {len(fail)}.</p>' if len(fail) > limit else ""
+    total = len(fail) if total is None else total  # `fail` may be the first rows only
+    shown = min(limit, len(fail))
+    more = f'<p class="small">First {shown} of {total}.</p>' if total > shown else ""
     return _table(["task", "cell", "question", "gold answers", f"answer of {a}", f"answer of {b}"], rows) + more
 
 
@@ -128,8 +130,10 @@ def figures_html(figures: list) -> str:
 
 def build(result: dict, *, figures: list, failures: pd.DataFrame | None = None, pair: tuple[str, str] | None = None,
           prices: dict | None = None, prices_edited: bool = False, sources: list[str] = (),
-          title: str = "LITM Explorer: comparison", now: datetime | None = None) -> str:
-    """The report as one HTML string. `result` is compare.compare(); `figures` plotly figures."""
+          title: str = "LITM Explorer: comparison", now: datetime | None = None,
+          failures_total: int | None = None) -> str:
+    """The report as one HTML string. `result` is compare.compare(); `figures` plotly figures;
+    `failures` the pair's failures (or their first rows, `failures_total` counting them all)."""
     now = now or datetime.now(UTC)
     arms, pairs, plan = result["arms"], result["pairs"], result["plan"]
     cost = "" if plan.get("cost_usd") is None else f", about {_usd(plan['cost_usd'])} for both arms"
@@ -151,7 +155,7 @@ def build(result: dict, *, figures: list, failures: pd.DataFrame | None = None, 
         "<h2>Charts</h2>", figures_html(figures),
     ]
     if failures is not None and pair:
-        parts += [f"<h2>Failures: {_e(pair[0])} against {_e(pair[1])}</h2>", failures_html(failures, *pair)]
+        parts += [f"<h2>Failures: {_e(pair[0])} against {_e(pair[1])}</h2>", failures_html(failures, *pair, total=failures_total)]
     parts += ["<h2>Prices</h2>", prices_html(arms, prices, prices_edited),
               "<h2>Methods</h2>", f"<p class='small'>{_e(METHODS)}</p>", "</body></html>"]
     return "\n".join(parts)

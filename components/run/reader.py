@@ -2,8 +2,10 @@
 
 - `summary_frame`: the columns charts and tables aggregate (no prompts, answers or page lists), read
   by SQLite and pandas in one pass: a 100k-trial store in about a second, ~30 MB.
-- `trial_rows`: whole trials (every column, lists decoded) for the ids shown: a page of the trial table
-  or one drill-down.
+- `browse`: what Results and Compare hold of a store: the summary columns, the retrieved pages (the
+  first-k warning) and the sweeps; texts are fetched per page shown.
+- `trial_rows`: whole trials (every column, lists decoded) for the ids shown: a page of the trial table,
+  one drill-down, the failures of a pair or an export.
 - `iter_rows`: every trial as a tuple, streamed, for `litm results` (memory stays flat).
 """
 
@@ -47,13 +49,62 @@ def _where(store, sweep) -> tuple[str, tuple]:
     return " WHERE t.sweep_id = ?", (store.sweep_id(sweep),)
 
 
-def summary_frame(store, sweep=None):
-    """The aggregate columns of every trial (of one sweep), as a DataFrame."""
+# Results and Compare: the summary columns and the retrieval stage's pages (short lists)
+BROWSE_COLUMNS = [*SUMMARY_COLUMNS, "retrieved_pages"]
+
+
+def summary_frame(store, sweep=None, columns: list[str] = SUMMARY_COLUMNS):
+    """The aggregate columns of every trial (of one sweep), as a DataFrame (JSON lists decoded)."""
     import pandas as pd
 
     where, args = _where(store, sweep)
-    sql = f"SELECT {_select(store, SUMMARY_COLUMNS)} FROM trials t JOIN sweeps s ON s.id = t.sweep_id{where} ORDER BY t.id"
-    return pd.read_sql_query(sql, store.db, params=args)
+    sql = f"SELECT {_select(store, columns)} FROM trials t JOIN sweeps s ON s.id = t.sweep_id{where} ORDER BY t.id"
+    frame = pd.read_sql_query(sql, store.db, params=args)
+    for c in columns:
+        if c in JSON_COLUMNS:
+            frame[c] = _decoded(c, frame[c])
+    return frame
+
+
+def _decoded(name: str, column) -> list:
+    """JSON lists decoded, each distinct text once (page lists repeat: "[1, 2, 3]"); NULL (or NaN) -> None."""
+    seen: dict[str, list] = {}
+    out = []
+    for v in column.to_numpy(dtype=object):  # numpy objects: iterating an Arrow column costs 10x more
+        if isinstance(v, str):
+            got = seen.get(v)
+            if got is None:
+                got = seen[v] = decode(name, v)
+            out.append(got)
+        else:
+            out.append(None)
+    return out
+
+
+def browse(path, readonly: bool = True):
+    """(trials, sweeps) of the store at `path` as Results and Compare hold them: BROWSE_COLUMNS only."""
+    from components.run.store import RunStore
+
+    store = RunStore(path, readonly=readonly)
+    try:
+        return summary_frame(store, columns=BROWSE_COLUMNS), store.sweeps_frame()
+    finally:
+        store.close()
+
+
+def whole_trials(path, trial_ids, readonly: bool = True) -> list[dict]:
+    """`trial_rows` of the store at `path` (opened and closed here), fetched 900 ids at a time."""
+    from components.run.store import RunStore
+
+    ids = [int(i) for i in trial_ids]
+    store = RunStore(path, readonly=readonly)
+    try:
+        out = []
+        for start in range(0, len(ids), 900):  # SQLite's bound-parameter limit is 999 on old builds
+            out.extend(trial_rows(store, ids[start:start + 900]))
+        return out
+    finally:
+        store.close()
 
 
 def trial_rows(store, trial_ids: list[int]) -> list[dict]:

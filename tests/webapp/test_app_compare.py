@@ -159,3 +159,26 @@ def test_results_view_is_in_its_url(stores):
     assert not again.exception
     assert again.multiselect(key="res_strategies").value == ["rr"]
     assert again.selectbox(key="res_metric").value == "subspan_em"
+
+
+def test_failures_read_their_texts_from_the_stores(stores):
+    """The page holds summary columns only (components.run.reader.browse): a pair's failures fetch
+    the question, gold answers and both answers by trial id, the first `limit` of them."""
+    from components.report import analysis, report_html
+    from components.run.reader import browse
+    from webapp import compareview
+
+    path = fill(stores / "runs" / "litm.sqlite")
+    trials, sweeps = browse(path, readonly=False)
+    assert "answer" not in trials
+    t = compare.prepare(analysis.combine_stores([("your runs", False, str(path), trials, sweeps)])[0])
+    everything = compare.failures(compare.prepare(RunStore(path).trials_frame()), ARMS[0], ARMS[1])
+    fail, total = compareview.failures(t, (ARMS[0], ARMS[1]), limit=3)
+    assert total == len(everything) > 3 and len(fail) == 3
+    assert list(fail["answer_a"]) == list(everything["answer_a"].head(3))
+    assert list(fail["answer_b"]) == list(everything["answer_b"].head(3))
+    assert set(fail["question"]) == {"Where?"} and all(a == ["Paris"] for a in fail["answers"])
+    assert not [c for c in fail if c.startswith(("trial_id_", "store_path_", "shipped_"))]
+    result = compare.compare(t, ARMS)
+    page = report_html.build(result, figures=[], failures=fail, failures_total=total, pair=(ARMS[0], ARMS[1]))
+    assert f"First 3 of {total}." in page

@@ -134,3 +134,44 @@ def test_a_browser_sees_its_own_runs_never_another_workspace(stores):
     other.run()
     options = " ".join(str(o) for o in other.multiselect(key="res_sweeps").options)
     assert "their sweep" in options and "my sweep" not in options
+
+
+def test_the_pages_hold_summary_columns_and_fetch_texts_for_the_rows_shown(stores):
+    """Results and Compare keep no prompts or answers in memory (a 100k-trial store loads in about a
+    second); a page of the trial table, a drill-down and an export read them from the store."""
+    import io
+
+    import pandas as pd
+
+    from components.report import analysis
+    from components.run.reader import BROWSE_COLUMNS, browse
+    from webapp import runs
+
+    path = fill(stores / "runs" / "litm.sqlite")
+    trials, sweeps = browse(path, readonly=False)
+    assert list(trials.columns) == BROWSE_COLUMNS
+    assert not {"question", "answer", "answers", "prompts", "raw_answer"} & set(trials.columns)
+    assert trials["retrieved_pages"].map(lambda v: isinstance(v, list)).all()  # decoded lists
+    combined, _ = analysis.combine_stores([("your runs", False, str(path), trials, sweeps)])
+    page = combined.iloc[10:15]
+    full = runs.whole(page)
+    assert list(full.index) == list(page.index) and list(full["trial_id"]) == list(page["trial_id"])
+    assert set(full["question"]) == {"Where?"} and set(full["answer"]) <= {"Paris", "London"}
+    assert set(full["store"]) == {"your runs"}  # the page's own columns are kept
+    exported = pd.read_csv(io.BytesIO(runs.export(combined, "csv")))
+    assert len(exported) == 108 and exported["question"].eq("Where?").all()
+    assert "store_path" not in exported and exported["answer"].notna().sum() == 106
+
+
+def test_the_trial_table_pages_a_big_selection(stores):
+    fill(stores / "runs" / "litm.sqlite", n_tasks=30, errors=0)  # 540 trials: two pages of 500
+    at = run()
+    assert {m.label: m.value for m in at.metric}["Trials"] == "540"
+    assert len(at.selectbox(key="res_trial").options) == 500
+    at.number_input(key="res_trial_page").set_value(2).run()
+    assert not at.exception
+    options = at.selectbox(key="res_trial").options
+    assert len(options) == 40
+    assert "trials 501–540 shown" in texts(at)
+    at.selectbox(key="res_trial").set_value(options[-1]).run()
+    assert not at.exception and "Prompt map" in texts(at)

@@ -5,6 +5,8 @@ a one-file report. The statistics are components.report.compare; the helpers web
 
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 import streamlit as st
 
@@ -21,7 +23,8 @@ def choose(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, li
     with st.container(border=True):
         c1, c2 = st.columns([3, 1])
         labels = dict(zip(sweeps["sweep_key"], sweeps["label"], strict=True))
-        have = [k for k in sweeps["sweep_key"] if k in set(trials["sweep_key"])]
+        present = set(trials["sweep_key"])  # once, not per sweep
+        have = [k for k in sweeps["sweep_key"] if k in present]
         chosen = pickers.multi(c1, "Sweeps", have, K + "sweeps", format_func=lambda k: labels.get(k, k),
                                placeholder="every sweep of every store")
         part = trials[trials["sweep_key"].isin(chosen)] if chosen else trials
@@ -115,8 +118,9 @@ def planner(result: dict, pair: tuple[str, str] | None) -> None:
 
 
 def failures(t: pd.DataFrame, pair: tuple[str, str]) -> None:
-    fail = compare.failures(t, *pair)
-    st.caption(f"{len(fail)} matched trial(s) that at least one arm got wrong (0 wrong, 1 right).")
+    fail, total = cv.failures(t, pair)
+    shown = f"; the first {len(fail):,} are listed" if total > len(fail) else ""
+    st.caption(f"{total:,} matched trial(s) that at least one arm got wrong (0 wrong, 1 right){shown}.")
     if not fail.empty:
         st.dataframe(fail.rename(columns={"answer_a": f"answer: {pair[0]}", "answer_b": f"answer: {pair[1]}",
                                           "ok_a": "a right", "ok_b": "b right"}).dropna(axis=1, how="all"),
@@ -169,9 +173,11 @@ def main() -> None:
     st.code(link, language=None)
     sources = sorted(set(t[t["arm"].isin(labels)]["sweep_label"].dropna().astype(str))) if "sweep_label" in t else []
     with guard("the report"):
-        st.download_button("Download report (one HTML file)", cv.report(result, pair, sources),
+        # made on click (data as a callable): the report inlines plotly.js and reads the failures' texts
+        st.download_button("Download report (one HTML file)",
+                           partial(cv.report, result, pair, sources, cv.session_prices()),
                            file_name="litm-compare-report.html", mime="text/html", key=K + "report",
-                           icon=":material/download:")
+                           icon=":material/download:", on_click="ignore")
 
 
 main()

@@ -3,6 +3,8 @@ per-trial drill-down and downloads, with published curves overlaid where they ar
 
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 import streamlit as st
 
@@ -36,7 +38,8 @@ def filters(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, s
     with st.container(border=True):
         c1, c2, c3 = st.columns([3, 2, 2])
         sweep_labels = dict(zip(sweeps["sweep_key"], sweeps["label"], strict=True))
-        have = [k for k in sweeps["sweep_key"] if k in set(trials["sweep_key"])]
+        present = set(trials["sweep_key"])  # once, not per sweep
+        have = [k for k in sweeps["sweep_key"] if k in present]
         chosen = pickers.multi(c1, "Sweeps", have, K + "sweeps", format_func=lambda k: sweep_labels.get(k, k),
                                placeholder="all sweeps")
         part = trials[trials["sweep_key"].isin(chosen)] if chosen else trials
@@ -162,8 +165,21 @@ def _pick_from_table() -> None:
         st.session_state[K + "trial"] = keys[rows[0]]
 
 
+PAGE = 500  # trials per page of the trial table: their texts are fetched from the stores page by page
+
+
 def trials_tab(df: pd.DataFrame) -> None:
-    view = df.copy()
+    pages = max(1, -(-len(df) // PAGE))
+    if pages > 1:
+        if int(st.session_state.get(K + "trial_page") or 1) > pages:  # the filters shrank the selection
+            st.session_state[K + "trial_page"] = pages
+        c1, c2 = st.columns([1, 3])
+        page = int(c1.number_input(f"Page (of {pages:,})", 1, pages, step=1, key=K + "trial_page"))
+        c2.caption(f"{len(df):,} trials, {PAGE:,} per page: trials {(page - 1) * PAGE + 1:,}–"
+                   f"{min(page * PAGE, len(df)):,} shown. The Download tab exports them all.")
+    else:
+        page = 1
+    view = runs.whole(df.iloc[(page - 1) * PAGE:page * PAGE])
     view["key"] = view["store"] + "#" + view["trial_id"].astype(str)
     st.session_state[K + "_trial_keys"] = list(view["key"])
     st.caption("Select a row (or pick a trial below) to see its prompt map and raw responses.")
@@ -190,21 +206,16 @@ def errors_tab(df: pd.DataFrame) -> None:
                       if c in bad]], hide_index=True)
 
 
-def export_columns(df: pd.DataFrame) -> pd.DataFrame:
-    return df.drop(columns=[c for c in ("store_path", "sweep_key", "shipped") if c in df])
-
-
 def download_tab(df: pd.DataFrame) -> None:
-    from components.run.store_io import frame_bytes
-
-    st.write(f"The {len(df):,} trials of this selection (errors included, with their message).")
-    out = export_columns(df)
+    st.write(f"The {len(df):,} trials of this selection, every column (errors included, with their message). "
+             "The file is made when you click, from the run stores.")
     c1, c2 = st.columns(2)
-    c1.download_button("Download CSV", frame_bytes(out, "csv"), file_name="litm_trials.csv",
-                       mime="text/csv", key=K + "csv", icon=":material/download:")
-    with guard("the Parquet export"):
-        c2.download_button("Download Parquet", frame_bytes(out, "parquet"), file_name="litm_trials.parquet",
-                           mime="application/vnd.apache.parquet", key=K + "parquet", icon=":material/download:")
+    # data as a callable: made on click only (a 100k-trial export costs seconds, not every rerun)
+    c1.download_button("Download CSV", partial(runs.export, df, "csv"), file_name="litm_trials.csv",
+                       mime="text/csv", key=K + "csv", icon=":material/download:", on_click="ignore")
+    c2.download_button("Download Parquet", partial(runs.export, df, "parquet"), file_name="litm_trials.parquet",
+                       mime="application/vnd.apache.parquet", key=K + "parquet", icon=":material/download:",
+                       on_click="ignore")
     import_section()
 
 

@@ -102,3 +102,29 @@ def test_counts_match_tokenizer(facts):
 
     b = build_document(facts[1], 1500, 0.3)
     assert [p.tokens for p in b.document.pages] == tokenizer().count_many([p.text for p in b.document.pages])
+
+
+def test_pool_filter_keeps_exactly_what_one_regex_per_passage_keeps():
+    """The pool filter looks for answers with a case-folded str.find before running the answer regex
+    (components.tasks.sweepdocs._Candidates): it must drop exactly the passages that a regex search of
+    every passage drops, whatever the case, Unicode look-alikes re folds (Kelvin sign, long s, dotted
+    and dotless i), word edges and non-ASCII answers."""
+    import re
+
+    from components.tasks.sweepdocs import _answer_patterns, _clean, _pool_for
+
+    texts = ["The Kremlin", "the KREMLIN wall", "Kremlinology", "\u212aremlin by the Kelvin sign",
+             "Mo\u017fcow (long s)", "MOSCOW", "moscowite", "\u0130stanbul", "istanbul", "\u0131stanbul",
+             "Ærøskøbing", "ærøskøbing harbour", "ÆRØSKØBING", "Straße", "STRASSE", "New  York", "New York",
+             "new york city", "York", "3 x 4", "plain text", "Zürich", "ZÜRICH", "zurich"]
+    pool = [Passage(t) for t in texts]
+
+    def reference(answers):  # the filter as it was: one regex search per passage
+        pats = _answer_patterns(answers)
+        rx = re.compile("|".join(f"(?:{r.pattern})" for r in pats), re.IGNORECASE) if pats else None
+        return [t for t in dict.fromkeys(_clean(x) for x in texts) if not (rx and rx.search(t))]
+
+    for answers in [("Kremlin",), ("moscow",), ("Istanbul",), ("ærøskøbing",), ("strasse",), ("New York",),
+                    ("Zürich", "3 x 4"), ("no",), ("York", "kremlin")]:
+        task = Task("t", "Where?", answers, (Passage("gold text here", gold=True),))
+        assert [p.text for p in _pool_for(task, pool)] == reference(answers), answers

@@ -116,7 +116,59 @@ def _answer_patterns(answers) -> list[re.Pattern]:
     return pats
 
 
-_CLEANED: list = [None, []]  # [the pool list last seen, its distinct passages as (cleaned text, Passage)]
+# What Python's re matches case-insensitively to an ASCII letter besides its two cases (re docs,
+# "re.IGNORECASE"): mapped before lower(), so an ASCII answer found by re is found in the lowered text too.
+_ASCII_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+
+@dataclass(frozen=True)
+class _Candidates:
+    """A pool's distinct passages (cleaned texts; passages marked non-gold), computed once per pool,
+    with their texts case-folded and joined by NUL, so a task's answers are looked for with one
+    str.find scan per answer instead of one regex search per passage."""
+
+    texts: tuple[str, ...]
+    passages: tuple[Passage, ...]
+    index: dict  # cleaned text -> position
+    folded: str
+    starts: tuple[int, ...]  # where each folded text begins in `folded`
+
+    @classmethod
+    def of(cls, pairs: list[tuple[str, Passage]]) -> _Candidates:
+        texts = tuple(t for t, _ in pairs)
+        folded = [t.translate(_ASCII_FOLD).lower() for t in texts]
+        starts = tuple(accumulate((len(t) + 1 for t in folded[:-1]), initial=0))
+        return cls(texts, tuple(p if not p.gold else Passage(p.text, p.title, False) for _, p in pairs),
+                   {t: i for i, t in enumerate(texts)}, "\x00".join(folded), starts)
+
+    def suspects(self, answers) -> range | set[int]:
+        """Positions of passages that may mention an answer: every passage holding an ASCII answer's
+        letters in any case (a superset of what the answer regex matches), all of them otherwise."""
+        needles = [" ".join(str(a).split()) for a in answers]
+        needles = [n.lower() for n in needles if len(n) >= 3]  # as _answer_patterns
+        if not all(n.isascii() for n in needles):
+            return range(len(self.texts))
+        found = set()
+        for n in needles:
+            at = self.folded.find(n)
+            while at >= 0:
+                found.add(bisect_right(self.starts, at) - 1)
+                at = self.folded.find(n, at + 1)
+        return found
+
+
+_CANDIDATES: dict = {}  # (id of the pool list, with haystack) -> (the pool list, its _Candidates)
+
+
+def _candidates(pool: list[Passage] | None, hay: list[Passage]) -> _Candidates:
+    """The pool's candidates, computed once per pool list (a sweep passes the same list every trial)."""
+    key = (id(pool), bool(hay))
+    hit = _CANDIDATES.get(key)
+    if hit is None or hit[0] is not pool:
+        if len(_CANDIDATES) > 8:
+            _CANDIDATES.clear()
+        hit = _CANDIDATES[key] = (pool, _Candidates.of(_distinct(list(pool or []) + list(hay))))
+    return hit[1]
 
 
 def _distinct(passages: list[Passage]) -> list[tuple[str, Passage]]:
@@ -134,7 +186,8 @@ def _pool_for(task: Task, pool: list[Passage] | None) -> list[Passage]:
     """Extra distractors: the given pool plus the built-in haystack for NIAH-style tasks, without the
     task's own passages and without passages that mention one of its answers (a distractor must not
     answer the question). A sweep passes the same pool list for every trial: its cleaned, distinct
-    texts are computed once (the filter per task is then one regex search per passage)."""
+    texts are computed once; per task, the answer regex runs only on passages a plain case-folded
+    search says may hold an answer (the same passages come out)."""
     hay: list[Passage] = []
     if task.meta.get("haystack") == "builtin":
         from components.tasks.haystack import haystack_passages
@@ -142,16 +195,15 @@ def _pool_for(task: Task, pool: list[Passage] | None) -> list[Passage]:
         hay = haystack_passages()
     if not pool and not hay:
         return []
-    if pool and _CLEANED[0] is not pool:
-        _CLEANED[0], _CLEANED[1] = pool, _distinct(pool)
-    candidates = _CLEANED[1] if pool else []
-    if hay:
-        candidates = _distinct([p for _, p in candidates] + list(hay))
-    own = {_clean(p.text) for p in task.passages}
+    cands = _candidates(pool, hay)
+    excluded = {cands.index[t] for t in (_clean(p.text) for p in task.passages) if t in cands.index}
     pats = _answer_patterns(task.answers)
-    mentions = re.compile("|".join(f"(?:{r.pattern})" for r in pats), re.IGNORECASE).search if pats else None
-    out = [p if not p.gold else Passage(p.text, p.title, False) for t, p in candidates
-           if t not in own and not (mentions and mentions(t))]
+    if pats:
+        mentions = re.compile("|".join(f"(?:{r.pattern})" for r in pats), re.IGNORECASE).search
+        excluded.update(i for i in cands.suspects(task.answers) if mentions(cands.texts[i]))
+    out = list(cands.passages)
+    for i in sorted(excluded, reverse=True):
+        del out[i]
     # RULER-style haystacks repeat their text when a long context is asked for (about 17k tokens per
     # round of ours): up to HAYSTACK_REPEATS more rounds, so NIAH sweeps reach 128k tokens.
     out.extend(Passage(p.text) for _ in range(HAYSTACK_REPEATS) for p in hay)

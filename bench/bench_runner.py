@@ -40,6 +40,15 @@ def tiny_tasks(n: int) -> list[Task]:
                   Passage(f"Item {i + 1} is stored in room {i % 97}."))) for i in range(n)]
 
 
+def sweep_config(tasks: Path, port: int, concurrency: int) -> SweepConfig:
+    """Baseline on ~30-token documents, one call per task, against the loopback server on `port`."""
+    return SweepConfig.from_dict({"sweep": {
+        "name": "bench", "tasks": str(tasks), "lengths": [30], "positions": [0.0],
+        "strategies": ["baseline"], "concurrency": concurrency,
+        "models": [{"provider": "openai-compatible", "model": "bench",
+                    "base_url": f"http://127.0.0.1:{port}/v1"}]}})
+
+
 def start_server(port: int, delay: float) -> subprocess.Popen:
     proc = subprocess.Popen([sys.executable, "-m", "tests.support.llm_server", "--port", str(port),
                              "--delay", str(delay)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -84,11 +93,7 @@ def run(trials: int = 2000, concurrency: int = 32, delay: float = 0.1) -> list[s
     try:
         with tempfile.TemporaryDirectory() as tmp:
             write_tasks(tiny_tasks(trials), Path(tmp) / "tasks.jsonl")
-            config = SweepConfig.from_dict({"sweep": {
-                "name": "bench", "tasks": str(Path(tmp) / "tasks.jsonl"), "lengths": [30], "positions": [0.0],
-                "strategies": ["baseline"], "concurrency": concurrency,
-                "models": [{"provider": "openai-compatible", "model": "bench",
-                            "base_url": f"http://127.0.0.1:{port}/v1"}]}})
+            config = sweep_config(Path(tmp) / "tasks.jsonl", port, concurrency)
             store = RunStore(Path(tmp) / "bench.sqlite")
             t0 = time.perf_counter()
             first = run_sweep(config, store)

@@ -70,7 +70,8 @@ def summary(df: pd.DataFrame, metric: str) -> None:
     cols[3].metric("LLM calls", thousands(pd.to_numeric(df["calls"], errors="coerce").sum()))
     tokens = pd.to_numeric(df["input_tokens"], errors="coerce").sum() + pd.to_numeric(
         df["output_tokens"], errors="coerce").sum()
-    cols[4].metric("Tokens in + out", thousands(tokens))
+    cols[4].metric("Tokens in + out", thousands(tokens) if tokens < 1e6 else f"{tokens / 1e6:,.2f} M",
+                   help=f"{thousands(tokens)} tokens")  # a seven-digit count is cut off in a sixth of the page
     cost = pd.to_numeric(df["cost_usd"], errors="coerce")
     cols[5].metric("Dollars", usd(float(cost.sum())) if cost.notna().any() else "unknown",
                    help="priced at the run's date; unknown where the model has no price")

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from components.report import compare as cmp
+from components.report import report_html
 
 Z = 1.959963984540054  # the 97.5% normal quantile
 ZB = 0.8416212335729143  # the 80% normal quantile
@@ -192,3 +193,16 @@ def test_default_arms_come_from_one_sweep_so_they_can_be_paired():
     assert default_arms(t, ["oracle", "base", "re", "rr"], most=2) == ["base", "re"]
     single = pd.DataFrame({"sweep_key": ["a", "b"], "arm": ["x", "y"]})
     assert default_arms(single, ["x", "y"]) == ["x", "y"]  # no sweep has two arms: the best ones
+
+
+def test_untimed_batch_answers_make_seconds_unknown_not_zero(two_arms):
+    df = two_arms.copy()
+    df.loc[df["strategy"] == "B", "latency_s"] = 0.0  # B answered by a batch API: no time per request
+    df.loc[df.index[0], "latency_s"] = 0.0  # one untimed trial in A is left out of A's mean, not averaged in
+    t = cmp.arms(df).set_index("label")
+    assert t.loc["A · gpt-4o-mini", "latency_s_per_question"] == 0.5
+    assert math.isnan(t.loc["B · gpt-4o-mini", "latency_s_per_question"])
+    assert cmp.seconds_text(t.loc["B · gpt-4o-mini", "latency_s_per_question"]) == "unknown"
+    assert cmp.seconds_text(0.5) == "0.50"
+    html = report_html.arms_html(t.reset_index())
+    assert "unknown" in html and "0.50" in html

@@ -63,6 +63,8 @@ def _usd(x) -> str:
 
 
 def table_text(obj: dict) -> str:
+    from components.report.compare import seconds_text
+
     lines = ["arms (accuracy with Wilson 95% interval; cost per 1,000 questions)"]
     w = max([len(a["label"]) for a in obj["arms"]] + [4])
     lines.append(f"  {'arm':<{w}}  {'n':>5}  {'accuracy':>8}  {'95% interval':>15}  {'$/1,000':>10}  "
@@ -71,7 +73,7 @@ def table_text(obj: dict) -> str:
         mark = "  (dominated)" if a["dominated"] else ""
         lines.append(f"  {a['label']:<{w}}  {a['n']:>5}  {_pct(a['accuracy']):>8}  "
                      f"{_pct(a['ci'][0]) + '-' + _pct(a['ci'][1]):>15}  {_usd(a['cost_per_1000_usd']):>10}  "
-                     f"{a['calls_per_question'] or 0:>5.2f}  {a['latency_s_per_question'] or 0:>10.2f}{mark}")
+                     f"{a['calls_per_question'] or 0:>5.2f}  {seconds_text(a['latency_s_per_question']):>10}{mark}")
     if obj["pairs"]:
         lines.append("pairs (diff = accuracy of a - b over matched trials; Newcombe 95% interval; exact McNemar)")
         for p in obj["pairs"]:

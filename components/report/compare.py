@@ -131,6 +131,19 @@ def _mean(values) -> float:
     return float(v.mean()) if v.notna().any() else math.nan
 
 
+def seconds_text(x) -> str:
+    """Seconds per question as shown everywhere (page, report, CLI): "unknown" when no call was timed."""
+    return "unknown" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.2f}"
+
+
+def _timed_mean(values) -> float:
+    """Mean seconds over the trials whose calls were timed. A batch API reports no time per request, so
+    its trials store 0 s; they are left out, and an arm with none timed is NaN ("unknown"), not 0."""
+    v = pd.to_numeric(values, errors="coerce")
+    v = v[v > 0] if v is not None else v
+    return float(v.mean()) if v is not None and len(v) else math.nan
+
+
 def arms(df: pd.DataFrame, *, price_model: str | None = None, batch: bool = False,
          prices: dict | None = None) -> pd.DataFrame:
     """One row per arm: n (scored trials), correct, accuracy with its Wilson 95% interval, errors,
@@ -150,7 +163,7 @@ def arms(df: pd.DataFrame, *, price_model: str | None = None, batch: bool = Fals
                      "model": g["model"].iloc[0], "n": n, "correct": k, "accuracy": k / n if n else math.nan,
                      "lo": lo, "hi": hi, "errors": int(analysis.is_error(g).sum()), "trials": int(len(g)),
                      "calls_per_question": _mean(g.get("calls")),
-                     "latency_s_per_question": _mean(g.get("latency_s")),
+                     "latency_s_per_question": _timed_mean(g.get("latency_s")),
                      "input_tokens_per_question": tin, "output_tokens_per_question": tout,
                      "priced_as": priced_as, "batch": bool(batch),
                      "cost_per_1000_usd": cost_per_1000(tin, tout, model, batch=batch, prices=prices)})

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 import pandas as pd
 
 from components.providers import pricing
+from components.report.compare import seconds_text
 
 METHODS = ("Accuracy: the share of scored trials whose primary metric is correct (non-zero), with a Wilson 95% "
            "interval. Pairs: trials matched on task and cell (length and position, or documents and gold index); "
@@ -61,7 +62,7 @@ def arms_html(arms: pd.DataFrame) -> str:
         rows.append([_td(r.label), _td(r.n, True), _td(_pct(r.accuracy), True),
                      _td(f"{_pct(r.lo)} – {_pct(r.hi)}", True), _td(_usd(r.cost_per_1000_usd), True),
                      _td(r.priced_as + (" (batch)" if r.batch else "")),
-                     _td(f"{r.calls_per_question:.2f}", True), _td(f"{r.latency_s_per_question:.2f}", True),
+                     _td(f"{r.calls_per_question:.2f}", True), _td(seconds_text(r.latency_s_per_question), True),
                      _td(r.errors, True), _td("dominated" if r.dominated else "on the front")])
         classes.append("dominated" if r.dominated else "")
     return _table(["arm", "n", "accuracy", "95% interval (Wilson)", "$ per 1,000 questions", "priced as",

@@ -62,14 +62,15 @@ def tables(result: dict) -> None:
         "arm": arms["label"], "n": arms["n"], "accuracy": arms["accuracy"] * 100,
         "95% interval": [f"{100 * lo:.1f} – {100 * hi:.1f}%" for lo, hi in zip(arms["lo"], arms["hi"], strict=True)],
         "$ per 1,000 questions": arms["cost_per_1000_usd"], "priced as": arms["priced_as"],
-        "calls / question": arms["calls_per_question"], "seconds / question": arms["latency_s_per_question"],
+        "calls / question": arms["calls_per_question"], "seconds / question": [compare.seconds_text(x) for x in arms["latency_s_per_question"]],
         "errors": arms["errors"], "Pareto": ["dominated" if d else "front" for d in arms["dominated"]]}),
         hide_index=True, width="stretch", column_config={
             "accuracy": st.column_config.NumberColumn(format="%.1f%%"),
             "95% interval": st.column_config.TextColumn(help="Wilson 95% interval of the accuracy"),
             "$ per 1,000 questions": st.column_config.NumberColumn(format="$%.4f"),
             "calls / question": st.column_config.NumberColumn(format="%.2f"),
-            "seconds / question": st.column_config.NumberColumn(format="%.2f")})
+            "seconds / question": st.column_config.TextColumn(
+                help="mean seconds in calls per question; unknown for batch answers (no time per request)")})
     pairs = result["pairs"]
     if pairs:
         st.markdown("**Pairs** (paired on task and cell; Newcombe 95% interval; exact McNemar test)")

@@ -182,3 +182,16 @@ def test_failures_read_their_texts_from_the_stores(stores):
     result = compare.compare(t, ARMS)
     page = report_html.build(result, figures=[], failures=fail, failures_total=total, pair=(ARMS[0], ARMS[1]))
     assert f"First 3 of {total}." in page
+
+
+def test_a_pair_with_no_matched_trials_is_said_not_shown_as_none(stores):
+    db = stores / "runs" / "litm.sqlite"
+    fill(db)
+    fill(db, name="other sweep", model="other-model", lengths=(8000,))  # no cell in common with the first
+    at = run()
+    a, b = "baseline · fake-model", "baseline · other-model"
+    at.multiselect(key="cmp_arms").set_value([a, b]).run()
+    assert not at.exception
+    said = [c.value.replace("\\", "") for c in at.caption]
+    assert any("No matched trials" in c and f"{a} vs {b}" in c for c in said), said
+    assert not any("matched" in d.value.columns for d in at.dataframe)  # no table of empty (None) numbers

@@ -71,7 +71,11 @@ def tables(result: dict) -> None:
             "calls / question": st.column_config.NumberColumn(format="%.2f"),
             "seconds / question": st.column_config.TextColumn(
                 help="mean seconds in calls per question; unknown for batch answers (no time per request)")})
-    pairs = result["pairs"]
+    unmatched = [p for p in result["pairs"] if not p["n_matched"]]
+    pairs = [p for p in result["pairs"] if p["n_matched"]]
+    if unmatched:
+        st.caption("No matched trials (no task and cell in common), so no difference can be measured: "
+                   + "; ".join(f"{md(p['a'])} vs {md(p['b'])}" for p in unmatched))
     if pairs:
         st.markdown("**Pairs** (paired on task and cell; Newcombe 95% interval; exact McNemar test)")
         st.dataframe(pd.DataFrame({

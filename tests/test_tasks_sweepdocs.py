@@ -128,3 +128,49 @@ def test_pool_filter_keeps_exactly_what_one_regex_per_passage_keeps():
                     ("Zürich", "3 x 4"), ("no",), ("York", "kremlin")]:
         task = Task("t", "Where?", answers, (Passage("gold text here", gold=True),))
         assert [p.text for p in _pool_for(task, pool)] == reference(answers), answers
+
+
+def test_counting_only_the_pool_prefix_a_document_uses_builds_the_same_documents(monkeypatch):
+    """build_document counts distractors only until their total passes its target (sweepdocs._counts_until);
+    the documents (pages, gold pages, positions) and the TooFewPassages refusals must be exactly those of
+    counting every distractor, including pools that run out and passages of very different sizes."""
+    import random
+    from itertools import accumulate
+
+    from components.tasks import sweepdocs
+    from components.tasks.sweepdocs import TooFewPassages, build_document
+
+    rng = random.Random(7)
+    words = ["alpha", "beta", "gamma", "delta", "river", "stone", "  ", "\n", "x" * 40]
+    pool = [Passage(" ".join(rng.choice(words) for _ in range(rng.choice([1, 3, 20, 150, 600]))))
+            for _ in range(400)]
+    tasks = [Task(f"t{i}", "Where is it?", ("Quuxville",), (
+        Passage(f"It is in Quuxville, case {i}.", gold=True), *[Passage(f"Own passage {i}.{j}.") for j in range(i % 3)]))
+        for i in range(6)]
+
+    def outcome(task, length, position):
+        try:
+            b = build_document(task, length, position, pool=pool)
+        except TooFewPassages as exc:
+            return ("too few", str(exc))
+        except ValueError as exc:  # a position past the end
+            return ("refused", str(exc))
+        return ([p.text for p in b.document.pages], b.gold_pages, b.actual_position, b.length_tokens)
+
+    def count_all(passages, reach, encoding):  # the old way: every distractor counted
+        return sweepdocs.count_passages([sweepdocs._clean(p.text) for p in passages], encoding)
+
+    cases = [(t, n, x) for t in tasks for n in (5, 40, 300, 2_000, 20_000, 60_000, 10**7)
+             for x in (0.0, 0.37, 1.0, None, 17, 1_900)]
+    # positions in tokens exactly at a prefix sum of the distractors, in documents that end there:
+    # where "passes the target" must mean "more than", not "as much as"
+    for t in tasks:
+        golds, distractors = sweepdocs._split(t, pool)
+        sums = list(accumulate(count_all(distractors, 0, "cl100k_base")))
+        cases += [(t, s, s) for s in sums[1:60:3] if s > 1]
+    fast = [outcome(*c) for c in cases]
+    monkeypatch.setattr(sweepdocs, "_counts_until", count_all)
+    slow = [outcome(*c) for c in cases]
+    assert fast == slow
+    kinds = {o[0] == "too few" for o in slow}
+    assert kinds == {True, False}  # both paths were exercised

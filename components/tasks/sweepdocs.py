@@ -107,6 +107,22 @@ def count_passages(texts: list[str], encoding: str = DEFAULT_ENCODING) -> list[i
     return [cache[t] for t in texts]
 
 
+def _counts_until(passages: list[Passage], reach: float, encoding: str) -> list[int]:
+    """Token counts of the shortest prefix of `passages` whose total passes `reach` (all of them when
+    none does). A sweep's shared pool holds thousands of passages and a document takes the first few:
+    the boundaries build_document picks (the first prefix sum at or past its target) are all in it."""
+    out: list[int] = []
+    total, i, step = 0, 0, 64
+    while i < len(passages):
+        for n in count_passages([_clean(p.text) for p in passages[i:i + step]], encoding):
+            out.append(n)
+            total += n
+            if total > reach:
+                return out
+        i, step = i + step, step * 2
+    return out
+
+
 def _answer_patterns(answers) -> list[re.Pattern]:
     pats = []
     for a in answers:
@@ -272,19 +288,21 @@ def build_document(
     x = resolve_position(length, position)
     golds, distractors = _split(task, pool)
     g_counts = count_passages([_clean(p.text) for p in golds], encoding)
-    d_counts = count_passages([_clean(p.text) for p in distractors], encoding)
     gold_total = sum(g_counts)
+    budget = max(0, length - gold_total)
+    d_counts = _counts_until(distractors, max(budget, x or 0), encoding)
     largest = max([*g_counts, *d_counts])
 
     # (3) fill to about `length`: the distractor prefix whose end is nearest length - gold tokens
     prefix = (0, *accumulate(d_counts))
-    budget = max(0, length - gold_total)
     if x is not None and x > budget:
         # answer near the end (x close to d): keep up to x tokens before the gold page, so the
         # document runs over d by at most the gold page(s) instead of the position falling short
         k = max(0, bisect_right(prefix, x) - 1)
     else:
         k = nearest_boundary(prefix, budget)
+    # When _counts_until stopped early, prefix[k + 1] passed the target, so prefix[k] >= budget - largest
+    # and this never raises, whatever the uncounted passages hold: only a pool that ran out can refuse.
     if prefix[k] + gold_total < length - largest:
         raise TooFewPassages(
             f"task {task.id!r} has {prefix[-1] + gold_total:,} tokens of passages, too few for a "

@@ -116,3 +116,17 @@ def test_published_index_curves():
     curves = analysis.published_index_curves(PUB)
     assert curves.iloc[0]["mean"] == pytest.approx(0.768)
     assert curves.iloc[0].label == "published (liu2023, Table 5, GPT-3.5-Turbo, 10 documents)"
+
+
+def test_with_setting_labels_each_row_as_setting_label_does():
+    """with_setting labels once per distinct strategy and params: the same labels as row by row, for
+    params as JSON text, dicts, empty, broken JSON, None and NaN, and strategies of other types."""
+    rows = [("rr", '{"r": 500, "k": 3}'), ("rr", '{"k": 3, "r": 500}'), ("rr", {"r": 500, "k": 3}),
+            ("baseline", "{}"), ("baseline", ""), ("baseline", None), ("baseline", float("nan")),
+            ("reprompt", "{not json"), ("chunked-rr", {"c": 20000, "k": [1, 2]}), (7, '{"x": 1}'),
+            ("rr", '{"r": 500, "k": 3}'), ("rr", {"r": 1000, "k": 3})]
+    df = pd.DataFrame(rows * 3, columns=["strategy", "params"])
+    got = analysis.with_setting(df)["setting"].tolist()
+    assert got == [analysis.setting_label(r) for _, r in df.iterrows()]
+    assert got[:3] == ["rr k=3 r=500"] * 3 and got[11] == "rr k=3 r=1000"
+    assert analysis.with_setting(df.iloc[0:0])["setting"].tolist() == []

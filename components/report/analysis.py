@@ -174,9 +174,33 @@ def arm_label(row) -> str:
 
 
 def with_setting(df: pd.DataFrame) -> pd.DataFrame:
+    """df with a `setting` column: setting_label of each row, made once per distinct strategy and
+    params (a store of 100k trials holds a handful; labelling row by row took seconds)."""
     out = df.copy()
-    out["setting"] = [setting_label(r) for _, r in df.iterrows()] if len(df) else pd.Series(dtype=str)
+    if not len(df):
+        out["setting"] = pd.Series(dtype=str)
+        return out
+    strategies = df["strategy"].tolist() if "strategy" in df.columns else [""] * len(df)
+    params = df["params"].tolist() if "params" in df.columns else [None] * len(df)
+    labels: dict = {}
+    column = []
+    for s, p in zip(strategies, params, strict=True):
+        key = (type(s), s if _hashable(s) else repr(s), type(p),
+               p if _hashable(p) else json.dumps(p, sort_keys=True, default=str))
+        label = labels.get(key)
+        if label is None:
+            label = labels[key] = setting_label({"strategy": s, "params": p})
+        column.append(label)
+    out["setting"] = column
     return out
+
+
+def _hashable(x) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
 
 
 COST_COLUMNS = {"calls": "calls", "input_tokens": "input tokens", "output_tokens": "output tokens",

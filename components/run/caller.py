@@ -133,9 +133,8 @@ class Caller:
             self.inflight.pop(key, None)
         future.set_result(completion)
         if self.store is not None and not completion.cached:
-            self.store.put_call(key, self.spec, messages, asdict(settings), completion)
-            if self.claims:
-                self.store.release_call(key, self.owner)
+            self.store.put_call(key, self.spec, messages, asdict(settings), completion,
+                                release=self.owner if self.claims else None)
         return completion, key
 
     async def _claimed_send(self, key: str, messages: list[dict], settings: Settings) -> Completion:

@@ -251,12 +251,25 @@ class RunStore(BatchStore):
     def get_call(self, key: str) -> sqlite3.Row | None:
         return self.db.execute("SELECT * FROM calls WHERE key = ?", (key,)).fetchone()
 
-    def put_call(self, key: str, spec, messages: list[dict], settings: dict, completion) -> None:
-        self.db.execute(
-            "INSERT OR IGNORE INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (key, spec.provider, spec.model, spec.base_url, json.dumps(messages, ensure_ascii=False),
-             json.dumps(settings), completion.text, completion.input_tokens, completion.output_tokens,
-             completion.latency_s, completion.finish_reason, time.time()))
+    def put_call(self, key: str, spec, messages: list[dict], settings: dict, completion,
+                 release: str | None = None) -> None:
+        """Store an answered call; `release`: the owner whose claim on it (store_batches.claim_call) is
+        dropped in the same transaction (one commit instead of two per call sent)."""
+        db = self.db
+        row = (key, spec.provider, spec.model, spec.base_url, json.dumps(messages, ensure_ascii=False),
+               json.dumps(settings), completion.text, completion.input_tokens, completion.output_tokens,
+               completion.latency_s, completion.finish_reason, time.time())
+        if release is None:
+            db.execute("INSERT OR IGNORE INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", row)
+            return
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("INSERT OR IGNORE INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", row)
+            db.execute("DELETE FROM claims WHERE call_key = ? AND owner = ?", (key, release))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     def calls_for_trial(self, trial_id: int) -> list[dict]:
         rows = self.db.execute(

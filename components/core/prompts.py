@@ -83,6 +83,7 @@ class Seams:
         self.pattern = regex.compile(pattern(encoding))
         self._delta: dict[tuple[str, str], int] = {}
         self._edges: dict[str, tuple[str, str]] = {}
+        self.pages: dict[tuple, tuple[str, int, tuple[str, str]]] = {}  # PromptBuilder.add_page's
 
     def edges(self, text: str) -> tuple[str, str]:
         """(first, last) pre-token of text; remembered, since the same pages and template pieces
@@ -146,11 +147,20 @@ class PromptBuilder:
         return self
 
     def add_page(self, page: Page, gold: bool, wrapper: str = "<PAGE {p}>\n{text}\n</PAGE {p}>") -> PromptBuilder:
-        """One page, counted as its stored token count plus the (remembered) wrapper pieces."""
-        head, tail = wrapper.split("{text}")
-        head, tail = head.format(p=page.number, title=page.title), tail.format(p=page.number, title=page.title)
-        return self.add(head + page.text + tail, "gold" if gold else "page", page=page.number,
-                        tokens=self.joined_count(head, page, tail), edges=self.joined_edges(head, page, tail))
+        """One page, counted as its stored token count plus the (remembered) wrapper pieces. The wrapped
+        text, its count and edges are remembered per page and wrapper: a sweep builds the same pages
+        into thousands of prompts."""
+        sm = seams(self.encoding)
+        key = (wrapper, page.number, page.title, page.text, page.tokens)
+        got = sm.pages.get(key)
+        if got is None:
+            head, tail = wrapper.split("{text}")
+            head, tail = head.format(p=page.number, title=page.title), tail.format(p=page.number, title=page.title)
+            got = (head + page.text + tail, self.joined_count(head, page, tail), self.joined_edges(head, page, tail))
+            if len(sm.pages) < 200_000:
+                sm.pages[key] = got
+        text, tokens, edges = got
+        return self.add(text, "gold" if gold else "page", page=page.number, tokens=tokens, edges=edges)
 
     def joined_count(self, head: str, page: Page, tail: str = "") -> int:
         """Tokens of head + page text + tail: the page's stored count, the wrappers', their seams."""

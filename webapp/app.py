@@ -37,13 +37,22 @@ def pages() -> list:
 
 @st.cache_resource(show_spinner=False)
 def warm_up() -> bool:
-    """Once per server process: import the statistics modules (scipy.stats: about a second) in the
-    background while the first visitor is on the Playground, so Results and Compare open faster."""
+    """Once per server process: import the statistics modules (scipy.stats: about a second) and read
+    the run stores into the page cache (a store of 100k trials: about a second) in the background while
+    the first visitor is on the Playground, so Results and Compare open faster. A store that cannot be
+    read is left for the page to report."""
     import threading
 
     def imports() -> None:
         import components.report.analysis  # noqa: F401
         import components.report.compare  # noqa: F401
+        from webapp import runs
+
+        for _label, shipped, path in runs.sources():
+            try:
+                runs.load_store(str(path), runs.stamp(path), shipped)
+            except Exception:  # noqa: BLE001, S112 - the Results page says what is wrong with it
+                continue
 
     threading.Thread(target=imports, name="litm-warm-up", daemon=True).start()
     return True

@@ -123,6 +123,11 @@ class PromptBuilder:
     chars: int = 0
     toks: int = 0
     tail: str = ""  # the last pre-token so far, for the seam with the next piece
+    _tok: object = field(default=None, init=False, repr=False, compare=False)
+    _sm: Seams | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._tok, self._sm = tokenizer(self.encoding), seams(self.encoding)  # looked up once, used per piece
 
     def add(self, text: str, kind: str | None = None, *, page: int | None = None,
             chunk: int | None = None, tokens: int | None = None,
@@ -131,8 +136,8 @@ class PromptBuilder:
         `edges` its first and last pre-tokens when known."""
         if not text:
             return self
-        n = tokens if tokens is not None else tokenizer(self.encoding).count(text)
-        sm = seams(self.encoding)
+        n = tokens if tokens is not None else self._tok.count(text)
+        sm = self._sm
         first, last = edges or sm.edges(text)
         if self.tail:
             n += sm.delta(self.tail, first)
@@ -150,7 +155,7 @@ class PromptBuilder:
         """One page, counted as its stored token count plus the (remembered) wrapper pieces. The wrapped
         text, its count and edges are remembered per page and wrapper: a sweep builds the same pages
         into thousands of prompts."""
-        sm = seams(self.encoding)
+        sm = self._sm
         key = (wrapper, page.number, page.title, page.text, page.tokens)
         got = sm.pages.get(key)
         if got is None:
@@ -164,8 +169,7 @@ class PromptBuilder:
 
     def joined_count(self, head: str, page: Page, tail: str = "") -> int:
         """Tokens of head + page text + tail: the page's stored count, the wrappers', their seams."""
-        tok = tokenizer(self.encoding)
-        sm = seams(self.encoding)
+        tok, sm = self._tok, self._sm
         n = page.tokens
         first, last = sm.edges(page.text) if page.text else ("", "")
         if head:
@@ -177,7 +181,7 @@ class PromptBuilder:
     def joined_edges(self, head: str, page: Page, tail: str = "") -> tuple[str, str]:
         """First and last pre-tokens of head + page text + tail (the wrappers are never empty in
         practice; a pre-token never crosses them, they start and end with a tag or a newline)."""
-        sm = seams(self.encoding)
+        sm = self._sm
         first = sm.edges(head)[0] if head else sm.edges(page.text)[0]
         last = sm.edges(tail)[1] if tail else sm.edges(page.text)[1]
         return first, last

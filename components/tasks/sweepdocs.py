@@ -213,10 +213,11 @@ def _pool_for(task: Task, pool: list[Passage] | None) -> list[Passage]:
         return []
     cands = _candidates(pool, hay)
     excluded = {cands.index[t] for t in (_clean(p.text) for p in task.passages) if t in cands.index}
-    pats = _answer_patterns(task.answers)
+    suspects = cands.suspects(task.answers)
+    pats = _answer_patterns(task.answers) if suspects else []  # no suspect: no regex to compile
     if pats:
         mentions = re.compile("|".join(f"(?:{r.pattern})" for r in pats), re.IGNORECASE).search
-        excluded.update(i for i in cands.suspects(task.answers) if mentions(cands.texts[i]))
+        excluded.update(i for i in suspects if mentions(cands.texts[i]))
     out = list(cands.passages)
     for i in sorted(excluded, reverse=True):
         del out[i]

@@ -73,13 +73,14 @@ def main() -> int:
         page.screenshot(path=str(out / "playground-chunked.png"))
         print(out / "playground-chunked.png")
         # A live run of R&R against the loopback OpenAI-compatible server.
-        page.set_viewport_size({"width": args.width, "height": 900})
+        # Selected in the tall window: at 900 px the dropdown's virtual list may not draw "R&R".
         select(page, "Strategy", "R&R")
         select(page, "Provider", "OpenAI-compatible server")
         fill(page, "Model", "loopback-model")
         fill(page, "Base URL", llm_url)
         page.get_by_role("button", name="Run with openai-compatible:loopback-model").click()
         page.get_by_text("Raw responses").wait_for(timeout=120_000)
+        page.set_viewport_size({"width": args.width, "height": 900})
         settle(page)
         page.get_by_text("Run it", exact=True).scroll_into_view_if_needed()
         page.screenshot(path=str(out / "playground-run.png"))

@@ -28,8 +28,9 @@ def primary_values(df: pd.DataFrame) -> pd.Series:
     from components.strategies import STRATEGIES
 
     names = df["metric"] if "metric" in df.columns else pd.Series(None, index=df.index, dtype=object)
-    fallback = df["strategy"].map(lambda s: STRATEGIES[s].metric if s in STRATEGIES else None) \
-        if "strategy" in df.columns else names
+    fallback = df["strategy"].map({s: STRATEGIES[s].metric if s in STRATEGIES else None
+                                   for s in df["strategy"].dropna().unique()}) \
+        if "strategy" in df.columns else names  # a dict per distinct strategy, not a call per trial
     names = names.where(names.notna(), fallback)
     out = pd.Series(math.nan, index=df.index, dtype=float)
     for m in ALL_METRICS.values():
@@ -440,10 +441,14 @@ def sweep_settings(config: dict) -> str:
 def label_sweeps(sweeps: pd.DataFrame, trials: pd.DataFrame, store_label: str, shipped: bool) -> pd.DataFrame:
     """One row per sweep: key (unique across stores), label, status, task_set, models, date, settings."""
     rows = []
+    # Models and counts per sweep in one groupby over the distinct (sweep, model) pairs, not a set of
+    # every trial's model per sweep (100k trials: 0.07 s of every Results rerun).
+    has_models = "sweep_id" in trials and "model" in trials
+    pairs = trials[["sweep_id", "model"]].dropna().drop_duplicates() if has_models else None
+    counts = trials["sweep_id"].value_counts() if "sweep_id" in trials else pd.Series(dtype=int)
     for s in sweeps.itertuples():
         cfg = _config(getattr(s, "config", None))
-        part = trials[trials["sweep_id"] == s.id] if "sweep_id" in trials else trials.iloc[0:0]
-        models = sorted(set(part["model"].dropna().astype(str))) if "model" in part else []
+        models = sorted({str(m) for m in pairs.loc[pairs["sweep_id"] == s.id, "model"]}) if has_models else []
         if not models:
             spec = cfg.get("models") or cfg.get("model")
             models = [str(m.get("model", m)) if isinstance(m, dict) else str(m)
@@ -459,7 +464,7 @@ def label_sweeps(sweeps: pd.DataFrame, trials: pd.DataFrame, store_label: str, s
         rows.append({"sweep_key": f"{store_label}#{s.id}", "sweep_id": s.id, "label": label, "status": status,
                      "task_set": task_set_of(cfg), "models": ", ".join(models), "date": date,
                      "settings": settings, "store": store_label, "shipped": shipped,
-                     "trials": int(len(part))})
+                     "trials": int(counts.get(s.id, 0))})
     return pd.DataFrame(rows, columns=["sweep_key", "sweep_id", "label", "status", "task_set", "models", "date",
                                        "settings", "store", "shipped", "trials"])
 
@@ -471,9 +476,12 @@ def combine_stores(loaded: list[tuple[str, bool, str, pd.DataFrame, pd.DataFrame
     for store_label, shipped, path, trials, sweeps in loaded:
         labelled = label_sweeps(sweeps, trials, store_label, shipped)
         t = trials.copy()
-        t["sweep_key"] = [f"{store_label}#{i}" for i in t["sweep_id"]] if len(t) else pd.Series(dtype=str)
-        t = t.merge(labelled[["sweep_key", "label", "task_set"]].rename(columns={"label": "sweep_label"}),
-                    on="sweep_key", how="left")
+        # Per distinct sweep, then mapped (one dict lookup per trial, no string built per trial).
+        keys = {i: f"{store_label}#{i}" for i in t["sweep_id"].unique()} if len(t) else {}
+        t["sweep_key"] = t["sweep_id"].map(keys) if len(t) else pd.Series(dtype=str)
+        by_key = labelled.set_index("sweep_key")
+        t["sweep_label"] = t["sweep_key"].map(by_key["label"]) if len(t) else pd.Series(dtype=object)
+        t["task_set"] = t["sweep_key"].map(by_key["task_set"]) if len(t) else pd.Series(dtype=object)
         t["store"] = store_label
         t["store_path"] = path
         t["shipped"] = shipped

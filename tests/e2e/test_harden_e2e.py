@@ -19,36 +19,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.appserver import CHROMIUM, CHROMIUM_ARGS, llm_server, streamlit_app
+from tests.e2e.appserver import llm_server, streamlit_app
 from tests.webapp.runs_fixture import fill
 
 pytestmark = pytest.mark.browser
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
 @pytest.fixture
-def contexts(browser):
-    made = []
-
-    def make():
-        ctx = browser.new_context(viewport={"width": 1400, "height": 1400})
-        made.append(ctx)
-        page = ctx.new_page()
-        page.set_default_timeout(60_000)
-        return page
-
-    yield make
-    for ctx in made:
-        ctx.close()
+def contexts(new_page):
+    """Pages in browser contexts of their own (own cookies, own Streamlit session): conftest's new_page."""
+    return lambda: new_page(1400, 1400)
 
 
 def settle(page, timeout=60_000):

@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from tests.e2e.appserver import CHROMIUM, CHROMIUM_ARGS, llm_server, streamlit_app
+from tests.e2e.appserver import llm_server, streamlit_app
 from tests.webapp.runs_fixture import fill
 
 pytestmark = pytest.mark.browser
@@ -24,22 +24,9 @@ def app_with_runs(tmp_path_factory):
         yield url, db
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
 @pytest.fixture
-def tab(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 1400})
-    page = context.new_page()
-    yield page
-    context.close()
+def tab(new_page):
+    return new_page(1400, 1400)
 
 
 def settle(page, timeout=60_000):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import logging
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -160,11 +161,18 @@ def pages_html(pages: tuple[int, ...] | list[int], gold: tuple[int, ...] | list[
 _MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|~$:=\"'&")
 
 
+# Streamlit's markdown (remark-gfm) turns bare "http://", "www." and "a@b.c" in text into links after
+# escapes are read, so md() puts an invisible WORD JOINER (U+2060) inside each: shown the same, no link.
+WORD_JOINER = "\u2060"
+_AUTOLINK = re.compile(r"(?i)(?<=https:)(?=//)|(?<=http:)(?=//)|(?<=www)(?=\.)|(?<=@)(?=[-\w])")
+
+
 def md(text: object) -> str:
     """Any user- or model-controlled text made inert for st.markdown, st.subheader and widget labels:
-    every markdown, HTML and LaTeX character backslash-escaped, line breaks flattened. So a task id
-    holding ![x](http://...) shows as those characters, and no remote image is fetched."""
-    s = " ".join(str(text).split())
+    every markdown, HTML and LaTeX character backslash-escaped, line breaks flattened, and bare URLs and
+    e-mail addresses kept from becoming links. So a task id holding ![x](http://...) shows as those
+    characters, no remote image is fetched and nothing in it is clickable."""
+    s = _AUTOLINK.sub(WORD_JOINER, " ".join(str(text).split()))
     return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in s)
 
 

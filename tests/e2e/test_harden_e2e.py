@@ -21,6 +21,7 @@ import pytest
 
 from tests.e2e.appserver import llm_server, streamlit_app
 from tests.webapp.runs_fixture import fill
+from webapp.render import WORD_JOINER
 
 pytestmark = pytest.mark.browser
 
@@ -127,7 +128,7 @@ def test_image_links_in_ids_and_names_fetch_nothing(tmp_path, contexts, counter)
     db = fill(tmp_path / "runs.sqlite", lengths=(2000,), positions=(0.0, 1.0), n_tasks=2,
               name=f"![sweep]({base}/sweep.png)", model=f"<img src={base}/model.png>")
     with sqlite3.connect(db) as c:
-        c.execute("UPDATE trials SET task = ?", (f"![task]({base}/task.png)",))
+        c.execute("UPDATE trials SET task = ?", (f"![task]({base}/task.png) {base}/bare",))
         c.execute("UPDATE trials SET error = ? WHERE error IS NOT NULL", (f"![err]({base}/error.png)",))
     with streamlit_app(env={"LITM_DB": str(db), "LITM_SHIPPED_RUNS": str(tmp_path / "none")}) as url:
         tab = contexts()
@@ -139,9 +140,10 @@ def test_image_links_in_ids_and_names_fetch_nothing(tmp_path, contexts, counter)
         tab.get_by_role("tab", name="Trials").click()
         settle(tab)
         tab.wait_for_timeout(2000)
-        text = tab.inner_text("body")
-        assert f"![task]({base}/task.png)" in text  # shown as the characters it is
+        text = tab.inner_text("body").replace(WORD_JOINER, "")  # md() keeps bare URLs from linking
+        assert f"![task]({base}/task.png) {base}/bare" in text  # shown as the characters it is
         assert f"<img src={base}/model.png>" in text  # the legend too
         assert "Traceback" not in tab.content()
         assert tab.locator(f'img[src^="{base}"]').count() == 0
+        assert tab.locator(f'a[href^="{base}"]').count() == 0  # nor a link to click
     assert _Counter.hits == []

@@ -1,5 +1,7 @@
 """Render helpers: escaped highlighted prompts, short messages without secrets."""
 
+import re
+
 from components.core.documents import make_document
 from components.strategies import get_strategy
 from webapp import render
@@ -34,3 +36,17 @@ def test_chunks_are_marked_with_badges():
 def test_pages_html_marks_hits_and_misses():
     out = render.pages_html((3, 5), (5, 9))
     assert "page 5 ✓ gold" in out and "page 3" in out and "missed gold: 9" in out
+
+
+# remark-gfm's literal autolinks (mdast-util-gfm-autolink-literal): what Streamlit's markdown links.
+GFM_URL = re.compile(r"(?i)(https?://|www(?=\.))[-.\w]+")
+GFM_EMAIL = re.compile(r"[-.\w+]+@[-\w]+(?:\.[-\w]+)+")
+
+
+def test_md_keeps_bare_urls_and_emails_from_becoming_links():
+    text = "see http://evil.example/x, HTTPS://b.example, www.evil.example and bob@evil.example"
+    out = render.md(text)
+    unescaped = re.sub(r"\\(.)", r"\1", out)  # what markdown reads after the backslash escapes
+    assert not GFM_URL.search(unescaped) and not GFM_EMAIL.search(unescaped)
+    assert unescaped.replace(render.WORD_JOINER, "") == text  # shown as written
+    assert render.md("a plain id: task-7") == "a plain id\\: task\\-7"  # nothing added where nothing links

@@ -123,13 +123,16 @@ def _counts_until(passages: list[Passage], reach: float, encoding: str) -> list[
     return out
 
 
-def _answer_patterns(answers) -> list[re.Pattern]:
-    pats = []
-    for a in answers:
-        a = " ".join(str(a).split())
-        if len(a) >= 3:  # "4" or "no" would knock out half a pool
-            pats.append(re.compile(r"(?<!\w)" + re.escape(a) + r"(?!\w)", re.IGNORECASE))
-    return pats
+@functools.lru_cache(maxsize=4096)
+def _mentions(answers: tuple[str, ...]):
+    """The search of a passage for any of a task's answers (whole words, any case), compiled once per
+    answer set (a task's trials at every length, position and strategy share it); None when no
+    answer is long enough to look for."""
+    alts = [re.escape(a) for a in (" ".join(str(x).split()) for x in answers)
+            if len(a) >= 3]  # "4" or "no" would knock out half a pool
+    if not alts:
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(alts) + r")(?!\w)", re.IGNORECASE).search
 
 
 # What Python's re matches case-insensitively to an ASCII letter besides its two cases (re docs,
@@ -161,7 +164,7 @@ class _Candidates:
         """Positions of passages that may mention an answer: every passage holding an ASCII answer's
         letters in any case (a superset of what the answer regex matches), all of them otherwise."""
         needles = [" ".join(str(a).split()) for a in answers]
-        needles = [n.lower() for n in needles if len(n) >= 3]  # as _answer_patterns
+        needles = [n.lower() for n in needles if len(n) >= 3]  # as _mentions
         if not all(n.isascii() for n in needles):
             return range(len(self.texts))
         found = set()
@@ -214,9 +217,8 @@ def _pool_for(task: Task, pool: list[Passage] | None) -> list[Passage]:
     cands = _candidates(pool, hay)
     excluded = {cands.index[t] for t in (_clean(p.text) for p in task.passages) if t in cands.index}
     suspects = cands.suspects(task.answers)
-    pats = _answer_patterns(task.answers) if suspects else []  # no suspect: no regex to compile
-    if pats:
-        mentions = re.compile("|".join(f"(?:{r.pattern})" for r in pats), re.IGNORECASE).search
+    mentions = _mentions(tuple(task.answers)) if suspects else None  # no suspect: no regex to compile
+    if mentions is not None:
         excluded.update(i for i in suspects if mentions(cands.texts[i]))
     out = list(cands.passages)
     for i in sorted(excluded, reverse=True):

@@ -232,3 +232,43 @@ def test_documents_draw_distractors_from_the_whole_task_file(tmp_path):
     assert len(f) == 1
     assert f.loc[0, "error"] in (None, "") or f.loc[0, "error"] != f.loc[0, "error"]  # no error (None/NaN)
     assert abs(int(f.loc[0, "actual_length"]) - 4000) < 400
+
+
+def test_sweeps_pace_garbage_collection_and_put_the_thresholds_back(tmp_path):
+    """While a sweep runs, the collector's thresholds are components.run.gcpace's (fewer collections);
+    after it, whatever was set before is back, also after a sweep that failed."""
+    import gc
+
+    from components.run.gcpace import SWEEP_THRESHOLDS, paced
+
+    seen = []
+
+    class Recording(FakeProvider):
+        async def complete(self, messages, settings):
+            seen.append(gc.get_threshold())
+            return await super().complete(messages, settings)
+
+    before = gc.get_threshold()
+    gc.set_threshold(900, 11, 12)
+    try:
+        c = SweepConfig.from_dict({"sweep": {
+            "name": "gc", "tasks": str(sweep_toml(tmp_path, base_url="x").parent / "facts.jsonl"), "n_tasks": 2,
+            "lengths": [300], "positions": [0.0], "strategies": ["baseline"],
+            "models": [{"provider": "fake", "model": "fake"}]}})
+        s = run_sweep(c, RunStore(tmp_path / "s.sqlite"), providers={"fake:fake": Recording(ModelSpec("fake", "fake"))})
+        assert s.errors == 0
+        assert seen and set(seen) == {SWEEP_THRESHOLDS}
+        assert gc.get_threshold() == (900, 11, 12)
+        with paced():  # nested: the inner end keeps the sweep's pace, the outer one restores
+            with paced():
+                pass
+            assert gc.get_threshold() == SWEEP_THRESHOLDS
+        assert gc.get_threshold() == (900, 11, 12)
+        try:
+            with paced():
+                raise RuntimeError("a sweep that failed")
+        except RuntimeError:
+            pass
+        assert gc.get_threshold() == (900, 11, 12)
+    finally:
+        gc.set_threshold(*before)

@@ -34,6 +34,7 @@ from components.providers.factory import make_provider
 from components.providers.guard import check_fits, count_message_tokens
 from components.providers.pricing import cost_usd
 from components.run.caller import NeedsCall
+from components.run.gcpace import paced
 from components.run.plan import plan, precount, trial_document
 from components.run.runner import Progress, SweepSummary, _key_for, run_sweep, stamp
 from components.run.schema import Trial
@@ -117,7 +118,8 @@ def run_batch_sweep(config, store, *, progress: Callable[[Progress], None] | Non
                    providers or {}, poll_interval, owner)
     if cancel_batches:
         run.cancel.set()
-    return asyncio.run(run.go())
+    with paced():  # as live sweeps: fewer garbage collections while trials are built and stored
+        return asyncio.run(run.go())
 
 
 class BatchRun:

@@ -20,6 +20,7 @@ from components.providers.base import FATAL_KINDS, ModelSpec, Settings
 from components.providers.factory import make_provider
 from components.run.caller import Budget, BudgetExceeded, Caller, Cancelled
 from components.run.config import SweepConfig
+from components.run.gcpace import paced
 from components.run.plan import plan, precount, trial_document
 from components.run.schema import Trial, params_json
 from components.run.trial import Ran, execute
@@ -87,7 +88,9 @@ def run_sweep(config: SweepConfig, store, *, progress: Callable[[Progress], None
     A config with mode = "batch" runs through components.run.batch.run_batch_sweep instead."""
     if getattr(config, "mode", "live") != "live":
         raise ValueError(f"sweep {config.name!r} has mode = {config.mode!r}: run it with components.run.batch")
-    return asyncio.run(_run_sweep(config, store, progress, cancel, api_keys, retry_errors, providers or {}, owner))
+    with paced():  # fewer garbage collections while trials run (components/run/gcpace.py)
+        return asyncio.run(_run_sweep(config, store, progress, cancel, api_keys, retry_errors, providers or {},
+                                      owner))
 
 
 async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, given, owner) -> SweepSummary:

@@ -23,6 +23,8 @@ _TAG_RE = re.compile(
 
 def neutralise_tags(text: str) -> str:
     """`<PAGE 3>` -> `‹PAGE 3›` (and likewise DOCUMENT, INSTRUCTIONS, INSTRUCTIONS_REMINDER)."""
+    if "<" not in text:  # no tag can be there: the text itself, without a regex call (every page of every trial)
+        return text
     return _TAG_RE.sub(lambda m: f"\u2039{m.group(1)}\u203a", text)
 
 

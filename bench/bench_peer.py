@@ -29,7 +29,6 @@ result, at concurrency 32 some writes fail with "database is locked", and its ru
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -40,7 +39,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from bench.bench_runner import free_port, start_server, sweep_config, tiny_tasks
+from bench.bench_runner import free_port, grid_main, start_server, sweep_config, tiny_tasks
 from components.run.runner import run_sweep
 from components.run.store import RunStore
 from components.tasks.importers import write_tasks
@@ -151,14 +150,7 @@ def run(trials: int = 500, concurrency: int = 32, delay: float = 0.1) -> list[st
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trials", type=int, default=500)
-    ap.add_argument("--concurrency", type=int, default=32)
-    ap.add_argument("--delay", type=float, default=0.1)
-    args = ap.parse_args(argv)
-    for line in run(args.trials, args.concurrency, args.delay):
-        print(line, flush=True)
-    return 0
+    return grid_main(run, __doc__, 500, argv)
 
 
 if __name__ == "__main__":

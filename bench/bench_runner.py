@@ -141,15 +141,20 @@ def run(trials: int = 2000, concurrency: int = 32, delay: float = 0.1) -> list[s
     return lines
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trials", type=int, default=2000)
+def grid_main(run_fn, doc: str, trials: int, argv: list[str] | None = None) -> int:
+    """The command line of a bench run on the loopback server: --trials, --concurrency, --delay."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--trials", type=int, default=trials)
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--delay", type=float, default=0.1)
     args = ap.parse_args(argv)
-    for line in run(args.trials, args.concurrency, args.delay):
+    for line in run_fn(args.trials, args.concurrency, args.delay):
         print(line, flush=True)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return grid_main(run, __doc__, 2000, argv)
 
 
 if __name__ == "__main__":

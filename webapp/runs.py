@@ -59,6 +59,13 @@ def sweep_key(sweep_id) -> str:
     return f"{USER_LABEL}#{sweep_id}"
 
 
+def with_trials(sweeps: pd.DataFrame, trials: pd.DataFrame) -> list[str]:
+    """The sweep keys, in the sweeps' order, that have trials here (the Sweeps filter of Results and
+    Compare): the trials' distinct keys looked up once, not a scan per sweep."""
+    present = set(trials["sweep_key"].unique())
+    return [k for k in sweeps["sweep_key"] if k in present]
+
+
 def export(df: pd.DataFrame, fmt: str) -> bytes:
     """The trials of `df` with every stored column (texts read from their stores) as a csv, jsonl or
     parquet file; the app's own bookkeeping columns left out."""

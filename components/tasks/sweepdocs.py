@@ -123,13 +123,18 @@ def _counts_until(passages: list[Passage], reach: float, encoding: str) -> list[
     return out
 
 
+def _looked_for(answers) -> list[str]:
+    """The answers a distractor must not mention, white space collapsed; shorter than 3 characters are
+    left out ("4" or "no" would knock out half a pool)."""
+    return [a for a in (" ".join(str(x).split()) for x in answers) if len(a) >= 3]
+
+
 @functools.lru_cache(maxsize=4096)
 def _mentions(answers: tuple[str, ...]):
     """The search of a passage for any of a task's answers (whole words, any case), compiled once per
     answer set (a task's trials at every length, position and strategy share it); None when no
     answer is long enough to look for."""
-    alts = [re.escape(a) for a in (" ".join(str(x).split()) for x in answers)
-            if len(a) >= 3]  # "4" or "no" would knock out half a pool
+    alts = [re.escape(a) for a in _looked_for(answers)]
     if not alts:
         return None
     return re.compile(r"(?<!\w)(?:" + "|".join(alts) + r")(?!\w)", re.IGNORECASE).search
@@ -163,8 +168,7 @@ class _Candidates:
     def suspects(self, answers) -> range | set[int]:
         """Positions of passages that may mention an answer: every passage holding an ASCII answer's
         letters in any case (a superset of what the answer regex matches), all of them otherwise."""
-        needles = [" ".join(str(a).split()) for a in answers]
-        needles = [n.lower() for n in needles if len(n) >= 3]  # as _mentions
+        needles = [n.lower() for n in _looked_for(answers)]  # the answers _mentions searches for
         if not all(n.isascii() for n in needles):
             return range(len(self.texts))
         found = set()

@@ -23,8 +23,7 @@ def choose(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, li
     with st.container(border=True):
         c1, c2 = st.columns([3, 1])
         labels = dict(zip(sweeps["sweep_key"], sweeps["label"], strict=True))
-        present = set(trials["sweep_key"])  # once, not per sweep
-        have = [k for k in sweeps["sweep_key"] if k in present]
+        have = runs.with_trials(sweeps, trials)
         chosen = pickers.multi(c1, "Sweeps", have, K + "sweeps", format_func=lambda k: labels.get(k, k),
                                placeholder="every sweep of every store")
         part = trials[trials["sweep_key"].isin(chosen)] if chosen else trials

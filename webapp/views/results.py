@@ -38,8 +38,7 @@ def filters(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, s
     with st.container(border=True):
         c1, c2, c3 = st.columns([3, 2, 2])
         sweep_labels = dict(zip(sweeps["sweep_key"], sweeps["label"], strict=True))
-        present = set(trials["sweep_key"].unique())  # once, not per sweep; distinct keys, not 100k
-        have = [k for k in sweeps["sweep_key"] if k in present]
+        have = runs.with_trials(sweeps, trials)
         chosen = pickers.multi(c1, "Sweeps", have, K + "sweeps", format_func=lambda k: sweep_labels.get(k, k),
                                placeholder="all sweeps")
         part = trials[trials["sweep_key"].isin(chosen)] if chosen else trials

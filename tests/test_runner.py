@@ -80,6 +80,15 @@ def test_identical_prompts_in_flight_are_sent_once(tmp_path, server):
     assert s.ran == 36 and server.counts["total"] == 18 and s.cached_calls == 18
 
 
+def test_spare_workers_never_exceed_the_concurrency(tmp_path, server):
+    # 36 trials, 4 calls at a time: the spare workers (runner.workers_for) wait at the Caller's semaphore
+    c = config(tmp_path, server, concurrency=4)
+    server.set(delay=0.05)
+    s = run_sweep(c, RunStore(tmp_path / "s.sqlite"))
+    assert s.status == "done" and s.calls_sent == server.counts["total"] > 4
+    assert server.counts["peak"] == 4  # in flight at once: the concurrency, reached and never passed
+
+
 def test_budget_cap_stops_cleanly(tmp_path, server):
     c = config(tmp_path, server, budget="[sweep.budget]\nmax_calls = 5", concurrency=2)
     store = RunStore(tmp_path / "s.sqlite")

@@ -96,6 +96,7 @@ class Caller:
         self.max_retry_after = MAX_RETRY_AFTER if max_retry_after is None else float(max_retry_after)
         self.attempts = 0  # provider calls started (an SDK may send more HTTP requests: see requests)
         self.waiting = ""  # why the calls are paused right now ("" when they are not)
+        self.halted = ""  # why the sweep stopped (set by the runner): no request starts after it
         self.claims = claims and store is not None and hasattr(store, "claim_call")
         self.owner = owner_id()
 
@@ -166,6 +167,8 @@ class Caller:
             for attempt in range(RATE_LIMIT_ATTEMPTS + 1):
                 if self.cancel is not None and self.cancel.is_set():
                     raise Cancelled("cancelled")
+                if self.halted:
+                    raise Cancelled(self.halted)
                 self.budget.reserve()
                 await self.limiter.wait()
                 self.attempts += 1

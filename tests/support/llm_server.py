@@ -7,6 +7,7 @@
     server.set(malformed="html")      # 200 answers that are no completion (see MALFORMED)
     server.counts["chat"], server.counts["messages"], server.bodies
     server.counts["batches"]          # batches created (OpenAI and Anthropic): tests/support/batch_routes.py
+    server.counts["peak"]             # the most completion requests it was answering at once
 
 or as a process: `python -m tests.support.llm_server --port P [--delay 0.1]`, driven by
 POST /admin/mode (JSON of the same settings), GET /admin/counts, POST /admin/reset.
@@ -108,6 +109,7 @@ class LLMServer(BatchRoutes):
             self.files: dict[str, dict] = {}  # batch input/output files (OpenAI Files API)
             self.batches: dict[str, dict] = {}  # OpenAI batches and Anthropic message batches
             self.counts: Counter = Counter()
+            self.open = 0  # completion requests being answered right now (counts["peak"]: the most)
             self.bodies: list[str] = []  # sha256 of each request body, in arrival order
             self.raw_bodies: list[bytes] = []
             self.mode = dict(DEFAULTS)
@@ -186,6 +188,15 @@ class LLMServer(BatchRoutes):
             self.bodies.append(hashlib.sha256(raw).hexdigest())
             self.raw_bodies.append(raw)
             mode = dict(self.mode)
+            self.open += 1
+            self.counts["peak"] = max(self.counts["peak"], self.open)
+        try:
+            return await self._complete(route, body, mode, n)
+        finally:
+            with self.lock:
+                self.open -= 1
+
+    async def _complete(self, route: str, body: dict, mode: dict, n: int) -> bytes | None:
         prompt = "\n".join(_content_text(m.get("content")) for m in body.get("messages", []))
         if mode["hang"]:
             return None

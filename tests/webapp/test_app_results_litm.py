@@ -122,3 +122,13 @@ def test_the_shipped_rr_run_shows_its_first_pages_retrievals(tmp_path, monkeypat
     warning = next(w.value for w in at.warning if "first pages in order" in w.value)
     assert warning.startswith("100 of 100 retrieval trial(s)")  # the 0.5B model's "Pages: 1, 2, 3"
     assert "20 of them count as a page hit" in warning  # gold at page 1 (position 0) or among the first three
+
+
+def test_the_trial_picker_names_the_gold_document_of_litm_trials(shipped):
+    at = run()
+    options = at.selectbox(key="res_trial").options
+    litm = [o for o in options if "· litm ·" in o]
+    assert litm and all("of 10 documents" in o and "None" not in o for o in litm), options[:3]
+    assert any("gold 4 of 10 documents" in o for o in litm)
+    other = [o for o in options if "· litm ·" not in o and "documents" not in o]
+    assert all("length" in o and "None" not in o for o in other), other[:3]

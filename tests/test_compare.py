@@ -206,3 +206,13 @@ def test_untimed_batch_answers_make_seconds_unknown_not_zero(two_arms):
     assert cmp.seconds_text(0.5) == "0.50"
     html = report_html.arms_html(t.reset_index())
     assert "unknown" in html and "0.50" in html
+
+
+def test_pareto_names_sit_right_of_points_when_every_arm_costs_the_same(two_arms):
+    from components.report import charts
+
+    free = cmp.arms(two_arms, price_model="no-such-model").assign(cost_per_1000_usd=0.0, dominated=False)
+    points = [t for t in charts.pareto(free).data if t.name != "Pareto front"]
+    assert points and all(t.textposition == "middle right" for t in points)  # not cut at the left edge
+    priced = [t for t in charts.pareto(cmp.arms(two_arms)).data if t.name != "Pareto front"]
+    assert {t.textposition for t in priced} <= {"top center", "bottom center"}

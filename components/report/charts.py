@@ -335,12 +335,16 @@ def pareto(table: pd.DataFrame, *, title: str = "Accuracy against cost per 1,000
         fig.add_trace(go.Scatter(x=front["cost"], y=front["accuracy"], mode="lines", name="Pareto front",
                                  line=dict(color="#0072B2", width=1.5, dash="dot"), hoverinfo="skip"))
     styles = _series_style(list(data["label"]))
+    # every arm at one cost (e.g. all $0, a local model): names to the right of the points, where the axis
+    # leaves room; centred above or below they were cut at the plot's left edge
+    flat = data["cost"].max() == data["cost"].min()
     for i, r in enumerate(data.sort_values("cost").itertuples()):
         grey = bool(r.dominated)
         colour = "#B0B0B0" if grey else styles[r.label]["colour"]
         fig.add_trace(go.Scatter(
             x=[r.cost], y=[r.accuracy], mode="markers" if grey else "markers+text", text=[_safe(r.label)],
-            textposition="top center" if i % 2 == 0 else "bottom center",  # front arms named; all in the legend
+            textposition="middle right" if flat else "top center" if i % 2 == 0 else "bottom center",  # front
+            # arms named; all in the legend
             textfont=dict(color="#999" if grey else "#222", size=12),
             name=_safe(r.label) + (" (dominated)" if grey else ""),
             marker=dict(size=13, color=colour, symbol=styles[r.label]["symbol"], line=dict(width=1, color="#444")),

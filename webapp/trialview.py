@@ -9,8 +9,26 @@ import streamlit as st
 
 from components.core.metrics import METRICS
 from components.report import analysis
+from components.strategies.litm import ClosedBook
 from webapp import chartview, runs
 from webapp.render import md, pages_html, prompt_html, text_box, thousands
+
+
+def cell_label(r) -> str:
+    """Where a trial's answer sat: 'gold 4 of 20 documents' (LITM §2.1), else its length and position."""
+    documents, gold = getattr(r, "documents", None), getattr(r, "gold_index", None)
+    if r.strategy == ClosedBook.name:
+        return "no document (closed book)"
+    if pd.notna(documents) and pd.notna(gold):
+        return "1 document" if int(documents) == 1 else f"gold {int(gold)} of {int(documents)} documents"
+    where = ([f"length {int(r.length):,}"] if pd.notna(r.length) else []) + \
+        ([f"position {float(r.position):g}"] if pd.notna(r.position) else [])
+    return " · ".join(where)
+
+
+def trial_label(r) -> str:
+    """'#12 · nq-3 · litm · gold 4 of 20 documents': a trial (a row of a trials frame) in a picker."""
+    return " · ".join(x for x in (f"#{r.trial_id}", str(r.task), str(r.strategy), cell_label(r)) if x)
 
 
 def page_list(value) -> list[int]:

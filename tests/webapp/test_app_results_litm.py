@@ -130,5 +130,5 @@ def test_the_trial_picker_names_the_gold_document_of_litm_trials(shipped):
     litm = [o for o in options if "· litm ·" in o]
     assert litm and all("of 10 documents" in o and "None" not in o for o in litm), options[:3]
     assert any("gold 4 of 10 documents" in o for o in litm)
-    other = [o for o in options if "· litm ·" not in o and "documents" not in o]
-    assert all("length" in o and "None" not in o for o in other), other[:3]
+    closed = [o for o in options if "· closed-book ·" in o]
+    assert closed and all(o.endswith("· no document (closed book)") for o in closed), closed[:3]

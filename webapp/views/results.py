@@ -11,7 +11,7 @@ import streamlit as st
 from components.report import analysis, charts
 from webapp import chartview, jobs, links, pickers, runs, urlstate
 from webapp.render import guard, md, short, thousands, usd
-from webapp.trialview import trial_detail
+from webapp.trialview import trial_detail, trial_label
 from webapp.ucurve import BOUNDS, SERIES, fmt_table, open_on_real_curve, u_curve_tab
 
 K = "res_"  # widget keys of this page (named in webapp/state.py)
@@ -168,16 +168,6 @@ def _pick_from_table() -> None:
 PAGE = 500  # trials per page of the trial table: their texts are fetched from the stores page by page
 
 
-def _cell(r) -> str:
-    """Where a trial's answer sat: 'gold 4 of 20 documents' (LITM §2.1), else its length and position."""
-    documents, gold = getattr(r, "documents", None), getattr(r, "gold_index", None)
-    if pd.notna(documents) and pd.notna(gold):
-        return f"gold {int(gold)} of {int(documents)} documents"
-    length = f"{int(r.length):,}" if pd.notna(r.length) else "?"
-    position = f"{float(r.position):g}" if pd.notna(r.position) else "?"
-    return f"length {length} · position {position}"
-
-
 def trials_tab(df: pd.DataFrame) -> None:
     pages = max(1, -(-len(df) // PAGE))
     if pages > 1:
@@ -196,8 +186,7 @@ def trials_tab(df: pd.DataFrame) -> None:
     shown = view[[c for c in TRIAL_VIEW if c in view]].dropna(axis=1, how="all")
     st.dataframe(shown, hide_index=True, key=K + "trial_table",
                  on_select=_pick_from_table, selection_mode="single-row", height=300)
-    labels = {k: f"#{r.trial_id} · {r.task} · {r.strategy} · {_cell(r)}"
-              for k, r in zip(view["key"], view.itertuples(), strict=True)}
+    labels = {k: trial_label(r) for k, r in zip(view["key"], view.itertuples(), strict=True)}
     key = pickers.select(st, "Trial", list(labels), K + "trial", format_func=lambda k: labels.get(k, k))
     if key is None:
         return

@@ -18,7 +18,7 @@ def cell_label(r) -> str:
     """Where a trial's answer sat: 'gold 4 of 20 documents' (LITM §2.1), else its length and position."""
     documents, gold = getattr(r, "documents", None), getattr(r, "gold_index", None)
     if r.strategy == ClosedBook.name:
-        return "no document (closed book)"
+        return "no document"
     if pd.notna(documents) and pd.notna(gold):
         return "1 document" if int(documents) == 1 else f"gold {int(gold)} of {int(documents)} documents"
     where = ([f"length {int(r.length):,}"] if pd.notna(r.length) else []) + \

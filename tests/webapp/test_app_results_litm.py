@@ -131,4 +131,4 @@ def test_the_trial_picker_names_the_gold_document_of_litm_trials(shipped):
     assert litm and all("of 10 documents" in o and "None" not in o for o in litm), options[:3]
     assert any("gold 4 of 10 documents" in o for o in litm)
     closed = [o for o in options if "· closed-book ·" in o]
-    assert closed and all(o.endswith("· no document (closed book)") for o in closed), closed[:3]
+    assert closed and all(o.endswith("· closed-book · no document") for o in closed), closed[:3]

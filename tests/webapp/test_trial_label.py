@@ -17,7 +17,7 @@ def test_litm_trials_name_their_gold_document():
     assert trial_label(row(documents=20, gold_index=4)) == "#7 · nq-3 · litm · gold 4 of 20 documents"
     assert trial_label(row(strategy="oracle", documents=1, gold_index=0)) == "#7 · nq-3 · oracle · 1 document"
     assert trial_label(row(strategy="closed-book", documents=1, gold_index=0)).endswith(
-        "· closed-book · no document (closed book)")
+        "· closed-book · no document")
 
 
 def test_token_trials_name_length_and_position_and_never_none():

@@ -35,7 +35,7 @@ from components.providers.guard import check_fits, count_message_tokens
 from components.providers.pricing import cost_usd
 from components.run.caller import NeedsCall
 from components.run.gcpace import paced
-from components.run.plan import plan, precount, trial_document
+from components.run.plan import Documents, plan, precount
 from components.run.runner import Progress, SweepSummary, _key_for, run_sweep, stamp
 from components.run.schema import Trial
 from components.run.trial import Ran, execute
@@ -135,7 +135,6 @@ class BatchRun:
         self.stop = ""
         self.line = ""  # the batches' own counts, for progress
         self.last = 0.0
-        self.docs: dict = {}
         self.cancelled_rows: set[int] = set()
 
     # progress -----------------------------------------------------------------------------------
@@ -152,7 +151,7 @@ class BatchRun:
     async def go(self) -> SweepSummary:
         config, store = self.config, self.store
         tasks = config.load_tasks()
-        self.pool = config.all_tasks().tasks
+        self.docs = Documents(config.encoding, config.all_tasks().tasks)
         specs = plan(config, tasks)
         self.total = len(specs)
         provs = {m.label: self.given.get(m.label) or make_provider(m.spec, _key_for(m, self.api_keys))
@@ -244,9 +243,7 @@ class BatchRun:
             return config.settings(m, p.max_tokens)
 
         try:
-            if spec.cell not in self.docs:
-                self.docs[spec.cell] = trial_document(spec, config.encoding, self.pool)
-            built = self.docs[spec.cell]
+            built = self.docs.get(spec)
         except ValueError as exc:
             built, ran = None, Ran(Trial(error=f"document: {exc}", error_kind="document"))
         if built is not None:

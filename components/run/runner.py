@@ -21,7 +21,7 @@ from components.providers.factory import make_provider
 from components.run.caller import Budget, BudgetExceeded, Caller, Cancelled
 from components.run.config import SweepConfig
 from components.run.gcpace import paced
-from components.run.plan import plan, precount, trial_document
+from components.run.plan import Documents, plan, precount
 from components.run.schema import Trial, params_json
 from components.run.trial import Ran, execute
 
@@ -125,7 +125,7 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
     state = {"done": len(present), "errors": len(present_all - present_ok) if not retry_errors else 0,
              "ran": 0, "last": 0.0, "stop": "", "early": False}
     first: list = []  # (error_kind, error) of the first trials run, for fail-fast
-    docs: dict = {}
+    docs = Documents(config.encoding, pool_tasks)
 
     def report(force: bool = False) -> None:
         now = time.perf_counter()
@@ -159,11 +159,8 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
             stop(f"stopped early: the first {n} trials all failed ({first[0][0]}): {first[0][1]}")
 
     async def one(spec) -> None:
-        dkey = spec.cell
         try:
-            if dkey not in docs:
-                docs[dkey] = trial_document(spec, config.encoding, pool_tasks)
-            built = docs[dkey]
+            built = docs.get(spec)
         except ValueError as exc:
             built, ran = None, Ran(Trial(error=f"document: {exc}", error_kind="document"))
         if built is not None:

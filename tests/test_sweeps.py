@@ -79,6 +79,18 @@ def test_plan_order_and_stable_keys(tmp_path):
     assert specs[-1].key != changed[-1].key
 
 
+def test_estimate_tells_parameter_settings_apart(tmp_path):
+    # reprompt every 100 tokens puts reminders in a 600-token document; every 100,000 tokens puts none
+    def tokens(r):
+        return estimate(cfg(tmp_path, lengths=[600], positions=[0.5], strategies=["reprompt"],
+                            params={"r": r})).input_tokens
+
+    both = estimate(cfg(tmp_path, lengths=[600], positions=[0.5], strategies=["reprompt"],
+                        params={"r": [100, 100000]}))
+    assert tokens(100) > tokens(100000)
+    assert both.input_tokens == tokens(100) + tokens(100000)
+
+
 def test_estimate_counts_stages(tmp_path):
     c = cfg(tmp_path)
     est = estimate(c)

@@ -75,13 +75,14 @@ def estimate_trial(doc, question: str, strategy_name: str, params: dict) -> tupl
 
 def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = None) -> Estimate:
     """The cost of a sweep's trials (those not in skip_keys), before running it."""
-    from components.run.plan import plan, precount, trial_document
+    from components.run.plan import Documents, plan, precount
+    from components.run.schema import params_json
 
     pool_tasks = config.all_tasks().tasks if tasks is None else tasks
     tasks = config.load_tasks() if tasks is None else tasks
     precount(tasks, config.encoding)
     specs = [s for s in plan(config, tasks) if not skip_keys or s.key not in skip_keys]
-    docs: dict = {}
+    documents = Documents(config.encoding, pool_tasks)
     per: dict = {}
     calls = tin = tout = 0
     batch = getattr(config, "mode", "live") == "batch"
@@ -89,19 +90,11 @@ def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = Non
     priced = False
     unpriced: set[str] = set()
     for s in specs:
-        dkey = s.cell
-        if dkey not in docs:
-            try:
-                docs[dkey] = trial_document(s, config.encoding, pool_tasks).document
-            except ValueError:  # the trial will record why
-                docs[dkey] = None
-        pkey = (*dkey, s.strategy)
+        pkey = (*s.cell, s.strategy, params_json(s.params))
         if pkey not in per:
             try:
-                if docs[dkey] is None:
-                    raise ValueError("no document")
-                per[pkey] = estimate_trial(docs[dkey], s.task.question, s.strategy, s.params)
-            except ValueError:  # a parameter this document cannot take: the trial will be an error
+                per[pkey] = estimate_trial(documents.get(s).document, s.task.question, s.strategy, s.params)
+            except ValueError:  # no document, or a parameter it cannot take: the trial will be an error
                 per[pkey] = (0, 0, 0)
         c, i, o = per[pkey]
         calls, tin, tout = calls + c, tin + i, tout + o

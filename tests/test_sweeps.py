@@ -135,3 +135,17 @@ def test_documents_sweep_cells_and_order(tmp_path):
     back = SweepConfig.from_stored(c.to_dict())
     assert back.documents == (3, 5) and back.gold_index == (0, -1, 4) and back.lengths == ()
     assert [s.key for s in plan(back)] == [s.key for s in specs]
+
+
+def test_estimate_builds_each_document_once_however_few_are_kept(tmp_path, monkeypatch):
+    from functools import partial
+
+    import components.run.plan as plan_module
+
+    built = []
+    real = plan_module.trial_document
+    monkeypatch.setattr(plan_module, "trial_document", lambda spec, *a: built.append(spec.cell) or real(spec, *a))
+    monkeypatch.setattr(plan_module, "Documents", partial(plan_module.Documents, keep=2))
+    c = cfg(tmp_path, strategies=["baseline", "reprompt"], params={"r": [200, 400]})  # 12 cells, 3 settings each
+    est = estimate(c)
+    assert est.trials == 36 and len(built) == len(set(built)) == 12

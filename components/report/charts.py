@@ -343,8 +343,8 @@ def pareto(table: pd.DataFrame, *, title: str = "Accuracy against cost per 1,000
         colour = "#B0B0B0" if grey else styles[r.label]["colour"]
         fig.add_trace(go.Scatter(
             x=[r.cost], y=[r.accuracy], mode="markers" if grey else "markers+text", text=[_safe(r.label)],
-            textposition="middle right" if flat else "top center" if i % 2 == 0 else "bottom center",  # front
-            # arms named; all in the legend
+            # front arms named beside their points; every arm in the legend
+            textposition="middle right" if flat else "top center" if i % 2 == 0 else "bottom center",
             textfont=dict(color="#999" if grey else "#222", size=12),
             name=_safe(r.label) + (" (dominated)" if grey else ""),
             marker=dict(size=13, color=colour, symbol=styles[r.label]["symbol"], line=dict(width=1, color="#444")),

@@ -89,7 +89,9 @@ def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = Non
     usd = list_usd = 0.0
     priced = False
     unpriced: set[str] = set()
-    for s in specs:
+    first = {c: i for i, c in enumerate(dict.fromkeys(s.cell for s in specs))}
+    # a cell's trials together (the sum does not depend on order): each document is built once, kept or not
+    for s in sorted(specs, key=lambda s: first[s.cell]):
         pkey = (*s.cell, s.strategy, params_json(s.params))
         if pkey not in per:
             try:

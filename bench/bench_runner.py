@@ -151,8 +151,10 @@ def run(trials: int = 2000, concurrency: int = 32, delay: float = 0.1, repeat: i
     """Each measured line is run `repeat` times (each time with another seed, so every call is sent
     again) and given as median [lowest-highest]: this VM's speed drifts from one run to the next, and
     a goal is met when the median meets it."""
-    lines = [f"one-off start-up of a process (OpenAI SDK import, tokenizer load): {warm():.2f}s, "
-             "not counted below"]
+    loaded = "openai" in sys.modules  # an earlier bench of `python -m bench` imported it
+    took = warm()
+    lines = [f"one-off start-up of a process (OpenAI SDK import, tokenizer load): {took:.2f}s, not counted below"
+             + (" (already loaded by an earlier bench of this process)" if loaded else "")]
     port = free_port()
     server = start_server(port, delay)
     ideal = concurrency / delay

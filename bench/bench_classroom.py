@@ -1,7 +1,7 @@
 """A classroom on one server: ten browsers at once, each loading the Playground and running one call
 that the run store has cached, in one headless Chromium (ten contexts, ten Streamlit sessions).
 
-The app runs as `streamlit run webapp/app.py` with a fresh run store; the model is the loopback
+The app runs as `litm app` runs it (`python -m webapp.serve run webapp/app.py`) with a fresh run store; the model is the loopback
 OpenAI-compatible server (tests/support/llm_server.py). One session runs the call first, so every
 student's call is answered from the cache (what a class sees after the teacher has run it once).
 Reports each context's first paint (page open -> prompt map drawn) and its run (click -> answer),

@@ -14,10 +14,22 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_command_keeps_the_app_on_loopback_and_quiet():
     argv = command(8765)
-    assert argv[:3] == [sys.executable, "-m", "streamlit"]
+    assert argv[:4] == [sys.executable, "-m", "webapp.serve", "run"]
     assert argv[argv.index("--server.address") + 1] == "127.0.0.1"
     assert argv[argv.index("--browser.gatherUsageStats") + 1] == "false"
     assert Path(argv[4]).name == "app.py" and Path(argv[4]).is_file()
+
+
+def test_the_server_preloads_what_the_first_page_needs():
+    """webapp.serve's thread imports these before the first visitor: a renamed module fails here, not
+    silently in a server log."""
+    code = ("import sys, webapp.serve as s; s.preload(); "
+            "print(all(m in sys.modules for m in ('scipy.stats', 'plotly.graph_objects', 'pandas', "
+            "'components.report.analysis', 'components.report.compare')))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"
 
 
 def test_litm_app_serves_the_app(tmp_path):

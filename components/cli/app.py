@@ -1,6 +1,7 @@
 """`litm app`: start the Streamlit app (the same as `streamlit run webapp/app.py`, with the settings of
 .streamlit/config.toml given on the command line so they hold from any folder). The engine never
-loads the UI library itself: this replaces the process with `python -m streamlit`."""
+loads the UI library itself: this replaces the process with `python -m webapp.serve`, Streamlit's own
+command line after a thread that loads what the first page needs while the server starts."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ def add_parser(sub, name):
 
 def command(port: int) -> list[str]:
     app = Path(__file__).resolve().parents[2] / "webapp" / "app.py"
-    return [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
+    return [sys.executable, "-m", "webapp.serve", "run", str(app), "--server.port", str(port),
             "--server.headless", "true", "--server.address", "127.0.0.1",
             "--browser.gatherUsageStats", "false", "--client.toolbarMode", "viewer"]
 

@@ -1,4 +1,5 @@
-"""Start `streamlit run webapp/app.py` on a free loopback port, with a temporary HOME, and stop it.
+"""Start the app as `litm app` does (`python -m webapp.serve run webapp/app.py`: Streamlit's command
+line) on a free loopback port, with a temporary HOME, and stop it.
 
 Used by the browser tests (tests/e2e/conftest.py) and scripts/screenshot.py.
 """
@@ -73,7 +74,7 @@ def streamlit_app(home: Path | None = None, env: dict | None = None) -> Iterator
                    "PYTHONPATH": str(ROOT), **(env or {})}
         for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
             environ.pop(key, None)
-        args = [sys.executable, "-m", "streamlit", "run", "webapp/app.py", "--server.port", str(port),
+        args = [sys.executable, "-m", "webapp.serve", "run", "webapp/app.py", "--server.port", str(port),
                 "--server.address", "127.0.0.1", "--server.headless", "true",
                 "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
         url = f"http://127.0.0.1:{port}"

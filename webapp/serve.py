@@ -1,0 +1,34 @@
+"""`python -m webapp.serve run webapp/app.py ...`: Streamlit's own command line (streamlit.web.cli.main,
+what the `streamlit` command runs), after starting a thread that imports what the first pages need.
+
+Streamlit runs no app code until the first visitor opens a page, so that visitor used to wait for
+pandas, plotly, scipy.stats and the tokenizer to load. Started with the server, the thread has them
+loaded (or half loaded: Python's import locks make a page wait for the rest, never load twice) by
+the time someone comes. Stores are still read on the first visit (webapp/app.py warm_up): their
+cache belongs to Streamlit's runtime, which exists only once the server runs."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+
+def preload() -> None:
+    import plotly.graph_objects  # noqa: F401
+
+    import components.report.analysis  # noqa: F401  (pandas, scipy.stats)
+    import components.report.compare  # noqa: F401
+    from components.core.tokens import tokenizer
+
+    tokenizer().count("preload")
+
+
+def main() -> int:
+    threading.Thread(target=preload, name="litm-preload", daemon=True).start()
+    from streamlit.web.cli import main as streamlit_main
+
+    return streamlit_main(prog_name="streamlit")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -37,10 +37,11 @@ def pages() -> list:
 
 @st.cache_resource(show_spinner=False)
 def warm_up() -> bool:
-    """Once per server process: import the statistics modules (scipy.stats: about a second) and read
-    the run stores into the page cache (a store of 100k trials: about a second) in the background while
-    the first visitor is on the Playground, so Results and Compare open faster. A store that cannot be
-    read is left for the page to report."""
+    """Once per server process: import the statistics modules (scipy.stats: about a second; already
+    loaded when the server was started by `litm app`, webapp/serve.py) and read the run stores into the
+    page cache (a store of 100k trials: about a second) in the background while the first visitor is on
+    the Playground, so Results and Compare open faster. A store that cannot be read is left for the page
+    to report."""
     import threading
 
     def imports() -> None:

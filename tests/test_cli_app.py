@@ -32,6 +32,22 @@ def test_the_server_preloads_what_the_first_page_needs():
     assert out.stdout.strip() == "True"
 
 
+def test_the_preload_starts_only_once_streamlit_and_pandas_are_loaded_whole():
+    """Plotly looks pandas up in sys.modules without importing it: a thread still importing pandas made
+    the server's own start fail ("partially initialized module 'pandas'"), about 1 start in 8."""
+    code = ("import sys, threading, webapp.serve as s\n"
+            "class Spy:\n"
+            "    def __init__(self, target=None, **kw):\n"
+            "        self.loaded = all(m in sys.modules for m in ('streamlit', 'pandas', 'plotly'))\n"
+            "    def start(self):\n"
+            "        raise SystemExit(0 if self.loaded else 3)\n"
+            "threading.Thread = Spy\n"
+            "s.main()\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+
+
 def test_litm_app_serves_the_app(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -4,8 +4,10 @@ what the `streamlit` command runs), after starting a thread that imports what th
 Streamlit runs no app code until the first visitor opens a page, so that visitor used to wait for
 pandas, plotly, scipy.stats and the tokenizer to load. Started with the server, the thread has them
 loaded (or half loaded: Python's import locks make a page wait for the rest, never load twice) by
-the time someone comes. Stores are still read on the first visit (webapp/app.py warm_up): their
-cache belongs to Streamlit's runtime, which exists only once the server runs."""
+the time someone comes. Modules that other code looks up in sys.modules without importing them
+(pandas, for plotly) are loaded before the thread starts (see main). Stores are still read on the
+first visit (webapp/app.py warm_up): their cache belongs to Streamlit's runtime, which exists only once
+the server runs."""
 
 from __future__ import annotations
 
@@ -24,9 +26,13 @@ def preload() -> None:
 
 
 def main() -> int:
-    threading.Thread(target=preload, name="litm-preload", daemon=True).start()
+    # Streamlit and pandas are loaded whole before the thread starts. Plotly (which Streamlit loads) looks
+    # pandas up in sys.modules without importing it: with the thread halfway through importing pandas,
+    # it found a half-loaded module and the server failed to start (1 start in about 8, measured).
+    import pandas  # noqa: F401
     from streamlit.web.cli import main as streamlit_main
 
+    threading.Thread(target=preload, name="litm-preload", daemon=True).start()
     return streamlit_main(prog_name="streamlit")
 
 

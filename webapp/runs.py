@@ -9,28 +9,18 @@ import pandas as pd
 import streamlit as st
 
 from components.report import analysis
+from components.run.reader import stamp  # noqa: F401 - the store's version the caches key on (app.py uses it)
 from webapp import jobs
-
-
-def stamp(path: Path) -> tuple:
-    """Changes whenever the store changes (the WAL file too), so the cache reloads."""
-    out = []
-    for p in (path, Path(f"{path}-wal")):
-        try:
-            s = p.stat()
-            out.append((s.st_mtime_ns, s.st_size))
-        except OSError:
-            out.append(None)
-    return tuple(out)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def load_store(path: str, version: tuple, readonly: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The summary columns of a store's trials, and its sweeps (components.run.reader.browse): a store
-    of 100k trials loads in about a second; texts are fetched for the rows shown (`whole`)."""
-    from components.run.reader import browse
+    of 100k trials loads in about a second; texts are fetched for the rows shown (`whole`). Read through
+    `browse_kept`, which the server may already have filled while it started (webapp/serve.py)."""
+    from components.run.reader import browse_kept
 
-    return browse(path, readonly)
+    return browse_kept(path, version, readonly)
 
 
 def whole(df: pd.DataFrame) -> pd.DataFrame:
@@ -77,16 +67,9 @@ def export(df: pd.DataFrame, fmt: str) -> bytes:
 
 def sources() -> list[tuple[str, bool, Path]]:
     """(label, shipped, path) of every store to read."""
-    from components.run.store import shipped_paths
+    from components.run.reader import store_paths
 
-    out = []
-    user = jobs.user_db()
-    if user.exists():
-        out.append((USER_LABEL, False, user))
-    for p in shipped_paths():
-        if p.resolve() != user.resolve():
-            out.append((f"shipped {p.stem}", True, p))
-    return out
+    return [(f"shipped {p.stem}" if shipped else USER_LABEL, shipped, p) for shipped, p in store_paths()]
 
 
 def mine_only(trials: pd.DataFrame, sweeps: pd.DataFrame, ws: str) -> tuple[pd.DataFrame, pd.DataFrame]:

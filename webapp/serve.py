@@ -5,9 +5,10 @@ Streamlit runs no app code until the first visitor opens a page, so that visitor
 pandas, plotly, scipy.stats and the tokenizer to load. Started with the server, the thread has them
 loaded (or half loaded: Python's import locks make a page wait for the rest, never load twice) by
 the time someone comes. Modules that other code looks up in sys.modules without importing them
-(pandas, for plotly) are loaded before the thread starts (see main). Stores are still read on the
-first visit (webapp/app.py warm_up): their cache belongs to Streamlit's runtime, which exists only once
-the server runs."""
+(pandas, for plotly) are loaded before the thread starts (see main). Then the thread reads the run
+stores (components.run.reader.browse_kept, about a second for 100k trials, about 45 MB kept): the
+first visit's read (webapp/app.py warm_up, runs.load_store) finds them read, unless a store changed
+since."""
 
 from __future__ import annotations
 
@@ -23,6 +24,13 @@ def preload() -> None:
     from components.core.tokens import tokenizer
 
     tokenizer().count("preload")
+    from components.run.reader import browse_kept, stamp, store_paths
+
+    for shipped, path in store_paths():
+        try:
+            browse_kept(str(path), stamp(path), shipped)
+        except Exception:  # noqa: BLE001, S112 - the Results page says what is wrong with the store
+            continue
 
 
 def main() -> int:

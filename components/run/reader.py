@@ -7,11 +7,15 @@
 - `trial_rows`: whole trials (every column, lists decoded) for the ids shown: a page of the trial table,
   one drill-down, the failures of a pair or an export.
 - `iter_rows`: every trial as a tuple, streamed, for `litm results` (memory stays flat).
+- `browse_kept`: `browse`, kept in this process for a store's current version (`stamp`), so that the
+  app's server can read its stores while it starts (webapp/serve.py) and the first page finds them read.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 from components.run.schema import EXPORT_COLUMNS, JSON_COLUMNS, STORED, decode, encode
 
@@ -90,6 +94,50 @@ def browse(path, readonly: bool = True):
         return summary_frame(store, columns=BROWSE_COLUMNS), store.sweeps_frame()
     finally:
         store.close()
+
+
+def stamp(path) -> tuple:
+    """Changes whenever the store changes (the WAL file too): the version a kept read belongs to."""
+    out = []
+    for p in (Path(path), Path(f"{path}-wal")):
+        try:
+            s = p.stat()
+            out.append((s.st_mtime_ns, s.st_size))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+_KEPT: dict[tuple[str, bool], tuple[tuple, object]] = {}  # (path, readonly) -> (stamp, browse result)
+_KEPT_LOCK = threading.Lock()
+_READING: dict[tuple[str, bool], threading.Lock] = {}
+
+
+def browse_kept(path, version: tuple, readonly: bool = True):
+    """`browse(path, readonly)` of the store's version `version` (`stamp`): read once and kept (only the
+    latest version of each store), so a second caller, or one arriving while the first reads, gets it
+    without reading again. Callers must not change the frames they get (they copy before adding columns)."""
+    key = (str(path), bool(readonly))
+    with _KEPT_LOCK:
+        lock = _READING.setdefault(key, threading.Lock())
+    with lock:
+        kept = _KEPT.get(key)
+        if kept is not None and kept[0] == version:
+            return kept[1]
+        got = browse(path, readonly)
+        _KEPT[key] = (version, got)
+        return got
+
+
+def store_paths() -> list[tuple[bool, Path]]:
+    """(shipped, path) of every run store the app reads: the user's (when it exists), then the shipped
+    ones (components.run.store.default_path and shipped_paths)."""
+    from components.run.store import default_path, shipped_paths
+
+    user = default_path()
+    out = [(False, user)] if user.exists() else []
+    out += [(True, p) for p in shipped_paths() if p.resolve() != user.resolve()]
+    return out
 
 
 def whole_trials(path, trial_ids, readonly: bool = True) -> list[dict]:

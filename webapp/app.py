@@ -55,6 +55,8 @@ def warm_up() -> bool:
             except Exception:  # noqa: BLE001, S112 - the Results page says what is wrong with it
                 continue
 
+    import pandas  # noqa: F401 - loaded whole before the thread, which plotly needs (webapp/serve.py main)
+
     threading.Thread(target=imports, name="litm-warm-up", daemon=True).start()
     return True
 

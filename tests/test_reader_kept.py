@@ -5,7 +5,7 @@ import threading
 from pathlib import Path
 
 from components.run import reader
-from components.run.store import RunStore
+from components.run.store import RunStore, store_paths
 from tests.test_store import trial
 
 
@@ -64,8 +64,8 @@ def test_store_paths_are_the_users_then_the_shipped_ones(tmp_path, monkeypatch):
         new_store(shipped / name, 1).close()
     monkeypatch.setenv("LITM_SHIPPED_RUNS", str(shipped))
     monkeypatch.setenv("LITM_DB", str(tmp_path / "mine.sqlite"))
-    assert reader.store_paths() == [(True, shipped / "a.sqlite"), (True, shipped / "b.sqlite")]  # no user store yet
+    assert store_paths() == [(True, shipped / "a.sqlite"), (True, shipped / "b.sqlite")]  # no user store yet
     new_store(tmp_path / "mine.sqlite", 1).close()
-    assert reader.store_paths()[0] == (False, tmp_path / "mine.sqlite")
+    assert store_paths()[0] == (False, tmp_path / "mine.sqlite")
     monkeypatch.setenv("LITM_DB", str(shipped / "a.sqlite"))  # the user's store is a shipped one: listed once
-    assert reader.store_paths() == [(False, shipped / "a.sqlite"), (True, shipped / "b.sqlite")]
+    assert store_paths() == [(False, shipped / "a.sqlite"), (True, shipped / "b.sqlite")]

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from components.report import analysis
-from components.run.reader import stamp  # noqa: F401 - the store's version the caches key on (app.py uses it)
+from components.run.reader import stamp
 from webapp import jobs
 
 
@@ -67,7 +67,7 @@ def export(df: pd.DataFrame, fmt: str) -> bytes:
 
 def sources() -> list[tuple[str, bool, Path]]:
     """(label, shipped, path) of every store to read."""
-    from components.run.reader import store_paths
+    from components.run.store import store_paths
 
     return [(f"shipped {p.stem}" if shipped else USER_LABEL, shipped, p) for shipped, p in store_paths()]
 

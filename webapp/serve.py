@@ -24,7 +24,8 @@ def preload() -> None:
     from components.core.tokens import tokenizer
 
     tokenizer().count("preload")
-    from components.run.reader import browse_kept, stamp, store_paths
+    from components.run.reader import browse_kept, stamp
+    from components.run.store import store_paths
 
     for shipped, path in store_paths():
         try:

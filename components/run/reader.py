@@ -129,17 +129,6 @@ def browse_kept(path, version: tuple, readonly: bool = True):
         return got
 
 
-def store_paths() -> list[tuple[bool, Path]]:
-    """(shipped, path) of every run store the app reads: the user's (when it exists), then the shipped
-    ones (components.run.store.default_path and shipped_paths)."""
-    from components.run.store import default_path, shipped_paths
-
-    user = default_path()
-    out = [(False, user)] if user.exists() else []
-    out += [(True, p) for p in shipped_paths() if p.resolve() != user.resolve()]
-    return out
-
-
 def whole_trials(path, trial_ids, readonly: bool = True) -> list[dict]:
     """`trial_rows` of the store at `path` (opened and closed here), fetched 900 ids at a time."""
     from components.run.store import RunStore

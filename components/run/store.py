@@ -95,6 +95,15 @@ def shipped_paths() -> list[Path]:
     return sorted(folder.glob("*.sqlite")) if folder.is_dir() else []
 
 
+def store_paths() -> list[tuple[bool, Path]]:
+    """(shipped, path) of every run store the app reads: the user's (when it exists), then the shipped
+    ones."""
+    user = default_path()
+    out = [(False, user)] if user.exists() else []
+    out += [(True, p) for p in shipped_paths() if p.resolve() != user.resolve()]
+    return out
+
+
 TOTALS = ("trials", "errors", "calls", "input_tokens", "output_tokens", "cost_usd")
 
 

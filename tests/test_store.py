@@ -151,3 +151,11 @@ def test_many_first_opens_of_a_new_store_at_once(tmp_path):
         for t in threads:
             t.join()
     assert failures == []
+
+
+def test_schema_5_adds_prompt_cache_and_likelihood_columns(store):
+    calls = {r[1] for r in store.db.execute("PRAGMA table_info(calls)")}
+    trials = {r[1] for r in store.db.execute("PRAGMA table_info(trials)")}
+    assert {"cached_input_tokens", "cache_write_tokens"} <= calls
+    assert {"cached_input_tokens", "cache_write_tokens", "answer_logprob", "answer_logprob_mean",
+            "answer_logprob_tokens"} <= trials

@@ -63,6 +63,16 @@ class Trial:
     output_tokens: int = _col("INTEGER", "output tokens of all calls", default=0)
     cost_usd: float | None = _col("REAL", "dollars at the prices of the run (None: unknown price)", default=0.0)
     latency_s: float = _col("REAL", "seconds spent in calls", default=0.0)
+    cached_input_tokens: int | None = _col(
+        "INTEGER", "input tokens the provider read from its prompt cache (OpenAI cached_tokens, "
+        "Anthropic cache_read_input_tokens); part of input_tokens", since=5)
+    cache_write_tokens: int | None = _col(
+        "INTEGER", "input tokens written to the provider's prompt cache (Anthropic "
+        "cache_creation_input_tokens); part of input_tokens", since=5)
+    answer_logprob: float | None = _col(
+        "REAL", "natural log-probability of the gold answer, summed over its tokens (the best alias)", since=5)
+    answer_logprob_mean: float | None = _col("REAL", "answer_logprob per answer token", since=5)
+    answer_logprob_tokens: int | None = _col("INTEGER", "tokens of the answer alias scored", since=5)
 
     def row(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -74,6 +74,10 @@ MIGRATIONS: list[str] = [
     CREATE INDEX batches_state ON batches(state);
     CREATE TABLE claims (call_key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)
     """,
+    # 5: prompt caching (input tokens read from and written to a provider's cache, per call and per
+    # trial) and the likelihood measure (the gold answer's log-probability per trial)
+    ";\n".join([*added_in(5), "ALTER TABLE calls ADD COLUMN cached_input_tokens INTEGER",
+                 "ALTER TABLE calls ADD COLUMN cache_write_tokens INTEGER"]),
 ]
 
 ENV_DB = "LITM_DB"  # the one run store of the app and the command line
@@ -103,6 +107,11 @@ def store_paths() -> list[tuple[bool, Path]]:
     out += [(True, p) for p in shipped_paths() if p.resolve() != user.resolve()]
     return out
 
+
+CALL_COLUMNS = ("key", "provider", "model", "base_url", "messages", "settings", "response", "input_tokens",
+                "output_tokens", "latency_s", "finish_reason", "created")
+INSERT_CALL = (f"INSERT OR IGNORE INTO calls ({', '.join(CALL_COLUMNS)}) "
+               f"VALUES ({', '.join('?' * len(CALL_COLUMNS))})")
 
 TOTALS = ("trials", "errors", "calls", "input_tokens", "output_tokens", "cost_usd")
 
@@ -269,11 +278,11 @@ class RunStore(BatchStore):
                json.dumps(settings), completion.text, completion.input_tokens, completion.output_tokens,
                completion.latency_s, completion.finish_reason, time.time())
         if release is None:
-            db.execute("INSERT OR IGNORE INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", row)
+            db.execute(INSERT_CALL, row)
             return
         db.execute("BEGIN IMMEDIATE")
         try:
-            db.execute("INSERT OR IGNORE INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", row)
+            db.execute(INSERT_CALL, row)
             db.execute("DELETE FROM claims WHERE call_key = ? AND owner = ?", (key, release))
             db.execute("COMMIT")
         except BaseException:

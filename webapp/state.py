@@ -58,7 +58,7 @@ class Key(Generic[T]):
 
 class State:
     # --- sidebar: model and credentials (this session only) ---
-    provider: str = Key("", widget=True)  # set by sidebar.init(): local if bundled, else "none"
+    provider: str = Key("", widget=True)  # app.py's default: local if bundled, else "none"
     model: str = Key("", widget=True)
     api_key: str = Key("", widget=True)  # password field; never logged, cached or stored
     base_url: str = Key("http://127.0.0.1:8000/v1", widget=True)
@@ -114,7 +114,7 @@ class State:
 
     choice: Any = Key(None)  # sidebar.Choice of this run of the script, or None (prompts only)
 
-    # --- experiments, results, papers (webapp/pages/experiments.py, results.py, papers.py) ---
+    # --- experiments, results, papers (webapp/views/experiments.py, results.py, papers.py) ---
     # Their selects are made through webapp/pickers.py, which replaces a None or stale value by a
     # default that depends on the data, so the defaults here are None (or an empty list).
     sweep_owner: str = Key("")  # this browser's token in webapp.jobs; also in the URL (?run=) for refreshes

@@ -275,9 +275,6 @@ PUBLISHED_METRIC_LABELS = {
     "output_tokens": "output tokens",
 }
 
-# metric of our trials that matches each published metric, for overlays
-COMPARABLE = {"fuzzy_match_pct": "score", "accuracy_pct": "subspan_em", "em_pct": "exact"}
-
 
 def published_label(source: str, table: str, model: str, extra: str = "") -> str:
     """'published (rr2024, Table 7, GPT-4 Turbo)' — the only way a published number is named."""

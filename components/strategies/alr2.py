@@ -1,4 +1,4 @@
-"""The two-stage prompts compared in "ALR2: A Retrieve-then-Reason Framework" (seed 001, App. B,
+"""The two-stage prompts compared in "ALR2: A Retrieve-then-Reason Framework" (Li et al.; ALR2: App. B,
 Figures 3, 5 and 6). Their words are the figures', verbatim (typos included); line breaks are ours,
 since the extraction loses them, and so are straight quotes where the figures show curly ones.
 
@@ -65,7 +65,7 @@ class RetrieveThenReason(Strategy):
     name = "retrieve-then-reason"
     label = "Retrieve-then-reason"
     summary = "Stage 1 quotes the relevant sentences; stage 2 answers from them."
-    paper = "ALR2 Fig. 3 (seed 001)"
+    paper = "ALR2 Fig. 3"
     stages = 2
     metric = "exact"
 
@@ -101,7 +101,7 @@ class QuotesFirst(Strategy):
     name = "quotes-first"
     label = "Quotes first"
     summary = "One call that first writes the relevant quotes, then the answer."
-    paper = "ALR2 Fig. 5 (seed 001)"
+    paper = "ALR2 Fig. 5"
     metric = "exact"
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
@@ -127,7 +127,7 @@ class S2A(Strategy):
     name = "s2a"
     label = "System 2 Attention"
     summary = "Stage 1 rewrites the context, keeping only what matters; stage 2 answers from it."
-    paper = "ALR2 Fig. 6 (seed 001)"
+    paper = "ALR2 Fig. 6"
     stages = 2
     metric = "exact"
 

@@ -1,10 +1,10 @@
-"""Keyword assignment of questions to chunks (seed 004 §4.4, "Revised approach").
+"""Keyword assignment of questions to chunks ("Context Overloading in RAG Based Systems", a student project: §4.4, "Revised approach").
 
-004 §4.4: stopwords are removed from the questions and the chunks, the remaining words lower-cased;
+Context Overloading §4.4: stopwords are removed from the questions and the chunks, the remaining words lower-cased;
 each question goes to the chunk with the most matching keywords. We count a question's distinct
 keywords found in the chunk; a tie goes to the earlier chunk. Chunks are about c tokens, split
-between pages (as R&R §3.4 splits them; 004 §4.1 cuts by tokens), so a page is never cut.
-The stopword list is NLTK's English list (004 §3 uses NLTK's), shipped here so no download is needed.
+between pages (as R&R §3.4 splits them; Context Overloading §4.1 cuts by tokens), so a page is never cut.
+The stopword list is NLTK's English list (Context Overloading §3 uses NLTK's), shipped here so no download is needed.
 """
 
 from __future__ import annotations
@@ -52,17 +52,17 @@ def assign_questions(doc: Document, questions: list[str], c: int) -> list[int]:
     return out
 
 
-C = Param("c", 2_000, "chunk size c in tokens (004 §4.1 uses chunks of a few SQuAD contexts)")
+C = Param("c", 2_000, "chunk size c in tokens (Context Overloading §4.1 uses chunks of a few SQuAD contexts)")
 
 
 class Keyword(Strategy):
-    """004 §4.4: send the question with only the chunk it shares most keywords with, in the
+    """Context Overloading §4.4: send the question with only the chunk it shares most keywords with, in the
     Baseline prompt (R&R App. A) over that chunk's pages, which keep their numbers."""
 
     name = "keyword"
     label = "Keyword chunk"
     summary = "Sends the question with only the chunk that shares the most keywords with it."
-    paper = "004 §4.4 (seed 004)"
+    paper = "Context Overloading in RAG Based Systems §4.4"
     params = (C,)
 
     def check(self, doc, question, params):

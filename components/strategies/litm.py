@@ -1,4 +1,4 @@
-"""The prompts of "Lost in the Middle: How Language Models Use Long Contexts" (seed 003).
+"""The prompts of "Lost in the Middle: How Language Models Use Long Contexts" (Liu et al. 2023; LITM).
 
 Formats are those its public repository builds (and which produced the published numbers), as
 DESIGN.md writes them out; the paper's figures show the same words with extra spacing:
@@ -77,7 +77,7 @@ class LitmQA(Strategy):
     name = "litm"
     label = "LITM QA"
     summary = "The 'Lost in the Middle' prompt: numbered documents, then the question."
-    paper = "Lost in the Middle §3.1 (seed 003)"
+    paper = "Lost in the Middle §3.1"
     metric = "subspan-em"
     template = "litm_qa"
 
@@ -102,7 +102,7 @@ class LitmQAC(LitmQA):
     name = "litm-qac"
     label = "LITM QA, query-aware"
     summary = "The question both before and after the documents (query-aware contextualization)."
-    paper = "Lost in the Middle §5.2 (seed 003)"
+    paper = "Lost in the Middle §5.2"
     template = "litm_qa_qac"
 
 
@@ -112,7 +112,7 @@ class ClosedBook(LitmQA):
     name = "closed-book"
     label = "Closed book"
     summary = "No document at all: what the model knows by itself (lower bound)."
-    paper = "Lost in the Middle §3.3 (seed 003)"
+    paper = "Lost in the Middle §3.3"
     template = "litm_closed_book"
 
     def pages(self, doc):
@@ -125,7 +125,7 @@ class Oracle(LitmQA):
     name = "oracle"
     label = "Oracle (gold pages only)"
     summary = "Only the gold page(s): the upper bound."
-    paper = "Lost in the Middle §3.3 (seed 003)"
+    paper = "Lost in the Middle §3.3"
     needs_gold = True
 
     def pages(self, doc):
@@ -139,7 +139,7 @@ class KeyValue(LitmQA):
     name = "kv"
     label = "Key-value retrieval"
     summary = "Find the value of a key among JSON records (each page one record)."
-    paper = "Lost in the Middle §4.1, §5.2 (seed 003)"
+    paper = "Lost in the Middle §4.1, §5.2"
     params = (QAC,)
 
     def check(self, doc, question, params):

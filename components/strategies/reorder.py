@@ -1,6 +1,6 @@
 """Reorder: put the pages most like the question where models read best, at the two edges.
 
-Lost in the Middle (seed 003 §3.3) finds accuracy highest when the relevant document is first or
+Lost in the Middle (LITM §3.3) finds accuracy highest when the relevant document is first or
 last and lowest in the middle. So we rank pages by BM25 (Okapi, rank_bm25) against the question and
 place them 1st, last, 2nd, second-to-last, ...: the weakest end up in the middle. Pages keep their
 original numbers (`<PAGE 7>` stays page 7), and the prompt is the Baseline prompt (R&R App. A).
@@ -37,7 +37,7 @@ class Reorder(Strategy):
     name = "reorder"
     label = "Reorder (BM25, best at the edges)"
     summary = "Ranks pages by BM25 and puts the best at both edges, the weakest in the middle."
-    paper = "Lost in the Middle §3.3 (seed 003) + R&R App. A prompt (seed 000)"
+    paper = "Lost in the Middle §3.3 + R&R App. A prompt"
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
         self.check(doc, question, params)

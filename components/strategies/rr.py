@@ -1,4 +1,4 @@
-"""The strategies of "Can't Remember Details in Long Documents? You Need Some R&R" (seed 000).
+"""The strategies of "Can't Remember Details in Long Documents? You Need Some R&R" (Agrawal et al. 2024; R&R).
 
 Template words are App. A's, verbatim; line breaks are ours (the extraction loses them), and so are
 the {format_instructions} (App. A leaves them unspecified): templates/format_answer.txt and
@@ -26,9 +26,6 @@ from components.strategies.base import (
 R = Param("r", 10_000, "reprompt every r tokens (R&R §4.2 default: 10k)", step=100)
 K = Param("k", 5, "retrieve up to k pages (R&R §4.2 default: 5)", unit="pages")
 C = Param("c", 20_000, "chunk size c in tokens (R&R §3.4, Table 2: 10k-80k)", step=1000)
-
-VARIANTS = ("uniform", "tags-only", "at-beginning", "before-gold")
-
 
 def _answer_blocks(question: str) -> tuple[str, str, str]:
     f = fmt("answer")
@@ -68,7 +65,7 @@ class Baseline(Strategy):
     name = "baseline"
     label = "Baseline"
     summary = "Instructions before and after the document; the model answers and names its page."
-    paper = "R&R §3.1, App. A (seed 000)"
+    paper = "R&R §3.1, App. A"
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
         self.check(doc, question, params)
@@ -82,7 +79,7 @@ class Reprompt(Strategy):
     name = "reprompt"
     label = "Reprompt"
     summary = "Repeats the instructions as a reminder block about every r tokens, between pages."
-    paper = "R&R §3.2, App. A (seed 000)"
+    paper = "R&R §3.2, App. A"
     params = (R,)
     variant = "uniform"
 
@@ -99,7 +96,7 @@ class RepromptTagsOnly(Reprompt):
     name = "reprompt-tags-only"
     label = "Reprompt: tags only"
     summary = "Reminders every r tokens that only point back to the INSTRUCTIONS tag."
-    paper = "R&R §5.2, Table 6 (seed 000)"
+    paper = "R&R §5.2, Table 6"
     variant = "tags-only"
 
 
@@ -107,7 +104,7 @@ class RepromptAtBeginning(Reprompt):
     name = "reprompt-at-beginning"
     label = "Reprompt: all at beginning"
     summary = "The same number of reminders, all placed before the first page."
-    paper = "R&R §5.2, Table 6 (seed 000)"
+    paper = "R&R §5.2, Table 6"
     variant = "at-beginning"
 
 
@@ -115,7 +112,7 @@ class RepromptBeforeGold(Reprompt):
     name = "reprompt-before-gold"
     label = "Reprompt: before gold page"
     summary = "One reminder right before the gold page (needs the gold page marked)."
-    paper = "R&R §5.2, Table 6 (seed 000)"
+    paper = "R&R §5.2, Table 6"
     variant = "before-gold"
     params = ()
     needs_gold = True
@@ -127,7 +124,7 @@ class ICR(Strategy):
     name = "icr"
     label = "ICR"
     summary = "Stage 1 asks for up to k page numbers; stage 2 answers from only those pages."
-    paper = "R&R §3.3, App. A (seed 000)"
+    paper = "R&R §3.3, App. A"
     params = (K,)
     stages = 2
     reprompt = False
@@ -193,7 +190,7 @@ class ChunkedICR(ICR):
     name = "chunked-icr"
     label = "Chunked ICR"
     summary = "Chunks of about c tokens: one retrieval call per chunk, then one answer call."
-    paper = "R&R §3.4 (seed 000)"
+    paper = "R&R §3.4"
     params = (K, C)
 
     def check(self, doc, question, params):

@@ -1,6 +1,6 @@
 """Multi-document task sets from single-passage ones, with retrieved distractors.
 
-"Lost in the Middle" §2.1 (seed 003) gives each NaturalQuestions-Open question its gold passage and
+"Lost in the Middle" (LITM) §2.1 gives each NaturalQuestions-Open question its gold passage and
 k - 1 distractors: "the Wikipedia chunks that are most relevant to the question and do not contain
 any of the NaturalQuestions-annotated answers", "presented in order of decreasing relevance". Its
 distractors come from Contriever over all of Wikipedia, which is not available here. This module

@@ -51,13 +51,6 @@ def list_samples(directory: Path | None = None) -> list[Sample]:
     return [_sample(p) for p in sorted(directory.glob("*.txt"))]
 
 
-def get_sample(name: str) -> Sample:
-    for s in list_samples():
-        if s.name == name:
-            return s
-    raise LookupError(f"no sample document named {name!r}")
-
-
 def list_task_sets(directory: Path | None = None) -> list[TaskSetInfo]:
     """The shipped task files with their descriptions and number of tasks (one per non-empty line)."""
     directory = directory or TASKS_DIR

@@ -21,6 +21,46 @@ def test_same_strategy_same_colour_everywhere():
     assert charts.colour_for("some-model") == charts.colour_for("some-model")
 
 
+def test_colours_cover_every_registered_strategy():
+    """Every strategy of the registry has its own colour, and a chart of its trials draws it."""
+    from components.strategies import STRATEGIES
+
+    assert set(charts.STRATEGY_COLOURS) == set(STRATEGIES)
+    assert len(set(charts.STRATEGY_COLOURS.values())) == len(STRATEGIES)  # no two alike
+    for name in STRATEGIES:
+        fig = charts.u_curve(analysis.u_curve(grid().assign(strategy=name)))
+        line = next(t for t in fig.data if t.fill is None)
+        assert line.line.color == charts.STRATEGY_COLOURS[name], name
+
+
+def test_published_curves_share_their_strategys_colour():
+    """Every method name the published tables print stands for a registered strategy, and its curve
+    takes that strategy's colour: the shipped LITM run and LITM's published curve are one colour."""
+    from components.report.published import load_published
+    from components.strategies import STRATEGIES
+
+    assert set(charts.PAPER_NAMES.values()) <= set(STRATEGIES)
+    for method in load_published()["method"].unique():
+        assert charts.strategy_of(method) is not None, method
+    assert charts.colour_for("multi-document QA") == charts.STRATEGY_COLOURS["litm"]
+    assert charts.colour_for("Reprompt (r=10k)") == charts.STRATEGY_COLOURS["reprompt"]
+    runs = grid().assign(strategy="litm", documents=20, gold_index=grid()["position"].rank(method="dense") - 1)
+    over = analysis.published_index_curves(load_published())
+    over = over[over["n_documents"] == 20].assign(x=lambda d: d["position"])
+    fig = charts.accuracy_lines(analysis.u_curve(runs, x="gold_index"), "gold_index", title="t", x_title="x",
+                                metric_label="m", overlays=over)
+    ours = next(t for t in fig.data if t.name.startswith("litm") and t.fill is None)
+    theirs = [t for t in fig.data if t.name.startswith("published (liu2023") and "closed" not in t.name
+              and "oracle" not in t.name]
+    assert theirs and all(t.line.color == ours.line.color == charts.STRATEGY_COLOURS["litm"] for t in theirs)
+    # a strategy's published variants share its colour and differ by dash
+    rows = pd.DataFrame({"method": ["Reprompt (r=5k)"] * 2 + ["Reprompt (r=10k)"] * 2, "x": [1, 2, 1, 2],
+                         "value": [50, 60, 55, 65]})
+    fig = charts.published_lines(rows, "x", "method", title="t", x_title="x", y_title="y")
+    assert {t.line.color for t in fig.data} == {charts.STRATEGY_COLOURS["reprompt"]}
+    assert len({t.line.dash for t in fig.data}) == 2
+
+
 def test_overlay_is_labelled_published():
     over = analysis.overlay_candidates(PUB, grid())
     fig = charts.u_curve(analysis.u_curve(grid()), overlays=over)

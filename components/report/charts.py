@@ -17,36 +17,36 @@ import zlib
 import pandas as pd
 import plotly.graph_objects as go
 
+from components.strategies import STRATEGIES
+
 
 def esc(text) -> str:
     """A data-controlled string made inert for plotly's HTML subset (legend, hover, text)."""
     return html.escape(str(text), quote=False)
 
 
-STRATEGY_COLOURS: dict[str, str] = {
-    "baseline": "#4D4D4D",
-    "reprompt": "#0072B2",
-    "rr": "#D55E00",
-    "icr": "#E69F00",
-    "chunked-icr": "#56B4E9",
-    "chunked-rr": "#CC79A7",
-    "reprompt-tags-only": "#009E73",
-    "reprompt-at-beginning": "#882255",
-    "reprompt-before-gold": "#44AA99",
-    "litm-qa": "#332288",
-    "retrieve-then-reason": "#117733",
-    "quotes-first": "#AA4499",
-    "s2a": "#999933",
-    "reorder": "#6699CC",
-    "keywords": "#661100",
-}
-# names the papers print -> our strategy names, so published curves share the colours
+# One colour per registered strategy (components.strategies.STRATEGIES), given in the registry's order
+# from this list (Okabe-Ito, then Paul Tol's colour-blind-safe sets): a strategy added to the registry
+# takes the next colour, and no name here can drift from the registry's.
+STRATEGY_PALETTE = [
+    "#4D4D4D",  # baseline
+    "#332288", "#7B68C8", "#000000", "#997700", "#AA4466",  # litm, litm-qac, closed-book, oracle, kv
+    "#0072B2", "#009E73", "#882255", "#44AA99",  # reprompt and its three placements
+    "#E69F00", "#D55E00", "#56B4E9", "#CC79A7",  # icr, rr, chunked-icr, chunked-rr
+    "#117733", "#AA4499", "#999933",  # retrieve-then-reason, quotes-first, s2a
+    "#6699CC", "#661100",  # reorder, keyword
+    "#88CCEE", "#DDCC77", "#CC6677", "#44BB99", "#EE8866",  # for strategies still to come
+]
+STRATEGY_COLOURS: dict[str, str] = {name: STRATEGY_PALETTE[i % len(STRATEGY_PALETTE)]
+                                    for i, name in enumerate(STRATEGIES)}
+# the names the papers print for their methods (components/data/published tables) -> registered
+# strategies, so a published curve takes its strategy's colour; "Reprompt (r=5k)" is read as "Reprompt"
 PAPER_NAMES = {
-    "Baseline": "baseline", "Reprompt": "reprompt", "R&R": "rr", "Chunkwise ICR": "chunked-icr",
-    "Chunkwise R&R": "chunked-rr", "Tags only": "reprompt-tags-only",
-    "At beginning only": "reprompt-at-beginning", "Before answer only": "reprompt-before-gold",
-    "multi-document QA": "litm-qa", "DA": "baseline", "RR": "retrieve-then-reason", "QF": "quotes-first",
-    "S2A": "s2a",
+    "Baseline": "baseline", "direct answer": "baseline", "Reprompt": "reprompt", "R&R": "rr",
+    "page retrieval": "icr", "Chunkwise ICR": "chunked-icr", "Chunkwise R&R": "chunked-rr",
+    "Tags only": "reprompt-tags-only", "At beginning only": "reprompt-at-beginning",
+    "Before answer only": "reprompt-before-gold", "multi-document QA": "litm", "closed-book": "closed-book",
+    "oracle": "oracle", "DA": "baseline", "RR": "retrieve-then-reason", "QF": "quotes-first", "S2A": "s2a",
 }
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#882255", "#44AA99",
            "#332288", "#999933", "#AA4499", "#117733", "#661100", "#4D4D4D"]
@@ -55,10 +55,22 @@ SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "star", "cross", "
 FONT = dict(size=14)
 
 
+def strategy_of(name) -> str | None:
+    """The registered strategy a series name stands for: the strategy's own name, a method name a paper
+    prints (PAPER_NAMES, with a parameter in brackets dropped: "Reprompt (r=10k)"), else None."""
+    text = str(name)
+    for key in (text, text.split(" (", 1)[0]):
+        key = PAPER_NAMES.get(key, key)
+        if key in STRATEGIES:
+            return key
+    return None
+
+
 def colour_for(name: str) -> str:
-    """The colour of a strategy (or any other series name, stably hashed onto the palette)."""
-    key = PAPER_NAMES.get(name, name)
-    if key in STRATEGY_COLOURS:
+    """The colour of a strategy, or of a paper's name for it (or any other series name, stably hashed
+    onto the palette)."""
+    key = strategy_of(name)
+    if key is not None:
         return STRATEGY_COLOURS[key]
     return PALETTE[zlib.crc32(str(name).encode()) % len(PALETTE)]
 
@@ -83,7 +95,7 @@ def _layout(fig: go.Figure, title: str, x_title: str, y_title: str, percent: boo
 
 
 def is_strategy(name: str) -> bool:
-    return PAPER_NAMES.get(name, name) in STRATEGY_COLOURS
+    return strategy_of(name) is not None
 
 
 def _head_colours(heads: list[str]) -> dict[str, str]:
@@ -100,13 +112,14 @@ def _head_colours(heads: list[str]) -> dict[str, str]:
 
 def _series_style(labels: list[str]) -> dict[str, dict]:
     """label -> colour (by its first part: a strategy's own colour, else a distinct one), dash and
-    symbol (by its position among labels with the same first part)."""
+    symbol (by its position among labels of the same colour: "Reprompt (r=5k)" and "Reprompt (r=10k)"
+    share the reprompt colour and differ by dash)."""
     heads = [str(label).split(" · ")[0] for label in labels]
     colours = _head_colours(list(dict.fromkeys(heads)))
     styles, seen = {}, {}
     for label, head in zip(labels, heads, strict=True):
-        k = seen.get(head, 0)
-        seen[head] = k + 1
+        k = seen.get(colours[head], 0)
+        seen[colours[head]] = k + 1
         styles[label] = {"colour": colours[head], "dash": DASHES[k % len(DASHES)],
                          "symbol": SYMBOLS[len(styles) % len(SYMBOLS)]}
     return styles

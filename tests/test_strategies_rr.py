@@ -235,7 +235,7 @@ def test_reorder_exact():
 
 
 def test_keyword_exact():
-    """004 §4.4: the question goes with the chunk (about c tokens, between pages) sharing most keywords."""
+    """Context Overloading §4.4: the question goes with the chunk (about c tokens, between pages) sharing most keywords."""
     doc = make_document(["Macbeth is a tragedy.", "Othello is set in Venice.",
                          "Hamlet was written by William Shakespeare.", "Lear has three daughters."],
                         gold=[3], counts=[10, 10, 10, 10])

@@ -44,7 +44,7 @@ def litm_prediction(text: str) -> str:
 
 
 def best_subspan_em(prediction: str, answers: Iterable[str]) -> float:
-    """LITM (003 §2, its repository's metric, exactly): 1 if a normalised gold answer is a substring of
+    """LITM (§2, its repository's metric, exactly): 1 if a normalised gold answer is a substring of
     the normalised first line of the prediction. As in the reference, a gold answer that normalises
     to "" (the NQ answer `*`) is a substring of anything, so it always scores 1."""
     pred = normalize_answer(litm_prediction(prediction)).lower()

@@ -108,7 +108,7 @@ class Strategy:
 
     name: str = ""
     label: str = ""
-    paper: str = ""  # where it comes from, e.g. "R&R §3.2 (000)"
+    paper: str = ""  # where it comes from, e.g. "R&R §3.2"
     summary: str = ""  # one line: what it does, for the app and the CLI
     params: tuple[Param, ...] = ()
     stages: int = 1

@@ -1,9 +1,9 @@
 """Synthetic tasks, seeded and offline: `generate(kind, n, seed, **params) -> list[Task]`.
 
 Kinds (KINDS):
-- kv: "Lost in the Middle" §4 (003) key-value retrieval: random UUID keys and values, one record per
+- kv: "Lost in the Middle" §4 key-value retrieval: random UUID keys and values, one record per
   passage (`"key": "value"`), the queried record gold; question = the key, answers = [value].
-- niah, niah-multikey, niah-multivalue: ALR2 App. B.1 (001) / RULER needles
+- niah, niah-multikey, niah-multivalue: ALR2 App. B.1 / RULER needles
   "One of the special magic numbers for {KEY} is: {VALUE}." (English-word keys, 7-digit values) in
   a haystack of prose written for this project. Single needle; four needles with one asked
   (the other three are non-gold decoys); several values for one key (all gold, all required:
@@ -52,7 +52,7 @@ def _rng(kind: str, seed: int) -> random.Random:
     return random.Random(f"{kind}:{seed}")  # str seeds hash with sha512: stable across runs
 
 
-# --- kv (003 §4) --------------------------------------------------------------------------------
+# --- kv (LITM §4) --------------------------------------------------------------------------------
 
 
 def _uuid(rng: random.Random) -> str:

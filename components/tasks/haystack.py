@@ -1,6 +1,6 @@
 """The built-in haystack: plain English prose written for LITM Explorer (components/data/haystack.txt).
 
-ALR2 App. B.1 (001) and RULER use Paul Graham essays as the needle-in-a-haystack filler; we ship our
+ALR2 App. B.1 and RULER use Paul Graham essays as the needle-in-a-haystack filler; we ship our
 own text instead, so the project carries no third-party prose. Paragraphs are separated by blank lines.
 """
 

@@ -1,11 +1,11 @@
 """Read and write task files. The format is detected from the content (and the name's suffix).
 
 Formats read:
-- "Lost in the Middle" multi-document QA, JSON lines, optionally gzipped (003 §3.1; the files of
+- "Lost in the Middle" multi-document QA, JSON lines, optionally gzipped (LITM §3.1; the files of
   nelson-liu/lost-in-the-middle): `{"question", "answers": [...], "ctxs": [{"title", "text",
   "isgold", "hasanswer", ...}, ...]}`. Gold = the ctxs with `isgold: true`; when no ctx carries an
   `isgold` key, the ctxs with `hasanswer: true`.
-- "Lost in the Middle" key-value retrieval, JSON lines, optionally gzipped (003 §4):
+- "Lost in the Middle" key-value retrieval, JSON lines, optionally gzipped (LITM §4):
   `{"ordered_kv_records": [[key, value], ...], "key", "value"}`. Each record becomes a passage with
   text `"key": "value"`; the queried one is gold; question = the key, answers = [value].
 - Our JSON lines (what `write_tasks` writes):
@@ -202,7 +202,7 @@ def _from_litm_qa(obj: dict, default_id: str) -> Task:
 
 
 def kv_text(key: str, value: str) -> str:
-    """One LITM key-value record as a passage: `"key": "value"` (003 §4, JSON serialised)."""
+    """One LITM key-value record as a passage: `"key": "value"` (LITM §4, JSON serialised)."""
     return f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(value, ensure_ascii=False)}"
 
 

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from components.report import analysis, charts, compare
+from components.report.sweeps import combine_stores
 from components.run.reader import browse, put_trials, whole_trials
 from components.run.schema import Trial, params_json
 from components.run.store import RunStore
@@ -62,7 +63,7 @@ def build(path: Path, n: int) -> RunStore:
 
 def loaded(store: RunStore, path: Path, lean: bool):
     trials, sweeps = browse(path) if lean else (store.trials_frame(), store.sweeps_frame())
-    return analysis.combine_stores([("your runs", False, str(path), trials, sweeps)])[0]
+    return combine_stores([("your runs", False, str(path), trials, sweeps)])[0]
 
 
 def first_chart(store: RunStore, path: Path, lean: bool) -> float:

@@ -6,7 +6,8 @@
 - tasks/       task files, generators, sweep documents, distractors, the bundled samples
 - providers/   OpenAI, Anthropic, OpenAI-compatible, the local model, a fake; prices
 - run/         sweep config, plan, estimate, caller (cache, limits), trial, runner, run store
-- report/      analysis (accuracy with intervals), charts, prompt map, published results
+- report/      analysis (accuracy with intervals), sweeps (labels, stores combined), overlays
+               (published curves on our axes), charts, prompt map, published results
 - cli/         `litm`, one module per command
 
 The public API is the names below, importable from `components` directly (loaded on first use, so

@@ -3,7 +3,8 @@ import math
 import pandas as pd
 import pytest
 
-from components.report import analysis
+from components.core import stats
+from components.report import analysis, overlays, sweeps
 
 
 def trials(rows):
@@ -34,10 +35,10 @@ def test_errors_are_counted_not_scored():
 def test_wilson_interval_matches_scipy():
     from scipy.stats import binomtest
 
-    lo, hi = analysis.proportion_ci(3, 4)
+    lo, hi = stats.proportion_ci(3, 4)
     ci = binomtest(3, 4).proportion_ci(method="wilson")
     assert lo == pytest.approx(ci.low, abs=1e-6) and hi == pytest.approx(ci.high, abs=1e-6)
-    assert all(math.isnan(v) for v in analysis.proportion_ci(0, 0))
+    assert all(math.isnan(v) for v in stats.proportion_ci(0, 0, empty=stats.NO_INTERVAL))
 
 
 def test_fractional_metric_uses_mean_interval():
@@ -104,16 +105,16 @@ PUB = pd.DataFrame([
 
 
 def test_published_overlay_tokens_and_fraction():
-    over = analysis.overlay_candidates(PUB, grid())
+    over = overlays.overlay_candidates(PUB, grid())
     assert set(over.length) == {10000}
     assert list(over.x) == [0, 10000]
     assert over.label.iloc[0].startswith("published (rr2024, Table 7, GPT-4 Turbo")
     frac = grid().assign(position=lambda d: d.position / 10000)
-    assert list(analysis.overlay_candidates(PUB, frac).x) == [0.0, 1.0]
+    assert list(overlays.overlay_candidates(PUB, frac).x) == [0.0, 1.0]
 
 
 def test_published_index_curves():
-    curves = analysis.published_index_curves(PUB)
+    curves = overlays.published_index_curves(PUB)
     assert curves.iloc[0]["mean"] == pytest.approx(0.768)
     assert curves.iloc[0].label == "published (liu2023, Table 5, GPT-3.5-Turbo, 10 documents)"
 
@@ -126,7 +127,7 @@ def test_with_setting_labels_each_row_as_setting_label_does():
             ("reprompt", "{not json"), ("chunked-rr", {"c": 20000, "k": [1, 2]}), (7, '{"x": 1}'),
             ("rr", '{"r": 500, "k": 3}'), ("rr", {"r": 1000, "k": 3})]
     df = pd.DataFrame(rows * 3, columns=["strategy", "params"])
-    got = analysis.with_setting(df)["setting"].tolist()
-    assert got == [analysis.setting_label(r) for _, r in df.iterrows()]
+    got = sweeps.with_setting(df)["setting"].tolist()
+    assert got == [sweeps.setting_label(r) for _, r in df.iterrows()]
     assert got[:3] == ["rr k=3 r=500"] * 3 and got[11] == "rr k=3 r=1000"
-    assert analysis.with_setting(df.iloc[0:0])["setting"].tolist() == []
+    assert sweeps.with_setting(df.iloc[0:0])["setting"].tolist() == []

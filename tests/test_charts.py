@@ -1,6 +1,6 @@
 import pandas as pd
 
-from components.report import analysis, charts
+from components.report import analysis, charts, overlays
 from tests.test_analysis import PUB, grid
 
 
@@ -45,7 +45,7 @@ def test_published_curves_share_their_strategys_colour():
     assert charts.colour_for("multi-document QA") == charts.STRATEGY_COLOURS["litm"]
     assert charts.colour_for("Reprompt (r=10k)") == charts.STRATEGY_COLOURS["reprompt"]
     runs = grid().assign(strategy="litm", documents=20, gold_index=grid()["position"].rank(method="dense") - 1)
-    over = analysis.published_index_curves(load_published())
+    over = overlays.published_index_curves(load_published())
     over = over[over["n_documents"] == 20].assign(x=lambda d: d["position"])
     fig = charts.accuracy_lines(analysis.u_curve(runs, x="gold_index"), "gold_index", title="t", x_title="x",
                                 metric_label="m", overlays=over)
@@ -62,7 +62,7 @@ def test_published_curves_share_their_strategys_colour():
 
 
 def test_overlay_is_labelled_published():
-    over = analysis.overlay_candidates(PUB, grid())
+    over = overlays.overlay_candidates(PUB, grid())
     fig = charts.u_curve(analysis.u_curve(grid()), overlays=over)
     assert any(t.name.startswith("published (rr2024, Table 7") for t in fig.data)
 

@@ -163,7 +163,7 @@ def test_choosing_arms_and_lengths(two_arms):
 
 
 def test_arm_label_names_strategy_params_and_model():
-    from components.report.analysis import arm_label
+    from components.report.sweeps import arm_label
 
     assert arm_label({"strategy": "rr", "params": '{"k": 3, "r": 5000}', "model": "openai:gpt-4o-mini"}) == \
         "rr k=3 r=5000 · gpt-4o-mini"

@@ -1,11 +1,12 @@
-"""components.run.moving: the gold page moved as a sweep moves it, the five positions, first pages."""
+"""Moving the answer (plan.cell_document, sweepdocs.move_gold, positions.spread_indices and first_pages): the gold page moved as a sweep moves it, the five positions, first pages."""
 
 import pytest
 
 from components.core.documents import make_document
-from components.run.moving import cell_document, first_pages, move_gold, spread_indices
+from components.core.positions import first_pages, spread_indices
+from components.run.plan import cell_document
 from components.tasks.importers import read_tasks
-from components.tasks.sweepdocs import build_by_index
+from components.tasks.sweepdocs import build_by_index, move_gold
 
 
 def doc_with_gold(gold: int):

@@ -53,16 +53,17 @@ def task_set(path: str) -> list:
 @st.cache_data(max_entries=32, show_spinner=False)
 def built(recipe: Recipe) -> Document:
     """The document of a recipe, gold pages marked; raises ValueError (e.g. too few passages)."""
-    from components.run import moving
+    from components.run.plan import cell_document
+    from components.tasks.sweepdocs import move_gold
 
     if recipe[0] == "text":
         _, text, spec, name, gold, move = recipe
         doc = document(text, spec, name).with_gold(gold)
-        return doc if move is None else moving.move_gold(doc, move).document
+        return doc if move is None else move_gold(doc, move).document
     _, path, index, length, position, documents, gold_index = recipe
     tasks = task_set(path)
-    return moving.cell_document(tasks[index], tasks, encoding=DEFAULT_ENCODING, length=length,
-                                position=position, documents=documents, gold_index=gold_index).document
+    return cell_document(tasks[index], tasks, encoding=DEFAULT_ENCODING, length=length,
+                         position=position, documents=documents, gold_index=gold_index).document
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

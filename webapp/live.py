@@ -69,7 +69,7 @@ def execute(doc: Document, question: str, answers: tuple[str, ...], strategy_nam
     notes = [f"parse: {trial.parse_error}"] if trial.parse_error else []
     if trial.cached_calls:
         notes.append(f"{trial.cached_calls} of {trial.calls} call(s) answered from the cache")
-    from components.run.moving import first_pages
+    from components.core.positions import first_pages
 
     return RunView(trial.answer, trial.metric, correct, tuple(doc.gold), trial.retrieved_pages,
                    tuple(trial.cited_pages or ()), trial.calls, trial.input_tokens, trial.output_tokens,

@@ -1,19 +1,19 @@
 """The Playground's "move the answer": a task set as the document, the position control, and the
-"run at 5 positions" mini U-curve. Documents come from the sweep builders (components.run.moving),
-so what is drawn is exactly what a sweep sends (R&R §4.1, LITM §3.1)."""
+"run at 5 positions" mini U-curve. Documents come from the sweep builders (plan.cell_document,
+sweepdocs.move_gold), so what is drawn is exactly what a sweep sends (R&R §4.1, LITM §3.1)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from components.core import positions
 from components.core.documents import Document
 from components.providers.base import ProviderError
-from components.run import moving
 from components.strategies import ParamError
+from components.tasks.samples import NQ_SET
 from webapp import cached, chartview, live, render
 from webapp.state import State
 
-NQ_SET = "nq-open-30docs"  # real questions with 29 distractors each (sample_docs/tasks/NQ-OPEN.md)
 MOVE_STEPS = tuple(i / 10 for i in range(11))
 DOCUMENT_COUNTS = (5, 10, 20, 30)
 LENGTHS = (500, 1_000, 2_000, 4_000, 8_000)
@@ -100,8 +100,8 @@ def recipe_at(recipe: tuple, x) -> tuple:
 
 def five(recipe: tuple) -> list:
     if recipe[0] == "task" and recipe[5] is not None:
-        return moving.spread_indices(recipe[5])
-    return list(moving.FIVE_POSITIONS)
+        return positions.spread_indices(recipe[5])
+    return list(positions.FIVE_POSITIONS)
 
 
 def x_title(recipe: tuple) -> str:
@@ -159,7 +159,7 @@ def run_positions(state: State, recipe: tuple, question, answers, strategy, para
             offset = doc.offsets[doc.gold[0] - 1] if doc.gold else None
             rows.append({"x": x, "label": where(x) if isinstance(x, float) else str(x), "gold_token": offset,
                          "correct": view.correct, "answer": view.answer,
-                         "first_pages": moving.first_pages(view.retrieved)})
+                         "first_pages": positions.first_pages(view.retrieved)})
             status.write(f"{rows[-1]['label']}: gold page at token {offset or 0:,}; "
                          f"{'correct' if view.correct else 'wrong' if view.correct is False else 'not scored'}")
         status.update(label="Done", state="complete", expanded=False)

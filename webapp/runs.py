@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from components.report import analysis
+from components.report.sweeps import combine_stores
 from components.run.reader import stamp
 from webapp import jobs
 
@@ -98,7 +98,7 @@ def load_all() -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
         if not shipped:
             trials, sweeps = mine_only(trials, sweeps, ws)
         loaded.append((label, shipped, str(path), trials, sweeps))
-    trials, sweeps = analysis.combine_stores(loaded)
+    trials, sweeps = combine_stores(loaded)
     return trials, sweeps, problems
 
 

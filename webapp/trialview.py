@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from components.core.metrics import METRICS
-from components.report import analysis
+from components.report.promptmap import rebuild_prompt
 from components.strategies.litm import ClosedBook
 from webapp import chartview, runs
 from webapp.render import md, pages_html, prompt_html, text_box, thousands
@@ -76,7 +76,7 @@ def trial_detail(row: pd.Series, key: str) -> None:
     if not calls:
         st.info("No stored calls for this trial (an imported trial, or it failed before any call).")
         return
-    prompts = [analysis.rebuild_prompt(c["messages"], gold, stage=i + 1,
+    prompts = [rebuild_prompt(c["messages"], gold, stage=i + 1,
                                        label=f"call {i + 1} · {c.get('model', '')}") for i, c in enumerate(calls)]
     st.markdown("**Prompt map** of this trial's calls (regions found again from the stored requests)")
     chartview.show(promptmap.figure(prompts), "trial-prompt-map", "one row per call along its tokens: blue "

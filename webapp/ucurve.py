@@ -7,7 +7,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components.report import analysis, charts
+from components.core.stats import NO_INTERVAL, proportion_ci
+from components.report import analysis, charts, overlays
 from webapp import chartview, pickers
 
 K = "res_"
@@ -64,7 +65,7 @@ def open_on_real_curve(trials: pd.DataFrame, sweeps: pd.DataFrame) -> None:
 
 
 def index_overlays(part: pd.DataFrame, where) -> pd.DataFrame | None:
-    curves = analysis.published_index_curves(published_rows())
+    curves = overlays.published_index_curves(published_rows())
     docs = set(pd.to_numeric(part["documents"], errors="coerce").dropna().astype(int))
     curves = curves[curves["n_documents"].isin(docs)] if docs else curves.iloc[0:0]
     if curves.empty:
@@ -80,7 +81,7 @@ def index_overlays(part: pd.DataFrame, where) -> pd.DataFrame | None:
 
 
 def position_overlays(part: pd.DataFrame, where) -> pd.DataFrame | None:
-    candidates = analysis.overlay_candidates(published_rows(), part)
+    candidates = overlays.overlay_candidates(published_rows(), part)
     if candidates.empty:
         where.caption("No published curve matches these trials' positions and lengths.")
         return None
@@ -99,7 +100,7 @@ def bounds_lines(fig, df: pd.DataFrame, metric: str) -> list[str]:
         if part.empty:
             continue
         values = pd.to_numeric(part[metric], errors="coerce").dropna()
-        lo, hi = analysis.proportion_ci(float(values.sum()), len(values))
+        lo, hi = proportion_ci(float(values.sum()), len(values), empty=NO_INTERVAL)
         mean = float(values.mean())
         text = f"{name}: {mean:.0%} (n={len(values)}, 95% CI {lo:.0%}-{hi:.0%})"
         fig.add_hline(y=mean, line=dict(color="#333", dash="dash" if i else "dot", width=2),

@@ -106,7 +106,7 @@ def task_prompts_source(args):
 
 def task_document_for(task, all_tasks, cell, encoding):
     """The document a sweep builds for this task and cell, or the task's own pages."""
-    from components.run.moving import cell_document
+    from components.run.plan import cell_document
     from components.tasks.sweepdocs import task_document
 
     length, position, documents, gold_index = cell

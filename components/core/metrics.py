@@ -30,6 +30,10 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
 )}
 ANSWER_METRICS = ("fuzzy", "subspan-em", "exact")  # scores of (prediction, gold answers)
 BY_COLUMN: dict[str, Metric] = {m.column: m for m in METRICS.values()}
+# not a stored column: each trial's own strategy's metric (components.report.sweeps.primary_values), the
+# value the Playground's verdict shows for the same trial
+PRIMARY = "primary"
+LABELS: dict[str, str] = {PRIMARY: "each strategy's own metric", **{m.column: m.label for m in METRICS.values()}}
 
 
 def get_metric(name_or_column: str) -> Metric:

@@ -1,4 +1,5 @@
-"""Token positions from prefix sums: nearest page boundaries, reminder points, chunk splits.
+"""Token positions from prefix sums: nearest page boundaries, reminder points, chunk splits; the
+few places a "mini U-curve" visits; retrieved pages that are just the first ones.
 
 `offsets` is Document.offsets: offsets[i] is the number of tokens before page i+1, so boundary i
 (0..N) lies between page i and page i+1 (0 = before the first page, N = after the last).
@@ -45,3 +46,26 @@ def chunk_ranges(offsets, size: int) -> list[tuple[int, int]]:
     """[(first page index, end page index exclusive), ...] for chunks of about `size` tokens."""
     cuts = [0, *every(offsets, size), len(offsets) - 1]
     return [(a, b) for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
+
+
+FIVE_POSITIONS = (0.0, 0.25, 0.5, 0.75, 1.0)  # start, quarter, middle, three quarters, end
+
+
+def spread_indices(n_documents: int, k: int = 5) -> list[int]:
+    """k gold indices from the first to the last of N documents, evenly spread and rounded down,
+    without repeats: for 20 documents 0, 4, 9, 14, 19, the indices LITM Table 5 / Fig. 5 report."""
+    if n_documents < 1:
+        return []
+    if n_documents == 1 or k <= 1:
+        return [0]
+    return sorted({int(i * (n_documents - 1) / (k - 1)) for i in range(k)})
+
+
+def first_pages(retrieved, k: int | None = None) -> bool:
+    """True when the retrieved pages are exactly pages 1, 2, ..., m in that order (m >= 2; m == k
+    when k is given): what a weak model answers to ICR stage 1 whatever the question, so such a
+    "hit" says nothing about retrieval and is counted apart."""
+    pages = list(retrieved or ())
+    if len(pages) < 2 or (k is not None and len(pages) != k):
+        return False
+    return pages == list(range(1, len(pages) + 1))

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import math
+
 from scipy.stats import binomtest
 
+NO_INTERVAL = (math.nan, math.nan)  # `empty` for a chart: a group without trials draws no band
 
-def proportion_ci(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for successes out of n (scipy's binomtest). n = 0 -> (0.0, 1.0)."""
-    if n < 0 or successes < 0 or successes > n:
+
+def proportion_ci(successes: float, n: int, confidence: float = 0.95, *,
+                  empty: tuple[float, float] = (0.0, 1.0)) -> tuple[float, float]:
+    """Wilson score interval for successes out of n (scipy's binomtest); the one interval of every
+    accuracy (Results, Compare, `litm score`). `successes` may be a float sum of 0/1 scores.
+    n = 0 -> `empty`: (0.0, 1.0), nothing is known; NO_INTERVAL where nothing should be drawn."""
+    k = int(round(successes))
+    if n < 0 or k < 0 or k > n:
         raise ValueError(f"need 0 <= successes <= n, got {successes} of {n}")
     if n == 0:
-        return 0.0, 1.0
-    ci = binomtest(int(successes), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
+        return empty
+    ci = binomtest(k, int(n)).proportion_ci(confidence_level=confidence, method="wilson")
     return float(ci.low), float(ci.high)

@@ -2,7 +2,7 @@
 with an exact McNemar test, the Pareto front, a computed recommendation and a sample-size planner.
 
 UI-free: a trials DataFrame (the run store's columns, components.run.schema) in, tables and plain
-sentences out. An *arm* is strategy x parameters x model, named by `analysis.arm_label`.
+sentences out. An *arm* is strategy x parameters x model, named by `sweeps.arm_label`.
 
 Statistics (all from scipy; each checked in tests/test_compare.py against numbers worked by hand):
 - accuracy: the share of scored trials whose primary metric is correct, with a Wilson 95% interval
@@ -26,7 +26,7 @@ from scipy.stats import binomtest, norm
 
 from components.core import stats
 from components.providers import pricing
-from components.report import analysis
+from components.report import analysis, sweeps
 
 ARM_COLUMNS = ("strategy", "params", "model")
 MATCH_COLUMNS = ("task", "length", "position", "documents", "gold_index")
@@ -57,11 +57,11 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
             out[c] = None
     keys = out[list(ARM_COLUMNS)].astype(str)
     combos = keys.drop_duplicates()
-    names = {tuple(r): analysis.arm_label(dict(zip(ARM_COLUMNS, r, strict=True)))
+    names = {tuple(r): sweeps.arm_label(dict(zip(ARM_COLUMNS, r, strict=True)))
              for r in combos.itertuples(index=False)}
     rows = zip(*(keys[c].to_numpy(dtype=object) for c in ARM_COLUMNS), strict=True)  # numpy: fast to iterate
     out["arm"] = [names[r] for r in rows] if len(out) else pd.Series(dtype=str)
-    primary = out[analysis.PRIMARY] if analysis.PRIMARY in out.columns else analysis.primary_values(out)
+    primary = out[sweeps.PRIMARY] if sweeps.PRIMARY in out.columns else sweeps.primary_values(out)
     ok = correct(primary)
     ok[analysis.is_error(out)] = math.nan
     out["ok"] = ok
@@ -155,7 +155,7 @@ def arms(df: pd.DataFrame, *, price_model: str | None = None, batch: bool = Fals
     for label, g in t.groupby("arm", sort=True):
         ok = g["ok"].dropna()
         n, k = int(len(ok)), int(ok.sum())
-        lo, hi = stats.proportion_ci(k, n) if n else (math.nan, math.nan)
+        lo, hi = stats.proportion_ci(k, n, empty=stats.NO_INTERVAL)
         tin, tout = _mean(g.get("input_tokens")), _mean(g.get("output_tokens"))
         model = price_model or str(g["model"].iloc[0])
         priced_as, _ = price_for(model, prices)

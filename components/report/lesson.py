@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from components.tasks.samples import NQ_SET
+
 
 @dataclass(frozen=True)
 class Link:
@@ -31,8 +33,6 @@ class Step:
     link: Link
     source: str
 
-
-NQ = "nq-open-30docs"
 
 STEPS: tuple[Step, ...] = (
     # LITM §1, §3.3 and Fig. 1/5; Tables 5-7 (the values drawn), Table 1 (closed-book 56.1%).
@@ -65,7 +65,7 @@ STEPS: tuple[Step, ...] = (
          "Move the slider from 0 to 19 and watch the red star travel along the prompt.",
          "The words are the same at every position. What changed for the model?",
          Link("playground", "Move it in the Playground and run 5 positions",
-              {"source": "task", "set": NQ, "documents": 20, "gold": 9, "strategy": "litm"}),
+              {"source": "task", "set": NQ_SET, "documents": 20, "gold": 9, "strategy": "litm"}),
          "LITM §2.1-2.2"),
     # R&R §3.2: an INSTRUCTIONS_REMINDER block about every r tokens, between pages; §5.2 Table 5 (r).
     Step("reminders", "Reminders (reprompting)",

@@ -243,3 +243,61 @@ def figure(prompts: list[Prompt], doc: Document | None = None, title: str = "", 
         hoverlabel={"align": "left"}, plot_bgcolor="white", separators=".,",
     )
     return fig
+
+
+# --- drill-down: a stored call's prompt, with its regions found again ----------------------------
+
+_REGION_PATTERNS = [
+    ("instruction", r"<INSTRUCTIONS>.*?</INSTRUCTIONS>"),
+    ("reminder", r"<INSTRUCTIONS_REMINDER>.*?</INSTRUCTIONS_REMINDER>"),
+    ("page", r"<PAGE (\d+)>.*?</PAGE \1>"),
+    ("page", r"^Document \[(\d+)\]\(Title: [^\n]*"),
+    ("question", r"^Question: [^\n]*"),
+]
+
+
+def message_text(messages: list[dict]) -> str:
+    """The text of a stored request: its messages' contents, in order."""
+    parts = []
+    for m in messages or []:
+        content = m.get("content", "") if isinstance(m, dict) else str(m)
+        if isinstance(content, list):  # content blocks
+            content = "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
+        parts.append(str(content))
+    return "\n\n".join(parts)
+
+
+def rebuild_prompt(messages: list[dict], gold_pages=(), stage: int = 1, label: str = "",
+                   encoding: str = "cl100k_base"):
+    """A components.core.prompts.Prompt from a stored request, its spans found by the templates' tags
+    (<INSTRUCTIONS>, <INSTRUCTIONS_REMINDER>, <PAGE p>, LITM's `Document [i](Title: ...)`, `Question:`).
+    Pages listed in `gold_pages` become gold spans. Token offsets are counted piece by piece."""
+    import re
+
+    from components.core.tokens import tokenizer
+
+    text = message_text(messages)
+    gold = {int(p) for p in (gold_pages or []) if str(p).lstrip("-").isdigit()}
+    found: list[tuple[int, int, str, int | None]] = []
+    for kind, pattern in _REGION_PATTERNS:
+        for m in re.finditer(pattern, text, flags=re.S | re.M):
+            page = int(m.group(1)) if m.groups() else None
+            if kind == "page" and page in gold:
+                kind_here = "gold"
+            else:
+                kind_here = kind
+            found.append((m.start(), m.end(), kind_here, page))
+    found.sort(key=lambda f: (f[0], -f[1]))
+    spans, pos, toks, last_end = [], 0, 0, -1
+    tok = tokenizer(encoding)
+    for start, end, kind, page in found:
+        if start < last_end:  # nested or overlapping match: keep the outer one
+            continue
+        toks += tok.count(text[pos:start]) if start > pos else 0
+        n = tok.count(text[start:end])
+        spans.append(Span(kind, start, end, toks, toks + n, page, None))
+        toks += n
+        pos = last_end = end
+    toks += tok.count(text[pos:]) if pos < len(text) else 0
+    return Prompt(stage, text, toks, tuple(spans), label)
+

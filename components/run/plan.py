@@ -111,6 +111,15 @@ def trial_document(spec: TrialSpec, encoding: str, tasks: list | None = None):
     return build(pool)
 
 
+def cell_document(task, tasks: list | None, *, encoding: str, length: int | None = None,
+                  position: float | None = None, documents: int | None = None, gold_index: int | None = None):
+    """The Built document a sweep makes for this task and cell (trial_document), for `litm prompt` and
+    the Playground, so they show exactly the prompt a sweep sends; `tasks` is the whole task set (the
+    distractor pool when the task has too few passages)."""
+    spec = TrialSpec(0, "", task, length, position, "", {}, None, documents, gold_index)
+    return trial_document(spec, encoding, tasks)
+
+
 class Documents:
     """The documents of a running sweep, one per cell (task, length, position or documents and gold
     index), shared by the strategies, parameter settings and models of that cell. The `keep` most

@@ -16,6 +16,7 @@ from pathlib import Path
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_docs"
 TASKS_DIR = SAMPLE_DIR / "tasks"
+NQ_SET = "nq-open-30docs"  # real NQ-open questions with 29 distractors each (sample_docs/tasks/NQ-OPEN.md)
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,13 @@
 """Sweep documents: a task's gold passage(s) placed among distractors at a chosen length and position.
 
-R&R §4.1 (000): "given positive integers x <= d: (1) each passage is enclosed in PAGE tags ...;
+R&R §4.1: "given positive integers x <= d: (1) each passage is enclosed in PAGE tags ...;
 (2) the gold passage appears approximately x GPT4-tokens into the document; and (3) the document is
 approximately d GPT4-tokens long. The distracter passages ... are still sorted by relevance."
 So: distractors keep their given order, the gold page goes at the page boundary nearest x tokens,
 and distractors are taken until the document is about d tokens long. Pages are never split.
 
 For several gold passages (R&R §4.1 HotPotQA) the gold pages go "at regularly spaced intervals".
-"Lost in the Middle" (003 §3.1) places the gold document at index i among N documents instead:
+"Lost in the Middle" (LITM §3.1) places the gold document at index i among N documents instead:
 `build_by_index`.
 
 Each passage's tokens are counted once (a cache keyed by encoding and text, filled in one batch with
@@ -362,7 +362,7 @@ def build_by_index(
     encoding: str = DEFAULT_ENCODING,
     pool: list[Passage] | None = None,
 ) -> Built:
-    """"Lost in the Middle" §3.1 (003): N documents, the gold one at 0-based index `gold_index`, the
+    """"Lost in the Middle" §3.1: N documents, the gold one at 0-based index `gold_index`, the
     distractors in their given order. Several gold passages go next to each other from that index.
     Lengths and positions are in documents (unit "documents"); token figures are on the Built."""
     if isinstance(n_documents, bool) or not isinstance(n_documents, int) or n_documents < 1:
@@ -398,3 +398,19 @@ def task_document(task: Task, encoding: str = DEFAULT_ENCODING) -> Document:
                         encoding=encoding, name=task.id, counts=count_passages(texts, encoding))
     doc.meta.update(task=task.id, unit="given")
     return doc
+
+
+def as_task(doc: Document, question: str = "", answers: tuple[str, ...] = ()) -> Task:
+    """A document of the user's own as a task: its pages in order, its gold pages marked."""
+    gold = set(doc.gold)
+    passages = tuple(Passage(p.text, p.title, p.number in gold) for p in doc.pages)
+    return Task(doc.name or "document", question, tuple(answers), passages)
+
+
+def move_gold(doc: Document, position: float) -> Built:
+    """The user's document with its gold page(s) moved to `position` (<= 1: a fraction of the
+    document's tokens, > 1: tokens), the other pages kept in order: build_document with the
+    document's own length, so every page stays (R&R §4.1). Raises ValueError without a gold page."""
+    if not doc.gold:
+        raise ValueError("mark a gold page first: there is no answer to move")
+    return build_document(as_task(doc), doc.tokens, position, encoding=doc.encoding)

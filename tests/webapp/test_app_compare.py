@@ -164,14 +164,15 @@ def test_results_view_is_in_its_url(stores):
 def test_failures_read_their_texts_from_the_stores(stores):
     """The page holds summary columns only (components.run.reader.browse): a pair's failures fetch
     the question, gold answers and both answers by trial id, the first `limit` of them."""
-    from components.report import analysis, report_html
+    from components.report import report_html
+    from components.report.sweeps import combine_stores
     from components.run.reader import browse
     from webapp import compareview
 
     path = fill(stores / "runs" / "litm.sqlite")
     trials, sweeps = browse(path, readonly=False)
     assert "answer" not in trials
-    t = compare.prepare(analysis.combine_stores([("your runs", False, str(path), trials, sweeps)])[0])
+    t = compare.prepare(combine_stores([("your runs", False, str(path), trials, sweeps)])[0])
     everything = compare.failures(compare.prepare(RunStore(path).trials_frame()), ARMS[0], ARMS[1])
     fail, total = compareview.failures(t, (ARMS[0], ARMS[1]), limit=3)
     assert total == len(everything) > 3 and len(fail) == 3

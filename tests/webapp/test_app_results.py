@@ -143,7 +143,7 @@ def test_the_pages_hold_summary_columns_and_fetch_texts_for_the_rows_shown(store
 
     import pandas as pd
 
-    from components.report import analysis
+    from components.report.sweeps import combine_stores
     from components.run.reader import BROWSE_COLUMNS, browse
     from webapp import runs
 
@@ -152,7 +152,7 @@ def test_the_pages_hold_summary_columns_and_fetch_texts_for_the_rows_shown(store
     assert list(trials.columns) == BROWSE_COLUMNS
     assert not {"question", "answer", "answers", "prompts", "raw_answer"} & set(trials.columns)
     assert trials["retrieved_pages"].map(lambda v: isinstance(v, list)).all()  # decoded lists
-    combined, _ = analysis.combine_stores([("your runs", False, str(path), trials, sweeps)])
+    combined, _ = combine_stores([("your runs", False, str(path), trials, sweeps)])
     page = combined.iloc[10:15]
     full = runs.whole(page)
     assert list(full.index) == list(page.index) and list(full["trial_id"]) == list(page["trial_id"])

@@ -41,7 +41,7 @@ def test_live_run_reports_each_call(tmp_path, monkeypatch):
 def test_the_verdict_is_the_stored_trials_primary_metric(tmp_path, monkeypatch):
     """A sweep stores a trial; the Playground runs the same document, question and strategy: its verdict
     and the stored trial's primary metric (which Results reads) are the same value."""
-    from components.report.analysis import primary_values
+    from components.report.sweeps import primary_values
     from components.run.config import SweepConfig
     from components.run.plan import plan, trial_document
     from components.run.runner import run_sweep

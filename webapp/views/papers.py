@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from components.report import charts
-from components.report.analysis import PUBLISHED_METRIC_LABELS
+from components.report.overlays import PUBLISHED_METRIC_LABELS
 from webapp import chartview, pickers
 from webapp.render import guard
 

@@ -8,6 +8,7 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
+from components.core.metrics import LABELS
 from components.report import analysis, charts
 from webapp import chartview, jobs, links, pickers, runs, urlstate
 from webapp.render import guard, md, short, thousands, usd
@@ -50,9 +51,9 @@ def filters(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, s
         task_sets = sorted(x for x in part["task_set"].dropna().astype(str).unique() if x)
         chosen_sets = pickers.multi(c4, "Task sets", task_sets, K + "task_sets", placeholder="all task sets") \
             if task_sets else []
-        metrics = [m for m in analysis.METRICS if m in part and pd.to_numeric(part[m], errors="coerce").notna().any()]
+        metrics = [m for m in LABELS if m in part and pd.to_numeric(part[m], errors="coerce").notna().any()]
         metric = pickers.select(c5, "Metric", metrics or ["primary"], K + "metric", default="primary",
-                                format_func=lambda m: analysis.METRICS.get(m, m),
+                                format_func=lambda m: LABELS.get(m, m),
                                 help="fuzzy match (R&R), best subspan EM (Lost in the Middle), exact match "
                                      "(ALR2), page recall/precision of the retrieval stage")
     part = analysis.filter_trials(part, model=models, strategy=strategies, task_set=chosen_sets)
@@ -64,7 +65,7 @@ def summary(df: pd.DataFrame, metric: str) -> None:
     n = len(analysis.scored(df, metric))
     cols = st.columns(6)
     cols[0].metric("Trials", thousands(len(df)))
-    cols[1].metric("Scored", thousands(n), help=f"trials with a {analysis.METRICS.get(metric, metric)} value")
+    cols[1].metric("Scored", thousands(n), help=f"trials with a {LABELS.get(metric, metric)} value")
     cols[2].metric("Errors (not scored)", thousands(errors))
     cols[3].metric("LLM calls", thousands(pd.to_numeric(df["calls"], errors="coerce").sum()))
     tokens = pd.to_numeric(df["input_tokens"], errors="coerce").sum() + pd.to_numeric(
@@ -262,7 +263,7 @@ def main() -> None:
     if df.empty:
         st.info("No trials match these filters.")
         return
-    metric_label = analysis.METRICS.get(metric, metric)
+    metric_label = LABELS.get(metric, metric)
     summary(df, metric)
     tabs = st.tabs(["U-curve", "Length × position", "Accuracy vs cost", "Accuracy vs length", "Trials",
                     "Errors", "Download"])

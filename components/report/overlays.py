@@ -1,0 +1,74 @@
+"""Published curves on the axes of our own trials: R&R Tables 7-9 (accuracy by answer position in
+tokens) and "Lost in the Middle" (accuracy by the gold document's index), each named by its paper,
+table and model (`published_label`). The rows come from components.report.published.load_published.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from components.report.analysis import position_kind
+
+PUBLISHED_METRIC_LABELS = {
+    "fuzzy_match_pct": "fuzzy match (%)",
+    "accuracy_pct": "accuracy (%)",
+    "em_pct": "exact match (%)",
+    "em_fraction": "exact match (0-1)",
+    "hallucination_rate_pct": "hallucination rate (%)",
+    "recall_pct": "recall (%)",
+    "llm_calls": "LLM calls",
+    "input_tokens": "input tokens",
+    "output_tokens": "output tokens",
+}
+
+
+def published_label(source: str, table: str, model: str, extra: str = "") -> str:
+    """'published (rr2024, Table 7, GPT-4 Turbo)' — the only way a published number is named."""
+    bits = [b for b in (source, table, model, extra) if isinstance(b, str) and b]
+    return "published (" + ", ".join(bits) + ")"
+
+
+def published_position_curves(pub: pd.DataFrame) -> pd.DataFrame:
+    """R&R Tables 7-9: accuracy (as published, 0-1) against answer position in tokens, by d and method."""
+    rows = pub[pub["answer_position_tokens"].notna() & (pub["metric"] == "fuzzy_match_pct")].copy()
+    if rows.empty:
+        return rows
+    rows["position"] = rows["answer_position_tokens"].astype(int)
+    rows["length"] = rows["doc_length_tokens"].astype(int)
+    rows["mean"] = rows["value"].astype(float) / 100.0
+    rows["label"] = [published_label(r.source, r.table, r.model, f"{r.dataset} {r.method} d={r.length // 1000}k")
+                     for r in rows.itertuples()]
+    return rows.sort_values(["table", "method", "length", "position"])
+
+
+def published_index_curves(pub: pd.DataFrame) -> pd.DataFrame:
+    """Lost in the Middle: accuracy (as published, 0-1) against the gold document's index, by N."""
+    rows = pub[(pub["source"] == "liu2023") & pub["gold_index"].notna()].copy()
+    if rows.empty:
+        return rows
+    rows["position"] = rows["gold_index"].astype(int)
+    rows["n_documents"] = rows["n_documents"].astype(int)
+    rows["mean"] = rows["value"].astype(float) / 100.0
+    rows["label"] = [published_label(r.source, r.table, r.model, f"{r.n_documents} documents")
+                     for r in rows.itertuples()]
+    return rows.sort_values(["table", "model", "position"])
+
+
+def overlay_candidates(pub: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
+    """Published position curves (R&R Tables 7-9) on the x-axis of the trials, column `x`.
+
+    Positions in tokens are compared as they are; positions given as fractions of the length are
+    compared with the published position divided by its d. Curves whose d is among the trial
+    lengths come first; when none matches, all are offered (the label names each d).
+    """
+    if trials.empty or pub is None or pub.empty:
+        return pd.DataFrame()
+    curves = published_position_curves(pub)
+    if curves.empty:
+        return curves
+    kind = position_kind(trials)
+    curves["x"] = curves["position"] / curves["length"] if kind == "fraction" else curves["position"]
+    lengths = set(pd.to_numeric(trials.get("length"), errors="coerce").dropna().astype(int))
+    near = curves[curves["length"].isin(lengths)]
+    return (near if not near.empty else curves).reset_index(drop=True)
+

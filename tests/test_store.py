@@ -159,3 +159,49 @@ def test_schema_5_adds_prompt_cache_and_likelihood_columns(store):
     assert {"cached_input_tokens", "cache_write_tokens"} <= calls
     assert {"cached_input_tokens", "cache_write_tokens", "answer_logprob", "answer_logprob_mean",
             "answer_logprob_tokens"} <= trials
+
+
+def test_a_store_as_a_context_manager_closes_every_connection(tmp_path):
+    """`with RunStore(p) as store:` closes the connections it opened, in every thread that used it."""
+    with RunStore(tmp_path / "cm.sqlite") as store:
+        mine = store.db
+        theirs = []
+        t = threading.Thread(target=lambda: theirs.append(store.db))
+        t.start()
+        t.join()
+        assert theirs[0] is not mine
+        sid = store.open_sweep("s", {})
+    for conn in (mine, theirs[0]):
+        with pytest.raises(sqlite3.ProgrammingError):  # "Cannot operate on a closed database"
+            conn.execute("SELECT 1")
+    with RunStore(tmp_path / "cm.sqlite") as again:  # what was written is there
+        assert again.sweep_id("s") == sid
+
+
+def test_a_transaction_commits_or_rolls_back_as_a_whole(store):
+    with store.transaction(immediate=True) as db:
+        db.execute("INSERT INTO sweeps (name, config, status) VALUES ('kept', '{}', 'done')")
+        db.execute("INSERT INTO sweeps (name, config, status) VALUES ('kept too', '{}', 'done')")
+    with pytest.raises(RuntimeError, match="half way"):
+        with store.transaction(immediate=True) as db:
+            db.execute("INSERT INTO sweeps (name, config, status) VALUES ('lost', '{}', 'done')")
+            raise RuntimeError("half way")
+    with pytest.raises(sqlite3.IntegrityError):  # a failing statement undoes the block's earlier ones
+        with store.transaction() as db:
+            db.execute("INSERT INTO sweeps (name, config, status) VALUES ('lost too', '{}', 'done')")
+            db.execute("INSERT INTO sweeps (name, config, status) VALUES ('kept', '{}', 'done')")
+    names = {r[0] for r in store.db.execute("SELECT name FROM sweeps")}
+    assert names == {"kept", "kept too"}
+    assert not store.db.in_transaction  # nothing left open
+    sid = store.open_sweep("after", {})  # the store writes on as before
+    assert store.sweep_id("after") == sid
+
+
+def test_a_trial_that_fails_to_write_leaves_nothing_behind(store):
+    """put_trial is one transaction: a trial whose call keys cannot be written is not stored either."""
+    sid = store.open_sweep("s", {})
+    with pytest.raises(sqlite3.Error):
+        store.put_trial(sid, trial("bad"), call_keys=[object()])  # not a value SQLite can store
+    assert store.trial_keys(sid) == set()
+    store.put_trial(sid, trial("good"), call_keys=["c1"])
+    assert store.trial_keys(sid) == {"good"}

@@ -104,11 +104,8 @@ def run(args) -> int:
     if not 0 < args.difference < 100:
         raise ValueError("--difference is in points, between 0 and 100 (e.g. 5)")
     shipped = db.resolve() in {p.resolve() for p in shipped_paths()}  # shipped stores must not change
-    store = RunStore(db, readonly=shipped)
-    try:
+    with RunStore(db, readonly=shipped) as store:
         frames = [summary_frame(store, s) for s in args.sweep] if args.sweep else [summary_frame(store)]
-    finally:
-        store.close()
     trials = pd.concat(frames, ignore_index=True)
     if trials.empty:
         raise LookupError("no trials to compare in that store" + (" and sweep" if args.sweep else ""))

@@ -22,11 +22,8 @@ def run(args) -> int:
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
     db = db_path(args)
-    store = RunStore(db)
-    try:
+    with RunStore(db) as store:
         ids = store.import_trials(path)
         n = sum(len(store.trials_frame(i)) for i in ids)
-    finally:
-        store.close()
     print(f"imported {n} trial(s) in {len(ids)} sweep(s) into {db}")
     return 0

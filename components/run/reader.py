@@ -174,13 +174,7 @@ def put_trials(store, sweep_id: int, trials: list[dict]) -> int:
     """Many trials (schema rows, no call keys) in one transaction: imports and benchmarks."""
     cols = ", ".join(STORED)
     values = [(sweep_id, *[encode(f, t.get(f)) for f in STORED]) for t in trials]
-    db = store.db
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with store.transaction(immediate=True) as db:
         db.executemany(f"INSERT OR REPLACE INTO trials (sweep_id, {cols}, created) "
                        f"VALUES ({', '.join('?' * (len(STORED) + 1))}, strftime('%s','now'))", values)
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
     return len(values)

@@ -10,6 +10,10 @@ or one whose trials table lacks a column of the schema is refused with a StoreEr
 location that cannot be written. Creating a sweep is one transaction (INSERT OR IGNORE, then read
 back), so two processes starting the same new sweep name at once share it.
 Provider batches and claimed calls (migration 4) are in store_batches.BatchStore.
+
+`with RunStore(path) as store:` closes every connection the store opened when the block ends; every
+multi-statement write goes through `with store.transaction(immediate=True):` (COMMIT, or ROLLBACK on
+any error).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
@@ -141,6 +147,8 @@ class RunStore(BatchStore):
         self.path = Path(path)
         self.readonly = readonly
         self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []  # every thread's connection, for close_all()
+        self._conns_lock = threading.Lock()
         if readonly:
             if not self.path.is_file():
                 raise FileNotFoundError(f"no run store at {self.path}")
@@ -177,14 +185,10 @@ class RunStore(BatchStore):
     def inspect(self) -> int:
         """The store's schema version (0: a new, empty file). Refuses a file that is not a run store
         and a store from a newer version of this program."""
-        db = self.db
-        db.execute("BEGIN")  # one read snapshot: another process may be creating the store right now
-        try:
+        with self.transaction() as db:  # one read snapshot: another process may be creating the store right now
             tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             version = (db.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()[0]
                        if "schema_version" in tables else 0)
-        finally:
-            db.execute("COMMIT")
         if not tables:
             return 0
         if "schema_version" not in tables:
@@ -235,30 +239,58 @@ class RunStore(BatchStore):
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.execute("PRAGMA foreign_keys = ON")
             self._local.conn = conn
+            with self._conns_lock:
+                self._conns.append(conn)
         return conn
 
     def close(self) -> None:
+        """Close this thread's connection (the next use opens another)."""
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()
             self._local.conn = None
+            with self._conns_lock:
+                self._conns = [c for c in self._conns if c is not conn]
+
+    def close_all(self) -> None:
+        """Close the connection of every thread that used this store (when no thread uses it any more)."""
+        with self._conns_lock:
+            conns, self._conns = self._conns, []
+        for conn in conns:
+            conn.close()
+        self._local = threading.local()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close_all()
+
+    @contextmanager
+    def transaction(self, immediate: bool = False) -> Iterator[sqlite3.Connection]:
+        """One transaction on this thread's connection: BEGIN (IMMEDIATE: take the write lock at once, so
+        two writers queue instead of failing at COMMIT), then COMMIT when the block ends, or ROLLBACK on
+        any error (which is raised again). The block gets the connection."""
+        db = self.db
+        db.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
     def migrate(self) -> int:
         db = self.db
         db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied REAL)")
         done = db.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()[0]
         for version in range(done + 1, len(MIGRATIONS) + 1):
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with self.transaction(immediate=True):
                 if db.execute("SELECT 1 FROM schema_version WHERE version = ?", (version,)).fetchone() is None:
                     for statement in MIGRATIONS[version - 1].split(";"):
                         if statement.strip():
                             db.execute(statement)
                     db.execute("INSERT INTO schema_version VALUES (?, ?)", (version, time.time()))
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
         return len(MIGRATIONS)
 
     @property
@@ -280,14 +312,9 @@ class RunStore(BatchStore):
         if release is None:
             db.execute(INSERT_CALL, row)
             return
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with self.transaction(immediate=True):
             db.execute(INSERT_CALL, row)
             db.execute("DELETE FROM claims WHERE call_key = ? AND owner = ?", (key, release))
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
 
     def calls_for_trial(self, trial_id: int) -> list[dict]:
         rows = self.db.execute(
@@ -307,18 +334,12 @@ class RunStore(BatchStore):
         config. One transaction: two processes opening the same new name at once get the same sweep."""
         now = time.time()
         blob = json.dumps(config, sort_keys=True, default=str)
-        db = self.db
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with self.transaction(immediate=True) as db:
             db.execute("INSERT OR IGNORE INTO sweeps (name, config, status, imported, created, updated, owner) "
                        "VALUES (?, ?, 'running', ?, ?, ?, ?)", (name, blob, int(imported), now, now, owner))
             sweep_id = int(db.execute("SELECT id FROM sweeps WHERE name = ?", (name,)).fetchone()[0])
             db.execute("UPDATE sweeps SET config = ?, status = 'running', reason = NULL, updated = ? WHERE id = ?",
                        (blob, now, sweep_id))
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
         return sweep_id
 
     def sweep_owner(self, sweep_id: int) -> str | None:
@@ -369,9 +390,7 @@ class RunStore(BatchStore):
         values = [encode(f, trial.get(f)) for f in STORED]
         cols = ", ".join(STORED)
         update = ", ".join(f"{f} = excluded.{f}" for f in STORED[1:])
-        db = self.db
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with self.transaction(immediate=True) as db:
             row = db.execute(
                 f"INSERT INTO trials (sweep_id, {cols}, created) VALUES (?, {', '.join('?' * len(values))}, ?) "
                 f"ON CONFLICT (sweep_id, trial_key) DO UPDATE SET {update}, created = excluded.created "
@@ -380,10 +399,6 @@ class RunStore(BatchStore):
             db.execute("DELETE FROM trial_calls WHERE trial_id = ?", (trial_id,))
             db.executemany("INSERT INTO trial_calls VALUES (?, ?, ?)",
                            [(trial_id, i, k) for i, k in enumerate(call_keys)])
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
         return trial_id
 
     def trials_frame(self, sweep_id: int | str | None = None):

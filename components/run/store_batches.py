@@ -25,7 +25,7 @@ def owner_id() -> str:
 
 
 class BatchStore:
-    """Needs `self.db` (a sqlite3 connection, autocommit) and `self.put_call`."""
+    """Needs `self.db` (a sqlite3 connection, autocommit), `self.transaction` and `self.put_call`."""
 
     # batches -------------------------------------------------------------------------------------
     def add_batch(self, sweep_id: int | None, spec, requests: list[tuple[str, list, dict]]) -> tuple[int, str]:
@@ -33,19 +33,13 @@ class BatchStore:
         (row id, token). The token goes into the provider batch's metadata where it has one."""
         token = uuid.uuid4().hex
         now = time.time()
-        db = self.db
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with self.transaction(immediate=True) as db:
             row = db.execute(
                 "INSERT INTO batches (sweep_id, provider, model, base_url, token, state, requests, created, updated) "
                 "VALUES (?, ?, ?, ?, ?, 'submitting', ?, ?, ?) RETURNING id",
                 (sweep_id, spec.provider, spec.model, spec.base_url, token, len(requests), now, now)).fetchone()
             db.executemany("INSERT OR REPLACE INTO batch_calls (batch, call_key, messages, settings) VALUES (?,?,?,?)",
                            [(row[0], k, json.dumps(m, ensure_ascii=False), json.dumps(s)) for k, m, s in requests])
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
         return int(row[0]), token
 
     def batch_submitted(self, row: int, batch_id: str, input_file_id: str | None = None) -> None:

@@ -297,3 +297,17 @@ def test_documents_are_kept_up_to_a_bound_and_rebuilt_the_same(tmp_path, server)
     again = docs.get(specs[0])  # evicted long ago: built again, and the same document
     assert again is not first[specs[0].cell] and again.document == first[specs[0].cell].document
     assert len(docs.kept) == 3
+
+
+def test_a_plan_made_once_is_run_as_given(tmp_path, server, monkeypatch):
+    """The app plans a sweep to count it and passes that plan along: the runner does not plan again."""
+    from components.run import runner
+    from components.run.plan import plan
+
+    c = config(tmp_path, server, strategies=("baseline",))
+    specs = plan(c)
+    monkeypatch.setattr(runner, "plan", lambda *a, **k: (_ for _ in ()).throw(AssertionError("planned again")))
+    store = RunStore(tmp_path / "once.sqlite")
+    done = run_sweep(c, store, specs=specs)
+    assert done.status == "done" and done.total == done.ran == len(specs)
+    assert set(store.trials_frame()["trial_key"]) == {s.key for s in specs}

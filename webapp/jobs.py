@@ -170,7 +170,7 @@ def start_sweep(owner: str, config, tasks: list, api_key: str | None, retry_erro
     db = user_db()
     tag = f"{owner}.{controller}" if controller else owner
     check_name(db, config.name, tag)
-    total = len(plan(config, tasks[: config.n_tasks] if config.n_tasks else tasks))
+    specs = plan(config, tasks[: config.n_tasks] if config.n_tasks else tasks)  # planned once: counted and run
 
     def work(job: Job):
         from components.run.batch import run_sweep_any
@@ -179,11 +179,11 @@ def start_sweep(owner: str, config, tasks: list, api_key: str | None, retry_erro
         store = RunStore(db)
         try:
             summary = run_sweep_any(config, store, progress=job.update, cancel=job.cancel, api_keys=api_keys,
-                                    retry_errors=retry_errors, owner=tag)
+                                    retry_errors=retry_errors, owner=tag, specs=specs)
             job.done, job.total, job.errors = summary.done, summary.total, summary.errors
             job.usd, job.sweep_id = summary.spend_usd, summary.sweep_id
             return summary
         finally:
             store.close()
 
-    return start(owner, config.name, str(db), work, total=total, controller=controller)
+    return start(owner, config.name, str(db), work, total=len(specs), controller=controller)

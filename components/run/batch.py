@@ -109,13 +109,13 @@ def run_batch_sweep(config, store, *, progress: Callable[[Progress], None] | Non
                     cancel: threading.Event | None = None, api_keys: dict | None = None,
                     retry_errors: bool = False, providers: dict | None = None,
                     poll_interval: float = POLL_INTERVAL, cancel_batches: bool = False,
-                    owner: str | None = None) -> SweepSummary:
+                    owner: str | None = None, specs: list | None = None) -> SweepSummary:
     """Run (or resume) a sweep in batch mode; see the module docstring. `cancel` (set by the user)
     cancels this sweep's open batches at the provider, stores what they answered and stops;
     cancel_batches=True does only that (no new batch). Ctrl-C (KeyboardInterrupt) leaves the batches
-    running at the provider: the next run resumes polling them."""
+    running at the provider: the next run resumes polling them. specs: the plan, when already made."""
     run = BatchRun(config, store, progress, cancel or threading.Event(), api_keys, retry_errors,
-                   providers or {}, poll_interval, owner)
+                   providers or {}, poll_interval, owner, specs)
     if cancel_batches:
         run.cancel.set()
     with paced():  # as live sweeps: fewer garbage collections while trials are built and stored
@@ -123,8 +123,9 @@ def run_batch_sweep(config, store, *, progress: Callable[[Progress], None] | Non
 
 
 class BatchRun:
-    def __init__(self, config, store, progress, cancel, api_keys, retry_errors, given, poll_interval, owner=None):
-        self.owner = owner
+    def __init__(self, config, store, progress, cancel, api_keys, retry_errors, given, poll_interval, owner=None,
+                 specs=None):
+        self.owner, self.specs = owner, specs
         self.config, self.store, self.progress, self.cancel = config, store, progress, cancel
         self.api_keys, self.retry_errors, self.given = api_keys, retry_errors, given
         self.poll_interval = max(0.01, float(poll_interval))
@@ -152,7 +153,7 @@ class BatchRun:
         config, store = self.config, self.store
         tasks = config.load_tasks()
         self.docs = Documents(config.encoding, config.all_tasks().tasks)
-        specs = plan(config, tasks)
+        specs = self.specs if self.specs is not None else plan(config, tasks)
         self.total = len(specs)
         provs = {m.label: self.given.get(m.label) or make_provider(m.spec, _key_for(m, self.api_keys))
                  for m in config.models}

@@ -25,7 +25,7 @@ from components.run.plan import Documents, plan, precount
 from components.run.schema import Trial, params_json
 from components.run.trial import Ran, execute
 
-__all__ = ["Progress", "Ran", "SweepSummary", "run_one", "run_sweep", "workers_for"]
+__all__ = ["LiveRun", "Progress", "Ran", "SweepSummary", "run_one", "run_sweep", "workers_for"]
 
 
 @dataclass(frozen=True)
@@ -91,154 +91,190 @@ def stamp(trial, spec, built) -> None:
 
 def run_sweep(config: SweepConfig, store, *, progress: Callable[[Progress], None] | None = None,
               cancel: threading.Event | None = None, api_keys: dict | None = None, retry_errors: bool = False,
-              providers: dict | None = None, owner: str | None = None) -> SweepSummary:
+              providers: dict | None = None, owner: str | None = None, specs: list | None = None) -> SweepSummary:
     """Run (or resume) a sweep. api_keys: {model label | env var name | provider: key}, kept in memory
     only. providers: {model label: provider object} to use instead of making one (tests). owner: who
     made the sweep (the app's workspace token; None from the command line), kept when it resumes.
+    specs: the sweep's plan when the caller has made it already (plan(config)), so it is made once.
     A config with mode = "batch" runs through components.run.batch.run_batch_sweep instead."""
     if getattr(config, "mode", "live") != "live":
         raise ValueError(f"sweep {config.name!r} has mode = {config.mode!r}: run it with components.run.batch")
+    run = LiveRun(config, store, progress, cancel, api_keys, retry_errors, providers or {}, owner, specs)
     with paced():  # fewer garbage collections while trials run (components/run/gcpace.py)
-        return asyncio.run(_run_sweep(config, store, progress, cancel, api_keys, retry_errors, providers or {},
-                                      owner))
+        return asyncio.run(run.go())
 
 
-async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, given, owner) -> SweepSummary:
-    t0 = time.perf_counter()
-    tasks = config.load_tasks()
-    pool_tasks = config.all_tasks().tasks  # the whole file is the distractor pool, not only n_tasks
-    specs = plan(config, tasks)
-    # every key is resolved before the sweep starts: MissingKey means nothing was sent or written
-    provs = {m.label: given.get(m.label) or make_provider(m.spec, _key_for(m, api_keys)) for m in config.models}
-    sweep_id = store.open_sweep(config.name, config.to_dict(), owner=owner)
-    keys = {s.key for s in specs}
-    present_all = store.trial_keys(sweep_id) & keys
-    present_ok = store.trial_keys(sweep_id, with_errors=False) & keys
-    present = present_ok if retry_errors else present_all
-    todo = [s for s in specs if s.key not in present]
-    if todo:
-        precount(tasks, config.encoding)
-    budget = Budget(config.max_calls, config.max_usd)
-    callers = {m.label: Caller(provs[m.label], store, concurrency=config.concurrency, rpm=m.requests_per_minute,
-                               budget=budget, cancel=cancel, max_retry_after=config.max_retry_after)
-               for m in config.models}
-    state = {"done": len(present), "errors": len(present_all - present_ok) if not retry_errors else 0,
-             "ran": 0, "last": 0.0, "stop": "", "early": False}
-    first: list = []  # (error_kind, error) of the first trials run, for fail-fast
-    docs = Documents(config.encoding, pool_tasks)
+class LiveRun:
+    """One live sweep as it runs (shaped like run/batch.py's BatchRun): its state in one object, a
+    method per phase. Per model, `workers_for(concurrency)` workers take trials in plan order; each
+    trial is built, run through the model's Caller, scored and written as it finishes."""
 
-    def report(force: bool = False) -> None:
+    def __init__(self, config, store, progress, cancel, api_keys, retry_errors, given, owner=None, specs=None):
+        self.config, self.store, self.progress, self.cancel = config, store, progress, cancel
+        self.api_keys, self.retry_errors, self.given, self.owner = api_keys, retry_errors, given, owner
+        self.specs = specs
+        self.t0 = time.perf_counter()
+        self.done = self.errors = self.ran = self.skipped = 0
+        self.last = 0.0  # when progress was last reported
+        self.stopped = ""  # why the sweep stops ("" while it runs); the first reason is kept
+        self.early = False  # fail-fast stopped it
+        self.first: list = []  # (error_kind, error) of the first trials run, for fail-fast
+        self.callers: dict[str, Caller] = {}
+
+    # progress -----------------------------------------------------------------------------------
+    @property
+    def requests(self) -> int:
+        return sum(c.requests for c in self.callers.values())
+
+    def report(self, force: bool = False) -> None:
         now = time.perf_counter()
-        if progress is None or (not force and now - state["last"] < 0.1):
+        if self.progress is None or (not force and now - self.last < 0.1):
             return
-        state["last"] = now
-        elapsed = now - t0
-        note = "; ".join(c.waiting for c in callers.values() if c.waiting)
-        progress(Progress(state["done"], len(specs), state["errors"], budget.spent,
-                          budget.sent / elapsed if elapsed > 0 else 0.0, budget.cached, budget.sent, elapsed,
-                          requests(), note))
+        self.last = now
+        elapsed = now - self.t0
+        budget = self.budget
+        note = "; ".join(c.waiting for c in self.callers.values() if c.waiting)
+        self.progress(Progress(self.done, self.total, self.errors, budget.spent,
+                               budget.sent / elapsed if elapsed > 0 else 0.0, budget.cached, budget.sent, elapsed,
+                               self.requests, note))
 
-    def requests() -> int:
-        return sum(c.requests for c in callers.values())
-
-    def stop(reason: str) -> None:
+    # stopping -----------------------------------------------------------------------------------
+    def stop(self, reason: str) -> None:
         """The sweep stops: the first reason is kept, and no caller starts another request (a spare
         worker already past its semaphore would otherwise send one more)."""
-        state["stop"] = state["stop"] or reason
-        for c in callers.values():
-            c.halted = state["stop"]
+        self.stopped = self.stopped or reason
+        for c in self.callers.values():
+            c.halted = self.stopped
 
-    def fail_fast(trial) -> None:
-        n = config.fail_fast
-        if not n or len(first) >= n:
+    def fail_fast(self, trial) -> None:
+        n = self.config.fail_fast
+        if not n or len(self.first) >= n:
             return
-        first.append((trial.error_kind if trial.error else None, trial.error))
-        kinds = {k for k, _ in first}
-        if len(first) == n and len(kinds) == 1 and next(iter(kinds)) in FATAL_KINDS:
-            state["early"] = True
-            stop(f"stopped early: the first {n} trials all failed ({first[0][0]}): {first[0][1]}")
+        self.first.append((trial.error_kind if trial.error else None, trial.error))
+        kinds = {k for k, _ in self.first}
+        if len(self.first) == n and len(kinds) == 1 and next(iter(kinds)) in FATAL_KINDS:
+            self.early = True
+            self.stop(f"stopped early: the first {n} trials all failed ({self.first[0][0]}): {self.first[0][1]}")
 
-    async def one(spec) -> None:
+    # the run ------------------------------------------------------------------------------------
+    def prepare(self) -> list:
+        """Plan (unless given), make the providers (every key is resolved before the sweep starts:
+        MissingKey means nothing was sent or written), open the sweep; the trials still to run."""
+        config, store = self.config, self.store
+        tasks = config.load_tasks()
+        pool_tasks = config.all_tasks().tasks  # the whole file is the distractor pool, not only n_tasks
+        specs = self.specs if self.specs is not None else plan(config, tasks)
+        self.total = len(specs)
+        self.provs = {m.label: self.given.get(m.label) or make_provider(m.spec, _key_for(m, self.api_keys))
+                      for m in config.models}
+        self.sweep_id = store.open_sweep(config.name, config.to_dict(), owner=self.owner)
+        keys = {s.key for s in specs}
+        present_all = store.trial_keys(self.sweep_id) & keys
+        present_ok = store.trial_keys(self.sweep_id, with_errors=False) & keys
+        present = present_ok if self.retry_errors else present_all
+        todo = [s for s in specs if s.key not in present]
+        if todo:
+            precount(tasks, config.encoding)
+        self.done = self.skipped = len(present)
+        self.errors = len(present_all - present_ok) if not self.retry_errors else 0
+        self.budget = Budget(config.max_calls, config.max_usd)
+        self.callers = {m.label: Caller(self.provs[m.label], store, concurrency=config.concurrency,
+                                        rpm=m.requests_per_minute, budget=self.budget, cancel=self.cancel,
+                                        max_retry_after=config.max_retry_after)
+                        for m in config.models}
+        self.docs = Documents(config.encoding, pool_tasks)
+        return todo
+
+    async def go(self) -> SweepSummary:
+        config = self.config
+        todo = self.prepare()
+        status, reason = "failed", "interrupted"
         try:
-            built = docs.get(spec)
+            workers = []
+            for m in config.models:
+                queue = [s for s in todo if s.model.label == m.label][::-1]  # pop() takes them in plan order
+                workers += [asyncio.create_task(self.worker(queue))
+                            for _ in range(min(workers_for(config.concurrency), len(queue)))]
+            watcher = asyncio.create_task(self.watch(workers)) if self.cancel is not None else None
+            ticker = asyncio.create_task(self.tick()) if self.progress is not None else None
+            results = await asyncio.gather(*workers, return_exceptions=True)
+            for t in (watcher, ticker):
+                if t is not None:
+                    t.cancel()
+            for r in results:
+                if isinstance(r, Exception):
+                    raise r
+            status, reason = self.outcome()
+        except BaseException as exc:
+            reason = f"{exc.__class__.__name__}: {exc}"
+            raise
+        finally:
+            self.store.finish_sweep(self.sweep_id, status, reason)
+            self.report(force=True)
+            for p in self.provs.values():
+                close = getattr(p, "aclose", None)
+                if close is not None:
+                    await close()
+        b = self.budget
+        return SweepSummary(self.sweep_id, config.name, status, reason, self.total, self.done, self.ran,
+                            self.skipped, self.errors, b.sent, b.cached, b.spent, time.perf_counter() - self.t0,
+                            self.requests, self.early)
+
+    def outcome(self) -> tuple[str, str]:
+        """(status, reason) of a run whose workers have all returned."""
+        if self.early:
+            return "failed", self.stopped
+        if self.stopped:
+            return "cancelled", "cancelled by the user" if self.stopped == "cancelled" else self.stopped
+        return "done", f"{self.errors} trial(s) failed: rerun with --retry-errors" if self.errors else ""
+
+    # trials -------------------------------------------------------------------------------------
+    async def one(self, spec) -> None:
+        """Build, run, score and write one trial."""
+        try:
+            built = self.docs.get(spec)
         except ValueError as exc:
             built, ran = None, Ran(Trial(error=f"document: {exc}", error_kind="document"))
         if built is not None:
+            config = self.config
             ran = await execute(built.document, spec.task.question, spec.task.answers, spec.strategy,
-                                spec.params, callers[spec.model.label],
+                                spec.params, self.callers[spec.model.label],
                                 lambda p, m=spec.model: config.settings(m, p.max_tokens),
                                 answer_mode=spec.task.meta.get("answer_mode", "any"),
                                 gold_sentences=spec.task.gold_sentences)
         trial = ran.trial
         stamp(trial, spec, built)
-        store.put_trial(sweep_id, trial.row(), ran.call_keys)
-        state["done"] += 1
-        state["ran"] += 1
-        state["errors"] += trial.error is not None
-        fail_fast(trial)
-        report()
+        self.store.put_trial(self.sweep_id, trial.row(), ran.call_keys)
+        self.done += 1
+        self.ran += 1
+        self.errors += trial.error is not None
+        self.fail_fast(trial)
+        self.report()
 
-    async def worker(queue: list) -> None:
-        while queue and not state["stop"]:
-            if cancel is not None and cancel.is_set():
-                stop("cancelled")
+    async def worker(self, queue: list) -> None:
+        while queue and not self.stopped:
+            if self.cancel is not None and self.cancel.is_set():
+                self.stop("cancelled")
                 return
             try:
-                await one(queue.pop())
+                await self.one(queue.pop())
             except BudgetExceeded as exc:
-                stop(str(exc))
+                self.stop(str(exc))
             except Cancelled:
-                stop("cancelled")
+                self.stop("cancelled")
 
-    async def tick() -> None:  # the progress line moves (and says why) while calls wait
+    async def tick(self) -> None:
+        """The progress line moves (and says why) while calls wait."""
         while True:
             await asyncio.sleep(1.0)
-            report()
+            self.report()
 
-    async def watch(workers: list[asyncio.Task]) -> None:
-        while cancel is not None and not cancel.is_set():
+    async def watch(self, workers: list[asyncio.Task]) -> None:
+        while self.cancel is not None and not self.cancel.is_set():
             await asyncio.sleep(0.05)
-        stop("cancelled")
+        self.stop("cancelled")
         for w in workers:
             w.cancel()  # in-flight calls are dropped; their trials are simply not written
-
-    status, reason = "failed", "interrupted"
-    try:
-        workers = []
-        for m in config.models:
-            queue = [s for s in todo if s.model.label == m.label][::-1]  # pop() takes them in plan order
-            workers += [asyncio.create_task(worker(queue)) for _ in range(min(workers_for(config.concurrency),
-                                                                               len(queue)))]
-        watcher = asyncio.create_task(watch(workers)) if cancel is not None else None
-        ticker = asyncio.create_task(tick()) if progress is not None else None
-        results = await asyncio.gather(*workers, return_exceptions=True)
-        for t in (watcher, ticker):
-            if t is not None:
-                t.cancel()
-        for r in results:
-            if isinstance(r, Exception):
-                raise r
-        if state["early"]:
-            status, reason = "failed", state["stop"]
-        elif state["stop"]:
-            status = "cancelled"
-            reason = "cancelled by the user" if state["stop"] == "cancelled" else state["stop"]
-        else:
-            status = "done"
-            reason = f"{state['errors']} trial(s) failed: rerun with --retry-errors" if state["errors"] else ""
-    except BaseException as exc:
-        reason = f"{exc.__class__.__name__}: {exc}"
-        raise
-    finally:
-        store.finish_sweep(sweep_id, status, reason)
-        report(force=True)
-        for p in provs.values():
-            close = getattr(p, "aclose", None)
-            if close is not None:
-                await close()
-    return SweepSummary(sweep_id, config.name, status, reason, len(specs), state["done"], state["ran"],
-                        len(present), state["errors"], budget.sent, budget.cached, budget.spent,
-                        time.perf_counter() - t0, requests(), state["early"])
 
 
 def run_one(doc, question: str, answers, strategy: str, params: dict | None, spec: ModelSpec, store=None,

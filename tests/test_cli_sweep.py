@@ -22,6 +22,35 @@ def test_dry_run_prints_estimate_and_sends_nothing(tmp_path, server, capsys):
     assert server.counts["total"] == 0 and not (tmp_path / "x.sqlite").exists()
 
 
+def test_dry_run_counts_cached_calls_apart(tmp_path, server, capsys):
+    """--dry-run on a finished sweep: 0 calls to send, every call cached; a new sweep of the same prompts
+    replays them from the store (0 to send); before any run everything is to send. Nothing is sent."""
+    from components.run.store import RunStore
+
+    server.reset()
+    toml = sweep_toml(tmp_path, base_url=server.openai_url)  # baseline and icr (two calls a trial)
+    db = tmp_path / "r.sqlite"
+    assert main(["sweep", str(toml), "--dry-run", "--db", str(db)]) == 0
+    assert "calls:         54 to send; 0 already cached in the store" in capsys.readouterr().out
+    assert main(["sweep", str(toml), "--db", str(db), "--quiet"]) == 0
+    capsys.readouterr()
+    sent = server.counts["total"]
+    with RunStore(db) as store:
+        frame = store.trials_frame()
+    calls, tin, tout = (int(frame[c].sum()) for c in ("calls", "input_tokens", "output_tokens"))
+    assert calls == 54 and sent > 0
+    assert main(["sweep", str(toml), "--dry-run", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "trials:        36 (36 already in the store: not run again)" in out
+    assert f"calls:         0 to send; {calls} already cached in the store" in out
+    assert f"input tokens:  0 to send; {tin:,} cached" in out and f"output tokens: 0 to send; {tout:,} cached" in out
+    again = sweep_toml(tmp_path, name="again", base_url=server.openai_url)  # a new sweep, the same prompts
+    assert main(["sweep", str(again), "--dry-run", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert f"calls:         0 to send; {calls} already cached in the store" in out and "already in the store" not in out
+    assert server.counts["total"] == sent  # dry runs send nothing
+
+
 def test_sweep_then_results_csv_and_json(tmp_path, server, capsys):
     toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline",))
     db = tmp_path / "runs" / "r.sqlite"

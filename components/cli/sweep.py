@@ -12,7 +12,8 @@ def add_parser(sub, name):
     p = sub.add_parser(name, help="run or resume a sweep from a TOML config")
     p.add_argument("config", help="sweep config (TOML)")
     add_db(p)
-    p.add_argument("--dry-run", action="store_true", help="print calls, tokens and estimated cost; send nothing")
+    p.add_argument("--dry-run", action="store_true", help="print the calls to send and those already cached in the store, their tokens and "
+                        "estimated cost; send nothing")
     p.add_argument("--retry-errors", action="store_true", help="run again the trials that failed")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.add_argument("--mode", choices=("live", "batch"), default=None,
@@ -66,10 +67,23 @@ def describe(config) -> str:
     return line
 
 
+def dry_run(config, db, retry_errors: bool = False):
+    """The estimate of what running the sweep would send and what the store (if there is one) already
+    holds; the store is read, never created."""
+    from components.run.estimate import estimate
+    from components.run.plan import plan
+    from components.run.store import RunStore
+
+    specs = plan(config)  # planned once, for the estimate and the cache look-ups
+    if not db.is_file():
+        return estimate(config, specs=specs)
+    with RunStore.for_reading(db) as store:
+        return estimate(config, specs=specs, store=store, retry_errors=retry_errors)
+
+
 def run(args) -> int:
     from components.providers.base import ProviderError
     from components.run.config import SweepConfig
-    from components.run.estimate import estimate
     from components.run.store import RunStore
 
     config = SweepConfig.from_toml(args.config)
@@ -81,9 +95,8 @@ def run(args) -> int:
     if args.poll_interval is not None and args.poll_interval <= 0:
         raise ValueError(f"--poll-interval must be a positive number of seconds, got {args.poll_interval:g}")
     if args.dry_run:
-        est = estimate(config)
         print(describe(config))
-        print("\n".join(est.lines()))
+        print("\n".join(dry_run(config, db_path(args), args.retry_errors).lines()))
         return 0
     from components.run.batch import POLL_INTERVAL, run_sweep_any
 

@@ -31,6 +31,12 @@ MAX_RETRY_AFTER = 60.0  # seconds: the longest Retry-After a sweep waits for (co
 CLAIM_POLL_S = 0.1  # how often a call claimed by another process is looked for in the store
 
 
+def stored_completion(row, cached: bool = True) -> Completion:
+    """A call the store holds (a `calls` row) as the Completion its trial reads."""
+    return Completion(row["response"], row["input_tokens"] or 0, row["output_tokens"] or 0, row["latency_s"] or 0.0,
+                      row["model"], cached, row["finish_reason"] or "")
+
+
 class BudgetExceeded(Exception):
     """The sweep's budget (calls or dollars) is used up: no more requests."""
 
@@ -113,8 +119,7 @@ class Caller:
             row = self.store.get_call(key)
             if row is not None:
                 self.budget.cached += 1
-                return Completion(row["response"], row["input_tokens"] or 0, row["output_tokens"] or 0,
-                                  row["latency_s"] or 0.0, row["model"], True, row["finish_reason"] or ""), key
+                return stored_completion(row), key
         if key in self.inflight:
             done = await asyncio.shield(self.inflight[key])
             self.budget.cached += 1
@@ -151,8 +156,7 @@ class Caller:
                 if holder is None:
                     self.store.release_call(key, self.owner)
                 self.budget.cached += 1
-                return Completion(row["response"], row["input_tokens"] or 0, row["output_tokens"] or 0,
-                                  row["latency_s"] or 0.0, row["model"], True, row["finish_reason"] or "")
+                return stored_completion(row)
             if holder is None:
                 break
             await asyncio.sleep(CLAIM_POLL_S)

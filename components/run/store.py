@@ -382,6 +382,12 @@ class RunStore(BatchStore):
         sql = "SELECT trial_key FROM trials WHERE sweep_id = ?" + ("" if with_errors else " AND error IS NULL")
         return {r[0] for r in self.db.execute(sql, (sweep_id,))}
 
+    def trial_totals(self, sweep_id: int) -> dict[str, tuple]:
+        """trial key -> (failed, calls, input tokens, output tokens, dollars) of every trial of a sweep."""
+        rows = self.db.execute("SELECT trial_key, error IS NOT NULL, calls, input_tokens, output_tokens, cost_usd "
+                               "FROM trials WHERE sweep_id = ?", (sweep_id,))
+        return {r[0]: (bool(r[1]), *(r[2:])) for r in rows}
+
     def put_trial(self, sweep_id: int, trial: dict, call_keys: list[str] = ()) -> int:
         """Insert or replace (same sweep and trial key) one trial and its calls, in one transaction."""
         unknown = set(trial) - set(STORED)

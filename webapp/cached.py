@@ -37,7 +37,7 @@ def gold_pages(text: str, spec: str, name: str, answers: tuple[str, ...]) -> lis
 # A recipe says how the Playground's document is built; a plain tuple, so it is a cache key:
 #   ("text", text, spec, name, gold, move): a document of the user's own (or a sample), its gold
 #       page(s) `gold`; move None keeps the pages as written, else the gold page(s) go to `move`
-#       (<= 1 a fraction of the document's tokens) as a sweep moves them (components.run.moving).
+#       (<= 1 a fraction of the document's tokens) as a sweep moves them (sweepdocs.move_gold).
 #   ("task", path, index, length, position, documents, gold_index): task `index` of a task file,
 #       built exactly as a sweep builds that cell (R&R §4.1 tokens, or LITM §3.1 documents).
 Recipe = tuple

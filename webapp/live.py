@@ -38,7 +38,7 @@ class RunView:
     raw: list[tuple[str, str]] = field(default_factory=list)  # (prompt label, response text)
     notes: list[str] = field(default_factory=list)
     prompts: list = field(default_factory=list)  # every stage's prompt as sent (the map draws them all)
-    first_pages: bool = False  # retrieval was just pages 1, 2, ..., k in order (components.run.moving)
+    first_pages: bool = False  # retrieval was just pages 1, 2, ..., k in order (components.core.positions.first_pages)
 
 
 def execute(doc: Document, question: str, answers: tuple[str, ...], strategy_name: str, params: dict,

@@ -36,7 +36,7 @@ from components.providers.pricing import cost_usd
 from components.run.caller import NeedsCall, stored_completion
 from components.run.gcpace import paced
 from components.run.plan import Documents, plan, precount
-from components.run.runner import Progress, SweepSummary, _key_for, run_sweep, stamp
+from components.run.runner import Progress, SweepSummary, _key_for, already_run, run_sweep, stamp
 from components.run.schema import Trial
 from components.run.trial import Ran, execute
 from components.strategies import get_strategy
@@ -157,13 +157,9 @@ class BatchRun:
                  for m in config.models}
         self.apis = {label: batch_api(p) for label, p in provs.items()}  # ProviderError before anything
         self.sweep_id = store.open_sweep(config.name, config.to_dict(), owner=self.owner)
-        keys = {s.key for s in specs}
-        present_all = store.trial_keys(self.sweep_id) & keys
-        present_ok = store.trial_keys(self.sweep_id, with_errors=False) & keys
-        present = present_ok if self.retry_errors else present_all
+        present, self.errors_n = already_run(store, self.sweep_id, specs, self.retry_errors)
         pending = [s for s in specs if s.key not in present]
         self.done, self.skipped = len(present), len(present)
-        self.errors_n = 0 if self.retry_errors else len(present_all - present_ok)
         if pending:
             precount(tasks, config.encoding)
         self.errors = {} if self.retry_errors else store.batch_errors(self.sweep_id)

@@ -77,6 +77,15 @@ def _key_for(model, api_keys: dict | None) -> str | None:
     return keys.get(model.label) or keys.get(model.api_key_env or "") or keys.get(model.provider)
 
 
+def already_run(store, sweep_id: int, specs: list, retry_errors: bool) -> tuple[set[str], int]:
+    """(keys of the plan's trials the store has, how many of those failed): a resumed sweep skips them;
+    with retry_errors only the trials without an error are skipped (and none of the skipped failed)."""
+    keys = {s.key for s in specs}
+    present_all = store.trial_keys(sweep_id) & keys
+    present_ok = store.trial_keys(sweep_id, with_errors=False) & keys
+    return (present_ok, 0) if retry_errors else (present_all, len(present_all - present_ok))
+
+
 def stamp(trial, spec, built) -> None:
     """Fill in what a trial is of (its plan spec and built document): the one place both the live
     runner and the batch runner take these fields from."""
@@ -168,15 +177,11 @@ class LiveRun:
         self.provs = {m.label: self.given.get(m.label) or make_provider(m.spec, _key_for(m, self.api_keys))
                       for m in config.models}
         self.sweep_id = store.open_sweep(config.name, config.to_dict(), owner=self.owner)
-        keys = {s.key for s in specs}
-        present_all = store.trial_keys(self.sweep_id) & keys
-        present_ok = store.trial_keys(self.sweep_id, with_errors=False) & keys
-        present = present_ok if self.retry_errors else present_all
+        present, self.errors = already_run(store, self.sweep_id, specs, self.retry_errors)
         todo = [s for s in specs if s.key not in present]
         if todo:
             precount(tasks, config.encoding)
         self.done = self.skipped = len(present)
-        self.errors = len(present_all - present_ok) if not self.retry_errors else 0
         self.budget = Budget(config.max_calls, config.max_usd)
         self.callers = {m.label: Caller(self.provs[m.label], store, concurrency=config.concurrency,
                                         rpm=m.requests_per_minute, budget=self.budget, cancel=self.cancel,

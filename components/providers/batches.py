@@ -8,16 +8,23 @@ is stored as the very call a live sweep would have made.
 Limits (per batch; checked by `split`): OpenAI 50,000 requests and 200 MB per input file; Anthropic
 100,000 requests or 256 MB per batch (https://platform.openai.com/docs/api-reference/batch/create,
 https://docs.anthropic.com/en/docs/build-with-claude/batch-processing#batch-limitations).
+
+Results are read as they download, line by line (never the whole file at once), and each line is
+checked like a live answer (components/providers/answers.py): a line that is not JSON, not an object,
+has no custom_id, or holds no usable completion is a BatchResult with outcome "bad" (kind bad_response),
+never an answer.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from components.core.completion import Completion
-from components.providers.base import ProviderError, Settings, scrub
-from components.providers.openai_provider import map_error
+from components.providers.answers import MAX_ANSWER_BYTES, chat_completion, loads, message_completion
+from components.providers.base import BadResponse, ProviderError, Settings, scrub
+from components.providers.openai_provider import DOWNLOAD, map_error
 
 FIND_WINDOW = 300.0  # seconds after its store row within which a lost Anthropic batch was created
 ENVELOPE = 64  # bytes a request adds to a batch beyond its own JSON (separators, a line break)
@@ -42,10 +49,61 @@ class BatchStatus:
 
 @dataclass(frozen=True)
 class BatchResult:
-    key: str  # the custom_id: the call's cache key
-    outcome: str  # succeeded | errored | canceled | expired
+    key: str  # the custom_id: the call's cache key ("" when the line has none that can be read)
+    outcome: str  # succeeded | errored | canceled | expired | bad (no usable answer: kind bad_response)
     completion: Completion | None = None
     error: str = ""
+
+
+async def lines(chunks: AsyncIterator[bytes], cap: int = MAX_ANSWER_BYTES) -> AsyncIterator[tuple[int, bytes | None]]:
+    """(line number, line) of a JSON-lines download as it arrives; a line longer than `cap` bytes is
+    (number, None), skipped to its end without being held. Blank lines are counted, not given."""
+    buf, n, skipping = bytearray(), 0, False
+    async for chunk in chunks:
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            if not skipping:
+                buf += piece
+                if len(buf) > cap:
+                    skipping = True
+                    buf.clear()
+            if end < 0:
+                break
+            n += 1
+            if skipping:
+                yield n, None
+            elif buf.strip():
+                yield n, bytes(buf)
+            buf.clear()
+            skipping = False
+            start = end + 1
+    if skipping:
+        yield n + 1, None
+    elif buf.strip():
+        yield n + 1, bytes(buf)
+
+
+def _bad(key: str, where: str, why: str) -> BatchResult:
+    return BatchResult(key, "bad", error=f"{where}: {why}")
+
+
+def _object(n: int, raw: bytes | None, where: str) -> dict | BatchResult:
+    """One result line as a JSON object with a custom_id, else a "bad" BatchResult saying why."""
+    where = f"{where} line {n}"
+    if raw is None:
+        return _bad("", where, f"longer than {MAX_ANSWER_BYTES // 2**20} MB")
+    try:
+        line = loads(raw)
+    except BadResponse as exc:
+        return _bad("", where, str(exc))
+    if not isinstance(line, dict):
+        return _bad("", where, f"not a JSON object ({type(line).__name__})")
+    key = line.get("custom_id")
+    if not isinstance(key, str) or not key:
+        return _bad("", where, "no custom_id")
+    return line
 
 
 def split(sizes: list[int], max_requests: int, max_bytes: int) -> list[list[int]]:
@@ -66,10 +124,6 @@ def split(sizes: list[int], max_requests: int, max_bytes: int) -> list[list[int]
     if current:
         groups.append(current)
     return groups
-
-
-def _usage(usage: dict, a: str, b: str) -> tuple[int, int]:
-    return int(usage.get(a) or 0), int(usage.get(b) or 0)
 
 
 class OpenAIBatches:
@@ -132,40 +186,48 @@ class OpenAIBatches:
         except self._sdk.OpenAIError as exc:
             raise self._fail(exc) from None
 
-    async def _file(self, file_id: str | None) -> list[dict]:
+    async def _lines(self, file_id: str | None) -> AsyncIterator[tuple[int, bytes | None]]:
         if not file_id:
-            return []
+            return
         try:
-            content = await self.client.files.content(file_id)
+            async with self.client.files.with_streaming_response.content(file_id, extra_headers=DOWNLOAD) as r:
+                async for item in lines(r.iter_bytes()):
+                    yield item
         except self._sdk.OpenAIError as exc:
             raise self._fail(exc) from None
-        return [json.loads(line) for line in content.text.splitlines() if line.strip()]
 
-    async def results(self, batch_id: str) -> list[BatchResult]:
-        """Every request's outcome: lines of the output file and of the error file. A batch that failed
-        as a whole (validation) has no lines: the caller records its errors on every request."""
+    async def results(self, batch_id: str) -> AsyncIterator[BatchResult]:
+        """Every request's outcome, as the lines of the output file and of the error file arrive. A batch
+        that failed as a whole (validation) has no lines: the caller records its errors on every request."""
         b = await self._retrieve(batch_id)
-        out = []
-        for line in await self._file(b.output_file_id) + await self._file(b.error_file_id):
-            key = line.get("custom_id", "")
-            response = line.get("response") or {}
-            body = response.get("body") or {}
-            if response.get("status_code") == 200 and isinstance(body, dict) and body.get("choices") is not None:
-                choice = (body.get("choices") or [{}])[0]
-                tin, tout = _usage(body.get("usage") or {}, "prompt_tokens", "completion_tokens")
-                text = ((choice.get("message") or {}).get("content")) or ""
-                out.append(BatchResult(key, "succeeded", Completion(
-                    text, tin, tout, 0.0, body.get("model") or self.spec.model, False,
-                    choice.get("finish_reason") or "")))
-                continue
-            err = line.get("error") or (body.get("error") if isinstance(body, dict) else None) or {}
-            code = str(err.get("code") or "")
-            status = response.get("status_code")
-            message = scrub(str(err.get("message") or "no answer"), getattr(self.provider, "_key", None))[:300]
-            where = f" ({status})" if status else ""
-            out.append(BatchResult(key, "expired" if code == "batch_expired" else "errored",
-                                   error=f"{self.spec.label}: batch request failed{where}: {message}"))
-        return out
+        for file_id, name in ((b.output_file_id, "output"), (b.error_file_id, "error")):
+            async for n, raw in self._lines(file_id):
+                yield self._result(n, raw, f"{self.spec.label}: batch {batch_id}: {name} file")
+
+    def _result(self, n: int, raw: bytes | None, where: str) -> BatchResult:
+        line = _object(n, raw, where)
+        if isinstance(line, BatchResult):
+            return line
+        key, where = line["custom_id"], f"{where} line {n}"
+        response = line.get("response")
+        response = response if isinstance(response, dict) else {}
+        body = response.get("body")
+        status = response.get("status_code")
+        if status == 200:
+            try:
+                return BatchResult(key, "succeeded", chat_completion(body, self.spec.model))
+            except BadResponse as exc:
+                return _bad(key, where, str(exc))
+        err = line.get("error")
+        if not isinstance(err, dict):
+            err = body.get("error") if isinstance(body, dict) else None
+        if not isinstance(err, dict) and status is None:
+            return _bad(key, where, "neither an answer nor an error")
+        err = err if isinstance(err, dict) else {}
+        message = scrub(str(err.get("message") or "no answer"), getattr(self.provider, "_key", None))[:300]
+        shown = f" ({status})" if isinstance(status, int) else ""
+        return BatchResult(key, "expired" if err.get("code") == "batch_expired" else "errored",
+                           error=f"{self.spec.label}: batch request failed{shown}: {message}")
 
     async def batch_errors(self, batch_id: str) -> str:
         """Why a batch failed as a whole (OpenAI's `errors` list), one line."""
@@ -232,29 +294,39 @@ class AnthropicBatches:
         except self._sdk.AnthropicError as exc:
             raise self._fail(exc) from None
 
-    async def results(self, batch_id: str) -> list[BatchResult]:
-        out = []
+    async def results(self, batch_id: str) -> AsyncIterator[BatchResult]:
+        """Every request's outcome, as the lines of the batch's results arrive."""
+        where = f"{self.spec.label}: batch {batch_id}: results"
         try:
-            async for item in await self.client.messages.batches.results(batch_id):
-                r = item.result
-                if r.type == "succeeded":
-                    m = r.message
-                    text = "".join(getattr(b, "text", "") for b in (m.content or []) if getattr(b, "type", "") == "text")
-                    out.append(BatchResult(item.custom_id, "succeeded", Completion(
-                        text, int(m.usage.input_tokens or 0), int(m.usage.output_tokens or 0), 0.0,
-                        m.model or self.spec.model, False, str(m.stop_reason or ""))))
-                elif r.type == "errored":
-                    err = getattr(r.error, "error", None)
-                    message = scrub(str(getattr(err, "message", "") or getattr(err, "type", "") or "error"),
-                                    getattr(self.provider, "_key", None))[:300]
-                    out.append(BatchResult(item.custom_id, "errored",
-                                           error=f"{self.spec.label}: batch request failed: {message}"))
-                else:  # canceled | expired
-                    out.append(BatchResult(item.custom_id, r.type,
-                                           error=f"{self.spec.label}: batch request {r.type}"))
+            async with self.client.messages.batches.with_streaming_response.results(
+                    batch_id, extra_headers=DOWNLOAD) as r:
+                async for n, raw in lines(r.iter_bytes()):
+                    yield self._result(n, raw, where)
         except self._sdk.AnthropicError as exc:
             raise self._fail(exc) from None
-        return out
+
+    def _result(self, n: int, raw: bytes | None, where: str) -> BatchResult:
+        line = _object(n, raw, where)
+        if isinstance(line, BatchResult):
+            return line
+        key, where = line["custom_id"], f"{where} line {n}"
+        result = line.get("result")
+        kind = result.get("type") if isinstance(result, dict) else None
+        if kind == "succeeded":
+            try:
+                return BatchResult(key, "succeeded", message_completion(result.get("message"), self.spec.model))
+            except BadResponse as exc:
+                return _bad(key, where, str(exc))
+        if kind == "errored":
+            err = result.get("error")
+            err = err.get("error", err) if isinstance(err, dict) else {}
+            err = err if isinstance(err, dict) else {}
+            message = scrub(str(err.get("message") or err.get("type") or "error"),
+                            getattr(self.provider, "_key", None))[:300]
+            return BatchResult(key, "errored", error=f"{self.spec.label}: batch request failed: {message}")
+        if kind in ("canceled", "expired"):
+            return BatchResult(key, kind, error=f"{self.spec.label}: batch request {kind}")
+        return _bad(key, where, f"an unknown result type ({str(kind)[:40]!r})")
 
     async def batch_errors(self, batch_id: str) -> str:
         return "the message batch ended without results"

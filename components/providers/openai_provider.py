@@ -31,6 +31,7 @@ from components.providers.base import (
 from components.providers.guard import check_fits
 
 POOL = 256  # connections per client; at least any concurrency a sweep asks for
+DOWNLOAD: dict = {}  # extra headers of a batch results download (read line by line, not as one answer)
 _REASONING = ("o1", "o3", "o4", "gpt-5")  # take max_completion_tokens and no temperature
 
 

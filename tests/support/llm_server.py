@@ -41,6 +41,9 @@ DEFAULTS = {
     # batch APIs (OpenAI Files + Batches, Anthropic Message Batches): see the batch section below
     "batch_delay": 0.0,  # seconds from a batch's creation until it has ended
     "batch_fail_match": None,  # requests inside a batch whose prompt contains this text fail (500)
+    "batch_bad": None,  # result lines that are no usable answer: batch_routes.BAD_LINES
+    "batch_bad_match": None,  # only for the requests whose prompt contains this text (None: every request)
+    "batch_max": None,  # refuse to create more batches than this (a guard against resubmitting in a loop)
 }
 MALFORMED = ("truncated", "html", "empty_choices", "null_content")
 

@@ -120,3 +120,61 @@ def test_two_batch_sweeps_at_once_on_one_store_send_each_request_once(tmp_path, 
         needed = c.execute("SELECT COUNT(DISTINCT call_key) FROM trial_calls").fetchone()[0]
     assert len(ids) == len(set(ids)) == needed, (len(ids), len(set(ids)), needed)  # 24 trials, two stages
     assert live_calls(server) == 0
+
+
+def lost_row(toml, db) -> int:
+    """A 'submitting' row with the sweep's first-stage requests, as a process killed before the provider
+    created its batch leaves it (nothing reached the provider). Returns how many requests it holds."""
+    from dataclasses import asdict
+
+    from components.providers.factory import make_provider
+    from components.run.batch import CacheCaller
+    from components.run.config import SweepConfig
+    from components.run.plan import plan, trial_document
+    from components.strategies import get_strategy
+
+    config, store = SweepConfig.from_toml(toml), RunStore(db)
+    prov = make_provider(config.models[0].spec)
+    caller = CacheCaller(prov, store, {}, set())
+    for spec in plan(config):
+        built = trial_document(spec, config.encoding, config.all_tasks().tasks)
+        for p in get_strategy(spec.strategy).first_prompts(built.document, spec.task.question, spec.params):
+            caller.want(p.messages, config.settings(spec.model, p.max_tokens))
+    store.add_batch(None, prov.spec, [(k, m, asdict(s)) for k, (m, s) in caller.wanted.items()])
+    store.close()
+    return len(caller.wanted)
+
+
+def foreign_batch(server, n: int) -> str:
+    """A batch someone else made on the same account: n requests, none of ours."""
+    import anthropic
+
+    client = anthropic.Anthropic(api_key="sk-ant-test-batch-0000", base_url=server.anthropic_url)
+    reqs = [{"custom_id": f"someone-else-{i}", "params": {"model": "claude-3-5-haiku-20241022", "max_tokens": 8,
+                                                          "messages": [{"role": "user", "content": f"hi {i}"}]}}
+            for i in range(n)]
+    return client.messages.batches.create(requests=reqs).id
+
+
+def test_a_lost_batch_is_never_taken_for_another_of_the_same_size(tmp_path, server, capsys, monkeypatch):
+    """Our submission never reached the provider; another batch of the same size was created just after
+    on the account: it is not taken for ours (its results answer other requests), ours go out again."""
+    import components.run.batch as batch
+
+    monkeypatch.setattr(batch, "LOST_AFTER", 1.0)
+    toml, db = write_toml(tmp_path, server, "anthropic"), tmp_path / "runs.sqlite"
+    other = foreign_batch(server, lost_row(toml, db))
+    assert sweep(toml, db) == 0
+    assert "trials 18/18" in capsys.readouterr().out
+    frame = RunStore(db).batches_frame()
+    assert other not in set(frame["batch_id"]) and list(frame["state"]) == ["failed", "collected"]
+    assert server.counts["batches"] == 2 and len(RunStore(db).trials_frame().dropna(subset=["score"])) == 18
+
+
+def test_cancel_never_cancels_a_batch_that_is_not_ours(tmp_path, server, capsys):
+    server.set(batch_delay=60.0)
+    toml, db = write_toml(tmp_path, server, "anthropic"), tmp_path / "runs.sqlite"
+    other = foreign_batch(server, lost_row(toml, db))
+    sweep(toml, db, "--cancel")
+    assert server.counts["batch_cancels"] == 0 and server.batches[other]["cancelled_at"] is None
+    assert other not in set(RunStore(db).batches_frame()["batch_id"])

@@ -156,16 +156,18 @@ class OpenAIBatches:
             raise self._fail(exc) from None
         return b.id, f.id
 
-    async def find(self, token: str, created: float, requests: int, known: set[str]) -> str | None:
-        """The id of a batch made with this token (a process killed between create and saving its id)."""
+    async def find(self, token: str, created: float, keys: set[str], known: set[str]) -> tuple[str | None, bool]:
+        """(id, False) of the batch made with this token, which only our submission carries in its
+        metadata (a process killed between create and saving its id); (None, False) when there is none."""
         try:
             page = await self.client.batches.list(limit=100)
         except self._sdk.OpenAIError:
-            return None
+            return None, False
         for b in page.data:
-            if (b.metadata or {}).get("litm_token") == token:
-                return b.id
-        return None
+            meta = b.metadata if isinstance(b.metadata, dict) else {}
+            if meta.get("litm_token") == token and b.id not in known:
+                return b.id, False
+        return None, False
 
     async def _retrieve(self, batch_id: str):
         try:
@@ -246,6 +248,7 @@ class AnthropicBatches:
         self.spec = provider.spec
         self.client = provider.client
         self._sdk = provider._sdk
+        self._checked: dict[str, bool] = {}  # batch id -> whether its results answer a lost row's requests
 
     def _fail(self, exc) -> ProviderError:
         return map_error(exc, self.spec.label, getattr(self.provider, "_key", None))
@@ -262,21 +265,46 @@ class AnthropicBatches:
             raise self._fail(exc) from None
         return b.id, None
 
-    async def find(self, token: str, created: float, requests: int, known: set[str]) -> str | None:
-        """A message batch carries no metadata: a lost submission is the one batch created within
-        FIND_WINDOW seconds after the store's row, with the same number of requests, that no row knows."""
+    async def find(self, token: str, created: float, keys: set[str], known: set[str]) -> tuple[str | None, bool]:
+        """A message batch carries no metadata, so a lost submission is recognised by its requests: a batch
+        no row knows, created within FIND_WINDOW seconds after the store's row, with as many requests,
+        is ours only if the custom_ids of its results are our requests' (their cache keys, hashes of our
+        prompts). Results exist once a batch has ended: (id, False) for one that is ours, (None, True)
+        while a candidate is still running (never taken, nor cancelled, on its size alone), (None, False)
+        when there is none."""
         try:
             page = await self.client.messages.batches.list(limit=100)
         except self._sdk.AnthropicError:
-            return None
-        hits = []
+            return None, False
+        pending = False
         for b in page.data:
-            c = b.request_counts
-            total = c.processing + c.succeeded + c.errored + c.canceled + c.expired
-            at = b.created_at.timestamp() if b.created_at is not None else 0.0
-            if b.id not in known and total == requests and created - 2 <= at <= created + FIND_WINDOW:
-                hits.append(b.id)
-        return hits[0] if len(hits) == 1 else None
+            try:
+                c = b.request_counts
+                total = c.processing + c.succeeded + c.errored + c.canceled + c.expired
+                at = b.created_at.timestamp() if b.created_at is not None else 0.0
+                ended = b.processing_status == "ended"
+            except (AttributeError, TypeError, ValueError):
+                continue
+            if b.id in known or total != len(keys) or not created - 2 <= at <= created + FIND_WINDOW:
+                continue
+            if not ended:
+                pending = True
+            elif await self._holds(b.id, keys):
+                return b.id, False
+        return None, pending
+
+    async def _holds(self, batch_id: str, keys: set[str]) -> bool:
+        """Whether an ended batch's results answer our requests and nothing else (checked once)."""
+        if batch_id not in self._checked:
+            ids = set()
+            try:
+                async for r in self.results(batch_id):
+                    if r.key:
+                        ids.add(r.key)
+            except ProviderError:
+                return False  # not now: looked at again at the next poll
+            self._checked[batch_id] = bool(ids) and ids <= keys
+        return self._checked[batch_id]
 
     async def status(self, batch_id: str) -> BatchStatus:
         try:

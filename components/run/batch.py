@@ -408,17 +408,23 @@ class BatchRun:
         return rows
 
     async def recover(self) -> None:
-        """Batch rows a killed process left in 'submitting': found at the provider (OpenAI: by the token
-        in the batch's metadata; Anthropic: the one unknown batch of that size created just after the
-        row), else (after LOST_AFTER seconds) marked failed so that their requests go again."""
+        """Batch rows a killed process left in 'submitting': found at the provider by what only our
+        submission carries (OpenAI: the row's token in the batch's metadata; Anthropic: an unknown batch
+        created just after the row whose results answer exactly the row's requests; while such a batch
+        is still running the row waits, it is never taken, nor cancelled, on its size alone), else
+        (after LOST_AFTER seconds) marked failed so that their requests go again."""
         for row in self._open_rows():
             if row["state"] != "submitting" or row["batch_id"]:
                 continue
             label = self._label_of(row)
             known = {r["batch_id"] for r in self.store.batch_rows(open_only=False) if r["batch_id"]}
-            found = await self.apis[label].find(row["token"], row["created"] or 0.0, row["requests"], known)
+            found, pending = await self.apis[label].find(row["token"], row["created"] or 0.0,
+                                                         self.store.batch_keys(row["id"]), known)
             if found:
                 self.store.batch_submitted(row["id"], found)
+            elif pending:
+                self.line = ("a batch lost at submission may be the one still running at the provider: "
+                             "waiting for it to end to check its requests")
             elif time.time() - (row["updated"] or 0) > LOST_AFTER:
                 self.store.update_batch(row["id"], state="failed",
                                         reason="lost: the process stopped before the provider confirmed it")
@@ -435,6 +441,8 @@ class BatchRun:
             rows = []
             cancelling = self.cancel.is_set()
             for row in self._open_rows():
+                if cancelling and not row["batch_id"]:
+                    continue  # not known to be ours at the provider: nothing of ours to cancel
                 if row["id"] not in keys:
                     keys[row["id"]] = self.store.batch_keys(row["id"])
                 if (row["sweep_id"] == self.sweep_id) if cancelling else bool(keys[row["id"]] & wanted):

@@ -270,6 +270,37 @@ def test_prompt_says_how_many_task_rows_it_skips(tmp_path):
     assert len(r.lines) == 1 and "1 row(s) could not be read" in r.lines[0]
 
 
+def same_ids(tasks: Path, task_id: str = "same") -> None:
+    """Every task of the file gets one id (the issue's four tasks sharing one id)."""
+    rows = [json.loads(x) for x in tasks.read_text().splitlines() if x.strip()]
+    tasks.write_text("".join(json.dumps({**r, "id": task_id}) + "\n" for r in rows))
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_every_trial_a_sweep_says_it_ran_is_in_the_store(tmp_path, server, shared):
+    """Tasks that share an id would be one trial in the store while the sweep counts four: such a task set
+    is refused with one line naming the id, before anything is sent or written."""
+    toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline",), n_tasks=4, lengths=(600,),
+                      positions=(0.0, 1.0), concurrency=2)
+    if shared:
+        same_ids(tmp_path / "facts.jsonl")
+    db = tmp_path / "s.sqlite"
+    r = run(["sweep", str(toml), "--db", str(db), "--quiet"], tmp_path)
+    if shared:
+        one_line(r, "share ids", "'same' (4 tasks)")
+        assert server.counts["total"] == 0
+        with sqlite3.connect(db) as c:  # nothing was written: no sweep, no trial
+            assert c.execute("SELECT COUNT(*) FROM sweeps").fetchone()[0] == 0
+        one_line(run(["sweep", str(toml), "--dry-run"], tmp_path), "share ids")
+        info = run(["tasks", "info", str(tmp_path / "facts.jsonl")], tmp_path)
+        assert info.code == 0 and "duplicate task ids: 'same' (4 tasks)" in info.out, info.out
+        return
+    assert r.code == 0, r.err
+    ran = int(r.out.split("(ran ")[1].split(",")[0])
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == ran == 8
+
+
 # --- sweep configs and parameters ------------------------------------------------------------------
 
 def config(tmp: Path, server, **sweep_keys) -> Path:

@@ -140,7 +140,8 @@ class BatchStore:
     def batches_frame(self, sweep_id: int | None = None):
         import pandas as pd
 
-        rows = self.batch_rows(sweep_id=sweep_id, open_only=False)
+        has = self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'batches'").fetchone()
+        rows = self.batch_rows(sweep_id=sweep_id, open_only=False) if has else []  # an older store, read as it is
         cols = ["id", "sweep_id", "provider", "model", "batch_id", "state", "status", "requests", "succeeded",
                 "errored", "reason", "created", "updated"]
         return pd.DataFrame(rows, columns=cols)

@@ -41,14 +41,18 @@ class Ran:
         return [x for x in self.err.splitlines() if x.strip()]
 
 
-def run(args: list[str], tmp: Path, *, timeout: float = 240, python: bool = False, env: dict | None = None) -> Ran:
-    """`python -m components.cli *args` (or `python *args`), with its own peak RSS from wait4."""
+def run(args: list[str], tmp: Path, *, timeout: float = 240, python: bool = False, env: dict | None = None,
+        max_data_mb: int | None = None) -> Ran:
+    """`python -m components.cli *args` (or `python *args`), with its own peak RSS from wait4. max_data_mb:
+    the process's data segment limit (RLIMIT_DATA), so that a read without bound fails in the child
+    instead of filling the shared machine's memory."""
     cmd = [sys.executable, *args] if python else [sys.executable, "-m", "components.cli", *args]
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), "LITM_DB": str(tmp / "default.sqlite"), **(env or {})}
     full_env.pop("LITM_DEBUG", None)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.monotonic()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=str(tmp), env=full_env)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=str(tmp), env=full_env,
+                                preexec_fn=None if max_data_mb is None else _limit_data(max_data_mb))
         timer = threading.Timer(timeout, proc.kill)
         timer.start()
         try:
@@ -60,6 +64,14 @@ def run(args: list[str], tmp: Path, *, timeout: float = 240, python: bool = Fals
         err.seek(0)
         return Ran(proc.returncode, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
                    usage.ru_maxrss / 1024, time.monotonic() - t0)
+
+
+def _limit_data(mb: int):
+    def limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_DATA, (mb * 2**20, mb * 2**20))
+    return limit
 
 
 def one_line(r: Ran, *needles: str, code: int | None = 1) -> None:
@@ -299,6 +311,70 @@ def test_every_trial_a_sweep_says_it_ran_is_in_the_store(tmp_path, server, share
     ran = int(r.out.split("(ran ")[1].split(",")[0])
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == ran == 8
+
+
+# --- inputs that are not regular files, or too large: one bounded reader -----------------------------
+
+@pytest.fixture
+def fifo(tmp_path) -> Path:
+    """A named pipe nobody writes to: reading it would wait forever."""
+    path = tmp_path / "pipe.jsonl"
+    os.mkfifo(path)
+    return path
+
+
+def endless(r: Ran, *needles: str) -> None:
+    one_line(r, *needles)
+    assert r.seconds < 30, f"{r.seconds:.0f} s"
+
+
+@pytest.mark.parametrize("source", ["/dev/zero", "fifo"])
+def test_a_device_or_fifo_as_any_input_is_refused_at_once(tmp_path, server, fifo, source):
+    """tasks in a sweep, the sweep config, LITM_PRICES, tasks info, score --input, prompt --task and --doc."""
+    what = "a character device" if source == "/dev/zero" else "a FIFO"
+    path = "/dev/zero" if source == "/dev/zero" else str(fifo)
+    limits = {"timeout": 60, "max_data_mb": 3000}
+    toml = config(tmp_path, server, tasks=f'"{path}"')
+    endless(run(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite"), "--quiet"], tmp_path, **limits), what)
+    endless(run(["sweep", str(toml), "--dry-run"], tmp_path, **limits), what)
+    endless(run(["sweep", path, "--dry-run"], tmp_path, **limits), what, "sweep config")
+    good = config(tmp_path, server)
+    endless(run(["sweep", str(good), "--dry-run"], tmp_path, env={"LITM_PRICES": path}, **limits), what, "price file")
+    endless(run(["tasks", "info", path], tmp_path, **limits), what, "task file")
+    endless(run(["score", "--metric", "exact", "--input", path], tmp_path, **limits), what)
+    endless(run(["prompt", "--task", path], tmp_path, **limits), what)
+    doc = path
+    if source == "fifo":
+        doc = str(tmp_path / "doc.txt")
+        os.mkfifo(doc)
+    endless(run(["prompt", "--doc", doc, "--question", "q"], tmp_path, **limits), what, "a document")
+
+
+def test_inputs_over_their_size_limit_are_refused_before_parsing(tmp_path, server):
+    big = tmp_path / "big.toml"
+    big.write_bytes(b"#" * (2 * 2**20))
+    one_line(run(["sweep", str(big), "--dry-run"], tmp_path), "the limit is 1 MB for a sweep config")
+    prices = tmp_path / "prices.json"
+    prices.write_bytes(b" " * (2 * 2**20))
+    one_line(run(["sweep", str(config(tmp_path, server)), "--dry-run"], tmp_path, env={"LITM_PRICES": str(prices)}),
+             "the limit is 1 MB for a price file")
+    preds = tmp_path / "preds.jsonl"
+    with preds.open("wb") as f:
+        f.truncate(65 * 2**20)  # sparse: 65 MB of NUL bytes without writing them
+    one_line(run(["score", "--metric", "exact", "--input", str(preds)], tmp_path), "the limit is 64 MB")
+
+
+@pytest.mark.parametrize("shape, needle", [
+    ('{"models": [1, 2]}', "'models' must be an object"),
+    ('{"models": {"openai": {"gpt-4o": {"input": "x", "output": 1}}}}', "must be numbers"),
+    ('{"batch_discount": {"openai": {"factor": 7}}}', "needs a factor from 0 to 1"),
+    ('[' * 200_000, "nests too deep"),
+])
+def test_a_price_file_of_the_wrong_shape_is_one_line(tmp_path, server, shape, needle):
+    prices = tmp_path / "prices.json"
+    prices.write_text(shape)
+    r = run(["sweep", str(config(tmp_path, server)), "--dry-run"], tmp_path, env={"LITM_PRICES": str(prices)})
+    one_line(r, "price file", needle)
 
 
 # --- sweep configs and parameters ------------------------------------------------------------------

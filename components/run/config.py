@@ -24,6 +24,7 @@ SWEEP_KEYS = {"name", "tasks", "n_tasks", "lengths", "positions", "documents", "
 MODEL_KEYS = {"provider", "model", "base_url", "api_key_env", "context_window", "max_tokens",
               "requests_per_minute", "timeout", "max_retries"}
 BUDGET_KEYS = {"max_calls", "max_usd"}
+MAX_CONFIG_BYTES = 1024 * 1024  # a sweep config file (a few hundred bytes in practice)
 MODES = ("live", "batch")  # batch: the providers' batch interfaces (components/run/batch.py), half price
 BATCH_PROVIDERS = ("openai", "openai-compatible", "anthropic")
 
@@ -115,11 +116,18 @@ class SweepConfig:
 
     @classmethod
     def from_toml(cls, path: str | Path) -> SweepConfig:
+        from components.core.loaders import read_bounded
+
         path = Path(path)
+        raw = read_bounded(path, MAX_CONFIG_BYTES, "a sweep config", ValueError)
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            data = tomllib.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise ValueError(f"sweep config {path.name}: not UTF-8 text") from None
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"sweep config {path.name}: not valid TOML: {exc}") from None
+        except RecursionError:
+            raise ValueError(f"sweep config {path.name}: not valid TOML (it nests too deep)") from None
         return cls.from_dict(data, base_dir=str(path.resolve().parent))
 
     @classmethod

@@ -47,15 +47,11 @@ class _RowError(ValueError):
 
 
 def read_tasks(path: str | Path) -> TaskSet:
+    """Tasks from a file (a regular file of at most MAX_TASK_BYTES, unpacked too: core.loaders.read_bounded)."""
+    from components.core.loaders import read_bounded
+
     path = Path(path)
-    try:
-        if path.is_file() and path.stat().st_size > MAX_TASK_BYTES:
-            raise TaskFileError(f"{path.name}: too large ({path.stat().st_size // 2**20} MB; the limit is "
-                                f"{MAX_TASK_BYTES // 2**20} MB)")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise TaskFileError(f"cannot read {path}: {exc.strerror or exc}") from None
-    return parse_tasks_bytes(path.name, data)
+    return parse_tasks_bytes(path.name, read_bounded(path, MAX_TASK_BYTES, "a task file", TaskFileError))
 
 
 def _gunzip(name: str, data: bytes, limit: int) -> bytes:

@@ -407,12 +407,13 @@ class BatchRun:
             rows += self.store.batch_rows(spec=c.spec)
         return rows
 
-    async def recover(self) -> None:
+    async def recover(self) -> int:
         """Batch rows a killed process left in 'submitting': found at the provider by what only our
         submission carries (OpenAI: the row's token in the batch's metadata; Anthropic: an unknown batch
         created just after the row whose results answer exactly the row's requests; while such a batch
         is still running the row waits, it is never taken, nor cancelled, on its size alone), else
-        (after LOST_AFTER seconds) marked failed so that their requests go again."""
+        (after LOST_AFTER seconds) marked failed so that their requests go again (how many is returned)."""
+        lost = 0
         for row in self._open_rows():
             if row["state"] != "submitting" or row["batch_id"]:
                 continue
@@ -428,6 +429,8 @@ class BatchRun:
             elif time.time() - (row["updated"] or 0) > LOST_AFTER:
                 self.store.update_batch(row["id"], state="failed",
                                         reason="lost: the process stopped before the provider confirmed it")
+                lost += 1
+        return lost
 
     async def wait(self, held: set[str]) -> bool:
         """Poll the open batches holding wanted (or held: still awaited) calls until one has ended, and
@@ -437,7 +440,8 @@ class BatchRun:
         wanted = set(held).union(*(c.wanted for c in self.callers.values()))
         keys: dict[int, set[str]] = {}
         while True:
-            await self.recover()
+            if await self.recover():
+                return True  # a lost submission's requests are wanted again: the trials run again
             rows = []
             cancelling = self.cancel.is_set()
             for row in self._open_rows():

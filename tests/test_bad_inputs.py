@@ -523,6 +523,104 @@ def test_rate_limit_wait_is_on_the_progress_line(tmp_path, server):
     assert "rate limited: waiting 2 s (the server's Retry-After)" in r.err
 
 
+KEYS = {"ANTHROPIC_API_KEY": "sk-ant-test-0000", "OPENAI_API_KEY": "sk-test-0000"}
+PROVIDERS = ["openai-compatible", "anthropic"]
+
+
+def model_config(tmp: Path, server, provider: str, extra: str = "max_retries = 0", concurrency: int = 1) -> Path:
+    """3 tasks x 2 positions of baseline (6 trials) against the loopback server, as `provider`."""
+    return sweep_toml(tmp, base_url=server.openai_url if provider != "anthropic" else server.anthropic_url,
+                      strategies=("baseline",), n_tasks=3, lengths=(600,), positions=(0.0, 1.0),
+                      concurrency=concurrency, extra_model=extra, provider=provider)
+
+
+def kinds(db: Path, tmp: Path) -> list[str]:
+    return [x["error_kind"] for x in results(db, tmp)]
+
+
+@pytest.mark.parametrize("provider, kind", [(p, k) for k in ("deep", "inf_usage", "huge_usage") for p in PROVIDERS]
+                         + [("anthropic", "text_int")])
+def test_absurd_or_mistyped_answers_are_bad_responses_not_bugs(tmp_path, server, provider, kind):
+    """A 200,000-deep JSON (RecursionError), an infinite or 10^30 usage (OverflowError), Anthropic text: 5
+    (TypeError): each trial an error of kind bad_response (it was `bug`), then retried."""
+    toml, db = model_config(tmp_path, server, provider), tmp_path / "s.sqlite"
+    server.set(malformed=kind)
+    r = run(["sweep", str(toml), "--db", str(db), "--quiet"], tmp_path, env=KEYS)
+    assert r.code == 3 and "Traceback" not in r.out + r.err and "errors 6" in r.out, (r.out, r.err)
+    assert kinds(db, tmp_path) == ["bad_response"] * 6
+    server.set(malformed=None)
+    r = run(["sweep", str(toml), "--db", str(db), "--quiet", "--retry-errors"], tmp_path, env=KEYS)
+    assert r.code == 0 and "errors 0" in r.out, (r.out, r.err)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("how, kind, said", [
+    ("gzip_garbage", "bad_response", "gzip"),
+    ("reset", "transient", "the connection was dropped before the answer was complete"),
+    ("redirect_file", "bad_response", "not http or https"),
+])
+def test_a_broken_answer_names_its_cause_and_does_not_stop_the_sweep(tmp_path, server, provider, how, kind, said):
+    """Not 'unreachable: could not connect' (the wrong advice), and not counted toward fail-fast as such."""
+    toml, db = model_config(tmp_path, server, provider), tmp_path / "s.sqlite"
+    server.set(misbehave=how)
+    r = run(["sweep", str(toml), "--db", str(db), "--quiet"], tmp_path, env=KEYS)
+    assert r.code == 3 and "Traceback" not in r.out + r.err and "errors 6" in r.out, (r.out, r.err)
+    rows = results(db, tmp_path)
+    assert [x["error_kind"] for x in rows] == [kind] * 6 and said in rows[0]["error"], rows[0]["error"]
+    assert "could not connect" not in rows[0]["error"]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_server_that_trickles_its_answer_does_not_hang_the_sweep(tmp_path, server, provider):
+    """One byte every 2 s never trips a per-read timeout of 5 s; the whole answer must come within 5 s."""
+    toml = model_config(tmp_path, server, provider, extra="max_retries = 0\ntimeout = 5", concurrency=6)
+    db = tmp_path / "s.sqlite"
+    server.set(misbehave="trickle", trickle_every=2.0)
+    r = run(["sweep", str(toml), "--db", str(db), "--quiet"], tmp_path, env=KEYS, timeout=120)
+    assert r.code == 3 and r.seconds < 60 and "errors 6" in r.out, (r.code, r.seconds, r.out, r.err)
+    rows = results(db, tmp_path)
+    assert {x["error_kind"] for x in rows} == {"transient"} and "timed out" in rows[0]["error"]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("how", ["huge", "bomb"])
+def test_an_answer_over_the_size_cap_is_an_error_in_bounded_memory(tmp_path, server, provider, how):
+    """A 50 MB answer, or 1 MB of gzip unpacking to 1 GB: refused past 32 MB, never stored, memory bounded."""
+    toml, db = model_config(tmp_path, server, provider, concurrency=2), tmp_path / "s.sqlite"
+    server.set(misbehave=how)
+    r = run(["sweep", str(toml), "--db", str(db), "--quiet"], tmp_path, env=KEYS, max_data_mb=3000)
+    assert r.code == 3 and "errors 6" in r.out, (r.out, r.err)
+    rows = results(db, tmp_path)
+    assert {x["error_kind"] for x in rows} == {"bad_response"} and "larger than 32 MB" in rows[0]["error"]
+    assert r.peak_mb < PEAK_MB and db.stat().st_size < 5 * 2**20, (r.peak_mb, db.stat().st_size)
+    r2 = run(["results", "--db", str(db)], tmp_path)
+    assert r2.code == 0 and r2.peak_mb < PEAK_MB
+    print(f"{provider} {how}: sweep peak {r.peak_mb:.0f} MB, {r.seconds:.1f} s; store {db.stat().st_size / 1e6:.1f} MB; "
+          f"results peak {r2.peak_mb:.0f} MB")
+
+
+def http_date(seconds_ahead: float) -> str:
+    import email.utils
+
+    return email.utils.formatdate(time.time() + seconds_ahead, usegmt=True)
+
+
+def test_an_http_date_retry_after_is_honoured_and_capped(tmp_path, server):
+    toml, db = config(tmp_path, server, max_retry_after="5"), tmp_path / "s.sqlite"
+    server.set(status=429, retry_after=http_date(600))
+    r = run(["sweep", str(toml), "--db", str(db), "--quiet"], tmp_path)
+    assert r.code == 3 and r.seconds < 60, (r.code, r.seconds, r.err)
+    rows = results(db, tmp_path)
+    assert {x["error_kind"] for x in rows} == {"rate_limited"}
+    assert all("the server asks to wait 59" in x["error"] or "the server asks to wait 600" in x["error"]
+               for x in rows), rows[0]["error"]
+    server.reset()  # a date a few seconds ahead (the process takes a few to start): waited for, as the server asks
+    server.set(status=429, retry_after=http_date(12), fail_times=1)
+    toml = config(tmp_path, server, max_retry_after="30")
+    r = run(["sweep", str(toml), "--db", str(tmp_path / "t.sqlite")], tmp_path)
+    assert r.code == 0 and "(the server's Retry-After)" in r.err, r.err
+
+
 # --- run stores ---------------------------------------------------------------------------------------
 
 @pytest.fixture

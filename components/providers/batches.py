@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from components.core.completion import Completion
 from components.providers.answers import MAX_ANSWER_BYTES, chat_completion, loads, message_completion
 from components.providers.base import BadResponse, ProviderError, Settings, scrub
-from components.providers.openai_provider import DOWNLOAD, map_error
+from components.providers.openai_provider import BULK, map_error
 
 FIND_WINDOW = 300.0  # seconds after its store row within which a lost Anthropic batch was created
 ENVELOPE = 64  # bytes a request adds to a batch beyond its own JSON (separators, a line break)
@@ -149,7 +149,8 @@ class OpenAIBatches:
         """(batch id, input file id). `token` goes into the batch's metadata (find() looks for it)."""
         data = b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in requests)
         try:
-            f = await self.client.files.create(file=("litm-batch.jsonl", data, "application/jsonl"), purpose="batch")
+            f = await self.client.files.create(file=("litm-batch.jsonl", data, "application/jsonl"), purpose="batch",
+                                               extra_headers=BULK)
             b = await self.client.batches.create(input_file_id=f.id, endpoint=self.endpoint, completion_window="24h",
                                                  metadata={"litm_token": token})
         except self._sdk.OpenAIError as exc:
@@ -192,7 +193,7 @@ class OpenAIBatches:
         if not file_id:
             return
         try:
-            async with self.client.files.with_streaming_response.content(file_id, extra_headers=DOWNLOAD) as r:
+            async with self.client.files.with_streaming_response.content(file_id, extra_headers=BULK) as r:
                 async for item in lines(r.iter_bytes()):
                     yield item
         except self._sdk.OpenAIError as exc:
@@ -260,7 +261,7 @@ class AnthropicBatches:
 
     async def submit(self, requests: list[dict], token: str) -> tuple[str, None]:
         try:
-            b = await self.client.messages.batches.create(requests=requests)
+            b = await self.client.messages.batches.create(requests=requests, extra_headers=BULK)
         except self._sdk.AnthropicError as exc:
             raise self._fail(exc) from None
         return b.id, None
@@ -327,7 +328,7 @@ class AnthropicBatches:
         where = f"{self.spec.label}: batch {batch_id}: results"
         try:
             async with self.client.messages.batches.with_streaming_response.results(
-                    batch_id, extra_headers=DOWNLOAD) as r:
+                    batch_id, extra_headers=BULK) as r:
                 async for n, raw in lines(r.iter_bytes()):
                     yield self._result(n, raw, where)
         except self._sdk.AnthropicError as exc:

@@ -406,6 +406,26 @@ def test_bad_config_values(tmp_path, server, keys, needle):
     one_line(run(["sweep", str(config(tmp_path, server, **keys)), "--dry-run"], tmp_path), needle)
 
 
+@pytest.mark.parametrize("setting, needle", [
+    ('timeout = "abc"', "timeout must be a number from 0.001 to 86,400"),
+    ("timeout = -1", "timeout must be a number"),
+    ("base_url = 5", "base_url must be an http:// or https:// address"),
+    ("api_key_env = 5", "api_key_env must be the name of an environment variable"),
+    ('max_retries = "x"', "max_retries must be a whole number from 0 to 10"),
+    ("requests_per_minute = 1e-300", "requests_per_minute must be a number from 0.01"),
+])
+def test_every_model_setting_is_checked_when_the_config_is_read(tmp_path, server, setting, needle):
+    """Before: a TypeError on every trial ('abc'), 612 requests (-1), an unexpected error, a sweep that hung."""
+    text = config(tmp_path, server).read_text()
+    key = setting.split(" = ")[0]
+    lines = [x for x in text.splitlines() if not x.startswith(f"{key} =") and not x.startswith("max_retries =")]
+    toml = tmp_path / "bad.toml"
+    toml.write_text("\n".join(lines) + f"\n{setting}\n")
+    one_line(run(["sweep", str(toml), "--dry-run"], tmp_path), f"models[0].{key}", needle)
+    one_line(run(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite"), "--quiet"], tmp_path, timeout=60), needle)
+    assert server.counts["total"] == 0
+
+
 def test_config_that_is_not_toml(tmp_path):
     path = tmp_path / "c.toml"
     path.write_text("[sweep\nname = ")

@@ -274,6 +274,24 @@ def test_sweep_says_how_many_task_rows_it_skips(tmp_path, server):
     assert r.lines == [r.lines[0]] and "2 task row(s) could not be read" in r.lines[0], r.err
 
 
+@pytest.mark.parametrize("bad, why", [
+    (b'{"question": "deep", "answers": ["a"], "passages": ' + b"[" * 200_000 + b"]" * 200_000 + b"}", "nests too deep"),
+    (b'{"question": "caf\xe9 au lait?", "answers": ["yes"], "passages": ["caf\xe9"], "gold": [0]}', "not UTF-8 text"),
+])
+def test_one_bad_row_is_skipped_and_counted_never_the_whole_file(tmp_path, server, bad, why):
+    """A deeply nested row or a Latin-1 row in a UTF-8 file refused the whole file; now it is one bad row."""
+    toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline",))
+    tasks = tmp_path / "facts.jsonl"
+    good = tasks.read_bytes().splitlines()
+    tasks.write_bytes(b"\n".join(good[:2] + [bad] + good[2:]) + b"\n")
+    info = run(["tasks", "info", str(tasks)], tmp_path)
+    assert info.code == 0 and f"{len(good)} tasks" in info.out and "1 bad rows" in info.out, (info.out, info.err)
+    assert "line 3: " in info.out and why in info.out, info.out
+    r = run(["sweep", str(toml), "--dry-run"], tmp_path)
+    assert r.code == 0 and "Traceback" not in r.err, r.err
+    assert r.lines == [r.lines[0]] and "1 task row(s) could not be read" in r.lines[0] and "line 3" in r.lines[0]
+
+
 def test_prompt_says_how_many_task_rows_it_skips(tmp_path):
     tasks = facts_file(tmp_path, 2)
     tasks.write_text(tasks.read_text() + "[1, 2\n")

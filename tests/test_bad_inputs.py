@@ -42,11 +42,15 @@ class Ran:
 
 
 def run(args: list[str], tmp: Path, *, timeout: float = 240, python: bool = False, env: dict | None = None,
-        max_data_mb: int | None = None) -> Ran:
+        max_data_mb: int | None = None, timed: bool = False) -> Ran:
     """`python -m components.cli *args` (or `python *args`), with its own peak RSS from wait4. max_data_mb:
     the process's data segment limit (RLIMIT_DATA), so that a read without bound fails in the child
-    instead of filling the shared machine's memory."""
+    instead of filling the shared machine's memory. wait4's figure includes this test process's own peak
+    (Linux counts the memory a child had before exec), so it is an upper bound; timed=True runs the child
+    under /usr/bin/time -v and takes its figure instead: the child's own peak."""
     cmd = [sys.executable, *args] if python else [sys.executable, "-m", "components.cli", *args]
+    if timed:
+        cmd = ["/usr/bin/time", "-v", *cmd]
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), "LITM_DB": str(tmp / "default.sqlite"), **(env or {})}
     full_env.pop("LITM_DEBUG", None)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -62,8 +66,13 @@ def run(args: list[str], tmp: Path, *, timeout: float = 240, python: bool = Fals
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        return Ran(proc.returncode, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
-                   usage.ru_maxrss / 1024, time.monotonic() - t0)
+        text = err.read().decode("utf-8", "replace")
+        peak = usage.ru_maxrss / 1024
+        if timed and "Maximum resident set size (kbytes):" in text:  # /usr/bin/time's report ends stderr
+            head, _, report = text.partition("\tCommand being timed:")
+            peak = int(report.split("Maximum resident set size (kbytes):")[1].split()[0]) / 1024
+            text = head
+        return Ran(proc.returncode, out.read().decode("utf-8", "replace"), text, peak, time.monotonic() - t0)
 
 
 def _limit_data(mb: int):
@@ -635,6 +644,19 @@ def test_an_answer_over_the_size_cap_is_an_error_in_bounded_memory(tmp_path, ser
     assert r2.code == 0 and r2.peak_mb < PEAK_MB
     print(f"{provider} {how}: sweep peak {r.peak_mb:.0f} MB, {r.seconds:.1f} s; store {db.stat().st_size / 1e6:.1f} MB; "
           f"results peak {r2.peak_mb:.0f} MB")
+
+
+def test_many_large_answers_at_once_stay_under_1_gb(tmp_path, server):
+    """32 requests in flight, each answered with 50 MB: each is refused past 32 MB, and all the answers being
+    read hold at most 256 MB at once (transport.HELD_BUDGET); peak RSS measured by /usr/bin/time -v (the
+    process's own, without the test runner's memory that wait4 counts from before exec)."""
+    toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline",), n_tasks=16, lengths=(600,),
+                      positions=(0.0, 1.0), concurrency=32, extra_model="max_retries = 0\ntimeout = 120")
+    server.set(misbehave="huge")
+    r = run(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite"), "--quiet"], tmp_path, timed=True)
+    assert r.code == 3 and "errors 32" in r.out, (r.out, r.err[-2000:])
+    print(f"32 x 50 MB answers at once: peak {r.peak_mb:.0f} MB, {r.seconds:.1f} s")
+    assert r.peak_mb < PEAK_MB, f"peak RSS {r.peak_mb:.0f} MB"
 
 
 def http_date(seconds_ahead: float) -> str:

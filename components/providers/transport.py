@@ -8,6 +8,10 @@
   and more than `max_bytes` of it (answers.MAX_ANSWER_BYTES) ends the request as a bad answer, without
   holding more: a 50 MB answer, or 1 MB of gzip that unpacks to 1 GB, never reaches the JSON parser.
   A body whose encoding is broken, or one not asked for, is a bad answer too.
+- **All answers at once.** Bodies being read hold at most HELD_BUDGET bytes in all, across every request
+  and event loop of the process: past it, a body waits for others to finish before reading on (the body
+  holding the most always goes on, so they never all wait). 32 requests of 50 MB answers peaked at 1.4 GB
+  without it.
 - A batch upload or results download (a request carrying BULK_HEADER, which is not sent) has no size
   cap (results are read line by line, each line capped: providers/batches.py) and a deadline of at
   least an hour.
@@ -20,6 +24,7 @@ and providers' map_error turns it into BadResponse.
 from __future__ import annotations
 
 import asyncio
+import threading
 import zlib
 
 DEFAULT_DEADLINE = 600.0  # seconds for a whole request when the model sets no timeout (the SDKs' default)
@@ -27,6 +32,9 @@ BULK_DEADLINE = 3600.0  # at least this for a batch upload or results download
 BULK_HEADER = "x-litm-bulk"  # marks a batch upload or download; removed before the request is sent
 ENCODINGS = {"gzip": 47, "x-gzip": 47, "deflate": 47}  # zlib wbits: 32 + 15 reads a gzip or zlib header
 PIECE = 1024 * 1024  # bytes unpacked at a time
+HELD_BUDGET = 256 * 1024 * 1024  # bytes all the bodies being read may hold at once (this process)
+_HELD: dict[int, int] = {}  # id of a body being read -> bytes it holds
+_HELD_LOCK = threading.Lock()
 
 
 def bad_answer_error(sdk_base: type[Exception]) -> type[Exception]:
@@ -90,20 +98,40 @@ def make_transport(httpx, limits, *, deadline_s: float | None, max_bytes: int, e
         async def __aiter__(self):
             n = 0
             it = self.inner.__aiter__()
+            try:
+                while True:
+                    try:
+                        chunk = await self._next(it)
+                    except StopAsyncIteration:
+                        break
+                    pieces = [chunk] if self.unpack is None else self._unpacked(chunk, n)
+                    for piece in pieces:
+                        n += len(piece)
+                        if self.cap is not None and n > self.cap:
+                            raise self._too_large()
+                        if piece:
+                            if self.cap is not None:  # an answer (not a bulk download, read line by line)
+                                await self._hold(len(piece))
+                            yield piece
+                if self.unpack is not None and not self.unpack.eof:
+                    raise error("the answer's gzip or deflate encoding ends before its end")
+            finally:
+                with _HELD_LOCK:
+                    _HELD.pop(id(self), None)
+
+        async def _hold(self, n: int) -> None:
+            """Count n more bytes held by this body; wait while all bodies hold HELD_BUDGET, unless this
+            one holds the most (it goes on, so that bodies never all wait for each other)."""
+            loop = asyncio.get_running_loop()
             while True:
-                try:
-                    chunk = await self._next(it)
-                except StopAsyncIteration:
-                    break
-                pieces = [chunk] if self.unpack is None else self._unpacked(chunk, n)
-                for piece in pieces:
-                    n += len(piece)
-                    if self.cap is not None and n > self.cap:
-                        raise self._too_large()
-                    if piece:
-                        yield piece
-            if self.unpack is not None and not self.unpack.eof:
-                raise error("the answer's gzip or deflate encoding ends before its end")
+                with _HELD_LOCK:
+                    mine = _HELD.get(id(self), 0)
+                    if sum(_HELD.values()) + n <= HELD_BUDGET or mine >= max(_HELD.values(), default=0):
+                        _HELD[id(self)] = mine + n
+                        return
+                if loop.time() > self.end:
+                    raise httpx.ReadTimeout(f"no complete answer within {self.deadline:g} s")
+                await asyncio.sleep(0.01)
 
         def _unpacked(self, chunk: bytes, n: int):
             """Pieces of unpacked bytes, never more than one past the cap in all."""
@@ -121,6 +149,8 @@ def make_transport(httpx, limits, *, deadline_s: float | None, max_bytes: int, e
                     return
 
         async def aclose(self) -> None:
+            with _HELD_LOCK:
+                _HELD.pop(id(self), None)
             await self.inner.aclose()
 
     return BoundedTransport()

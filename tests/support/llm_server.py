@@ -127,19 +127,30 @@ def _misbehaving(kind: str, route: str, model: str):
     if kind == "trickle":
         return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n", "trickle")
     if kind == "huge":
-        text = "x" * (50 * 1024 * 1024)
-        if route == "messages":
-            return _response(200, {"id": "msg_x", "type": "message", "role": "assistant", "model": model,
-                                   "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-                                   "usage": {"input_tokens": 3, "output_tokens": 3}})
-        return _response(200, {"id": "chatcmpl-x", "object": "chat.completion", "created": 0, "model": model,
-                               "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                            "finish_reason": "stop"}], "usage": {"prompt_tokens": 3}})
+        if (route, model) not in _HUGE:  # made once: 32 requests at once must not make 32 copies here
+            _HUGE.clear()
+            _HUGE[(route, model)] = _huge(route, model)
+        return _HUGE[(route, model)]
     if kind == "bomb":
         data = _bomb()
         return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
                 + f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
     raise ValueError(f"unknown misbehave {kind!r}")
+
+
+_HUGE: dict[tuple[str, str], bytes] = {}
+
+
+def _huge(route: str, model: str) -> bytes:
+    """A well-formed completion whose text is 50 MB."""
+    text = "x" * (50 * 1024 * 1024)
+    if route == "messages":
+        return _response(200, {"id": "msg_x", "type": "message", "role": "assistant", "model": model,
+                               "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                               "usage": {"input_tokens": 3, "output_tokens": 3}})
+    return _response(200, {"id": "chatcmpl-x", "object": "chat.completion", "created": 0, "model": model,
+                           "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                        "finish_reason": "stop"}], "usage": {"prompt_tokens": 3}})
 
 
 _BOMB: list[bytes] = []

@@ -41,23 +41,28 @@ class Ran:
         return [x for x in self.err.splitlines() if x.strip()]
 
 
+TIME = "/usr/bin/time"  # GNU time: its -v report gives a command's own peak RSS
+
+
 def run(args: list[str], tmp: Path, *, timeout: float = 240, python: bool = False, env: dict | None = None,
-        max_data_mb: int | None = None, timed: bool = False) -> Ran:
-    """`python -m components.cli *args` (or `python *args`), with its own peak RSS from wait4. max_data_mb:
-    the process's data segment limit (RLIMIT_DATA), so that a read without bound fails in the child
-    instead of filling the shared machine's memory. wait4's figure includes this test process's own peak
-    (Linux counts the memory a child had before exec), so it is an upper bound; timed=True runs the child
-    under /usr/bin/time -v and takes its figure instead: the child's own peak."""
+        max_data_mb: int | None = None, timed: bool | None = None) -> Ran:
+    """`python -m components.cli *args` (or `python *args`), with its own peak RSS. max_data_mb: the
+    process's data segment limit (RLIMIT_DATA), so that a read without bound fails in the child instead of
+    filling the shared machine's memory. The peak is /usr/bin/time -v's figure (timed, the default where
+    it exists): wait4's includes this test process's own highest RSS (Linux counts the memory a child
+    shared before its exec), so a test that made this process large would inflate every later figure.
+    The child runs in its own process group, killed whole at the timeout."""
     cmd = [sys.executable, *args] if python else [sys.executable, "-m", "components.cli", *args]
+    timed = os.path.exists(TIME) if timed is None else timed
     if timed:
-        cmd = ["/usr/bin/time", "-v", *cmd]
+        cmd = [TIME, "-v", *cmd]
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), "LITM_DB": str(tmp / "default.sqlite"), **(env or {})}
     full_env.pop("LITM_DEBUG", None)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.monotonic()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=str(tmp), env=full_env,
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=str(tmp), env=full_env, start_new_session=True,
                                 preexec_fn=None if max_data_mb is None else _limit_data(max_data_mb))
-        timer = threading.Timer(timeout, proc.kill)
+        timer = threading.Timer(timeout, lambda: os.killpg(proc.pid, 9))
         timer.start()
         try:
             _, status, usage = os.wait4(proc.pid, 0)
@@ -71,7 +76,8 @@ def run(args: list[str], tmp: Path, *, timeout: float = 240, python: bool = Fals
         if timed and "Maximum resident set size (kbytes):" in text:  # /usr/bin/time's report ends stderr
             head, _, report = text.partition("\tCommand being timed:")
             peak = int(report.split("Maximum resident set size (kbytes):")[1].split()[0]) / 1024
-            text = head
+            text = head.removesuffix("Command exited with non-zero status " + str(proc.returncode) + "\n")
+            text = "\n".join(x for x in text.split("\n") if not x.startswith("Command terminated by signal"))
         return Ran(proc.returncode, out.read().decode("utf-8", "replace"), text, peak, time.monotonic() - t0)
 
 

@@ -48,6 +48,7 @@ DEFAULTS = {
     "batch_bad_match": None,  # only for the requests whose prompt contains this text (None: every request)
     "batch_max": None,  # refuse to create more batches than this (a guard against resubmitting in a loop)
 }
+CHUNK = 1024 * 1024  # bytes of an answer written at a time
 MALFORMED = ("truncated", "html", "empty_choices", "null_content", "deep", "inf_usage", "huge_usage", "text_int",
              "choices_zz")
 # gzip_garbage: Content-Encoding gzip over bytes that are not gzip; reset: the connection reset after 10
@@ -259,8 +260,14 @@ class LLMServer(BatchRoutes):
                 if isinstance(out, tuple):  # a misbehaving answer: send its start, then break the exchange
                     await self._break(writer, *out)
                     return
-                writer.write(out)
-                await writer.drain()
+                if len(out) <= CHUNK:
+                    writer.write(out)
+                    await writer.drain()
+                else:  # a large answer goes out a piece at a time: never a copy of it per connection
+                    view = memoryview(out)
+                    for i in range(0, len(out), CHUNK):
+                        writer.write(view[i:i + CHUNK])
+                        await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, ValueError):
             pass
         finally:

@@ -30,3 +30,26 @@ def server(_loopback_llm):
     one per test session, its counts and modes reset for each test that asks for it."""
     _loopback_llm.reset()
     return _loopback_llm
+
+
+def _sample_docs_state() -> dict[str, str]:
+    """sha256 of every file under sample_docs/ (new files such as a store's -wal or -shm count too)."""
+    import hashlib
+
+    folder = ROOT / "sample_docs"
+    return {str(p.relative_to(ROOT)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _sample_docs_unchanged():
+    """Reading never writes: the test run fails (at its end) when any file under sample_docs/ changed,
+    appeared or disappeared while it ran, naming the files."""
+    before = _sample_docs_state()
+    yield
+    after = _sample_docs_state()
+    changed = [f"{p} ({'changed' if p in before else 'appeared'})" for p in after if before.get(p) != after[p]]
+    changed += [f"{p} (removed)" for p in before if p not in after]
+    if changed:
+        pytest.fail("files under sample_docs/ changed during the test run (shipped files must stay as they are): "
+                    + ", ".join(changed), pytrace=False)

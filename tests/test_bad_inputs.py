@@ -41,15 +41,28 @@ class Ran:
         return [x for x in self.err.splitlines() if x.strip()]
 
 
-def run(args: list[str], tmp: Path, *, timeout: float = 240, python: bool = False, env: dict | None = None) -> Ran:
-    """`python -m components.cli *args` (or `python *args`), with its own peak RSS from wait4."""
+TIME = "/usr/bin/time"  # GNU time: its -v report gives a command's own peak RSS
+
+
+def run(args: list[str], tmp: Path, *, timeout: float = 240, python: bool = False, env: dict | None = None,
+        max_data_mb: int | None = None, timed: bool | None = None) -> Ran:
+    """`python -m components.cli *args` (or `python *args`), with its own peak RSS. max_data_mb: the
+    process's data segment limit (RLIMIT_DATA), so that a read without bound fails in the child instead of
+    filling the shared machine's memory. The peak is /usr/bin/time -v's figure (timed, the default where
+    it exists): wait4's includes this test process's own highest RSS (Linux counts the memory a child
+    shared before its exec), so a test that made this process large would inflate every later figure.
+    The child runs in its own process group, killed whole at the timeout."""
     cmd = [sys.executable, *args] if python else [sys.executable, "-m", "components.cli", *args]
+    timed = os.path.exists(TIME) if timed is None else timed
+    if timed:
+        cmd = [TIME, "-v", *cmd]
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), "LITM_DB": str(tmp / "default.sqlite"), **(env or {})}
     full_env.pop("LITM_DEBUG", None)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.monotonic()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=str(tmp), env=full_env)
-        timer = threading.Timer(timeout, proc.kill)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=str(tmp), env=full_env, start_new_session=True,
+                                preexec_fn=None if max_data_mb is None else _limit_data(max_data_mb))
+        timer = threading.Timer(timeout, lambda: os.killpg(proc.pid, 9))
         timer.start()
         try:
             _, status, usage = os.wait4(proc.pid, 0)
@@ -58,8 +71,22 @@ def run(args: list[str], tmp: Path, *, timeout: float = 240, python: bool = Fals
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        return Ran(proc.returncode, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
-                   usage.ru_maxrss / 1024, time.monotonic() - t0)
+        text = err.read().decode("utf-8", "replace")
+        peak = usage.ru_maxrss / 1024
+        if timed and "Maximum resident set size (kbytes):" in text:  # /usr/bin/time's report ends stderr
+            head, _, report = text.partition("\tCommand being timed:")
+            peak = int(report.split("Maximum resident set size (kbytes):")[1].split()[0]) / 1024
+            text = head.removesuffix("Command exited with non-zero status " + str(proc.returncode) + "\n")
+            text = "\n".join(x for x in text.split("\n") if not x.startswith("Command terminated by signal"))
+        return Ran(proc.returncode, out.read().decode("utf-8", "replace"), text, peak, time.monotonic() - t0)
+
+
+def _limit_data(mb: int):
+    def limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_DATA, (mb * 2**20, mb * 2**20))
+    return limit
 
 
 def one_line(r: Ran, *needles: str, code: int | None = 1) -> None:
@@ -262,12 +289,125 @@ def test_sweep_says_how_many_task_rows_it_skips(tmp_path, server):
     assert r.lines == [r.lines[0]] and "2 task row(s) could not be read" in r.lines[0], r.err
 
 
+@pytest.mark.parametrize("bad, why", [
+    (b'{"question": "deep", "answers": ["a"], "passages": ' + b"[" * 200_000 + b"]" * 200_000 + b"}", "nests too deep"),
+    (b'{"question": "caf\xe9 au lait?", "answers": ["yes"], "passages": ["caf\xe9"], "gold": [0]}', "not UTF-8 text"),
+])
+def test_one_bad_row_is_skipped_and_counted_never_the_whole_file(tmp_path, server, bad, why):
+    """A deeply nested row or a Latin-1 row in a UTF-8 file refused the whole file; now it is one bad row."""
+    toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline",))
+    tasks = tmp_path / "facts.jsonl"
+    good = tasks.read_bytes().splitlines()
+    tasks.write_bytes(b"\n".join(good[:2] + [bad] + good[2:]) + b"\n")
+    info = run(["tasks", "info", str(tasks)], tmp_path)
+    assert info.code == 0 and f"{len(good)} tasks" in info.out and "1 bad rows" in info.out, (info.out, info.err)
+    assert "line 3: " in info.out and why in info.out, info.out
+    r = run(["sweep", str(toml), "--dry-run"], tmp_path)
+    assert r.code == 0 and "Traceback" not in r.err, r.err
+    assert r.lines == [r.lines[0]] and "1 task row(s) could not be read" in r.lines[0] and "line 3" in r.lines[0]
+
+
 def test_prompt_says_how_many_task_rows_it_skips(tmp_path):
     tasks = facts_file(tmp_path, 2)
     tasks.write_text(tasks.read_text() + "[1, 2\n")
     r = run(["prompt", "--task", str(tasks), "--json"], tmp_path)
     assert r.code == 0 and "Traceback" not in r.err
     assert len(r.lines) == 1 and "1 row(s) could not be read" in r.lines[0]
+
+
+def same_ids(tasks: Path, task_id: str = "same") -> None:
+    """Every task of the file gets one id (the issue's four tasks sharing one id)."""
+    rows = [json.loads(x) for x in tasks.read_text().splitlines() if x.strip()]
+    tasks.write_text("".join(json.dumps({**r, "id": task_id}) + "\n" for r in rows))
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_every_trial_a_sweep_says_it_ran_is_in_the_store(tmp_path, server, shared):
+    """Tasks that share an id would be one trial in the store while the sweep counts four: such a task set
+    is refused with one line naming the id, before anything is sent or written."""
+    toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline",), n_tasks=4, lengths=(600,),
+                      positions=(0.0, 1.0), concurrency=2)
+    if shared:
+        same_ids(tmp_path / "facts.jsonl")
+    db = tmp_path / "s.sqlite"
+    r = run(["sweep", str(toml), "--db", str(db), "--quiet"], tmp_path)
+    if shared:
+        one_line(r, "share ids", "'same' (4 tasks)")
+        assert server.counts["total"] == 0
+        with sqlite3.connect(db) as c:  # nothing was written: no sweep, no trial
+            assert c.execute("SELECT COUNT(*) FROM sweeps").fetchone()[0] == 0
+        one_line(run(["sweep", str(toml), "--dry-run"], tmp_path), "share ids")
+        info = run(["tasks", "info", str(tmp_path / "facts.jsonl")], tmp_path)
+        assert info.code == 0 and "duplicate task ids: 'same' (4 tasks)" in info.out, info.out
+        return
+    assert r.code == 0, r.err
+    ran = int(r.out.split("(ran ")[1].split(",")[0])
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == ran == 8
+
+
+# --- inputs that are not regular files, or too large: one bounded reader -----------------------------
+
+@pytest.fixture
+def fifo(tmp_path) -> Path:
+    """A named pipe nobody writes to: reading it would wait forever."""
+    path = tmp_path / "pipe.jsonl"
+    os.mkfifo(path)
+    return path
+
+
+def endless(r: Ran, *needles: str) -> None:
+    one_line(r, *needles)
+    assert r.seconds < 30, f"{r.seconds:.0f} s"
+
+
+@pytest.mark.parametrize("source", ["/dev/zero", "fifo"])
+def test_a_device_or_fifo_as_any_input_is_refused_at_once(tmp_path, server, fifo, source):
+    """tasks in a sweep, the sweep config, LITM_PRICES, tasks info, score --input, prompt --task and --doc."""
+    what = "a character device" if source == "/dev/zero" else "a FIFO"
+    path = "/dev/zero" if source == "/dev/zero" else str(fifo)
+    limits = {"timeout": 60, "max_data_mb": 3000}
+    toml = config(tmp_path, server, tasks=f'"{path}"')
+    endless(run(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite"), "--quiet"], tmp_path, **limits), what)
+    endless(run(["sweep", str(toml), "--dry-run"], tmp_path, **limits), what)
+    endless(run(["sweep", path, "--dry-run"], tmp_path, **limits), what, "sweep config")
+    good = config(tmp_path, server)
+    endless(run(["sweep", str(good), "--dry-run"], tmp_path, env={"LITM_PRICES": path}, **limits), what, "price file")
+    endless(run(["tasks", "info", path], tmp_path, **limits), what, "task file")
+    endless(run(["score", "--metric", "exact", "--input", path], tmp_path, **limits), what)
+    endless(run(["prompt", "--task", path], tmp_path, **limits), what)
+    doc = path
+    if source == "fifo":
+        doc = str(tmp_path / "doc.txt")
+        os.mkfifo(doc)
+    endless(run(["prompt", "--doc", doc, "--question", "q"], tmp_path, **limits), what, "a document")
+
+
+def test_inputs_over_their_size_limit_are_refused_before_parsing(tmp_path, server):
+    big = tmp_path / "big.toml"
+    big.write_bytes(b"#" * (2 * 2**20))
+    one_line(run(["sweep", str(big), "--dry-run"], tmp_path), "the limit is 1 MB for a sweep config")
+    prices = tmp_path / "prices.json"
+    prices.write_bytes(b" " * (2 * 2**20))
+    one_line(run(["sweep", str(config(tmp_path, server)), "--dry-run"], tmp_path, env={"LITM_PRICES": str(prices)}),
+             "the limit is 1 MB for a price file")
+    preds = tmp_path / "preds.jsonl"
+    with preds.open("wb") as f:
+        f.truncate(65 * 2**20)  # sparse: 65 MB of NUL bytes without writing them
+    one_line(run(["score", "--metric", "exact", "--input", str(preds)], tmp_path), "the limit is 64 MB")
+
+
+@pytest.mark.parametrize("shape, needle", [
+    ('{"models": [1, 2]}', "'models' must be an object"),
+    ('{"models": {"openai": {"gpt-4o": {"input": "x", "output": 1}}}}', "must be numbers"),
+    ('{"batch_discount": {"openai": {"factor": 7}}}', "needs a factor from 0 to 1"),
+    ('[' * 200_000, "nests too deep"),
+])
+def test_a_price_file_of_the_wrong_shape_is_one_line(tmp_path, server, shape, needle):
+    prices = tmp_path / "prices.json"
+    prices.write_text(shape)
+    r = run(["sweep", str(config(tmp_path, server)), "--dry-run"], tmp_path, env={"LITM_PRICES": str(prices)})
+    one_line(r, "price file", needle)
 
 
 # --- sweep configs and parameters ------------------------------------------------------------------
@@ -297,6 +437,26 @@ def config(tmp: Path, server, **sweep_keys) -> Path:
 ])
 def test_bad_config_values(tmp_path, server, keys, needle):
     one_line(run(["sweep", str(config(tmp_path, server, **keys)), "--dry-run"], tmp_path), needle)
+
+
+@pytest.mark.parametrize("setting, needle", [
+    ('timeout = "abc"', "timeout must be a number from 0.001 to 86,400"),
+    ("timeout = -1", "timeout must be a number"),
+    ("base_url = 5", "base_url must be an http:// or https:// address"),
+    ("api_key_env = 5", "api_key_env must be the name of an environment variable"),
+    ('max_retries = "x"', "max_retries must be a whole number from 0 to 10"),
+    ("requests_per_minute = 1e-300", "requests_per_minute must be a number from 0.01"),
+])
+def test_every_model_setting_is_checked_when_the_config_is_read(tmp_path, server, setting, needle):
+    """Before: a TypeError on every trial ('abc'), 612 requests (-1), an unexpected error, a sweep that hung."""
+    text = config(tmp_path, server).read_text()
+    key = setting.split(" = ")[0]
+    lines = [x for x in text.splitlines() if not x.startswith(f"{key} =") and not x.startswith("max_retries =")]
+    toml = tmp_path / "bad.toml"
+    toml.write_text("\n".join(lines) + f"\n{setting}\n")
+    one_line(run(["sweep", str(toml), "--dry-run"], tmp_path), f"models[0].{key}", needle)
+    one_line(run(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite"), "--quiet"], tmp_path, timeout=60), needle)
+    assert server.counts["total"] == 0
 
 
 def test_config_that_is_not_toml(tmp_path):
@@ -414,6 +574,117 @@ def test_rate_limit_wait_is_on_the_progress_line(tmp_path, server):
     r = run(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite")], tmp_path)
     assert r.code == 0, r.err
     assert "rate limited: waiting 2 s (the server's Retry-After)" in r.err
+
+
+KEYS = {"ANTHROPIC_API_KEY": "sk-ant-test-0000", "OPENAI_API_KEY": "sk-test-0000"}
+PROVIDERS = ["openai-compatible", "anthropic"]
+
+
+def model_config(tmp: Path, server, provider: str, extra: str = "max_retries = 0", concurrency: int = 1) -> Path:
+    """3 tasks x 2 positions of baseline (6 trials) against the loopback server, as `provider`."""
+    return sweep_toml(tmp, base_url=server.openai_url if provider != "anthropic" else server.anthropic_url,
+                      strategies=("baseline",), n_tasks=3, lengths=(600,), positions=(0.0, 1.0),
+                      concurrency=concurrency, extra_model=extra, provider=provider)
+
+
+def kinds(db: Path, tmp: Path) -> list[str]:
+    return [x["error_kind"] for x in results(db, tmp)]
+
+
+@pytest.mark.parametrize("provider, kind", [(p, k) for k in ("deep", "inf_usage", "huge_usage") for p in PROVIDERS]
+                         + [("anthropic", "text_int")])
+def test_absurd_or_mistyped_answers_are_bad_responses_not_bugs(tmp_path, server, provider, kind):
+    """A 200,000-deep JSON (RecursionError), an infinite or 10^30 usage (OverflowError), Anthropic text: 5
+    (TypeError): each trial an error of kind bad_response (it was `bug`), then retried."""
+    toml, db = model_config(tmp_path, server, provider), tmp_path / "s.sqlite"
+    server.set(malformed=kind)
+    r = run(["sweep", str(toml), "--db", str(db), "--quiet"], tmp_path, env=KEYS)
+    assert r.code == 3 and "Traceback" not in r.out + r.err and "errors 6" in r.out, (r.out, r.err)
+    assert kinds(db, tmp_path) == ["bad_response"] * 6
+    server.set(malformed=None)
+    r = run(["sweep", str(toml), "--db", str(db), "--quiet", "--retry-errors"], tmp_path, env=KEYS)
+    assert r.code == 0 and "errors 0" in r.out, (r.out, r.err)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("how, kind, said", [
+    ("gzip_garbage", "bad_response", "gzip"),
+    ("reset", "transient", "the connection was dropped before the answer was complete"),
+    ("redirect_file", "bad_response", "not http or https"),
+])
+def test_a_broken_answer_names_its_cause_and_does_not_stop_the_sweep(tmp_path, server, provider, how, kind, said):
+    """Not 'unreachable: could not connect' (the wrong advice), and not counted toward fail-fast as such."""
+    toml, db = model_config(tmp_path, server, provider), tmp_path / "s.sqlite"
+    server.set(misbehave=how)
+    r = run(["sweep", str(toml), "--db", str(db), "--quiet"], tmp_path, env=KEYS)
+    assert r.code == 3 and "Traceback" not in r.out + r.err and "errors 6" in r.out, (r.out, r.err)
+    rows = results(db, tmp_path)
+    assert [x["error_kind"] for x in rows] == [kind] * 6 and said in rows[0]["error"], rows[0]["error"]
+    assert "could not connect" not in rows[0]["error"]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_server_that_trickles_its_answer_does_not_hang_the_sweep(tmp_path, server, provider):
+    """One byte every 2 s never trips a per-read timeout of 5 s; the whole answer must come within 5 s."""
+    toml = model_config(tmp_path, server, provider, extra="max_retries = 0\ntimeout = 5", concurrency=6)
+    db = tmp_path / "s.sqlite"
+    server.set(misbehave="trickle", trickle_every=2.0)
+    r = run(["sweep", str(toml), "--db", str(db), "--quiet"], tmp_path, env=KEYS, timeout=120)
+    assert r.code == 3 and r.seconds < 60 and "errors 6" in r.out, (r.code, r.seconds, r.out, r.err)
+    rows = results(db, tmp_path)
+    assert {x["error_kind"] for x in rows} == {"transient"} and "timed out" in rows[0]["error"]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("how", ["huge", "bomb"])
+def test_an_answer_over_the_size_cap_is_an_error_in_bounded_memory(tmp_path, server, provider, how):
+    """A 50 MB answer, or 1 MB of gzip unpacking to 1 GB: refused past 32 MB, never stored, memory bounded."""
+    toml, db = model_config(tmp_path, server, provider, concurrency=2), tmp_path / "s.sqlite"
+    server.set(misbehave=how)
+    r = run(["sweep", str(toml), "--db", str(db), "--quiet"], tmp_path, env=KEYS, max_data_mb=3000)
+    assert r.code == 3 and "errors 6" in r.out, (r.out, r.err)
+    rows = results(db, tmp_path)
+    assert {x["error_kind"] for x in rows} == {"bad_response"} and "larger than 32 MB" in rows[0]["error"]
+    assert r.peak_mb < PEAK_MB and db.stat().st_size < 5 * 2**20, (r.peak_mb, db.stat().st_size)
+    r2 = run(["results", "--db", str(db)], tmp_path)
+    assert r2.code == 0 and r2.peak_mb < PEAK_MB
+    print(f"{provider} {how}: sweep peak {r.peak_mb:.0f} MB, {r.seconds:.1f} s; store {db.stat().st_size / 1e6:.1f} MB; "
+          f"results peak {r2.peak_mb:.0f} MB")
+
+
+def test_many_large_answers_at_once_stay_under_1_gb(tmp_path, server):
+    """32 requests in flight, each answered with 50 MB: each is refused past 32 MB, and all the answers being
+    read hold at most 256 MB at once (transport.HELD_BUDGET); peak RSS measured by /usr/bin/time -v (the
+    process's own, without the test runner's memory that wait4 counts from before exec)."""
+    toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline",), n_tasks=16, lengths=(600,),
+                      positions=(0.0, 1.0), concurrency=32, extra_model="max_retries = 0\ntimeout = 120")
+    server.set(misbehave="huge")
+    r = run(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite"), "--quiet"], tmp_path, timed=True)
+    assert r.code == 3 and "errors 32" in r.out, (r.out, r.err[-2000:])
+    print(f"32 x 50 MB answers at once: peak {r.peak_mb:.0f} MB, {r.seconds:.1f} s")
+    assert r.peak_mb < PEAK_MB, f"peak RSS {r.peak_mb:.0f} MB"
+
+
+def http_date(seconds_ahead: float) -> str:
+    import email.utils
+
+    return email.utils.formatdate(time.time() + seconds_ahead, usegmt=True)
+
+
+def test_an_http_date_retry_after_is_honoured_and_capped(tmp_path, server):
+    toml, db = config(tmp_path, server, max_retry_after="5"), tmp_path / "s.sqlite"
+    server.set(status=429, retry_after=http_date(600))
+    r = run(["sweep", str(toml), "--db", str(db), "--quiet"], tmp_path)
+    assert r.code == 3 and r.seconds < 60, (r.code, r.seconds, r.err)
+    rows = results(db, tmp_path)
+    assert {x["error_kind"] for x in rows} == {"rate_limited"}
+    assert all("the server asks to wait 59" in x["error"] or "the server asks to wait 600" in x["error"]
+               for x in rows), rows[0]["error"]
+    server.reset()  # a date a few seconds ahead (the process takes a few to start): waited for, as the server asks
+    server.set(status=429, retry_after=http_date(12), fail_times=1)
+    toml = config(tmp_path, server, max_retry_after="30")
+    r = run(["sweep", str(toml), "--db", str(tmp_path / "t.sqlite")], tmp_path)
+    assert r.code == 0 and "(the server's Retry-After)" in r.err, r.err
 
 
 # --- run stores ---------------------------------------------------------------------------------------

@@ -105,7 +105,7 @@ def load_all() -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
 def calls_of(path: str, trial_id: int, readonly: bool) -> list[dict]:
     from components.run.store import RunStore
 
-    store = RunStore(path, readonly=readonly)
+    store = RunStore(path, readonly=True)  # reading never writes (`readonly` kept for the callers)
     try:
         return store.calls_for_trial(int(trial_id))
     finally:

@@ -92,7 +92,7 @@ def past_sweeps(owner_: str) -> pd.DataFrame:
     db = jobs.user_db()
     if not db.exists():
         return pd.DataFrame()
-    store = RunStore(db)
+    store = RunStore(db, readonly=True)  # reading never writes
     try:
         frame = store.sweeps_frame()
     finally:

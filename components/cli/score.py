@@ -1,7 +1,9 @@
 """`litm score`: score predictions from a JSON-lines file.
 
 Input lines: {"prediction": "...", "answers": ["...", ...]} (other keys are kept). Output: each line
-with "score" added, then one summary line: n, mean and its 95% Wilson interval.
+with "score" added, then one summary line: n, mean and its 95% Wilson interval. The input (a regular
+file, or standard input) is at most MAX_INPUT_BYTES; every line is checked and scored before anything
+is printed, holding only the output lines (not the parsed rows), so memory stays near twice the input.
 """
 
 from __future__ import annotations
@@ -10,9 +12,12 @@ import json
 import sys
 from pathlib import Path
 
+from components.core.loaders import read_bounded, read_stream
 from components.core.metrics import ANSWER_METRICS
 from components.core.scoring import score
 from components.core.stats import proportion_ci
+
+MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 
 def add_parser(sub, name: str) -> None:
@@ -24,18 +29,30 @@ def add_parser(sub, name: str) -> None:
     p.set_defaults(func=run)
 
 
-def read_rows(path: str) -> list[dict]:
-    """Every non-blank line, checked; the first bad one raises ValueError naming its line."""
-    text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    rows = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+def read_text(path: str) -> str:
+    """The input as text: a regular file or standard input ("-"), at most MAX_INPUT_BYTES."""
+    if path == "-":
+        data = read_stream(sys.stdin.buffer, MAX_INPUT_BYTES, "standard input", ValueError)
+    else:
+        data = read_bounded(Path(path), MAX_INPUT_BYTES, "the predictions to score", ValueError)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def rows_of(text: str, path: str):
+    """Every non-blank line as a checked row, one at a time; the first bad one raises ValueError naming it."""
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         where = f"{path}: line {lineno}"
         try:
             row = json.loads(line)
+        except RecursionError:
+            raise ValueError(f"{where}: not valid JSON (it nests too deep)") from None
         except ValueError as exc:
-            raise ValueError(f"{where}: not valid JSON ({exc.msg})") from None
+            raise ValueError(f"{where}: not valid JSON ({getattr(exc, 'msg', exc)})") from None
         if not isinstance(row, dict):
             raise ValueError(f"{where}: expected an object with prediction and answers")
         if not isinstance(row.get("prediction"), str):
@@ -43,7 +60,12 @@ def read_rows(path: str) -> list[dict]:
         answers = row.get("answers")
         if not isinstance(answers, list) or not answers or not all(isinstance(a, str) for a in answers):
             raise ValueError(f"{where}: 'answers' must be a non-empty list of strings")
-        rows.append(row)
+        yield row
+
+
+def read_rows(path: str) -> list[dict]:
+    """Every non-blank line, checked; the first bad one raises ValueError naming its line."""
+    rows = list(rows_of(read_text(path), path))
     if not rows:
         raise ValueError(f"{path}: no lines to score")
     return rows
@@ -57,11 +79,16 @@ def summary(scores: list[float]) -> str:
 
 
 def run(args) -> int:
-    rows = read_rows(args.input)
-    scores = []
-    for row in rows:
+    text = read_text(args.input)
+    out, scores = [], []
+    for row in rows_of(text, args.input):  # every line checked before anything is printed
         row["score"] = score(args.metric, row["prediction"], row["answers"])
         scores.append(row["score"])
-        print(json.dumps(row, ensure_ascii=False))
+        out.append(json.dumps(row, ensure_ascii=False))
+    del text
+    if not scores:
+        raise ValueError(f"{args.input}: no lines to score")
+    for line in out:
+        print(line)
     print(summary(scores))
     return 0

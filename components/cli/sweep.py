@@ -132,6 +132,8 @@ def run(args) -> int:
           f"${summary.spend_usd:.4f}, {time.perf_counter() - t0:.1f}s; store {db}")
     if summary.stopped_early:
         print(f"litm: {summary.reason}", file=sys.stderr)
+    for warning in summary.warnings:
+        print(f"litm: {warning}", file=sys.stderr)
     if summary.status != "done":
         return EXIT_STOPPED
     return EXIT_TRIAL_ERRORS if summary.errors else EXIT_OK

@@ -99,6 +99,10 @@ def run(args) -> int:
               f"{len(ts.errors)} bad rows")
         for line, msg in ts.errors[:20]:
             print(f"  line {line}: {msg}")
+        if ts.duplicates:
+            from components.tasks.model import duplicates_text
+
+            print(f"  duplicate task ids: {duplicates_text(ts.duplicates)} (a sweep refuses tasks that share an id)")
         return 0
     if cmd == "distract":
         return _distract(args)

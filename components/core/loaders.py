@@ -2,6 +2,11 @@
 
 Every failure is a DocumentError with one line the user can act on.
 
+Every input file (a document, a task file, a sweep config, a price file, `litm score --input`) is read by
+`read_bounded`: a regular file only (a FIFO, a device such as /dev/zero or a folder is refused at once
+with one line, without waiting for a writer), its size checked before a byte is read and again while
+reading (a file that grows stops at the limit).
+
 Memory stays bounded whatever the file holds: the upload limit (20 MB) is on the bytes received; a
 .docx is a zip, so its unpacked sizes are checked from the zip directory, and its text is counted by a
 streaming XML parse (paragraphs, characters) before python-docx builds anything; a PDF's pages are
@@ -12,6 +17,8 @@ from __future__ import annotations
 
 import io
 import logging
+import os
+import stat
 from pathlib import Path
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
@@ -29,8 +36,60 @@ class DocumentError(ValueError):
     """A file we cannot read as a document; the message is shown to the user as it is."""
 
 
+class InputError(ValueError):
+    """An input file that cannot be read as it is (not a regular file, too large); one line for the user."""
+
+
 def _mb(n: int) -> str:
     return f"{n / (1024 * 1024):.0f} MB"
+
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def read_bounded(path: str | os.PathLike, max_bytes: int, what: str = "the file",
+                 error: type[ValueError] = InputError) -> bytes:
+    """The bytes of a regular file of at most max_bytes. Anything else (missing, a folder, a FIFO, a
+    device, a socket, too large, unreadable) raises `error` with one line naming the file and `what` it
+    is. The file is opened non-blocking, so a FIFO with no writer is refused at once instead of waited
+    for; its size is checked before reading and the read stops one byte past the limit."""
+    p = Path(path)
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise error(f"cannot read {p}: no such file") from None
+    except OSError as exc:
+        raise error(f"cannot read {p}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a regular file")
+            raise error(f"{p} is {kind}, not a file: give {what} as a regular file")
+        if info.st_size > max_bytes:
+            raise error(f"{p.name} is {info.st_size / 2**20:,.1f} MB; the limit is {_mb(max_bytes)} for {what}")
+        chunks, n = [], 0
+        while n <= max_bytes:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - n))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            n += len(chunk)
+        if n > max_bytes:
+            raise error(f"{p.name} is larger than {_mb(max_bytes)}; the limit is {_mb(max_bytes)} for {what}")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise error(f"cannot read {p}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def read_stream(stream, max_bytes: int, what: str = "the input", error: type[ValueError] = InputError) -> bytes:
+    """At most max_bytes from a binary stream (standard input); more raises `error` with one line."""
+    data = stream.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise error(f"{what} is larger than {_mb(max_bytes)}, its limit")
+    return data
 
 
 def _looks_binary(data: bytes) -> bool:
@@ -209,11 +268,6 @@ def read_upload(name: str, data: bytes, max_bytes: int = MAX_UPLOAD_BYTES) -> st
 
 
 def read_path(path: str | Path) -> str:
-    """The text of a local file. Raises DocumentError (also for a missing file)."""
+    """The text of a local file. Raises DocumentError (also for a missing file, a FIFO or a device)."""
     p = Path(path)
-    if not p.is_file():
-        raise DocumentError(f"{p}: no such file")
-    size = p.stat().st_size
-    if size > MAX_UPLOAD_BYTES:
-        raise DocumentError(f"{p.name} is {size / (1024 * 1024):.1f} MB; the limit is {_mb(MAX_UPLOAD_BYTES)}")
-    return read_upload(p.name, p.read_bytes())
+    return read_upload(p.name, read_bounded(p, MAX_UPLOAD_BYTES, "a document", DocumentError))

@@ -1,10 +1,12 @@
-"""Anthropic messages API through AsyncAnthropic (one client per provider object)."""
+"""Anthropic messages API through AsyncAnthropic (one client per provider object). The answer's JSON is
+read as it came (the SDK's raw response) and checked by providers/answers.py, as a batch result is."""
 
 from __future__ import annotations
 
 import time
 
 from components.core.completion import Completion
+from components.providers.answers import BAD_BODY_ERRORS, loads, message_completion
 from components.providers.base import BadResponse, ModelSpec, Settings
 from components.providers.guard import check_fits
 from components.providers.openai_provider import RequestCounter, bad_body, http_client, map_error, sdk_kwargs
@@ -19,7 +21,7 @@ class AnthropicProvider:
         self._sdk = anthropic
         kw = {"base_url": spec.base_url} if spec.base_url else {}
         self.counter = RequestCounter()
-        self.client = anthropic.AsyncAnthropic(api_key=api_key, http_client=http_client(anthropic, self.counter),
+        self.client = anthropic.AsyncAnthropic(api_key=api_key, http_client=http_client(anthropic, self.counter, spec),
                                                **kw, **sdk_kwargs(spec))
 
     @property
@@ -46,29 +48,15 @@ class AnthropicProvider:
         check_fits(self.spec, messages, settings)
         t0 = time.perf_counter()
         try:
-            r = await self.client.messages.create(**self.request(messages, settings))
+            raw = await self.client.messages.with_raw_response.create(**self.request(messages, settings))
+            body = loads(raw.http_response.content)
+            return message_completion(body, self.spec.model, time.perf_counter() - t0)
         except self._sdk.AnthropicError as exc:
             raise map_error(exc, self.spec.label, self._key) from None
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a body the SDK could not read
+        except BadResponse as exc:
+            raise BadResponse(f"{self.spec.label}: {exc}") from None
+        except BAD_BODY_ERRORS as exc:  # a body the SDK could not read
             raise bad_body(self.spec.label, exc, self._key) from None
-        latency = time.perf_counter() - t0
-        blocks = getattr(r, "content", None)
-        if not isinstance(blocks, list):  # e.g. an HTML page answered with status 200
-            raise BadResponse(f"{self.spec.label}: the server's answer is not a message ({type(r).__name__})")
-        texts = [b.text for b in blocks if getattr(b, "type", "") == "text" and getattr(b, "text", None) is not None]
-        if not texts:
-            raise BadResponse(f"{self.spec.label}: the answer has no text content "
-                              f"(stop_reason {getattr(r, 'stop_reason', None)!r})")
-        text = "".join(texts)
-        usage = r.usage
-        return Completion(
-            text=text,
-            input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
-            output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
-            latency_s=latency,
-            model=r.model or self.spec.model,
-            finish_reason=str(r.stop_reason or ""),
-        )
 
     async def aclose(self) -> None:
         await self.client.close()

@@ -8,16 +8,23 @@ is stored as the very call a live sweep would have made.
 Limits (per batch; checked by `split`): OpenAI 50,000 requests and 200 MB per input file; Anthropic
 100,000 requests or 256 MB per batch (https://platform.openai.com/docs/api-reference/batch/create,
 https://docs.anthropic.com/en/docs/build-with-claude/batch-processing#batch-limitations).
+
+Results are read as they download, line by line (never the whole file at once), and each line is
+checked like a live answer (components/providers/answers.py): a line that is not JSON, not an object,
+has no custom_id, or holds no usable completion is a BatchResult with outcome "bad" (kind bad_response),
+never an answer.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from components.core.completion import Completion
-from components.providers.base import ProviderError, Settings, scrub
-from components.providers.openai_provider import map_error
+from components.providers.answers import MAX_ANSWER_BYTES, chat_completion, loads, message_completion
+from components.providers.base import BadResponse, ProviderError, Settings, scrub
+from components.providers.openai_provider import BULK, map_error
 
 FIND_WINDOW = 300.0  # seconds after its store row within which a lost Anthropic batch was created
 ENVELOPE = 64  # bytes a request adds to a batch beyond its own JSON (separators, a line break)
@@ -42,10 +49,61 @@ class BatchStatus:
 
 @dataclass(frozen=True)
 class BatchResult:
-    key: str  # the custom_id: the call's cache key
-    outcome: str  # succeeded | errored | canceled | expired
+    key: str  # the custom_id: the call's cache key ("" when the line has none that can be read)
+    outcome: str  # succeeded | errored | canceled | expired | bad (no usable answer: kind bad_response)
     completion: Completion | None = None
     error: str = ""
+
+
+async def lines(chunks: AsyncIterator[bytes], cap: int = MAX_ANSWER_BYTES) -> AsyncIterator[tuple[int, bytes | None]]:
+    """(line number, line) of a JSON-lines download as it arrives; a line longer than `cap` bytes is
+    (number, None), skipped to its end without being held. Blank lines are counted, not given."""
+    buf, n, skipping = bytearray(), 0, False
+    async for chunk in chunks:
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            if not skipping:
+                buf += piece
+                if len(buf) > cap:
+                    skipping = True
+                    buf.clear()
+            if end < 0:
+                break
+            n += 1
+            if skipping:
+                yield n, None
+            elif buf.strip():
+                yield n, bytes(buf)
+            buf.clear()
+            skipping = False
+            start = end + 1
+    if skipping:
+        yield n + 1, None
+    elif buf.strip():
+        yield n + 1, bytes(buf)
+
+
+def _bad(key: str, where: str, why: str) -> BatchResult:
+    return BatchResult(key, "bad", error=f"{where}: {why}")
+
+
+def _object(n: int, raw: bytes | None, where: str) -> dict | BatchResult:
+    """One result line as a JSON object with a custom_id, else a "bad" BatchResult saying why."""
+    where = f"{where} line {n}"
+    if raw is None:
+        return _bad("", where, f"longer than {MAX_ANSWER_BYTES // 2**20} MB")
+    try:
+        line = loads(raw)
+    except BadResponse as exc:
+        return _bad("", where, str(exc))
+    if not isinstance(line, dict):
+        return _bad("", where, f"not a JSON object ({type(line).__name__})")
+    key = line.get("custom_id")
+    if not isinstance(key, str) or not key:
+        return _bad("", where, "no custom_id")
+    return line
 
 
 def split(sizes: list[int], max_requests: int, max_bytes: int) -> list[list[int]]:
@@ -66,10 +124,6 @@ def split(sizes: list[int], max_requests: int, max_bytes: int) -> list[list[int]
     if current:
         groups.append(current)
     return groups
-
-
-def _usage(usage: dict, a: str, b: str) -> tuple[int, int]:
-    return int(usage.get(a) or 0), int(usage.get(b) or 0)
 
 
 class OpenAIBatches:
@@ -95,23 +149,26 @@ class OpenAIBatches:
         """(batch id, input file id). `token` goes into the batch's metadata (find() looks for it)."""
         data = b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in requests)
         try:
-            f = await self.client.files.create(file=("litm-batch.jsonl", data, "application/jsonl"), purpose="batch")
+            f = await self.client.files.create(file=("litm-batch.jsonl", data, "application/jsonl"), purpose="batch",
+                                               extra_headers=BULK)
             b = await self.client.batches.create(input_file_id=f.id, endpoint=self.endpoint, completion_window="24h",
                                                  metadata={"litm_token": token})
         except self._sdk.OpenAIError as exc:
             raise self._fail(exc) from None
         return b.id, f.id
 
-    async def find(self, token: str, created: float, requests: int, known: set[str]) -> str | None:
-        """The id of a batch made with this token (a process killed between create and saving its id)."""
+    async def find(self, token: str, created: float, keys: set[str], known: set[str]) -> tuple[str | None, bool]:
+        """(id, False) of the batch made with this token, which only our submission carries in its
+        metadata (a process killed between create and saving its id); (None, False) when there is none."""
         try:
             page = await self.client.batches.list(limit=100)
         except self._sdk.OpenAIError:
-            return None
+            return None, False
         for b in page.data:
-            if (b.metadata or {}).get("litm_token") == token:
-                return b.id
-        return None
+            meta = b.metadata if isinstance(b.metadata, dict) else {}
+            if meta.get("litm_token") == token and b.id not in known:
+                return b.id, False
+        return None, False
 
     async def _retrieve(self, batch_id: str):
         try:
@@ -132,40 +189,48 @@ class OpenAIBatches:
         except self._sdk.OpenAIError as exc:
             raise self._fail(exc) from None
 
-    async def _file(self, file_id: str | None) -> list[dict]:
+    async def _lines(self, file_id: str | None) -> AsyncIterator[tuple[int, bytes | None]]:
         if not file_id:
-            return []
+            return
         try:
-            content = await self.client.files.content(file_id)
+            async with self.client.files.with_streaming_response.content(file_id, extra_headers=BULK) as r:
+                async for item in lines(r.iter_bytes()):
+                    yield item
         except self._sdk.OpenAIError as exc:
             raise self._fail(exc) from None
-        return [json.loads(line) for line in content.text.splitlines() if line.strip()]
 
-    async def results(self, batch_id: str) -> list[BatchResult]:
-        """Every request's outcome: lines of the output file and of the error file. A batch that failed
-        as a whole (validation) has no lines: the caller records its errors on every request."""
+    async def results(self, batch_id: str) -> AsyncIterator[BatchResult]:
+        """Every request's outcome, as the lines of the output file and of the error file arrive. A batch
+        that failed as a whole (validation) has no lines: the caller records its errors on every request."""
         b = await self._retrieve(batch_id)
-        out = []
-        for line in await self._file(b.output_file_id) + await self._file(b.error_file_id):
-            key = line.get("custom_id", "")
-            response = line.get("response") or {}
-            body = response.get("body") or {}
-            if response.get("status_code") == 200 and isinstance(body, dict) and body.get("choices") is not None:
-                choice = (body.get("choices") or [{}])[0]
-                tin, tout = _usage(body.get("usage") or {}, "prompt_tokens", "completion_tokens")
-                text = ((choice.get("message") or {}).get("content")) or ""
-                out.append(BatchResult(key, "succeeded", Completion(
-                    text, tin, tout, 0.0, body.get("model") or self.spec.model, False,
-                    choice.get("finish_reason") or "")))
-                continue
-            err = line.get("error") or (body.get("error") if isinstance(body, dict) else None) or {}
-            code = str(err.get("code") or "")
-            status = response.get("status_code")
-            message = scrub(str(err.get("message") or "no answer"), getattr(self.provider, "_key", None))[:300]
-            where = f" ({status})" if status else ""
-            out.append(BatchResult(key, "expired" if code == "batch_expired" else "errored",
-                                   error=f"{self.spec.label}: batch request failed{where}: {message}"))
-        return out
+        for file_id, name in ((b.output_file_id, "output"), (b.error_file_id, "error")):
+            async for n, raw in self._lines(file_id):
+                yield self._result(n, raw, f"{self.spec.label}: batch {batch_id}: {name} file")
+
+    def _result(self, n: int, raw: bytes | None, where: str) -> BatchResult:
+        line = _object(n, raw, where)
+        if isinstance(line, BatchResult):
+            return line
+        key, where = line["custom_id"], f"{where} line {n}"
+        response = line.get("response")
+        response = response if isinstance(response, dict) else {}
+        body = response.get("body")
+        status = response.get("status_code")
+        if status == 200:
+            try:
+                return BatchResult(key, "succeeded", chat_completion(body, self.spec.model))
+            except BadResponse as exc:
+                return _bad(key, where, str(exc))
+        err = line.get("error")
+        if not isinstance(err, dict):
+            err = body.get("error") if isinstance(body, dict) else None
+        if not isinstance(err, dict) and status is None:
+            return _bad(key, where, "neither an answer nor an error")
+        err = err if isinstance(err, dict) else {}
+        message = scrub(str(err.get("message") or "no answer"), getattr(self.provider, "_key", None))[:300]
+        shown = f" ({status})" if isinstance(status, int) else ""
+        return BatchResult(key, "expired" if err.get("code") == "batch_expired" else "errored",
+                           error=f"{self.spec.label}: batch request failed{shown}: {message}")
 
     async def batch_errors(self, batch_id: str) -> str:
         """Why a batch failed as a whole (OpenAI's `errors` list), one line."""
@@ -184,6 +249,7 @@ class AnthropicBatches:
         self.spec = provider.spec
         self.client = provider.client
         self._sdk = provider._sdk
+        self._checked: dict[str, bool] = {}  # batch id -> whether its results answer a lost row's requests
 
     def _fail(self, exc) -> ProviderError:
         return map_error(exc, self.spec.label, getattr(self.provider, "_key", None))
@@ -195,26 +261,51 @@ class AnthropicBatches:
 
     async def submit(self, requests: list[dict], token: str) -> tuple[str, None]:
         try:
-            b = await self.client.messages.batches.create(requests=requests)
+            b = await self.client.messages.batches.create(requests=requests, extra_headers=BULK)
         except self._sdk.AnthropicError as exc:
             raise self._fail(exc) from None
         return b.id, None
 
-    async def find(self, token: str, created: float, requests: int, known: set[str]) -> str | None:
-        """A message batch carries no metadata: a lost submission is the one batch created within
-        FIND_WINDOW seconds after the store's row, with the same number of requests, that no row knows."""
+    async def find(self, token: str, created: float, keys: set[str], known: set[str]) -> tuple[str | None, bool]:
+        """A message batch carries no metadata, so a lost submission is recognised by its requests: a batch
+        no row knows, created within FIND_WINDOW seconds after the store's row, with as many requests,
+        is ours only if the custom_ids of its results are our requests' (their cache keys, hashes of our
+        prompts). Results exist once a batch has ended: (id, False) for one that is ours, (None, True)
+        while a candidate is still running (never taken, nor cancelled, on its size alone), (None, False)
+        when there is none."""
         try:
             page = await self.client.messages.batches.list(limit=100)
         except self._sdk.AnthropicError:
-            return None
-        hits = []
+            return None, False
+        pending = False
         for b in page.data:
-            c = b.request_counts
-            total = c.processing + c.succeeded + c.errored + c.canceled + c.expired
-            at = b.created_at.timestamp() if b.created_at is not None else 0.0
-            if b.id not in known and total == requests and created - 2 <= at <= created + FIND_WINDOW:
-                hits.append(b.id)
-        return hits[0] if len(hits) == 1 else None
+            try:
+                c = b.request_counts
+                total = c.processing + c.succeeded + c.errored + c.canceled + c.expired
+                at = b.created_at.timestamp() if b.created_at is not None else 0.0
+                ended = b.processing_status == "ended"
+            except (AttributeError, TypeError, ValueError):
+                continue
+            if b.id in known or total != len(keys) or not created - 2 <= at <= created + FIND_WINDOW:
+                continue
+            if not ended:
+                pending = True
+            elif await self._holds(b.id, keys):
+                return b.id, False
+        return None, pending
+
+    async def _holds(self, batch_id: str, keys: set[str]) -> bool:
+        """Whether an ended batch's results answer our requests and nothing else (checked once)."""
+        if batch_id not in self._checked:
+            ids = set()
+            try:
+                async for r in self.results(batch_id):
+                    if r.key:
+                        ids.add(r.key)
+            except ProviderError:
+                return False  # not now: looked at again at the next poll
+            self._checked[batch_id] = bool(ids) and ids <= keys
+        return self._checked[batch_id]
 
     async def status(self, batch_id: str) -> BatchStatus:
         try:
@@ -232,29 +323,39 @@ class AnthropicBatches:
         except self._sdk.AnthropicError as exc:
             raise self._fail(exc) from None
 
-    async def results(self, batch_id: str) -> list[BatchResult]:
-        out = []
+    async def results(self, batch_id: str) -> AsyncIterator[BatchResult]:
+        """Every request's outcome, as the lines of the batch's results arrive."""
+        where = f"{self.spec.label}: batch {batch_id}: results"
         try:
-            async for item in await self.client.messages.batches.results(batch_id):
-                r = item.result
-                if r.type == "succeeded":
-                    m = r.message
-                    text = "".join(getattr(b, "text", "") for b in (m.content or []) if getattr(b, "type", "") == "text")
-                    out.append(BatchResult(item.custom_id, "succeeded", Completion(
-                        text, int(m.usage.input_tokens or 0), int(m.usage.output_tokens or 0), 0.0,
-                        m.model or self.spec.model, False, str(m.stop_reason or ""))))
-                elif r.type == "errored":
-                    err = getattr(r.error, "error", None)
-                    message = scrub(str(getattr(err, "message", "") or getattr(err, "type", "") or "error"),
-                                    getattr(self.provider, "_key", None))[:300]
-                    out.append(BatchResult(item.custom_id, "errored",
-                                           error=f"{self.spec.label}: batch request failed: {message}"))
-                else:  # canceled | expired
-                    out.append(BatchResult(item.custom_id, r.type,
-                                           error=f"{self.spec.label}: batch request {r.type}"))
+            async with self.client.messages.batches.with_streaming_response.results(
+                    batch_id, extra_headers=BULK) as r:
+                async for n, raw in lines(r.iter_bytes()):
+                    yield self._result(n, raw, where)
         except self._sdk.AnthropicError as exc:
             raise self._fail(exc) from None
-        return out
+
+    def _result(self, n: int, raw: bytes | None, where: str) -> BatchResult:
+        line = _object(n, raw, where)
+        if isinstance(line, BatchResult):
+            return line
+        key, where = line["custom_id"], f"{where} line {n}"
+        result = line.get("result")
+        kind = result.get("type") if isinstance(result, dict) else None
+        if kind == "succeeded":
+            try:
+                return BatchResult(key, "succeeded", message_completion(result.get("message"), self.spec.model))
+            except BadResponse as exc:
+                return _bad(key, where, str(exc))
+        if kind == "errored":
+            err = result.get("error")
+            err = err.get("error", err) if isinstance(err, dict) else {}
+            err = err if isinstance(err, dict) else {}
+            message = scrub(str(err.get("message") or err.get("type") or "error"),
+                            getattr(self.provider, "_key", None))[:300]
+            return BatchResult(key, "errored", error=f"{self.spec.label}: batch request failed: {message}")
+        if kind in ("canceled", "expired"):
+            return BatchResult(key, kind, error=f"{self.spec.label}: batch request {kind}")
+        return _bad(key, where, f"an unknown result type ({str(kind)[:40]!r})")
 
     async def batch_errors(self, batch_id: str) -> str:
         return "the message batch ended without results"

@@ -6,15 +6,23 @@ what is left after that is mapped to our errors, with messages that never contai
 
 Every HTTP request the SDK sends, its own retries included, is counted by an httpx event hook on the
 SDK's client (`http_requests`): the progress line and the summary show what the server really saw.
-A 200 answer that is not a completion (truncated JSON, an HTML page, no choices, null content) is a
-BadResponse error, never an (empty) answer, so it is not cached and `--retry-errors` asks again.
+A 200 answer that is not a completion (truncated JSON, an HTML page, no choices, null content, a JSON
+that nests too deep, a mistyped field, an absurd token count: providers/answers.py) is a BadResponse
+error, never an (empty) answer, so it is not cached and `--retry-errors` asks again.
+
+Under the SDK's client, providers/transport.py bounds every request: the model's `timeout` is a deadline
+for the whole answer (not per read), and an answer over 32 MB unpacked is a BadResponse. An error is
+named by its cause (map_error): a connection refused is `unreachable`, one dropped mid-answer
+`transient`, a broken gzip body or a redirect to a file:// address `bad_response`.
 """
 
 from __future__ import annotations
 
+import email.utils
 import time
 
 from components.core.completion import Completion
+from components.providers.answers import BAD_BODY_ERRORS, MAX_ANSWER_BYTES, chat_completion
 from components.providers.base import (
     AuthError,
     BadRequest,
@@ -29,8 +37,10 @@ from components.providers.base import (
     scrub,
 )
 from components.providers.guard import check_fits
+from components.providers.transport import BULK_HEADER, bad_answer_error, make_transport
 
 POOL = 256  # connections per client; at least any concurrency a sweep asks for
+BULK = {BULK_HEADER: "1"}  # extra headers of a batch upload or results download (transport.py: not one answer)
 _REASONING = ("o1", "o3", "o4", "gpt-5")  # take max_completion_tokens and no temperature
 
 
@@ -44,14 +54,28 @@ class RequestCounter:
         self.n += 1
 
 
-def http_client(module, counter: RequestCounter | None = None):
-    """The SDK's own default async HTTP client, with a pool large enough for our concurrency and a
-    hook counting the requests it sends."""
+def http_client(module, counter: RequestCounter | None = None, spec: ModelSpec | None = None):
+    """The SDK's own default async HTTP client, with a pool large enough for our concurrency, a hook
+    counting the requests it sends, and a transport bounding each request (transport.py: the model's
+    timeout for the whole answer, at most MAX_ANSWER_BYTES of it)."""
     import httpx2
 
     limits = httpx2.Limits(max_connections=POOL, max_keepalive_connections=POOL)
     hooks = {"request": [counter]} if counter is not None else {}
-    return module.DefaultAsyncHttpxClient(limits=limits, event_hooks=hooks)
+    base = module.OpenAIError if hasattr(module, "OpenAIError") else module.AnthropicError
+    transport = make_transport(httpx2, limits, deadline_s=spec.timeout if spec is not None else None,
+                               max_bytes=MAX_ANSWER_BYTES, error=_bad_answer_class(base))
+    return module.DefaultAsyncHttpxClient(transport=transport, event_hooks=hooks)
+
+
+_BAD_ANSWER: dict[type, type] = {}
+
+
+def _bad_answer_class(base: type) -> type:
+    """One BadAnswer class per SDK (transport.bad_answer_error), made once."""
+    if base not in _BAD_ANSWER:
+        _BAD_ANSWER[base] = bad_answer_error(base)
+    return _BAD_ANSWER[base]
 
 
 def sdk_kwargs(spec: ModelSpec) -> dict:
@@ -64,6 +88,9 @@ def sdk_kwargs(spec: ModelSpec) -> dict:
 
 
 def retry_after(exc) -> float | None:
+    """Seconds the server asks to wait: Retry-After-Ms, Retry-After in seconds, or Retry-After as an
+    HTTP date (RFC 9110 §10.2.3: `Wed, 21 Oct 2026 07:28:00 GMT`); None when it says nothing readable.
+    The Caller waits for it only up to max_retry_after (the cap)."""
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None) or {}
     for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
@@ -73,7 +100,44 @@ def retry_after(exc) -> float | None:
                 return max(0.0, float(value) / divisor)
             except ValueError:
                 continue
+    value = headers.get("retry-after")
+    if value:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        if when.tzinfo is not None:
+            return max(0.0, when.timestamp() - time.time())
     return None
+
+
+def _causes(exc: BaseException):
+    """The exceptions an SDK error was raised from (its __cause__ chain)."""
+    seen = exc.__cause__ or exc.__context__
+    while seen is not None:
+        yield seen
+        seen = seen.__cause__ or seen.__context__
+
+
+def _connection_error(exc: Exception, label: str) -> ProviderError:
+    """An SDK connection error, named by what really happened (httpx's exception it was raised from):
+    only a connection that could not be made is `unreachable` (a wrong base URL, a server that is down)."""
+    import httpx2
+
+    for cause in _causes(exc):
+        what = f"{cause.__class__.__name__}: {str(cause).splitlines()[0][:160]}" if str(cause) else \
+            cause.__class__.__name__
+        if isinstance(cause, httpx2.UnsupportedProtocol):
+            return BadResponse(f"{label}: the server sent the request to an address that is not http or https "
+                               f"({what})")
+        if isinstance(cause, httpx2.DecodingError):
+            return BadResponse(f"{label}: the server's answer could not be decoded ({what})")
+        if isinstance(cause, httpx2.ConnectError | httpx2.ConnectTimeout | httpx2.ProxyError):
+            break
+        if isinstance(cause, httpx2.RemoteProtocolError | httpx2.ReadError | httpx2.WriteError
+                      | httpx2.NetworkError):
+            return Transient(f"{label}: the connection was dropped before the answer was complete ({what})")
+    return Unreachable(f"{label}: could not connect to the server (is the base URL right, is it running?)")
 
 
 def map_error(exc: Exception, label: str, key: str | None) -> ProviderError:
@@ -86,6 +150,8 @@ def map_error(exc: Exception, label: str, key: str | None) -> ProviderError:
         detail = str(err.get("message", "") if isinstance(err, dict) else err)
     detail = scrub(detail or exc.__class__.__name__, key)[:300]
     name = exc.__class__.__name__
+    if getattr(exc, "litm_kind", None) == "bad_response":  # transport.py: too large, a broken encoding
+        return BadResponse(f"{label}: {scrub(str(exc), key)[:300]}")
     if status is not None and status < 400 or "ResponseValidation" in name:
         return BadResponse(f"{label}: the server's answer is not a completion ({status or 'no status'}, "
                            f"{name}): {detail}")
@@ -102,9 +168,9 @@ def map_error(exc: Exception, label: str, key: str | None) -> ProviderError:
     if status is not None:
         return ProviderError(f"{label}: request refused ({status}): {detail}")
     if "Timeout" in name:
-        return Transient(f"{label}: the request timed out")
+        return Transient(f"{label}: the request timed out (no complete answer within its timeout)")
     if "Connection" in name:
-        return Unreachable(f"{label}: could not connect to the server (is the base URL right, is it running?)")
+        return _connection_error(exc, label)
     return ProviderError(f"{label}: {name}: {scrub(str(exc), key)[:300]}")
 
 
@@ -112,14 +178,6 @@ def bad_body(label: str, exc: Exception, key: str | None) -> BadResponse:
     detail = scrub(str(exc).splitlines()[0] if str(exc) else "", key)[:200]
     return BadResponse(f"{label}: the server's answer could not be read ({exc.__class__.__name__}"
                        + (f": {detail}" if detail else "") + ")")
-
-
-def _count(x) -> int:
-    """A token count from the JSON usage block: 0 when missing or not a number."""
-    try:
-        return max(0, int(x or 0))
-    except (TypeError, ValueError):
-        return 0
 
 
 class OpenAIProvider:
@@ -133,7 +191,7 @@ class OpenAIProvider:
         self._sdk = openai
         self.counter = RequestCounter()
         self.client = openai.AsyncOpenAI(api_key=api_key, base_url=spec.base_url,
-                                         http_client=http_client(openai, self.counter), **sdk_kwargs(spec))
+                                         http_client=http_client(openai, self.counter, spec), **sdk_kwargs(spec))
 
     @property
     def http_requests(self) -> int:
@@ -165,30 +223,12 @@ class OpenAIProvider:
             r = await self.client.post("/chat/completions", body=self.request(messages, settings), cast_to=object)
         except self._sdk.OpenAIError as exc:
             raise map_error(exc, self.spec.label, self._key) from None
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a body the SDK could not read
+        except BAD_BODY_ERRORS as exc:  # a body the SDK could not read (RecursionError: nested too deep)
             raise bad_body(self.spec.label, exc, self._key) from None
-        latency = time.perf_counter() - t0
-        choices = r.get("choices") if isinstance(r, dict) else None
-        if not isinstance(choices, list):  # e.g. an HTML page answered with status 200
-            raise BadResponse(f"{self.spec.label}: the server's answer is not a chat completion "
-                              f"({type(r).__name__}, not JSON with choices)")
-        if not choices:
-            raise BadResponse(f"{self.spec.label}: the server answered with no choices")
-        choice = choices[0] if isinstance(choices[0], dict) else {}
-        message = choice.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, str):
-            raise BadResponse(f"{self.spec.label}: the answer has no content "
-                              f"(finish_reason {choice.get('finish_reason')!r})")
-        usage = r.get("usage") if isinstance(r.get("usage"), dict) else {}
-        return Completion(
-            text=content,
-            input_tokens=_count(usage.get("prompt_tokens")),
-            output_tokens=_count(usage.get("completion_tokens")),
-            latency_s=latency,
-            model=r.get("model") if isinstance(r.get("model"), str) and r.get("model") else self.spec.model,
-            finish_reason=choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else "",
-        )
+        try:
+            return chat_completion(r, self.spec.model, time.perf_counter() - t0)
+        except BadResponse as exc:
+            raise BadResponse(f"{self.spec.label}: {exc}") from None
 
     async def aclose(self) -> None:
         await self.client.close()

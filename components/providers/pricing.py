@@ -12,11 +12,13 @@ unknown model has no price (None), never a guess.
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "prices.json"
 FREE_PROVIDERS = ("local", "fake")
+MAX_PRICE_FILE_BYTES = 1024 * 1024  # an override file (read by core.loaders.read_bounded: regular files only)
 
 
 def override_path() -> Path | None:
@@ -30,13 +32,39 @@ def override_path() -> Path | None:
 
 
 def _read(path: Path) -> dict:
+    """The override file, checked for its shape (check_shape): one ValueError line for whatever is wrong."""
+    from components.core.loaders import read_bounded
+
     try:
-        value = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"cannot read the price file {path}: {exc}") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"the price file {path} must hold a JSON object")
+        value = json.loads(read_bounded(Path(path), MAX_PRICE_FILE_BYTES, "a price file", ValueError))
+    except RecursionError:
+        raise ValueError(f"cannot read the price file {path}: its JSON nests too deep") from None
+    except ValueError as exc:
+        raise ValueError(f"cannot read the price file {path}: {str(exc).splitlines()[0] if str(exc) else exc}") \
+            from None
+    check_shape(value, path)
     return value
+
+
+def check_shape(value, path) -> None:
+    """{"models": {provider: {model: {"input", "output", ...}}}, "batch_discount": {provider: {"factor"}},
+    "date": "..."}: anything else is one ValueError line naming the place."""
+    where = f"the price file {path}"
+    if not isinstance(value, dict):
+        raise ValueError(f"{where} must hold a JSON object")
+    models = value.get("models", {})
+    if not isinstance(models, dict) or not all(isinstance(m, dict) for m in models.values()):
+        raise ValueError(f"{where}: 'models' must be an object of provider -> model -> "
+                         "{\"input\": USD, \"output\": USD} (per million tokens)")
+    discount = value.get("batch_discount", {})
+    if not isinstance(discount, dict):
+        raise ValueError(f"{where}: 'batch_discount' must be an object of provider -> {{\"factor\": 0.5}}")
+    for provider, entry in discount.items():
+        factor = entry.get("factor") if isinstance(entry, dict) else None
+        if isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor <= 1:
+            raise ValueError(f"{where}: batch_discount.{provider} needs a factor from 0 to 1 (e.g. 0.5)")
+    if not isinstance(value.get("date", ""), str):
+        raise ValueError(f"{where}: 'date' must be a string (e.g. \"2026-11-25\")")
 
 
 def merge(table: dict, extra: dict, origin: str) -> dict:
@@ -48,10 +76,10 @@ def merge(table: dict, extra: dict, origin: str) -> dict:
                 raise ValueError(f"price for {provider}:{model} needs 'input' and 'output' (USD per 1M tokens)")
             try:
                 entry = {"input": float(price["input"]), "output": float(price["output"])}
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 raise ValueError(f"price for {provider}:{model} must be numbers (USD per 1M tokens)") from None
-            if entry["input"] < 0 or entry["output"] < 0:
-                raise ValueError(f"price for {provider}:{model} cannot be negative")
+            if not all(math.isfinite(x) and x >= 0 for x in entry.values()):
+                raise ValueError(f"price for {provider}:{model} must be a number from 0 up (USD per 1M tokens)")
             entry["source"] = str(price.get("source") or origin)
             entry["checked"] = str(price.get("checked") or extra.get("date") or "")
             out.setdefault(provider, {})[model] = entry
@@ -67,7 +95,10 @@ def load_prices(path: str | os.PathLike | None = None) -> tuple[dict[str, dict[s
     override = Path(path) if path else override_path()
     if override:
         extra = _read(override)
-        table = merge(table, extra, f"override file {override}")
+        try:
+            table = merge(table, extra, f"override file {override}")
+        except ValueError as exc:
+            raise ValueError(f"the price file {override}: {exc}") from None
         date = str(extra.get("date", date))
     return table, date
 

@@ -23,10 +23,16 @@ METHODS = ("Accuracy: the share of scored trials whose primary metric is correct
            "mean stored input and output tokens of all stages of an arm's trials at the list price (or batch "
            "price) of the model named. Planner: Connor (1987) sample size for McNemar's test.")
 
+# Long unbroken strings (a 2,000-character task id, an arm label, an answer) wrap inside the window:
+# overflow-wrap:anywhere on the page and on every data cell lets them break anywhere, and counts so in a table
+# column's smallest width, so tables stay as wide as the page. Headers keep their words whole (a column is at
+# least as wide as its header's longest word), except the user strings in them (.u); numbers do not wrap.
+# tests/test_report_wrap.py measures the page in chromium.
 STYLE = """body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;
-color:#222;padding:0 1rem}h1{font-size:1.6rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;font-size:.9rem;margin:.5rem 0}td,th{border:1px solid #ddd;padding:.3rem .6rem;
-text-align:left;vertical-align:top}th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
+color:#222;padding:0 1rem;overflow-wrap:anywhere}h1{font-size:1.6rem}h2{font-size:1.2rem;margin-top:2rem;
+border-bottom:1px solid #ddd}table{border-collapse:collapse;font-size:.9rem;margin:.5rem 0;max-width:100%}
+td,th{border:1px solid #ddd;padding:.3rem .6rem;text-align:left;vertical-align:top}th{overflow-wrap:normal}
+.u{overflow-wrap:anywhere}td.num{white-space:nowrap}th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .rec{background:#eef6ee;border-left:4px solid #2e7d32;padding:.8rem 1rem;font-size:1.05rem}
 .dominated{color:#888}.small{font-size:.85rem;color:#555}pre{white-space:pre-wrap;margin:0;font-family:inherit}"""
 
@@ -43,8 +49,10 @@ def _usd(x) -> str:
     return "unknown" if x is None or (isinstance(x, float) and math.isnan(x)) else f"${x:,.4f}"
 
 
-def _table(headers: list[str], rows: list[list[str]], classes: list[str] | None = None) -> str:
-    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+def _table(headers: list[str], rows: list[list[str]], classes: list[str] | None = None, user: int = 0) -> str:
+    """An HTML table; the last `user` headers hold user strings (arm labels), which may break anywhere."""
+    head = "".join(f'<th><span class="u">{_e(h)}</span></th>' if i >= len(headers) - user else f"<th>{_e(h)}</th>"
+                   for i, h in enumerate(headers))
     body = []
     for i, r in enumerate(rows):
         cls = f' class="{classes[i]}"' if classes and classes[i] else ""
@@ -117,7 +125,8 @@ def failures_html(fail: pd.DataFrame, a: str, b: str, limit: int = 50, total: in
     total = len(fail) if total is None else total  # `fail` may be the first rows only
     shown = min(limit, len(fail))
     more = f'<p class="small">First {shown} of {total}.</p>' if total > shown else ""
-    return _table(["task", "cell", "question", "gold answers", f"answer of {a}", f"answer of {b}"], rows) + more
+    return _table(["task", "cell", "question", "gold answers", f"answer of {a}", f"answer of {b}"], rows,
+                  user=2) + more
 
 
 def figures_html(figures: list) -> str:

@@ -9,12 +9,17 @@ How a batch sweep runs (`run_batch_sweep`, same arguments and summary as runner.
    provider's own `request()` (the same body a live call sends), custom_id = the live call's cache
    key, split by the provider's limits. Each batch is written to the store (state 'submitting', with
    its requests) BEFORE the provider is asked, then gets its id: a killed process finds it again.
+   Writing the row claims its requests: a request another open batch holds (another process's, on the
+   same store) is left out in the same transaction, and waited for instead.
 3. open batches holding wanted calls are polled every `poll_interval` seconds (progress shows their
-   own counts); when one has ended, each result is stored as a normal cached call, each failed
-   request as an error (its trial is then written with that error), and step 1 runs again: the
-   second stage of ICR, R&R and chunked strategies is wanted now that the first has come back.
+   own counts); when one has ended, each result is checked like a live answer and stored as a normal
+   cached call; a failed request, a result line that cannot be used, and a request the results do not
+   answer at all are errors (the trial is written with that error: kind `batch` or `bad_response`),
+   and step 1 runs again: the second stage of ICR, R&R and chunked strategies is wanted now that the
+   first has come back.
 The loop ends when every trial is written (or the budget, a cancel, or errors leave nothing to send).
-A rerun finds every call cached and sends nothing.
+No request is submitted twice in one run, whatever its batch answered; a rerun finds every call cached
+and sends nothing; only `--retry-errors` sends the requests that ended in error again.
 """
 
 from __future__ import annotations
@@ -28,7 +33,14 @@ from collections.abc import Callable
 from dataclasses import asdict
 
 from components.core.completion import Completion
-from components.providers.base import PromptTooLong, ProviderError, Settings, Transient, cache_key
+from components.providers.base import (
+    BadResponse,
+    PromptTooLong,
+    ProviderError,
+    Settings,
+    Transient,
+    cache_key,
+)
 from components.providers.batches import BatchRequestError, batch_api, split
 from components.providers.factory import make_provider
 from components.providers.guard import check_fits, count_message_tokens
@@ -56,6 +68,12 @@ def run_sweep_any(config, store, **kw) -> SweepSummary:
     return run_sweep(config, store, **kw)
 
 
+def request_error(kind: str, message: str) -> ProviderError:
+    """The error a trial gets for a request of a batch: the provider's own error, or a result that could
+    not be used (bad_response: never cached, `--retry-errors` sends it again)."""
+    return BadResponse(message) if kind == "bad_response" else BatchRequestError(message)
+
+
 class CacheCaller:
     """A Caller that never sends: a stored call answers (cached unless its batch came back in this
     run); a call not stored is WANTED and the trial stops with NeedsCall; a call whose batch request
@@ -63,7 +81,7 @@ class CacheCaller:
 
     batch = True
 
-    def __init__(self, provider, store, errors: dict[str, str], fresh: set[str]):
+    def __init__(self, provider, store, errors: dict[str, tuple[str, str]], fresh: set[str]):
         self.provider = provider
         self.spec = provider.spec
         self.store = store
@@ -97,7 +115,7 @@ class CacheCaller:
         if row is not None:
             return stored_completion(row, cached=key not in self.fresh), key
         if key in self.errors:
-            raise BatchRequestError(self.errors[key])
+            raise request_error(*self.errors[key])
         check_fits(self.spec, messages, settings)  # too long: the trial's error, never submitted
         self._add(key, messages, settings)
         raise NeedsCall(key)
@@ -135,6 +153,8 @@ class BatchRun:
         self.line = ""  # the batches' own counts, for progress
         self.last = 0.0
         self.cancelled_rows: set[int] = set()
+        self.submitted: set[str] = set()  # keys submitted in this run: never submitted again in it
+        self.warnings: list[str] = []  # one line each: a batch whose results could not (all) be used
 
     # progress -----------------------------------------------------------------------------------
     def report(self, force: bool = False) -> None:
@@ -170,6 +190,7 @@ class BatchRun:
             await self.recover()
             waits: list[tuple] = [(s, None) for s in pending]  # (trial, the call it waits for)
             while waits:
+                errors_before = len(self.errors)
                 for c in self.callers.values():
                     c.clear()
                 flying = {label: self._in_flight(c.spec) for label, c in self.callers.items()}
@@ -192,6 +213,8 @@ class BatchRun:
                     held |= await self.submit(flying)
                 waiting = await self.wait(held)
                 if not waiting:
+                    if len(self.errors) > errors_before and not self.cancel.is_set():
+                        continue  # requests that ended in error here (refused, too large): write their trials
                     if not self.stop and not self.cancel.is_set():
                         self.stop = "nothing left to send: " + self._why_stuck(len(waits))
                     break
@@ -222,7 +245,8 @@ class BatchRun:
                     await close()
         return SweepSummary(self.sweep_id, config.name, status, reason, self.total, self.done, self.ran,
                             self.skipped, self.errors_n, self.sent, self.cached, self.spent,
-                            time.perf_counter() - self.t0, requests=self.sent)  # one batched request each
+                            time.perf_counter() - self.t0, requests=self.sent,  # one batched request each
+                            warnings=tuple(self.warnings))
 
     def _why_stuck(self, n: int) -> str:
         return f"{n} trial(s) wait for calls that were not submitted (budget or a refused batch)"
@@ -305,8 +329,15 @@ class BatchRun:
             if not caller.wanted:
                 continue
             api = self.apis[label]
-            new = [(k, m, s) for k, (m, s) in caller.wanted.items() if k not in flying[label]]
-            out |= set(caller.wanted) & flying[label]
+            new = []
+            for k, (m, s) in caller.wanted.items():
+                if k in flying[label]:
+                    out.add(k)
+                elif k in self.submitted:  # out once in this run and not answered: never sent twice
+                    self.errors[k] = ("bad_response", f"{caller.spec.label}: the request went out in a batch of "
+                                                      "this run and came back without an answer")
+                else:
+                    new.append((k, m, s))
             caller.clear()
             new = self._budget(label, new)
             if not new:
@@ -317,32 +348,44 @@ class BatchRun:
             placed = {i for g in groups for i in g}
             for i, (k, _, _) in enumerate(new):
                 if i not in placed:
-                    self.errors[k] = (f"{caller.spec.label}: the request is larger than one batch may be "
-                                      f"({api.max_bytes // (1024 * 1024)} MB)")
+                    self.errors[k] = ("batch", f"{caller.spec.label}: the request is larger than one batch may be "
+                                               f"({api.max_bytes // (1024 * 1024)} MB)")
             for n, group in enumerate(groups, 1):
+                # writing the row claims its requests; those another open batch holds are left out
                 row, token = self.store.add_batch(self.sweep_id, caller.spec,
-                                                  [(new[i][0], new[i][1], asdict(new[i][2])) for i in group])
+                                                  [(new[i][0], new[i][1], asdict(new[i][2])) for i in group],
+                                                  skip_held=True)
+                kept = self.store.batch_keys(row) if row is not None else set()
+                held = {new[i][0] for i in group} - kept
+                flying[label] |= held
+                out |= held  # out in another process's batch: waited for, not sent again
+                for k in held:
+                    self.committed.pop(k, None)
+                group = [i for i in group if new[i][0] in kept]
+                if not group:
+                    continue
                 self.line = f"{caller.spec.label}: submitting batch {n} of {len(groups)} ({len(group):,} requests)"
                 self.report(force=True)
+                self.submitted |= kept
                 try:
                     batch_id, file_id = await api.submit([requests[i] for i in group], token)
                 except ProviderError as exc:
                     self._fail_batch(row, str(exc))
                     continue
                 self.store.batch_submitted(row, batch_id, file_id)
-                keys = {new[i][0] for i in group}
-                flying[label] |= keys
-                out |= keys
+                flying[label] |= kept
+                out |= kept
                 self.sent += len(group)
                 log.info("%s: batch %s submitted (%d requests)", caller.spec.label, batch_id, len(group))
         return out
 
-    def _fail_batch(self, row: int, why: str) -> None:
-        """A batch refused or failed as a whole: each of its requests has that error."""
+    def _fail_batch(self, row: int, why: str, kind: str = "batch") -> None:
+        """A batch refused or failed as a whole: each of its requests not answered has that error."""
         self.store.update_batch(row, state="failed", reason=why[:500])
         for key in self.store.batch_keys(row):
-            self.store.batch_error(row, key, why)
-            self.errors[key] = why
+            self.store.batch_error(row, key, why, kind)
+            if self.store.get_call(key) is None:
+                self.errors[key] = (kind, why)
             self.committed.pop(key, None)
 
     # resuming, polling, collecting -------------------------------------------------------------------
@@ -359,21 +402,30 @@ class BatchRun:
             rows += self.store.batch_rows(spec=c.spec)
         return rows
 
-    async def recover(self) -> None:
-        """Batch rows a killed process left in 'submitting': found at the provider (OpenAI: by the token
-        in the batch's metadata; Anthropic: the one unknown batch of that size created just after the
-        row), else (after LOST_AFTER seconds) marked failed so that their requests go again."""
+    async def recover(self) -> int:
+        """Batch rows a killed process left in 'submitting': found at the provider by what only our
+        submission carries (OpenAI: the row's token in the batch's metadata; Anthropic: an unknown batch
+        created just after the row whose results answer exactly the row's requests; while such a batch
+        is still running the row waits, it is never taken, nor cancelled, on its size alone), else
+        (after LOST_AFTER seconds) marked failed so that their requests go again (how many is returned)."""
+        lost = 0
         for row in self._open_rows():
             if row["state"] != "submitting" or row["batch_id"]:
                 continue
             label = self._label_of(row)
             known = {r["batch_id"] for r in self.store.batch_rows(open_only=False) if r["batch_id"]}
-            found = await self.apis[label].find(row["token"], row["created"] or 0.0, row["requests"], known)
+            found, pending = await self.apis[label].find(row["token"], row["created"] or 0.0,
+                                                         self.store.batch_keys(row["id"]), known)
             if found:
                 self.store.batch_submitted(row["id"], found)
+            elif pending:
+                self.line = ("a batch lost at submission may be the one still running at the provider: "
+                             "waiting for it to end to check its requests")
             elif time.time() - (row["updated"] or 0) > LOST_AFTER:
                 self.store.update_batch(row["id"], state="failed",
                                         reason="lost: the process stopped before the provider confirmed it")
+                lost += 1
+        return lost
 
     async def wait(self, held: set[str]) -> bool:
         """Poll the open batches holding wanted (or held: still awaited) calls until one has ended, and
@@ -383,10 +435,13 @@ class BatchRun:
         wanted = set(held).union(*(c.wanted for c in self.callers.values()))
         keys: dict[int, set[str]] = {}
         while True:
-            await self.recover()
+            if await self.recover():
+                return True  # a lost submission's requests are wanted again: the trials run again
             rows = []
             cancelling = self.cancel.is_set()
             for row in self._open_rows():
+                if cancelling and not row["batch_id"]:
+                    continue  # not known to be ours at the provider: nothing of ours to cancel
                 if row["id"] not in keys:
                     keys[row["id"]] = self.store.batch_keys(row["id"])
                 if (row["sweep_id"] == self.sweep_id) if cancelling else bool(keys[row["id"]] & wanted):
@@ -435,33 +490,70 @@ class BatchRun:
             await asyncio.sleep(min(0.05, max(0.0, end - time.monotonic())))
 
     async def collect(self, row: dict, st) -> None:
+        """Store an ended batch's results: each answer checked and stored as a cached call, each failed or
+        unusable one as its request's error. A request the results do not answer (its line unreadable,
+        under an id this batch never sent, or missing) is an error too, unless the batch was cancelled.
+        A batch none of whose results can be used is failed, with one line saying so."""
         label = self._label_of(row)
         api, spec = self.apis[label], self.callers[label].spec
         self.store.update_batch(row["id"], state="ended")
+        keys = self.store.batch_keys(row["id"])
+        seen: set[str] = set()
+        ok = bad = unread = 0
+        first = ""
+        name = f"{spec.label}: batch {row['batch_id']}"
         try:
-            results = await api.results(row["batch_id"])
+            async for r in api.results(row["batch_id"]):
+                if r.key not in keys or r.key in seen:  # unreadable, another batch's id, or a second line
+                    unread += 1
+                    first = first or r.error or (f"{name}: a result for a request it was not sent "
+                                                 f"({r.key[:16]}...)" if r.key not in keys else "")
+                    continue
+                seen.add(r.key)
+                self.committed.pop(r.key, None)
+                if r.outcome == "succeeded" and r.completion is not None:
+                    if self.store.store_batch_result(row["id"], r.key, spec, r.completion):
+                        self.fresh.add(r.key)
+                        self.spent += cost_usd(spec.provider, spec.model, r.completion.input_tokens,
+                                               r.completion.output_tokens, batch=True) or 0.0
+                    ok += 1
+                elif r.outcome in ("errored", "expired", "bad"):
+                    kind = "bad_response" if r.outcome == "bad" else "batch"
+                    first = first or (r.error if kind == "bad_response" else "")
+                    self._request_error(row["id"], r.key, kind, r.error)
+                    bad += 1
+                # canceled: no error; the call is wanted again by the next run
         except Transient:
             return  # still 'ended': the next poll downloads again
         except ProviderError as exc:
-            self._fail_batch(row["id"], f"batch {row['batch_id']}: results: {exc}")
+            self._fail_batch(row["id"], f"{name}: results: {exc}")
             return
-        ok = bad = 0
-        for r in results:
-            self.committed.pop(r.key, None)
-            if r.outcome == "succeeded" and r.completion is not None:
-                if self.store.store_batch_result(row["id"], r.key, spec, r.completion):
-                    self.fresh.add(r.key)
-                    self.spent += cost_usd(spec.provider, spec.model, r.completion.input_tokens,
-                                           r.completion.output_tokens, batch=True) or 0.0
-                    ok += 1
-            elif r.outcome in ("errored", "expired"):
-                self.store.batch_error(row["id"], r.key, r.error)
-                self.errors[r.key] = r.error
-                bad += 1
-            # canceled: no error; the call is wanted again by the next run
-        if not results and st.status == "failed":
-            self._fail_batch(row["id"], f"{spec.label}: batch {row['batch_id']} failed: "
-                                        f"{await api.batch_errors(row['batch_id'])}")
+        if not seen and not unread and st.status == "failed":
+            self._fail_batch(row["id"], f"{name} failed: {await api.batch_errors(row['batch_id'])}")
             return
-        self.store.update_batch(row["id"], state="collected", status=st.status, succeeded=ok, errored=bad)
-        log.info("%s: batch %s collected (%d answered, %d failed)", spec.label, row["batch_id"], ok, bad)
+        cancelled = st.status in ("cancelled", "cancelling", "canceling") or row["id"] in self.cancelled_rows
+        missing = set() if cancelled else keys - seen
+        if missing and not ok and not bad:
+            why = (f"{name}: none of its {len(keys):,} results could be used"
+                   + (f" ({first})" if first else " (the results hold no line for its requests)")
+                   + "; its trials are errors (bad_response): --retry-errors sends them again")
+            self.warnings.append(why)
+            self._fail_batch(row["id"], why, "bad_response")
+            return
+        for key in missing:
+            self._request_error(row["id"], key, "bad_response",
+                                f"{name}: its results hold no usable line for this request"
+                                + (f" ({unread} line(s) could not be used; the first: {first})" if unread else ""))
+        unusable = len(missing) + sum(1 for k in seen if self.errors.get(k, ("",))[0] == "bad_response")
+        if unusable:
+            self.warnings.append(f"{name}: {unusable:,} of its {len(keys):,} results could not be used"
+                                 + (f" (the first: {first})" if first else "")
+                                 + "; their trials are errors (bad_response): --retry-errors sends them again")
+        self.store.update_batch(row["id"], state="collected", status=st.status, succeeded=ok,
+                                errored=bad + len(missing))
+        log.info("%s collected (%d answered, %d failed)", name, ok, bad + len(missing))
+
+    def _request_error(self, row: int, key: str, kind: str, error: str) -> None:
+        self.store.batch_error(row, key, error, kind)
+        self.errors[key] = (kind, error)
+        self.committed.pop(key, None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import tomllib
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
@@ -24,6 +25,7 @@ SWEEP_KEYS = {"name", "tasks", "n_tasks", "lengths", "positions", "documents", "
 MODEL_KEYS = {"provider", "model", "base_url", "api_key_env", "context_window", "max_tokens",
               "requests_per_minute", "timeout", "max_retries"}
 BUDGET_KEYS = {"max_calls", "max_usd"}
+MAX_CONFIG_BYTES = 1024 * 1024  # a sweep config file (a few hundred bytes in practice)
 MODES = ("live", "batch")  # batch: the providers' batch interfaces (components/run/batch.py), half price
 BATCH_PROVIDERS = ("openai", "openai-compatible", "anthropic")
 
@@ -38,6 +40,35 @@ def _unknown(where: str, d: dict, allowed: set) -> None:
         _fail(f"{where}: never put an API key in a config file; name its environment variable with api_key_env")
     if extra:
         _fail(f"{where}: unknown key(s) {', '.join(sorted(extra))} (allowed: {', '.join(sorted(allowed))})")
+
+
+# a model's settings, checked when the config is read (one line each): a timeout of "abc" failed every trial
+# with a TypeError, -1 sent 612 requests, 1e-300 requests per minute waited forever
+RPM_BOUNDS = (0.01, 1_000_000.0)  # requests per minute: one every 100 minutes at the least
+TIMEOUT_BOUNDS = (0.001, 86_400.0)  # seconds for one whole answer (providers/transport.py), up to a day
+MAX_RETRIES = 10  # the SDK's own retries of one call
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _num(x: float) -> str:
+    return f"{int(x):,}" if x == int(x) else f"{x:g}"
+
+
+def _number(where: str, value, low: float, high: float, unit: str) -> None:
+    """None, or a number from low to high (finite, not a bool)."""
+    if value is None:
+        return
+    try:
+        ok = not isinstance(value, bool) and isinstance(value, int | float) and low <= float(value) <= high
+    except OverflowError:  # an integer too large for a float
+        ok = False
+    if not ok:
+        _fail(f"{where} must be a number from {_num(low)} to {_num(high)} ({unit}), got {_shown(value)}")
 
 
 def _positive_int(where: str, value, allow_none=False):
@@ -83,9 +114,22 @@ class ModelConfig:
             _fail(f"{where}: an openai-compatible model needs base_url (e.g. http://127.0.0.1:8000/v1)")
         for k in ("context_window", "max_tokens"):
             _positive_int(f"{where}.{k}", d.get(k), allow_none=True)
-        rpm = d.get("requests_per_minute")
-        if rpm is not None and (isinstance(rpm, bool) or not isinstance(rpm, int | float) or rpm <= 0):
-            _fail(f"{where}.requests_per_minute must be a positive number, got {rpm!r}")
+        base_url = d.get("base_url")
+        if base_url is not None and (not isinstance(base_url, str)
+                                     or not base_url.strip().lower().startswith(("http://", "https://"))):
+            _fail(f"{where}.base_url must be an http:// or https:// address "
+                  f"(e.g. http://127.0.0.1:8000/v1), got {_shown(base_url)}")
+        env = d.get("api_key_env")
+        if env is not None and (not isinstance(env, str) or not ENV_NAME.fullmatch(env)):
+            _fail(f"{where}.api_key_env must be the name of an environment variable holding the key "
+                  f"(e.g. OPENAI_API_KEY), got {_shown(env)}")
+        _number(f"{where}.requests_per_minute", d.get("requests_per_minute"), *RPM_BOUNDS, "requests per minute")
+        _number(f"{where}.timeout", d.get("timeout"), *TIMEOUT_BOUNDS, "seconds for one whole answer")
+        retries = d.get("max_retries")
+        if retries is not None and (isinstance(retries, bool) or not isinstance(retries, int)
+                                    or not 0 <= retries <= MAX_RETRIES):
+            _fail(f"{where}.max_retries must be a whole number from 0 to {MAX_RETRIES} "
+                  f"(the SDK's retries of one call), got {_shown(retries)}")
         return cls(**d)
 
 
@@ -115,11 +159,18 @@ class SweepConfig:
 
     @classmethod
     def from_toml(cls, path: str | Path) -> SweepConfig:
+        from components.core.loaders import read_bounded
+
         path = Path(path)
+        raw = read_bounded(path, MAX_CONFIG_BYTES, "a sweep config", ValueError)
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            data = tomllib.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise ValueError(f"sweep config {path.name}: not UTF-8 text") from None
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"sweep config {path.name}: not valid TOML: {exc}") from None
+        except RecursionError:
+            raise ValueError(f"sweep config {path.name}: not valid TOML (it nests too deep)") from None
         return cls.from_dict(data, base_dir=str(path.resolve().parent))
 
     @classmethod

@@ -61,8 +61,16 @@ def left_out(config: SweepConfig) -> list[tuple[int, int]]:
 
 
 def plan(config: SweepConfig, tasks: list | None = None) -> list[TrialSpec]:
-    """Every trial, in a fixed order: model, strategy, parameter setting, cell, task (innermost)."""
+    """Every trial, in a fixed order: model, strategy, parameter setting, cell, task (innermost). Tasks
+    that share an id are refused (ValueError naming them): a trial is keyed by its task's id, so they would
+    be one trial in the store while the sweep counted several (and pairs would match the wrong trials)."""
+    from components.tasks.model import duplicate_ids, duplicates_text
+
     tasks = config.load_tasks() if tasks is None else tasks
+    dups = duplicate_ids(tasks)
+    if dups:
+        raise ValueError(f"the tasks of sweep {config.name!r} share ids: {duplicates_text(dups)}; every trial is "
+                         f"stored under its task's id, so give each task its own id in {config.tasks}")
     out: list[TrialSpec] = []
     for model in config.models:
         for strategy in config.strategies:
@@ -73,6 +81,8 @@ def plan(config: SweepConfig, tasks: list | None = None) -> list[TrialSpec]:
                                         gold_index)
                         out.append(TrialSpec(len(out), key, task, length, position, strategy, params, model,
                                              documents, gold_index))
+    if len({s.key for s in out}) != len(out):  # every trial the sweep counts has its own row in the store
+        raise ValueError(f"sweep {config.name!r}: two trials of the plan have the same key")
     return out
 
 

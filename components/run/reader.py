@@ -9,6 +9,9 @@
 - `iter_rows`: every trial as a tuple, streamed, for `litm results` (memory stays flat).
 - `browse_kept`: `browse`, kept in this process for a store's current version (`stamp`), so that the
   app's server can read its stores while it starts (webapp/serve.py) and the first page finds them read.
+
+Every store is opened read-only here (reading never writes: no migration, an older schema read as it is);
+the `readonly` arguments are kept for the callers, and every value reads read-only.
 """
 
 from __future__ import annotations
@@ -89,7 +92,7 @@ def browse(path, readonly: bool = True):
     """(trials, sweeps) of the store at `path` as Results and Compare hold them: BROWSE_COLUMNS only."""
     from components.run.store import RunStore
 
-    store = RunStore(path, readonly=readonly)
+    store = RunStore(path, readonly=True)
     try:
         return summary_frame(store, columns=BROWSE_COLUMNS), store.sweeps_frame()
     finally:
@@ -134,7 +137,7 @@ def whole_trials(path, trial_ids, readonly: bool = True) -> list[dict]:
     from components.run.store import RunStore
 
     ids = [int(i) for i in trial_ids]
-    store = RunStore(path, readonly=readonly)
+    store = RunStore(path, readonly=True)
     try:
         out = []
         for start in range(0, len(ids), 900):  # SQLite's bound-parameter limit is 999 on old builds

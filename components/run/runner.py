@@ -60,6 +60,7 @@ class SweepSummary:
     elapsed_s: float
     requests: int = 0  # HTTP requests the servers saw (SDK retries included)
     stopped_early: bool = False  # fail-fast: the first trials all failed alike
+    warnings: tuple[str, ...] = ()  # lines the user should read (batch mode: results that could not be used)
 
 
 def workers_for(concurrency: int) -> int:

@@ -4,6 +4,11 @@ Schema grows by numbered migrations (MIGRATIONS[i] is version i + 1; `schema_ver
 ran). No API key is ever written: calls keep provider, model, base URL, messages and settings only.
 Each thread gets its own connection (WAL + busy_timeout), so the app can read while a sweep writes.
 
+Reading never writes: `RunStore(path, readonly=True)` (what `litm results`, `litm compare`, the app's
+Results and Compare pages and exports use) opens the file read-only (SQLite mode=ro; a shipped store, which
+nothing writes, immutable as well), never migrates it, and reads an older schema as it is (the columns it
+lacks read as empty). Only a sweep, opening its own store to write, migrates it.
+
 A file is checked when it is opened: one that is not an SQLite database, an SQLite database that is
 not a run store, a store written by a newer version (schema_version above the migrations known here),
 or one whose trials table lacks a column of the schema is refused with a StoreError (one line); so is a
@@ -140,8 +145,8 @@ def _switch_to_wal(conn: sqlite3.Connection, attempts: int = 100) -> None:
 
 
 class RunStore(BatchStore):
-    """A run store. `readonly=True` opens a file that must not change (a shipped run): nothing is
-    migrated or written, and an older schema reads with its missing columns empty."""
+    """A run store. `readonly=True` opens it to read only: nothing is migrated or written (a shipped store
+    is opened immutable), and an older schema reads with its missing columns empty."""
 
     def __init__(self, path: str | Path, *, readonly: bool = False):
         self.path = Path(path)
@@ -212,15 +217,7 @@ class RunStore(BatchStore):
 
     @classmethod
     def for_reading(cls, path: str | Path) -> RunStore:
-        """A store to read: writable when the place allows (it is migrated), else opened read-only."""
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"no run store at {path}")
-        try:
-            return cls(path)
-        except StoreError as exc:
-            if "read-only" not in str(exc):
-                raise
+        """A store to read, opened read-only: never migrated, never changed (reading never writes)."""
         return cls(path, readonly=True)
 
     @property
@@ -228,9 +225,7 @@ class RunStore(BatchStore):
         conn = getattr(self._local, "conn", None)
         if conn is None:
             if self.readonly:
-                uri = f"file:{quote(str(self.path.resolve()))}?mode=ro&immutable=1"
-                conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-                conn.row_factory = sqlite3.Row
+                conn = self._read_only()
             else:
                 conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
                 conn.row_factory = sqlite3.Row
@@ -242,6 +237,26 @@ class RunStore(BatchStore):
             with self._conns_lock:
                 self._conns.append(conn)
         return conn
+
+    def _read_only(self) -> sqlite3.Connection:
+        """A read-only connection. mode=ro sees a store another process is writing (WAL); a shipped store,
+        which nothing writes, is immutable too (no lock, no -wal or -shm file next to it); so is a WAL
+        store in a place this user cannot write (its -shm cannot be made)."""
+        path = self.path.resolve()
+        immutable = path in {p.resolve() for p in shipped_paths()}
+        for attempt in (immutable, True):
+            uri = f"file:{quote(str(path))}?mode=ro" + ("&immutable=1" if attempt else "")
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            try:
+                conn.execute("PRAGMA busy_timeout = 30000")
+                conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+                return conn
+            except sqlite3.OperationalError as exc:
+                conn.close()
+                if attempt or "unable to open" not in str(exc):
+                    raise
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
         """Close this thread's connection (the next use opens another)."""

@@ -4,8 +4,13 @@ A batch's life in the store: `add_batch` (state 'submitting', written before the
 with every request's messages and settings) -> `batch_submitted` (the provider's batch id) -> polled
 (`update_batch`: the provider's status word and counts; state 'ended' once it has ended) -> each result
 stored as a normal cached call (`store_batch_result`) or as an error (`batch_error`) -> 'collected'.
-A claim (`claim_call`) marks a call one process is sending, so another process waits for it instead
+A request in an open batch (submitting, submitted or ended) is claimed by that batch: `add_batch(...,
+skip_held=True)` leaves out, in the same transaction that writes the row, every request another open
+batch of the model already holds or whose answer is stored, so two processes never both submit it.
+A claim (`claim_call`) marks a call one process is sending live, so another process waits for it instead
 of paying for it twice; a claim expires after its lease (a killed process does not hold it forever).
+A request's error is kept with its kind (`batch`: the provider's own error; `bad_response`: a result
+that could not be used), so a resumed sweep records the same error.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import time
 import uuid
 
 OPEN_STATES = ("submitting", "submitted", "ended")
+ERROR_KINDS = ("batch", "bad_response")  # kinds of a request's error (batch_calls.error, "[kind] message")
 
 
 def owner_id() -> str:
@@ -28,12 +34,20 @@ class BatchStore:
     """Needs `self.db` (a sqlite3 connection, autocommit), `self.transaction` and `self.put_call`."""
 
     # batches -------------------------------------------------------------------------------------
-    def add_batch(self, sweep_id: int | None, spec, requests: list[tuple[str, list, dict]]) -> tuple[int, str]:
+    def add_batch(self, sweep_id: int | None, spec, requests: list[tuple[str, list, dict]],
+                  skip_held: bool = False) -> tuple[int | None, str]:
         """A new batch row in state 'submitting' with its requests (key, messages, settings dict):
-        (row id, token). The token goes into the provider batch's metadata where it has one."""
+        (row id, token). The token goes into the provider batch's metadata where it has one.
+        skip_held: leave out the requests another open batch of this model holds, or whose answer is
+        stored (checked in the same transaction: across processes, one batch gets each request); the row
+        is None when none is left. `batch_keys(row)` says which went in."""
         token = uuid.uuid4().hex
         now = time.time()
         with self.transaction(immediate=True) as db:
+            if skip_held:
+                requests = [r for r in requests if not self._held(r[0], spec)]
+                if not requests:
+                    return None, token
             row = db.execute(
                 "INSERT INTO batches (sweep_id, provider, model, base_url, token, state, requests, created, updated) "
                 "VALUES (?, ?, ?, ?, ?, 'submitting', ?, ?, ?) RETURNING id",
@@ -41,6 +55,16 @@ class BatchStore:
             db.executemany("INSERT OR REPLACE INTO batch_calls (batch, call_key, messages, settings) VALUES (?,?,?,?)",
                            [(row[0], k, json.dumps(m, ensure_ascii=False), json.dumps(s)) for k, m, s in requests])
         return int(row[0]), token
+
+    def _held(self, key: str, spec) -> bool:
+        """Whether a call is answered in the store or out in an open batch of this model."""
+        if self.db.execute("SELECT 1 FROM calls WHERE key = ?", (key,)).fetchone():
+            return True
+        return self.db.execute(
+            "SELECT 1 FROM batch_calls bc JOIN batches b ON b.id = bc.batch WHERE bc.call_key = ? AND "
+            f"b.state IN ({', '.join('?' * len(OPEN_STATES))}) AND b.provider = ? AND b.model = ? AND "
+            "COALESCE(b.base_url, '') = ? LIMIT 1",
+            (key, *OPEN_STATES, spec.provider, spec.model, spec.base_url or "")).fetchone() is not None
 
     def batch_submitted(self, row: int, batch_id: str, input_file_id: str | None = None) -> None:
         self.db.execute("UPDATE batches SET batch_id = ?, input_file_id = ?, state = 'submitted', updated = ? "
@@ -78,22 +102,25 @@ class BatchStore:
 
     def store_batch_result(self, row: int, key: str, spec, completion) -> bool:
         """A result as a normal cached call (the request's messages and settings come from batch_calls,
-        which then drops them). False if the key is not a request of this batch."""
+        which then drops them). True if it was stored now; False if the key is not a request of this
+        batch or its result was stored already (by another process collecting the same batch)."""
         got = self.db.execute("SELECT messages, settings FROM batch_calls WHERE batch = ? AND call_key = ?",
                               (row, key)).fetchone()
-        if got is None:
+        if got is None or got[0] is None:
             return False
-        if got[0] is not None:
-            self.put_call(key, spec, json.loads(got[0]), json.loads(got[1]), completion)
-            self.db.execute("UPDATE batch_calls SET messages = NULL, settings = NULL WHERE batch = ? AND call_key = ?",
-                            (row, key))
+        self.put_call(key, spec, json.loads(got[0]), json.loads(got[1]), completion)
+        self.db.execute("UPDATE batch_calls SET messages = NULL, settings = NULL WHERE batch = ? AND call_key = ?",
+                        (row, key))
         return True
 
-    def batch_error(self, row: int, key: str, error: str) -> None:
-        self.db.execute("UPDATE batch_calls SET error = ? WHERE batch = ? AND call_key = ?", (error[:500], row, key))
+    def batch_error(self, row: int, key: str, error: str, kind: str = "batch") -> None:
+        """A request's error (kind: one of ERROR_KINDS), unless its answer was stored meanwhile."""
+        text = error[:500] if kind == "batch" else f"[{kind}] {error[:480]}"
+        self.db.execute("UPDATE batch_calls SET error = ? WHERE batch = ? AND call_key = ? AND messages IS NOT NULL",
+                        (text, row, key))
 
-    def batch_errors(self, sweep_id: int | None = None) -> dict[str, str]:
-        """The error of every call (of one sweep's batches) whose batch result was an error and that is
+    def batch_errors(self, sweep_id: int | None = None) -> dict[str, tuple[str, str]]:
+        """(kind, error) of every call (of one sweep's batches) whose batch result was an error and that is
         not cached: a resumed sweep writes those trials as errors instead of submitting them again."""
         sql = ("SELECT bc.call_key, bc.error FROM batch_calls bc JOIN batches b ON b.id = bc.batch "
                "WHERE bc.error IS NOT NULL AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.key = bc.call_key)")
@@ -101,12 +128,13 @@ class BatchStore:
         if sweep_id is not None:
             sql += " AND b.sweep_id = ?"
             args = (sweep_id,)
-        return {k: e for k, e in self.db.execute(sql + " ORDER BY bc.batch", args)}
+        return {k: _kind_of(e) for k, e in self.db.execute(sql + " ORDER BY bc.batch", args)}
 
     def batches_frame(self, sweep_id: int | None = None):
         import pandas as pd
 
-        rows = self.batch_rows(sweep_id=sweep_id, open_only=False)
+        has = self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'batches'").fetchone()
+        rows = self.batch_rows(sweep_id=sweep_id, open_only=False) if has else []  # an older store, read as it is
         cols = ["id", "sweep_id", "provider", "model", "batch_id", "state", "status", "requests", "succeeded",
                 "errored", "reason", "created", "updated"]
         return pd.DataFrame(rows, columns=cols)
@@ -134,6 +162,14 @@ class BatchStore:
 
     def release_call(self, key: str, owner: str) -> None:
         self.db.execute("DELETE FROM claims WHERE call_key = ? AND owner = ?", (key, owner))
+
+
+def _kind_of(text: str) -> tuple[str, str]:
+    """(kind, message) of a stored request error ("[kind] message"; untagged: the provider's own error)."""
+    for kind in ERROR_KINDS:
+        if text.startswith(f"[{kind}] "):
+            return kind, text[len(kind) + 3:]
+    return "batch", text
 
 
 def _gone(owner: str) -> bool:

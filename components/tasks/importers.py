@@ -19,7 +19,8 @@ Formats read:
   distractor pool (R&R §4.1: other questions' passages as distractors).
 
 A malformed row is reported in `TaskSet.errors` as (line number, message) and the good rows are
-kept. A file that cannot be read at all (empty, binary, neither JSON nor CSV, no good row) raises
+kept: a row that is not JSON, nests too deep to read, or is not UTF-8 text (a Latin-1 row in a UTF-8
+file) is one such row, never the whole file. A file that cannot be read at all (empty, binary, neither JSON nor CSV, no good row) raises
 `TaskFileError` with a one-line message.
 """
 
@@ -29,6 +30,7 @@ import csv
 import gzip
 import io
 import json
+import re
 from pathlib import Path
 
 from components.tasks.model import Passage, Task, TaskFileError, TaskSet
@@ -47,15 +49,11 @@ class _RowError(ValueError):
 
 
 def read_tasks(path: str | Path) -> TaskSet:
+    """Tasks from a file (a regular file of at most MAX_TASK_BYTES, unpacked too: core.loaders.read_bounded)."""
+    from components.core.loaders import read_bounded
+
     path = Path(path)
-    try:
-        if path.is_file() and path.stat().st_size > MAX_TASK_BYTES:
-            raise TaskFileError(f"{path.name}: too large ({path.stat().st_size // 2**20} MB; the limit is "
-                                f"{MAX_TASK_BYTES // 2**20} MB)")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise TaskFileError(f"cannot read {path}: {exc.strerror or exc}") from None
-    return parse_tasks_bytes(path.name, data)
+    return parse_tasks_bytes(path.name, read_bounded(path, MAX_TASK_BYTES, "a task file", TaskFileError))
 
 
 def _gunzip(name: str, data: bytes, limit: int) -> bytes:
@@ -70,6 +68,25 @@ def _gunzip(name: str, data: bytes, limit: int) -> bytes:
     return out
 
 
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")  # bytes that were not UTF-8, kept by surrogateescape
+
+
+def _not_utf8(text: str) -> str:
+    """'' for text that came from UTF-8; else why not (the first byte that was not), for a row's error."""
+    m = _NOT_UTF8.search(text)
+    return "" if m is None else f"not UTF-8 text (byte 0x{ord(m.group()) - 0xDC00:02x} at column {m.start() + 1})"
+
+
+def _has_not_utf8(value) -> bool:
+    if isinstance(value, str):
+        return _NOT_UTF8.search(value) is not None
+    if isinstance(value, dict):
+        return any(_has_not_utf8(k) or _has_not_utf8(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_not_utf8(v) for v in value)
+    return False
+
+
 def _decode(name: str, data: bytes, limit: int = MAX_TASK_BYTES) -> str:
     if data[:2] == b"\x1f\x8b":
         data = _gunzip(name, data, limit)
@@ -81,8 +98,8 @@ def _decode(name: str, data: bytes, limit: int = MAX_TASK_BYTES) -> str:
         raise TaskFileError(f"{name}: a binary file, not JSON lines or CSV")
     try:
         return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise TaskFileError(f"{name}: not UTF-8 text") from None
+    except UnicodeDecodeError:  # the rows that are not UTF-8 become row errors (_not_utf8), the rest is read
+        return data.decode("utf-8-sig", errors="surrogateescape")
 
 
 def parse_tasks_bytes(name: str, data: bytes, max_bytes: int = MAX_TASK_BYTES) -> TaskSet:
@@ -109,8 +126,9 @@ def parse_tasks_bytes(name: str, data: bytes, max_bytes: int = MAX_TASK_BYTES) -
     return ts
 
 
-def _rows_json(text: str):
-    """(line number, parsed object or exception) for JSON lines or a JSON array."""
+def _rows_json(text: str, lossy: bool = False):
+    """(line number, parsed object or exception) for JSON lines or a JSON array. lossy: the text holds
+    bytes that were not UTF-8 (surrogateescape): the lines holding some are row errors."""
     stripped = text.lstrip()
     try:  # a JSON array, or one (pretty-printed) object; JSON lines fail here with "Extra data"
         whole = json.loads(stripped)
@@ -118,29 +136,41 @@ def _rows_json(text: str):
         if stripped.startswith("["):
             yield exc.lineno, _RowError(f"not valid JSON ({exc.msg})")
             return
+    except RecursionError:  # one row nested too deep (read line by line below), or the whole array
+        if stripped.startswith("["):
+            yield 1, _RowError("not valid JSON (it nests too deep to read)")
+            return
     else:
         yield from enumerate(whole if isinstance(whole, list) else [whole], 1)
         return
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
+        if lossy and (why := _not_utf8(line)):
+            yield n, _RowError(why)
+            continue
         try:
             yield n, json.loads(line)
         except json.JSONDecodeError as exc:
             yield n, _RowError(f"not valid JSON ({exc.msg} at column {exc.colno})")
+        except RecursionError:
+            yield n, _RowError("not valid JSON (it nests too deep to read)")
 
 
 def _parse_json(stem: str, text: str) -> TaskSet:
     tasks: list[Task] = []
     errors: list[tuple[int, str]] = []
     formats: list[str] = []
-    for n, obj in _rows_json(text):
+    lossy = _NOT_UTF8.search(text) is not None
+    for n, obj in _rows_json(text, lossy):
         if isinstance(obj, Exception):
             errors.append((n, str(obj)))
             continue
         try:
             if not isinstance(obj, dict):
                 raise _RowError(f"expected a JSON object, got {type(obj).__name__}")
+            if lossy and _has_not_utf8(obj):  # a row of a JSON array read from text that was not all UTF-8
+                raise _RowError("not UTF-8 text")
             if "ordered_kv_records" in obj:
                 task, fmt = _from_litm_kv(obj, f"{stem}-{n}"), "litm-kv"
             elif "ctxs" in obj:
@@ -274,6 +304,7 @@ def _parse_csv(stem: str, text: str, name: str) -> TaskSet:
         raise TaskFileError(f"{name}: neither JSON lines nor a CSV with columns question, answers, gold_passage")
     reader.fieldnames = header
     has_distractors = "distractors" in header
+    lossy = _NOT_UTF8.search(text) is not None
     tasks: list[Task] = []
     errors: list[tuple[int, str]] = []
     line = reader.line_num
@@ -283,6 +314,8 @@ def _parse_csv(stem: str, text: str, name: str) -> TaskSet:
         try:
             if None in row:
                 raise _RowError("more cells than columns")
+            if lossy and any(why := _not_utf8(v) for v in row.values() if isinstance(v, str)):
+                raise _RowError(why or "not UTF-8 text")
             q = (row.get("question") or "").strip()
             if not q:
                 raise _RowError("missing or empty question")

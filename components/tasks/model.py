@@ -49,3 +49,24 @@ class TaskSet:
     # marked non-gold). Pass it to sweepdocs.build_document(..., pool=...); the builder leaves out
     # the task's own gold passages and passages that mention its answers.
     pool: list[Passage] = field(default_factory=list)
+
+    @property
+    def duplicates(self) -> dict[str, int]:
+        """Task ids used by more than one task -> how many tasks use each (duplicate_ids)."""
+        return duplicate_ids(self.tasks)
+
+
+def duplicate_ids(tasks) -> dict[str, int]:
+    """Task ids used by more than one task -> how many use each, in the order they first appear. A sweep
+    keys every trial by its task id, so it refuses tasks that share one (run.plan)."""
+    seen: dict[str, int] = {}
+    for t in tasks:
+        seen[t.id] = seen.get(t.id, 0) + 1
+    return {k: n for k, n in seen.items() if n > 1}
+
+
+def duplicates_text(dups: dict[str, int], shown: int = 3) -> str:
+    """'"a" (4 tasks), "b" (2 tasks) and 3 more ids' for a message."""
+    parts = [f"{k[:80]!r} ({n} tasks)" for k, n in list(dups.items())[:shown]]
+    more = f" and {len(dups) - shown} more id(s)" if len(dups) > shown else ""
+    return ", ".join(parts) + more

@@ -19,7 +19,10 @@ Anthropic (Message Batches; https://docs.anthropic.com/en/docs/build-with-claude
   | {"type": "canceled"} | {"type": "expired"}}. Limits: 100,000 requests or 256 MB per batch.
 
 Modes (LLMServer.set): batch_delay (seconds from creation until the batch has ended; request counts
-grow linearly meanwhile), batch_fail_match (requests whose prompt contains it error inside the batch).
+grow linearly meanwhile), batch_fail_match (requests whose prompt contains it error inside the batch),
+batch_bad (a result line that is not a usable answer, one of BAD_LINES) for the requests whose prompt
+contains batch_bad_match (every request when it is None); batch_max (refuse to create more batches than
+this, so that a client resubmitting in a loop ends: counts["batches_refused"]).
 Counts: batches (every batch created), openai_batches, anthropic_batches, batch_requests (lines
 submitted), files, batch_polls, batch_cancels, batch_results (result downloads).
 """
@@ -36,6 +39,9 @@ from components.providers.fake import approx_tokens, plausible_answer
 
 OPENAI_MAX_REQUESTS, OPENAI_MAX_BYTES = 50_000, 200 * 1024 * 1024
 ANTHROPIC_MAX_REQUESTS, ANTHROPIC_MAX_BYTES = 100_000, 256 * 1024 * 1024
+# result lines a misbehaving provider may write (batch_bad): each must become that request's error
+BAD_LINES = ("unknown_id", "malformed", "non_object", "choices_zz", "huge_usage", "inf_usage", "null_content",
+             "empty_choices", "text_int")
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 413: "Payload Too Large", 500: "Internal Server Error"}
 
 
@@ -70,6 +76,44 @@ def _multipart(raw: bytes) -> dict[str, bytes]:
         if name:
             out[name.group(1).decode()] = data[:-2] if data.endswith(b"\r\n") else data
     return out
+
+
+def _spoil(kind: str, provider: str, line: dict) -> str:
+    """One result line (OpenAI output line or Anthropic result line, as a dict) spoiled as `kind`."""
+    if kind == "malformed":
+        return json.dumps(line)[:40]
+    if kind == "non_object":
+        return "[1, 2, 3]"
+    if kind == "unknown_id":
+        return json.dumps({**line, "custom_id": "f" * 64})
+    if provider == "openai":
+        body = line["response"]["body"]
+        choice, usage = body["choices"][0], body["usage"]
+    else:
+        body = line["result"]["message"]
+        choice, usage = None, body["usage"]
+    counts = ("prompt_tokens", "completion_tokens") if provider == "openai" else ("input_tokens", "output_tokens")
+    if kind == "choices_zz":
+        body["choices" if provider == "openai" else "content"] = "zz"
+    elif kind == "huge_usage":
+        usage[counts[0]] = 10**30
+    elif kind == "inf_usage":
+        usage[counts[1]] = float("inf")  # json.dumps writes Infinity, which Python's json reads back
+    elif kind == "null_content":
+        if provider == "openai":
+            choice["message"]["content"] = None
+        else:
+            body["content"] = None
+    elif kind == "empty_choices":
+        body["choices" if provider == "openai" else "content"] = []
+    elif kind == "text_int":
+        if provider == "openai":
+            choice["message"]["content"] = 5
+        else:
+            body["content"] = [{"type": "text", "text": 5}]
+    else:
+        raise ValueError(f"unknown batch_bad {kind!r}")
+    return json.dumps(line)
 
 
 def _iso(t: float | None) -> str | None:
@@ -161,6 +205,13 @@ class BatchRoutes:
                      "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
                      "usage": {"input_tokens": tin, "output_tokens": tout}}
 
+    def _line(self, b: dict, i: int, line: dict, answered: bool) -> str:
+        """A result line as JSON text: spoiled (batch_bad) when the request's prompt matches batch_bad_match."""
+        kind, match = self.mode.get("batch_bad"), self.mode.get("batch_bad_match")
+        if not kind or not answered or (match and match not in _prompt(b["requests"][i][1].get("messages"))):
+            return json.dumps(line)
+        return _spoil(kind, b["kind"], json.loads(json.dumps(line)))  # a copy: the results are kept
+
     # batch life ------------------------------------------------------------------------------------
     def _new_batch(self, kind: str, requests: list[tuple[str, dict]], **extra) -> dict:
         with self.lock:
@@ -242,7 +293,17 @@ class BatchRoutes:
         self.counts["batch_results"] += f["object"]["purpose"] == "batch_output"
         return _raw(200, f["data"], "application/octet-stream")
 
+    def _over_limit(self) -> bytes | None:
+        """batch_max: a test's guard against a client that submits again and again (refused beyond it)."""
+        limit = self.mode.get("batch_max")
+        if limit is not None and self.counts["batches"] >= limit:
+            self.counts["batches_refused"] += 1
+            return _error(400, f"simulated limit: at most {limit} batches")
+        return None
+
     def _openai_create(self, body: dict) -> bytes:
+        if (refused := self._over_limit()) is not None:
+            return refused
         f = self.files.get(body.get("input_file_id", ""))
         if f is None:
             return _error(400, f"no file {body.get('input_file_id')!r}")
@@ -297,7 +358,7 @@ class BatchRoutes:
                 continue
             line = {"id": f"batch_req_{b['id'][6:]}_{i}", "custom_id": cid,
                     "response": {"status_code": status, "request_id": f"req_{i}", "body": body}, "error": None}
-            (ok if status == 200 else bad).append(json.dumps(line))
+            (ok if status == 200 else bad).append(self._line(b, i, line, status == 200))
         with self.lock:
             b["output_file_id"] = (self._store_file("\n".join(ok).encode() + b"\n", "batch_output", "out.jsonl")
                                    ["object"]["id"] if ok else None)
@@ -306,6 +367,8 @@ class BatchRoutes:
 
     # Anthropic ----------------------------------------------------------------------------------------
     def _anthropic_create(self, body: dict) -> bytes:
+        if (refused := self._over_limit()) is not None:
+            return refused
         reqs = body.get("requests")
         if not isinstance(reqs, list) or not reqs:
             return _error(400, "requests: a non-empty list is required")
@@ -336,12 +399,12 @@ class BatchRoutes:
             return _error(400, f"message batch {b['id']} has not ended yet")
         self.counts["batch_results"] += 1
         lines = []
-        for cid, outcome, _status, body in self._run(b):
+        for i, (cid, outcome, _status, body) in enumerate(self._run(b)):
             if outcome == "succeeded":
                 result = {"type": "succeeded", "message": body}
             elif outcome == "errored":
                 result = {"type": "errored", "error": body}
             else:
                 result = {"type": "canceled"}
-            lines.append(json.dumps({"custom_id": cid, "result": result}))
+            lines.append(self._line(b, i, {"custom_id": cid, "result": result}, outcome == "succeeded"))
         return _raw(200, ("\n".join(lines) + "\n").encode(), "application/binary")

@@ -5,6 +5,7 @@
     server.anthropic_url              # http://127.0.0.1:P      (AsyncAnthropic base_url)
     server.set(delay=0.2)             # or status=429, retry_after=1, fail_times=1, hang=True, ...
     server.set(malformed="html")      # 200 answers that are no completion (see MALFORMED)
+    server.set(misbehave="trickle")   # answers no HTTP client should take as they are (see MISBEHAVE)
     server.counts["chat"], server.counts["messages"], server.bodies
     server.counts["batches"]          # batches created (OpenAI and Anthropic): tests/support/batch_routes.py
     server.counts["peak"]             # the most completion requests it was answering at once
@@ -37,12 +38,24 @@ DEFAULTS = {
     "fail_match": None,  # requests whose prompt contains this text get status 500
     "hang": False,  # never answer (until the client gives up)
     "middle_loss": 0.0,  # see plausible_answer: simulate lost-in-the-middle misses
-    "malformed": None,  # a 200 answer that is no completion: truncated | html | empty_choices | null_content
+    "malformed": None,  # a 200 answer that is no completion: MALFORMED
+    "misbehave": None,  # an answer broken on the wire or absurd in size: MISBEHAVE (fail_times limits it too)
+    "trickle_every": 2.0,  # misbehave = "trickle": seconds between the bytes of its body
     # batch APIs (OpenAI Files + Batches, Anthropic Message Batches): see the batch section below
     "batch_delay": 0.0,  # seconds from a batch's creation until it has ended
     "batch_fail_match": None,  # requests inside a batch whose prompt contains this text fail (500)
+    "batch_bad": None,  # result lines that are no usable answer: batch_routes.BAD_LINES
+    "batch_bad_match": None,  # only for the requests whose prompt contains this text (None: every request)
+    "batch_max": None,  # refuse to create more batches than this (a guard against resubmitting in a loop)
 }
-MALFORMED = ("truncated", "html", "empty_choices", "null_content")
+CHUNK = 1024 * 1024  # bytes of an answer written at a time
+MALFORMED = ("truncated", "html", "empty_choices", "null_content", "deep", "inf_usage", "huge_usage", "text_int",
+             "choices_zz")
+# gzip_garbage: Content-Encoding gzip over bytes that are not gzip; reset: the connection reset after 10
+# bytes of a 1,000-byte body; redirect_file: a 302 to file:///etc/passwd; trickle: one byte of the body
+# every trickle_every seconds; huge: a well-formed completion whose text is 50 MB; bomb: a gzip body that
+# unpacks to 1 GB (1 MB on the wire)
+MISBEHAVE = ("gzip_garbage", "reset", "redirect_file", "trickle", "huge", "bomb")
 
 
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
@@ -59,6 +72,12 @@ def _response(status: int, payload: dict, headers: dict | None = None) -> bytes:
 
 def _malformed(kind: str, route: str, model: str) -> bytes:
     """A 200 answer that is not a usable completion (fail_times limits it to the first N requests)."""
+    if kind == "deep":  # 200,000 nested arrays: Python's json gives up (RecursionError)
+        data = b'{"choices": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+        return (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+                .encode() + data)
+    if kind in ("inf_usage", "huge_usage", "text_int", "choices_zz"):
+        return _spoiled(kind, route, model)
     if kind == "truncated":
         data = b'{"id": "chatcmpl-x", "object": "chat.completion", "choices": [{"index": 0, "mess'
         return (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
@@ -77,6 +96,87 @@ def _malformed(kind: str, route: str, model: str) -> bytes:
         {"index": 0, "message": {"role": "assistant", "content": None}, "finish_reason": "stop"}]
     return _response(200, {"id": "chatcmpl-x", "object": "chat.completion", "created": 0, "model": model,
                            "choices": choices, "usage": usage})
+
+
+def _spoiled(kind: str, route: str, model: str) -> bytes:
+    """A completion with one absurd or mistyped field (Infinity is written as JSON's non-standard Infinity,
+    which Python's json and many servers' encoders produce)."""
+    count = float("inf") if kind == "inf_usage" else 10**30 if kind == "huge_usage" else 3
+    if route == "messages":
+        body = {"id": "msg_x", "type": "message", "role": "assistant", "model": model, "stop_reason": "end_turn",
+                "content": "zz" if kind == "choices_zz" else [{"type": "text", "text": 5 if kind == "text_int" else "ok"}],
+                "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": count}}
+    else:
+        message = {"role": "assistant", "content": 5 if kind == "text_int" else "ok"}
+        body = {"id": "chatcmpl-x", "object": "chat.completion", "created": 0, "model": model,
+                "choices": "zz" if kind == "choices_zz" else [{"index": 0, "message": message, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": count, "total_tokens": 3}}
+    return _response(200, body)
+
+
+def _misbehaving(kind: str, route: str, model: str):
+    """The answer of misbehave = kind: bytes, or (bytes to send first, what to do next) for the connection."""
+    if kind == "gzip_garbage":
+        data = b"\x1f\x8b\x08\x00" + bytes(range(256)) * 4  # a gzip header, then garbage
+        return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+                + f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+    if kind == "redirect_file":
+        return (b"HTTP/1.1 302 Found\r\nLocation: file:///etc/passwd\r\nContent-Length: 0\r\n\r\n")
+    if kind == "reset":
+        return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+                b'{"id": "ch', "reset")
+    if kind == "trickle":
+        return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n", "trickle")
+    if kind == "huge":
+        if (route, model) not in _HUGE:  # made once: 32 requests at once must not make 32 copies here
+            _HUGE.clear()
+            _HUGE[(route, model)] = _huge(route, model)
+        return _HUGE[(route, model)]
+    if kind == "bomb":
+        data = _bomb()
+        return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+                + f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+    raise ValueError(f"unknown misbehave {kind!r}")
+
+
+_HUGE: dict[tuple[str, str], bytes] = {}
+
+
+def _huge(route: str, model: str) -> bytes:
+    """A well-formed completion whose text is 50 MB."""
+    text = "x" * (50 * 1024 * 1024)
+    if route == "messages":
+        return _response(200, {"id": "msg_x", "type": "message", "role": "assistant", "model": model,
+                               "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                               "usage": {"input_tokens": 3, "output_tokens": 3}})
+    return _response(200, {"id": "chatcmpl-x", "object": "chat.completion", "created": 0, "model": model,
+                           "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                        "finish_reason": "stop"}], "usage": {"prompt_tokens": 3}})
+
+
+_BOMB: list[bytes] = []
+
+
+def _bomb() -> bytes:
+    """A gzip body (about 1 MB) that unpacks to a 1 GB completion, made once: one compressed 1 MB block,
+    full-flushed (so it stands alone) and repeated, between a gzip header and a trailer computed for it."""
+    if not _BOMB:
+        import struct
+        import zlib
+
+        head, block, tail = b'{"choices": [{"message": {"content": "', b"x" * (1024 * 1024), b'"}}]}'
+        z = zlib.compressobj(9, zlib.DEFLATED, -15)
+        first = z.compress(head) + z.flush(zlib.Z_FULL_FLUSH)
+        seg = z.compress(block) + z.flush(zlib.Z_FULL_FLUSH)
+        last = z.compress(tail) + z.flush()
+        crc = zlib.crc32(head)
+        for _ in range(1024):
+            crc = zlib.crc32(block, crc)
+        crc = zlib.crc32(tail, crc)
+        size = len(head) + 1024 * len(block) + len(tail)
+        _BOMB.append(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + first + seg * 1024 + last
+                     + struct.pack("<II", crc, size & 0xFFFFFFFF))
+    return _BOMB[0]
 
 
 def _content_text(content) -> str:
@@ -157,14 +257,39 @@ class LLMServer(BatchRoutes):
                 if out is None:  # hang: never answer, keep the connection open
                     await self._stop.wait()
                     return
-                writer.write(out)
-                await writer.drain()
+                if isinstance(out, tuple):  # a misbehaving answer: send its start, then break the exchange
+                    await self._break(writer, *out)
+                    return
+                if len(out) <= CHUNK:
+                    writer.write(out)
+                    await writer.drain()
+                else:  # a large answer goes out a piece at a time: never a copy of it per connection
+                    view = memoryview(out)
+                    for i in range(0, len(out), CHUNK):
+                        writer.write(view[i:i + CHUNK])
+                        await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, ValueError):
             pass
         finally:
             writer.close()
 
-    async def _handle(self, method: str, path: str, raw: bytes) -> bytes | None:
+    async def _break(self, writer: asyncio.StreamWriter, start: bytes, how: str) -> None:
+        writer.write(start)
+        await writer.drain()
+        if how == "reset":  # an RST, not a clean close: SO_LINGER with a zero timeout
+            import struct
+
+            sock = writer.get_extra_info("socket")
+            if sock is not None:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.transport.abort()
+            return
+        while not writer.is_closing():  # trickle: one byte at a time, never the whole body
+            await asyncio.sleep(float(self.mode["trickle_every"]))
+            writer.write(b" ")
+            await writer.drain()
+
+    async def _handle(self, method: str, path: str, raw: bytes) -> bytes | tuple | None:
         if method == "GET" and path.startswith("/admin/counts"):
             with self.lock:
                 return _response(200, {"counts": dict(self.counts), "bodies": len(self.bodies),
@@ -196,7 +321,7 @@ class LLMServer(BatchRoutes):
             with self.lock:
                 self.open -= 1
 
-    async def _complete(self, route: str, body: dict, mode: dict, n: int) -> bytes | None:
+    async def _complete(self, route: str, body: dict, mode: dict, n: int) -> bytes | tuple | None:
         prompt = "\n".join(_content_text(m.get("content")) for m in body.get("messages", []))
         if mode["hang"]:
             return None
@@ -214,6 +339,8 @@ class LLMServer(BatchRoutes):
                              headers)
         if mode["malformed"] and (mode["fail_times"] is None or n <= mode["fail_times"]):
             return _malformed(mode["malformed"], route, body.get("model", "loopback"))
+        if mode["misbehave"] and (mode["fail_times"] is None or n <= mode["fail_times"]):
+            return _misbehaving(mode["misbehave"], route, body.get("model", "loopback"))
         text = plausible_answer(prompt, mode["middle_loss"])
         tin, tout = approx_tokens(prompt), approx_tokens(text)
         model = body.get("model", "loopback")

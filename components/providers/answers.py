@@ -1,0 +1,101 @@
+"""What a provider's answer must be before it becomes a Completion: one set of checks for a live answer
+and for each line of a batch's results, so that both treat the same body the same way.
+
+A body that is not a usable completion raises BadResponse (kind `bad_response`): no choices or content,
+a mistyped field (`"choices": "zz"`, a `text` that is not a string), a token count that is not a count
+(negative, not finite, above MAX_COUNT: 10^30 would not even fit an SQLite integer). Such an answer is
+never cached, so `--retry-errors` asks again. A count that is simply missing is 0, as before.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from components.core.completion import Completion
+from components.providers.base import BadResponse
+
+MAX_COUNT = 10**9  # tokens: far above any context window; a usage beyond it is a broken answer
+MAX_ANSWER_BYTES = 32 * 1024 * 1024  # one answer (an HTTP body, or one line of a batch's results), decoded
+BAD_BODY_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError, RecursionError)
+
+
+def count(value, what: str) -> int:
+    """A token count of a usage block: a whole number from 0 to MAX_COUNT; missing (None) is 0."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise BadResponse(f"the usage's {what} is not a number ({_short(value)})")
+    if not (isinstance(value, int) or math.isfinite(value)) or not 0 <= value <= MAX_COUNT or value != int(value):
+        raise BadResponse(f"the usage's {what} is not a token count ({_short(value)})")
+    return int(value)
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def loads(data: bytes | str):
+    """JSON text -> object; BadResponse for text that is not JSON or nests too deep to read."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise BadResponse("the answer's JSON nests too deep to read") from None
+    except ValueError as exc:
+        raise BadResponse(f"the answer is not JSON ({str(exc).splitlines()[0][:80]})") from None
+
+
+def chat_completion(body, default_model: str, latency_s: float = 0.0) -> Completion:
+    """An OpenAI chat completion body (a dict) -> Completion. BadResponse when it is not one."""
+    if not isinstance(body, dict):  # e.g. an HTML page answered with status 200
+        raise BadResponse(f"the server's answer is not a chat completion ({type(body).__name__}, "
+                          "not JSON with choices)")
+    choices = body.get("choices")
+    if not isinstance(choices, list):
+        raise BadResponse(f"the answer's choices are not a list ({_short(choices)})")
+    if not choices:
+        raise BadResponse("the server answered with no choices")
+    choice = choices[0] if isinstance(choices[0], dict) else {}
+    message = choice.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    finish = choice.get("finish_reason")
+    if not isinstance(content, str):
+        raise BadResponse(f"the answer has no content (finish_reason {finish!r})" if content is None
+                          else f"the answer's content is not text ({_short(content)})")
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    model = body.get("model")
+    return Completion(text=content, input_tokens=count(usage.get("prompt_tokens"), "prompt_tokens"),
+                      output_tokens=count(usage.get("completion_tokens"), "completion_tokens"),
+                      latency_s=latency_s, model=model if isinstance(model, str) and model else default_model,
+                      finish_reason=finish if isinstance(finish, str) else "")
+
+
+def message_completion(body, default_model: str, latency_s: float = 0.0) -> Completion:
+    """An Anthropic message body (a dict) -> Completion (its text blocks joined). BadResponse when it is
+    not one, or has no text."""
+    if not isinstance(body, dict):
+        raise BadResponse(f"the server's answer is not a message ({type(body).__name__})")
+    blocks = body.get("content")
+    stop = body.get("stop_reason")
+    if blocks is None:
+        raise BadResponse(f"the answer has no content (stop_reason {stop!r})")
+    if not isinstance(blocks, list):
+        raise BadResponse(f"the answer's content is not a list of blocks ({_short(blocks)})")
+    texts = []
+    for block in blocks:
+        if isinstance(block, dict) and block.get("type") == "text":
+            text = block.get("text")
+            if text is None:
+                continue
+            if not isinstance(text, str):
+                raise BadResponse(f"a text block's text is not text ({_short(text)})")
+            texts.append(text)
+    if not texts:
+        raise BadResponse(f"the answer has no text content (stop_reason {stop!r})")
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    model = body.get("model")
+    return Completion(text="".join(texts), input_tokens=count(usage.get("input_tokens"), "input_tokens"),
+                      output_tokens=count(usage.get("output_tokens"), "output_tokens"), latency_s=latency_s,
+                      model=model if isinstance(model, str) and model else default_model,
+                      finish_reason=stop if isinstance(stop, str) else "")

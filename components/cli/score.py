@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+from components.core.jsonlines import numbered_lines
 from components.core.metrics import ANSWER_METRICS
 from components.core.scoring import score
 from components.core.stats import proportion_ci
@@ -19,7 +20,7 @@ def add_parser(sub, name: str) -> None:
     p = sub.add_parser(name, help="score predictions (JSONL: prediction, answers)",
                        description="Score predictions against gold answers.")
     p.add_argument("--metric", required=True, choices=ANSWER_METRICS,
-                   help="fuzzy (R&R §4.3), subspan-em (Lost in the Middle), exact (ALR2)")
+                   help="fuzzy (R&R §4.3), subspan-em (Lost in the Middle), exact (ALR2), kv-match (Lost in the Middle §4.1)")
     p.add_argument("--input", required=True, help="JSON-lines file, or - for standard input")
     p.set_defaults(func=run)
 
@@ -28,7 +29,7 @@ def read_rows(path: str) -> list[dict]:
     """Every non-blank line, checked; the first bad one raises ValueError naming its line."""
     text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     rows = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in numbered_lines(text):  # on "\n" only (components.core.jsonlines)
         if not line.strip():
             continue
         where = f"{path}: line {lineno}"

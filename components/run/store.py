@@ -78,6 +78,8 @@ MIGRATIONS: list[str] = [
     # trial) and the likelihood measure (the gold answer's log-probability per trial)
     ";\n".join([*added_in(5), "ALTER TABLE calls ADD COLUMN cached_input_tokens INTEGER",
                  "ALTER TABLE calls ADD COLUMN cache_write_tokens INTEGER"]),
+    # 6: the key-value metric of Lost in the Middle (§4.1: the value anywhere in the response)
+    ";\n".join(added_in(6)),
 ]
 
 ENV_DB = "LITM_DB"  # the one run store of the app and the command line

@@ -17,6 +17,7 @@ from components.core.scoring import (
     fuzzy_match,
     gold_sentence_recall,
     hallucination_rate,
+    kv_match,
     retrieval_precision,
     retrieval_recall,
     scorer_for,
@@ -60,6 +61,7 @@ def score_outcome(trial: Trial, outcome, doc, answers, answer_mode: str = "any",
     trial.score = scorer_for(fuzzy_match, answer_mode)(trial.answer, answers)
     trial.subspan_em = scorer_for(best_subspan_em, answer_mode)(prediction, answers)
     trial.exact = scorer_for(exact_match, answer_mode)(trial.answer, answers)
+    trial.kv_match = scorer_for(kv_match, answer_mode)(prediction, answers)
     trial.retrieved_pages = list(outcome.retrieved_pages) if outcome.retrieved_pages is not None else None
     trial.cited_pages = list(outcome.cited_pages or ())
     pages = trial.retrieved_pages if trial.retrieved_pages is not None else trial.cited_pages

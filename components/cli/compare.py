@@ -51,6 +51,8 @@ def to_json(result: dict) -> dict:
                      "latency_s_per_question": _num(r["latency_s_per_question"]),
                      "input_tokens_per_question": _num(r["input_tokens_per_question"]),
                      "output_tokens_per_question": _num(r["output_tokens_per_question"]),
+                     "cached_input_tokens_per_question": _num(r["cached_input_tokens_per_question"]),
+                     "cache_write_tokens_per_question": _num(r["cache_write_tokens_per_question"]),
                      "dominated": bool(r["dominated"])})
     pairs = [{**p, "diff": _num(p["diff"]), "ci": [_num(p["ci"][0]), _num(p["ci"][1])],
               "p_value": _num(p["p_value"]), "p_holm": _num(p.get("p_holm")), "accuracy_a": _num(p["accuracy_a"]),

@@ -1,4 +1,15 @@
-"""Anthropic messages API through AsyncAnthropic (one client per provider object)."""
+"""Anthropic messages API through AsyncAnthropic (one client per provider object).
+
+Prompt caching: with `cache_prefix` set for the model ([models] in a sweep), the prompt's shared prefix
+is marked for Anthropic's prompt cache. The last user message goes as text blocks cut where
+Prompt.cache_cuts says (each page before the shared prefix ends, then the end of that prefix), the
+block that ends the prefix carrying `cache_control: {"type": "ephemeral"}`: Anthropic writes the prefix
+up to that block to its cache, and finds an earlier prompt's prefix at any block boundary up to 20
+blocks before it (its prompt-caching page). The blocks joined are the prompt, byte for byte.
+Usage: Anthropic's `input_tokens` counts only the tokens after the last cache hit or write; ours
+counts every input token (cache reads `cache_read_input_tokens` and writes `cache_creation_input_tokens`
+included, kept apart in Completion), so input means the same for every provider.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +21,27 @@ from components.providers.guard import check_fits
 from components.providers.openai_provider import RequestCounter, bad_body, http_client, map_error, sdk_kwargs
 
 
+def _tokens(usage, name: str) -> int:
+    try:
+        return max(0, int(getattr(usage, name, 0) or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def blocks(text: str, cuts: tuple[int, ...]) -> list[dict]:
+    """`text` as text blocks cut at `cuts`, the block ending at the last cut marked for the cache."""
+    inner = sorted({c for c in cuts if 0 < c < len(text)})
+    if not cuts or cuts[-1] not in inner:
+        return [{"type": "text", "text": text}]
+    edges = [0, *inner, len(text)]
+    out = [{"type": "text", "text": text[a:b]} for a, b in zip(edges, edges[1:], strict=False)]
+    out[edges.index(cuts[-1]) - 1]["cache_control"] = {"type": "ephemeral"}
+    return out
+
+
 class AnthropicProvider:
+    takes_cache_cuts = True  # complete(..., cuts=Prompt.cache_cuts()) when the model has cache_prefix
+
     def __init__(self, spec: ModelSpec, api_key: str):
         import anthropic
 
@@ -30,9 +61,11 @@ class AnthropicProvider:
     def __repr__(self) -> str:  # never show the key
         return f"AnthropicProvider({self.spec.label})"
 
-    def request(self, messages: list[dict], settings: Settings) -> dict:
+    def request(self, messages: list[dict], settings: Settings, cuts: tuple[int, ...] = ()) -> dict:
         system = "\n\n".join(str(m["content"]) for m in messages if m.get("role") == "system")
         rest = [{"role": m["role"], "content": m["content"]} for m in messages if m.get("role") != "system"]
+        if self.spec.cache_prefix and cuts and rest and isinstance(rest[-1]["content"], str):
+            rest[-1] = {**rest[-1], "content": blocks(rest[-1]["content"], cuts)}
         kw: dict = {"model": self.spec.model, "messages": rest, "max_tokens": settings.max_tokens}
         if self.spec.model.startswith("claude-3"):
             # this SDK's messages.create no longer takes temperature (newer models refuse it); the
@@ -42,11 +75,11 @@ class AnthropicProvider:
             kw["system"] = system
         return kw
 
-    async def complete(self, messages: list[dict], settings: Settings) -> Completion:
+    async def complete(self, messages: list[dict], settings: Settings, cuts: tuple[int, ...] = ()) -> Completion:
         check_fits(self.spec, messages, settings)
         t0 = time.perf_counter()
         try:
-            r = await self.client.messages.create(**self.request(messages, settings))
+            r = await self.client.messages.create(**self.request(messages, settings, cuts))
         except self._sdk.AnthropicError as exc:
             raise map_error(exc, self.spec.label, self._key) from None
         except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a body the SDK could not read
@@ -61,13 +94,16 @@ class AnthropicProvider:
                               f"(stop_reason {getattr(r, 'stop_reason', None)!r})")
         text = "".join(texts)
         usage = r.usage
+        read, written = _tokens(usage, "cache_read_input_tokens"), _tokens(usage, "cache_creation_input_tokens")
         return Completion(
             text=text,
-            input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
-            output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+            input_tokens=_tokens(usage, "input_tokens") + read + written,
+            output_tokens=_tokens(usage, "output_tokens"),
             latency_s=latency,
             model=r.model or self.spec.model,
             finish_reason=str(r.stop_reason or ""),
+            cached_input_tokens=read,
+            cache_write_tokens=written,
         )
 
     async def aclose(self) -> None:

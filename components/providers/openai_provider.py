@@ -181,6 +181,7 @@ class OpenAIProvider:
             raise BadResponse(f"{self.spec.label}: the answer has no content "
                               f"(finish_reason {choice.get('finish_reason')!r})")
         usage = r.get("usage") if isinstance(r.get("usage"), dict) else {}
+        details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
         return Completion(
             text=content,
             input_tokens=_count(usage.get("prompt_tokens")),
@@ -188,6 +189,7 @@ class OpenAIProvider:
             latency_s=latency,
             model=r.get("model") if isinstance(r.get("model"), str) and r.get("model") else self.spec.model,
             finish_reason=choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else "",
+            cached_input_tokens=_count(details.get("cached_tokens")),  # part of prompt_tokens (OpenAI)
         )
 
     async def aclose(self) -> None:

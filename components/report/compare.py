@@ -41,7 +41,8 @@ DEFAULT_MARGIN = 0.05  # non-inferiority margin: a cheaper arm may be at most 5 
 DEFAULT_MIN_SAVING = 0.10  # and must save at least 10% of the most accurate arm's cost
 ARM_TABLE = ["label", "strategy", "params", "model", "n", "correct", "accuracy", "lo", "hi", "errors", "trials",
              "calls_per_question", "latency_s_per_question", "input_tokens_per_question",
-             "output_tokens_per_question", "priced_as", "batch", "cost_per_1000_usd", "dominated"]
+             "output_tokens_per_question", "cached_input_tokens_per_question", "cache_write_tokens_per_question",
+             "priced_as", "batch", "cost_per_1000_usd", "dominated"]
 
 
 # --- trials -> scored 0/1 values --------------------------------------------------------------------
@@ -119,14 +120,19 @@ def price_for(model: str, prices: dict | None = None) -> tuple[str, dict | None]
 
 
 def cost_per_1000(input_tokens: float, output_tokens: float, model: str, *, batch: bool = False,
-                  prices: dict | None = None) -> float | None:
+                  prices: dict | None = None, cached_input_tokens: float = 0,
+                  cache_write_tokens: float = 0) -> float | None:
     """Dollars for 1,000 questions of `input_tokens` and `output_tokens` each (all stages) at `model`'s
-    list price, or at its batch price (the provider's batch discount); None when the price is unknown."""
+    list price, or at its batch price (the provider's batch discount); None when the price is unknown.
+    The part of the input the provider read from (`cached_input_tokens`) or wrote to
+    (`cache_write_tokens`) its prompt cache is billed at the cached rates (providers.pricing)."""
     priced_as, price = price_for(model, prices)
     if price is None or pd.isna(input_tokens) or pd.isna(output_tokens):
         return None
     provider, _, name = priced_as.partition(":")
-    usd = pricing.cost_usd(provider, name, input_tokens, output_tokens, prices, batch=batch)
+    usd = pricing.cost_usd(provider, name, input_tokens, output_tokens, prices, batch=batch,
+                           cached_input_tokens=0 if pd.isna(cached_input_tokens) else cached_input_tokens,
+                           cache_write_tokens=0 if pd.isna(cache_write_tokens) else cache_write_tokens)
     return None if usd is None else 1000 * usd
 
 
@@ -140,6 +146,14 @@ def _mean(values) -> float:
 def seconds_text(x) -> str:
     """Seconds per question as shown everywhere (page, report, CLI): "unknown" when no call was timed."""
     return "unknown" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.2f}"
+
+
+def _cache_mean(g: pd.DataFrame, column: str) -> float:
+    """Mean prompt-cache tokens per trial (a trial stored before they were counted has none: 0)."""
+    if column not in g.columns:
+        return 0.0
+    v = pd.to_numeric(g[column], errors="coerce").fillna(0)
+    return float(v.mean()) if len(v) else 0.0
 
 
 def _timed_mean(values) -> float:
@@ -163,6 +177,7 @@ def arms(df: pd.DataFrame, *, price_model: str | None = None, batch: bool = Fals
         n, k = int(len(ok)), int(ok.sum())
         lo, hi = stats.proportion_ci(k, n) if n else (math.nan, math.nan)
         tin, tout = _mean(g.get("input_tokens")), _mean(g.get("output_tokens"))
+        tcached, twritten = _cache_mean(g, "cached_input_tokens"), _cache_mean(g, "cache_write_tokens")
         model = price_model or str(g["model"].iloc[0])
         priced_as, _ = price_for(model, prices)
         rows.append({"label": label, "strategy": g["strategy"].iloc[0], "params": g["params"].iloc[0],
@@ -171,8 +186,10 @@ def arms(df: pd.DataFrame, *, price_model: str | None = None, batch: bool = Fals
                      "calls_per_question": _mean(g.get("calls")),
                      "latency_s_per_question": _timed_mean(g.get("latency_s")),
                      "input_tokens_per_question": tin, "output_tokens_per_question": tout,
+                     "cached_input_tokens_per_question": tcached, "cache_write_tokens_per_question": twritten,
                      "priced_as": priced_as, "batch": bool(batch),
-                     "cost_per_1000_usd": cost_per_1000(tin, tout, model, batch=batch, prices=prices)})
+                     "cost_per_1000_usd": cost_per_1000(tin, tout, model, batch=batch, prices=prices,
+                                                        cached_input_tokens=tcached, cache_write_tokens=twritten)})
     out = pd.DataFrame(rows, columns=ARM_TABLE[:-1])
     out["dominated"] = dominated(out)
     return out

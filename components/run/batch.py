@@ -33,7 +33,7 @@ from components.providers.batches import BatchRequestError, batch_api, split
 from components.providers.factory import make_provider
 from components.providers.guard import check_fits, count_message_tokens
 from components.providers.pricing import cost_usd
-from components.run.caller import NeedsCall
+from components.run.caller import NeedsCall, stored_completion
 from components.run.gcpace import paced
 from components.run.plan import Documents, plan, precount
 from components.run.runner import Progress, SweepSummary, _key_for, run_sweep, stamp
@@ -95,9 +95,7 @@ class CacheCaller:
         key = cache_key(self.spec, messages, settings)
         row = self.store.get_call(key)
         if row is not None:
-            return Completion(row["response"], row["input_tokens"] or 0, row["output_tokens"] or 0,
-                              row["latency_s"] or 0.0, row["model"], key not in self.fresh,
-                              row["finish_reason"] or ""), key
+            return stored_completion(row, cached=key not in self.fresh), key
         if key in self.errors:
             raise BatchRequestError(self.errors[key])
         check_fits(self.spec, messages, settings)  # too long: the trial's error, never submitted
@@ -457,7 +455,9 @@ class BatchRun:
                 if self.store.store_batch_result(row["id"], r.key, spec, r.completion):
                     self.fresh.add(r.key)
                     self.spent += cost_usd(spec.provider, spec.model, r.completion.input_tokens,
-                                           r.completion.output_tokens, batch=True) or 0.0
+                                           r.completion.output_tokens, batch=True,
+                                           cached_input_tokens=r.completion.cached_input_tokens,
+                                           cache_write_tokens=r.completion.cache_write_tokens) or 0.0
                     ok += 1
             elif r.outcome in ("errored", "expired"):
                 self.store.batch_error(row["id"], r.key, r.error)

@@ -22,7 +22,7 @@ SWEEP_KEYS = {"name", "tasks", "n_tasks", "lengths", "positions", "documents", "
               "models", "budget", "encoding", "max_tokens", "seed", "max_retry_after", "fail_fast",
               "mode"}
 MODEL_KEYS = {"provider", "model", "base_url", "api_key_env", "context_window", "max_tokens",
-              "requests_per_minute", "timeout", "max_retries"}
+              "requests_per_minute", "timeout", "max_retries", "cache_prefix"}
 BUDGET_KEYS = {"max_calls", "max_usd"}
 MODES = ("live", "batch")  # batch: the providers' batch interfaces (components/run/batch.py), half price
 BATCH_PROVIDERS = ("openai", "openai-compatible", "anthropic")
@@ -59,6 +59,7 @@ class ModelConfig:
     requests_per_minute: float | None = None
     timeout: float | None = None
     max_retries: int | None = None
+    cache_prefix: bool | None = None  # Anthropic: mark the shared prefix for prompt caching (cache_control)
 
     @property
     def label(self) -> str:
@@ -67,7 +68,7 @@ class ModelConfig:
     @property
     def spec(self) -> ModelSpec:
         return ModelSpec(self.provider, self.model, self.base_url, self.api_key_env, self.context_window,
-                         self.timeout, self.max_retries)
+                         self.timeout, self.max_retries, self.cache_prefix)
 
     @classmethod
     def from_dict(cls, d: dict, i: int) -> ModelConfig:
@@ -83,6 +84,11 @@ class ModelConfig:
             _fail(f"{where}: an openai-compatible model needs base_url (e.g. http://127.0.0.1:8000/v1)")
         for k in ("context_window", "max_tokens"):
             _positive_int(f"{where}.{k}", d.get(k), allow_none=True)
+        if d.get("cache_prefix") is not None and not isinstance(d["cache_prefix"], bool):
+            _fail(f"{where}.cache_prefix must be true or false, got {d['cache_prefix']!r}")
+        if d.get("cache_prefix") and d["provider"] != "anthropic":
+            _fail(f"{where}.cache_prefix marks a prefix for Anthropic's prompt caching; OpenAI caches prompts of "
+                  "1,024+ tokens by itself (leave it out)")
         rpm = d.get("requests_per_minute")
         if rpm is not None and (isinstance(rpm, bool) or not isinstance(rpm, int | float) or rpm <= 0):
             _fail(f"{where}.requests_per_minute must be a positive number, got {rpm!r}")

@@ -143,3 +143,21 @@ def test_cached_rates_in_the_price_file_carry_their_source():
     assert pricing.cost_usd("openai", "gpt-4", 2000, 0, cached_input_tokens=1024) == pytest.approx(2000 * 30 / 1e6)
     with pytest.raises(ValueError, match="cached_input must be a number"):
         pricing.merge({}, {"models": {"openai": {"x": {"input": 1, "output": 2, "cached_input": "cheap"}}}}, "t")
+
+
+def test_batch_results_carry_cached_tokens_and_batch_prices(tmp_path, server, keys):
+    from components.run.batch import run_batch_sweep
+
+    server.set(prompt_cache=True)
+    cfg = litm20(server, "openai", "gpt-4o-mini")
+    cfg = SweepConfig.from_dict({"sweep": {**cfg.to_dict(), "mode": "batch", "tasks": str(NQ30)}})
+    store = RunStore(tmp_path / "s.sqlite")
+    s = run_batch_sweep(cfg, store, poll_interval=0.05)
+    assert s.errors == 0
+    trials = store.trials_frame()
+    assert trials["cached_input_tokens"].sum() > 0
+    assert trials["cached_input_tokens"].sum() == sum(c["cached_input_tokens"] for c in _calls(store))
+    row = trials.iloc[-1]
+    assert row["cost_usd"] == pytest.approx(0.5 * ((row["input_tokens"] - row["cached_input_tokens"]) * 0.15
+                                                   + row["cached_input_tokens"] * 0.075 + row["output_tokens"] * 0.6)
+                                            / 1e6)

@@ -153,10 +153,11 @@ class OpenAIBatches:
             if response.get("status_code") == 200 and isinstance(body, dict) and body.get("choices") is not None:
                 choice = (body.get("choices") or [{}])[0]
                 tin, tout = _usage(body.get("usage") or {}, "prompt_tokens", "completion_tokens")
+                details = (body.get("usage") or {}).get("prompt_tokens_details") or {}
                 text = ((choice.get("message") or {}).get("content")) or ""
                 out.append(BatchResult(key, "succeeded", Completion(
                     text, tin, tout, 0.0, body.get("model") or self.spec.model, False,
-                    choice.get("finish_reason") or "")))
+                    choice.get("finish_reason") or "", cached_input_tokens=int(details.get("cached_tokens") or 0))))
                 continue
             err = line.get("error") or (body.get("error") if isinstance(body, dict) else None) or {}
             code = str(err.get("code") or "")
@@ -240,9 +241,11 @@ class AnthropicBatches:
                 if r.type == "succeeded":
                     m = r.message
                     text = "".join(getattr(b, "text", "") for b in (m.content or []) if getattr(b, "type", "") == "text")
-                    out.append(BatchResult(item.custom_id, "succeeded", Completion(
-                        text, int(m.usage.input_tokens or 0), int(m.usage.output_tokens or 0), 0.0,
-                        m.model or self.spec.model, False, str(m.stop_reason or ""))))
+                    read = int(getattr(m.usage, "cache_read_input_tokens", 0) or 0)
+                    written = int(getattr(m.usage, "cache_creation_input_tokens", 0) or 0)
+                    out.append(BatchResult(item.custom_id, "succeeded", Completion(  # input: every input token
+                        text, int(m.usage.input_tokens or 0) + read + written, int(m.usage.output_tokens or 0), 0.0,
+                        m.model or self.spec.model, False, str(m.stop_reason or ""), read, written)))
                 elif r.type == "errored":
                     err = getattr(r.error, "error", None)
                     message = scrub(str(getattr(err, "message", "") or getattr(err, "type", "") or "error"),

@@ -455,7 +455,10 @@ def verdict(arm_table: pd.DataFrame, pair_list: list[dict], *, margin: float = D
         item = (r.cost_, r, p, d, lo, hi, share)
         if share < min_saving:
             continue
-        (cheaper if lo > -margin else not_shown).append(item)
+        if lo > -margin:
+            cheaper.append(item)
+        elif not (p["p_holm"] < ALPHA and d < 0):  # an arm shown worse is no candidate at all
+            not_shown.append(item)
     if cheaper:
         cost, r, p, d, lo, hi, share = min(cheaper, key=lambda c: c[0])
         saving = best["cost_"] - cost

@@ -86,3 +86,34 @@ def test_compare_table_arms_length_and_errors(swept, capsys):
         assert err.startswith("litm: ") and err.count("\n") == 1 and message in err
     assert main(["compare", "--db", str(db.parent / "none.sqlite")]) == 1
     assert "no run store" in capsys.readouterr().err
+
+
+def test_five_arms_on_the_loopback_server_holm_and_verdict(tmp_path, server, capsys):
+    """Done-when of the evidence issue: five arms, middle loss; adjusted p-values equal statsmodels' Holm on
+    the raw ones, and the verdict never calls an arm better on a raw p that Holm rejects."""
+    from statsmodels.stats.multitest import multipletests
+
+    server.set(middle_loss=0.9)
+    toml = sweep_toml(tmp_path, name="five", base_url=server.openai_url, n_tasks=6, lengths=(900,),
+                      positions=(0.0, 0.25, 0.5, 0.75, 1.0), strategies=("baseline", "reprompt", "icr"),
+                      params="{ r = [150, 300, 600], k = 2 }")
+    db = tmp_path / "five.sqlite"
+    assert main(["sweep", str(toml), "--db", str(db), "--quiet"]) == 0
+    capsys.readouterr()
+    obj = _json(capsys, "--db", str(db), "--model-price", "gpt-4o-mini", "--margin", "5", "--min-saving", "10")
+    assert len(obj["arms"]) == 5 and len(obj["pairs"]) == 10
+    raw = [p["p_value"] for p in obj["pairs"]]
+    assert [p["p_holm"] for p in obj["pairs"]] == pytest.approx(list(multipletests(raw, method="holm")[1]))
+    assert all(p["p_holm"] >= p["p_value"] for p in obj["pairs"])
+    v = obj["verdict"]
+    assert obj["margin"] == 0.05 and obj["min_saving"] == 0.10 and v["line"].split(" · ")[-1] in ("confident", "not yet")
+    assert obj["recommendation"].startswith(v["line"])
+    if v["confidence"] == "confident" and v["recommend"] == v.get("versus"):
+        raise AssertionError("an arm recommended against itself")
+    if "significantly better" in v["reasons"]:  # then every pair with the winner survives Holm
+        winner = v["recommend"]
+        assert all(p["p_holm"] < 0.05 for p in obj["pairs"] if winner in (p["a"], p["b"]))
+    # the one-line verdict leads the table too
+    assert main(["compare", "--db", str(db), "--model-price", "gpt-4o-mini"]) == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[0] == v["line"] and "Holm" in text

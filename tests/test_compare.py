@@ -122,22 +122,70 @@ def test_fractional_scores_use_the_verdict_rule():
 
 def test_recommendation_is_computed(two_arms):
     out = cmp.compare(two_arms)
-    text = out["recommendation"]
-    assert text.startswith("A · gpt-4o-mini is the most accurate (73%, n = 11) and the cheapest")
-    assert "not significantly more accurate than B · gpt-4o-mini" in text and "p = 0.38" in text
+    v = out["verdict"]
+    # A is the most accurate and the cheaper; B is not significantly worse: not yet
+    assert v["line"] == ("Recommend A · gpt-4o-mini · saves $0.3060 per 1,000 questions against B · gpt-4o-mini"
+                         " · not yet")
+    assert out["recommendation"].startswith(v["line"] + ". A · gpt-4o-mini is the most accurate (73%, n = 11)")
+    assert "Holm-adjusted p = 0.38" in v["reasons"]
     need = math.ceil((Z * math.sqrt(0.5) + ZB * math.sqrt(0.5 - 0.09)) ** 2 / 0.09)
-    assert f"About {need} matched trials" in text and need == 42
-    # a cheaper arm that is not significantly worse is recommended, with its share of the best one's cost
+    assert f"about {need} matched trials" in v["reasons"] and need == 42 and v["confidence"] == "not yet"
+    # a cheaper arm within 9 points at half the cost is NOT recommended: its interval allows far worse
     c = _trials({"C": [1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1]}, tokens=(500, 10))
     out = cmp.compare(pd.concat([two_arms, c], ignore_index=True))
-    share = (500 * 0.15 + 10 * 0.6) / (1000 * 0.15 + 10 * 0.6)
-    assert out["recommendation"].startswith("C · gpt-4o-mini is within 9 points of the best arm, A · gpt-4o-mini")
-    assert f"at {100 * share:.0f}% of its cost" in out["recommendation"]
-    # a clear winner
+    v = out["verdict"]
+    assert v["recommend"] == "A · gpt-4o-mini" and v["confidence"] == "not yet"
+    assert "C · gpt-4o-mini would save 48%" in v["reasons"] and "not yet shown within 5 points" in v["reasons"]
+    # a clear winner, after Holm
     win = _trials({"W": [1] * 20, "L": [0] * 20})
-    text = cmp.compare(win)["recommendation"]
-    assert "significantly better than every other arm" in text and "every arm costs the same" in text
-    assert cmp.compare(_trials({"W": [1]}))["recommendation"].startswith("Choose at least two arms")
+    v = cmp.compare(win)["verdict"]
+    assert v["line"] == "Recommend W · gpt-4o-mini · costs the same as L · gpt-4o-mini · confident"
+    assert "significantly better than every other arm after Holm's correction" in v["reasons"]
+    assert cmp.compare(_trials({"W": [1]}))["recommendation"].startswith("No recommendation")
+
+
+def _same(n: int, tokens: tuple[int, int]) -> list[int]:
+    return [1 if i % 3 else 0 for i in range(n)]
+
+
+def test_cheaper_arm_is_recommended_only_when_non_inferior_and_saving_enough():
+    base = _trials({"A": _same(300, (1000, 10))}, tokens=(1000, 10))
+    cheap = _trials({"C": _same(300, (400, 10))}, tokens=(400, 10))
+    v = cmp.compare(pd.concat([base, cheap], ignore_index=True))["verdict"]
+    saving = 1000 * ((1000 - 400) * 0.15) / 1e6
+    assert v["line"] == f"Recommend C · gpt-4o-mini · saves ${saving:,.4f} per 1,000 questions · confident"
+    assert v["recommend"] == "C · gpt-4o-mini" and v["saving_per_1000_usd"] == pytest.approx(saving)
+    assert "non-inferior within the 5 points margin" in v["reasons"]
+    # the same arm saving only 5% of the cost is not worth it: below the 10% minimum
+    small = _trials({"C": _same(300, (950, 10))}, tokens=(950, 10))
+    v = cmp.compare(pd.concat([base, small], ignore_index=True))["verdict"]
+    assert v["recommend"] != "C · gpt-4o-mini"
+    # a minimum the user lowers lets it through; a tighter margin than its interval stops it
+    assert cmp.compare(pd.concat([base, small], ignore_index=True), min_saving=0.01)["verdict"]["recommend"] == \
+        "C · gpt-4o-mini"
+    assert cmp.compare(pd.concat([base, cheap], ignore_index=True), margin=0.001)["verdict"]["confidence"] == "not yet"
+
+
+def test_ties_are_ties():
+    v = cmp.compare(_trials({"A": [1, 0, 1, 0, 1, 1], "B": [1, 0, 1, 0, 1, 1]}))["verdict"]
+    assert v["line"] == "Tie · A · gpt-4o-mini and B · gpt-4o-mini · not yet" and v["recommend"] is None
+    assert "a tie, not a winner" in v["reasons"]
+
+
+def test_holm_is_statsmodels_and_the_verdict_never_uses_a_raw_p_it_rejects():
+    from statsmodels.stats.multitest import multipletests
+
+    # five arms: W beats L at raw p = 0.031 (exact McNemar, 6 against 0 discordant pairs), which Holm's
+    # correction over the 10 pairs does not keep
+    w = [1] * 6 + [1, 0] * 10
+    arms = {"W": w, "L": [0] * 6 + [1, 0] * 10, "M1": w, "M2": w, "M3": w}
+    out = cmp.compare(_trials(arms), labels=[f"{a} · gpt-4o-mini" for a in ("W", "L", "M1", "M2", "M3")])
+    raw = [p["p_value"] for p in out["pairs"]]
+    assert [p["p_holm"] for p in out["pairs"]] == pytest.approx(list(multipletests(raw, method="holm")[1]))
+    wl = next(p for p in out["pairs"] if {p["a"], p["b"]} == {"W · gpt-4o-mini", "L · gpt-4o-mini"})
+    assert wl["p_value"] < 0.05 <= wl["p_holm"]
+    v = out["verdict"]
+    assert v["confidence"] == "not yet" and "significantly" not in v["reasons"]
 
 
 def test_by_position_and_failures():

@@ -33,6 +33,8 @@ def reference(strategy: str, row: dict) -> str:
         return f"Question: {q}\nAnswer:"
     if strategy == "litm-qac":
         return f"{INSTRUCTION}\n\nQuestion: {q}\n\n{documents}\n\nQuestion: {q}\nAnswer:"
+    if strategy == "litm-random":  # qa_ordered_randomly.prompt
+        return f"{INSTRUCTION} The search results are ordered randomly.\n\n{documents}\n\nQuestion: {q}\nAnswer:"
     return f"{INSTRUCTION}\n\n{documents}\n\nQuestion: {q}\nAnswer:"
 
 
@@ -46,7 +48,7 @@ def test_the_shipped_file_is_the_credited_one():
         "6a7f72b846f663a133ef952244e5a4e43f06bcf190afe34e8fbe687ce0d1653e"
 
 
-@pytest.mark.parametrize("strategy", ["litm", "litm-qac", "oracle", "closed-book"])
+@pytest.mark.parametrize("strategy", ["litm", "litm-qac", "litm-random", "oracle", "closed-book"])
 def test_every_nq_question_gets_the_reference_prompt(capsys, strategy):
     data = rows(NQ)
     out = prompts_all(capsys, "--task", str(NQ), "--strategy", strategy)

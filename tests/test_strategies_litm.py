@@ -46,6 +46,14 @@ def test_qa_query_aware_exact(doc):
         INSTR + "\n\nQuestion: who wrote hamlet\n\n" + DOCS + "\n\nQuestion: who wrote hamlet\nAnswer:")
 
 
+def test_random_order_exact(doc):
+    # the reference's tests/test_prompting.py (mention_random_ordering=True): the instruction gains one
+    # sentence, everything else as the plain QA prompt
+    assert text_of("litm-random", doc) == (
+        INSTR + " The search results are ordered randomly.\n\n" + DOCS + "\n\nQuestion: who wrote hamlet\nAnswer:")
+    assert get_strategy("litm-random").metric == "subspan-em"
+
+
 def test_closed_book_exact(doc):
     assert text_of("closed-book", doc) == "Question: who wrote hamlet\nAnswer:"
 
@@ -97,7 +105,7 @@ def test_kv_key_strips_quotes():
     assert kv_key("abc") == "abc"
 
 
-@pytest.mark.parametrize("name", ["litm", "litm-qac", "oracle"])
+@pytest.mark.parametrize("name", ["litm", "litm-qac", "litm-random", "oracle"])
 def test_spans_are_exact_and_tokens_match(doc, name):
     p = get_strategy(name).first_prompts(doc, Q)[0]
     for s in p.spans:

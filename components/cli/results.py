@@ -1,5 +1,6 @@
 """`litm results`: the trials of a run store as CSV or JSON (columns: components.run.schema), streamed
-row by row, so memory stays flat on a store of any size."""
+row by row, so memory stays flat on a store of any size. `--json`: every curve instead (accuracy at each
+answer position with n and its interval, and the curve's shape: components.report.shape)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,71 @@ def add_parser(sub, name):
     p.add_argument("--sweep", help="sweep id or name (default: all sweeps)")
     p.add_argument("--format", choices=("csv", "json"), default="csv")
     p.add_argument("--all-columns", action="store_true", help="every stored column")
+    p.add_argument("--json", action="store_true",
+                   help="one JSON object: every curve (arm x sweep x size) with its points and shape statistics")
+    p.add_argument("--metric", default="primary",
+                   help="with --json: the value of the curves: primary (each strategy's own metric, the default), "
+                        "a metric name (subspan-em, fuzzy, ...) or a numeric trial column (e.g. answer_logprob)")
     p.set_defaults(func=run)
 
 
+def curve_values(trials, metric: str):
+    """Each trial's value for --metric: its strategy's primary metric, a named metric, or a numeric column."""
+    from components.core.metrics import BY_COLUMN, METRICS
+    from components.report.analysis import primary_values
+    from components.run.schema import SQL_TYPES
+
+    if metric == "primary":
+        return primary_values(trials)
+    found = METRICS.get(metric) or BY_COLUMN.get(metric)
+    column = found.column if found else metric
+    if SQL_TYPES.get(column) not in ("REAL", "INTEGER"):
+        raise ValueError(f"--metric: {metric!r} is not a metric or a numeric trial column")
+    return trials[column]
+
+
+def curves_json(args) -> int:
+    from components.report.shape import METHOD, curves
+    from components.run.reader import SUMMARY_COLUMNS, summary_frame
+    from components.run.store import RunStore, shipped_paths
+
+    db = db_path(args)
+    if not db.is_file():
+        raise FileNotFoundError(f"no run store at {db}")
+    shipped = db.resolve() in {p.resolve() for p in shipped_paths()}  # shipped stores must not change
+    store = RunStore(db, readonly=True) if shipped else RunStore.for_reading(db)
+    columns = list(SUMMARY_COLUMNS)
+    if args.metric not in ("primary", *columns):
+        from components.core.metrics import METRICS
+
+        columns.append(METRICS[args.metric].column if args.metric in METRICS else args.metric)
+    try:
+        trials = summary_frame(store, args.sweep, columns=list(dict.fromkeys(columns)))
+    finally:
+        store.close()
+    found = curves(trials, curve_values(trials, args.metric))
+    obj = _clean({"metric": args.metric, "curves": found, "method": METHOD})
+    json.dump(obj, sys.stdout, ensure_ascii=False, allow_nan=False)
+    sys.stdout.write("\n")
+    return 0
+
+
+def _clean(x):
+    """Plain JSON: numpy numbers as Python ones, NaN as null."""
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_clean(v) for v in x]
+    if hasattr(x, "item") and not isinstance(x, str):
+        x = x.item()
+    if isinstance(x, float) and x != x:
+        return None
+    return x
+
+
 def run(args) -> int:
+    if args.json:
+        return curves_json(args)
     from components.run.reader import iter_rows
     from components.run.schema import EXPORT_COLUMNS, JSON_COLUMNS, RESULT_COLUMNS
     from components.run.store import RunStore

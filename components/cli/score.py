@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from components.core.jsonlines import numbered_lines
 from components.core.loaders import read_bounded, read_stream
 from components.core.metrics import ANSWER_METRICS
 from components.core.scoring import score
@@ -24,7 +25,7 @@ def add_parser(sub, name: str) -> None:
     p = sub.add_parser(name, help="score predictions (JSONL: prediction, answers)",
                        description="Score predictions against gold answers.")
     p.add_argument("--metric", required=True, choices=ANSWER_METRICS,
-                   help="fuzzy (R&R §4.3), subspan-em (Lost in the Middle), exact (ALR2)")
+                   help="fuzzy (R&R §4.3), subspan-em (Lost in the Middle), exact (ALR2), kv-match (Lost in the Middle §4.1)")
     p.add_argument("--input", required=True, help="JSON-lines file, or - for standard input")
     p.set_defaults(func=run)
 
@@ -43,7 +44,7 @@ def read_text(path: str) -> str:
 
 def rows_of(text: str, path: str):
     """Every non-blank line as a checked row, one at a time; the first bad one raises ValueError naming it."""
-    for lineno, line in enumerate(text.split("\n"), start=1):
+    for lineno, line in numbered_lines(text):  # on "\n" only (components.core.jsonlines)
         if not line.strip():
             continue
         where = f"{path}: line {lineno}"

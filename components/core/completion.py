@@ -17,6 +17,12 @@ class Completion:
     model: str = ""
     cached: bool = False
     finish_reason: str = ""
+    # prompt caching, as the provider billed it; both are PART of input_tokens (which counts every input
+    # token, so it means the same for every provider): read from its cache (OpenAI
+    # usage.prompt_tokens_details.cached_tokens, Anthropic usage.cache_read_input_tokens) and written to
+    # it (Anthropic usage.cache_creation_input_tokens; OpenAI bills no writes)
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 # A strategy asks for completions through this; the runner supplies it (cache, limits, retries).

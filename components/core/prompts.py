@@ -53,6 +53,19 @@ class Prompt:
     def messages(self) -> list[dict]:
         return [{"role": "user", "content": self.text}]
 
+    def cache_cuts(self) -> tuple[int, ...]:
+        """Where a provider's prompt cache may cut this prompt: the start of each page before the shared
+        prefix ends, and, last, where it ends: the first region that differs between trials of one
+        question (its gold page, or the question). The text before the gold page is the instruction and
+        the distractors in their given order, the same for every position further on. () when the prompt
+        has neither (nothing marked)."""
+        ends = [s.start_char for s in self.spans if s.kind in ("gold", "question")]
+        if not ends or min(ends) <= 0:
+            return ()
+        end = min(ends)
+        pages = sorted({s.start_char for s in self.spans if s.kind == "page" and 0 < s.start_char < end})
+        return (*pages, end)
+
     def spans_of(self, kind: str) -> list[Span]:
         return [s for s in self.spans if s.kind == kind]
 

@@ -60,8 +60,19 @@ def exact_match(prediction: str, answers: Iterable[str]) -> float:
     return 1.0 if any(pred == normalize_answer(g or "") for g in answers) else 0.0
 
 
+def kv_match(prediction: str, answers: Iterable[str]) -> float:
+    """LITM §4.1 key-value retrieval, as its evaluate_kv_responses.py scores it (nelson-liu/lost-in-the-middle,
+    scripts/evaluate_kv_responses.py: `1.0 if example["value"].lower() in model_answer.lower() else 0.0`):
+    the value anywhere in the WHOLE response, case-insensitive, nothing normalised or cut. So
+    "\n<value>", "The value is:\n<value>" and "<VALUE>" score 1 (best subspan EM, which reads only the
+    first line and drops punctuation, scores the first two 0), and a uuid written without its hyphens
+    scores 0. Several gold answers: any one found counts."""
+    response = (prediction or "").lower()
+    return 1.0 if any((gold or "").lower() in response for gold in answers) else 0.0
+
+
 # the answer metrics of components.core.metrics, by name
-SCORERS = {"fuzzy": fuzzy_match, "subspan-em": best_subspan_em, "exact": exact_match}
+SCORERS = {"fuzzy": fuzzy_match, "subspan-em": best_subspan_em, "exact": exact_match, "kv-match": kv_match}
 
 
 def score(metric: str, prediction: str, answers: Iterable[str]) -> float:

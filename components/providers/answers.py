@@ -64,11 +64,14 @@ def chat_completion(body, default_model: str, latency_s: float = 0.0) -> Complet
         raise BadResponse(f"the answer has no content (finish_reason {finish!r})" if content is None
                           else f"the answer's content is not text ({_short(content)})")
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
     model = body.get("model")
     return Completion(text=content, input_tokens=count(usage.get("prompt_tokens"), "prompt_tokens"),
                       output_tokens=count(usage.get("completion_tokens"), "completion_tokens"),
                       latency_s=latency_s, model=model if isinstance(model, str) and model else default_model,
-                      finish_reason=finish if isinstance(finish, str) else "")
+                      finish_reason=finish if isinstance(finish, str) else "",
+                      # OpenAI: prompt-cache hits, part of prompt_tokens
+                      cached_input_tokens=count(details.get("cached_tokens"), "cached_tokens"))
 
 
 def message_completion(body, default_model: str, latency_s: float = 0.0) -> Completion:
@@ -95,7 +98,12 @@ def message_completion(body, default_model: str, latency_s: float = 0.0) -> Comp
         raise BadResponse(f"the answer has no text content (stop_reason {stop!r})")
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
     model = body.get("model")
-    return Completion(text="".join(texts), input_tokens=count(usage.get("input_tokens"), "input_tokens"),
+    # Anthropic's input_tokens counts only the tokens after the last cache hit or write; ours counts every
+    # input token, cache reads and writes included and kept apart, so input means the same for every provider
+    read = count(usage.get("cache_read_input_tokens"), "cache_read_input_tokens")
+    written = count(usage.get("cache_creation_input_tokens"), "cache_creation_input_tokens")
+    return Completion(text="".join(texts), input_tokens=count(usage.get("input_tokens"), "input_tokens") + read + written,
                       output_tokens=count(usage.get("output_tokens"), "output_tokens"), latency_s=latency_s,
                       model=model if isinstance(model, str) and model else default_model,
-                      finish_reason=stop if isinstance(stop, str) else "")
+                      finish_reason=stop if isinstance(stop, str) else "",
+                      cached_input_tokens=read, cache_write_tokens=written)

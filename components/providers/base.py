@@ -38,6 +38,9 @@ class ModelSpec:
     context_window: int | None = None
     timeout: float | None = None  # seconds per request (SDK default when None); not in the cache key
     max_retries: int | None = None  # SDK retries (its default when None); not in the cache key
+    # Anthropic prompt caching: mark the prompt's shared prefix with cache_control (anthropic_provider);
+    # changes the bill, not the answer, so not in the cache key
+    cache_prefix: bool | None = None
 
     @property
     def label(self) -> str:

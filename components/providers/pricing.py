@@ -7,6 +7,12 @@ the file named by the environment variable LITM_PRICES, else ~/.config/litm-expl
 `openai-compatible` section for a paid hosted endpoint, or change `batch_discount`. Local and fake
 models cost 0; OpenAI-compatible models not in the table are taken as self-hosted (0); any other
 unknown model has no price (None), never a guess.
+
+Prompt caching: an entry may carry `cached_input` (USD per 1M input tokens read from the provider's
+prompt cache: OpenAI's "cached input", Anthropic's "cache hits") and `cache_write` (per 1M tokens written
+to it: Anthropic's 5-minute cache writes; OpenAI bills none). Cached and written tokens are part of a
+call's input tokens; the rest is billed at `input`. A model without a cached rate bills them at `input`.
+The batch discount applies to every part (both providers' batch pages say so).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parents[1] / "data" / "prices.json"
 FREE_PROVIDERS = ("local", "fake")
 MAX_PRICE_FILE_BYTES = 1024 * 1024  # an override file (read by core.loaders.read_bounded: regular files only)
+CACHE_RATES = ("cached_input", "cache_write")  # optional per-1M rates of an entry (see the module docstring)
 
 
 def override_path() -> Path | None:
@@ -80,6 +87,16 @@ def merge(table: dict, extra: dict, origin: str) -> dict:
                 raise ValueError(f"price for {provider}:{model} must be numbers (USD per 1M tokens)") from None
             if not all(math.isfinite(x) and x >= 0 for x in entry.values()):
                 raise ValueError(f"price for {provider}:{model} must be a number from 0 up (USD per 1M tokens)")
+            for rate in CACHE_RATES:
+                if price.get(rate) is not None and price[rate] == price[rate]:  # NaN (an empty grid cell): none
+                    try:
+                        entry[rate] = float(price[rate])
+                    except (TypeError, ValueError, OverflowError):
+                        raise ValueError(f"price for {provider}:{model}: {rate} must be a number (USD per 1M "
+                                         "tokens)") from None
+                    if not (math.isfinite(entry[rate]) and entry[rate] >= 0):
+                        raise ValueError(f"price for {provider}:{model}: {rate} must be a number from 0 up "
+                                         "(USD per 1M tokens)")
             entry["source"] = str(price.get("source") or origin)
             entry["checked"] = str(price.get("checked") or extra.get("date") or "")
             out.setdefault(provider, {})[model] = entry
@@ -133,16 +150,23 @@ def batch_factor(provider: str) -> float:
     return float(entry["factor"]) if entry else 1.0
 
 
-def cost_usd(provider: str, model: str, input_tokens: int, output_tokens: int,
-             prices: dict | None = None, batch: bool = False) -> float | None:
-    """Dollars for one call (or a sum of calls); None when the model's price is unknown. batch=True: sent
-    through the provider's batch interface, at batch_factor(provider) of the list price."""
+def cost_usd(provider: str, model: str, input_tokens: float, output_tokens: float,
+             prices: dict | None = None, batch: bool = False, *, cached_input_tokens: float = 0,
+             cache_write_tokens: float = 0) -> float | None:
+    """Dollars for one call (or a sum or mean of calls); None when the model's price is unknown.
+    `cached_input_tokens` and `cache_write_tokens` are the part of `input_tokens` the provider read from
+    and wrote to its prompt cache, billed at the entry's `cached_input` and `cache_write` rates (its
+    `input` rate when it has none). batch=True: sent through the provider's batch interface, at
+    batch_factor(provider) of every rate."""
     if provider in FREE_PROVIDERS:
         return 0.0
     price = price_of(provider, model, prices)
     if price is None:
         return 0.0 if provider == "openai-compatible" else None
-    usd = (input_tokens * price["input"] + output_tokens * price["output"]) / 1_000_000
+    cached, written = cached_input_tokens or 0, cache_write_tokens or 0
+    plain = input_tokens - cached - written
+    usd = (plain * price["input"] + cached * price.get("cached_input", price["input"])
+           + written * price.get("cache_write", price["input"]) + output_tokens * price["output"]) / 1_000_000
     return usd * batch_factor(provider) if batch else usd
 
 
@@ -150,6 +174,7 @@ def price_rows(prices: dict | None = None) -> list[dict]:
     """Every priced model as rows (provider, model, input, output, source, checked), for tables."""
     table = prices if prices is not None else PRICES
     return [{"provider": p, "model": m, "input": e["input"], "output": e["output"],
+             "cached_input": e.get("cached_input"), "cache_write": e.get("cache_write"),
              "source": e.get("source", ""), "checked": e.get("checked", "")}
             for p, models in table.items() for m, e in sorted(models.items())]
 

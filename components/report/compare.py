@@ -13,6 +13,10 @@ Statistics (all from scipy; each checked in tests/test_compare.py against number
   accuracy combined with the phi correlation, continuity-corrected), which stays inside [-1, 1] and
   covers well at small n where the paired Wald interval does not; the p-value is McNemar's exact
   test, a two-sided binomial test of b against b + c discordant pairs at 1/2 (scipy binomtest);
+- many pairs: Holm's step-down adjustment over the family of pairs shown (statsmodels multipletests,
+  method="holm"; Holm 1979), beside the raw p-values; every verdict reads the adjusted ones;
+- the verdict (`verdict`): a cheaper arm only when non-inferior within a margin (the 95% paired interval's
+  lower bound above -margin, default 5 points) and saving at least a minimum (default 10% of the cost);
 - planner: pairs needed for McNemar's test to find a difference d (Connor 1987, Biometrics 43:207):
   n = (z_{a/2} sqrt(psi) + z_b sqrt(psi - d^2))^2 / d^2, psi the share of discordant pairs.
 """
@@ -24,7 +28,7 @@ import math
 import pandas as pd
 from scipy.stats import binomtest, norm
 
-from components.core import stats
+from components.core import evidence, stats
 from components.providers import pricing
 from components.report import analysis, sweeps
 
@@ -33,9 +37,12 @@ MATCH_COLUMNS = ("task", "length", "position", "documents", "gold_index")
 ALPHA = 0.05
 DEFAULT_DISCORDANCE = 0.2  # share of pairs answered differently, when none has been seen yet
 DEFAULT_DIFFERENCE = 0.05  # 5 points: the difference the planner looks for unless told otherwise
+DEFAULT_MARGIN = 0.05  # non-inferiority margin: a cheaper arm may be at most 5 points worse (95% interval)
+DEFAULT_MIN_SAVING = 0.10  # and must save at least 10% of the most accurate arm's cost
 ARM_TABLE = ["label", "strategy", "params", "model", "n", "correct", "accuracy", "lo", "hi", "errors", "trials",
              "calls_per_question", "latency_s_per_question", "input_tokens_per_question",
-             "output_tokens_per_question", "priced_as", "batch", "cost_per_1000_usd", "dominated"]
+             "output_tokens_per_question", "cached_input_tokens_per_question", "cache_write_tokens_per_question",
+             "priced_as", "batch", "cost_per_1000_usd", "dominated"]
 
 
 # --- trials -> scored 0/1 values --------------------------------------------------------------------
@@ -113,14 +120,19 @@ def price_for(model: str, prices: dict | None = None) -> tuple[str, dict | None]
 
 
 def cost_per_1000(input_tokens: float, output_tokens: float, model: str, *, batch: bool = False,
-                  prices: dict | None = None) -> float | None:
+                  prices: dict | None = None, cached_input_tokens: float = 0,
+                  cache_write_tokens: float = 0) -> float | None:
     """Dollars for 1,000 questions of `input_tokens` and `output_tokens` each (all stages) at `model`'s
-    list price, or at its batch price (the provider's batch discount); None when the price is unknown."""
+    list price, or at its batch price (the provider's batch discount); None when the price is unknown.
+    The part of the input the provider read from (`cached_input_tokens`) or wrote to
+    (`cache_write_tokens`) its prompt cache is billed at the cached rates (providers.pricing)."""
     priced_as, price = price_for(model, prices)
     if price is None or pd.isna(input_tokens) or pd.isna(output_tokens):
         return None
     provider, _, name = priced_as.partition(":")
-    usd = pricing.cost_usd(provider, name, input_tokens, output_tokens, prices, batch=batch)
+    usd = pricing.cost_usd(provider, name, input_tokens, output_tokens, prices, batch=batch,
+                           cached_input_tokens=0 if pd.isna(cached_input_tokens) else cached_input_tokens,
+                           cache_write_tokens=0 if pd.isna(cache_write_tokens) else cache_write_tokens)
     return None if usd is None else 1000 * usd
 
 
@@ -134,6 +146,14 @@ def _mean(values) -> float:
 def seconds_text(x) -> str:
     """Seconds per question as shown everywhere (page, report, CLI): "unknown" when no call was timed."""
     return "unknown" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.2f}"
+
+
+def _cache_mean(g: pd.DataFrame, column: str) -> float:
+    """Mean prompt-cache tokens per trial (a trial stored before they were counted has none: 0)."""
+    if column not in g.columns:
+        return 0.0
+    v = pd.to_numeric(g[column], errors="coerce").fillna(0)
+    return float(v.mean()) if len(v) else 0.0
 
 
 def _timed_mean(values) -> float:
@@ -157,6 +177,7 @@ def arms(df: pd.DataFrame, *, price_model: str | None = None, batch: bool = Fals
         n, k = int(len(ok)), int(ok.sum())
         lo, hi = stats.proportion_ci(k, n, empty=stats.NO_INTERVAL)
         tin, tout = _mean(g.get("input_tokens")), _mean(g.get("output_tokens"))
+        tcached, twritten = _cache_mean(g, "cached_input_tokens"), _cache_mean(g, "cache_write_tokens")
         model = price_model or str(g["model"].iloc[0])
         priced_as, _ = price_for(model, prices)
         rows.append({"label": label, "strategy": g["strategy"].iloc[0], "params": g["params"].iloc[0],
@@ -165,8 +186,10 @@ def arms(df: pd.DataFrame, *, price_model: str | None = None, batch: bool = Fals
                      "calls_per_question": _mean(g.get("calls")),
                      "latency_s_per_question": _timed_mean(g.get("latency_s")),
                      "input_tokens_per_question": tin, "output_tokens_per_question": tout,
+                     "cached_input_tokens_per_question": tcached, "cache_write_tokens_per_question": twritten,
                      "priced_as": priced_as, "batch": bool(batch),
-                     "cost_per_1000_usd": cost_per_1000(tin, tout, model, batch=batch, prices=prices)})
+                     "cost_per_1000_usd": cost_per_1000(tin, tout, model, batch=batch, prices=prices,
+                                                        cached_input_tokens=tcached, cache_write_tokens=twritten)})
     out = pd.DataFrame(rows, columns=ARM_TABLE[:-1])
     out["dominated"] = dominated(out)
     return out
@@ -369,67 +392,161 @@ def _pair_of(pair_list: list[dict], a: str, b: str) -> tuple[dict | None, int]:
     return None, 1
 
 
-def recommend(arm_table: pd.DataFrame, pair_list: list[dict], *, difference: float = DEFAULT_DIFFERENCE) -> str:
-    """One plain sentence computed from the tables: the cheapest arm not significantly worse than the most
-    accurate one, or the most accurate one when it wins, or what the data cannot decide and the n needed."""
+def _versus(p: dict, sign: int) -> tuple[float, tuple[float, float]]:
+    """acc(other) - acc(best) and its interval from the pair (best, other), `sign` as _pair_of gives."""
+    if sign > 0:  # the pair is (best, other): diff = acc(best) - acc(other)
+        return -p["diff"], (-p["ci"][1], -p["ci"][0])
+    return p["diff"], (p["ci"][0], p["ci"][1])
+
+
+def _money(x) -> str:
+    return "an unknown amount" if x is None or x != x else f"${x:,.4f}"
+
+
+def _cost_phrase(best, other) -> str:
+    """How the recommended arm's cost per 1,000 questions compares with `other`'s."""
+    a, b = best.cost_, other.cost_
+    if pd.isna(a) or pd.isna(b):
+        return "cost per 1,000 questions unknown"
+    if a == b:
+        return f"costs the same as {other.label}"
+    if a < b:
+        return f"saves {_money(b - a)} per 1,000 questions against {other.label}"
+    return f"costs {_money(a - b)} more per 1,000 questions than {other.label}"
+
+
+def verdict(arm_table: pd.DataFrame, pair_list: list[dict], *, margin: float = DEFAULT_MARGIN,
+            min_saving: float = DEFAULT_MIN_SAVING, difference: float = DEFAULT_DIFFERENCE) -> dict:
+    """The decision, computed from the tables, with Holm-adjusted p-values (pair["p_holm"]) only:
+    {"line", "reasons", "recommend", "versus", "confidence", "saving_per_1000_usd", "margin", "min_saving",
+    "pairs_needed"}. `line` reads "Recommend X · saves Y per 1,000 questions · confident / not yet".
+
+    1. The most accurate arm is the reference. A CHEAPER arm is recommended only when it is
+       non-inferior within `margin` (the lower bound of the 95% paired interval of acc(cheaper) -
+       acc(best) is above -margin) AND saves at least `min_saving` of the reference's cost: the
+       cheapest such arm, "confident".
+    2. Else the most accurate arm: "confident" when it beats every other arm at Holm-adjusted p < 0.05;
+       otherwise "not yet", naming the closest arm and the matched trials that would tell them apart
+       (and, for a cheaper arm not yet shown within the margin, the trials a non-inferiority check needs).
+    Arms with the same accuracy on matched trials are a tie, never a winner."""
+    out = {"recommend": None, "versus": None, "confidence": "not yet", "saving_per_1000_usd": None,
+           "margin": margin, "min_saving": min_saving, "alpha": ALPHA, "correction": "Holm", "pairs_needed": None}
     t = arm_table[arm_table["n"] > 0] if not arm_table.empty else arm_table
     if len(t) < 2:
-        return "Choose at least two arms with scored trials to compare."
+        return {**out, "line": "No recommendation · choose at least two arms with scored trials",
+                "reasons": "Choose at least two arms with scored trials to compare."}
     t = t.assign(cost_=pd.to_numeric(t["cost_per_1000_usd"], errors="coerce"))
-    best = t.sort_values(["accuracy", "cost_"], ascending=[False, True], na_position="last").iloc[0]
+    # the reference: the most accurate arm; among equally accurate ones the dearest, so that a cheaper
+    # equal one is judged by the rule below (non-inferior and saving enough), never crowned by a tie
+    best = t.sort_values(["accuracy", "cost_"], ascending=[False, False], na_position="last").iloc[0]
     rest = t[t["label"] != best["label"]]
-    cheaper = []
+    pts = f"{100 * margin:.0f} points"
+    acc = f"{best['label']} is the most accurate ({_pct(best['accuracy'])}, n = {int(best['n'])})"
+    # 1. a cheaper arm, non-inferior within the margin and saving at least the minimum
+    cheaper, not_shown = [], []
     for r in rest.itertuples():
         p, sign = _pair_of(pair_list, best["label"], r.label)
-        if p is None or not p["n_matched"] or pd.isna(r.cost_) or pd.isna(best["cost_"]):
+        if p is None or not p["n_matched"] or pd.isna(r.cost_) or pd.isna(best["cost_"]) or best["cost_"] <= 0:
             continue
-        if r.cost_ < best["cost_"] and p["p_value"] >= ALPHA:
-            cheaper.append((r.cost_, r, p, sign))
+        share = (best["cost_"] - r.cost_) / best["cost_"]
+        if share <= 0:
+            continue
+        d, (lo, hi) = _versus(p, sign)
+        item = (r.cost_, r, p, d, lo, hi, share)
+        if share < min_saving:
+            continue
+        if lo > -margin:
+            cheaper.append(item)
+        elif not (p["p_holm"] < ALPHA and d < 0):  # an arm shown worse is no candidate at all
+            not_shown.append(item)
     if cheaper:
-        cost, r, p, sign = sorted(cheaper, key=lambda c: c[0])[0]
-        gap = sign * p["diff"]
-        share = f"{_pct(cost / best['cost_'])} of its cost" if best["cost_"] > 0 else "no cost"
-        worst = -p["ci"][1] if sign > 0 else p["ci"][0]  # the lower limit of acc(this arm) - acc(best)
-        text = (f"{r.label} is within {100 * abs(gap):.0f} points of the best arm, {best['label']} "
-                f"(not significantly worse: p = {p['p_value']:.2f}, {p['n_matched']} matched trials) at {share}")
-        if worst < -difference:
-            need = plan(p, difference=difference)["pairs"]
-            text += (f"; but it could be up to {100 * -worst:.0f} points worse: about {need} matched trials "
-                     f"would tell a {100 * difference:.0f}-point difference apart")
-        return text + "."
-    verdicts = []
+        cost, r, p, d, lo, hi, share = min(cheaper, key=lambda c: c[0])
+        saving = best["cost_"] - cost
+        line = f"Recommend {r.label} · saves {_money(saving)} per 1,000 questions · confident"
+        reasons = (f"{acc}, but {r.label} is at most {pts} worse (non-inferior within the {pts} margin): accuracy "
+                   f"{100 * d:+.1f} points against it, 95% interval {100 * lo:+.1f} to {100 * hi:+.1f} over "
+                   f"{p['n_matched']} matched trials (Holm-adjusted p = {p['p_holm']:.2g}), and it costs "
+                   f"{100 * share:.0f}% less ({_money(cost)} against {_money(best['cost_'])} per 1,000 questions; "
+                   f"the minimum saving asked is {100 * min_saving:.0f}%).")
+        return {**out, "line": line, "reasons": reasons, "recommend": r.label, "versus": best["label"],
+                "confidence": "confident", "saving_per_1000_usd": float(saving)}
+    # 2. the most accurate arm, against the others
+    compared, unpaired = [], []
     for r in rest.itertuples():
-        p, _ = _pair_of(pair_list, best["label"], r.label)
-        if p is not None and p["n_matched"]:
-            verdicts.append((p["p_value"], r, p))
-    acc = f"{best['label']} is the most accurate ({_pct(best['accuracy'])}, n = {int(best['n'])})"
-    costs = rest["cost_"]
-    cheapest = not pd.isna(best["cost_"]) and costs.notna().all() and bool((costs >= best["cost_"]).all())
-    same = cheapest and bool((costs == best["cost_"]).all())
-    if same:
-        acc += " (every arm costs the same at these prices)"
-    elif cheapest:
-        acc += " and the cheapest"
-    if not verdicts:
-        return (acc + ", but no trials match between the arms (same task and cell), so no paired comparison "
-                "can be made.")
-    p_max, runner, p = max(verdicts, key=lambda v: v[0])
-    if p_max < ALPHA:
-        return acc + f", and significantly better than every other arm (largest p = {p_max:.3g})."
-    gap = abs(p["diff"]) if p["diff"] == p["diff"] and p["diff"] != 0 else difference
-    gap = max(gap, 0.01)
+        p, sign = _pair_of(pair_list, best["label"], r.label)
+        if p is None or not p["n_matched"]:
+            unpaired.append(r)
+        else:
+            compared.append((p["p_holm"], r, p, _versus(p, sign)[0]))
+    if not compared:
+        return {**out, "line": f"No recommendation · no trials of {best['label']} match another arm's",
+                "reasons": acc + ", but no trials match between the arms (same task and cell), so no paired "
+                "comparison can be made.", "versus": None}
+    p_max, runner, p, d = max(compared, key=lambda c: (c[0], -abs(c[3])))
+    extra = ""
+    if not_shown:
+        cost, r, p_ni, _, lo, _, share = min(not_shown, key=lambda c: c[0])
+        seen = (p_ni["only_a"] + p_ni["only_b"]) / p_ni["n_matched"]
+        need_ni = pairs_needed(margin, seen)
+        extra = (f" {r.label} would save {100 * share:.0f}% ({_money(best['cost_'] - cost)} per 1,000 questions) but "
+                 f"is not yet shown within {pts}: its 95% interval reaches {100 * lo:+.1f} points; about {need_ni} "
+                 f"matched trials would show it if the two are really equal.")
+        out["pairs_needed"] = need_ni
+    if p_max < ALPHA and not unpaired and d < 0:
+        line = f"Recommend {best['label']} · {_cost_phrase(best, runner)} · confident"
+        reasons = (f"{acc}, significantly better than every other arm after Holm's correction for "
+                   f"{len(pair_list)} pairs (largest adjusted p = {p_max:.2g}).")
+        return {**out, "line": line, "reasons": reasons + extra, "recommend": best["label"], "versus": runner.label,
+                "confidence": "confident", "saving_per_1000_usd": _saving(best, runner)}
+    gap = max(abs(d) if d == d and d != 0 else difference, 0.01)
     need = plan(p, difference=gap)["pairs"]
-    lead = (acc + f", but not significantly more accurate than {runner.label} ({_pct(runner.accuracy)})"
-            if cheapest else f"The data cannot decide between {best['label']} ({_pct(best['accuracy'])}) and "
-            f"{runner.label} ({_pct(runner.accuracy)})")
-    return (f"{lead}: p = {p_max:.2f} over {p['n_matched']} matched trials. About {need} matched trials would "
-            f"tell a {100 * gap:.0f}-point difference apart (power 0.8, alpha 0.05).")
+    tell = (f"about {need} matched trials would tell a {100 * gap:.0f}-point difference apart (power 0.8, "
+            f"alpha 0.05)")
+    if d == 0:
+        cost_note = "at the same cost" if best["cost_"] == runner.cost_ else _cost_phrase(best, runner)
+        line = f"Tie · {best['label']} and {runner.label} · not yet"
+        reasons = (f"{best['label']} and {runner.label} are equally accurate over {p['n_matched']} matched trials "
+                   f"({cost_note}): a tie, not a winner; {tell}.")
+        return {**out, "line": line, "reasons": reasons + extra, "versus": runner.label, "pairs_needed": need}
+    line = f"Recommend {best['label']} · {_cost_phrase(best, runner)} · not yet"
+    reasons = (f"{acc}, but the data cannot decide between it and {runner.label} ({_pct(runner.accuracy)}): "
+               f"Holm-adjusted p = {p_max:.2g} (raw {p['p_value']:.2g}) over {p['n_matched']} matched trials; "
+               f"{tell}.")
+    if unpaired:
+        reasons += f" No trials match {', '.join(r.label for r in unpaired)}, so they are not compared."
+    return {**out, "line": line, "reasons": reasons + extra, "recommend": best["label"], "versus": runner.label,
+            "saving_per_1000_usd": _saving(best, runner), "pairs_needed": out["pairs_needed"] or need}
+
+
+def _saving(best, other) -> float | None:
+    """Dollars per 1,000 questions the recommended arm saves against `other` (negative: it costs more)."""
+    if pd.isna(best.cost_) or pd.isna(other.cost_):
+        return None
+    return float(other.cost_ - best.cost_)
+
+
+def recommend(arm_table: pd.DataFrame, pair_list: list[dict], *, difference: float = DEFAULT_DIFFERENCE,
+              margin: float = DEFAULT_MARGIN, min_saving: float = DEFAULT_MIN_SAVING) -> str:
+    """The verdict as the text pages show: its one line, then the reasoning."""
+    v = verdict(arm_table, pair_list, margin=margin, min_saving=min_saving, difference=difference)
+    return f"{v['line']}. {v['reasons']}"
+
+
+def with_holm(pair_list: list[dict]) -> list[dict]:
+    """Each pair with `p_holm`: Holm's adjustment over the family of pairs shown (core.evidence.holm)."""
+    adjusted = evidence.holm([p["p_value"] for p in pair_list])
+    for p, adj in zip(pair_list, adjusted, strict=True):
+        p["p_holm"] = adj
+        p["correction"] = f"Holm over {len(pair_list)} pairs"
+    return pair_list
 
 
 def compare(df: pd.DataFrame, labels: list[str] | None = None, *, length: int | None = None,
             price_model: str | None = None, batch: bool = False, prices: dict | None = None,
-            difference: float = DEFAULT_DIFFERENCE) -> dict:
-    """Everything at once: {"arms": [...], "pairs": [...], "recommendation": str, "plan": {...}}.
+            difference: float = DEFAULT_DIFFERENCE, margin: float = DEFAULT_MARGIN,
+            min_saving: float = DEFAULT_MIN_SAVING) -> dict:
+    """Everything at once: {"arms", "pairs" (with Holm-adjusted p), "verdict", "recommendation" (its text),
+    "plan", "trials"}.
     `labels` chooses arms (default: all arms of the trials, most accurate first)."""
     t = filter_length(df, length)
     t = t if "ok" in t.columns else prepare(t)  # the page passes prepared trials: not twice
@@ -443,9 +560,11 @@ def compare(df: pd.DataFrame, labels: list[str] | None = None, *, length: int | 
     else:
         table = table.sort_values(["accuracy", "cost_per_1000_usd"], ascending=[False, True]).reset_index(drop=True)
     chosen = list(table["label"])
-    pair_list = pairs(t, chosen)
+    pair_list = with_holm(pairs(t, chosen))
     top = pair_list[0] if pair_list else None
-    return {"arms": table, "pairs": pair_list, "recommendation": recommend(table, pair_list, difference=difference),
+    decided = verdict(table, pair_list, margin=margin, min_saving=min_saving, difference=difference)
+    return {"arms": table, "pairs": pair_list, "verdict": decided,
+            "recommendation": f"{decided['line']}. {decided['reasons']}",
             "plan": plan(top, table, difference=difference, cells_per_task=cells_per_task(t, chosen[:2])),
             "trials": t}
 

@@ -515,7 +515,9 @@ class BatchRun:
                     if self.store.store_batch_result(row["id"], r.key, spec, r.completion):
                         self.fresh.add(r.key)
                         self.spent += cost_usd(spec.provider, spec.model, r.completion.input_tokens,
-                                               r.completion.output_tokens, batch=True) or 0.0
+                                               r.completion.output_tokens, batch=True,
+                                               cached_input_tokens=r.completion.cached_input_tokens,
+                                               cache_write_tokens=r.completion.cache_write_tokens) or 0.0
                     ok += 1
                 elif r.outcome in ("errored", "expired", "bad"):
                     kind = "bad_response" if r.outcome == "bad" else "batch"

@@ -31,12 +31,6 @@ MAX_RETRY_AFTER = 60.0  # seconds: the longest Retry-After a sweep waits for (co
 CLAIM_POLL_S = 0.1  # how often a call claimed by another process is looked for in the store
 
 
-def stored_completion(row, cached: bool = True) -> Completion:
-    """A call the store holds (a `calls` row) as the Completion its trial reads."""
-    return Completion(row["response"], row["input_tokens"] or 0, row["output_tokens"] or 0, row["latency_s"] or 0.0,
-                      row["model"], cached, row["finish_reason"] or "")
-
-
 class BudgetExceeded(Exception):
     """The sweep's budget (calls or dollars) is used up: no more requests."""
 
@@ -85,6 +79,16 @@ class RateLimiter:
             await asyncio.sleep(start - now)
 
 
+def stored_completion(row, cached: bool = True) -> Completion:
+    """A call read back from the store, with the prompt-cache counts the provider reported when it was
+    made (a store older than schema 5 has none: 0)."""
+    keys = row.keys()
+    return Completion(row["response"], row["input_tokens"] or 0, row["output_tokens"] or 0, row["latency_s"] or 0.0,
+                      row["model"], cached, row["finish_reason"] or "",
+                      (row["cached_input_tokens"] or 0) if "cached_input_tokens" in keys else 0,
+                      (row["cache_write_tokens"] or 0) if "cache_write_tokens" in keys else 0)
+
+
 class Caller:
     """One model's way to the network, shared by every trial of a sweep (or one Playground run)."""
 
@@ -105,6 +109,9 @@ class Caller:
         self.halted = ""  # why the sweep stopped (set by the runner): no request starts after it
         self.claims = claims and store is not None and hasattr(store, "claim_call")
         self.owner = owner_id()
+        # Anthropic prompt caching ([models] cache_prefix): the prompt's cache cuts go to the provider
+        self.takes_cache_cuts = bool(getattr(self.spec, "cache_prefix", None)) and \
+            bool(getattr(provider, "takes_cache_cuts", False))
 
     @property
     def requests(self) -> int:
@@ -112,8 +119,10 @@ class Caller:
         n = getattr(self.provider, "http_requests", None)
         return n if isinstance(n, int) else self.attempts
 
-    async def ask(self, messages: list[dict], settings: Settings) -> tuple[Completion, str]:
-        """(completion, cache key). completion.cached says whether it came from the store."""
+    async def ask(self, messages: list[dict], settings: Settings, cuts: tuple[int, ...] = ()) -> tuple[Completion, str]:
+        """(completion, cache key). completion.cached says whether it came from the store. `cuts`: where the
+        provider's prompt cache may cut the last message (Prompt.cache_cuts); they change the bill only,
+        so they are not part of the key."""
         key = cache_key(self.spec, messages, settings)
         if self.store is not None:
             row = self.store.get_call(key)
@@ -127,7 +136,7 @@ class Caller:
         future = asyncio.get_running_loop().create_future()
         self.inflight[key] = future
         try:
-            completion = await self._claimed_send(key, messages, settings)
+            completion = await self._claimed_send(key, messages, settings, cuts)
         except asyncio.CancelledError:
             future.cancel()
             raise
@@ -143,12 +152,13 @@ class Caller:
                                 release=self.owner if self.claims else None)
         return completion, key
 
-    async def _claimed_send(self, key: str, messages: list[dict], settings: Settings) -> Completion:
+    async def _claimed_send(self, key: str, messages: list[dict], settings: Settings,
+                            cuts: tuple[int, ...] = ()) -> Completion:
         """Send, unless another process (or Caller) has claimed this call in the store: then wait for
         its answer to appear there (a cached completion). A claim held by a process that is gone, or
         past its lease, is taken over."""
         if self.store is None or not self.claims:
-            return await self._send(messages, settings)
+            return await self._send(messages, settings, cuts)
         while True:
             holder = self.store.claim_call(key, self.owner)
             row = self.store.get_call(key)  # answered just before we claimed it
@@ -161,12 +171,12 @@ class Caller:
                 break
             await asyncio.sleep(CLAIM_POLL_S)
         try:
-            return await self._send(messages, settings)
+            return await self._send(messages, settings, cuts)
         except BaseException:
             self.store.release_call(key, self.owner)
             raise
 
-    async def _send(self, messages: list[dict], settings: Settings) -> Completion:
+    async def _send(self, messages: list[dict], settings: Settings, cuts: tuple[int, ...] = ()) -> Completion:
         async with self.sem:
             for attempt in range(RATE_LIMIT_ATTEMPTS + 1):
                 if self.cancel is not None and self.cancel.is_set():
@@ -177,7 +187,10 @@ class Caller:
                 await self.limiter.wait()
                 self.attempts += 1
                 try:
-                    completion = await self.provider.complete(messages, settings)
+                    if self.takes_cache_cuts and cuts:
+                        completion = await self.provider.complete(messages, settings, cuts=cuts)
+                    else:
+                        completion = await self.provider.complete(messages, settings)
                 except RateLimited as exc:
                     asked = exc.retry_after
                     if asked is not None and asked > self.max_retry_after:
@@ -197,7 +210,8 @@ class Caller:
                         self.waiting = ""
                     continue
                 cost = cost_usd(self.spec.provider, self.spec.model, completion.input_tokens,
-                                completion.output_tokens)
+                                completion.output_tokens, cached_input_tokens=completion.cached_input_tokens,
+                                cache_write_tokens=completion.cache_write_tokens)
                 self.budget.spent += cost or 0.0
                 return completion
         raise AssertionError("unreachable")

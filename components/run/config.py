@@ -23,7 +23,7 @@ SWEEP_KEYS = {"name", "tasks", "n_tasks", "lengths", "positions", "documents", "
               "models", "budget", "encoding", "max_tokens", "seed", "max_retry_after", "fail_fast",
               "mode"}
 MODEL_KEYS = {"provider", "model", "base_url", "api_key_env", "context_window", "max_tokens",
-              "requests_per_minute", "timeout", "max_retries"}
+              "requests_per_minute", "timeout", "max_retries", "cache_prefix"}
 BUDGET_KEYS = {"max_calls", "max_usd"}
 MAX_CONFIG_BYTES = 1024 * 1024  # a sweep config file (a few hundred bytes in practice)
 MODES = ("live", "batch")  # batch: the providers' batch interfaces (components/run/batch.py), half price
@@ -90,6 +90,7 @@ class ModelConfig:
     requests_per_minute: float | None = None
     timeout: float | None = None
     max_retries: int | None = None
+    cache_prefix: bool | None = None  # Anthropic: mark the shared prefix for prompt caching (cache_control)
 
     @property
     def label(self) -> str:
@@ -98,7 +99,7 @@ class ModelConfig:
     @property
     def spec(self) -> ModelSpec:
         return ModelSpec(self.provider, self.model, self.base_url, self.api_key_env, self.context_window,
-                         self.timeout, self.max_retries)
+                         self.timeout, self.max_retries, self.cache_prefix)
 
     @classmethod
     def from_dict(cls, d: dict, i: int) -> ModelConfig:
@@ -130,6 +131,11 @@ class ModelConfig:
                                     or not 0 <= retries <= MAX_RETRIES):
             _fail(f"{where}.max_retries must be a whole number from 0 to {MAX_RETRIES} "
                   f"(the SDK's retries of one call), got {_shown(retries)}")
+        if d.get("cache_prefix") is not None and not isinstance(d["cache_prefix"], bool):
+            _fail(f"{where}.cache_prefix must be true or false, got {_shown(d['cache_prefix'])}")
+        if d.get("cache_prefix") and d["provider"] != "anthropic":
+            _fail(f"{where}.cache_prefix marks a prefix for Anthropic's prompt caching; OpenAI caches prompts of "
+                  "1,024+ tokens by itself (leave it out)")
         return cls(**d)
 
 

@@ -25,9 +25,9 @@ from components.run.schema import EXPORT_COLUMNS, JSON_COLUMNS, STORED, decode, 
 # what Results, Compare and the cost views aggregate: everything but the long texts and lists
 SUMMARY_COLUMNS = ["trial_id", "sweep_id", "sweep", "trial_key", "task", "strategy", "params", "model", "length",
                    "position", "documents", "gold_index", "actual_length", "actual_position", "metric", "score",
-                   "subspan_em", "exact", "page_recall", "page_precision", "hallucination_rate", "sentence_recall",
-                   "error", "error_kind", "calls", "cached_calls", "input_tokens", "output_tokens", "cost_usd",
-                   "latency_s", "created"]
+                   "subspan_em", "exact", "kv_match", "page_recall", "page_precision", "hallucination_rate",
+                   "sentence_recall", "error", "error_kind", "calls", "cached_calls", "input_tokens", "output_tokens",
+                   "cached_input_tokens", "cache_write_tokens", "cost_usd", "latency_s", "created"]
 
 
 def _present(store) -> set[str]:

@@ -73,6 +73,8 @@ class Trial:
         "REAL", "natural log-probability of the gold answer, summed over its tokens (the best alias)", since=5)
     answer_logprob_mean: float | None = _col("REAL", "answer_logprob per answer token", since=5)
     answer_logprob_tokens: int | None = _col("INTEGER", "tokens of the answer alias scored", since=5)
+    kv_match: float | None = _col(
+        "REAL", "the gold value anywhere in the response, case-insensitive (LITM §4.1 key-value evaluation)", since=6)
 
     def row(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -94,7 +96,8 @@ SQL_TYPES = {f.name: ("TEXT" if f.metadata["sql"] == "JSON" else f.metadata["sql
 RESULT_COLUMNS = ["sweep", "task", "strategy", "model", "params", "length", "position", "actual_length",
                   "actual_position", "answer", "score", "subspan_em", "exact", "page_recall", "page_precision",
                   "error", "calls", "input_tokens", "output_tokens", "cost_usd", "latency_s",
-                  "documents", "gold_index", "metric", "hallucination_rate", "sentence_recall", "error_kind"]
+                  "documents", "gold_index", "metric", "hallucination_rate", "sentence_recall", "error_kind",
+                  "kv_match"]
 # every column of an export: the result columns, then the rest of the trial, then the store's own
 EXPORT_COLUMNS = ["trial_id", "sweep_id", *RESULT_COLUMNS,
                   *[n for n in STORED if n not in RESULT_COLUMNS], "created"]

@@ -89,6 +89,8 @@ MIGRATIONS: list[str] = [
     # trial) and the likelihood measure (the gold answer's log-probability per trial)
     ";\n".join([*added_in(5), "ALTER TABLE calls ADD COLUMN cached_input_tokens INTEGER",
                  "ALTER TABLE calls ADD COLUMN cache_write_tokens INTEGER"]),
+    # 6: the key-value metric of Lost in the Middle (§4.1: the value anywhere in the response)
+    ";\n".join(added_in(6)),
 ]
 
 ENV_DB = "LITM_DB"  # the one run store of the app and the command line
@@ -120,7 +122,7 @@ def store_paths() -> list[tuple[bool, Path]]:
 
 
 CALL_COLUMNS = ("key", "provider", "model", "base_url", "messages", "settings", "response", "input_tokens",
-                "output_tokens", "latency_s", "finish_reason", "created")
+                "output_tokens", "latency_s", "finish_reason", "created", "cached_input_tokens", "cache_write_tokens")
 INSERT_CALL = (f"INSERT OR IGNORE INTO calls ({', '.join(CALL_COLUMNS)}) "
                f"VALUES ({', '.join('?' * len(CALL_COLUMNS))})")
 
@@ -323,7 +325,8 @@ class RunStore(BatchStore):
         db = self.db
         row = (key, spec.provider, spec.model, spec.base_url, json.dumps(messages, ensure_ascii=False),
                json.dumps(settings), completion.text, completion.input_tokens, completion.output_tokens,
-               completion.latency_s, completion.finish_reason, time.time())
+               completion.latency_s, completion.finish_reason, time.time(),
+               getattr(completion, "cached_input_tokens", 0), getattr(completion, "cache_write_tokens", 0))
         if release is None:
             db.execute(INSERT_CALL, row)
             return

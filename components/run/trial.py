@@ -17,6 +17,7 @@ from components.core.scoring import (
     fuzzy_match,
     gold_sentence_recall,
     hallucination_rate,
+    kv_match,
     retrieval_precision,
     retrieval_recall,
     scorer_for,
@@ -45,7 +46,11 @@ def _totals(trial: Trial, completions: list, spec, batch: bool = False) -> None:
     trial.input_tokens = sum(c.input_tokens for c in completions)
     trial.output_tokens = sum(c.output_tokens for c in completions)
     trial.latency_s = sum(c.latency_s for c in completions)
-    costs = [cost_usd(spec.provider, spec.model, c.input_tokens, c.output_tokens, batch=batch) for c in completions]
+    trial.cached_input_tokens = sum(c.cached_input_tokens for c in completions)
+    trial.cache_write_tokens = sum(c.cache_write_tokens for c in completions)
+    costs = [cost_usd(spec.provider, spec.model, c.input_tokens, c.output_tokens, batch=batch,
+                      cached_input_tokens=c.cached_input_tokens, cache_write_tokens=c.cache_write_tokens)
+             for c in completions]
     trial.cost_usd = None if any(c is None for c in costs) else sum(costs)
 
 
@@ -60,6 +65,7 @@ def score_outcome(trial: Trial, outcome, doc, answers, answer_mode: str = "any",
     trial.score = scorer_for(fuzzy_match, answer_mode)(trial.answer, answers)
     trial.subspan_em = scorer_for(best_subspan_em, answer_mode)(prediction, answers)
     trial.exact = scorer_for(exact_match, answer_mode)(trial.answer, answers)
+    trial.kv_match = scorer_for(kv_match, answer_mode)(prediction, answers)
     trial.retrieved_pages = list(outcome.retrieved_pages) if outcome.retrieved_pages is not None else None
     trial.cited_pages = list(outcome.cited_pages or ())
     pages = trial.retrieved_pages if trial.retrieved_pages is not None else trial.cited_pages
@@ -84,7 +90,8 @@ async def execute(doc, question: str, answers, strategy_name: str, params: dict,
     async def ask(prompt):
         if on_call is not None:
             on_call(prompt, None)  # about to send (or read from the cache)
-        completion, key = await caller.ask(prompt.messages, settings_for(prompt))
+        hint = {"cuts": prompt.cache_cuts()} if getattr(caller, "takes_cache_cuts", False) else {}
+        completion, key = await caller.ask(prompt.messages, settings_for(prompt), **hint)
         if on_call is not None:
             on_call(prompt, completion)
         completions.append(completion)

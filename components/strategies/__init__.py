@@ -5,7 +5,7 @@ from __future__ import annotations
 from components.strategies.alr2 import S2A, QuotesFirst, RetrieveThenReason
 from components.strategies.base import Outcome, Param, ParamError, Strategy
 from components.strategies.keywords import Keyword
-from components.strategies.litm import ClosedBook, KeyValue, LitmQA, LitmQAC, Oracle
+from components.strategies.litm import ClosedBook, KeyValue, LitmQA, LitmQAC, LitmQARandom, Oracle
 from components.strategies.reorder import Reorder
 from components.strategies.rr import (
     ICR,
@@ -20,7 +20,7 @@ from components.strategies.rr import (
 )
 
 _ALL: list[Strategy] = [
-    Baseline(), LitmQA(), LitmQAC(), ClosedBook(), Oracle(), KeyValue(),
+    Baseline(), LitmQA(), LitmQAC(), LitmQARandom(), ClosedBook(), Oracle(), KeyValue(),
     Reprompt(), RepromptTagsOnly(), RepromptAtBeginning(), RepromptBeforeGold(),
     ICR(), RR(), ChunkedICR(), ChunkedRR(),
     RetrieveThenReason(), QuotesFirst(), S2A(), Reorder(), Keyword(),

@@ -106,6 +106,20 @@ class LitmQAC(LitmQA):
     template = "litm_qa_qac"
 
 
+class LitmQARandom(LitmQA):
+    """LITM App. C (its repository's `qa_ordered_randomly.prompt`, `mention_random_ordering=True`): the
+    instruction gains " The search results are ordered randomly." and nothing else changes. The paper
+    also shuffles the k - 1 distractors for that experiment; that is the task file's order (shuffle its
+    pool), not the prompt's. The reference refuses random ordering together with query-aware
+    contextualization, so there is no query-aware variant of it."""
+
+    name = "litm-random"
+    label = "LITM QA, random order noted"
+    summary = "The LITM prompt telling the model the search results are ordered randomly."
+    paper = "Lost in the Middle App. C (seed 003)"
+    template = "litm_qa_random"
+
+
 class ClosedBook(LitmQA):
     """LITM §3.3: the lower bound, no documents at all."""
 
@@ -140,6 +154,7 @@ class KeyValue(LitmQA):
     label = "Key-value retrieval"
     summary = "Find the value of a key among JSON records (each page one record)."
     paper = "Lost in the Middle §4.1, §5.2"
+    metric = "kv-match"  # its evaluate_kv_responses.py: the value anywhere in the response (core.scoring)
     params = (QAC,)
 
     def check(self, doc, question, params):

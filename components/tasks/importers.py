@@ -33,6 +33,7 @@ import json
 import re
 from pathlib import Path
 
+from components.core.jsonlines import numbered_lines
 from components.tasks.model import Passage, Task, TaskFileError, TaskSet
 
 MAX_TASK_BYTES = 256 * 1024 * 1024  # a task file, unpacked (a .gz is unpacked as a stream, up to this)
@@ -143,7 +144,7 @@ def _rows_json(text: str, lossy: bool = False):
     else:
         yield from enumerate(whole if isinstance(whole, list) else [whole], 1)
         return
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in numbered_lines(text):  # on "\n" only: U+2028 inside a string is valid JSON
         if not line.strip():
             continue
         if lossy and (why := _not_utf8(line)):

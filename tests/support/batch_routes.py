@@ -196,14 +196,23 @@ class BatchRoutes:
         text = plausible_answer(prompt, self.mode.get("middle_loss") or 0.0)
         tin, tout = approx_tokens(prompt), approx_tokens(text)
         model = body.get("model", "loopback")
+        caching, capacity = self.mode.get("prompt_cache"), self.mode.get("cache_capacity") or 64
         if kind == "openai":
+            usage = {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout}
+            if caching:  # the live routes' prefix cache (llm_server.py), shared with them
+                usage["prompt_tokens_details"] = {"cached_tokens": self._openai_cached(prompt, tin, capacity)}
             return 200, {
                 "id": f"chatcmpl-b{n}", "object": "chat.completion", "created": int(time.time()), "model": model,
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout}}
+                "usage": usage}
+        usage = {"input_tokens": tin, "output_tokens": tout}
+        if caching:
+            read, written = self._anthropic_cached(body.get("messages", []), capacity)
+            usage = {"input_tokens": tin - read - written, "output_tokens": tout,
+                     "cache_read_input_tokens": read, "cache_creation_input_tokens": written}
         return 200, {"id": f"msg_b{n}", "type": "message", "role": "assistant", "model": model,
                      "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-                     "usage": {"input_tokens": tin, "output_tokens": tout}}
+                     "usage": usage}
 
     def _line(self, b: dict, i: int, line: dict, answered: bool) -> str:
         """A result line as JSON text: spoiled (batch_bad) when the request's prompt matches batch_bad_match."""

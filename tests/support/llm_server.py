@@ -14,6 +14,18 @@ or as a process: `python -m tests.support.llm_server --port P [--delay 0.1]`, dr
 POST /admin/mode (JSON of the same settings), GET /admin/counts, POST /admin/reset.
 
 Answers come from components.providers.fake.plausible_answer: deterministic and meaningful.
+
+Prompt caching (server.set(prompt_cache=True)), reported the way each provider reports it, with tokens
+counted as approx_tokens does (4 characters a token):
+- OpenAI (chat): automatic, for prompts of 1,024 tokens or more: usage.prompt_tokens_details.cached_tokens
+  is the longest prefix of this prompt seen in an earlier one, in steps of 128 tokens from 1,024 on
+  (OpenAI's prompt-caching guide); part of prompt_tokens.
+- Anthropic (messages): only where the request marks a block with cache_control: the prefix through
+  that block is looked up at each block boundary up to 20 blocks before it; the longest found is
+  cache_read_input_tokens; the marked prefix, when not yet cached and at least 1,024 tokens long, is
+  written (cache_creation_input_tokens, the tokens past what was read); input_tokens is the rest.
+A real cache forgets within minutes; this one keeps the prefixes of the last `cache_capacity` prompts
+(least recently used out first), so, as in a long sweep, the order of the trials decides what is cached.
 """
 
 from __future__ import annotations
@@ -25,7 +37,7 @@ import json
 import socket
 import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict, deque
 
 from components.providers.fake import approx_tokens, plausible_answer
 from tests.support.batch_routes import BatchRoutes, _is_batch_path
@@ -47,7 +59,13 @@ DEFAULTS = {
     "batch_bad": None,  # result lines that are no usable answer: batch_routes.BAD_LINES
     "batch_bad_match": None,  # only for the requests whose prompt contains this text (None: every request)
     "batch_max": None,  # refuse to create more batches than this (a guard against resubmitting in a loop)
+    # prompt caching, as each provider reports it (see the module docstring)
+    "prompt_cache": False,
+    "cache_capacity": 64,  # prompts whose prefixes the cache keeps (least recently used out first)
 }
+CACHE_MIN_TOKENS = 1024  # OpenAI caches prompts from 1,024 tokens; Anthropic's smallest cacheable prefix
+CACHE_STEP_TOKENS = 128  # OpenAI's cache hits grow in steps of 128 tokens
+ANTHROPIC_LOOKBACK = 20  # block boundaries Anthropic checks before a cache_control breakpoint
 CHUNK = 1024 * 1024  # bytes of an answer written at a time
 MALFORMED = ("truncated", "html", "empty_choices", "null_content", "deep", "inf_usage", "huge_usage", "text_int",
              "choices_zz")
@@ -180,9 +198,18 @@ def _bomb() -> bytes:
 
 
 def _content_text(content) -> str:
+    """A message's text; text blocks joined as they are (a prompt cut into blocks for caching is whole)."""
     if isinstance(content, list):
-        return "\n".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+        return "".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
     return str(content or "")
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def _token_chars(tokens: int) -> int:
+    return 4 * tokens  # approx_tokens: 4 characters a token
 
 
 class LLMServer(BatchRoutes):
@@ -213,6 +240,9 @@ class LLMServer(BatchRoutes):
             self.bodies: list[str] = []  # sha256 of each request body, in arrival order
             self.raw_bodies: list[bytes] = []
             self.mode = dict(DEFAULTS)
+            self._seen: deque = deque()  # OpenAI: the prefix digests of each remembered prompt
+            self._seen_count: Counter = Counter()
+            self._marked: OrderedDict = OrderedDict()  # Anthropic: digest of a written prefix -> its tokens
 
     def set(self, **mode) -> LLMServer:
         unknown = set(mode) - set(DEFAULTS)
@@ -345,14 +375,85 @@ class LLMServer(BatchRoutes):
         tin, tout = approx_tokens(prompt), approx_tokens(text)
         model = body.get("model", "loopback")
         if route == "chat":
+            usage = {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout}
+            if mode["prompt_cache"]:
+                usage["prompt_tokens_details"] = {"cached_tokens": self._openai_cached(prompt, tin,
+                                                                                       mode["cache_capacity"])}
             return _response(200, {
                 "id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()), "model": model,
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout}})
+                "usage": usage})
+        usage = {"input_tokens": tin, "output_tokens": tout}
+        if mode["prompt_cache"]:
+            read, written = self._anthropic_cached(body.get("messages", []), mode["cache_capacity"])
+            usage = {"input_tokens": tin - read - written, "output_tokens": tout,
+                     "cache_read_input_tokens": read, "cache_creation_input_tokens": written}
         return _response(200, {
             "id": f"msg_{n}", "type": "message", "role": "assistant", "model": model,
             "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": tin, "output_tokens": tout}})
+            "usage": usage})
+
+    # prompt caching -------------------------------------------------------------------------
+    def _openai_cached(self, prompt: str, tokens: int, capacity: int) -> int:
+        """Tokens of the longest prefix seen before (>= 1,024, in 128-token steps); this prompt is remembered."""
+        if tokens < CACHE_MIN_TOKENS:
+            return 0
+        steps = range(CACHE_MIN_TOKENS, tokens + 1, CACHE_STEP_TOKENS)
+        h = hashlib.sha256()
+        digests, done = [], 0
+        for b in steps:
+            end = _token_chars(b)
+            h.update(prompt[done:end].encode("utf-8"))
+            done = end
+            digests.append((b, h.copy().digest()))
+        cached = 0
+        with self.lock:
+            for b, d in digests:
+                if not self._seen_count[d]:
+                    break
+                cached = b
+            self._seen.append([d for _, d in digests])
+            self._seen_count.update(d for _, d in digests)
+            while len(self._seen) > max(1, int(capacity)):
+                self._seen_count.subtract(self._seen.popleft())
+        return cached
+
+    def _anthropic_cached(self, messages: list, capacity: int) -> tuple[int, int]:
+        """(cache_read, cache_creation) tokens of a request whose blocks may carry cache_control."""
+        parts: list[tuple[str, bool]] = []
+        for m in messages:
+            content = m.get("content")
+            if isinstance(content, list):
+                parts += [(str(c.get("text", "")), bool(c.get("cache_control"))) for c in content if isinstance(c, dict)]
+            else:
+                parts.append((str(content or ""), False))
+            parts.append(("\n", False))  # messages are joined by a newline in the prompt the server reads
+        parts.pop()
+        marks = [i for i, (_, marked) in enumerate(parts) if marked]
+        if not marks:
+            return 0, 0
+        prefixes, text = [], ""
+        for chunk, _ in parts:
+            text += chunk
+            prefixes.append(text)
+        b = marks[-1]
+        read = 0
+        with self.lock:
+            for j in range(b, max(-1, b - ANTHROPIC_LOOKBACK - 1), -1):
+                d = _digest(prefixes[j])
+                if d in self._marked:
+                    read = self._marked[d]
+                    self._marked.move_to_end(d)
+                    break
+            tokens = approx_tokens(prefixes[b])
+            d = _digest(prefixes[b])
+            written = 0
+            if d not in self._marked and tokens >= CACHE_MIN_TOKENS:
+                written = tokens - read
+                self._marked[d] = tokens
+                while len(self._marked) > max(1, int(capacity)):
+                    self._marked.popitem(last=False)
+        return read, written
 
     def serve_forever(self) -> None:
         self.loop = asyncio.new_event_loop()

@@ -1,0 +1,224 @@
+"""Is this curve a U? The shape of accuracy (or any per-question value) against answer position, with
+intervals, for every curve of a run: Results, Compare and `litm results --json` read it.
+
+A curve is one arm (strategy x parameters x model) of one sweep at one size (documents, or length in
+tokens), over its answer positions (gold index, or position). A QUESTION is a task; the statistics use
+the questions answered (scored) at every position of the curve, so each one is its own control.
+
+- Position-bias index = mean of the two edges (first and last position) minus the MIDDLE position (the
+  interior position nearest the centre of the range; two equally near are averaged). Chosen over "minus
+  the lowest interior point" because the middle is fixed before looking at the data: the lowest of
+  several noisy points is lower than its true value, so that index would read a flat curve as a U.
+  Positive: the middle is worse than the edges (lost in the middle). Also reported: first - middle
+  (primacy) and last - middle (recency).
+- Intervals: 95% percentile bootstrap over questions (core.evidence.bootstrap_means: 9,999 resamples,
+  numpy default_rng(0)); a question's positions are resampled together.
+- Edges against middle: paired sign-flip permutation test of the per-question index
+  (core.evidence.sign_flip_test). Across all positions: Cochran's Q (0/1) or Friedman (real values).
+- Shape, named only when an interval excludes zero: "U" (the index > 0 and neither edge alone explains
+  it), "primacy" (first > middle, last not), "recency" (last > middle, first not), "inverted U" (the
+  middle above an edge, no edge above the middle); "flat" when every interval lies inside +-FLAT_MARGIN
+  (5 points; accuracy only). Otherwise: "no clear shape at this n", with the questions that would tell
+  an index as large as the one seen (at least MIN_EFFECT, 5 points, for accuracy) from zero with power
+  0.8 at two-sided alpha 0.05 (core.evidence.questions_needed, the spread of differences seen here).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from components.core import evidence
+
+FLAT_MARGIN = 0.05  # accuracy: "flat" when the edges and the middle are within 5 points (95% intervals)
+MIN_EFFECT = 0.05  # accuracy: the smallest index the "questions needed" figure is computed for
+FALLBACK_SD = 0.5  # accuracy: spread of per-question indices assumed when none is seen (all equal)
+NO_SHAPE = "no clear shape at this n"
+METHOD = {
+    "index": "mean of the first and last positions minus the middle position (nearest the centre; "
+             "two equally near are averaged)",
+    "interval": f"{int(evidence.CONFIDENCE * 100)}% percentile bootstrap over questions, {evidence.RESAMPLES} "
+                f"resamples, numpy default_rng({evidence.SEED})",
+    "edges_vs_middle": "paired sign-flip permutation test of the per-question index (scipy permutation_test)",
+    "across_positions": "Cochran's Q for 0/1 values (statsmodels), Friedman for real values (scipy)",
+    "questions_needed": "n = ((z_0.975 + z_0.8) * sd / index)^2 with the spread of per-question indices seen",
+}
+
+
+def middle_of(xs: list[float]) -> list[float]:
+    """The interior position(s) nearest the centre of [first, last]; [] with fewer than three."""
+    if len(xs) < 3:
+        return []
+    centre = (xs[0] + xs[-1]) / 2
+    inner = xs[1:-1]
+    best = min(abs(x - centre) for x in inner)
+    return [x for x in inner if math.isclose(abs(x - centre), best, rel_tol=1e-9, abs_tol=1e-12)]
+
+
+def question_matrix(trials: pd.DataFrame, x: str, value: str = "value") -> tuple[pd.DataFrame, int]:
+    """(questions x positions of `value`, questions left out): one row per task answered at every
+    position (a repeat keeps the last), and how many tasks were answered at some positions only."""
+    t = trials.dropna(subset=[value])
+    wide = t.drop_duplicates(["task", x], keep="last").pivot(index="task", columns=x, values=value)
+    wide = wide.reindex(sorted(wide.columns), axis=1)
+    full = wide.dropna()
+    return full, int(len(wide) - len(full))
+
+
+def _pts(v: float, percent: bool) -> str:
+    return f"{100 * v:+.0f} points" if percent else f"{v:+.3g}"
+
+
+def _level(v: float, percent: bool) -> str:
+    return f"{100 * v:.0f}%" if percent else f"{v:.3g}"
+
+
+def _ci(ci: tuple[float, float], percent: bool) -> str:
+    a, b = ci
+    return f"{100 * a:+.0f} to {100 * b:+.0f}" if percent else f"{a:+.3g} to {b:+.3g}"
+
+
+def _p(p: float) -> str:
+    return "p < 0.001" if p < 0.001 else f"p = {p:.2g}" if p < 0.1 else f"p = {p:.2f}"
+
+
+def label_of(index_ci, primacy_ci, recency_ci, margin: float | None) -> str | None:
+    """The shape the intervals support (None: no clear shape); see the module docstring."""
+    up_first, up_last = primacy_ci[0] > 0, recency_ci[0] > 0
+    if index_ci[0] > 0:
+        if up_first and not up_last:
+            return "primacy"
+        if up_last and not up_first:
+            return "recency"
+        return "U"
+    if up_first and not up_last:
+        return "primacy"
+    if up_last and not up_first:
+        return "recency"
+    if up_first and up_last:
+        return "U"
+    if index_ci[1] < 0 or primacy_ci[1] < 0 or recency_ci[1] < 0:
+        return "inverted U"
+    if margin is not None and all(-margin < lo and hi < margin for lo, hi in (index_ci, primacy_ci, recency_ci)):
+        return "flat"
+    return None
+
+
+def curve_shape(matrix: pd.DataFrame, *, left_out: int = 0, x_name: str = "position",
+                binary: bool | None = None) -> dict:
+    """The shape statistics of one curve from its questions x positions matrix (module docstring)."""
+    xs = [float(c) for c in matrix.columns]
+    v = matrix.to_numpy(dtype=float)
+    n = int(v.shape[0])
+    binary = bool(np.isin(v, (0.0, 1.0)).all()) if binary is None else binary
+    out: dict = {"questions": n, "left_out": left_out, "positions": len(xs), "x": x_name, "binary": binary,
+                 "first": _num(xs[0]) if xs else None, "middle": [_num(m) for m in middle_of(xs)],
+                 "last": _num(xs[-1]) if xs else None, "label": None, "clear": False}
+    mids = middle_of(xs)
+    if not mids or n < 2:
+        why = "needs at least three answer positions" if not mids else "needs at least two questions asked at every position"
+        out.update({"index": None, "index_ci": [None, None], "sentence": f"No shape test: it {why}."})
+        return out
+    k = len(xs)
+    w_mid = np.array([1.0 / len(mids) if x in mids else 0.0 for x in xs])
+    first, last = np.eye(k)[0], np.eye(k)[-1]
+    combos = np.array([(first + last) / 2 - w_mid, first - w_mid, last - w_mid])
+    means = v.mean(axis=0)
+    index, primacy, recency = (float(c @ means) for c in combos)
+    index_ci, primacy_ci, recency_ci = evidence.bootstrap_means(v, combos)
+    per_question = v @ combos[0]
+    p_edges = evidence.sign_flip_test(per_question)
+    q = evidence.cochran_q(v)
+    margin = FLAT_MARGIN if binary else None
+    label = label_of(index_ci, primacy_ci, recency_ci, margin)
+    sd = float(np.std(per_question, ddof=1)) if n > 1 else math.nan
+    if binary and not sd > 0:
+        sd = FALLBACK_SD
+    effect = max(abs(index), MIN_EFFECT) if binary else abs(index)
+    need = evidence.questions_needed(effect, sd)
+    out.update({
+        "means": {"first": float(means[0]), "middle": float(w_mid @ means), "last": float(means[-1])},
+        "index": index, "index_ci": list(index_ci), "primacy": primacy, "primacy_ci": list(primacy_ci),
+        "recency": recency, "recency_ci": list(recency_ci),
+        "edges_vs_middle": {"test": "paired sign-flip permutation", "p_value": p_edges},
+        "across_positions": q, "label": label, "clear": label is not None,
+        "questions_needed": None if label else need, "effect_for_power": None if label else effect,
+        "flat_margin": margin, "method": METHOD})
+    out["sentence"] = sentence(out)
+    return out
+
+
+def _num(x: float):
+    return int(x) if float(x).is_integer() else float(x)
+
+
+def sentence(s: dict) -> str:
+    """One plain sentence for the page under the chart."""
+    pct = s["binary"]
+    m = s["means"]
+    where = "gold index" if s["x"] == "gold_index" else "position"
+    mid = "/".join(str(x) for x in s["middle"])
+    levels = (f"{_level(m['first'], pct)} with the answer first ({where} {s['first']}), {_level(m['middle'], pct)} "
+              f"in the middle ({mid}), {_level(m['last'], pct)} last ({s['last']}) over {s['questions']} questions")
+    index = (f"edges minus middle {_pts(s['index'], pct)} (95% interval {_ci(s['index_ci'], pct)}; "
+             f"edges vs middle {_p(s['edges_vs_middle']['p_value'])}")
+    q = s["across_positions"]
+    if q["p_value"] == q["p_value"]:
+        index += f", {q['test']} across {s['positions']} positions {_p(q['p_value'])}"
+    index += ")"
+    label = s["label"]
+    if label is None:
+        need = s["questions_needed"]
+        tell = (f"; about {need:,} questions would tell an index of {_pts(s['effect_for_power'], pct).lstrip('+')} "
+                "from zero (power 0.8, alpha 0.05)") if need else ""
+        return f"No clear shape at this n: {levels}; {index}{tell}."
+    names = {"U": "A U shape (lost in the middle)", "primacy": "Primacy (the start is best)",
+             "recency": "Recency (the end is best)", "inverted U": "An inverted U (the middle is best)",
+             "flat": "Flat (edges and middle within 5 points)"}
+    return f"{names[label]}: {levels}; {index}."
+
+
+def curves(trials: pd.DataFrame, values: pd.Series) -> list[dict]:
+    """Every curve of `trials` (a run store frame) with its points and shape. `values` holds each
+    trial's value (NaN: not scored), e.g. analysis.primary_values. Sorted by sweep, arm and size."""
+    from components.core.stats import proportion_ci
+    from components.report.analysis import arm_label, is_error
+
+    t = trials.assign(value=pd.to_numeric(values, errors="coerce").where(~is_error(trials)))
+    for c in ("sweep", "strategy", "params", "model", "documents", "gold_index", "length", "position", "task"):
+        if c not in t.columns:
+            t[c] = None
+    by_index = pd.to_numeric(t["documents"], errors="coerce").notna() & pd.to_numeric(t["gold_index"], errors="coerce").notna()
+    out = []
+    for is_index, part in t.groupby(by_index, sort=False):
+        x, size = ("gold_index", "documents") if is_index else ("position", "length")
+        part = part.assign(**{x: pd.to_numeric(part[x], errors="coerce"), size: pd.to_numeric(part[size], errors="coerce")})
+        keys = ["sweep", "strategy", "params", "model", size]
+        for key, g in part.groupby(keys, dropna=False, sort=True):
+            g = g.dropna(subset=[x])
+            if g.empty or g["value"].notna().sum() == 0:
+                continue
+            meta = dict(zip(keys, key, strict=True))
+            binary = bool(g["value"].dropna().isin([0.0, 1.0]).all())
+            points = []
+            for xv, p in g.groupby(x, sort=True):
+                vals = p["value"].dropna()
+                nn = int(len(vals))
+                mean = float(vals.mean()) if nn else math.nan
+                if binary and nn:
+                    lo, hi = proportion_ci(int(vals.sum()), nn)
+                elif nn > 1:
+                    half = 1.96 * float(vals.std(ddof=1)) / math.sqrt(nn)
+                    lo, hi = mean - half, mean + half
+                else:
+                    lo = hi = math.nan
+                points.append({x: _num(xv), "n": nn, "mean": mean, "lo": lo, "hi": hi})
+            matrix, left = question_matrix(g, x)
+            size_value = meta[size]
+            out.append({"sweep": meta["sweep"], "arm": arm_label(meta), "strategy": meta["strategy"],
+                        "params": meta["params"], "model": meta["model"], "x": x,
+                        size: None if size_value != size_value else _num(size_value), "points": points,
+                        "shape": curve_shape(matrix, left_out=left, x_name=x, binary=binary)})
+    return out

@@ -37,8 +37,14 @@ def trial_key(config: SweepConfig, task_id: str, length, position, strategy: str
     blob = json.dumps({"task": task_id, **where, "strategy": strategy,
                        "params": params, "model": model.label, "base_url": model.base_url or "",
                        "encoding": config.encoding, "max_tokens": model.max_tokens or config.max_tokens,
-                       "seed": config.seed}, sort_keys=True)
+                       "seed": config.seed, **measure_key(config)}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def measure_key(config: SweepConfig) -> dict:
+    """The measure in a trial's key; "answer" (the default) adds nothing, so older keys stay valid."""
+    measure = getattr(config, "measure", "answer")
+    return {} if measure == "answer" else {"measure": measure}
 
 
 def cells(config: SweepConfig) -> list[tuple]:
@@ -109,6 +115,37 @@ def trial_document(spec: TrialSpec, encoding: str, tasks: list | None = None):
         pool = shared_pool(tasks)
         _POOLS[:] = [*_POOLS[-3:], (tasks, pool)]
     return build(pool)
+
+
+ORDER_BLOCK = 256  # characters per block of a prompt's order key
+ORDER_MAX_BLOCKS = 2048  # blocks in a key (the first 512k characters); 8 bytes each
+
+
+def prefix_key(text: str) -> bytes:
+    """A prompt's order key: an 8-byte digest of each ORDER_BLOCK characters, in order. Sorting by it
+    sorts prompts as a trie of their blocks is walked (depth first): prompts sharing their first k
+    blocks are adjacent, and the sum of the prefixes consecutive prompts share is the most any order
+    gives (in blocks). A key is 8 bytes per 256 characters, not the text itself, so a large sweep's
+    keys stay small (about 10 kB for an 80k-token prompt)."""
+    import hashlib
+
+    n = min(len(text), ORDER_BLOCK * ORDER_MAX_BLOCKS)
+    return b"".join(hashlib.blake2b(text[i:i + ORDER_BLOCK].encode("utf-8"), digest_size=8).digest()
+                    for i in range(0, n, ORDER_BLOCK))
+
+
+def ordered(specs: list[TrialSpec], order: str, first_prompt) -> list[TrialSpec]:
+    """The trials in the order they run. "plan": as planned. "prefix": each model's trials sorted by
+    their first prompt's prefix_key (models in plan order; plan order among equal keys), so that
+    consecutive prompts share the longest prefix: for a LITM gold-index sweep, each question's positions
+    together, from the one sharing most with the next. `first_prompt(spec)` gives the text of the
+    trial's first prompt ("" when it cannot be built: those run first, in plan order)."""
+    if order == "plan":
+        return list(specs)
+    models = list(dict.fromkeys(s.model.label for s in specs))
+    keyed = [(models.index(s.model.label), prefix_key(first_prompt(s)), s.index, s) for s in specs]
+    keyed.sort(key=lambda k: k[:3])
+    return [k[3] for k in keyed]
 
 
 class Documents:

@@ -21,9 +21,11 @@ from components.providers.factory import make_provider
 from components.run.caller import Budget, BudgetExceeded, Caller, Cancelled
 from components.run.config import SweepConfig
 from components.run.gcpace import paced
-from components.run.plan import Documents, plan, precount
+from components.run.measure import GENERATES, SCORES, score_trial
+from components.run.plan import Documents, ordered, plan, precount
 from components.run.schema import Trial, params_json
 from components.run.trial import Ran, execute
+from components.strategies import get_strategy
 
 __all__ = ["Progress", "Ran", "SweepSummary", "run_one", "run_sweep", "workers_for"]
 
@@ -89,6 +91,16 @@ def stamp(trial, spec, built) -> None:
         trial.gold_pages = list(built.gold_pages)
 
 
+def first_prompt_text(spec, docs: Documents) -> str:
+    """The text of a trial's first prompt ("" when its document or prompt cannot be built: the trial
+    then fails when it runs, with the reason)."""
+    try:
+        built = docs.get(spec)
+        return get_strategy(spec.strategy).first_prompts(built.document, spec.task.question, spec.params)[0].text
+    except ValueError:
+        return ""
+
+
 def run_sweep(config: SweepConfig, store, *, progress: Callable[[Progress], None] | None = None,
               cancel: threading.Event | None = None, api_keys: dict | None = None, retry_errors: bool = False,
               providers: dict | None = None, owner: str | None = None) -> SweepSummary:
@@ -116,8 +128,10 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
     present_ok = store.trial_keys(sweep_id, with_errors=False) & keys
     present = present_ok if retry_errors else present_all
     todo = [s for s in specs if s.key not in present]
+    docs = Documents(config.encoding, pool_tasks)
     if todo:
         precount(tasks, config.encoding)
+        todo = ordered(todo, config.order, lambda s: first_prompt_text(s, docs))
     budget = Budget(config.max_calls, config.max_usd)
     callers = {m.label: Caller(provs[m.label], store, concurrency=config.concurrency, rpm=m.requests_per_minute,
                                budget=budget, cancel=cancel, max_retry_after=config.max_retry_after)
@@ -125,7 +139,6 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
     state = {"done": len(present), "errors": len(present_all - present_ok) if not retry_errors else 0,
              "ran": 0, "last": 0.0, "stop": "", "early": False}
     first: list = []  # (error_kind, error) of the first trials run, for fail-fast
-    docs = Documents(config.encoding, pool_tasks)
 
     def report(force: bool = False) -> None:
         now = time.perf_counter()
@@ -163,12 +176,17 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
             built = docs.get(spec)
         except ValueError as exc:
             built, ran = None, Ran(Trial(error=f"document: {exc}", error_kind="document"))
-        if built is not None:
+        if built is not None and config.measure in GENERATES:
             ran = await execute(built.document, spec.task.question, spec.task.answers, spec.strategy,
                                 spec.params, callers[spec.model.label],
                                 lambda p, m=spec.model: config.settings(m, p.max_tokens),
                                 answer_mode=spec.task.meta.get("answer_mode", "any"),
                                 gold_sentences=spec.task.gold_sentences)
+        elif built is not None:
+            ran = Ran(Trial(gold_pages=list(built.document.gold), metric=get_strategy(spec.strategy).metric))
+        if built is not None and config.measure in SCORES and ran.trial.error is None:
+            ran.call_keys += await score_trial(ran.trial, built.document, spec.task.question, spec.task.answers,
+                                               spec.strategy, spec.params, callers[spec.model.label])
         trial = ran.trial
         stamp(trial, spec, built)
         store.put_trial(sweep_id, trial.row(), ran.call_keys)
@@ -206,7 +224,7 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
     try:
         workers = []
         for m in config.models:
-            queue = [s for s in todo if s.model.label == m.label][::-1]  # pop() takes them in plan order
+            queue = [s for s in todo if s.model.label == m.label][::-1]  # pop() takes them in run order
             workers += [asyncio.create_task(worker(queue)) for _ in range(min(workers_for(config.concurrency),
                                                                                len(queue)))]
         watcher = asyncio.create_task(watch(workers)) if cancel is not None else None

@@ -135,17 +135,22 @@ def prefix_key(text: str) -> bytes:
 
 
 def ordered(specs: list[TrialSpec], order: str, first_prompt) -> list[TrialSpec]:
-    """The trials in the order they run. "plan": as planned. "prefix": each model's trials sorted by
-    their first prompt's prefix_key (models in plan order; plan order among equal keys), so that
-    consecutive prompts share the longest prefix: for a LITM gold-index sweep, each question's positions
-    together, from the one sharing most with the next. `first_prompt(spec)` gives the text of the
-    trial's first prompt ("" when it cannot be built: those run first, in plan order)."""
+    """The trials in the order they run. "plan": as planned. "prefix": each model's trials (models in
+    plan order), question by question (tasks in plan order), each question's trials sorted by their
+    first prompt's prefix_key (plan order among equal keys), so that consecutive prompts share the
+    longest prefix: for a LITM gold-index sweep, a question's positions from the last index down.
+    Questions stay whole because prompts of different questions share little (the template's head)
+    and a sweep stopped early then holds whole questions, which paired statistics need; the price is a
+    sweep whose questions share one document (a haystack), whose prompts would share more across them.
+    `first_prompt(spec)` gives the text of the trial's first prompt ("" when it cannot be built)."""
     if order == "plan":
         return list(specs)
     models = list(dict.fromkeys(s.model.label for s in specs))
-    keyed = [(models.index(s.model.label), prefix_key(first_prompt(s)), s.index, s) for s in specs]
-    keyed.sort(key=lambda k: k[:3])
-    return [k[3] for k in keyed]
+    tasks = list(dict.fromkeys(s.task.id for s in specs))
+    rank_m, rank_t = {m: i for i, m in enumerate(models)}, {t: i for i, t in enumerate(tasks)}
+    keyed = [(rank_m[s.model.label], rank_t[s.task.id], prefix_key(first_prompt(s)), s.index, s) for s in specs]
+    keyed.sort(key=lambda k: k[:4])
+    return [k[4] for k in keyed]
 
 
 class Documents:

@@ -71,3 +71,19 @@ def edges_minus_middle(df: pd.DataFrame, x: str = "gold_index") -> Shape:
     per_question = (table[[cols[0], cols[-1]]].mean(axis=1) - table[cols[1:-1]].mean(axis=1)).to_numpy()
     low, high = bootstrap_mean(per_question)
     return Shape(float(per_question.mean()), low, high, int((per_question > 0).sum()), len(per_question))
+
+
+def table_lines(df: pd.DataFrame, x: str = "gold_index") -> list[str]:
+    """The markdown table sample_docs/runs/README.md shows for a likelihood run (and the test compares):
+    mean nats (95% bootstrap interval) and n per position, then edges minus middle."""
+    c = curve(df, x)
+    shape = edges_minus_middle(df, x)
+    head = "| gold index | " + " | ".join(str(int(v)) for v in c[x]) + " |"
+    rule = "|---|" + "---|" * len(c)
+    mean = "| mean answer_logprob (95% interval) | " + " | ".join(
+        f"{r['mean']:.2f} ({r['low']:.2f} to {r['high']:.2f})" for _, r in c.iterrows()) + " |"
+    n = "| questions | " + " | ".join(str(int(v)) for v in c["n"]) + " |"
+    edge = (f"Edges minus middle (mean at the first and last positions less the mean between them, per "
+            f"question): {shape.mean:.2f} nats, 95% bootstrap interval {shape.low:.2f} to {shape.high:.2f}, "
+            f"positive for {shape.positive} of {shape.n} questions.")
+    return [head, rule, mean, n, "", edge]

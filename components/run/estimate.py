@@ -73,6 +73,20 @@ def estimate_trial(doc, question: str, strategy_name: str, params: dict) -> tupl
     return calls, tin, tout
 
 
+def measured(config, spec, trial: tuple[int, int, int]) -> tuple[int, int, int]:
+    """A trial's (calls, input, output) under the sweep's measure (run/measure.py): the likelihood scores
+    each gold alias after the first prompt (no output); "both" adds that to the answer's."""
+    measure = getattr(config, "measure", "answer")
+    if measure == "answer":
+        return trial
+    aliases = max(1, len(dict.fromkeys(a for a in spec.task.answers if a.strip())))
+    first_in = trial[1] if STRATEGIES[spec.strategy].stages == 1 else 0
+    scored = (aliases, aliases * first_in, 0)
+    if measure == "likelihood":
+        return scored
+    return tuple(a + b for a, b in zip(trial, scored, strict=True))
+
+
 def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = None) -> Estimate:
     """The cost of a sweep's trials (those not in skip_keys), before running it."""
     from components.run.plan import Documents, plan, precount
@@ -95,7 +109,8 @@ def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = Non
         pkey = (*s.cell, s.strategy, params_json(s.params))
         if pkey not in per:
             try:
-                per[pkey] = estimate_trial(documents.get(s).document, s.task.question, s.strategy, s.params)
+                per[pkey] = measured(config, s, estimate_trial(documents.get(s).document, s.task.question,
+                                                               s.strategy, s.params))
             except ValueError:  # no document, or a parameter it cannot take: the trial will be an error
                 per[pkey] = (0, 0, 0)
         c, i, o = per[pkey]

@@ -1,0 +1,99 @@
+"""The likelihood measure on a local model: KV-cache reuse across consecutive prompts, against
+evaluating every prompt whole.
+
+A 20-document gold-index sweep (NQ-open, gold at 0/4/9/14/19, the LITM QA prompt, measure =
+"likelihood") is run into fresh stores, in this one process: no reuse (every prompt evaluated whole)
+and reuse in prefix order (the default); with --plan also reuse in plan order (grid order: with more
+than one question, consecutive prompts are of different questions). Each line gives the
+tokens the model evaluated over the tokens prompted, the wall time, the speed-up over no reuse, and
+whether every stored answer_logprob equals the no-reuse run's bit for bit. Goal: prefix order with
+reuse at least 1.3x faster, the same numbers.
+
+    python -m bench likelihood
+    python -m bench.bench_likelihood [--model smollm2-135m-instruct] [--questions 1] [--threads N] [--plan]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GOAL = 1.3
+
+
+def config(model: str, questions: int, order: str, name: str):
+    from components.run.config import SweepConfig
+
+    return SweepConfig.from_dict({"sweep": {
+        "name": name, "tasks": str(ROOT / "sample_docs/tasks/nq-open-30docs.jsonl.gz"), "n_tasks": questions,
+        "documents": [20], "gold_index": [0, 4, 9, 14, 19], "strategies": ["litm"], "measure": "likelihood",
+        "order": order, "concurrency": 1, "models": [{"provider": "local", "model": model}]}})
+
+
+def one(model: str, questions: int, order: str, reuse: bool, folder: Path) -> dict:
+    from components.providers.base import ModelSpec
+    from components.providers.local import LocalProvider
+    from components.run.runner import run_sweep
+    from components.run.store import RunStore
+
+    prov = LocalProvider(ModelSpec("local", model), reuse=reuse)
+    loaded = prov.ensure_loaded()
+    loaded.llm.reset()
+    loaded.chunked = 0
+    before = (loaded.prompted, loaded.evaluated)
+    cfg = config(model, questions, order, f"bench-{order}-{reuse}")
+    store = RunStore(folder / f"{order}-{reuse}.sqlite")
+    t0 = time.perf_counter()
+    summary = run_sweep(cfg, store, providers={cfg.models[0].label: prov})
+    wall = time.perf_counter() - t0
+    frame = store.trials_frame()
+    store.close()
+    return {"wall": wall, "prompted": loaded.prompted - before[0], "evaluated": loaded.evaluated - before[1],
+            "trials": summary.ran, "errors": summary.errors,
+            "values": dict(zip(frame["trial_key"], frame["answer_logprob"], strict=True))}
+
+
+def run(argv: list[str] | None = None) -> list[str]:
+    ap = argparse.ArgumentParser(prog="bench_likelihood")
+    ap.add_argument("--model", default="smollm2-135m-instruct")
+    ap.add_argument("--questions", type=int, default=1)
+    ap.add_argument("--plan", action="store_true", help="also reuse in plan order")
+    ap.add_argument("--threads", type=int, default=None, help="llama.cpp threads (LITM_LOCAL_THREADS)")
+    args = ap.parse_args(argv or [])
+    if args.threads:
+        os.environ["LITM_LOCAL_THREADS"] = str(args.threads)
+    from components.providers.localmodel import LocalModelError, find_model
+
+    try:
+        find_model(args.model)
+    except LocalModelError as exc:
+        return [f"skipped: {exc}"]
+    lines = [f"{args.model}, {args.questions} question(s) x 20 documents x gold at 0/4/9/14/19, "
+             f"{os.environ.get('LITM_LOCAL_THREADS', '2')} thread(s)"]
+    with tempfile.TemporaryDirectory() as tmp:
+        base = one(args.model, args.questions, "prefix", False, Path(tmp))
+        runs = [("no reuse", "prefix", False), ("reuse, prefix order", "prefix", True)]
+        if args.plan:
+            runs.insert(1, ("reuse, plan order", "plan", True))
+        for label, order, reuse in runs:
+            r = base if not reuse else one(args.model, args.questions, order, reuse, Path(tmp))
+            same = r["values"] == base["values"]
+            speed = base["wall"] / r["wall"]
+            verdict = ""
+            if reuse and order == "prefix":
+                verdict = f"  goal >= {GOAL}x: {'met' if speed >= GOAL and same else 'NOT met'}"
+            lines.append(f"{label}: evaluated/prompted {r['evaluated']:,}/{r['prompted']:,} = "
+                         f"{r['evaluated'] / max(r['prompted'], 1):.2f}, {r['trials']} trials, {r['wall']:.1f} s, "
+                         f"{speed:.2f}x, numbers {'identical' if same else 'DIFFERENT'}{verdict}")
+    return lines
+
+
+if __name__ == "__main__":
+    import sys
+
+    for line in run(sys.argv[1:]):
+        print(line)

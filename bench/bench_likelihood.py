@@ -58,13 +58,58 @@ def one(model: str, questions: int, order: str, reuse: bool, folder: Path) -> di
             "values": dict(zip(frame["trial_key"], frame["answer_logprob"], strict=True))}
 
 
+def shared_share(sweep: dict, order: str) -> float:
+    """Of all prompt characters of a sweep, the share each prompt has in common with the prompt before it
+    (its longest common prefix), with the trials in the given order: what a KV cache (or a prompt
+    cache) can keep. No model is called: the first prompts are built."""
+    from components.run.config import SweepConfig
+    from components.run.plan import Documents, ordered, plan
+    from components.run.runner import first_prompt_text
+
+    cfg = SweepConfig.from_dict({"sweep": {**sweep, "order": order}})
+    docs = Documents(cfg.encoding, cfg.all_tasks().tasks)
+    texts = [first_prompt_text(s, docs) for s in ordered(plan(cfg), order, lambda s: first_prompt_text(s, docs))]
+    shared = 0
+    for a, b in zip(texts, texts[1:], strict=False):
+        n = len(os.path.commonprefix([a, b]))
+        shared += n
+    return shared / max(sum(len(t) for t in texts), 1)
+
+
+ORDER_SWEEPS = {
+    "LITM QA, 20 documents x gold at 0/4/9/14/19, 10 questions": {
+        "tasks": str(ROOT / "sample_docs/tasks/nq-open-30docs.jsonl.gz"), "n_tasks": 10, "documents": [20],
+        "gold_index": [0, 4, 9, 14, 19], "strategies": ["litm"]},
+    "baseline, 2,000 tokens x gold at 0/25/50/75/100%, 10 questions": {
+        "tasks": str(ROOT / "sample_docs/tasks/facts.jsonl"), "n_tasks": 10, "lengths": [2000],
+        "positions": [0.0, 0.25, 0.5, 0.75, 1.0], "strategies": ["baseline"]},
+    "reprompt r = 500, 2,000 tokens x 5 positions, 10 questions": {
+        "tasks": str(ROOT / "sample_docs/tasks/facts.jsonl"), "n_tasks": 10, "lengths": [2000],
+        "positions": [0.0, 0.25, 0.5, 0.75, 1.0], "strategies": ["reprompt"], "params": {"r": 500}},
+}
+
+
+def order_lines() -> list[str]:
+    out = []
+    for label, sweep in ORDER_SWEEPS.items():
+        base = {"name": "order", "models": [{"provider": "fake", "model": "fake"}], **sweep}
+        plan_share, prefix_share = shared_share(base, "plan"), shared_share(base, "prefix")
+        out.append(f"prompt characters shared with the prompt before, {label}: plan order {plan_share:.2f}, "
+                   f"prefix order {prefix_share:.2f}")
+    return out
+
+
 def run(argv: list[str] | None = None) -> list[str]:
     ap = argparse.ArgumentParser(prog="bench_likelihood")
     ap.add_argument("--model", default="smollm2-135m-instruct")
     ap.add_argument("--questions", type=int, default=1)
     ap.add_argument("--plan", action="store_true", help="also reuse in plan order")
+    ap.add_argument("--orders-only", action="store_true", help="only the shared-prefix lines (no model)")
     ap.add_argument("--threads", type=int, default=None, help="llama.cpp threads (LITM_LOCAL_THREADS)")
     args = ap.parse_args(argv or [])
+    lines = order_lines()
+    if args.orders_only:
+        return lines
     if args.threads:
         os.environ["LITM_LOCAL_THREADS"] = str(args.threads)
     from components.providers.localmodel import LocalModelError, find_model
@@ -72,8 +117,8 @@ def run(argv: list[str] | None = None) -> list[str]:
     try:
         find_model(args.model)
     except LocalModelError as exc:
-        return [f"skipped: {exc}"]
-    lines = [f"{args.model}, {args.questions} question(s) x 20 documents x gold at 0/4/9/14/19, "
+        return [*lines, f"skipped: {exc}"]
+    lines += [f"{args.model}, {args.questions} question(s) x 20 documents x gold at 0/4/9/14/19, "
              f"{os.environ.get('LITM_LOCAL_THREADS', '2')} thread(s)"]
     with tempfile.TemporaryDirectory() as tmp:
         base = one(args.model, args.questions, "prefix", False, Path(tmp))

@@ -34,7 +34,7 @@ def cfg(**kw) -> SweepConfig:
 
 @pytest.mark.parametrize("kw, message", [
     ({"measure": "logprob"}, "measure must be one of answer, likelihood, both"),
-    ({"order": "random"}, "order must be one of prefix, plan"),
+    ({"order": "random"}, "order must be one of auto, prefix, plan"),
     ({"strategies": ["rr"]}, "strategy 'rr' has 2 stages"),
     ({"models": [{"provider": "openai", "model": "gpt-4o"}]}, "openai:gpt-4o cannot score"),
     ({"models": [{"provider": "anthropic", "model": "claude"}]}, "anthropic:claude cannot score"),
@@ -51,6 +51,9 @@ def test_measure_and_order_round_trip_and_the_default_keys_stay_as_they_were():
     c = cfg(order="plan")
     back = SweepConfig.from_stored(c.to_dict())
     assert (back.measure, back.order) == ("likelihood", "plan") and back.to_dict() == c.to_dict()
+    assert cfg().run_order == "plan" and cfg(order="prefix").run_order == "prefix"  # auto: a fake model
+    local = cfg(models=[{"provider": "local", "model": "smollm2"}, {"provider": "fake", "model": "fake"}])
+    assert local.order == "auto" and local.run_order == "prefix"
     answer = cfg(measure="answer")
     assert "measure" not in answer.to_dict() and "order" not in answer.to_dict()
     spec = plan(answer)[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 
 from components.run.config import ModelConfig, SweepConfig
@@ -148,7 +148,10 @@ def ordered(specs: list[TrialSpec], order: str, first_prompt) -> list[TrialSpec]
     models = list(dict.fromkeys(s.model.label for s in specs))
     tasks = list(dict.fromkeys(s.task.id for s in specs))
     rank_m, rank_t = {m: i for i, m in enumerate(models)}, {t: i for i, t in enumerate(tasks)}
-    keyed = [(rank_m[s.model.label], rank_t[s.task.id], prefix_key(first_prompt(s)), s.index, s) for s in specs]
+    group = Counter((s.model.label, s.task.id) for s in specs)  # a question's only trial needs no prompt
+    keyed = [(rank_m[s.model.label], rank_t[s.task.id],
+              prefix_key(first_prompt(s)) if group[s.model.label, s.task.id] > 1 else b"", s.index, s)
+             for s in specs]
     keyed.sort(key=lambda k: k[:4])
     return [k[4] for k in keyed]
 

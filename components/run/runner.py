@@ -131,7 +131,7 @@ async def _run_sweep(config, store, progress, cancel, api_keys, retry_errors, gi
     docs = Documents(config.encoding, pool_tasks)
     if todo:
         precount(tasks, config.encoding)
-        todo = ordered(todo, config.order, lambda s: first_prompt_text(s, docs))
+        todo = ordered(todo, config.run_order, lambda s: first_prompt_text(s, docs))
     budget = Budget(config.max_calls, config.max_usd)
     callers = {m.label: Caller(provs[m.label], store, concurrency=config.concurrency, rpm=m.requests_per_minute,
                                budget=budget, cancel=cancel, max_retry_after=config.max_retry_after)

@@ -118,5 +118,17 @@ class FakeProvider:
         return Completion(str(item), approx_tokens(text), approx_tokens(str(item)), 0.0, self.spec.model,
                           finish_reason="stop")
 
+    async def score(self, messages: list[dict], answer: str):
+        """A made-up, deterministic likelihood of `answer` (one 'token' per word): likelihood.fake_logprob."""
+        from components.providers.likelihood import Scored, fake_logprob
+
+        self.history.append({"messages": messages, "score": answer})
+        text = "\n".join(str(m.get("content", "")) for m in messages)
+        if self.queue and isinstance(self.queue[0], BaseException):
+            raise self.queue.popleft()
+        pieces = answer.split() or [answer]
+        logprobs = tuple(fake_logprob(w, text + " ".join(pieces[:i])) for i, w in enumerate(pieces))
+        return Scored(logprobs, approx_tokens(text), approx_tokens(text) + len(pieces), 0.0, self.spec.model)
+
     async def aclose(self) -> None:
         return None

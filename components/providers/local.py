@@ -2,7 +2,10 @@
 
 The model is loaded once per process (keyed by file and context size) and generates one prompt at
 a time (a lock per loaded model); the blocking call runs in a worker thread. Decoding is greedy by
-default and the KV cache is reset before every call, so the same prompt gives the same text.
+default. llama.cpp's KV cache keeps the longest token prefix a prompt shares with the one before it
+(`reuse`, the default): only the rest is evaluated, and the same prompt gives the same text and the
+same numbers either way (tests/test_likelihood_local.py); `reuse=False` evaluates every prompt whole.
+`score` gives the likelihood of a given answer (components/providers/likelihood.py).
 """
 
 from __future__ import annotations
@@ -16,11 +19,14 @@ from pathlib import Path
 
 from components.core.completion import Completion
 from components.providers.base import ModelSpec, PromptTooLong, ProviderError, Settings
+from components.providers.likelihood import Scored, log_softmax_at
 from components.providers.localmodel import LocalModelError, canonical, find_model, model_path
 
 DEFAULT_CTX = 8192  # tokens: bounds memory; a larger ModelSpec.context_window raises it up to the model's own
+ENV_THREADS = "LITM_LOCAL_THREADS"  # threads llama.cpp uses (default 2); on a machine busy with other work,
+# 1 can be several times faster: llama.cpp's threads wait for each other by spinning
 THREADS = 2
-BATCH = 512
+BATCH = 512  # tokens per batch (n_batch = n_ubatch): prompts are evaluated in chunks of BATCH
 INSTALL = "pip install llama-cpp-python==0.3.36 (or: pip install -e '.[local]')"
 
 
@@ -31,6 +37,14 @@ class Loaded:
     n_ctx: int
     load_s: float
     lock: threading.Lock = field(default_factory=threading.Lock)
+    prompted: int = 0  # prompt tokens asked for in this process (generation and scoring)
+    evaluated: int = 0  # of those, tokens the model evaluated (the rest came from its KV cache)
+    eval_s: float = 0.0  # seconds spent evaluating prompts when scoring (a measured speed)
+    calibrated: float | None = None  # prompt tokens per second measured once (speed())
+    # the start of the KV cache computed in whole chunks [k*BATCH, (k+1)*BATCH) each evaluated as one batch,
+    # as evaluating a prompt from its start does: only that much is reused, so that a prompt's numbers do
+    # not depend on the prompt before it (a chunk evaluated in other pieces gives slightly other logits)
+    chunked: int = 0
 
 
 _loaded: dict[tuple[str, int], Loaded] = {}
@@ -53,6 +67,17 @@ def llama_module():
     return llama_cpp
 
 
+def threads_setting() -> int:
+    import os
+
+    value = os.environ.get(ENV_THREADS, "").strip()
+    if not value:
+        return THREADS
+    if not value.isdigit() or int(value) < 1:
+        raise LocalModelError(f"{ENV_THREADS} must be a positive whole number of threads, got {value!r}")
+    return int(value)
+
+
 def trained_context(llm) -> int | None:
     """The context length the GGUF declares (`<arch>.context_length`)."""
     meta = llm.metadata
@@ -72,8 +97,9 @@ def load(path: Path, context_window: int | None = None) -> Loaded:
 
 def open_model(path: Path, n_ctx: int) -> Loaded:
     llama_cpp = llama_module()
-    options = dict(model_path=str(path), n_ctx=n_ctx, n_threads=THREADS, n_threads_batch=THREADS,
-                   n_batch=BATCH, seed=0, verbose=False)
+    threads = threads_setting()
+    options = dict(model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
+                   n_batch=BATCH, n_ubatch=BATCH, seed=0, verbose=False)
     if "flash_attn" in inspect.signature(llama_cpp.Llama.__init__).parameters:
         options["flash_attn"] = True
     start = time.perf_counter()
@@ -102,15 +128,93 @@ def chat_tokens(llm, messages: list[dict]) -> list[int]:
     return llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
 
 
-class LocalProvider:
-    """Provider protocol over llama.cpp: `await LocalProvider(spec).complete(messages, settings)`."""
+def common_prefix(llm, tokens: list[int], limit: int) -> int:
+    """Tokens at the start of `tokens` (at most `limit`) that the model's KV cache already holds."""
+    cached = llm.input_ids[: llm.n_tokens]
+    n = 0
+    for a, b in zip(cached, tokens[:limit], strict=False):
+        if a != b:
+            break
+        n += 1
+    return n
 
-    def __init__(self, spec: ModelSpec):
+
+def keep_prefix(loaded: Loaded, tokens: list[int], limit: int, reuse: bool) -> int:
+    """Keep the cached prefix shared with `tokens` (at most `limit` tokens), cut down to whole chunks of
+    BATCH tokens (Loaded.chunked), and drop the rest of the cache; returns how many tokens are kept (0
+    without reuse). Evaluation then goes on in chunks starting at a multiple of BATCH, exactly as it
+    does from the start: the same numbers with and without reuse."""
+    llm = loaded.llm
+    n = min(common_prefix(llm, tokens, limit), loaded.chunked) if reuse else 0
+    n -= n % BATCH
+    if n and llm._ctx.kv_cache_seq_rm(-1, n, -1):
+        llm.n_tokens = n
+        llm._requires_eval = True
+        return n
+    llm.reset()
+    loaded.chunked = 0
+    return 0
+
+
+def score_tokens(loaded: Loaded, prefix: list[int], answer: list[int], reuse: bool) -> tuple[list[float], int]:
+    """log p(answer[i] | prefix + answer[:i]) for each answer token (teacher forcing), and the
+    tokens evaluated. The prefix up to its last token is evaluated as generation does (llm.eval,
+    batches of n_batch, no logits kept); the last prefix token and the answer are evaluated in one
+    batch that returns their logits."""
+    import numpy as np
+
+    llm = loaded.llm
+    tokens = prefix + answer
+    stop = len(prefix) - 1  # from here on the logits are needed
+    kept = keep_prefix(loaded, tokens, stop, reuse)
+    llm.eval(tokens[kept:stop])
+    loaded.chunked = stop - stop % BATCH
+    tail = tokens[stop:]
+    n_past = llm.n_tokens
+    llm._ctx.kv_cache_seq_rm(-1, n_past, -1)
+    llm._batch.set_batch(batch=tail, n_past=n_past, logits_all=True)
+    llm._ctx.decode(llm._batch)
+    logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(len(tail) * llm.n_vocab(),))
+    logits = logits.reshape(len(tail), llm.n_vocab())[:-1]
+    llm.input_ids[n_past: n_past + len(tail)] = tail
+    llm.n_tokens = n_past + len(tail)
+    llm._requires_eval = True  # generation after this replays a token rather than trust these logits
+    return log_softmax_at(logits, answer), len(tokens) - kept
+
+
+SPEED_TEXT = "The quick brown fox jumps over the lazy dog. " * 60  # about 600 tokens
+
+
+def speed(loaded: Loaded) -> float:
+    """Prompt tokens per second this model evaluates on this machine: measured from the scoring done
+    so far in this process (at least 2,000 tokens), else once by evaluating SPEED_TEXT (kept for the
+    process). Holds the model's lock."""
+    if loaded.evaluated >= 2000 and loaded.eval_s > 0:
+        return loaded.evaluated / loaded.eval_s
+    if loaded.calibrated is None:
+        with loaded.lock:
+            llm = loaded.llm
+            tokens = llm.tokenize(SPEED_TEXT.encode(), add_bos=False, special=False)
+            llm.reset()
+            start = time.perf_counter()
+            llm.eval(tokens)
+            loaded.calibrated = len(tokens) / max(time.perf_counter() - start, 1e-6)
+            llm.reset()
+            loaded.chunked = 0
+    return loaded.calibrated
+
+
+class LocalProvider:
+    """Provider protocol over llama.cpp: `await LocalProvider(spec).complete(messages, settings)`;
+    `await .score(messages, answer)` -> likelihood.Scored."""
+
+    def __init__(self, spec: ModelSpec, reuse: bool = True):
         found = find_model(spec.model)  # fails now, with the pip command, if the weights are missing
         llama_module()
         self.spec = replace(spec, model=canonical(spec.model))
         self.name = found.name
         self.loaded: Loaded | None = None
+        self.reuse = reuse  # keep the KV cache of the prefix shared with the previous prompt
 
     def ensure_loaded(self) -> Loaded:
         if self.loaded is None:
@@ -121,26 +225,72 @@ class LocalProvider:
         return await asyncio.to_thread(self.complete_sync, messages, settings)
 
     def complete_sync(self, messages: list[dict], settings: Settings) -> Completion:
+        return self._queued(self._generate, messages, settings)
+
+    async def score(self, messages: list[dict], answer: str) -> Scored:
+        return await asyncio.to_thread(self.score_sync, messages, answer)
+
+    def score_sync(self, messages: list[dict], answer: str) -> Scored:
+        return self._queued(self._score, messages, answer)
+
+    def _queued(self, fn, *args):
         global _in_queue
         with _queue_lock:
             _in_queue += 1
         try:
-            return self._generate(messages, settings)
+            return fn(*args)
         finally:
             with _queue_lock:
                 _in_queue -= 1
+
+    def _score(self, messages: list[dict], answer: str) -> Scored:
+        model = self.ensure_loaded()
+        with model.lock:
+            llm = model.llm
+            prefix = chat_tokens(llm, messages)
+            target = llm.tokenize(answer.encode("utf-8"), add_bos=False, special=False)
+            if not target:
+                raise ProviderError(f"{self.name}: the answer to score is empty")
+            if len(prefix) + len(target) > model.n_ctx:
+                raise PromptTooLong(
+                    f"the prompt and answer have {len(prefix) + len(target):,} tokens, but {self.name} holds "
+                    f"{model.n_ctx:,} here; shorten the document, or raise the context window")
+            if len(target) >= BATCH:
+                raise ProviderError(f"{self.name}: the answer to score has {len(target):,} tokens (at most "
+                                    f"{BATCH - 1} are scored)")
+            start = time.perf_counter()
+            try:
+                logprobs, evaluated = score_tokens(model, prefix, target, self.reuse)
+            except (ValueError, RuntimeError) as e:
+                llm.reset()
+                model.chunked = 0
+                raise ProviderError(f"llama.cpp failed on {self.name}: {e}") from None
+            latency = time.perf_counter() - start
+            model.prompted += len(prefix) + len(target)
+            model.evaluated += evaluated
+            model.eval_s += latency
+        return Scored(tuple(logprobs), len(prefix), evaluated, latency, self.spec.model)
+
+    def speed(self) -> float:
+        """Prompt tokens per second on this machine (loads the model; see speed())."""
+        return speed(self.ensure_loaded())
 
     def _generate(self, messages: list[dict], settings: Settings) -> Completion:
         model = self.ensure_loaded()
         with model.lock:
             llm = model.llm
-            n = len(chat_tokens(llm, messages))
+            tokens = chat_tokens(llm, messages)
+            n = len(tokens)
             if n + settings.max_tokens > model.n_ctx:
                 raise PromptTooLong(
                     f"the prompt has {n:,} tokens and max_tokens is {settings.max_tokens:,}, but {self.name} "
                     f"holds {model.n_ctx:,} here; shorten the document, or raise the context window "
                     f"(ModelSpec.context_window) if the model allows it")
-            llm.reset()  # no KV-cache reuse across calls: the same prompt always gives the same text
+            # what is kept here, create_chat_completion keeps too (its own prefix match finds no more)
+            kept = keep_prefix(model, tokens, len(tokens) - 1, self.reuse)
+            model.chunked = 0  # until the prompt is evaluated
+            model.prompted += n
+            model.evaluated += n - kept
             start = time.perf_counter()
             try:
                 out = llm.create_chat_completion(
@@ -148,6 +298,7 @@ class LocalProvider:
                     top_k=1 if settings.temperature == 0 else 40, seed=settings.seed or 0)
             except (ValueError, RuntimeError) as e:
                 raise ProviderError(f"llama.cpp failed on {self.name}: {e}") from None
+            model.chunked = n - n % BATCH
             latency = time.perf_counter() - start
         choice, usage = out["choices"][0], out["usage"]
         return Completion(

@@ -230,5 +230,44 @@ class OpenAIProvider:
         except BadResponse as exc:
             raise BadResponse(f"{self.spec.label}: {exc}") from None
 
+    async def score(self, messages: list[dict], answer: str):
+        """The answer's likelihood after the prompt (providers/likelihood.py), from a server whose legacy
+        /completions takes echo with logprobs (the llama.cpp server, vLLM): the prompt is the server's own
+        chat template (POST /apply-template at the server's root) with the answer appended; the answer's
+        tokens are those whose text offset is at or past the template's end."""
+        from components.providers.likelihood import CannotScore, Scored
+
+        if self.spec.provider != "openai-compatible":
+            raise CannotScore(f"{self.spec.label} cannot score an answer's likelihood (no log-probabilities of "
+                              "a given text); use an OpenAI-compatible server or a local model")
+        root = str(self.client.base_url).rstrip("/").removesuffix("/v1")
+        t0 = time.perf_counter()
+        try:
+            templ = await self.client.post(root + "/apply-template", body={"messages": messages}, cast_to=object)
+            prefix = templ.get("prompt") if isinstance(templ, dict) else None
+            if not isinstance(prefix, str):
+                raise BadResponse(f"{self.spec.label}: /apply-template gave no prompt: the server cannot show "
+                                  "its chat template, so its likelihood cannot be scored")
+            r = await self.client.post("/completions", cast_to=object, body={
+                "model": self.spec.model, "prompt": prefix + answer, "max_tokens": 1, "temperature": 0,
+                "echo": True, "logprobs": 1})
+        except self._sdk.OpenAIError as exc:
+            raise map_error(exc, self.spec.label, self._key) from None
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise bad_body(self.spec.label, exc, self._key) from None
+        latency = time.perf_counter() - t0
+        try:
+            block = r["choices"][0]["logprobs"]
+            rows = list(zip(block["text_offset"], block["token_logprobs"], strict=True))
+        except (TypeError, KeyError, IndexError, ValueError):
+            raise BadResponse(f"{self.spec.label}: /completions gave no echoed logprobs (does the server "
+                              "take echo with logprobs?)") from None
+        end = len(prefix) + len(answer)
+        picked = [lp for off, lp in rows if len(prefix) <= off < end]
+        if not picked or any(not isinstance(x, int | float) for x in picked):
+            raise BadResponse(f"{self.spec.label}: the echoed logprobs do not cover the answer")
+        before = sum(1 for off, _ in rows if off < len(prefix))
+        return Scored(tuple(float(x) for x in picked), before, before + len(picked), latency, self.spec.model)
+
     async def aclose(self) -> None:
         await self.client.close()

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 
 from components.core.completion import Completion
 from components.providers.base import RateLimited, Settings, cache_key
+from components.providers.likelihood import Scored, score_key, score_settings
 from components.providers.pricing import cost_usd
 from components.run.store_batches import owner_id
 
@@ -123,7 +124,24 @@ class Caller:
         """(completion, cache key). completion.cached says whether it came from the store. `cuts`: where the
         provider's prompt cache may cut the last message (Prompt.cache_cuts); they change the bill only,
         so they are not part of the key."""
-        key = cache_key(self.spec, messages, settings)
+        def send():
+            if self.takes_cache_cuts and cuts:
+                return self.provider.complete(messages, settings, cuts=cuts)
+            return self.provider.complete(messages, settings)
+
+        return await self._call(cache_key(self.spec, messages, settings), messages, asdict(settings), send)
+
+    async def score(self, messages: list[dict], answer: str) -> tuple[Scored, str]:
+        """(the answer's likelihood after the prompt, cache key): a scoring call (providers/likelihood.py),
+        cached, claimed, limited and budgeted like a completion."""
+        async def send() -> Completion:
+            return (await self.provider.score(messages, answer)).completion()
+
+        completion, key = await self._call(score_key(self.spec, messages, answer), messages,
+                                           score_settings(answer), send)
+        return Scored.from_completion(completion), key
+
+    async def _call(self, key: str, messages: list[dict], settings: dict, request) -> tuple[Completion, str]:
         if self.store is not None:
             row = self.store.get_call(key)
             if row is not None:
@@ -136,7 +154,7 @@ class Caller:
         future = asyncio.get_running_loop().create_future()
         self.inflight[key] = future
         try:
-            completion = await self._claimed_send(key, messages, settings, cuts)
+            completion = await self._claimed_send(key, request)
         except asyncio.CancelledError:
             future.cancel()
             raise
@@ -148,17 +166,16 @@ class Caller:
             self.inflight.pop(key, None)
         future.set_result(completion)
         if self.store is not None and not completion.cached:
-            self.store.put_call(key, self.spec, messages, asdict(settings), completion,
+            self.store.put_call(key, self.spec, messages, settings, completion,
                                 release=self.owner if self.claims else None)
         return completion, key
 
-    async def _claimed_send(self, key: str, messages: list[dict], settings: Settings,
-                            cuts: tuple[int, ...] = ()) -> Completion:
+    async def _claimed_send(self, key: str, request) -> Completion:
         """Send, unless another process (or Caller) has claimed this call in the store: then wait for
         its answer to appear there (a cached completion). A claim held by a process that is gone, or
         past its lease, is taken over."""
         if self.store is None or not self.claims:
-            return await self._send(messages, settings, cuts)
+            return await self._send(request)
         while True:
             holder = self.store.claim_call(key, self.owner)
             row = self.store.get_call(key)  # answered just before we claimed it
@@ -171,12 +188,12 @@ class Caller:
                 break
             await asyncio.sleep(CLAIM_POLL_S)
         try:
-            return await self._send(messages, settings, cuts)
+            return await self._send(request)
         except BaseException:
             self.store.release_call(key, self.owner)
             raise
 
-    async def _send(self, messages: list[dict], settings: Settings, cuts: tuple[int, ...] = ()) -> Completion:
+    async def _send(self, request) -> Completion:
         async with self.sem:
             for attempt in range(RATE_LIMIT_ATTEMPTS + 1):
                 if self.cancel is not None and self.cancel.is_set():
@@ -187,10 +204,7 @@ class Caller:
                 await self.limiter.wait()
                 self.attempts += 1
                 try:
-                    if self.takes_cache_cuts and cuts:
-                        completion = await self.provider.complete(messages, settings, cuts=cuts)
-                    else:
-                        completion = await self.provider.complete(messages, settings)
+                    completion = await request()
                 except RateLimited as exc:
                     asked = exc.retry_after
                     if asked is not None and asked > self.max_retry_after:

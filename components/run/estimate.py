@@ -107,6 +107,20 @@ def estimate_trial(doc, question: str, strategy_name: str, params: dict, first: 
     return calls, tin, tout
 
 
+def measured(config, spec, trial: tuple[int, int, int]) -> tuple[int, int, int]:
+    """A trial's (calls, input, output) under the sweep's measure (run/measure.py): the likelihood scores
+    each gold alias after the first prompt (no output); "both" adds that to the answer's."""
+    measure = getattr(config, "measure", "answer")
+    if measure == "answer":
+        return trial
+    aliases = max(1, len(dict.fromkeys(a for a in spec.task.answers if a.strip())))
+    first_in = trial[1] if STRATEGIES[spec.strategy].stages == 1 else 0
+    scored = (aliases, aliases * first_in, 0)
+    if measure == "likelihood":
+        return scored
+    return tuple(a + b for a, b in zip(trial, scored, strict=True))
+
+
 def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = None, *, specs: list | None = None,
              store=None, retry_errors: bool = False) -> Estimate:
     """The cost of a sweep's trials (those not in skip_keys), before running it. specs: the plan, when
@@ -138,7 +152,9 @@ def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = Non
             try:
                 doc = documents.get(s).document
                 prompts = STRATEGIES[s.strategy].first_prompts(doc, s.task.question, s.params)
-                per[pkey] = (estimate_trial(doc, s.task.question, s.strategy, s.params, prompts), prompts)
+                # a likelihood trial sends scoring calls, not these prompts: none of them is looked up as cached
+                per[pkey] = (measured(config, s, estimate_trial(doc, s.task.question, s.strategy, s.params, prompts)),
+                             [] if getattr(config, "measure", "answer") == "likelihood" else prompts)
             except ValueError:  # no document, or a parameter it cannot take: the trial will be an error
                 per[pkey] = ((0, 0, 0), [])
         (c, i, o), prompts = per[pkey]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 
 from components.run.config import ModelConfig, SweepConfig
@@ -37,8 +37,14 @@ def trial_key(config: SweepConfig, task_id: str, length, position, strategy: str
     blob = json.dumps({"task": task_id, **where, "strategy": strategy,
                        "params": params, "model": model.label, "base_url": model.base_url or "",
                        "encoding": config.encoding, "max_tokens": model.max_tokens or config.max_tokens,
-                       "seed": config.seed}, sort_keys=True)
+                       "seed": config.seed, **measure_key(config)}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def measure_key(config: SweepConfig) -> dict:
+    """The measure in a trial's key; "answer" (the default) adds nothing, so older keys stay valid."""
+    measure = getattr(config, "measure", "answer")
+    return {} if measure == "answer" else {"measure": measure}
 
 
 def cells(config: SweepConfig) -> list[tuple]:
@@ -128,6 +134,45 @@ def cell_document(task, tasks: list | None, *, encoding: str, length: int | None
     distractor pool when the task has too few passages)."""
     spec = TrialSpec(0, "", task, length, position, "", {}, None, documents, gold_index)
     return trial_document(spec, encoding, tasks)
+
+
+ORDER_BLOCK = 256  # characters per block of a prompt's order key
+ORDER_MAX_BLOCKS = 2048  # blocks in a key (the first 512k characters); 8 bytes each
+
+
+def prefix_key(text: str) -> bytes:
+    """A prompt's order key: an 8-byte digest of each ORDER_BLOCK characters, in order. Sorting by it
+    sorts prompts as a trie of their blocks is walked (depth first): prompts sharing their first k
+    blocks are adjacent, and the sum of the prefixes consecutive prompts share is the most any order
+    gives (in blocks). A key is 8 bytes per 256 characters, not the text itself, so a large sweep's
+    keys stay small (about 10 kB for an 80k-token prompt)."""
+    import hashlib
+
+    n = min(len(text), ORDER_BLOCK * ORDER_MAX_BLOCKS)
+    return b"".join(hashlib.blake2b(text[i:i + ORDER_BLOCK].encode("utf-8"), digest_size=8).digest()
+                    for i in range(0, n, ORDER_BLOCK))
+
+
+def ordered(specs: list[TrialSpec], order: str, first_prompt) -> list[TrialSpec]:
+    """The trials in the order they run. "plan": as planned. "prefix": each model's trials (models in
+    plan order), question by question (tasks in plan order), each question's trials sorted by their
+    first prompt's prefix_key (plan order among equal keys), so that consecutive prompts share the
+    longest prefix: for a LITM gold-index sweep, a question's positions from the last index down.
+    Questions stay whole because prompts of different questions share little (the template's head)
+    and a sweep stopped early then holds whole questions, which paired statistics need; the price is a
+    sweep whose questions share one document (a haystack), whose prompts would share more across them.
+    `first_prompt(spec)` gives the text of the trial's first prompt ("" when it cannot be built)."""
+    if order == "plan":
+        return list(specs)
+    models = list(dict.fromkeys(s.model.label for s in specs))
+    tasks = list(dict.fromkeys(s.task.id for s in specs))
+    rank_m, rank_t = {m: i for i, m in enumerate(models)}, {t: i for i, t in enumerate(tasks)}
+    group = Counter((s.model.label, s.task.id) for s in specs)  # a question's only trial needs no prompt
+    keyed = [(rank_m[s.model.label], rank_t[s.task.id],
+              prefix_key(first_prompt(s)) if group[s.model.label, s.task.id] > 1 else b"", s.index, s)
+             for s in specs]
+    keyed.sort(key=lambda k: k[:4])
+    return [k[4] for k in keyed]
 
 
 class Documents:

@@ -21,9 +21,11 @@ from components.providers.factory import make_provider
 from components.run.caller import Budget, BudgetExceeded, Caller, Cancelled
 from components.run.config import SweepConfig
 from components.run.gcpace import paced
-from components.run.plan import Documents, plan, precount
+from components.run.measure import GENERATES, SCORES, score_trial
+from components.run.plan import Documents, ordered, plan, precount
 from components.run.schema import Trial, params_json
 from components.run.trial import Ran, execute
+from components.strategies import get_strategy
 
 __all__ = ["LiveRun", "Progress", "Ran", "SweepSummary", "run_one", "run_sweep", "workers_for"]
 
@@ -97,6 +99,16 @@ def stamp(trial, spec, built) -> None:
     if built is not None:
         trial.actual_length, trial.actual_position = built.length_tokens, built.position_tokens
         trial.gold_pages = list(built.gold_pages)
+
+
+def first_prompt_text(spec, docs: Documents) -> str:
+    """The text of a trial's first prompt ("" when its document or prompt cannot be built: the trial
+    then fails when it runs, with the reason)."""
+    try:
+        built = docs.get(spec)
+        return get_strategy(spec.strategy).first_prompts(built.document, spec.task.question, spec.params)[0].text
+    except ValueError:
+        return ""
 
 
 def run_sweep(config: SweepConfig, store, *, progress: Callable[[Progress], None] | None = None,
@@ -180,15 +192,16 @@ class LiveRun:
         self.sweep_id = store.open_sweep(config.name, config.to_dict(), owner=self.owner)
         present, self.errors = already_run(store, self.sweep_id, specs, self.retry_errors)
         todo = [s for s in specs if s.key not in present]
+        self.docs = Documents(config.encoding, pool_tasks)
         if todo:
             precount(tasks, config.encoding)
+            todo = ordered(todo, config.run_order, lambda s: first_prompt_text(s, self.docs))
         self.done = self.skipped = len(present)
         self.budget = Budget(config.max_calls, config.max_usd)
         self.callers = {m.label: Caller(self.provs[m.label], store, concurrency=config.concurrency,
                                         rpm=m.requests_per_minute, budget=self.budget, cancel=self.cancel,
                                         max_retry_after=config.max_retry_after)
                         for m in config.models}
-        self.docs = Documents(config.encoding, pool_tasks)
         return todo
 
     async def go(self) -> SweepSummary:
@@ -198,7 +211,7 @@ class LiveRun:
         try:
             workers = []
             for m in config.models:
-                queue = [s for s in todo if s.model.label == m.label][::-1]  # pop() takes them in plan order
+                queue = [s for s in todo if s.model.label == m.label][::-1]  # pop() takes them in run order
                 workers += [asyncio.create_task(self.worker(queue))
                             for _ in range(min(workers_for(config.concurrency), len(queue)))]
             watcher = asyncio.create_task(self.watch(workers)) if self.cancel is not None else None
@@ -241,13 +254,18 @@ class LiveRun:
             built = self.docs.get(spec)
         except ValueError as exc:
             built, ran = None, Ran(Trial(error=f"document: {exc}", error_kind="document"))
-        if built is not None:
-            config = self.config
+        config = self.config
+        if built is not None and config.measure in GENERATES:
             ran = await execute(built.document, spec.task.question, spec.task.answers, spec.strategy,
                                 spec.params, self.callers[spec.model.label],
                                 lambda p, m=spec.model: config.settings(m, p.max_tokens),
                                 answer_mode=spec.task.meta.get("answer_mode", "any"),
                                 gold_sentences=spec.task.gold_sentences)
+        elif built is not None:
+            ran = Ran(Trial(gold_pages=list(built.document.gold), metric=get_strategy(spec.strategy).metric))
+        if built is not None and config.measure in SCORES and ran.trial.error is None:
+            ran.call_keys += await score_trial(ran.trial, built.document, spec.task.question, spec.task.answers,
+                                               spec.strategy, spec.params, self.callers[spec.model.label])
         trial = ran.trial
         stamp(trial, spec, built)
         self.store.put_trial(self.sweep_id, trial.row(), ran.call_keys)

@@ -97,7 +97,7 @@ RESULT_COLUMNS = ["sweep", "task", "strategy", "model", "params", "length", "pos
                   "actual_position", "answer", "score", "subspan_em", "exact", "page_recall", "page_precision",
                   "error", "calls", "input_tokens", "output_tokens", "cost_usd", "latency_s",
                   "documents", "gold_index", "metric", "hallucination_rate", "sentence_recall", "error_kind",
-                  "kv_match"]
+                  "kv_match", "answer_logprob", "answer_logprob_mean", "answer_logprob_tokens"]
 # every column of an export: the result columns, then the rest of the trial, then the store's own
 EXPORT_COLUMNS = ["trial_id", "sweep_id", *RESULT_COLUMNS,
                   *[n for n in STORED if n not in RESULT_COLUMNS], "created"]

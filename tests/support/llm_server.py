@@ -212,6 +212,45 @@ def _token_chars(tokens: int) -> int:
     return 4 * tokens  # approx_tokens: 4 characters a token
 
 
+def chatml(messages: list[dict]) -> str:
+    """The chat template this server 'applies' (POST /apply-template, as the llama.cpp server has)."""
+    return "".join(f"<|im_start|>{m.get('role')}\n{_content_text(m.get('content'))}<|im_end|>\n"
+                   for m in messages) + "<|im_start|>assistant\n"
+
+
+def _tokens(text: str) -> list[str]:
+    """This server's tokens: runs of word characters, and every other character alone."""
+    import re
+
+    return re.findall(r"\w+|\W", text)
+
+
+def _echo_logprobs(body: dict, n: int) -> bytes:
+    """POST /v1/completions (legacy): with echo and logprobs, every prompt token with a deterministic
+    fake log-probability (components.providers.likelihood.fake_logprob), then one generated token."""
+    from components.providers.likelihood import fake_logprob
+
+    prompt = body.get("prompt", "")
+    prompt = prompt if isinstance(prompt, str) else "".join(map(str, prompt))
+    toks = _tokens(prompt) + [" ok"] if body.get("max_tokens", 16) else _tokens(prompt)
+    offsets, at, logprobs = [], 0, []
+    for i, t in enumerate(toks):
+        offsets.append(at)
+        logprobs.append(None if i == 0 else fake_logprob(t, "".join(toks[:i])))
+        at += len(t)
+    if not body.get("echo"):
+        offsets, logprobs, toks = offsets[-1:], logprobs[-1:], toks[-1:]
+    text = ("".join(toks))
+    block = ({"tokens": toks, "token_logprobs": logprobs, "text_offset": offsets, "top_logprobs": None}
+             if body.get("logprobs") is not None else None)
+    return _response(200, {
+        "id": f"cmpl-{n}", "object": "text_completion", "created": int(time.time()),
+        "model": body.get("model", "loopback"),
+        "choices": [{"index": 0, "text": text, "logprobs": block, "finish_reason": "length"}],
+        "usage": {"prompt_tokens": len(_tokens(prompt)), "completion_tokens": 1,
+                  "total_tokens": len(_tokens(prompt)) + 1}})
+
+
 class LLMServer(BatchRoutes):
     """An asyncio HTTP/1.1 server (keep-alive) in its own thread: no thread per connection, so it
     keeps up with a client at high concurrency on a small machine."""
@@ -332,7 +371,10 @@ class LLMServer(BatchRoutes):
             return _response(200, {"ok": True})
         if _is_batch_path(path):
             return self._batch_route(method, path, raw)
-        route = "chat" if path.endswith("/chat/completions") else "messages" if path.endswith("/messages") else None
+        if method == "POST" and path.endswith("/apply-template"):
+            return _response(200, {"prompt": chatml(json.loads(raw or b"{}").get("messages", []))})
+        route = ("chat" if path.endswith("/chat/completions") else "messages" if path.endswith("/messages")
+                 else "completions" if path.endswith("/completions") else None)
         if route is None or method != "POST":
             return _response(404, {"error": {"message": f"no route {method} {path}"}})
         body = json.loads(raw or b"{}")
@@ -371,6 +413,8 @@ class LLMServer(BatchRoutes):
             return _malformed(mode["malformed"], route, body.get("model", "loopback"))
         if mode["misbehave"] and (mode["fail_times"] is None or n <= mode["fail_times"]):
             return _misbehaving(mode["misbehave"], route, body.get("model", "loopback"))
+        if route == "completions":
+            return _echo_logprobs(body, n)
         text = plausible_answer(prompt, mode["middle_loss"])
         tin, tout = approx_tokens(prompt), approx_tokens(text)
         model = body.get("model", "loopback")

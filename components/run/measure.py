@@ -1,0 +1,84 @@
+"""The likelihood measure in a sweep or a page: the gold answer's log-probability after a trial's prompt.
+
+`measure` in [sweep] (run/config.py): "answer" generates and scores the answer (as always);
+"likelihood" scores the gold answer without generating; "both" does the two. Scoring is teacher
+forcing (components/providers/likelihood.py): the prompt a single-stage strategy sends, then the gold
+answer as the assistant's reply; each gold alias is scored (one cached call each) and the trial keeps
+the best: answer_logprob (natural log, summed over the alias's tokens), answer_logprob_mean (per token)
+and answer_logprob_tokens. This view is ours: none of the papers report it.
+
+Only strategies with one stage can be scored (a later stage's prompt depends on a generated reply),
+and only providers that return log-probabilities of a given text (likelihood.SCORING_PROVIDERS).
+"""
+
+from __future__ import annotations
+
+import math
+
+from components.providers.base import ProviderError
+from components.providers.likelihood import CannotScore, check_provider
+from components.run.caller import BudgetExceeded, Cancelled, NeedsCall
+from components.strategies import get_strategy
+
+SCORES = ("likelihood", "both")  # measures that score the gold answer
+GENERATES = ("answer", "both")  # measures that generate an answer
+
+
+def check_strategy(name: str) -> None:
+    strategy = get_strategy(name)
+    if strategy.stages != 1:
+        raise CannotScore(f"strategy {name!r} has {strategy.stages} stages: the likelihood measure scores the "
+                          "gold answer after a single-stage prompt (litm, closed-book, oracle, baseline, reprompt...)")
+
+
+def check_measure(config) -> None:
+    """A one-line CannotScore (a ValueError) for a model or strategy a likelihood sweep cannot score."""
+    if config.mode != "live":
+        raise CannotScore(f"measure = {config.measure!r} runs live only (the batch interfaces return no "
+                          "log-probabilities of a given text); use mode = \"live\"")
+    for name in config.strategies:
+        check_strategy(name)
+    for m in config.models:
+        check_provider(m.provider, m.label)
+
+
+async def score_trial(trial, doc, question: str, answers, strategy_name: str, params: dict, caller,
+                      on_score=None) -> list[str]:
+    """Fill the trial's likelihood columns (and add its scoring calls to its totals); returns the calls'
+    keys. A provider's failure is the trial's error, as in run/trial.execute."""
+    keys: list[str] = []
+    aliases = [a for a in dict.fromkeys(answers) if isinstance(a, str) and a.strip()]
+    try:
+        check_strategy(strategy_name)
+        prompts = get_strategy(strategy_name).first_prompts(doc, question, params)
+        if len(prompts) != 1:
+            raise CannotScore(f"strategy {strategy_name!r} sends {len(prompts)} prompts at once; one is scored")
+        if not aliases:
+            raise CannotScore("the task has no gold answer to score")
+        best = None
+        for alias in aliases:
+            scored, key = await caller.score(prompts[0].messages, alias)
+            keys.append(key)
+            trial.calls += 1
+            trial.cached_calls += scored.cached
+            trial.input_tokens += scored.prompt_tokens + scored.tokens
+            trial.latency_s += scored.latency_s
+            if on_score is not None:
+                on_score(alias, scored)
+            if best is None or scored.logprob > best.logprob:
+                best = scored
+    except (BudgetExceeded, Cancelled, NeedsCall):
+        raise
+    except ProviderError as exc:
+        trial.error, trial.error_kind = str(exc) or exc.__class__.__name__, exc.kind
+        return keys
+    except CannotScore as exc:
+        trial.error, trial.error_kind = str(exc), "cannot_score"
+        return keys
+    if not math.isfinite(best.logprob):
+        trial.error, trial.error_kind = f"the model gave the answer log-probability {best.logprob}", "bad_response"
+        return keys
+    trial.answer_logprob = best.logprob
+    trial.answer_logprob_mean = best.mean
+    trial.answer_logprob_tokens = best.tokens
+    return keys

@@ -215,6 +215,9 @@ class BatchRun:
                 if not waiting:
                     if len(self.errors) > errors_before and not self.cancel.is_set():
                         continue  # requests that ended in error here (refused, too large): write their trials
+                    if not self.cancel.is_set() and any(k is not None and self.store.get_call(k) is not None
+                                                        for _, k in waits):
+                        continue  # answered meanwhile by another process's batch: the trials read it from the store
                     if not self.stop and not self.cancel.is_set():
                         self.stop = "nothing left to send: " + self._why_stuck(len(waits))
                     break

@@ -15,24 +15,24 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from webapp import presenter, render, sidebar  # noqa: E402
-from webapp.state import State  # noqa: E402
+from webapp.session.state import State  # noqa: E402
+from webapp.ui import presenter, render, sidebar  # noqa: E402
 
-PAGES = Path(__file__).parent / "views"  # not "pages/": that name switches Streamlit to its old pages mode
-# (file, title, icon); the first is the default page.
+# One package per page, each with its page.py (never a folder named "pages/": that name switches
+# Streamlit to its old pages mode). (package, title, icon); the first is the default page.
 PAGE_FILES = (
-    ("playground.py", "Playground", ":material/science:"),
-    ("lesson.py", "Lesson", ":material/school:"),
-    ("experiments.py", "Experiments", ":material/tune:"),
-    ("results.py", "Results", ":material/monitoring:"),
-    ("compare.py", "Compare", ":material/compare_arrows:"),
-    ("papers.py", "Papers", ":material/menu_book:"),
+    ("playground", "Playground", ":material/science:"),
+    ("lesson", "Lesson", ":material/school:"),
+    ("experiments", "Experiments", ":material/tune:"),
+    ("results", "Results", ":material/monitoring:"),
+    ("compare", "Compare", ":material/compare_arrows:"),
+    ("papers", "Papers", ":material/menu_book:"),
 )
 
 
 def pages() -> list:
-    return [st.Page(f"views/{file}", title=title, icon=icon, default=i == 0, url_path=title.lower())
-            for i, (file, title, icon) in enumerate(PAGE_FILES)]
+    return [st.Page(f"{package}/page.py", title=title, icon=icon, default=i == 0, url_path=package)
+            for i, (package, title, icon) in enumerate(PAGE_FILES)]
 
 
 @st.cache_resource(show_spinner=False)
@@ -47,7 +47,7 @@ def warm_up() -> bool:
     def imports() -> None:
         import components.report.analysis  # noqa: F401
         import components.report.compare  # noqa: F401
-        from webapp import runs
+        from webapp.services import stores as runs
 
         for _label, shipped, path in runs.sources():
             try:

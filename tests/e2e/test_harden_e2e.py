@@ -21,7 +21,7 @@ import pytest
 
 from tests.e2e.appserver import llm_server, streamlit_app
 from tests.webapp.runs_fixture import fill
-from webapp.render import WORD_JOINER
+from webapp.ui.render import WORD_JOINER
 
 pytestmark = pytest.mark.browser
 

@@ -12,7 +12,7 @@ from components.report import compare
 from components.run.store import RunStore
 from tests.webapp.runs_fixture import fill
 
-PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "views" / "compare.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "compare" / "page.py")
 ARMS = ["baseline · fake-model", "reprompt r=1000 · fake-model", "rr r=1000 · fake-model"]
 
 
@@ -96,7 +96,7 @@ def test_repricing_and_session_prices(stores):
 
 def test_report_is_one_self_contained_escaped_file(stores):
     from components.report import report_html
-    from webapp import compareview
+    from webapp.compare import parts as compareview
 
     fill(stores / "runs" / "litm.sqlite")
     t = compare.prepare(RunStore(stores / "runs" / "litm.sqlite").trials_frame())
@@ -116,13 +116,13 @@ def test_report_is_one_self_contained_escaped_file(stores):
     assert html.escape(result["recommendation"]) in page
 
 
-@pytest.mark.parametrize("page, key", [("results.py", "res_sweeps"), ("compare.py", "cmp_sweeps")])
+@pytest.mark.parametrize("page, key", [("results", "res_sweeps"), ("compare", "cmp_sweeps")])
 def test_a_sweep_link_opens_results_and_compare_filtered(stores, page, key):
     """Experiments' "See the results" and "Compare its arms" links carry ?sweep=<key>."""
     db = stores / "runs" / "litm.sqlite"
     fill(db)
     fill(db, name="second sweep", model="other-model", seed=1)
-    at = AppTest.from_file(str(Path(PAGE).parent / page), default_timeout=90)
+    at = AppTest.from_file(str(Path(PAGE).parents[1] / page / "page.py"), default_timeout=90)
     at.query_params["sweep"] = "your runs#2"
     run(at)
     assert at.multiselect(key=key).value == ["your runs#2"]
@@ -145,14 +145,14 @@ def test_planner_fills_the_experiments_grid(stores):
 
 def test_results_view_is_in_its_url(stores):
     fill(stores / "runs" / "litm.sqlite")
-    at = AppTest.from_file(str(Path(PAGE).parent / "results.py"), default_timeout=90)
+    at = AppTest.from_file(str(Path(PAGE).parents[1] / "results" / "page.py"), default_timeout=90)
     at.run()
     assert not at.exception
     at.multiselect(key="res_strategies").set_value(["rr"])
     at.run()
     assert not at.exception
     assert "strategy=rr" in at.code[0].value and "sweep=" not in at.code[0].value
-    again = AppTest.from_file(str(Path(PAGE).parent / "results.py"), default_timeout=90)
+    again = AppTest.from_file(str(Path(PAGE).parents[1] / "results" / "page.py"), default_timeout=90)
     again.query_params["strategy"] = ["rr"]
     again.query_params["metric"] = "subspan_em"
     again.run()
@@ -166,7 +166,7 @@ def test_failures_read_their_texts_from_the_stores(stores):
     the question, gold answers and both answers by trial id, the first `limit` of them."""
     from components.report import analysis, report_html
     from components.run.reader import browse
-    from webapp import compareview
+    from webapp.compare import parts as compareview
 
     path = fill(stores / "runs" / "litm.sqlite")
     trials, sweeps = browse(path, readonly=False)

@@ -14,10 +14,10 @@ from components.providers import factory
 from components.providers.base import ModelSpec
 from components.providers.fake import FakeProvider, plausible_answer
 from components.run.store import RunStore
-from webapp import jobs
-from webapp.sidebar import Choice
+from webapp.services import jobs
+from webapp.ui.sidebar import Choice
 
-PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "views" / "experiments.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "experiments" / "page.py")
 
 
 BROWSER = {"cookie": "browser-A"}  # the per-browser cookie webapp/sharing.py reads (AppTest sends none)
@@ -25,7 +25,7 @@ BROWSER = {"cookie": "browser-A"}  # the per-browser cookie webapp/sharing.py re
 
 @pytest.fixture
 def db(tmp_path, monkeypatch):
-    from webapp import sharing
+    from webapp.services import sharing
 
     path = tmp_path / "runs" / "litm.sqlite"
     monkeypatch.setenv("LITM_DB", str(path))

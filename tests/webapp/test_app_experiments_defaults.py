@@ -9,9 +9,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.providers.base import ModelSpec
-from webapp.sidebar import Choice
+from webapp.ui.sidebar import Choice
 
-PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "views" / "experiments.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "experiments" / "page.py")
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ def test_budget_below_the_estimate_is_pointed_out(at):
 
 def test_settings_survive_a_refresh(tmp_path, monkeypatch):
     """A refresh is a new session with the same ?run= token: the grid comes back as it was."""
-    from webapp import jobs
+    from webapp.services import jobs
 
     monkeypatch.setenv("LITM_DB", str(tmp_path / "runs" / "litm.sqlite"))
     token = jobs.new_owner()
@@ -98,7 +98,7 @@ def test_settings_survive_a_refresh(tmp_path, monkeypatch):
 
 
 def test_any_length_and_position_can_be_typed(at):
-    from webapp.pickers import number
+    from webapp.ui.pickers import number
 
     assert (number("40k", True), number("40,000", True), number("0.3", False), number("x", True)) == \
         (40000, 40000, 0.3, None)

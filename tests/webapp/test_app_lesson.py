@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from components.report.lesson import STEPS
 
 ROOT = Path(__file__).resolve().parents[2]
-LESSON = str(ROOT / "webapp" / "views" / "lesson.py")
+LESSON = str(ROOT / "webapp" / "lesson" / "page.py")
 APP = str(ROOT / "webapp" / "app.py")
 
 

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.webapp.runs_fixture import fill
 
-PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "views" / "results.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "results" / "page.py")
 
 
 @pytest.fixture
@@ -145,7 +145,7 @@ def test_the_pages_hold_summary_columns_and_fetch_texts_for_the_rows_shown(store
 
     from components.report import analysis
     from components.run.reader import BROWSE_COLUMNS, browse
-    from webapp import runs
+    from webapp.services import stores as runs
 
     path = fill(stores / "runs" / "litm.sqlite")
     trials, sweeps = browse(path, readonly=False)

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from components.run.store import RunStore
 from tests.webapp.runs_fixture import fill
 
-PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "views" / "results.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "results" / "page.py")
 HITS = {0: 5, 4: 2, 9: 4}  # of 6 tasks: a U over the gold index
 
 

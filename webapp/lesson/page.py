@@ -1,0 +1,76 @@
+"""Lesson: a guided path in eight short steps (components/report/lesson.py), one live widget each, a
+"try this", a question for the room, and a link into the other pages with settings filled in.
+The step is in the URL (?step=N), so a teacher can bookmark or share any step."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from components.report.lesson import STEPS, step
+from webapp.lesson.widgets import WIDGETS
+from webapp.session.state import State
+from webapp.ui.render import guard
+
+PAGES = {"playground": "playground/page.py", "results": "results/page.py", "papers": "papers/page.py",
+         "experiments": "experiments/page.py"}
+
+
+def step_from_url(state: State) -> None:
+    """?step=N sets the step once per new value; after that the buttons rule (and rewrite the URL)."""
+    q = st.query_params.get("step")
+    if q is not None and q != st.session_state.get("_lesson_url_step"):
+        st.session_state["_lesson_url_step"] = q
+        try:
+            state.lesson_step = min(max(1, int(q)), len(STEPS))
+        except ValueError:
+            pass
+
+
+def go(delta: int) -> None:
+    state = State()
+    state.lesson_step = min(max(1, int(state.lesson_step) + delta), len(STEPS))
+
+
+def nav(state: State, where: str) -> None:
+    n = int(state.lesson_step)
+    c1, c2, c3 = st.columns([1, 4, 1], vertical_alignment="center")
+    c1.button("← Previous", key=f"lesson_prev_{where}", on_click=go, args=(-1,), disabled=n <= 1,
+              use_container_width=True)
+    c2.progress(n / len(STEPS), text=f"Step {n} of {len(STEPS)}")
+    c3.button("Next →", key=f"lesson_next_{where}", on_click=go, args=(1,), disabled=n >= len(STEPS),
+              type="primary", use_container_width=True)
+
+
+def link(s) -> None:
+    query = {k: str(v) for k, v in s.link.query.items()}
+    if State().present:
+        query["present"] = "1"
+    try:
+        st.page_link(PAGES[s.link.page], label=s.link.label, icon=":material/open_in_new:", query_params=query)
+    except Exception:  # noqa: BLE001 - not inside the app's navigation (the page run on its own)
+        st.caption(f"{s.link.label}: the {s.link.page.capitalize()} page.")
+
+
+def main() -> None:
+    state = State()
+    step_from_url(state)
+    s = step(state.lesson_step)
+    state.lesson_step = n = STEPS.index(s) + 1
+    st.query_params["step"] = str(n)
+    st.session_state["_lesson_url_step"] = str(n)
+    st.title(f"Lesson · {n}. {s.title}")
+    nav(state, "top")
+    words, widget = st.columns([2, 3], gap="medium")  # side by side: one screen per step on a projector
+    with words:
+        st.markdown(s.text)
+        st.markdown(f"**Try this:** {s.try_this}")
+        st.markdown(f"**Question for the room:** {s.question}")
+        link(s)
+        st.caption(f"Source: {s.source}.")
+        if n == 1 and not state.present:
+            st.caption("Projecting? Turn on **Presenter mode** in the sidebar (or add ?present=1 to the URL).")
+    with widget, guard(f"step {n}'s widget"):
+        WIDGETS[s.widget]()
+
+
+main()

@@ -1,0 +1,131 @@
+"""The run stores the Results page reads: the user's (shared with `litm`) and the shipped ones
+(read-only), loaded once per change of their files and combined with readable sweep labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from components.report import analysis
+from components.run.reader import stamp
+from webapp.services import jobs
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def load_store(path: str, version: tuple, readonly: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The summary columns of a store's trials, and its sweeps (components.run.reader.browse): a store
+    of 100k trials loads in about a second; texts are fetched for the rows shown (`whole`). Read through
+    `browse_kept`, which the server may already have filled while it started (webapp/serve.py)."""
+    from components.run.reader import browse_kept
+
+    return browse_kept(path, version, readonly)
+
+
+def whole(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of `df` (a few: a page, a drill-down, failures) with every stored column: questions,
+    answers, page lists, from their stores; the columns `df` has of its own (store, labels) kept."""
+    from components.run.reader import whole_trials
+
+    if df.empty:
+        return df.copy()
+    found: dict[tuple[str, int], dict] = {}
+    for (path, shipped), part in df.groupby(["store_path", "shipped"], sort=False):
+        for row in whole_trials(path, part["trial_id"], readonly=bool(shipped)):
+            found[(path, int(row["trial_id"]))] = row
+    rows = []
+    for r in df.to_dict("records"):
+        full = found.get((r["store_path"], int(r["trial_id"])), {})
+        rows.append({**full, **r})
+    return pd.DataFrame(rows, index=df.index)
+
+
+USER_LABEL = "your runs"  # the user's store, as sweep keys name it ("your runs#3")
+
+
+def sweep_key(sweep_id) -> str:
+    """The key a sweep of the user's store has on Results and Compare (and in their URLs: ?sweep=)."""
+    return f"{USER_LABEL}#{sweep_id}"
+
+
+def with_trials(sweeps: pd.DataFrame, trials: pd.DataFrame) -> list[str]:
+    """The sweep keys, in the sweeps' order, that have trials here (the Sweeps filter of Results and
+    Compare): the trials' distinct keys looked up once, not a scan per sweep."""
+    present = set(trials["sweep_key"].unique())
+    return [k for k in sweeps["sweep_key"] if k in present]
+
+
+def export(df: pd.DataFrame, fmt: str) -> bytes:
+    """The trials of `df` with every stored column (texts read from their stores) as a csv, jsonl or
+    parquet file; the app's own bookkeeping columns left out."""
+    from components.run.store_io import frame_bytes
+
+    full = whole(df)
+    return frame_bytes(full.drop(columns=[c for c in ("store_path", "sweep_key", "shipped") if c in full]), fmt)
+
+
+def sources() -> list[tuple[str, bool, Path]]:
+    """(label, shipped, path) of every store to read."""
+    from components.run.store import store_paths
+
+    return [(f"shipped {p.stem}" if shipped else USER_LABEL, shipped, p) for shipped, p in store_paths()]
+
+
+def mine_only(trials: pd.DataFrame, sweeps: pd.DataFrame, ws: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The sweeps of the user's store this workspace may see (webapp/sharing.py), and their trials."""
+    from webapp.services.sharing import visible
+
+    if sweeps.empty or "owner" not in sweeps:
+        return trials, sweeps
+    sweeps = sweeps[[visible(o, ws) for o in sweeps["owner"]]]
+    return trials[trials["sweep_id"].isin(set(sweeps["id"]))], sweeps
+
+
+def load_all() -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """(trials, sweeps, problems): a store that cannot be read is a problem line, the others still load.
+    The user's store shows only the sweeps this browser's workspace may see."""
+    from webapp.services.sharing import workspace
+
+    loaded, problems = [], []
+    ws = workspace()
+    for label, shipped, path in sources():
+        try:
+            trials, sweeps = load_store(str(path), stamp(path), shipped)
+        except Exception as exc:  # noqa: BLE001 - a broken file must not hide the others
+            problems.append(f"{path.name}: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}")
+            continue
+        if not shipped:
+            trials, sweeps = mine_only(trials, sweeps, ws)
+        loaded.append((label, shipped, str(path), trials, sweeps))
+    trials, sweeps = analysis.combine_stores(loaded)
+    return trials, sweeps, problems
+
+
+def calls_of(path: str, trial_id: int, readonly: bool) -> list[dict]:
+    from components.run.store import RunStore
+
+    store = RunStore(path, readonly=readonly)
+    try:
+        return store.calls_for_trial(int(trial_id))
+    finally:
+        store.close()
+
+
+def import_file(name: str, data: bytes) -> tuple[int, int]:
+    """Trials someone exported (csv, jsonl, parquet) into the user's store: (trials, sweeps) added."""
+    import tempfile
+
+    from components.run.store import RunStore
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"import{Path(name).suffix.lower()}"
+        path.write_bytes(data)
+        store = RunStore(jobs.user_db())
+        try:
+            from webapp.services.sharing import owner_tag
+
+            ids = store.import_trials(path, owner=owner_tag())
+            return sum(len(store.trials_frame(i)) for i in ids), len(ids)
+        finally:
+            store.close()

@@ -103,7 +103,7 @@ def test_report_is_one_self_contained_escaped_file(stores):
     t.loc[t["arm"] == ARMS[0], "answer"] = "<script>alert(1)</script>"
     result = compare.compare(t, ARMS)
     result["trials"] = t
-    figures = [compareview.charts.pareto(result["arms"]), compareview.u_curves(t, ARMS)]
+    figures = [compareview.pareto(result["arms"]), compareview.u_curves(t, ARMS)]
     page = report_html.build(result, figures=figures, failures=compare.failures(t, ARMS[0], ARMS[1]),
                              pair=(ARMS[0], ARMS[1]), sources=["demo <sweep>"])
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
@@ -138,9 +138,18 @@ def test_planner_fills_the_experiments_grid(stores):
     tasks = int(next(m.value for m in at.metric if m.label == "Tasks needed").replace(",", ""))
     at.button(key="cmp_to_experiments").click()
     run(at)
-    ss = at.session_state
-    assert ss["exp_strategies"] == ["baseline", "rr"] and ss["exp_param_r"] == 1000
-    assert ss["exp_lengths"] == [2000, 4000] and ss["exp_positions"] == [0.0, 0.5, 1.0] and ss["exp_n_tasks"] == tasks
+    plan = at.session_state["sweep_plan"]  # handed to Experiments, which applies it once
+    assert plan["strategies"] == ["baseline", "rr"] and plan["params"] == {"r": [1000]}
+    experiments = AppTest.from_file(str(Path(PAGE).parents[1] / "experiments" / "page.py"), default_timeout=90)
+    experiments.session_state["sweep_plan"] = plan
+    experiments.run()
+    assert not experiments.exception, experiments.exception
+    ss = experiments.session_state
+    assert ss["exp_strategies"] == ["baseline", "rr"] and ss["exp_param_r"] == [1000]
+    assert ss["exp_lengths"] == [2000, 4000] and ss["exp_positions"] == [0.0, 0.5, 1.0] and plan["n_tasks"] == tasks
+    available = int(next(c.value for c in experiments.caption if c.value.endswith("tasks available.")).split()[0]
+                    .replace(",", ""))
+    assert ss["exp_n_tasks"] == min(tasks, available)  # capped at the task set's size
 
 
 def test_results_view_is_in_its_url(stores):

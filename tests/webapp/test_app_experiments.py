@@ -15,7 +15,7 @@ from components.providers.base import ModelSpec
 from components.providers.fake import FakeProvider, plausible_answer
 from components.run.store import RunStore
 from webapp.services import jobs
-from webapp.ui.sidebar import Choice
+from webapp.services.models import Choice
 
 PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "experiments" / "page.py")
 
@@ -32,10 +32,7 @@ def db(tmp_path, monkeypatch):
     BROWSER["cookie"] = "browser-A"
     monkeypatch.setattr(sharing, "_cookie", lambda: BROWSER["cookie"])
     yield path
-    for owned in list(jobs._JOBS.values()):  # stop whatever a test left running
-        for job in list(owned.values()):
-            job.cancel.set()
-            jobs.wait(job, 10)
+    jobs.stop_all(10)  # stop whatever a test left running
     factory.uninstall()
 
 
@@ -117,7 +114,8 @@ def test_run_with_fake_provider_lands_in_store(db):
     assert set(trials["strategy"]) == {"litm", "baseline"}
     assert not any(Path(db).parent.glob("*key*"))  # nothing but the store and the task file
     past = next(d.value for d in at.dataframe if "state" in d.value.columns)
-    assert list(past["state"]) == ["done"]
+    assert list(past["state"]) == ["finished"]
+    assert list(past["trials"]) == ["12"] and "None" not in past.to_string()  # formatted for reading
 
 
 def slow_provider(delay: float) -> FakeProvider:

@@ -49,7 +49,8 @@ def test_with_runs_shows_curves_counts_and_errors(stores):
     # the numbers table has n and a CI per point
     frames = [d.value for d in at.dataframe]
     curve = next(f for f in frames if "95% CI low" in f.columns)
-    assert set(curve["series"]) == {"baseline", "reprompt", "rr"}
+    assert set(curve["series"]) == {"baseline · fake-model · this app", "reprompt · fake-model · this app",
+                                    "rr · fake-model · this app"}  # every line names its model and source
     assert curve["n"].sum() == 106
 
 
@@ -61,7 +62,7 @@ def test_filters_and_series(stores):
     assert {m.label: m.value for m in at.metric}["Trials"] == "36"
     at.radio(key="res_u_series").set_value("strategy and model").run()
     curve = next(d.value for d in at.dataframe if "95% CI low" in d.value.columns)
-    assert set(curve["series"]) == {"rr · fake-model"}
+    assert set(curve["series"]) == {"rr · fake-model · this app"}
     at.selectbox(key="res_metric").set_value("subspan_em").run()
     assert not at.exception
 

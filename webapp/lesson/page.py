@@ -1,29 +1,20 @@
-"""Lesson: a guided path in eight short steps (components/report/lesson.py), one live widget each, a
-"try this", a question for the room, and a link into the other pages with settings filled in.
-The step is in the URL (?step=N), so a teacher can bookmark or share any step."""
+"""Lesson: a guided path in eight short steps (services.lesson: components/report/lesson.py), one live
+widget each, a "try this", a question for the room, and a link into the other pages with settings
+filled in. The step is in the URL (?step=N), so a teacher can bookmark or share any step; in presenter
+mode each step fits one 1024x576 projector screen."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from components.report.lesson import STEPS, step
+from webapp import session
 from webapp.lesson.widgets import WIDGETS
-from webapp.session.state import State
+from webapp.services.lesson import STEPS, step
+from webapp.session import State, url
 from webapp.ui.render import guard
 
 PAGES = {"playground": "playground/page.py", "results": "results/page.py", "papers": "papers/page.py",
          "experiments": "experiments/page.py"}
-
-
-def step_from_url(state: State) -> None:
-    """?step=N sets the step once per new value; after that the buttons rule (and rewrite the URL)."""
-    q = st.query_params.get("step")
-    if q is not None and q != st.session_state.get("_lesson_url_step"):
-        st.session_state["_lesson_url_step"] = q
-        try:
-            state.lesson_step = min(max(1, int(q)), len(STEPS))
-        except ValueError:
-            pass
 
 
 def go(delta: int) -> None:
@@ -31,13 +22,12 @@ def go(delta: int) -> None:
     state.lesson_step = min(max(1, int(state.lesson_step) + delta), len(STEPS))
 
 
-def nav(state: State, where: str) -> None:
-    n = int(state.lesson_step)
+def nav(n: int) -> None:
     c1, c2, c3 = st.columns([1, 4, 1], vertical_alignment="center")
-    c1.button("← Previous", key=f"lesson_prev_{where}", on_click=go, args=(-1,), disabled=n <= 1,
+    c1.button("← Previous", key=State.lesson_prev.key, on_click=go, args=(-1,), disabled=n <= 1,
               use_container_width=True)
     c2.progress(n / len(STEPS), text=f"Step {n} of {len(STEPS)}")
-    c3.button("Next →", key=f"lesson_next_{where}", on_click=go, args=(1,), disabled=n >= len(STEPS),
+    c3.button("Next →", key=State.lesson_next.key, on_click=go, args=(1,), disabled=n >= len(STEPS),
               type="primary", use_container_width=True)
 
 
@@ -52,14 +42,12 @@ def link(s) -> None:
 
 
 def main() -> None:
-    state = State()
-    step_from_url(state)
+    state = session.start("lesson")
     s = step(state.lesson_step)
     state.lesson_step = n = STEPS.index(s) + 1
-    st.query_params["step"] = str(n)
-    st.session_state["_lesson_url_step"] = str(n)
+    url.link("lesson")  # ?step=N follows the buttons
     st.title(f"Lesson · {n}. {s.title}")
-    nav(state, "top")
+    nav(n)
     words, widget = st.columns([2, 3], gap="medium")  # side by side: one screen per step on a projector
     with words:
         st.markdown(s.text)

@@ -1,49 +1,47 @@
 """The live widget of each Lesson step (components/report/lesson.py names them): published curves,
 prompt maps built by the engine, and the engine's cost estimates. Every chart goes through
-webapp/chartview.py (theme, export, how to read)."""
+ui/charts.py (theme, note, export, how to read)."""
 
 from __future__ import annotations
 
+import html
+
 import streamlit as st
 
-from components.report import lessonfigs
-from components.report.promptmap import gold_places, n_tokens
-from webapp.playground import moving
-from webapp.services import engine as cached
-from webapp.session.state import State
-from webapp.ui import charts as chartview
+from webapp.services import engine, lesson
+from webapp.services.engine import NQ_SET, Recipe
+from webapp.session import State
+from webapp.ui import charts
 
 SAMPLE = "harrowmere_history"
 N_DOCS = 20
+HEIGHT = 400  # a chart and its legend beside the step's text, on one 1024x576 screen (presenter mode)
+MAP_HEIGHT = 330
 
 
-@st.cache_data(show_spinner=False)
-def published():
-    from components.report.published import load_published
-
-    return load_published()
+def height() -> int:
+    return HEIGHT if State().present else 460
 
 
-def sample_recipe() -> tuple[tuple, str]:
+def sample_recipe() -> tuple[Recipe, str]:
     """The lesson's sample document with its first question: (recipe, question)."""
-    from components.tasks.samples import list_samples
-
-    samples = list_samples()
+    samples = engine.samples()
     s = next((x for x in samples if x.name == SAMPLE), samples[0])
     question, answers = s.questions[0]
-    gold = tuple(cached.gold_pages(s.text, "paragraph", s.name, tuple(answers)))
-    return ("text", s.text, "paragraph", s.name, gold, None), question
+    gold = tuple(engine.gold_pages(s.text, "paragraph", s.name, tuple(answers)))
+    return Recipe.of_text(s.text, "paragraph", s.name, gold), question
 
 
-def nq_recipe(index: int) -> tuple[tuple, str]:
-    info = moving.task_sets()[moving.NQ_SET]
-    tasks = cached.task_set(info.path)
-    return ("task", info.path, 0, None, None, N_DOCS, index), tasks[0].question
+def nq_recipe(index: int) -> tuple[Recipe, str]:
+    info = engine.task_sets()[NQ_SET]
+    tasks = engine.task_set(info.path)
+    return Recipe.of_task(info.path, 0, documents=N_DOCS, gold_index=index), tasks[0].question
 
 
-def prompt_map(recipe: tuple, strategy: str, params: tuple, question: str, name: str, how: str) -> list:
-    prompts = cached.prompts(recipe, strategy, params, question)
-    chartview.show(cached.figure(recipe, strategy, params, question), name, how, key=f"lesson_{name}", series=False)
+def prompt_map(recipe: Recipe, strategy: str, params: tuple, question: str, name: str, how: str) -> list:
+    prompts = engine.prompts(recipe, strategy, params, question)
+    charts.show(engine.figure(recipe, strategy, params, question), name, how, series=False,
+                height=MAP_HEIGHT if State().present else None)
     return prompts
 
 
@@ -52,9 +50,11 @@ MAP_HOW = ("each row is a prompt along its tokens: blue instructions, orange rem
 
 
 def published_litm() -> None:
-    chartview.show(lessonfigs.litm_curves(published(), N_DOCS), "lesson-litm-20-documents",
-                   "one line per model, accuracy (y) against where the answer document sits among 20 (x); "
-                   "the dashed line is answering with no documents at all.", key="lesson_litm")
+    charts.show(lesson.litm_curves(N_DOCS), "lesson-litm-20-documents",
+                "one line per model, accuracy (y) against where the answer document sits among 20 (x); "
+                "the dashed line is answering with no documents at all.",
+                note="As published in Lost in the Middle (Liu et al., 2023), Table 6 and Table 1 (closed-book); "
+                     "not measured by this app.", height=height())
 
 
 def one_prompt() -> None:
@@ -64,17 +64,18 @@ def one_prompt() -> None:
 
 
 def place_caption(prompts) -> None:
-    places = gold_places(prompts)
+    places = engine.gold_places(prompts)
     if places:
         g = places[0]
         st.caption(f"Gold page {g.page} starts at token {g.start:,} of {prompts[0].tokens:,}"
-                   + ("" if g.distance is None else f", {n_tokens(g.distance)} from the nearest instruction") + ".")
+                   + ("" if g.distance is None else f", {engine.n_tokens(g.distance)} from the nearest instruction")
+                   + ".")
 
 
 def move() -> None:
     st.slider(f"Gold document index (0 = first, {N_DOCS - 1} = last)", 0, N_DOCS - 1, key=State.lesson_move.key)
     recipe, question = nq_recipe(int(State().lesson_move))
-    st.html(f"<div style='font-size:1.05rem'><b>Question:</b> {_esc(question)}</div>")
+    st.html(f"<div style='font-size:1.05rem'><b>Question:</b> {html.escape(question)}</div>")
     prompts = prompt_map(recipe, "litm", (), question, "lesson-move-the-answer", MAP_HOW)
     place_caption(prompts)
 
@@ -92,24 +93,27 @@ def icr() -> None:
     st.slider("k: pages to retrieve", 1, 8, key=State.lesson_k.key)
     k = int(State().lesson_k)
     recipe, question = sample_recipe()
-    prompts = prompt_map(recipe, "icr", (("k", k),), question, "lesson-icr-stage-1", MAP_HOW)
-    doc = cached.built(recipe)
+    prompt_map(recipe, "icr", (("k", k),), question, "lesson-icr-stage-1", MAP_HOW)
+    doc = engine.built(recipe)
     biggest = sum(sorted((p.tokens for p in doc.pages), reverse=True)[:k])
     st.caption(f"Stage 1 reads all {doc.tokens:,} document tokens; stage 2 reads at most {k} page(s): "
                f"{biggest:,} tokens or fewer.")
-    del prompts
 
 
 def rr() -> None:
-    chartview.show(lessonfigs.rr_positions(published()), "lesson-rr-table-7",
-                   "one line per method, fuzzy match (y) against where the answer sits in an 80k-token document "
-                   "(x); a line that stays high across x has beaten the lost-in-the-middle effect.", key="lesson_rr")
+    charts.show(lesson.rr_positions(), "lesson-rr-table-7",
+                "one line per method, fuzzy match (y) against where the answer sits in an 80k-token document "
+                "(x); a line that stays high across x has beaten the lost-in-the-middle effect.",
+                note="As published in R&R (Agrawal et al., 2024), Table 7, GPT-4 Turbo; not measured by this app.",
+                height=height())
 
 
 def chunking() -> None:
-    chartview.show(lessonfigs.chunking(published()), "lesson-chunking-tables-2-3",
-                   "accuracy (y) against chunk size (x, with the calls m it costs); left is more calls, right is "
-                   "fewer; the gap between the lines is what reminders inside chunks buy.", key="lesson_chunking")
+    charts.show(lesson.chunking(), "lesson-chunking-tables-2-3",
+                "accuracy (y) against chunk size (x, with the calls m it costs); left is more calls, right is "
+                "fewer; the gap between the lines is what reminders inside chunks buy.",
+                note="As published in R&R (Agrawal et al., 2024), Tables 2-3, GPT-4 Turbo; not measured by this app.",
+                height=height())
 
 
 CHOICES = (("baseline", "baseline", ()), ("reprompt", "reprompt r=300", (("r", 300),)),
@@ -122,20 +126,15 @@ def choose() -> None:
     rows = []
     for strategy, label, params in CHOICES:
         try:
-            calls, tin, _ = cached.usage(recipe, strategy, params, question)
+            calls, tin, _ = engine.usage(recipe, strategy, params, question)
         except ValueError:
             continue
         rows.append({"label": label, "calls": calls, "input_tokens": tin})
-    chartview.show(lessonfigs.strategy_costs(rows), "lesson-what-it-costs",
-                   "blue bars: calls per question; orange bars: input tokens (right axis), as the engine estimates "
-                   "them for the 20-document prompt of step 3 (later stages assume k pages come back).",
-                   key="lesson_choose")
-
-
-def _esc(text: str) -> str:
-    import html
-
-    return html.escape(text)
+    charts.show(lesson.strategy_costs(rows), "lesson-what-it-costs",
+                "blue bars: calls per question; orange bars: input tokens (right axis), as the engine estimates "
+                "them for the 20-document prompt of step 3 (later stages assume k pages come back).",
+                note="Estimated by this app's engine for one NQ-open question with 20 documents; no model called.",
+                height=height())
 
 
 WIDGETS = {"published_litm": published_litm, "one_prompt": one_prompt, "move": move, "reminders": reminders,

@@ -5,11 +5,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components.report import charts
-from components.report.analysis import PUBLISHED_METRIC_LABELS
-from webapp.ui import charts as chartview
-from webapp.ui import pickers
+from webapp import session
+from webapp.services import figures, published
+from webapp.session import State
+from webapp.ui import charts, pickers
 from webapp.ui.render import guard
+
+PUBLISHED_METRIC_LABELS = published.METRIC_LABELS
 
 PAPERS = {
     "liu2023": "Lost in the Middle (Liu et al., 2023)",
@@ -75,20 +77,11 @@ VIEWS: dict[str, list[dict]] = {
 }
 
 
-@st.cache_data(show_spinner=False)
-def published() -> tuple[pd.DataFrame, dict]:
-    from components.report.published import CITATIONS, load_published
-
-    return load_published(), dict(CITATIONS)
-
-
-def citation(source: str, rows: pd.DataFrame, citations: dict) -> str:
-    c = citations.get(source)
-    if isinstance(c, dict):
-        c = c.get("text") or c.get("citation") or " ".join(str(v) for v in c.values())
-    if not c and "citation" in rows and rows["citation"].notna().any():
+def citation(source: str, rows: pd.DataFrame) -> str:
+    c = published.citation(source)
+    if (not c or c == source) and "citation" in rows and rows["citation"].notna().any():
         c = rows["citation"].dropna().iloc[0]
-    return str(c or FALLBACK_CITATIONS.get(source, source))
+    return str(c if c and c != source else FALLBACK_CITATIONS.get(source, source))
 
 
 def metric_title(rows: pd.DataFrame) -> str:
@@ -97,14 +90,14 @@ def metric_title(rows: pd.DataFrame) -> str:
     return f"{names}, as published"
 
 
-def pick_filters(view: dict, rows: pd.DataFrame, key: str, cols) -> tuple[pd.DataFrame, list[str]]:
+def pick_filters(view: dict, rows: pd.DataFrame, key: tuple, cols) -> tuple[pd.DataFrame, list[str]]:
     chosen = []
     for col, name in zip(cols, view["filters"], strict=False):
         options = sorted(rows[name].dropna().unique().tolist())
         if not options:
             continue
         fmt = (lambda v: f"{int(v):,}") if name in ("doc_length_tokens", "n_documents") else str
-        choice = pickers.select(col, FILTER_TITLES.get(name, name), options, f"{key}_{name}",
+        choice = pickers.select(col, FILTER_TITLES.get(name, name), options, State.papers(*key, name),
                                 default=DEFAULTS.get(name, max(options) if name == "doc_length_tokens" else None),
                                 format_func=fmt)
         rows = rows[rows[name] == choice]
@@ -112,13 +105,14 @@ def pick_filters(view: dict, rows: pd.DataFrame, key: str, cols) -> tuple[pd.Dat
     return rows, chosen
 
 
-def references(source_rows: pd.DataFrame, models: list[str], key: str, where) -> pd.DataFrame | None:
+def references(source_rows: pd.DataFrame, models: list[str], key: tuple, where) -> pd.DataFrame | None:
     """Closed-book and oracle (LITM Table 1) of one model, as horizontal reference lines."""
     ref = source_rows[(source_rows["table"] == "Table 1") & source_rows["method"].isin(["closed-book", "oracle"])]
     options = [m for m in models if m in set(ref["model"])]
     if not options:
         return None
-    model = pickers.select(where, "Closed-book and oracle reference lines for", ["none", *options], f"{key}_ref",
+    model = pickers.select(where, "Closed-book and oracle reference lines for", ["none", *options],
+                           State.papers(*key, "ref"),
                            default=options[0])
     if model == "none":
         return None
@@ -137,7 +131,7 @@ def token_axis(fig, values: pd.Series) -> None:
                      ticktext=[f"{v // 1000}k" if v % 1000 == 0 and v else f"{v:,}" for v in vals])
 
 
-def show_view(source: str, view: dict, rows: pd.DataFrame, key: str) -> None:
+def show_view(source: str, view: dict, rows: pd.DataFrame, key: tuple) -> None:
     data = rows[rows["table"].isin(view["tables"])].copy()
     cols = st.columns(3)
     data, chosen = pick_filters(view, data, key, cols)
@@ -155,45 +149,47 @@ def show_view(source: str, view: dict, rows: pd.DataFrame, key: str) -> None:
     if view["kind"] == "line":
         refs = (references(rows, sorted(set(chart_rows["model"].dropna())), key, cols[len(view["filters"])])
                 if view.get("references") else None)
-        fig = charts.published_lines(chart_rows, x, "series", title=title, x_title=X_TITLES.get(x, x),
+        fig = figures.published_lines(chart_rows, x, "series", title=title, x_title=X_TITLES.get(x, x),
                                      y_title=y_title, references=refs)
         if x == "gold_index":
             fig.update_xaxes(dtick=5 if chart_rows[x].max() > 10 else 1)
         else:
             token_axis(fig, chart_rows[x])
     else:
-        fig = charts.published_bars(chart_rows, x, "series", title=title, x_title=X_TITLES.get(x, x),
+        fig = figures.published_bars(chart_rows, x, "series", title=title, x_title=X_TITLES.get(x, x),
                                     y_title=y_title)
     how = ("each line is one series as the paper printed it (hover for the printed value); a dip in the middle "
            "is the lost-in-the-middle effect; dashed horizontal lines are reference settings.") \
         if view["kind"] == "line" else "each bar is one published value, printed above it; compare bars of a group."
-    chartview.show(fig, f"{source}-{'-'.join(view['tables'])}", how, key=f"{key}_chart",
-                   alt=f"{title}: {y_title} against {X_TITLES.get(x, x)}, one line or bar colour per series")
+    charts.show(fig, f"{source}-{'-'.join(view['tables'])}", how,
+                note=f"As published in {PAPERS[source]}, {tables}; not measured by this app.",
+                alt=f"{title}: {y_title} against {X_TITLES.get(x, x)}, one line or bar colour per series")
     if not overall.empty:
         st.caption("Overall (the paper's average over lengths), as published: " + "; ".join(
-            f"{s}: {v}" for s, v in zip(overall["series"], charts.printed(overall), strict=True)))
+            f"{s}: {v}" for s, v in zip(overall["series"], figures.printed(overall), strict=True)))
     with st.expander("The published rows"):
         show = ["source", "table", "model", "dataset", "method", "doc_length_tokens", "n_documents",
                 "chunk_size_tokens", "answer_position_tokens", "gold_index", "metric", "value"]
         st.dataframe(data[[c for c in show if c in data]].dropna(axis=1, how="all"), hide_index=True)
 
 
-def paper_tab(source: str, rows: pd.DataFrame, citations: dict) -> None:
-    st.caption(f"**Source:** {citation(source, rows, citations)}")
+def paper_tab(source: str, rows: pd.DataFrame) -> None:
+    st.caption(f"**Source:** {citation(source, rows)}")
     views = VIEWS[source]
     names = [v["name"] for v in views]
-    name = pickers.select(st, "Table", names, f"papers_{source}_view")
+    name = pickers.select(st, "Table", names, State.papers(source, "view"))
     view = views[names.index(name)]
     with guard(f"the {PAPERS[source]} chart"):
-        show_view(source, view, rows, f"papers_{source}_{names.index(name)}")
+        show_view(source, view, rows, (source, names.index(name)))
 
 
 def main() -> None:
+    session.start("papers")
     st.title("Papers")
     st.write("The published results of three papers, by table, to compare without running anything. "
              "Every number here is **as published** by its paper, with the paper's own metric; "
              "none of it was measured by this app.")
-    pub, citations = published()
+    pub = published.rows()
     tabs = st.tabs(list(PAPERS.values()))
     for tab, source in zip(tabs, PAPERS, strict=True):
         with tab:
@@ -201,7 +197,7 @@ def main() -> None:
             if rows.empty:
                 st.info("No published rows for this paper.")
                 continue
-            paper_tab(source, rows, citations)
+            paper_tab(source, rows)
 
 
 with guard("the Papers page"):

@@ -1,4 +1,7 @@
-"""Playground: one document, one question, one strategy. See the prompt before any call, then run it."""
+"""Playground: one document, one question, one strategy. See the prompt before any call, then run it.
+
+A document of one's own asks first where the answer is: the answer's words find the gold page. A new
+pasted or uploaded document starts on Baseline, where the gold page sits where the text has it."""
 
 from __future__ import annotations
 
@@ -6,32 +9,31 @@ import hashlib
 
 import streamlit as st
 
-from components.core.loaders import EXTENSIONS, MAX_UPLOAD_BYTES, DocumentError, read_upload
-from components.providers.pricing import PRICES_DATE, cost_usd
-from components.report.promptmap import gold_places, n_tokens
-from components.strategies import ParamError, get_strategy
-from webapp.playground import links, moving
+from webapp import session
+from webapp.playground import moving
 from webapp.playground import run as live
 from webapp.playground.strategy import strategy_input
-from webapp.services import engine as cached
-from webapp.session.state import State
-from webapp.ui import charts as chartview
-from webapp.ui import render, sidebar
+from webapp.services import engine, models
+from webapp.services.engine import Recipe
+from webapp.session import State
+from webapp.ui import charts, render, sidebar
 
 OWN = "✎ my own question"
 SOURCES = ("Sample", "Paste", "Upload", "Task set")
 PAGINATIONS = {"paragraph": "by paragraph", "sentence": "by sentence", "tokens": "by token budget"}
-def samples() -> list:
-    from components.tasks.samples import list_samples
+OWN_TEXT = ("Paste", "Upload")
 
-    return list_samples()
+
+def split_answers(text: str) -> tuple[str, ...]:
+    """Gold answers typed as 'Paris | the French capital' (or one per line)."""
+    return tuple(a.strip() for a in text.replace("\n", "|").split("|") if a.strip())
 
 
 # ---------------------------------------------------------------- document
 
 def document_input(state: State) -> tuple[str, str, list]:
     """(text, name, suggested questions) of the chosen document; text "" when there is none yet."""
-    all_samples = samples()
+    all_samples = engine.samples()
     if state.source == "Sample":
         if not all_samples:
             st.info("No bundled samples are installed. Paste text or upload a file.")
@@ -49,22 +51,25 @@ def document_input(state: State) -> tuple[str, str, list]:
     if state.source == "Paste":
         st.text_area("Paste a document", key=State.pasted.key, height=140,
                      placeholder="Paste text here. Blank lines separate paragraphs.")
+        st.button("Use this text", icon=":material/check:", help="applies the text (so does clicking anywhere "
+                  "outside the box)")
         return state.pasted, "pasted text", []
     return upload_input(state), state.upload_name, []
 
 
 def upload_input(state: State) -> str:
-    limit_mb = MAX_UPLOAD_BYTES // (1024 * 1024)
-    file = st.file_uploader(f"Upload a document ({', '.join(EXTENSIONS)}; up to {limit_mb} MB)",
-                            type=[e.lstrip(".") for e in EXTENSIONS], max_upload_size=limit_mb)
+    limit_mb = engine.MAX_UPLOAD_BYTES // (1024 * 1024)
+    file = st.file_uploader(f"Upload a document ({', '.join(engine.EXTENSIONS)}; up to {limit_mb} MB)",
+                            type=[e.lstrip(".") for e in engine.EXTENSIONS], max_upload_size=limit_mb,
+                            key=State.upload.key)
     if file is not None and file.file_id != state.upload_id:
         state.upload_id = file.file_id
         try:
-            text = read_upload(file.name, file.getvalue())
+            text = engine.read_upload(file.name, file.getvalue())
             if not text.strip():
-                raise DocumentError(f"{file.name} has no text in it")
+                raise engine.DocumentError(f"{file.name} has no text in it")
             state.upload_text, state.upload_name, state.upload_error = text, file.name, ""
-        except DocumentError as e:
+        except engine.DocumentError as e:
             state.upload_text, state.upload_name, state.upload_error = "", "", render.short(e)
     if state.upload_error:
         st.error(state.upload_error, icon=":material/description:")
@@ -88,13 +93,16 @@ def pagination_input(state: State) -> str:
     cols[0].selectbox("Pages", list(PAGINATIONS), key=State.pagination.key, format_func=PAGINATIONS.get,
                       help="A page is the unit of retrieval and of position (R&R §3.1).")
     if state.pagination == "tokens":
-        cols[1].number_input("Tokens per page", min_value=20, max_value=20_000, step=50,
-                             key=State.page_tokens.key)
+        cols[1].number_input("Tokens per page", min_value=20, max_value=20_000, step=50, key=State.page_tokens.key)
         return f"tokens:{int(state.page_tokens)}"
     return state.pagination
 
 
 # ---------------------------------------------------------------- task
+
+ANSWER_HELP = ("The words of the answer, as the document has them (several forms: separate them with |). "
+               "They find the gold page and score the model's answer.")
+
 
 def question_input(state: State, questions: list) -> tuple[str, tuple[str, ...]]:
     if questions:
@@ -102,49 +110,52 @@ def question_input(state: State, questions: list) -> tuple[str, tuple[str, ...]]
         if state.question_pick not in picks:
             state.question_pick = picks[0]
             _apply_pick(questions)
-        st.selectbox("Suggested question", picks, key=State.question_pick.key,
-                     on_change=_apply_pick, args=(questions,))
-    st.text_input("Question", key=State.question.key, placeholder="What do you want to ask?")
-    st.text_area("Gold answer(s), one per line", key=State.answers.key, height=68,
-                 help="Used to score the answer and to find the gold page(s).")
-    answers = tuple(a.strip() for a in state.answers.splitlines() if a.strip())
-    return state.question.strip(), answers
+        st.selectbox("Suggested question", picks, key=State.question_pick.key, on_change=_apply_pick,
+                     args=(questions,))
+        st.text_input("Question", key=State.question.key, placeholder="What do you want to ask?")
+        st.text_input("Answer", key=State.answers.key, help=ANSWER_HELP)
+    else:  # a document of one's own: where is the answer? (it finds the gold page)
+        st.text_input("Where is the answer? Type its words as the document has them", key=State.answers.key,
+                      placeholder="e.g. 4711", help=ANSWER_HELP)
+        st.text_input("Question", key=State.question.key, placeholder="What do you want to ask?")
+    return state.question.strip(), split_answers(state.answers)
 
 
 def _apply_pick(questions: list) -> None:
     state = State()
     for q, answers in questions:
         if q == state.question_pick:
-            state.question, state.answers = q, "\n".join(answers)
+            state.question, state.answers = q, " | ".join(answers)
 
 
 def gold_input(state: State, text: str, spec: str, name: str, answers: tuple[str, ...], n_pages: int) -> tuple:
     signature = hashlib.sha256(repr((text, spec, name, answers)).encode()).hexdigest()
     if state.gold_for != signature:
         state.gold_for = signature
-        state.gold = cached.gold_pages(text, spec, name, answers) if answers else []
+        state.gold = engine.gold_pages(text, spec, name, answers) if answers else []
     state.gold = [g for g in state.gold if 1 <= g <= n_pages]
     st.multiselect("Gold page(s)", list(range(1, n_pages + 1)), key=State.gold.key,
                    format_func=lambda p: f"page {p}",
-                   help="Pages that hold the answer; found from the gold answers, adjust freely.")
+                   help="Pages that hold the answer; found from the answer's words, adjust freely.")
     if answers and not state.gold:
-        st.caption("No page contains a gold answer word for word: mark the gold page by hand.")
+        st.caption("No page contains the answer word for word: mark the gold page by hand.")
+    elif not answers:
+        st.caption("Type the answer's words to find the gold page, or mark it by hand.")
     return tuple(sorted(state.gold))
 
 
 # ---------------------------------------------------------------- numbers before the run
 
-def before_run(state: State, doc, prompts: list, key: tuple) -> None:
+def before_run(doc, prompts: list, usage: tuple[int, int, int], strategy: str) -> None:
     """Pages, tokens, calls and the estimated cost, before any call."""
-    calls, tin, tout = cached.usage(*key)
-    s = get_strategy(key[1])
-    later = s.stages > 1
+    calls, tin, tout = usage
+    later = engine.get_strategy(strategy).stages > 1
     spec = sidebar.current_spec()
     if spec is None:
         cost, cost_help = "no model", "Choose a provider and model in the sidebar to see their price."
     else:
-        cost = render.usd(cost_usd(spec.provider, spec.model, tin, tout))
-        cost_help = f"{spec.label}: {tin:,} input and {tout:,} output tokens at list prices ({PRICES_DATE})."
+        cost = render.usd(models.cost_usd(spec.provider, spec.model, tin, tout))
+        cost_help = f"{spec.label}: {tin:,} input and {tout:,} output tokens at list prices ({models.PRICES_DATE})."
     cols = st.columns([0.8, 1.1, 1.3, 1.2, 1.0])  # room for "2 (about)" and "Prompt tokens (stage 1)"
     cols[0].metric("Pages", f"{len(doc.pages):,}")
     cols[1].metric("Document tokens", f"{doc.tokens:,}")
@@ -152,11 +163,11 @@ def before_run(state: State, doc, prompts: list, key: tuple) -> None:
     cols[3].metric("Calls", f"{calls:,}" + (" (about)" if later else ""),
                    help="Later stages depend on the model's answers: estimated." if later else None)
     cols[4].metric("Estimated cost", cost, help=cost_help)
-    places = gold_places(prompts)
+    places = engine.gold_places(prompts)
     if places:
         text = "; ".join(
             f"gold page {g.page} starts at token {g.start:,} of prompt {g.prompt + 1}"
-            + ("" if g.distance is None else f", {n_tokens(g.distance)} from the nearest instruction")
+            + ("" if g.distance is None else f", {engine.n_tokens(g.distance)} from the nearest instruction")
             for g in places[:4])
         st.caption(text + ("…" if len(places) > 4 else ""))
 
@@ -174,16 +185,21 @@ def text_source(state: State, c_in) -> tuple | None:
         c_in.info("Choose a sample, paste text or upload a file to see its prompt map.")
         return None
     try:
-        doc = cached.document(text, spec, name)
+        doc = engine.document(text, spec, name)
     except ValueError as e:
         c_in.error(render.short(e))
         return None
+    doc_id = hashlib.sha256(f"{spec}\n{name}\n{text}".encode()).hexdigest()[:16]
+    text_id = hashlib.sha256(f"{name}\n{text}".encode()).hexdigest()[:16]  # the same text paginated otherwise
+    if state.source in OWN_TEXT and state.doc_seen != text_id:  # a new document of one's own: Baseline
+        if state.doc_seen:
+            state.strategy = "baseline"
+        state.doc_seen = text_id
     with c_in:
-        st.markdown("#### 2 · Question")
+        st.markdown("#### 2 · " + ("Question and answer" if questions else "Where is the answer?"))
         question, answers = question_input(state, questions)
         gold = gold_input(state, text, spec, name, answers, len(doc.pages))
-    doc_id = hashlib.sha256(f"{spec}\n{name}\n{text}".encode()).hexdigest()[:16]
-    return ("text", text, spec, name, gold), doc_id, question, answers
+    return Recipe.of_text(text, spec, name, gold), doc_id, question, answers
 
 
 def task_source(state: State, c_in) -> tuple | None:
@@ -199,12 +215,40 @@ def task_source(state: State, c_in) -> tuple | None:
     return base, doc_id, task.question.strip(), tuple(task.answers)
 
 
+def prompt_section(state: State, inputs: tuple, doc, prompts: list, map_slot) -> None:
+    recipe, strategy, params, question, _answers = inputs
+    last = state.last_run
+    view = last["view"] if last and last["inputs"] == inputs else None
+    after = view is not None and len(view.prompts) > len(prompts)  # after an ICR/R&R run: every stage
+    with map_slot:
+        if after:
+            fig = engine.map_of(view.prompts, doc, retrieved=view.retrieved)
+            how = ("one row per prompt sent, stage 1 then stage 2; on stage 1, a green dot marks a retrieved "
+                   "gold page (hit), a black cross a retrieved page that is not gold (miss).")
+        else:
+            fig = engine.figure(recipe, strategy, params, question)
+            how = ("each row is one prompt along its tokens: blue instructions, orange reminders, grey pages, "
+                   "the red star the gold page; below, each page's distance to the nearest instruction.")
+        charts.show(fig, f"prompt-map-{strategy}", how, series=False)
+    sent = view.prompts if after else prompts
+    st.subheader("The exact prompt" + ("s" if len(sent) > 1 else ""))
+    index = 0
+    if len(sent) > 1:
+        labels = [f"{i + 1}. {p.label} ({p.tokens:,} tokens)" for i, p in enumerate(sent)]
+        if not 0 <= state.view_prompt < len(sent):
+            state.view_prompt = 0
+        index = st.selectbox("Prompt", range(len(sent)), key=State.view_prompt.key, format_func=labels.__getitem__)
+    st.caption(f"Stage {sent[index].stage} prompt {index + 1} of {len(sent)}: {sent[index].tokens:,} tokens, exactly "
+               "as sent; hover a region to see what it is.")
+    st.html(render.legend_html())
+    st.html(render.prompt_html(sent[index]) if after else render.prompt_view(recipe, strategy, params, question, index))
+
+
 def main() -> None:
-    state = State()
-    links.apply_playground(state)
+    state = session.start("playground")
     st.title("Playground")
     if not state.present:  # on a projector the map needs the room
-        st.caption("Pick a document and a question, choose a strategy, move the answer: see where the "
+        st.caption("Pick a document, say where the answer is, choose a strategy, move the answer: see where the "
                    "instructions, reminders and the gold page land in the prompt, then run it.")
     c_in, c_map = st.columns([1, 1.9], gap="large")
     c_in.markdown("#### 1 · Document")
@@ -217,12 +261,12 @@ def main() -> None:
     with c_map:
         recipe = moving.position_control(state, base)
         try:
-            doc = cached.built(recipe)
+            doc = engine.built(recipe)
         except ValueError as e:
             st.error(render.md(render.short(e)))  # task ids come from files
             return
-        if recipe[0] == "text" and recipe[-1] is not None and tuple(doc.gold) != tuple(base[4]):
-            st.caption(f"Moved: gold page {', '.join(map(str, base[4]))} as written is page "
+        if recipe.moved and tuple(doc.gold) != tuple(base.gold):
+            st.caption(f"Moved: gold page {', '.join(map(str, base.gold))} as written is page "
                        f"{', '.join(map(str, doc.gold))} in this prompt; the other pages keep their order.")
     with c_in:
         st.markdown("#### 3 · Strategy")
@@ -231,44 +275,20 @@ def main() -> None:
         c_map.info("Type a question (or pick a suggested one) to build the prompt.")
         return
     try:
-        prompts = cached.prompts(recipe, strategy, params, question)
-    except ParamError as e:
+        prompts = engine.prompts(recipe, strategy, params, question)
+        usage = engine.usage(recipe, strategy, params, question)
+    except engine.ParamError as e:
         c_map.warning(render.short(e), icon=":material/tune:")
         return
     with c_map:
         st.subheader("The prompt map")
         map_slot = st.container()
-        before_run(state, doc, prompts, (recipe, strategy, params, question))
+        before_run(doc, prompts, usage, strategy)
         inputs = (recipe, strategy, params, question, answers)
-        live.run_section(state, doc, question, answers, strategy, dict(params), inputs)
+        live.run_section(state, doc, question, answers, strategy, dict(params), inputs, input_tokens=usage[1])
         moving.mini_curve_section(state, recipe, question, answers, strategy, dict(params), inputs[1:])
-    with map_slot:
-        last = state.last_run
-        view = last["view"] if last and last["inputs"] == inputs else None
-        if view is not None and len(view.prompts) > len(prompts):  # after an ICR/R&R run: every stage
-            from components.report import promptmap
+    prompt_section(state, inputs, doc, prompts, map_slot)
 
-            fig = promptmap.figure(view.prompts, doc, retrieved=view.retrieved)
-            how = ("one row per prompt sent, stage 1 then stage 2; on stage 1, a green dot marks a retrieved "
-                   "gold page (hit), a black cross a retrieved page that is not gold (miss).")
-        else:
-            fig = cached.figure(recipe, strategy, params, question)
-            how = ("each row is one prompt along its tokens: blue instructions, orange reminders, grey pages, "
-                   "the red star the gold page; below, each page's distance to the nearest instruction.")
-        chartview.show(fig, f"prompt-map-{strategy}", how, key="prompt_map", series=False)
 
-    sent = view.prompts if view is not None and len(view.prompts) > len(prompts) else prompts  # every stage
-    st.subheader("The exact prompt" + ("s" if len(sent) > 1 else ""))
-    index = 0
-    if len(sent) > 1:
-        labels = [f"{i + 1}. {p.label} ({p.tokens:,} tokens)" for i, p in enumerate(sent)]
-        if not 0 <= state.view_prompt < len(sent):
-            state.view_prompt = 0
-        index = st.selectbox("Prompt", range(len(sent)), key=State.view_prompt.key, format_func=labels.__getitem__)
-    st.caption(f"Stage {sent[index].stage} prompt {index + 1} of {len(sent)}: {sent[index].tokens:,} tokens, exactly "
-               "as sent; hover a region to see what it is.")
-    st.html(render.legend_html())
-    st.html(render.prompt_html(sent[index]) if sent is not prompts
-            else cached.prompt_view(recipe, strategy, params, question, index))
-
-main()
+with render.guard("the Playground"):
+    main()

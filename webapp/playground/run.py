@@ -1,105 +1,86 @@
-"""The Playground's live run: the run itself (through components.run.runner.run_one) and its result.
-
-The run happens in this session's script thread (Streamlit gives every session its own), so other
-sessions are never blocked; its inputs, result and errors live in this session's state only.
-"""
+"""The Playground's live run: the button, the time it takes (elapsed, and an estimate from the local
+model's measured speed on this machine), and the result. The trial itself is services.live.execute."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import queue
+import threading
+import time
+from collections.abc import Callable
 
 import streamlit as st
 
-from components.core.documents import Document
-from components.core.metrics import get_metric
-from components.core.scoring import retrieval_recall
-from components.providers.base import ProviderError
-from components.strategies import ParamError, get_strategy
-from webapp.session.state import State
+from webapp.services import engine, models, sharing
+from webapp.services.live import ProviderError, RunView, call_line, execute, local_queue
+from webapp.services.names import model_title
+from webapp.session import State
 from webapp.ui import render
 
-
-@dataclass
-class RunView:
-    """What the page shows after a run (plain values: safe to keep in session state)."""
-
-    answer: str
-    metric: str
-    correct: bool | None
-    gold: tuple[int, ...]
-    retrieved: tuple[int, ...] | None
-    cited: tuple[int, ...]
-    calls: int
-    input_tokens: int
-    output_tokens: int
-    latency_s: float
-    usd: float | None
-    model: str
-    raw: list[tuple[str, str]] = field(default_factory=list)  # (prompt label, response text)
-    notes: list[str] = field(default_factory=list)
-    prompts: list = field(default_factory=list)  # every stage's prompt as sent (the map draws them all)
-    first_pages: bool = False  # retrieval was just pages 1, 2, ..., k in order (components.run.moving)
+__all__ = ["Clock", "execute", "expected_seconds", "model_name", "run_section", "show"]
 
 
-def execute(doc: Document, question: str, answers: tuple[str, ...], strategy_name: str, params: dict,
-            choice, on_call=None) -> RunView:
-    """One trial, live, through components.run.runner.run_one, cached in the user's run store (a repeated
-    run is answered from the cache). Raises ProviderError (e.g. MissingKey) or ParamError."""
-    from components.run.runner import run_one
-    from components.run.store import RunStore
-    from webapp.services import jobs
+def model_name(choice) -> str:
+    return model_title(choice.spec.label) or choice.spec.label
 
-    strategy = get_strategy(strategy_name)
-    checked = strategy.check(doc, question, params)
-    spec = choice.spec
-    store = RunStore(jobs.user_db())
+
+def expected_seconds(choice, input_tokens: int) -> float | None:
+    """How long `input_tokens` of prompts take the local model here (its measured speed), else None."""
+    if choice is None or choice.spec.provider != "local" or not input_tokens:
+        return None
     try:
-        result = run_one(doc, question, list(answers), strategy_name, checked, spec, store=store,
-                         api_key=choice.api_key, on_call=on_call)
-    finally:
-        store.close()
-    trial = result.trial
-    if trial.error:
-        raise ProviderError(trial.error)
-    outcome = result.outcome
-    raw = [(p.label or f"prompt {i + 1}", c.text)
-           for i, (p, c) in enumerate(zip(outcome.prompts, outcome.completions, strict=False))]
-    # the verdict is the stored trial's own primary metric: the same value Results reads
-    correct = None if not answers or trial.primary is None else bool(trial.primary)
-    notes = [f"parse: {trial.parse_error}"] if trial.parse_error else []
-    if trial.cached_calls:
-        notes.append(f"{trial.cached_calls} of {trial.calls} call(s) answered from the cache")
-    from components.run.moving import first_pages
-
-    return RunView(trial.answer, trial.metric, correct, tuple(doc.gold), trial.retrieved_pages,
-                   tuple(trial.cited_pages or ()), trial.calls, trial.input_tokens, trial.output_tokens,
-                   trial.latency_s, trial.cost_usd, spec.label, raw, notes, list(outcome.prompts),
-                   first_pages(trial.retrieved_pages))
+        trials = sharing.load_runs(in_url=False)[0]
+    except Exception:  # noqa: BLE001 - no measurement, no estimate
+        return None
+    speed = models.speed(choice.spec.model, trials)
+    return None if speed is None else speed.seconds(input_tokens)
 
 
-def call_line(prompt, completion, ahead: int = 0) -> str:
-    """One progress line per call: before it is sent (with the local model's queue ahead of it, when
-    other sessions are using it), and when its answer is back."""
-    what = prompt.label or f"stage {prompt.stage}"
-    if completion is None:
-        queue = (f"; the local model is busy with {ahead} other call{'s' if ahead != 1 else ''} first"
-                 if ahead else "")
-        return f"{what}: sending {prompt.tokens:,} tokens, waiting for the model{queue}…"
-    source = "from the cache" if completion.cached else f"in {completion.latency_s:.1f} s"
-    return f"{what}: answered {source} ({completion.output_tokens:,} tokens out)."
+class Clock:
+    """Runs a blocking call in a worker thread while the page shows the elapsed time against the
+    estimate, and each call's progress line (the worker never touches Streamlit)."""
+
+    def __init__(self, status, expected: float | None):
+        self.status, self.expected = status, expected
+        self.started = time.monotonic()
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.slot = status.empty()
+
+    def on_call(self, prompt, completion, ahead: int | None = None) -> None:
+        self.lines.put(call_line(prompt, completion, ahead or 0))
+
+    def elapsed_text(self) -> str:
+        return models.duration(time.monotonic() - self.started)
+
+    def tick(self) -> None:
+        while not self.lines.empty():
+            self.status.write(self.lines.get())
+        text = f"Elapsed {self.elapsed_text()}"
+        if self.expected:
+            text += f" of about {models.duration(self.expected)} (the model's measured speed on this machine)"
+        self.slot.markdown(f"**{text}**")
+
+    def run(self, fn: Callable[[], RunView]) -> RunView:
+        out: dict = {}
+
+        def work() -> None:
+            try:
+                out["value"] = fn()
+            except BaseException as e:  # noqa: BLE001 - raised again in the page's thread
+                out["error"] = e
+
+        thread = threading.Thread(target=work, name="litm-playground-run", daemon=True)
+        thread.start()
+        while thread.is_alive():
+            self.tick()
+            thread.join(0.5)
+        self.tick()
+        if "error" in out:
+            raise out["error"]
+        return out["value"]
 
 
-def local_queue(spec) -> int:
-    """Calls ahead of a new one on the in-process local model (0 for any other provider)."""
-    if spec.provider != "local":
-        return 0
-    from components.providers.local import queue_length
-
-    return queue_length()
-
-
-def run_section(state: State, doc: Document, question: str, answers: tuple[str, ...], strategy: str,
-                params: dict, inputs: tuple) -> None:
+def run_section(state: State, doc, question: str, answers: tuple[str, ...], strategy: str, params: dict,
+                inputs: tuple, input_tokens: int = 0) -> None:
     st.subheader("Run it")
     choice = state.choice
     if choice is None:
@@ -107,17 +88,19 @@ def run_section(state: State, doc: Document, question: str, answers: tuple[str, 
                 icon=":material/key_off:")
     else:
         label = choice.spec.label
-        if st.button(f"Run with {render.md(label)}", type="primary", icon=":material/play_arrow:"):
+        if st.button(f"Run with {render.md(label)}", type="primary", icon=":material/play_arrow:",
+                     key=State.run_go.key):
             state.run_error = ""
-            with st.status(f"Running {get_strategy(strategy).label} with {render.md(label)}…",
-                           expanded=True) as status:
+            s = engine.get_strategy(strategy)
+            with st.status(f"Running {s.label} with {render.md(label)}…", expanded=True) as status:
                 try:
-                    status.write(f"{get_strategy(strategy).label}: {get_strategy(strategy).stages} stage(s).")
-                    view = execute(doc, question, answers, strategy, params, choice,
-                                   on_call=lambda p, c: status.write(call_line(p, c, local_queue(choice.spec))))
+                    status.write(f"{s.label}: {s.stages} stage(s).")
+                    clock = Clock(status, expected_seconds(choice, input_tokens))
+                    view = clock.run(lambda: execute(doc, question, answers, strategy, params, choice,
+                                                     on_call=lambda p, c: clock.on_call(p, c, local_queue(choice.spec))))
                     state.last_run = {"inputs": inputs, "view": view}
-                    status.update(label="Done", state="complete", expanded=False)
-                except (ProviderError, ParamError, ValueError, OSError) as e:
+                    status.update(label=f"Done in {clock.elapsed_text()}", state="complete", expanded=False)
+                except (ProviderError, engine.ParamError, ValueError, OSError) as e:
                     state.run_error = render.short(e, (state.api_key,))
                     status.update(label="The run failed", state="error", expanded=False)
     if state.run_error:
@@ -132,7 +115,7 @@ def run_section(state: State, doc: Document, question: str, answers: tuple[str, 
 
 
 def show(v: RunView, answers: tuple[str, ...]) -> None:
-    metric = get_metric(v.metric).label if v.metric else "no metric"
+    metric = engine.get_metric(v.metric).label if v.metric else "no metric"
     verdict = ("no gold answer given" if v.correct is None
                else ":green[**correct**]" if v.correct else ":red[**incorrect**]")
     cols = st.columns([2, 1])
@@ -145,7 +128,7 @@ def show(v: RunView, answers: tuple[str, ...]) -> None:
         if v.retrieved is not None:
             st.markdown("**Pages retrieved** (gold pages marked)")
             st.html(render.pages_html(v.retrieved, v.gold))
-            recall = retrieval_recall(v.retrieved, v.gold)
+            recall = engine.retrieval_recall(v.retrieved, v.gold)
             if recall is not None:
                 st.caption(f"{'hit' if recall == 1 else 'partial hit' if recall else 'miss'}: "
                            f"{round(recall * len(v.gold))} of {len(v.gold)} gold page(s) retrieved")

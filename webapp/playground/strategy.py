@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.strategies import STRATEGIES, ParamError, get_strategy
-from webapp.playground import links
-from webapp.session.state import State
+from webapp.services.engine import STRATEGIES, ParamError, get_strategy
+from webapp.session import Key, State
 
 CHUNK_SIZES = (1_000, 2_000, 5_000, 10_000, 20_000, 40_000, 80_000)
 
@@ -28,47 +27,56 @@ def fitted(name: str, default: int, doc) -> tuple[int, str]:
     return default, ""
 
 
+def pending_param(state: State, name: str) -> int | None:
+    """A strategy parameter a link asked for (?r=500, session/url.py), given once (then the widget rules)."""
+    pending = dict(state.pending_params or {})
+    value = pending.pop(name, None)
+    if value is not None:
+        state.pending_params = pending
+    return value
+
+
 def param_input(state: State, p, doc, doc_id: str) -> int:
-    key = State.param_key(p.name, p.default)
+    key: Key = State.param(p.name, p.default)
     start, why = fitted(p.name, p.default, doc)
-    if state.fitted.get(key) != doc_id:  # a new document: start from the paper default, fitted
-        state.fitted = {**state.fitted, key: doc_id}
-        st.session_state[key] = start
-    wanted = links.pending_param(p.name)  # a value a link asked for (?r=500), once
+    if state.fitted.get(key.key) != doc_id:  # a new document: start from the paper default, fitted
+        state.fitted = {**state.fitted, key.key: doc_id}
+        key.value = start
+    wanted = pending_param(state, p.name)
     if wanted is not None:
         try:
-            st.session_state[key] = p.check(wanted)
+            key.value = p.check(wanted)
         except ParamError:
-            st.caption(f"The link's {p.name} = {wanted:,} is out of bounds ({p.bounds}); kept {st.session_state[key]:,}.")
+            st.caption(f"The link's {p.name} = {wanted:,} is out of bounds ({p.bounds}); kept {key.value:,}.")
     help_ = f"{p.help}. Paper default: {p.default:,}"
     if p.name == "r":
         top = max(10_000, -(-doc.tokens // 1000) * 1000)
-        options = sorted({*range(100, top + 1, 100), st.session_state[key]})
-        st.select_slider("r: reprompt every … tokens", options, key=key, format_func=lambda v: f"{v:,}",
+        options = sorted({*range(100, top + 1, 100), key.value})
+        st.select_slider("r: reprompt every … tokens", options, key=key.key, format_func=lambda v: f"{v:,}",
                          help=help_)
-        if st.session_state[key] >= doc.tokens:
+        if key.value >= doc.tokens:
             st.caption(f"r is longer than this {doc.tokens:,}-token document: no reminder fits "
                        "(as in R&R Table 1). Lower r to see reminders.")
     elif p.name == "k":
-        st.slider("k: pages to retrieve", p.minimum, max(20, st.session_state[key]), key=key, help=help_)
+        st.slider("k: pages to retrieve", p.minimum, max(20, key.value), key=key.key, help=help_)
     elif p.name == "c":
-        options = sorted({*CHUNK_SIZES, p.default, st.session_state[key]})
-        st.select_slider("c: chunk size (tokens)", options, key=key, format_func=lambda v: f"{v:,}",
+        options = sorted({*CHUNK_SIZES, p.default, key.value})
+        st.select_slider("c: chunk size (tokens)", options, key=key.key, format_func=lambda v: f"{v:,}",
                          help=help_)
     elif p.unit == "0/1":
-        st.toggle(p.help, key=key)
+        st.toggle(p.help, key=key.key)
     else:
         st.number_input(f"{p.name} ({p.unit})", min_value=p.minimum, max_value=p.maximum, step=p.step,
-                        key=key, help=help_)
-    if why and st.session_state[key] == start:
+                        key=key.key, help=help_)
+    if why and key.value == start:
         st.caption(why)
-    return int(st.session_state[key])
+    return int(key.value)
 
 
 def strategy_input(state: State, doc, doc_id: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     names = list(STRATEGIES)
     if state.strategy not in names:
-        state.strategy = "reprompt" if "reprompt" in names else names[0]
+        state.strategy = "baseline" if "baseline" in names else names[0]
     st.selectbox("Strategy", names, key=State.strategy.key, format_func=lambda n: STRATEGIES[n].label)
     s = get_strategy(state.strategy)
     st.caption(f"{s.summary} — *{s.paper}*")

@@ -7,18 +7,16 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components.core.metrics import METRICS
-from components.report import analysis
-from components.strategies.litm import ClosedBook
-from webapp.services import stores as runs
-from webapp.ui import charts as chartview
+from webapp.services import analysis, engine, stores
+from webapp.services.names import model_title
+from webapp.ui import charts
 from webapp.ui.render import md, pages_html, prompt_html, text_box, thousands
 
 
 def cell_label(r) -> str:
     """Where a trial's answer sat: 'gold 4 of 20 documents' (LITM §2.1), else its length and position."""
     documents, gold = getattr(r, "documents", None), getattr(r, "gold_index", None)
-    if r.strategy == ClosedBook.name:
+    if r.strategy == analysis.CLOSED_BOOK:
         return "no document"
     if pd.notna(documents) and pd.notna(gold):
         return "1 document" if int(documents) == 1 else f"gold {int(gold)} of {int(documents)} documents"
@@ -45,16 +43,14 @@ def score_line(row: pd.Series) -> str:
     """'best subspan EM 1 (primary) · fuzzy match 0 · ...' for every metric the trial has."""
     primary = row.get("metric")
     bits = []
-    for m in METRICS.values():
+    for m in analysis.METRIC_TABLE.values():
         value = row.get(m.column)
         if value is not None and pd.notna(value):
             bits.append(f"{m.label} {value:g}" + (" (primary)" if m.name == primary else ""))
     return " · ".join(bits) or "no score"
 
 
-def trial_detail(row: pd.Series, key: str) -> None:
-    from components.report import promptmap
-
+def trial_detail(row: pd.Series) -> None:
     st.subheader(f"Trial #{row['trial_id']}: {md(row['task'])}")
     c1, c2 = st.columns(2)
     c1.markdown("**Question**")
@@ -73,16 +69,17 @@ def trial_detail(row: pd.Series, key: str) -> None:
     if retrieved or gold:
         c2.markdown("**Retrieved pages**")
         c2.html(pages_html(retrieved, gold))
-    calls = runs.calls_of(row["store_path"], row["trial_id"], bool(row.get("shipped", False)))
+    calls = stores.calls_of(row["store_path"], row["trial_id"], bool(row.get("shipped", False)))
     if not calls:
         st.info("No stored calls for this trial (an imported trial, or it failed before any call).")
         return
     prompts = [analysis.rebuild_prompt(c["messages"], gold, stage=i + 1,
                                        label=f"call {i + 1} · {c.get('model', '')}") for i, c in enumerate(calls)]
     st.markdown("**Prompt map** of this trial's calls (regions found again from the stored requests)")
-    chartview.show(promptmap.figure(prompts), "trial-prompt-map", "one row per call along its tokens: blue "
-                   "instructions, orange reminders, grey pages, red the gold page.", key=key, series=False,
-                   alt="Prompt map: where instructions, reminders, pages and the gold page sit in each call")
+    charts.show(engine.map_of(prompts, None), "trial-prompt-map", "one row per call along its tokens: blue "
+                "instructions, orange reminders, grey pages, red the gold page.", series=False,
+                note=f"Trial #{row['trial_id']} of {model_title(row.get('model'))} · this app",
+                alt="Prompt map: where instructions, reminders, pages and the gold page sit in each call")
     for i, (call, prompt) in enumerate(zip(calls, prompts, strict=True)):
         with st.expander(f"Call {i + 1}: {thousands(call.get('input_tokens'))} tokens in, "
                          f"{thousands(call.get('output_tokens'))} out · {md(call.get('provider'))}/{md(call.get('model'))}"):

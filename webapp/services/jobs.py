@@ -4,7 +4,7 @@ A job outlives the Streamlit script run (and the browser tab) that started it: i
 trials to the run store, and this registry holds its live progress and its cancel event. Jobs are
 kept per *owner* (a random token the Experiments page keeps in the session and in the page's URL,
 so a refreshed tab finds its jobs again); one owner never sees another owner's jobs. Whoever holds the
-URL may watch; only the browser that started a job (its `controller` key, webapp/sharing.py) may
+URL may watch; only the browser that started a job (its `controller` key, services/sharing.py) may
 cancel it. API keys are passed to the runner in memory and never stored here.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from webapp.services.stores import user_db
 
 _LOCK = threading.Lock()
 _JOBS: dict[str, dict[str, Job]] = {}  # owner -> job id -> job
@@ -44,7 +44,7 @@ class Job:
     finished: float | None = None
     failure: str | None = None  # a one-line message if the sweep stopped on an exception
     summary: Any = None
-    controller: str = ""  # the browser key that may cancel (webapp/sharing.browser_key)
+    controller: str = ""  # the browser key that may cancel (services/sharing.browser_key)
     cancel: threading.Event = field(default_factory=threading.Event, repr=False)
     thread: threading.Thread | None = field(default=None, repr=False)
 
@@ -66,13 +66,6 @@ class Job:
         self.usd, self.sent, self.cached = progress.spend_usd, progress.sent, progress.cached
         self.requests, self.note = getattr(progress, "requests", 0), getattr(progress, "note", "")
         self.batch = getattr(progress, "batch", "")
-
-
-def user_db() -> Path:
-    """The run store the app and `litm` share (components.run.store.default_path)."""
-    from components.run.store import default_path
-
-    return default_path()
 
 
 def new_owner() -> str:
@@ -103,6 +96,12 @@ def start(owner: str, label: str, store_path: str, work: Callable[[Job], Any], t
 def jobs_for(owner: str) -> list[Job]:
     with _LOCK:
         return sorted(_JOBS.get(owner, {}).values(), key=lambda j: j.started, reverse=True)
+
+
+def every_job() -> list[Job]:
+    """Every owner's jobs in this server (to find a browser's latest workspace)."""
+    with _LOCK:
+        return [j for owned in _JOBS.values() for j in owned.values()]
 
 
 def running_for(owner: str) -> list[Job]:
@@ -138,6 +137,13 @@ def forget(owner: str, job_id: str) -> None:
             del _JOBS[owner][job_id]
 
 
+def stop_all(timeout: float = 10.0) -> None:
+    """Cancel every job and wait for it (tests and shutdown)."""
+    for job in every_job():
+        job.cancel.set()
+        wait(job, timeout)
+
+
 def wait(job: Job, timeout: float = 30.0) -> bool:
     """Wait for a job's thread (tests and shutdown)."""
     if job.thread is not None:
@@ -146,18 +152,25 @@ def wait(job: Job, timeout: float = 30.0) -> bool:
 
 
 def check_name(db: Path, name: str, tag: str) -> None:
-    """A sweep name another browser's sweep has is refused (running would add trials to theirs)."""
+    """A sweep name someone else has is refused (running would add trials to theirs and replace its
+    stored config): another browser's, and the command line's (no owner: e.g. a teacher's shared run).
+    The same browser's own sweep, from any workspace, is resumed."""
     from components.run.store import RunStore
 
     if not db.exists():
         return
     store = RunStore(db)
     try:
-        row = store.db.execute("SELECT owner FROM sweeps WHERE name = ?", (name,)).fetchone()
+        found = store.find_sweep(name)
     finally:
         store.close()
-    if row is not None and row[0] and row[0] != tag:
-        raise ValueError(f"a sweep named {name!r} exists and belongs to someone else: choose another name")
+    if found is None:
+        return
+    owner = found["owner"]
+    browser = tag.partition(".")[2]
+    if not owner or (owner != tag and not (browser and str(owner).partition(".")[2] == browser)):
+        whose = "the command line's" if not owner else "someone else's"
+        raise ValueError(f"a sweep named {name!r} exists and is {whose}: choose another name")
 
 
 def start_sweep(owner: str, config, tasks: list, api_key: str | None, retry_errors: bool = False,

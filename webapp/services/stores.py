@@ -1,8 +1,14 @@
-"""The run stores the Results page reads: the user's (shared with `litm`) and the shipped ones
-(read-only), loaded once per change of their files and combined with readable sweep labels."""
+"""The run stores the pages read: the user's (shared with `litm`) and the shipped ones (read-only), loaded
+once per change of their files and combined with readable sweep labels; a few rows' texts fetched on
+demand; exports and imports.
+
+Who sees which sweep of the user's store is decided by a Viewer (services/sharing.py makes it): the
+command line's sweeps (no owner), the sweeps of this workspace (the URL's ?run= token) and the sweeps
+this browser started, never another browser's."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -10,7 +16,34 @@ import streamlit as st
 
 from components.report import analysis
 from components.run.reader import stamp
-from webapp.services import jobs
+
+USER_LABEL = "your runs"  # the user's store, as sweep keys name it ("your runs#3")
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who is looking: the workspace token (?run=) and this browser's secret key."""
+
+    workspace: str
+    browser: str = ""
+
+    def sees(self, owner) -> bool:
+        """A sweep with this stored owner ("<workspace>.<browser>", or none for the command line's)."""
+        if owner is None or owner != owner or not str(owner):  # None, NaN, "": the command line's runs
+            return True
+        ws, _, browser = str(owner).partition(".")
+        return ws == self.workspace or bool(self.browser and browser == self.browser)
+
+    def controls(self, owner) -> bool:
+        """Whether this browser started the sweep (and so may cancel or resume it)."""
+        return isinstance(owner, str) and bool(self.browser) and owner.partition(".")[2] == self.browser
+
+
+def user_db() -> Path:
+    """The run store the app and `litm` share (components.run.store.default_path)."""
+    from components.run.store import default_path
+
+    return default_path()
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -21,6 +54,77 @@ def load_store(path: str, version: tuple, readonly: bool) -> tuple[pd.DataFrame,
     from components.run.reader import browse_kept
 
     return browse_kept(path, version, readonly)
+
+
+def sources() -> list[tuple[str, bool, Path]]:
+    """(label, shipped, path) of every store to read."""
+    from components.run.store import store_paths
+
+    return [(f"shipped {p.stem}" if shipped else USER_LABEL, shipped, p) for shipped, p in store_paths()]
+
+
+def preload() -> None:
+    """Read every store into the page cache (the server's warm-up thread); a broken one is left for the
+    page to report."""
+    for _label, shipped, path in sources():
+        try:
+            load_store(str(path), stamp(path), shipped)
+        except Exception:  # noqa: BLE001, S112 - the Results page says what is wrong with it
+            continue
+
+
+def load_all(viewer: Viewer) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """(trials, sweeps, problems): a store that cannot be read is a problem line, the others still load.
+    The user's store shows only the sweeps the viewer may see."""
+    loaded, problems = [], []
+    for label, shipped, path in sources():
+        try:
+            trials, sweeps = load_store(str(path), stamp(path), shipped)
+        except Exception as exc:  # noqa: BLE001 - a broken file must not hide the others
+            problems.append(f"{path.name}: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}")
+            continue
+        if not shipped and not sweeps.empty and "owner" in sweeps:
+            sweeps = sweeps[[viewer.sees(o) for o in sweeps["owner"]]]
+            trials = trials[trials["sweep_id"].isin(set(sweeps["id"]))]
+        loaded.append((label, shipped, str(path), trials, sweeps))
+    trials, sweeps = analysis.combine_stores(loaded)
+    return trials, sweeps, problems
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _sweeps_of(path: str, version: tuple) -> pd.DataFrame:
+    from components.run.store import RunStore
+
+    store = RunStore(path, readonly=True)
+    try:
+        return store.sweeps_frame()
+    finally:
+        store.close()
+
+
+def user_sweeps() -> pd.DataFrame:
+    """Every sweep of the user's store (id, name, config, status, totals, owner, created), unfiltered, read
+    from its sweeps table alone (cheap on every page): for the pages that decide themselves what to list
+    (Experiments' past sweeps, the sidebar's "your sweeps")."""
+    db = user_db()
+    if not db.exists():
+        return pd.DataFrame()
+    try:
+        return _sweeps_of(str(db), stamp(db))
+    except Exception:  # noqa: BLE001 - the Results page reports a broken store
+        return pd.DataFrame()
+
+
+def sweep_key(sweep_id) -> str:
+    """The key a sweep of the user's store has on Results and Compare (and in their URLs: ?sweep=)."""
+    return f"{USER_LABEL}#{sweep_id}"
+
+
+def with_trials(sweeps: pd.DataFrame, trials: pd.DataFrame) -> list[str]:
+    """The sweep keys, in the sweeps' order, that have trials here (the Sweeps filter of Results and
+    Compare): the trials' distinct keys looked up once, not a scan per sweep."""
+    present = set(trials["sweep_key"].unique())
+    return [k for k in sweeps["sweep_key"] if k in present]
 
 
 def whole(df: pd.DataFrame) -> pd.DataFrame:
@@ -41,21 +145,6 @@ def whole(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, index=df.index)
 
 
-USER_LABEL = "your runs"  # the user's store, as sweep keys name it ("your runs#3")
-
-
-def sweep_key(sweep_id) -> str:
-    """The key a sweep of the user's store has on Results and Compare (and in their URLs: ?sweep=)."""
-    return f"{USER_LABEL}#{sweep_id}"
-
-
-def with_trials(sweeps: pd.DataFrame, trials: pd.DataFrame) -> list[str]:
-    """The sweep keys, in the sweeps' order, that have trials here (the Sweeps filter of Results and
-    Compare): the trials' distinct keys looked up once, not a scan per sweep."""
-    present = set(trials["sweep_key"].unique())
-    return [k for k in sweeps["sweep_key"] if k in present]
-
-
 def export(df: pd.DataFrame, fmt: str) -> bytes:
     """The trials of `df` with every stored column (texts read from their stores) as a csv, jsonl or
     parquet file; the app's own bookkeeping columns left out."""
@@ -63,43 +152,6 @@ def export(df: pd.DataFrame, fmt: str) -> bytes:
 
     full = whole(df)
     return frame_bytes(full.drop(columns=[c for c in ("store_path", "sweep_key", "shipped") if c in full]), fmt)
-
-
-def sources() -> list[tuple[str, bool, Path]]:
-    """(label, shipped, path) of every store to read."""
-    from components.run.store import store_paths
-
-    return [(f"shipped {p.stem}" if shipped else USER_LABEL, shipped, p) for shipped, p in store_paths()]
-
-
-def mine_only(trials: pd.DataFrame, sweeps: pd.DataFrame, ws: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The sweeps of the user's store this workspace may see (webapp/sharing.py), and their trials."""
-    from webapp.services.sharing import visible
-
-    if sweeps.empty or "owner" not in sweeps:
-        return trials, sweeps
-    sweeps = sweeps[[visible(o, ws) for o in sweeps["owner"]]]
-    return trials[trials["sweep_id"].isin(set(sweeps["id"]))], sweeps
-
-
-def load_all() -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    """(trials, sweeps, problems): a store that cannot be read is a problem line, the others still load.
-    The user's store shows only the sweeps this browser's workspace may see."""
-    from webapp.services.sharing import workspace
-
-    loaded, problems = [], []
-    ws = workspace()
-    for label, shipped, path in sources():
-        try:
-            trials, sweeps = load_store(str(path), stamp(path), shipped)
-        except Exception as exc:  # noqa: BLE001 - a broken file must not hide the others
-            problems.append(f"{path.name}: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}")
-            continue
-        if not shipped:
-            trials, sweeps = mine_only(trials, sweeps, ws)
-        loaded.append((label, shipped, str(path), trials, sweeps))
-    trials, sweeps = analysis.combine_stores(loaded)
-    return trials, sweeps, problems
 
 
 def calls_of(path: str, trial_id: int, readonly: bool) -> list[dict]:
@@ -112,8 +164,9 @@ def calls_of(path: str, trial_id: int, readonly: bool) -> list[dict]:
         store.close()
 
 
-def import_file(name: str, data: bytes) -> tuple[int, int]:
-    """Trials someone exported (csv, jsonl, parquet) into the user's store: (trials, sweeps) added."""
+def import_file(name: str, data: bytes, owner: str) -> tuple[int, int]:
+    """Trials someone exported (csv, jsonl, parquet) into the user's store, owned by `owner`:
+    (trials, sweeps) added."""
     import tempfile
 
     from components.run.store import RunStore
@@ -121,11 +174,9 @@ def import_file(name: str, data: bytes) -> tuple[int, int]:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"import{Path(name).suffix.lower()}"
         path.write_bytes(data)
-        store = RunStore(jobs.user_db())
+        store = RunStore(user_db())
         try:
-            from webapp.services.sharing import owner_tag
-
-            ids = store.import_trials(path, owner=owner_tag())
+            ids = store.import_trials(path, owner=owner)
             return sum(len(store.trials_frame(i)) for i in ids), len(ids)
         finally:
             store.close()

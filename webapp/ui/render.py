@@ -20,8 +20,10 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from components.core.prompts import Prompt
-from components.report.promptmap import COLORS, LABELS
+from webapp.services.engine import REGION_COLOURS as COLORS
+from webapp.services.engine import REGION_LABELS as LABELS
+from webapp.services.engine import Prompt, Recipe, prompts
+from webapp.session import State
 
 log = logging.getLogger("litm.webapp")
 MAX_MESSAGE = 240
@@ -40,8 +42,6 @@ def short(error: BaseException | str, secrets: tuple[str, ...] = ()) -> str:
 
 
 def _secrets() -> tuple[str, ...]:
-    from webapp.session.state import State
-
     try:
         return (State().api_key,)
     except Exception:  # no session (bare mode)
@@ -134,6 +134,12 @@ def prompt_html(prompt: Prompt, height_rem: int = 28) -> str:
     return (f'<div style="max-height:{height_rem}rem;overflow:auto;white-space:pre-wrap;'
             "word-break:break-word;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.8rem;"
             f'line-height:1.45;border:1px solid #ddd;border-radius:.4rem;padding:.6rem">{body}</div>')
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def prompt_view(recipe: Recipe, strategy: str, params: tuple, question: str, index: int) -> str:
+    """The highlighted prompt `index` a strategy builds before any call (cached: a long prompt's HTML)."""
+    return prompt_html(prompts(recipe, strategy, params, question)[index])
 
 
 def text_box(text: str, height_rem: int = 12) -> str:

@@ -135,6 +135,7 @@ ANSWER = "Where is the answer? Type its words as the document has them"  # the P
 def select(page, label: str, option: str) -> None:
     """Pick an option of a selectbox by the selectbox's label and the option's text."""
     page.locator('[data-testid="stSelectbox"]').filter(has=page.get_by_text(label, exact=True)).click()
+    page.keyboard.type(option)  # filters the list: an option far down a long list is drawn only then
     page.get_by_role("option", name=option, exact=True).click()
     settle(page)
 

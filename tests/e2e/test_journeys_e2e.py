@@ -43,7 +43,7 @@ def test_home_draws_the_published_u_and_this_apps_curve_above_the_fold(new_page,
     page.wait_for_selector(".js-plotly-plot .main-svg")
     page.wait_for_timeout(500)
     calm(page)
-    legend = " ".join(page.locator(".js-plotly-plot .legendtext").all_inner_texts())
+    legend = " ".join(page.eval_on_selector_all(".js-plotly-plot .legendtext", "els => els.map(e => e.textContent)"))
     assert "GPT-3.5-Turbo" in legend and "LITM Table 6" in legend, legend
     assert "Qwen2.5 Coder 0.5B" in legend and "this app" in legend, legend
     assert page.locator(".js-plotly-plot .scatterlayer .trace").count() >= 2

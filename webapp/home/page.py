@@ -26,17 +26,16 @@ SENTENCE = ("Language models find an answer best at the **start** or the **end**
 
 def doors() -> None:
     for page, label, icon, text in DOORS:
-        with st.container(border=True):
-            try:
-                st.page_link(page, label=f"**{label}**", icon=icon)
-            except Exception:  # noqa: BLE001 - the page runs outside the app's navigation
-                st.markdown(f"**{label}**")
-            st.caption(text)
+        try:
+            st.page_link(page, label=f"**{label}**", icon=icon)
+        except Exception:  # noqa: BLE001 - the page runs outside the app's navigation
+            st.markdown(f"**{label}**")
+        st.caption(text)
 
 
 def main() -> None:
     state = session.start("home")
-    st.markdown("## Lost in the middle, seen and measured")
+    st.title("Lost in the middle, seen and measured")
     words, chart = st.columns([2, 3], gap="medium")
     with words:
         st.markdown(SENTENCE)
@@ -45,7 +44,7 @@ def main() -> None:
         fig, note, names = curve.figure()
         charts.show(fig, "home-u-curve", "accuracy (y) against where the answer document sits among 20 "
                     "(x): both curves are highest at the first place and lower in the middle.", note=note,
-                    names=names, height=330 if state.present else 360)
+                    names=names, height=380 if state.present else 400)
 
 
 main()

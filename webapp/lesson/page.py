@@ -22,13 +22,25 @@ def go(delta: int) -> None:
     state.lesson_step = min(max(1, int(state.lesson_step) + delta), len(STEPS))
 
 
-def nav(n: int) -> None:
-    c1, c2, c3 = st.columns([1, 4, 1], vertical_alignment="center")
+def buttons(c1, c3, n: int) -> None:
     c1.button("← Previous", key=State.lesson_prev.key, on_click=go, args=(-1,), disabled=n <= 1,
               use_container_width=True)
-    c2.progress(n / len(STEPS), text=f"Step {n} of {len(STEPS)}")
     c3.button("Next →", key=State.lesson_next.key, on_click=go, args=(1,), disabled=n >= len(STEPS),
               type="primary", use_container_width=True)
+
+
+def head(n: int, title: str, present: bool) -> None:
+    """The title and the step buttons: one row on a projector (every pixel of 576 counts)."""
+    if present:
+        c0, c1, c2, c3 = st.columns([6, 1.3, 0.9, 1.3], vertical_alignment="center")
+        c0.title(title)
+        buttons(c1, c3, n)
+        c2.markdown(f"**{n} / {len(STEPS)}**")
+        return
+    st.title(title)
+    c1, c2, c3 = st.columns([1, 4, 1], vertical_alignment="center")
+    buttons(c1, c3, n)
+    c2.progress(n / len(STEPS), text=f"Step {n} of {len(STEPS)}")
 
 
 def link(s) -> None:
@@ -46,9 +58,8 @@ def main() -> None:
     s = step(state.lesson_step)
     state.lesson_step = n = STEPS.index(s) + 1
     url.link("lesson")  # ?step=N follows the buttons
-    st.title(f"Lesson · {n}. {s.title}")
-    nav(n)
-    words, widget = st.columns([2, 3], gap="medium")  # side by side: one screen per step on a projector
+    head(n, f"Lesson · {n}. {s.title}", state.present)
+    words, widget = st.columns([1, 1] if state.present else [2, 3], gap="medium")  # side by side: one screen
     with words:
         st.markdown(s.text)
         st.markdown(f"**Try this:** {s.try_this}")

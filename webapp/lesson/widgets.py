@@ -15,8 +15,8 @@ from webapp.ui import charts
 
 SAMPLE = "harrowmere_history"
 N_DOCS = 20
-HEIGHT = 400  # a chart and its legend beside the step's text, on one 1024x576 screen (presenter mode)
-MAP_HEIGHT = 330
+HEIGHT = 390  # a chart and its legend beside the step's text, on one 1024x576 screen (presenter mode)
+MAP_HEIGHT = 250
 
 
 def height() -> int:
@@ -38,8 +38,12 @@ def nq_recipe(index: int) -> tuple[Recipe, str]:
     return Recipe.of_task(info.path, 0, documents=N_DOCS, gold_index=index), tasks[0].question
 
 
-def prompt_map(recipe: Recipe, strategy: str, params: tuple, question: str, name: str, how: str) -> list:
+def prompt_map(recipe: Recipe, strategy: str, params: tuple, question: str, name: str, how: str,
+               above=None) -> list:
+    """The prompt map; `above(prompts)` draws a line about them first (where the gold page starts)."""
     prompts = engine.prompts(recipe, strategy, params, question)
+    if above is not None:
+        above(prompts)
     charts.show(engine.figure(recipe, strategy, params, question), name, how, series=False,
                 height=MAP_HEIGHT if State().present else None)
     return prompts
@@ -50,7 +54,14 @@ MAP_HOW = ("each row is a prompt along its tokens: blue instructions, orange rem
 
 
 def published_litm() -> None:
-    charts.show(lesson.litm_curves(N_DOCS), "lesson-litm-20-documents",
+    fig = lesson.litm_curves(N_DOCS)
+    if State().present:  # seven lines: the plot keeps its height (the step's title names the table)
+        fig.update_layout(title_text="Lost in the Middle, Table 6", margin=dict(b=10))
+        fig.update_xaxes(title_text="")
+        for t in fig.data:
+            if str(t.legendgroup or "").startswith("ref:"):
+                t.name = "GPT-3.5, no documents"
+    charts.show(fig, "lesson-litm-20-documents",
                 "one line per model, accuracy (y) against where the answer document sits among 20 (x); "
                 "the dashed line is answering with no documents at all.",
                 note="As published in Lost in the Middle (Liu et al., 2023), Table 6 and Table 1 (closed-book); "
@@ -59,8 +70,7 @@ def published_litm() -> None:
 
 def one_prompt() -> None:
     recipe, question = sample_recipe()
-    prompts = prompt_map(recipe, "baseline", (), question, "lesson-one-prompt", MAP_HOW)
-    place_caption(prompts)
+    prompt_map(recipe, "baseline", (), question, "lesson-one-prompt", MAP_HOW, above=place_caption)
 
 
 def place_caption(prompts) -> None:
@@ -76,8 +86,7 @@ def move() -> None:
     st.slider(f"Gold document index (0 = first, {N_DOCS - 1} = last)", 0, N_DOCS - 1, key=State.lesson_move.key)
     recipe, question = nq_recipe(int(State().lesson_move))
     st.html(f"<div style='font-size:1.05rem'><b>Question:</b> {html.escape(question)}</div>")
-    prompts = prompt_map(recipe, "litm", (), question, "lesson-move-the-answer", MAP_HOW)
-    place_caption(prompts)
+    prompt_map(recipe, "litm", (), question, "lesson-move-the-answer", MAP_HOW, above=place_caption)
 
 
 def reminders() -> None:

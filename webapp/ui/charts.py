@@ -20,7 +20,7 @@ def present() -> bool:
         return False
 
 
-def with_note(fig, note: str, width: int = 110) -> None:
+def with_note(fig, note: str, width: int = 90) -> None:
     """The note as the figure's subtitle (wrapped), under its title: part of every export."""
     if not note:
         return
@@ -28,7 +28,7 @@ def with_note(fig, note: str, width: int = 110) -> None:
     fig.update_layout(title_subtitle_text="<br>".join(figures.esc(x) for x in lines),
                       title_subtitle_font=dict(size=12, color="#333"))
     top = fig.layout.margin.t if fig.layout.margin and fig.layout.margin.t is not None else 60
-    fig.update_layout(margin=dict(t=max(top, 70 + 15 * len(lines))))
+    fig.update_layout(margin=dict(t=max(top, 72 + 17 * len(lines))))
 
 
 def rename(fig, names: dict[str, str]) -> None:
@@ -56,4 +56,8 @@ def show(fig, name: str, how_to_read: str, *, note: str = "", series: bool = Tru
     if height:
         fig.update_layout(height=height)
     st.plotly_chart(fig, key=State.chart(name).key, theme=None, config=figures.export_config(name, fmt), alt=alt)
-    st.caption(f"**How to read this chart:** {how_to_read}")
+    if present():  # on a projector the chart gets the room; the line is one click away
+        with st.expander("How to read this chart"):
+            st.caption(f"**How to read this chart:** {how_to_read}")
+    else:
+        st.caption(f"**How to read this chart:** {how_to_read}")

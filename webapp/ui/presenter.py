@@ -26,12 +26,14 @@ COMMON_CSS = """
 """
 # Larger text and dark captions; narrow margins so charts get the width (readable at 1024x576).
 PRESENTER_CSS = """
-.stMainBlockContainer, .block-container {padding-top: 3.2rem; padding-bottom: 1rem; padding-left: 1.5rem;
+.stMainBlockContainer, .block-container {padding-top: 3.9rem; padding-bottom: 0; padding-left: 1.5rem;
   padding-right: 1.5rem; max-width: 100%;}
-.stApp p, .stApp li, .stApp label, .stApp [data-testid="stMarkdownContainer"] {font-size: 1.1rem;}
+.stApp p, .stApp li, .stApp label, .stApp [data-testid="stMarkdownContainer"] {font-size: 1.05rem;
+  line-height: 1.45;}
+.stApp [data-testid="stExpander"] summary p {font-size: 1rem;}
 .stApp [data-testid="stCaptionContainer"], .stApp [data-testid="stCaptionContainer"] p {font-size: 1rem;
   color: #262626;}
-.stApp h1 {font-size: 1.8rem; padding: 0 0 .3rem 0;} .stApp h2 {font-size: 1.5rem;} .stApp h3 {font-size: 1.3rem;}
+.stApp h1 {font-size: 1.7rem; padding: 0;} .stApp h2 {font-size: 1.5rem;} .stApp h3 {font-size: 1.3rem;}
 .stApp [data-testid="stMetricValue"], .stApp [data-testid="stMetricValue"] * {font-size: 1.8rem;}
 .stApp [data-testid="stMetricLabel"], .stApp [data-testid="stMetricLabel"] p {font-size: 1rem;}
 .stApp [data-baseweb="select"] div, .stApp [data-baseweb="tag"] span, .stApp input, .stApp textarea
@@ -39,7 +41,8 @@ PRESENTER_CSS = """
 .stApp [data-testid="stSliderThumbValue"], .stApp [data-testid="stSliderThumbValue"] *,
 .stApp [data-testid="stSliderTickBarMin"], .stApp [data-testid="stSliderTickBarMax"] {font-size: 1rem;}
 .stApp [data-testid="stTab"] p {font-size: 1.1rem;}
-.stApp [data-testid="stVerticalBlock"] {gap: .6rem;}
+.stApp [data-testid="stVerticalBlock"] {gap: .5rem;}
+.stApp [data-testid="stPageLink"] p {font-size: 1.1rem;}
 """
 NORMAL_CSS = """
 .stMainBlockContainer, .block-container {padding-top: 2.5rem;}

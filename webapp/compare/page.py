@@ -75,15 +75,15 @@ def tables(result: dict) -> None:
     arms = result["arms"]
     priced = sorted(set(arms["priced_as"].dropna().astype(str)))
     st.dataframe(pd.DataFrame({
-        "arm": arms["label"], "n": arms["n"], "accuracy": arms["accuracy"] * 100,
-        "95% interval": [f"{100 * lo:.0f}–{100 * hi:.0f}%" for lo, hi in zip(arms["lo"], arms["hi"], strict=True)],
+        "arm": arms["label"], "n": arms["n"],
+        "accuracy (95% CI)": [f"{100 * a:.1f}% ({100 * lo:.0f}–{100 * hi:.0f})"
+                              for a, lo, hi in zip(arms["accuracy"], arms["lo"], arms["hi"], strict=True)],
         "$ per 1,000 questions": arms["cost_per_1000_usd"], "calls / q": arms["calls_per_question"],
         "s / q": [analysis.seconds_text(x) for x in arms["latency_s_per_question"]],
         "errors": arms["errors"], "Pareto": ["dominated" if d else "front" for d in arms["dominated"]]}),
         hide_index=True, width="stretch", column_config={
-            "arm": st.column_config.TextColumn(width="large"),
-            "accuracy": st.column_config.NumberColumn(format="%.1f%%", width="small"),
-            "95% interval": st.column_config.TextColumn(help="Wilson 95% interval of the accuracy", width="small"),
+            "arm": st.column_config.TextColumn(width="medium"),
+            "accuracy (95% CI)": st.column_config.TextColumn(help="accuracy and its Wilson 95% interval"),
             "$ per 1,000 questions": st.column_config.NumberColumn(format="$%.4f"),
             "calls / q": st.column_config.NumberColumn(format="%.2f", help="LLM calls per question", width="small"),
             "s / q": st.column_config.TextColumn(

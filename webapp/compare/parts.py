@@ -96,14 +96,19 @@ def pareto(arms: pd.DataFrame):
     cost = pd.to_numeric(data["cost_per_1000_usd"], errors="coerce")
     lo, hi = float(cost.min()), float(cost.max())
     span = hi - lo
-    pad = span * 0.25 if span > 0 else max(hi * 0.05, 0.01)
-    fig.update_xaxes(range=[max(0.0, lo - pad) if lo >= 0 else lo - pad, hi + pad], autorange=False)
+    if span > 0:
+        pad = span * 0.25
+        fig.update_xaxes(range=[max(0.0, lo - pad) if lo >= 0 else lo - pad, hi + pad], autorange=False)
+    else:  # every arm at one cost (a local model: $0): the points in the middle, names to their right
+        pad = max(abs(hi) * 0.5, 0.01)
+        fig.update_xaxes(range=[lo - pad, hi + 2 * pad], autorange=False)
     acc_lo = float(pd.to_numeric(data["lo"], errors="coerce").min())
     acc_hi = float(pd.to_numeric(data["hi"], errors="coerce").max())
     fig.update_yaxes(range=[max(-0.02, acc_lo - 0.08), min(1.05, acc_hi + 0.08)])
-    labelled = [t for t in fig.data if getattr(t, "mode", "") == "markers+text"]
-    for i, t in enumerate(sorted(labelled, key=lambda t: (t.x[0], t.y[0]))):
-        t.textposition = POSITIONS[i % len(POSITIONS)]
+    if span > 0:
+        labelled = [t for t in fig.data if getattr(t, "mode", "") == "markers+text"]
+        for i, t in enumerate(sorted(labelled, key=lambda t: (t.x[0], t.y[0]))):
+            t.textposition = POSITIONS[i % len(POSITIONS)]
     return fig
 
 

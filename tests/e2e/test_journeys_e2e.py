@@ -30,6 +30,42 @@ WIDTH = """() => {
 }"""
 
 
+CONTRAST = """() => {
+  const lum = c => { const v = c / 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+  const rgb = s => (s.match(/[\\d.]+/g) || []).map(Number);
+  const L = ([r, g, b]) => 0.2126 * lum(r) + 0.7152 * lum(g) + 0.0722 * lum(b);
+  const bg = el => { for (let e = el; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor);
+      if (c.length >= 3 && (c.length < 4 || c[3] > 0.5)) return c; } return [255, 255, 255]; };
+  let worst = [99, ''];
+  for (const el of document.querySelectorAll('[data-testid="stMain"] *')) {
+    if (el.closest('svg, button[disabled], [aria-disabled="true"], input, textarea')) continue;
+    const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    const r = el.getBoundingClientRect();
+    if (!own || !r.width || r.top > innerHeight || r.bottom < 0) continue;
+    const st = getComputedStyle(el); if (st.visibility === 'hidden' || +st.opacity < 0.5) continue;
+    // a slider's value label floats above its thumb (a red dot that is its parent): it is read on white
+    const fg = rgb(st.color), b = el.closest('[data-testid="stSliderThumbValue"]') ? [255, 255, 255] : bg(el);
+    const a = fg.length > 3 ? fg[3] : 1;
+    const mix = [0, 1, 2].map(i => a * fg[i] + (1 - a) * b[i]);
+    const [hi, lo] = [L(mix), L(b)].sort((x, y) => y - x);
+    const ratio = (hi + 0.05) / (lo + 0.05);
+    if (ratio < worst[0]) worst = [ratio, el.textContent.trim().slice(0, 40) + ' <' + el.tagName + ' ' +
+      (el.closest('[data-testid]') || el).getAttribute('data-testid') + ' ' + st.color + ' on ' + b + '>'];
+  }
+  return worst;
+}"""
+SIZES = """() => [...document.querySelectorAll('[data-testid="stSliderThumbValue"], [data-testid="stMetricLabel"] p')]
+  .map(e => [parseFloat(getComputedStyle(e).fontSize), e.scrollWidth <= e.clientWidth + 1, e.textContent])"""
+
+
+def readable(page) -> None:
+    """Text at 4.5:1 contrast or more; slider values and metric labels at 16 px or more, never cut."""
+    ratio, text = page.evaluate(CONTRAST)
+    assert ratio >= 4.5, f"{ratio:.2f}:1 contrast: {text!r}"
+    for size, whole, text in page.evaluate(SIZES):
+        assert size >= 16 and whole, (size, whole, text)
+
+
 def calm(page) -> None:
     text = page.inner_text("body")
     assert "Traceback" not in text and "Something went wrong" not in text
@@ -64,6 +100,7 @@ def test_every_lesson_step_fits_a_projector_in_presenter_mode(new_page, app_url)
         page.wait_for_timeout(600)
         calm(page)
         assert page.evaluate(OVERFLOW) <= 1, f"step {n} scrolls by {page.evaluate(OVERFLOW)} px"
+        readable(page)
         question = page.get_by_text("Question for the room:").bounding_box()
         assert question and question["y"] + question["height"] <= 576, f"step {n}: the question is cut"
         if n < len(STEPS):
@@ -79,6 +116,11 @@ def test_results_chart_comes_first_on_a_projector(new_page, app_url):
     calm(page)
     box = page.locator(".js-plotly-plot").first.bounding_box()
     assert box and box["y"] < 576 * 0.6, box  # starts within the first screen, well above its bottom
+    readable(page)
+    page.mouse.wheel(0, 3000)  # the summary under the chart: its metric labels whole and large
+    page.wait_for_timeout(500)
+    assert page.evaluate(SIZES), "the summary's metrics are on the page"
+    readable(page)
 
 
 def test_an_exported_svg_of_the_results_u_curve_says_whose_it_is(new_page, app_url, tmp_path):

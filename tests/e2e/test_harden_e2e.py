@@ -1,7 +1,7 @@
 """Browser tests of issue 10 (Debian chromium via playwright against a real `streamlit run`):
 
 - a second browser context that opens the first one's `?run=` link watches its sweep and cannot
-  cancel it (control is bound to the browser that started it: webapp/sharing.py);
+  cancel it (control is bound to the browser that started it: webapp/services/sharing.py);
 - task ids, sweep names and model names holding a markdown image link or an <img> tag to a loopback
   URL make no request to it (a tiny HTTP server counts the requests it gets).
 """

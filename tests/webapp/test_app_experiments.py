@@ -20,7 +20,7 @@ from webapp.services.models import Choice
 PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "experiments" / "page.py")
 
 
-BROWSER = {"cookie": "browser-A"}  # the per-browser cookie webapp/sharing.py reads (AppTest sends none)
+BROWSER = {"cookie": "browser-A"}  # the per-browser cookie webapp/services/sharing.py reads (AppTest sends none)
 
 
 @pytest.fixture

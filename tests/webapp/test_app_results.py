@@ -109,7 +109,7 @@ def test_broken_store_is_reported_not_raised(stores):
 
 
 def test_a_browser_sees_its_own_runs_never_another_workspace(stores):
-    """Sharing model (webapp/sharing.py): the command line's runs (no owner) and this workspace's runs
+    """Sharing model (webapp/services/sharing.py): the command line's runs (no owner) and this workspace's runs
     are listed; another workspace's sweep, with its prompts and answers, is not."""
     import sqlite3
 

@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGE = {p: str(ROOT / "webapp" / p / "page.py") for p in ("results", "compare", "experiments")}
 APP = str(ROOT / "webapp" / "app.py")
 SHIPPED = ROOT / "sample_docs" / "runs"
+COOKIE = "browser-of-test-journeys"
 
 
 @pytest.fixture
@@ -29,7 +30,7 @@ def db(tmp_path, monkeypatch):
     path = tmp_path / "runs" / "litm.sqlite"
     monkeypatch.setenv("LITM_DB", str(path))
     monkeypatch.setenv("LITM_SHIPPED_RUNS", str(tmp_path / "none"))
-    monkeypatch.setattr(sharing, "_cookie", lambda: "browser-A")
+    monkeypatch.setattr(sharing, "_cookie", lambda: COOKIE)  # a browser of its own: adopts no other test's work
     yield path
     jobs.stop_all(10)
 
@@ -124,7 +125,7 @@ def test_past_sweeps_are_formatted_and_give_their_toml(db):
 
 def my_sweep(db: Path, name: str, model: str, seed: int) -> None:
     fill(db, name=name, model=model, seed=seed)
-    browser = hashlib.sha256(b"litm-browser:" + b"browser-A").hexdigest()[:16]
+    browser = hashlib.sha256(b"litm-browser:" + COOKIE.encode()).hexdigest()[:16]
     with sqlite3.connect(db) as c:
         c.execute("UPDATE sweeps SET owner = ?, created = created + 100 WHERE name = ?",
                   (f"{'f' * 16}.{browser}", name))

@@ -34,7 +34,7 @@ def empty_state(problems: list[str]) -> None:
 
 
 def filters(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    with st.container(border=True):
+    with st.container():  # inside the page's "Filters" expander
         c1, c2, c3 = st.columns([3, 2, 2])
         sweep_labels = dict(zip(sweeps["sweep_key"], sweeps["label"], strict=True))
         have = stores.with_trials(sweeps, trials)

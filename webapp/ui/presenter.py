@@ -33,7 +33,7 @@ PRESENTER_CSS = """
 .stApp [data-testid="stExpander"] summary p {font-size: 1rem;}
 .stApp [data-testid="stCaptionContainer"], .stApp [data-testid="stCaptionContainer"] p {font-size: 1rem;
   color: #262626;}
-.stApp h1 {font-size: 1.7rem; padding: .45rem 0 0 0;} .stApp [data-testid="stColumn"] h1 {padding-top: 0;} .stApp h2 {font-size: 1.5rem;} .stApp h3 {font-size: 1.3rem;}
+.stApp h1 {font-size: 1.7rem; padding: .9rem 0 0 0;} .stApp [data-testid="stColumn"] h1 {padding-top: 0;} .stApp h2 {font-size: 1.5rem;} .stApp h3 {font-size: 1.3rem;}
 .stApp [data-testid="stMetricValue"], .stApp [data-testid="stMetricValue"] * {font-size: 1.8rem;}
 .stApp [data-testid="stMetricLabel"], .stApp [data-testid="stMetricLabel"] p {font-size: 1rem;}
 .stApp [data-baseweb="select"] div, .stApp [data-baseweb="tag"] span, .stApp input, .stApp textarea

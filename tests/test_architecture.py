@@ -123,7 +123,135 @@ def test_every_public_name_resolves():
         assert getattr(components, name) is not None, name
 
 
-def test_pages_stay_small():
-    fat = {p.name: n for p in (ROOT / "webapp" / "views").glob("*.py")
-           if (n := len(p.read_text(encoding="utf-8").splitlines())) > 300}
-    assert not fat, f"pages over 300 lines (move what computes into components/ or a helper): {fat}"
+# --- the app: one package per page, and the layers inside webapp/ ----------------------------------------
+
+APP = ROOT / "webapp"
+PAGE_PACKAGES = {"home", "playground", "lesson", "experiments", "results", "compare", "papers"}
+ENTRY_POINTS = {"app.py", "serve.py", "__init__.py"}  # webapp/app.py (st.navigation) and webapp/serve.py
+# what each part of webapp/ may import of the app (a page package also imports itself)
+MAY_USE = {"session": {"session"}, "services": {"services", "session"}, "ui": {"ui", "session", "services"}}
+PAGE_USES = {"ui", "session", "services"}
+
+
+def app_part(path: Path, app: Path = APP) -> str:
+    """'results' for webapp/results/ucurve.py, 'entry' for webapp/app.py, '?' for anything else."""
+    rel = path.relative_to(app)
+    if len(rel.parts) == 1:
+        return "entry" if rel.name in ENTRY_POINTS else "?"
+    return rel.parts[0] if rel.parts[0] in PAGE_PACKAGES | set(MAY_USE) else "?"
+
+
+def imported_modules(path: Path) -> list[tuple[str, list[str]]]:
+    """(module, names) of every import in a file, at any depth; `from webapp import session` gives
+    ("webapp.session", []), so a package imported by name counts as that package."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(a.name, []) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "webapp":
+                out += [(f"webapp.{a.name}", []) for a in node.names]
+            else:
+                out.append((node.module, [a.name for a in node.names]))
+    return out
+
+
+def import_rule_breaches(app: Path = APP) -> list[str]:
+    """Where webapp/ breaks its layout: a module outside a page package, ui, session, services and the
+    entry points; a page package importing another page's modules; ui, session or services importing
+    what they may not; anything but services (and the entry points) importing components/."""
+    bad = []
+    for path in sorted(app.rglob("*.py")):
+        rel = path.relative_to(app.parent)
+        if "pages" in path.relative_to(app).parts[:-1]:
+            bad.append(f"{rel}: a folder named pages/ switches Streamlit to its old pages mode")
+        part = app_part(path, app)
+        if part == "?":
+            bad.append(f"{rel}: outside a page package, ui, session, services and the entry points")
+            continue
+        allowed = PAGE_USES | {part} if part in PAGE_PACKAGES else MAY_USE.get(part)
+        for module, _ in imported_modules(path):
+            top, _, rest = module.partition(".")
+            if top == "components" and part not in ("services", "entry"):
+                bad.append(f"{rel} imports {module}: only webapp/services reaches components/")
+            if top == "webapp" and allowed is not None:
+                used = rest.split(".")[0]
+                if used and used not in allowed:
+                    bad.append(f"{rel} ({part}) imports {module}")
+    return bad
+
+
+def private_name_breaches(app: Path = APP) -> list[str]:
+    """A module reaching another module's private name: `from x import _name` or `alias._name`."""
+    bad = []
+    for path in sorted(app.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        aliases = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for a in node.names:
+                    if a.name.startswith("_") and not a.name.startswith("__"):
+                        bad.append(f"{path.relative_to(app.parent)}: from {node.module} import {a.name}")
+                    if node.module.split(".")[0] in ("webapp", "components"):
+                        aliases.add(a.asname or a.name)
+            elif isinstance(node, ast.Import):
+                aliases |= {(a.asname or a.name).split(".")[0] for a in node.names
+                            if a.name.split(".")[0] in ("webapp", "components")}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                    and isinstance(node.value, ast.Name) and node.value.id in aliases):
+                bad.append(f"{path.relative_to(app.parent)}:{node.lineno}: {node.value.id}.{node.attr}")
+    return bad
+
+
+SQL = __import__("re").compile(r"\b(SELECT\b.*\bFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|"
+                               r"CREATE\s+TABLE)\b")
+
+
+def sql_breaches(roots=(APP, ENGINE)) -> list[str]:
+    """SQL text anywhere but components/run (the store's own modules)."""
+    bad = []
+    for root in roots:
+        for path in sorted(root.rglob("*.py")):
+            if path.is_relative_to(ENGINE / "run"):
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL.search(node.value):
+                    bad.append(f"{path.relative_to(root.parent)}:{node.lineno}")
+    return bad
+
+
+def test_webapp_keeps_its_layout_and_import_rule():
+    assert not import_rule_breaches(), "\n".join(import_rule_breaches())
+
+
+def test_no_module_reaches_another_modules_private_name():
+    assert not private_name_breaches(), "\n".join(private_name_breaches())
+
+
+def test_no_sql_outside_the_run_store():
+    assert not sql_breaches(), sql_breaches()
+
+
+def test_every_page_package_has_its_page_and_the_app_lists_them():
+    text = (APP / "app.py").read_text(encoding="utf-8")
+    for package in PAGE_PACKAGES:
+        assert (APP / package / "page.py").is_file(), package
+        assert f'("{package}", ' in text, f"webapp/app.py does not list {package}"
+
+
+def test_the_rule_finds_a_breach(tmp_path):
+    """The walkers see a page importing another page, a flat module, a private name and raw SQL."""
+    app = tmp_path / "webapp"
+    (app / "results").mkdir(parents=True)
+    (app / "compare").mkdir()
+    (app / "results" / "page.py").write_text("from webapp.compare import parts\nfrom components.report import charts\n"
+                                             "x = charts._safe('a')\n")
+    (app / "compare" / "parts.py").write_text("from webapp.services.stores import _private\n")
+    (app / "runs.py").write_text("Q = 'SELECT owner FROM sweeps WHERE name = ?'\n")
+    found = "\n".join(import_rule_breaches(app))
+    assert "results/page.py (results) imports webapp.compare" in found
+    assert "only webapp/services reaches components/" in found
+    assert "webapp/runs.py: outside a page package" in found
+    assert len(private_name_breaches(app)) == 2
+    assert sql_breaches((app,)) == ["webapp/runs.py:1"]

@@ -238,7 +238,7 @@ def test_gzip_bomb_task_file_in_the_cli(bomb, tmp_path):
 
 
 def test_gzip_bomb_task_upload(bomb, tmp_path):
-    """The app's task upload (webapp/tasksource.uploaded) with its own, lower limit."""
+    """The app's task upload (webapp/services/sweeps.uploaded) with its own, lower limit."""
     code = ("import sys; from pathlib import Path\n"
             "from components.tasks.importers import MAX_UPLOAD_TASK_BYTES, parse_tasks_bytes\n"
             "from components.tasks.model import TaskFileError\n"

@@ -117,7 +117,7 @@ def test_pair_is_paired_and_counts_what_it_leaves_out(two_arms):
 def test_fractional_scores_use_the_verdict_rule():
     df = _trials({"A": [0.5, 0.0, 1.0], "B": [0, 0, 1]})
     t = cmp.arms(df).set_index("label")
-    assert t.loc["A · gpt-4o-mini", "correct"] == 2  # non-zero is correct (webapp/live.py's verdict)
+    assert t.loc["A · gpt-4o-mini", "correct"] == 2  # non-zero is correct (webapp/services/live.py's verdict)
 
 
 def test_recommendation_is_computed(two_arms):

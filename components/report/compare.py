@@ -49,7 +49,7 @@ ARM_TABLE = ["label", "strategy", "params", "model", "n", "correct", "accuracy",
 
 def correct(values: pd.Series) -> pd.Series:
     """A trial is correct when its primary metric is non-zero: the Playground's verdict rule
-    (webapp/live.py, `bool(trial.primary)`). Every primary metric (fuzzy match, subspan EM, exact
+    (webapp/services/live.py, `bool(trial.primary)`). Every primary metric (fuzzy match, subspan EM, exact
     match) is 0 or 1 already; NaN (not scored) stays NaN."""
     v = pd.to_numeric(values, errors="coerce")
     return v.where(v.isna(), (v > 0).astype(float))

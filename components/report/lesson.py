@@ -1,8 +1,8 @@
 """The Lesson: eight short steps through the lost-in-the-middle effect and its remedies, as data.
 
-Each step has two or three sentences, one live widget (named here, drawn by webapp/lessonwidgets.py),
+Each step has two or three sentences, one live widget (named here, drawn by webapp/lesson/widgets.py),
 a "try this", a question for the room, and a link into another page with its settings filled in
-(query parameters read by webapp/links.py). Text follows the papers; the section each step rests
+(query parameters read by webapp/session/url.py). Text follows the papers; the section each step rests
 on is in `source` (and in the comment above it).
   LITM = Liu et al. 2023, "Lost in the Middle: How Language Models Use Long Contexts"; R&R = Agrawal
   et al. 2024, "Can't Remember Details in Long Documents? You Need Some R&R".

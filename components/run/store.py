@@ -364,6 +364,11 @@ class RunStore(BatchStore):
         row = self.db.execute("SELECT owner FROM sweeps WHERE id = ?", (int(sweep_id),)).fetchone()
         return row[0] if row else None
 
+    def find_sweep(self, name: str) -> dict | None:
+        """The sweep called exactly `name`: {"id", "owner"} (owner None: made on the command line), or None."""
+        row = self.db.execute("SELECT id, owner FROM sweeps WHERE name = ?", (name,)).fetchone()
+        return None if row is None else {"id": int(row[0]), "owner": row[1]}
+
     def sweep_id(self, ref: str | int) -> int:
         """A sweep by id or name; LookupError if there is none."""
         row = self.db.execute("SELECT id FROM sweeps WHERE name = ? OR CAST(id AS TEXT) = ? "

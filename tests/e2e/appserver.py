@@ -122,9 +122,20 @@ def fill(page, label: str, text: str, submit: str = "Enter") -> None:
     settle(page)
 
 
+def paste(page, text: str) -> None:
+    """Paste a document into the Playground and apply it with its button (no Ctrl+Enter needed)."""
+    page.get_by_label("Paste a document", exact=True).fill(text)
+    page.get_by_role("button", name="Use this text").click()
+    settle(page)
+
+
+ANSWER = "Where is the answer? Type its words as the document has them"  # the Playground's own-text answer
+
+
 def select(page, label: str, option: str) -> None:
     """Pick an option of a selectbox by the selectbox's label and the option's text."""
     page.locator('[data-testid="stSelectbox"]').filter(has=page.get_by_text(label, exact=True)).click()
+    page.keyboard.type(option)  # filters the list: an option far down a long list is drawn only then
     page.get_by_role("option", name=option, exact=True).click()
     settle(page)
 

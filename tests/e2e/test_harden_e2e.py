@@ -1,7 +1,7 @@
 """Browser tests of issue 10 (Debian chromium via playwright against a real `streamlit run`):
 
 - a second browser context that opens the first one's `?run=` link watches its sweep and cannot
-  cancel it (control is bound to the browser that started it: webapp/sharing.py);
+  cancel it (control is bound to the browser that started it: webapp/services/sharing.py);
 - task ids, sweep names and model names holding a markdown image link or an <img> tag to a loopback
   URL make no request to it (a tiny HTTP server counts the requests it gets).
 """
@@ -21,7 +21,7 @@ import pytest
 
 from tests.e2e.appserver import llm_server, streamlit_app
 from tests.webapp.runs_fixture import fill
-from webapp.render import WORD_JOINER
+from webapp.ui.render import WORD_JOINER
 
 pytestmark = pytest.mark.browser
 

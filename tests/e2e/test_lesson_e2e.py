@@ -68,7 +68,7 @@ def test_walk_the_lesson_in_presenter_mode(new_page, app_url, width, height):
 def test_move_the_answer_from_start_to_end(new_page, app_url, width, height):
     page = new_page(width, height)
     present = "&present=1" if width == 1024 else ""  # a projector's size: presenter mode
-    page.goto(f"{app_url}/?sample=harrowmere_history&strategy=baseline&move=0{present}")
+    page.goto(f"{app_url}/playground?sample=harrowmere_history&strategy=baseline&move=0{present}")
     settle(page, 90_000)
     page.wait_for_selector(".js-plotly-plot .main-svg")
     start = gold_token(page)
@@ -91,7 +91,7 @@ def test_move_the_answer_from_start_to_end(new_page, app_url, width, height):
 
 def test_move_a_task_sets_gold_document_by_index(new_page, app_url):
     page = new_page(1440, 900)
-    page.goto(f"{app_url}/?source=task&set=nq-open-30docs&documents=20&gold=0&strategy=litm")
+    page.goto(f"{app_url}/playground?source=task&set=nq-open-30docs&documents=20&gold=0&strategy=litm")
     settle(page, 90_000)
     first = gold_token(page)
     assert "gold page 1 starts" in page.inner_text("body")

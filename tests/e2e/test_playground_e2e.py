@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tests.e2e.appserver import choose, fill, select, settle, upload
+from tests.e2e.appserver import ANSWER, choose, fill, paste, select, settle, upload
 
 pytestmark = pytest.mark.browser
 
@@ -29,13 +29,19 @@ def assert_calm(page) -> None:
 
 
 def open_app(page, url):
-    page.goto(url)
+    page.goto(f"{url}/playground")
     settle(page)
 
 
 def test_newcomer_sees_a_sample_with_reminders_and_gold_page_within_a_minute(page, app_url):
     start = time.monotonic()
-    open_app(page, app_url)
+    page.goto(app_url)  # Home: the effect in a sentence and a chart, and three doors
+    settle(page)
+    assert "lost in the middle" in body(page).lower()
+    page.get_by_role("link", name="Try it on your text").click()
+    settle(page)
+    page.wait_for_selector(".js-plotly-plot .main-svg")
+    select(page, "Strategy", "Reprompt")
     page.wait_for_selector(".js-plotly-plot .main-svg")
     elapsed = time.monotonic() - start
     assert elapsed < 60
@@ -56,7 +62,7 @@ def test_upload_a_text_file(page, app_url, tmp_path):
     choose(page, "Upload")
     upload(page, doc)
     fill(page, "Question", "What is the vault code?")
-    fill(page, "Gold answer(s), one per line", "4711", "Control+Enter")
+    fill(page, ANSWER, "4711")
     page.wait_for_selector(".js-plotly-plot .main-svg")
     text = body(page)
     assert "page 17" in text
@@ -104,7 +110,7 @@ def test_html_and_script_in_a_document_are_shown_as_text(page, app_url):
             "The secret word is swordfish.")
     open_app(page, app_url)
     choose(page, "Paste")
-    fill(page, "Paste a document", evil, "Control+Enter")
+    paste(page, evil)
     fill(page, "Question", "What is the <i>secret</i> word?")
     page.wait_for_selector(".js-plotly-plot .main-svg")
     assert page.evaluate("() => window.__pwned") is None
@@ -117,9 +123,9 @@ def test_html_and_script_in_a_document_are_shown_as_text(page, app_url):
 def test_run_against_the_loopback_openai_compatible_server(page, app_url, llm_url):
     open_app(page, app_url)
     choose(page, "Paste")
-    fill(page, "Paste a document", LONG, "Control+Enter")
+    paste(page, LONG)
     fill(page, "Question", "What is the vault code?")
-    fill(page, "Gold answer(s), one per line", "4711", "Control+Enter")
+    fill(page, ANSWER, "4711")
     select(page, "Provider", "OpenAI-compatible server")
     fill(page, "Model", "loopback-model")
     fill(page, "Base URL", llm_url)
@@ -149,7 +155,7 @@ def test_two_sessions_do_not_share_key_or_document(new_page, app_url):
     select(a, "Provider", "OpenAI")
     fill(a, "API key", "sk-session-A-secret")
     choose(a, "Paste")
-    fill(a, "Paste a document", "Only session A has this document about zebras.", "Control+Enter")
+    paste(a, "Only session A has this document about zebras.")
     b.reload()
     settle(b)
     assert "zebras" not in body(b)
@@ -168,8 +174,9 @@ def test_slider_redraw_on_an_80k_token_document(page, app_url):
                   for i in range(1, 801)]
     open_app(page, app_url)
     choose(page, "Paste")
-    fill(page, "Paste a document", "\n\n".join(paragraphs), "Control+Enter")
+    paste(page, "\n\n".join(paragraphs))
     fill(page, "Question", "What does section 500 say?")
+    select(page, "Strategy", "Reprompt")  # a new document starts on Baseline, which has no r
     page.wait_for_selector(".js-plotly-plot .main-svg")
     tokens = int(page.locator('[data-testid="stMetric"]', has_text="Document tokens")
                  .locator('[data-testid="stMetricValue"]').inner_text().replace(",", ""))

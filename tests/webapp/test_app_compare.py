@@ -12,7 +12,7 @@ from components.report import compare
 from components.run.store import RunStore
 from tests.webapp.runs_fixture import fill
 
-PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "views" / "compare.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "compare" / "page.py")
 ARMS = ["baseline · fake-model", "reprompt r=1000 · fake-model", "rr r=1000 · fake-model"]
 
 
@@ -96,14 +96,14 @@ def test_repricing_and_session_prices(stores):
 
 def test_report_is_one_self_contained_escaped_file(stores):
     from components.report import report_html
-    from webapp import compareview
+    from webapp.compare import parts as compareview
 
     fill(stores / "runs" / "litm.sqlite")
     t = compare.prepare(RunStore(stores / "runs" / "litm.sqlite").trials_frame())
     t.loc[t["arm"] == ARMS[0], "answer"] = "<script>alert(1)</script>"
     result = compare.compare(t, ARMS)
     result["trials"] = t
-    figures = [compareview.charts.pareto(result["arms"]), compareview.u_curves(t, ARMS)]
+    figures = [compareview.pareto(result["arms"]), compareview.u_curves(t, ARMS)]
     page = report_html.build(result, figures=figures, failures=compare.failures(t, ARMS[0], ARMS[1]),
                              pair=(ARMS[0], ARMS[1]), sources=["demo <sweep>"])
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
@@ -116,13 +116,13 @@ def test_report_is_one_self_contained_escaped_file(stores):
     assert html.escape(result["recommendation"]) in page
 
 
-@pytest.mark.parametrize("page, key", [("results.py", "res_sweeps"), ("compare.py", "cmp_sweeps")])
+@pytest.mark.parametrize("page, key", [("results", "res_sweeps"), ("compare", "cmp_sweeps")])
 def test_a_sweep_link_opens_results_and_compare_filtered(stores, page, key):
     """Experiments' "See the results" and "Compare its arms" links carry ?sweep=<key>."""
     db = stores / "runs" / "litm.sqlite"
     fill(db)
     fill(db, name="second sweep", model="other-model", seed=1)
-    at = AppTest.from_file(str(Path(PAGE).parent / page), default_timeout=90)
+    at = AppTest.from_file(str(Path(PAGE).parents[1] / page / "page.py"), default_timeout=90)
     at.query_params["sweep"] = "your runs#2"
     run(at)
     assert at.multiselect(key=key).value == ["your runs#2"]
@@ -138,21 +138,30 @@ def test_planner_fills_the_experiments_grid(stores):
     tasks = int(next(m.value for m in at.metric if m.label == "Tasks needed").replace(",", ""))
     at.button(key="cmp_to_experiments").click()
     run(at)
-    ss = at.session_state
-    assert ss["exp_strategies"] == ["baseline", "rr"] and ss["exp_param_r"] == 1000
-    assert ss["exp_lengths"] == [2000, 4000] and ss["exp_positions"] == [0.0, 0.5, 1.0] and ss["exp_n_tasks"] == tasks
+    plan = at.session_state["sweep_plan"]  # handed to Experiments, which applies it once
+    assert plan["strategies"] == ["baseline", "rr"] and plan["params"] == {"r": [1000]}
+    experiments = AppTest.from_file(str(Path(PAGE).parents[1] / "experiments" / "page.py"), default_timeout=90)
+    experiments.session_state["sweep_plan"] = plan
+    experiments.run()
+    assert not experiments.exception, experiments.exception
+    ss = experiments.session_state
+    assert ss["exp_strategies"] == ["baseline", "rr"] and ss["exp_param_r"] == [1000]
+    assert ss["exp_lengths"] == [2000, 4000] and ss["exp_positions"] == [0.0, 0.5, 1.0] and plan["n_tasks"] == tasks
+    available = int(next(c.value for c in experiments.caption if c.value.endswith("tasks available.")).split()[0]
+                    .replace(",", ""))
+    assert ss["exp_n_tasks"] == min(tasks, available)  # capped at the task set's size
 
 
 def test_results_view_is_in_its_url(stores):
     fill(stores / "runs" / "litm.sqlite")
-    at = AppTest.from_file(str(Path(PAGE).parent / "results.py"), default_timeout=90)
+    at = AppTest.from_file(str(Path(PAGE).parents[1] / "results" / "page.py"), default_timeout=90)
     at.run()
     assert not at.exception
     at.multiselect(key="res_strategies").set_value(["rr"])
     at.run()
     assert not at.exception
     assert "strategy=rr" in at.code[0].value and "sweep=" not in at.code[0].value
-    again = AppTest.from_file(str(Path(PAGE).parent / "results.py"), default_timeout=90)
+    again = AppTest.from_file(str(Path(PAGE).parents[1] / "results" / "page.py"), default_timeout=90)
     again.query_params["strategy"] = ["rr"]
     again.query_params["metric"] = "subspan_em"
     again.run()
@@ -167,7 +176,7 @@ def test_failures_read_their_texts_from_the_stores(stores):
     from components.report import report_html
     from components.report.sweeps import combine_stores
     from components.run.reader import browse
-    from webapp import compareview
+    from webapp.compare import parts as compareview
 
     path = fill(stores / "runs" / "litm.sqlite")
     trials, sweeps = browse(path, readonly=False)

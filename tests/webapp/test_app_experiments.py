@@ -14,28 +14,25 @@ from components.providers import factory
 from components.providers.base import ModelSpec
 from components.providers.fake import FakeProvider, plausible_answer
 from components.run.store import RunStore
-from webapp import jobs
-from webapp.sidebar import Choice
+from webapp.services import jobs
+from webapp.services.models import Choice
 
-PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "views" / "experiments.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "experiments" / "page.py")
 
 
-BROWSER = {"cookie": "browser-A"}  # the per-browser cookie webapp/sharing.py reads (AppTest sends none)
+BROWSER = {"cookie": "browser-A"}  # the per-browser cookie webapp/services/sharing.py reads (AppTest sends none)
 
 
 @pytest.fixture
 def db(tmp_path, monkeypatch):
-    from webapp import sharing
+    from webapp.services import sharing
 
     path = tmp_path / "runs" / "litm.sqlite"
     monkeypatch.setenv("LITM_DB", str(path))
     BROWSER["cookie"] = "browser-A"
     monkeypatch.setattr(sharing, "_cookie", lambda: BROWSER["cookie"])
     yield path
-    for owned in list(jobs._JOBS.values()):  # stop whatever a test left running
-        for job in list(owned.values()):
-            job.cancel.set()
-            jobs.wait(job, 10)
+    jobs.stop_all(10)  # stop whatever a test left running
     factory.uninstall()
 
 
@@ -117,7 +114,8 @@ def test_run_with_fake_provider_lands_in_store(db):
     assert set(trials["strategy"]) == {"litm", "baseline"}
     assert not any(Path(db).parent.glob("*key*"))  # nothing but the store and the task file
     past = next(d.value for d in at.dataframe if "state" in d.value.columns)
-    assert list(past["state"]) == ["done"]
+    assert list(past["state"]) == ["finished"]
+    assert list(past["trials"]) == ["12"] and "None" not in past.to_string()  # formatted for reading
 
 
 def slow_provider(delay: float) -> FakeProvider:

@@ -8,8 +8,8 @@ from pathlib import Path
 from components.providers.base import ModelSpec
 from components.run.store import RunStore
 from tests.webapp.test_app_experiments import all_text, db, page  # noqa: F401  (db is a fixture)
-from webapp import jobs
-from webapp.sidebar import Choice
+from webapp.services import jobs
+from webapp.services.models import Choice
 
 
 def test_batch_mode_estimate_and_run(db, server):  # noqa: F811

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from components.report.lesson import STEPS
 
 ROOT = Path(__file__).resolve().parents[2]
-LESSON = str(ROOT / "webapp" / "views" / "lesson.py")
+LESSON = str(ROOT / "webapp" / "lesson" / "page.py")
 APP = str(ROOT / "webapp" / "app.py")
 
 
@@ -47,8 +47,8 @@ def test_walk_every_step_with_next(present):
         assert "Try this:" in body and "Question for the room:" in body
         assert any("How to read this chart" in c.value for c in at.caption)
         if n < len(STEPS):
-            at.button(key="lesson_next_top").click().run()
-    assert at.button(key="lesson_next_top").disabled
+            at.button(key="lesson_next").click().run()
+    assert at.button(key="lesson_next").disabled
 
 
 def test_step_from_the_url_and_the_move_slider():
@@ -72,6 +72,7 @@ def test_a_lesson_link_fills_the_playground():
     for k, v in {"source": "task", "set": "nq-open-30docs", "documents": "20", "gold": "9", "strategy": "litm"}.items():
         at.query_params[k] = v
     at.run()
+    at.switch_page("playground/page.py").run()
     calm(at)
     assert at.session_state["source"] == "Task set" and at.session_state["strategy"] == "litm"
     assert at.slider(key="pg_gold_index").value == 9
@@ -85,6 +86,7 @@ def test_a_link_sets_strategy_parameters_once():
     for k, v in {"source": "sample", "strategy": "rr", "r": "300", "k": "2"}.items():
         at.query_params[k] = v
     at.run()
+    at.switch_page("playground/page.py").run()
     calm(at)
     assert at.session_state["strategy"] == "rr"
     assert at.select_slider(key="param_r_10000").value == 300
@@ -96,6 +98,7 @@ def test_presenter_toggle_is_kept_in_the_url_and_enlarges_charts():
 
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
+    at.switch_page("playground/page.py").run()
     calm(at)
     normal = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["font"]["size"]
     at.toggle(key="present").set_value(True).run()

@@ -81,7 +81,7 @@ def test_a_changed_input_clears_the_last_answer():
     at = paste(app(fake), LONG, "What is the vault code?", "4711")
     next(b for b in at.button if b.label.startswith("Run with")).click().run()
     assert ":green[**correct**]" in texts(at)
-    at.text_area(key="answers").set_value("1234").run()
+    at.text_input(key="answers").set_value("1234").run()
     no_trouble(at)
     assert ":green[**correct**]" not in texts(at) and "its result is cleared" in texts(at)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "views" / "papers.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "papers" / "page.py")
 
 
 def run() -> AppTest:

@@ -39,7 +39,9 @@ def app(provider=None) -> AppTest:
         at.session_state["provider"] = "openai-compatible"
         at.session_state["model"] = FAKE_SPEC.model
         at.session_state["base_url"] = FAKE_SPEC.base_url
-    at.run()
+    at.run()  # Home, the default page
+    assert not at.exception
+    at.switch_page("playground/page.py").run()
     assert not at.exception
     return at
 
@@ -50,7 +52,7 @@ def paste(at: AppTest, text: str, question: str = "", answers: str = "") -> AppT
     if question:
         at.text_input(key="question").set_value(question).run()
     if answers:
-        at.text_area(key="answers").set_value(answers).run()
+        at.text_input(key="answers").set_value(answers).run()
     return at
 
 
@@ -76,6 +78,8 @@ def test_four_pages_and_the_sample_is_drawn_with_reminders_and_gold():
     at = app()
     no_trouble(at)
     assert at.title[0].value == "Playground"
+    assert at.selectbox(key="strategy").value == "baseline"  # the gold page where the text has it
+    at.selectbox(key="strategy").set_value("reprompt").run()
     assert at.get("plotly_chart"), "the prompt map is drawn without any key"
     body = texts(at)
     assert "gold page" in body and "tokens from the nearest instruction" in body
@@ -201,3 +205,19 @@ def test_no_model_means_prompts_only():
     assert not [b for b in at.button if b.label.startswith("Run with")]
     assert at.get("plotly_chart"), "the prompt map still works without a key"
     assert at.text_input(key="api_key").value == ""
+
+
+def test_own_text_asks_where_the_answer_is_and_a_new_document_starts_on_baseline():
+    at = paste(app(), LONG)
+    no_trouble(at)
+    labels = [t.label for t in at.text_input]
+    assert labels[0].startswith("Where is the answer?"), labels  # the answer first: it finds the gold page
+    at.text_input(key="answers").set_value("4711").run()
+    assert at.session_state["gold"] == [17]
+    at.selectbox(key="strategy").set_value("reprompt").run()
+    at.text_area(key="pasted").set_value(LONG.replace("4711", "1234")).run()  # another document
+    no_trouble(at)
+    assert at.selectbox(key="strategy").value == "baseline"
+    at.selectbox(key="strategy").set_value("icr").run()
+    at.text_input(key="question").set_value("What is the vault code?").run()  # the same document: kept
+    assert at.selectbox(key="strategy").value == "icr"

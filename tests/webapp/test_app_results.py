@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.webapp.runs_fixture import fill
 
-PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "views" / "results.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "results" / "page.py")
 
 
 @pytest.fixture
@@ -49,7 +49,8 @@ def test_with_runs_shows_curves_counts_and_errors(stores):
     # the numbers table has n and a CI per point
     frames = [d.value for d in at.dataframe]
     curve = next(f for f in frames if "95% CI low" in f.columns)
-    assert set(curve["series"]) == {"baseline", "reprompt", "rr"}
+    assert set(curve["series"]) == {"baseline · fake-model · this app", "reprompt · fake-model · this app",
+                                    "rr · fake-model · this app"}  # every line names its model and source
     assert curve["n"].sum() == 106
 
 
@@ -61,7 +62,7 @@ def test_filters_and_series(stores):
     assert {m.label: m.value for m in at.metric}["Trials"] == "36"
     at.radio(key="res_u_series").set_value("strategy and model").run()
     curve = next(d.value for d in at.dataframe if "95% CI low" in d.value.columns)
-    assert set(curve["series"]) == {"rr · fake-model"}
+    assert set(curve["series"]) == {"rr · fake-model · this app"}
     at.selectbox(key="res_metric").set_value("subspan_em").run()
     assert not at.exception
 
@@ -108,7 +109,7 @@ def test_broken_store_is_reported_not_raised(stores):
 
 
 def test_a_browser_sees_its_own_runs_never_another_workspace(stores):
-    """Sharing model (webapp/sharing.py): the command line's runs (no owner) and this workspace's runs
+    """Sharing model (webapp/services/sharing.py): the command line's runs (no owner) and this workspace's runs
     are listed; another workspace's sweep, with its prompts and answers, is not."""
     import sqlite3
 
@@ -145,7 +146,7 @@ def test_the_pages_hold_summary_columns_and_fetch_texts_for_the_rows_shown(store
 
     from components.report.sweeps import combine_stores
     from components.run.reader import BROWSE_COLUMNS, browse
-    from webapp import runs
+    from webapp.services import stores as runs
 
     path = fill(stores / "runs" / "litm.sqlite")
     trials, sweeps = browse(path, readonly=False)

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from components.run.store import RunStore
 from tests.webapp.runs_fixture import fill
 
-PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "views" / "results.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "results" / "page.py")
 HITS = {0: 5, 4: 2, 9: 4}  # of 6 tasks: a U over the gold index
 
 
@@ -69,7 +69,14 @@ def test_results_open_on_the_litm_curve_with_published_overlay_bounds_and_note(s
     assert overlay and all("GPT-3.5-Turbo" in v and "10 documents" in v for v in overlay)
     spec = at.get("plotly_chart")[0].proto.spec
     assert "published (liu2023, Table 5, GPT-3.5-Turbo" in spec
-    assert "closed-book: 17% (n=6" in spec and "oracle: 83% (n=6" in spec
+    import json
+
+    notes = " ".join(a.get("text", "") for a in json.loads(spec)["layout"].get("annotations", []))
+    assert "closed-book (Qwen2.5 Coder 0.5B · this app): 17% (n=6" in notes  # the bound names its model
+    assert "oracle (Qwen2.5 Coder 0.5B · this app): 83% (n=6" in notes
+    names = [t.get("name", "") for t in json.loads(spec)["data"] if t.get("showlegend") is not False]
+    assert names and all("Qwen2.5 Coder 0.5B" in n and "this app" in n for n in names if "LITM" not in n), names
+    assert any("GPT-3.5-Turbo · 10 documents · LITM Table 5 (2023)" in n for n in names), names
     curve = next(d.value for d in at.dataframe if "95% CI low" in d.value.columns)
     assert list(curve["position"]) == [0, 4, 9]
     assert list(curve["accuracy"]) == ["83.3%", "33.3%", "66.7%"]
@@ -86,7 +93,7 @@ def test_the_position_axis_still_draws_token_sweeps(shipped):
     at.radio(key="res_u_axis").set_value("position").run()
     assert not at.exception and not at.error
     curve = next(d.value for d in at.dataframe if "95% CI low" in d.value.columns)
-    assert set(curve["series"]) == {"baseline", "reprompt", "rr"}
+    assert set(curve["series"]) == {f"{s} · fake-model · this app" for s in ("baseline", "reprompt", "rr")}
     assert not any("What a small model shows" in i.value for i in at.info)
 
 

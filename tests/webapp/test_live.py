@@ -4,8 +4,8 @@ from components.core.documents import make_document
 from components.providers.base import ModelSpec
 from components.run.store import RunStore
 from components.strategies import get_strategy
-from webapp import live
-from webapp.sidebar import Choice
+from webapp.services import live
+from webapp.services.models import Choice
 
 
 def test_live_runs_are_cached_in_the_user_store(tmp_path, monkeypatch):

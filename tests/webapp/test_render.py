@@ -4,7 +4,7 @@ import re
 
 from components.core.documents import make_document
 from components.strategies import get_strategy
-from webapp import render
+from webapp.ui import render
 
 
 def test_short_is_one_line_without_the_key():

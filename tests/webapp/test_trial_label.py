@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from webapp.trialview import trial_label
+from webapp.results.trial import trial_label
 
 
 def row(**kw):

@@ -1,0 +1,66 @@
+"""How long a local run takes, said before and while it runs: the model's speed measured from the runs
+it made (services.models.speed), and the Playground's clock (elapsed time against that estimate)."""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+
+from webapp.playground.run import Clock
+from webapp.services.models import duration, speed
+
+
+def trials(model: str, shipped: bool, pairs: list[tuple[int, float]]) -> pd.DataFrame:
+    return pd.DataFrame({"model": model, "shipped": shipped, "input_tokens": [p[0] for p in pairs],
+                         "output_tokens": 5, "latency_s": [p[1] for p in pairs]})
+
+
+def test_speed_is_measured_from_this_users_runs_first_then_the_shipped_ones():
+    model = "local:qwen2.5-coder-0.5b-instruct"
+    shipped = trials(model, True, [(2000, 20.0), (2400, 24.0), (1000, 10.0), (100, 5.0)])
+    measured = speed("qwen2.5-coder-0.5b-instruct", shipped)
+    assert measured is not None and round(measured.rate) == 100 and "shipped" in measured.where
+    assert measured.n == 4 and round(measured.seconds(3000)) == 30  # prompts under 500 tokens left out
+    mine = trials(model, False, [(2000, 10.0), (2000, 10.0), (4000, 20.0)])
+    measured = speed("qwen", pd.concat([shipped, mine]))  # an alias of the same model
+    assert round(measured.rate) == 200 and measured.where == "your run store"
+    assert speed("qwen", trials("openai:gpt-4o-mini", False, [(2000, 1.0)] * 3)) is None  # not measured
+
+
+def test_duration_reads_like_a_clock():
+    assert [duration(s) for s in (4.4, 75, 1200, 7800)] == ["4 s", "1 min 15 s", "20 min", "2 h 10 min"]
+
+
+class Status:
+    """A stand-in for st.status: what the page would show."""
+
+    def __init__(self):
+        self.lines, self.shown = [], []
+
+    def write(self, text):
+        self.lines.append(text)
+
+    def empty(self):
+        status = self
+
+        class Slot:
+            def markdown(self, text):
+                status.shown.append(text)
+        return Slot()
+
+
+def test_the_clock_shows_elapsed_time_against_the_estimate_while_the_call_runs():
+    status = Status()
+    clock = Clock(status, expected=20.0)
+    prompt = type("P", (), {"label": "answer", "stage": 1, "tokens": 2000})()
+
+    def call():
+        clock.on_call(prompt, None)  # the worker reports a call; the page writes it
+        time.sleep(1.2)
+        return "done"
+
+    assert clock.run(call) == "done"
+    assert len(status.shown) >= 2  # redrawn while the call ran, not once at the end
+    assert status.shown[-1].startswith("**Elapsed 1 s of about 20 s")
+    assert any("sending 2,000 tokens" in line for line in status.lines)

@@ -1,0 +1,241 @@
+"""Compare: two or more arms (strategy x parameters x model) side by side, from any store: accuracy with
+n and a Wilson interval, cost per 1,000 questions, paired differences with an exact McNemar p-value,
+the Pareto front, a computed recommendation, a planner, failures side by side, a link to this view and
+a one-file report. It opens on this browser's latest sweep and its arms; the planner opens on the pair
+the recommendation names. The statistics are services.analysis; the helpers compare/parts.py."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import pandas as pd
+import streamlit as st
+
+from webapp import session
+from webapp.compare import parts
+from webapp.services import analysis, models, sharing, stores
+from webapp.session import State, url
+from webapp.ui import charts, pickers
+from webapp.ui.render import guard, md
+
+
+def open_on_my_latest(trials: pd.DataFrame, sweeps: pd.DataFrame) -> None:
+    """First visit (no sweep chosen, none in the link): this browser's latest sweep with trials."""
+    state = State()
+    if state.cmp_sweeps is not None or "sweep" in url.given("compare"):
+        return
+    have = set(trials["sweep_key"].unique())
+    for r in sharing.my_sweeps().itertuples():
+        key = stores.sweep_key(r.id)
+        if key in have:
+            state.cmp_sweeps = [key]
+            return
+    state.cmp_sweeps = []
+
+
+def choose(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """Sweeps, length and arms to compare; returns (prepared trials of the chosen sweeps, chosen arm labels)."""
+    state = State()
+    c1, c2 = st.columns([3, 1])
+    labels = dict(zip(sweeps["sweep_key"], sweeps["label"], strict=True))
+    have = stores.with_trials(sweeps, trials)
+    chosen = pickers.multi(c1, "Sweeps", have, State.cmp_sweeps, format_func=lambda k: labels.get(k, k),
+                           placeholder="every sweep of every store")
+    part = trials[trials["sweep_key"].isin(chosen)] if chosen else trials
+    lengths = sorted(int(x) for x in pd.to_numeric(part["length"], errors="coerce").dropna().unique())
+    length = pickers.select(c2, "Document length", [url.ALL_LENGTHS, *map(str, lengths)], State.cmp_length,
+                            help="cost per 1,000 questions depends on the length: compare at one")
+    part = analysis.filter_length(part, None if length in (None, url.ALL_LENGTHS) else int(length))
+    t = analysis.prepare(part)
+    ranked = analysis.arms(t).sort_values("accuracy", ascending=False)["label"].tolist()
+    default = analysis.default_arms(t, ranked)
+    if state.cmp_sweeps_for is not None and state.cmp_sweeps_for != chosen and "arm" not in url.given("compare"):
+        state.cmp_arms = None  # other sweeps: their own default arms, never an empty list
+    state.cmp_sweeps_for = list(chosen)
+    arms = pickers.multi(st, "Arms (strategy, parameters, model)", ranked, State.cmp_arms, default=default,
+                         placeholder="choose two or more arms")
+    return t, arms
+
+
+def pricing_controls() -> tuple[str | None, bool]:
+    c1, c2 = st.columns([3, 1])
+    table = parts.session_prices()
+    every = [f"{p}:{m}" for p, ms in (table or models.PRICES).items() for m in sorted(ms)]
+    price = pickers.select(c1, "Price every arm as", [parts.OWN, *every], State.cmp_price_model,
+                           help="re-price the stored token counts of every arm at another model's list price")
+    batch = pickers.toggle(c2, "Batch prices", State.cmp_batch,
+                           help="the providers' batch APIs: half the list price (OpenAI, Anthropic)")
+    edited = " · edited for this session" if table is not None else ""
+    with st.expander(f"Prices: table dated {models.PRICES_DATE}{edited} (see sources, edit for this session)"):
+        parts.price_editor(st)
+    return (None if price == parts.OWN else price), batch
+
+
+def tables(result: dict) -> None:
+    arms = result["arms"]
+    priced = sorted(set(arms["priced_as"].dropna().astype(str)))
+    st.dataframe(pd.DataFrame({
+        "arm": arms["label"], "n": arms["n"],
+        "accuracy (95% CI)": [f"{100 * a:.1f}% ({100 * lo:.0f}–{100 * hi:.0f})"
+                              for a, lo, hi in zip(arms["accuracy"], arms["lo"], arms["hi"], strict=True)],
+        "$ per 1,000 questions": arms["cost_per_1000_usd"], "calls / q": arms["calls_per_question"],
+        "s / q": [analysis.seconds_text(x) for x in arms["latency_s_per_question"]],
+        "errors": arms["errors"], "Pareto": ["dominated" if d else "front" for d in arms["dominated"]]}),
+        hide_index=True, width="stretch", column_config={
+            "arm": st.column_config.TextColumn(width="medium"),
+            "accuracy (95% CI)": st.column_config.TextColumn(help="accuracy and its Wilson 95% interval"),
+            "$ per 1,000 questions": st.column_config.NumberColumn(format="$%.4f"),
+            "calls / q": st.column_config.NumberColumn(format="%.2f", help="LLM calls per question", width="small"),
+            "s / q": st.column_config.TextColumn(
+                help="mean seconds in calls per question; unknown for batch answers (no time per request)",
+                width="small"),
+            "n": st.column_config.NumberColumn(width="small"), "errors": st.column_config.NumberColumn(width="small"),
+            "Pareto": st.column_config.TextColumn(width="small")})
+    if priced:
+        st.caption("Priced as: " + md(", ".join(priced)) + f" (list prices dated {models.PRICES_DATE}).")
+    unmatched = [p for p in result["pairs"] if not p["n_matched"]]
+    pairs = [p for p in result["pairs"] if p["n_matched"]]
+    if unmatched:
+        st.caption("No matched trials (no task and cell in common), so no difference can be measured: "
+                   + "; ".join(f"{md(p['a'])} vs {md(p['b'])}" for p in unmatched))
+    if pairs:
+        st.markdown("**Pairs** (paired on task and cell; Newcombe 95% interval; exact McNemar test)")
+        st.dataframe(pd.DataFrame({
+            "a": [p["a"] for p in pairs], "b": [p["b"] for p in pairs],
+            "difference a − b": [p["diff"] * 100 for p in pairs], "low": [p["ci"][0] * 100 for p in pairs],
+            "high": [p["ci"][1] * 100 for p in pairs], "p": [p["p_value"] for p in pairs],
+            "matched": [p["n_matched"] for p in pairs], "left out": [p["left_out"] for p in pairs],
+            "only a right": [p["only_a"] for p in pairs], "only b right": [p["only_b"] for p in pairs]}),
+            hide_index=True, width="stretch", column_config={
+                "difference a − b": st.column_config.NumberColumn(format="%+.1f pts"),
+                "low": st.column_config.NumberColumn("95% low", format="%+.1f"),
+                "high": st.column_config.NumberColumn("95% high", format="%+.1f"),
+                "p": st.column_config.NumberColumn("p (McNemar)", format="%.3g")})
+
+
+SEP = "  vs  "
+
+
+def pick_pair(labels: list[str], result: dict) -> tuple[str, str] | None:
+    options = [f"{a}{SEP}{b}" for i, a in enumerate(labels) for b in labels[i + 1:]]
+    if not options:
+        return None
+    state = State()
+    named = parts.recommended_pair(result, labels)
+    if named and state.cmp_pair_for != labels and "pair" not in url.given("compare"):
+        state.cmp_pair = f"{named[0]}{SEP}{named[1]}"  # the pair the recommendation names
+    state.cmp_pair_for = list(labels)
+    chosen = pickers.select(st, "Pair", options, State.cmp_pair,
+                            help="the pair the recommendation names, to begin with")
+    return tuple(chosen.split(SEP, 1)) if chosen else None
+
+
+def planner(result: dict, pair: tuple[str, str] | None) -> None:
+    c1, c2, c3 = st.columns(3)
+    d = c1.number_input("Difference that matters (points)", 1.0, 50.0, step=1.0, key=State.cmp_difference.key)
+    power = c2.selectbox("Power", [0.8, 0.9], key=State.cmp_power.key)
+    p = next((x for x in result["pairs"] if pair and (x["a"], x["b"]) == pair), None)
+    t = result["trials"]
+    cells = analysis.cells_per_task(t, list(pair or []))
+    plan = analysis.plan(p, result["arms"], difference=d / 100, power=power, cells_per_task=cells)
+    cost = "unknown (no price)" if plan["cost_usd"] is None else f"${plan['cost_usd']:,.2f}"
+    c3.metric("Tasks needed", f"{plan['tasks']:,}", help=f"{plan['pairs']:,} matched trials over {cells} cells")
+    st.caption(f"{plan['pairs']:,} matched trials ({plan['tasks']:,} tasks × {cells} cells) to tell a {d:.0f}-point "
+               f"difference apart with power {power} at alpha 0.05 (exact McNemar; Connor 1987), using "
+               f"{'the discordance seen in this pair' if plan['discordance_source'] == 'seen' else 'a default'} "
+               f"of {plan['discordance']:.2f}. Running both arms on them costs about {cost}.")
+    if pair and st.button("Plan this sweep in Experiments", key=State.cmp_to_experiments.key, icon=":material/tune:",
+                          help="fills the Experiments grid with these two arms' strategies, parameters, "
+                               "lengths and positions, and this many tasks"):
+        try:
+            parts.plan_in_experiments(t, pair, plan["tasks"])
+        except Exception:  # noqa: BLE001 - the page runs outside the app's navigation
+            st.info("The Experiments grid is filled: open **Experiments**.")
+
+
+def failures(t: pd.DataFrame, pair: tuple[str, str]) -> None:
+    fail, total = parts.failures(t, pair)
+    shown = f"; the first {len(fail):,} are listed" if total > len(fail) else ""
+    st.caption(f"{total:,} matched trial(s) that at least one arm got wrong (0 wrong, 1 right){shown}.")
+    if not fail.empty:
+        st.dataframe(fail.rename(columns={"answer_a": f"answer: {pair[0]}", "answer_b": f"answer: {pair[1]}",
+                                          "ok_a": "a right", "ok_b": "b right"}).dropna(axis=1, how="all"),
+                     hide_index=True, width="stretch", height=320)
+
+
+def charts_section(t: pd.DataFrame, result: dict, labels: list[str]) -> None:
+    present = State().present
+    note = parts.note(t, labels)
+    with guard("the charts"):
+        left, right = st.columns(2) if not present else (st.container(), st.container())
+        with left:
+            charts.show(parts.pareto(result["arms"]), "pareto", "one point per arm: right costs more per "
+                        "1,000 questions, higher is more accurate (bars: 95% Wilson intervals); grey arms are "
+                        "dominated (another arm is as accurate for less).", series=False, note=note,
+                        height=420 if present else None)
+        with right:
+            charts.show(parts.u_curves(t, labels), "compare-u-curves", "accuracy of each arm where the answer "
+                        "sits; lines apart by more than their bands differ at that position.", note=note,
+                        height=420 if present else None)
+
+
+def main() -> None:
+    state = session.start("compare")
+    st.title("Compare")
+    if not state.present:
+        st.caption("Choose two or more arms (strategy × parameters × model) from any run store. Trials are paired "
+                   "on task and cell, so the test is McNemar's exact test on the pairs the arms answered differently.")
+    trials, sweeps, problems = sharing.load_runs()
+    for p in problems:
+        st.warning(f"Could not read a run store: {md(p)}")
+    if trials.empty:
+        st.info("No runs yet: run a sweep on the **Experiments** page, or import runs on **Results**.")
+        return
+    open_on_my_latest(trials, sweeps)
+    top, body, bottom = st.container(), st.container(), st.container()
+    with top if not state.present else bottom:  # presenter mode: the chart first, the choices folded under it
+        with st.expander("Arms, sweeps and prices", expanded=not state.present):
+            t, labels = choose(trials, sweeps)
+            price_model, batch = pricing_controls()
+    if len(labels) < 2:
+        with body:
+            st.info("Choose at least two arms to compare.")
+        url.link("compare")
+        return
+    result = analysis.compare(t, labels, price_model=price_model, batch=batch, prices=parts.session_prices(),
+                              difference=float(state.cmp_difference or 5) / 100)
+    result["trials"] = t
+    with body:
+        if state.present:
+            charts_section(t, result, labels)
+        st.info(md(result["recommendation"]), icon=":material/lightbulb:")
+        tables(result)
+        if not state.present:
+            charts_section(t, result, labels)
+        pair = pick_pair(labels, result)
+        if pair:
+            with guard("the differences"):
+                charts.show(parts.differences(t, *pair), "compare-differences", "above zero the first arm is "
+                            "more accurate at that position, over the same (matched) trials; bars are 95% intervals.",
+                            series=False, note=parts.note(t, list(pair)))
+            with st.expander("Planner: how many tasks to tell a difference apart", expanded=not state.present):
+                planner(result, pair)
+            with st.expander("Failures only: both answers side by side"):
+                failures(t, pair)
+    with bottom:
+        link = url.link("compare")
+        with st.expander("Link to this view and the report", expanded=not state.present):
+            st.markdown("**Link to this view** (copy it with the button at the right of the box)")
+            st.code(link, language=None, wrap_lines=True)
+            sources = sorted(set(t[t["arm"].isin(labels)]["sweep_label"].dropna().astype(str))) \
+                if "sweep_label" in t else []
+            with guard("the report"):
+                # made on click (data as a callable): the report inlines plotly.js and reads the failures' texts
+                st.download_button("Download report (one HTML file)",
+                                   partial(parts.report, result, pair, sources, parts.session_prices()),
+                                   file_name="litm-compare-report.html", mime="text/html", key=State.cmp_report.key,
+                                   icon=":material/download:", on_click="ignore")
+
+
+with guard("the Compare page"):
+    main()

@@ -1,0 +1,193 @@
+"""Helpers of the Compare page: session-editable prices, the charts (named by model and source, zoomed to
+their data), the pair the recommendation names, the one-file report, and the grid the planner hands to
+Experiments. The statistics live in services.analysis (components.report.compare)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from webapp.services import analysis, figures, models, stores
+from webapp.services.names import THIS_APP, models_of
+from webapp.session import State
+from webapp.session.url import OWN_PRICES
+
+OWN = OWN_PRICES
+
+
+# --- prices ------------------------------------------------------------------------------------------------
+
+def session_prices() -> dict | None:
+    """The price table edited in this session, or None (the shipped table and override file)."""
+    return State().cmp_prices
+
+
+def price_editor(where) -> None:
+    """The price table as an editable grid; edits hold for this session only."""
+    rows = pd.DataFrame(models.price_rows(session_prices()))
+    where.caption(f"List prices in USD per million tokens, table dated **{models.PRICES_DATE}** "
+                  f"(each row says where it was checked). Batch: "
+                  + ", ".join(f"{p} {v['factor']:.0%} of list" for p, v in models.BATCH.items())
+                  + ". Edits apply to this session only; for good, use `LITM_PRICES` or "
+                    "`~/.config/litm-explorer/prices.json`.")
+    edited = where.data_editor(rows, key=State.cmp_price_grid.key, hide_index=True, width="stretch",
+                               disabled=["source"],
+                               column_config={"input": st.column_config.NumberColumn("input $/1M", min_value=0.0),
+                                              "output": st.column_config.NumberColumn("output $/1M", min_value=0.0)})
+    c1, c2 = where.columns(2)
+    if c1.button("Use these prices", key=State.cmp_price_apply.key):
+        table: dict = {}
+        for r in edited.dropna(subset=["provider", "model", "input", "output"]).to_dict("records"):
+            table.setdefault(str(r["provider"]), {})[str(r["model"])] = {
+                "input": float(r["input"]), "output": float(r["output"]), "source": str(r.get("source") or "edited"),
+                "checked": str(r.get("checked") or "edited in this session")}
+        State().cmp_prices = table
+    if c2.button("Back to the shipped prices", key=State.cmp_price_reset.key, disabled=session_prices() is None):
+        State.cmp_prices.clear()
+        State.cmp_price_grid.clear()
+
+
+# --- figures and report ---------------------------------------------------------------------------------------
+
+def x_axis(t: pd.DataFrame) -> tuple[str, str]:
+    """(column, title) of the position axis: gold index in a documents sweep, else the answer position."""
+    if "gold_index" in t and t["gold_index"].notna().any() and t["position"].isna().all():
+        return "gold_index", "gold document index"
+    kind = analysis.position_kind(t)
+    return "position", "answer position (fraction of the document)" if kind == "fraction" else \
+        "answer position (tokens)"
+
+
+def u_curves(t: pd.DataFrame, labels: list[str]):
+    """Accuracy by position, one line per arm (each arm's label names its model; the source is this app).
+    (Later: a shape sentence under it, and likelihood curves.)"""
+    part = t[t["arm"].isin(labels)]
+    x, title = x_axis(part)
+    table = analysis.u_curve(part, "ok", series=("arm",), x=x)
+    if not table.empty:
+        table["series"] = table["series"].map(figures.esc)
+    return figures.accuracy_lines(table, x, title="Accuracy by position, per arm", x_title=title,
+                                  metric_label="accuracy (primary metric)")
+
+
+def differences(t: pd.DataFrame, a: str, b: str):
+    x, title = x_axis(t[t["arm"].isin([a, b])])
+    return figures.position_differences(analysis.by_position(t, a, b, x=x), a, b, x=x, x_title=title)
+
+
+def note(t: pd.DataFrame, labels: list[str]) -> str:
+    """Whose numbers: the arms' models, measured by this app."""
+    part = t[t["arm"].isin(labels)]
+    return f"Measured by {THIS_APP} with {models_of(part['model']) or 'the arms’ models'}; 95% Wilson intervals."
+
+
+POSITIONS = ("top center", "bottom center", "middle right", "middle left", "top right", "bottom left")
+
+
+def pareto(arms: pd.DataFrame):
+    """The accuracy-cost chart zoomed to its arms (not from $0), each arm's name placed apart from its
+    neighbours' (close arms take turns above, below, right and left)."""
+    fig = figures.pareto(arms)
+    data = arms[(arms["n"] > 0) & arms["cost_per_1000_usd"].notna()] if len(arms) else arms
+    if data.empty:
+        return fig
+    cost = pd.to_numeric(data["cost_per_1000_usd"], errors="coerce")
+    lo, hi = float(cost.min()), float(cost.max())
+    span = hi - lo
+    if span > 0:
+        pad = span * 0.25
+        fig.update_xaxes(range=[max(0.0, lo - pad) if lo >= 0 else lo - pad, hi + pad], autorange=False)
+    else:  # every arm at one cost (a local model: $0): the points in the middle, names to their right
+        pad = max(abs(hi) * 0.5, 0.01)
+        fig.update_xaxes(range=[lo - pad, hi + 2 * pad], autorange=False)
+    acc_lo = float(pd.to_numeric(data["lo"], errors="coerce").min())
+    acc_hi = float(pd.to_numeric(data["hi"], errors="coerce").max())
+    fig.update_yaxes(range=[max(-0.02, acc_lo - 0.08), min(1.05, acc_hi + 0.08)])
+    if span > 0:
+        labelled = [t for t in fig.data if getattr(t, "mode", "") == "markers+text"]
+        for i, t in enumerate(sorted(labelled, key=lambda t: (t.x[0], t.y[0]))):
+            t.textposition = POSITIONS[i % len(POSITIONS)]
+    return fig
+
+
+def recommended_pair(result: dict, labels: list[str]) -> tuple[str, str] | None:
+    """The pair the recommendation names (the two arms it compares), in the order of `labels`."""
+    given = result.get("pair")
+    if isinstance(given, list | tuple) and len(given) == 2 and all(x in labels for x in given):
+        return tuple(sorted(given, key=labels.index))
+    text = str(result.get("recommendation") or "")
+    found, taken = {}, text
+    for label in sorted(labels, key=len, reverse=True):  # longer labels first: "rr k=3" before "rr"
+        at = taken.find(label)
+        if at >= 0:
+            found[label] = at
+            taken = taken.replace(label, "\0" * len(label))
+    named = sorted(found, key=found.get)
+    if len(named) >= 2:
+        return tuple(sorted(named[:2], key=labels.index))
+    if len(named) == 1 and len(labels) >= 2:  # "X is significantly better than every other arm"
+        other = next(x for x in labels if x != named[0])
+        return tuple(sorted((named[0], other), key=labels.index))
+    return None
+
+
+FAILURES_SHOWN = 1000  # failures of a pair listed with their texts (fetched from the stores)
+
+
+def failures(t: pd.DataFrame, pair: tuple[str, str], limit: int = FAILURES_SHOWN) -> tuple[pd.DataFrame, int]:
+    """(the first `limit` failures of the pair, with the question, gold answers and both answers read
+    from the stores, since the page holds summary columns only; how many failures in all)."""
+    fail = analysis.failures(t, *pair)
+    total = len(fail)
+    fail = fail.head(limit).copy()
+    sources = [f"{c}_a" for c in analysis.FAILURE_SOURCES] + [f"{c}_b" for c in analysis.FAILURE_SOURCES]
+    if fail.empty or not set(sources) <= set(fail.columns):
+        return fail.drop(columns=[c for c in sources if c in fail]), total
+    for side in ("a", "b"):
+        ids = fail[[f"{c}_{side}" for c in analysis.FAILURE_SOURCES]]
+        full = stores.whole(ids.set_axis(list(analysis.FAILURE_SOURCES), axis=1))
+        if side == "a":
+            fail["question"], fail["answers"] = full.get("question"), full.get("answers")
+        fail[f"answer_{side}"] = full.get("answer")
+    return fail.drop(columns=sources), total
+
+
+def report(result: dict, pair: tuple[str, str] | None, sources: list[str], prices: dict | None = None) -> bytes:
+    """The one-file report; made when its download button is clicked (outside the script run, so the
+    session's edited prices come in as `prices`)."""
+    t = result["trials"]
+    labels = list(result["arms"]["label"])
+    shown = [pareto(result["arms"]), u_curves(t, labels)]
+    fail, total = None, None
+    if pair:
+        shown.append(differences(t, *pair))
+        fail, total = failures(t, pair, limit=50)  # the report lists the first 50
+    text = analysis.report(result, figures=shown, failures=fail, failures_total=total, pair=pair,
+                           prices=prices, prices_edited=prices is not None, sources=sources)
+    return text.encode("utf-8")
+
+
+def plan_in_experiments(t: pd.DataFrame, pair: tuple[str, str], tasks: int) -> None:
+    """Hand the pair's strategies, parameters, lengths and positions and the tasks the planner asks for
+    to Experiments (which applies them once and caps the tasks at the task set's size), then open it."""
+    part = t[t["arm"].isin(pair)]
+    params: dict[str, list[int]] = {}
+    for blob in part["params"].dropna().unique():
+        try:
+            found = json.loads(blob) if isinstance(blob, str) else {}
+        except ValueError:
+            found = {}
+        for name, value in (found or {}).items():
+            if isinstance(value, int | float):
+                params.setdefault(name, [])
+                if int(value) not in params[name]:
+                    params[name].append(int(value))
+    State().sweep_plan = {
+        "strategies": sorted(set(part["strategy"].dropna().astype(str))),
+        "params": {k: sorted(v) for k, v in params.items()},
+        "lengths": sorted(int(x) for x in pd.to_numeric(part["length"], errors="coerce").dropna().unique()),
+        "positions": sorted(float(x) for x in pd.to_numeric(part["position"], errors="coerce").dropna().unique()),
+        "n_tasks": int(tasks)}
+    st.switch_page("experiments/page.py")

@@ -1,0 +1,150 @@
+"""The live widget of each Lesson step (components/report/lesson.py names them): published curves,
+prompt maps built by the engine, and the engine's cost estimates. Every chart goes through
+ui/charts.py (theme, note, export, how to read)."""
+
+from __future__ import annotations
+
+import html
+
+import streamlit as st
+
+from webapp.services import engine, lesson
+from webapp.services.engine import NQ_SET, Recipe
+from webapp.session import State
+from webapp.ui import charts
+
+SAMPLE = "harrowmere_history"
+N_DOCS = 20
+HEIGHT = 390  # a chart and its legend beside the step's text, on one 1024x576 screen (presenter mode)
+MAP_HEIGHT = 250
+
+
+def height() -> int:
+    return HEIGHT if State().present else 460
+
+
+def sample_recipe() -> tuple[Recipe, str]:
+    """The lesson's sample document with its first question: (recipe, question)."""
+    samples = engine.samples()
+    s = next((x for x in samples if x.name == SAMPLE), samples[0])
+    question, answers = s.questions[0]
+    gold = tuple(engine.gold_pages(s.text, "paragraph", s.name, tuple(answers)))
+    return Recipe.of_text(s.text, "paragraph", s.name, gold), question
+
+
+def nq_recipe(index: int) -> tuple[Recipe, str]:
+    info = engine.task_sets()[NQ_SET]
+    tasks = engine.task_set(info.path)
+    return Recipe.of_task(info.path, 0, documents=N_DOCS, gold_index=index), tasks[0].question
+
+
+def prompt_map(recipe: Recipe, strategy: str, params: tuple, question: str, name: str, how: str,
+               above=None) -> list:
+    """The prompt map; `above(prompts)` draws a line about them first (where the gold page starts)."""
+    prompts = engine.prompts(recipe, strategy, params, question)
+    if above is not None:
+        above(prompts)
+    charts.show(engine.figure(recipe, strategy, params, question), name, how, series=False,
+                height=MAP_HEIGHT if State().present else None)
+    return prompts
+
+
+MAP_HOW = ("each row is a prompt along its tokens: blue instructions, orange reminders, grey pages, the red star "
+           "the gold page; below, each page's distance in tokens to the nearest instruction.")
+
+
+def published_litm() -> None:
+    fig = lesson.litm_curves(N_DOCS)
+    if State().present:  # seven lines: the plot keeps its height (the step's title names the table)
+        fig.update_layout(title_text="Lost in the Middle, Table 6", margin=dict(b=10))
+        fig.update_xaxes(title_text="")
+        for t in fig.data:
+            if str(t.legendgroup or "").startswith("ref:"):
+                t.name = "GPT-3.5, no documents"
+    charts.show(fig, "lesson-litm-20-documents",
+                "one line per model, accuracy (y) against where the answer document sits among 20 (x); "
+                "the dashed line is answering with no documents at all.",
+                note="As published in Lost in the Middle (Liu et al., 2023), Table 6 and Table 1 (closed-book); "
+                     "not measured by this app.", height=height())
+
+
+def one_prompt() -> None:
+    recipe, question = sample_recipe()
+    prompt_map(recipe, "baseline", (), question, "lesson-one-prompt", MAP_HOW, above=place_caption)
+
+
+def place_caption(prompts) -> None:
+    places = engine.gold_places(prompts)
+    if places:
+        g = places[0]
+        st.caption(f"Gold page {g.page} starts at token {g.start:,} of {prompts[0].tokens:,}"
+                   + ("" if g.distance is None else f", {engine.n_tokens(g.distance)} from the nearest instruction")
+                   + ".")
+
+
+def move() -> None:
+    st.slider(f"Gold document index (0 = first, {N_DOCS - 1} = last)", 0, N_DOCS - 1, key=State.lesson_move.key)
+    recipe, question = nq_recipe(int(State().lesson_move))
+    st.html(f"<div style='font-size:1.05rem'><b>Question:</b> {html.escape(question)}</div>")
+    prompt_map(recipe, "litm", (), question, "lesson-move-the-answer", MAP_HOW, above=place_caption)
+
+
+def reminders() -> None:
+    st.select_slider("r: a reminder every … tokens", [200, 300, 500, 1000, 2000], key=State.lesson_r.key,
+                     format_func=lambda v: f"{v:,}")
+    recipe, question = sample_recipe()
+    prompts = prompt_map(recipe, "reprompt", (("r", int(State().lesson_r)),), question, "lesson-reminders", MAP_HOW)
+    n = sum(1 for s in prompts[0].spans if s.kind == "reminder")
+    st.caption(f"{n} reminder block(s) in a {prompts[0].tokens:,}-token prompt.")
+
+
+def icr() -> None:
+    st.slider("k: pages to retrieve", 1, 8, key=State.lesson_k.key)
+    k = int(State().lesson_k)
+    recipe, question = sample_recipe()
+    prompt_map(recipe, "icr", (("k", k),), question, "lesson-icr-stage-1", MAP_HOW)
+    doc = engine.built(recipe)
+    biggest = sum(sorted((p.tokens for p in doc.pages), reverse=True)[:k])
+    st.caption(f"Stage 1 reads all {doc.tokens:,} document tokens; stage 2 reads at most {k} page(s): "
+               f"{biggest:,} tokens or fewer.")
+
+
+def rr() -> None:
+    charts.show(lesson.rr_positions(), "lesson-rr-table-7",
+                "one line per method, fuzzy match (y) against where the answer sits in an 80k-token document "
+                "(x); a line that stays high across x has beaten the lost-in-the-middle effect.",
+                note="As published in R&R (Agrawal et al., 2024), Table 7, GPT-4 Turbo; not measured by this app.",
+                height=height())
+
+
+def chunking() -> None:
+    charts.show(lesson.chunking(), "lesson-chunking-tables-2-3",
+                "accuracy (y) against chunk size (x, with the calls m it costs); left is more calls, right is "
+                "fewer; the gap between the lines is what reminders inside chunks buy.",
+                note="As published in R&R (Agrawal et al., 2024), Tables 2-3, GPT-4 Turbo; not measured by this app.",
+                height=height())
+
+
+CHOICES = (("baseline", "baseline", ()), ("reprompt", "reprompt r=300", (("r", 300),)),
+           ("icr", "ICR k=3", (("k", 3),)), ("rr", "R&R r=300 k=3", (("k", 3), ("r", 300))),
+           ("chunked-icr", "chunked ICR c=1k", (("c", 1000), ("k", 3))))
+
+
+def choose() -> None:
+    recipe, question = nq_recipe(9)
+    rows = []
+    for strategy, label, params in CHOICES:
+        try:
+            calls, tin, _ = engine.usage(recipe, strategy, params, question)
+        except ValueError:
+            continue
+        rows.append({"label": label, "calls": calls, "input_tokens": tin})
+    charts.show(lesson.strategy_costs(rows), "lesson-what-it-costs",
+                "blue bars: calls per question; orange bars: input tokens (right axis), as the engine estimates "
+                "them for the 20-document prompt of step 3 (later stages assume k pages come back).",
+                note="Estimated by this app's engine for one NQ-open question with 20 documents; no model called.",
+                height=height())
+
+
+WIDGETS = {"published_litm": published_litm, "one_prompt": one_prompt, "move": move, "reminders": reminders,
+           "icr": icr, "rr": rr, "chunking": chunking, "choose": choose}

@@ -1,0 +1,155 @@
+"""The Playground's live run: the button, the time it takes (elapsed, and an estimate from the local
+model's measured speed on this machine), and the result. The trial itself is services.live.execute."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+
+import streamlit as st
+
+from webapp.services import engine, models, sharing
+from webapp.services.live import ProviderError, RunView, call_line, execute, local_queue
+from webapp.services.names import model_title
+from webapp.session import State
+from webapp.ui import render
+
+__all__ = ["Clock", "execute", "expected_seconds", "model_name", "run_section", "show"]
+
+
+def model_name(choice) -> str:
+    return model_title(choice.spec.label) or choice.spec.label
+
+
+def expected_seconds(choice, input_tokens: int) -> float | None:
+    """How long `input_tokens` of prompts take the local model here (its measured speed), else None."""
+    if choice is None or choice.spec.provider != "local" or not input_tokens:
+        return None
+    try:
+        trials = sharing.load_runs(in_url=False)[0]
+    except Exception:  # noqa: BLE001 - no measurement, no estimate
+        return None
+    speed = models.speed(choice.spec.model, trials)
+    return None if speed is None else speed.seconds(input_tokens)
+
+
+class Clock:
+    """Runs a blocking call in a worker thread while the page shows the elapsed time against the
+    estimate, and each call's progress line (the worker never touches Streamlit)."""
+
+    def __init__(self, status, expected: float | None):
+        self.status, self.expected = status, expected
+        self.started = time.monotonic()
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.slot = status.empty()
+
+    def on_call(self, prompt, completion, ahead: int | None = None) -> None:
+        self.lines.put(call_line(prompt, completion, ahead or 0))
+
+    def elapsed_text(self) -> str:
+        return models.duration(time.monotonic() - self.started)
+
+    def tick(self) -> None:
+        while not self.lines.empty():
+            self.status.write(self.lines.get())
+        text = f"Elapsed {self.elapsed_text()}"
+        if self.expected:
+            text += f" of about {models.duration(self.expected)} (the model's measured speed on this machine)"
+        self.slot.markdown(f"**{text}**")
+
+    def run(self, fn: Callable[[], RunView]) -> RunView:
+        out: dict = {}
+
+        def work() -> None:
+            try:
+                out["value"] = fn()
+            except BaseException as e:  # noqa: BLE001 - raised again in the page's thread
+                out["error"] = e
+
+        thread = threading.Thread(target=work, name="litm-playground-run", daemon=True)
+        thread.start()
+        while thread.is_alive():
+            self.tick()
+            thread.join(0.5)
+        self.tick()
+        if "error" in out:
+            raise out["error"]
+        return out["value"]
+
+
+def run_section(state: State, doc, question: str, answers: tuple[str, ...], strategy: str, params: dict,
+                inputs: tuple, input_tokens: int = 0) -> None:
+    st.subheader("Run it")
+    choice = state.choice
+    if choice is None:
+        st.info("No model to call: choose a provider in the sidebar (and enter its key) to run this prompt.",
+                icon=":material/key_off:")
+    else:
+        label = choice.spec.label
+        if st.button(f"Run with {render.md(label)}", type="primary", icon=":material/play_arrow:",
+                     key=State.run_go.key):
+            state.run_error = ""
+            s = engine.get_strategy(strategy)
+            with st.status(f"Running {s.label} with {render.md(label)}…", expanded=True) as status:
+                try:
+                    status.write(f"{s.label}: {s.stages} stage(s).")
+                    clock = Clock(status, expected_seconds(choice, input_tokens))
+                    view = clock.run(lambda: execute(doc, question, answers, strategy, params, choice,
+                                                     on_call=lambda p, c: clock.on_call(p, c, local_queue(choice.spec))))
+                    state.last_run = {"inputs": inputs, "view": view}
+                    status.update(label=f"Done in {clock.elapsed_text()}", state="complete", expanded=False)
+                except (ProviderError, engine.ParamError, ValueError, OSError) as e:
+                    state.run_error = render.short(e, (state.api_key,))
+                    status.update(label="The run failed", state="error", expanded=False)
+    if state.run_error:
+        st.error(state.run_error, icon=":material/error:")
+    last = state.last_run
+    if last and last["inputs"] != inputs:  # any input changed: the old answer and verdict would mislead
+        st.info("The settings changed since the last run: its result is cleared. Run again to see the new one.",
+                icon=":material/history:")
+        state.last_run = last = None
+    if last:
+        show(last["view"], answers)
+
+
+def show(v: RunView, answers: tuple[str, ...]) -> None:
+    metric = engine.get_metric(v.metric).label if v.metric else "no metric"
+    verdict = ("no gold answer given" if v.correct is None
+               else ":green[**correct**]" if v.correct else ":red[**incorrect**]")
+    cols = st.columns([2, 1])
+    with cols[0]:
+        st.markdown("**Answer**")
+        st.html(render.text_box(v.answer or "(no answer parsed)", height_rem=6))
+        st.markdown(f"**Score:** {verdict} ({metric})")
+        if answers:
+            st.html(render.labelled("Gold answer(s):", " · ".join(answers)))
+        if v.retrieved is not None:
+            st.markdown("**Pages retrieved** (gold pages marked)")
+            st.html(render.pages_html(v.retrieved, v.gold))
+            recall = engine.retrieval_recall(v.retrieved, v.gold)
+            if recall is not None:
+                st.caption(f"{'hit' if recall == 1 else 'partial hit' if recall else 'miss'}: "
+                           f"{round(recall * len(v.gold))} of {len(v.gold)} gold page(s) retrieved")
+            if v.first_pages:
+                st.warning("The model retrieved just the first pages in order (1, 2, 3, …): what a weak model "
+                           "answers whatever the question. A hit here says nothing about retrieval.",
+                           icon=":material/warning:")
+        if v.cited:
+            st.markdown("**Page(s) the answer cites**")
+            st.html(render.pages_html(v.cited, v.gold))
+        for note in v.notes:
+            st.caption(note)
+    with cols[1]:
+        a, b = st.columns(2)
+        a.metric("Calls", f"{v.calls:,}")
+        b.metric("Latency", f"{v.latency_s:,.1f} s")
+        a.metric("Input tokens", f"{v.input_tokens:,}")
+        b.metric("Output tokens", f"{v.output_tokens:,}")
+        a.metric("Cost", render.usd(v.usd))
+        st.caption(f"Model: {render.md(v.model)}")
+    with st.expander("Raw responses"):
+        for label, text in v.raw:
+            st.markdown(f"**{label}**")
+            st.code(text or "(empty)", language=None, wrap_lines=True)

@@ -1,0 +1,296 @@
+"""Results: cached runs (your run store and the shipped ones) as U-curves, heatmaps, cost trade-offs,
+per-trial drill-down and downloads, with published curves overlaid where they are comparable."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import pandas as pd
+import streamlit as st
+
+from webapp import session
+from webapp.results.trial import trial_detail, trial_label
+from webapp.results.ucurve import BOUNDS, SERIES, fmt_table, open_on_real_curve, u_curve_tab, with_names
+from webapp.services import analysis, figures, sharing, stores
+from webapp.services.names import models_of
+from webapp.session import State, url
+from webapp.ui import charts, pickers
+from webapp.ui.render import guard, md, short, thousands, usd
+
+
+def empty_state(problems: list[str]) -> None:
+    st.info("No runs yet. Start a sweep on the **Experiments** page (a provider, a task set, lengths, "
+            "positions and strategies); its trials appear here as they finish. The published curves "
+            "of the papers are on the **Papers** page, no run needed.", icon=":material/info:")
+    try:
+        st.page_link("experiments/page.py", label="Go to Experiments", icon=":material/science:")
+    except Exception:  # noqa: BLE001 - not inside the app's navigation (a page run on its own)
+        pass
+    for p in problems:
+        st.warning(f"Could not read a run store: {md(p)}")
+    st.caption(f"Your run store: `{stores.user_db()}`; shipped runs: `sample_docs/runs/*.sqlite`.")
+    with guard("importing runs"):
+        import_section()
+
+
+def filters(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    with st.container():  # inside the page's "Filters" expander
+        c1, c2, c3 = st.columns([3, 2, 2])
+        sweep_labels = dict(zip(sweeps["sweep_key"], sweeps["label"], strict=True))
+        have = stores.with_trials(sweeps, trials)
+        chosen = pickers.multi(c1, "Sweeps", have, State.res_sweeps, format_func=lambda k: sweep_labels.get(k, k),
+                               placeholder="all sweeps")
+        part = trials[trials["sweep_key"].isin(chosen)] if chosen else trials
+        models = pickers.multi(c2, "Models", sorted(part["model"].dropna().astype(str).unique()), State.res_models,
+                               placeholder="all models")
+        strategies = pickers.multi(c3, "Strategies", sorted(part["strategy"].dropna().astype(str).unique()),
+                                   State.res_strategies, placeholder="all strategies")
+        c4, c5 = st.columns([3, 4])
+        task_sets = sorted(x for x in part["task_set"].dropna().astype(str).unique() if x)
+        chosen_sets = pickers.multi(c4, "Task sets", task_sets, State.res_task_sets, placeholder="all task sets") \
+            if task_sets else []
+        metrics = [m for m in analysis.METRICS if m in part and pd.to_numeric(part[m], errors="coerce").notna().any()]
+        metric = pickers.select(c5, "Metric", metrics or ["primary"], State.res_metric, default="primary",
+                                format_func=lambda m: analysis.METRICS.get(m, m),
+                                help="fuzzy match (R&R), best subspan EM (Lost in the Middle), exact match "
+                                     "(ALR2), page recall/precision of the retrieval stage")
+    part = analysis.filter_trials(part, model=models, strategy=strategies, task_set=chosen_sets)
+    return part, metric
+
+
+def summary(df: pd.DataFrame, metric: str) -> None:
+    errors = int(analysis.is_error(df).sum())
+    n = len(analysis.scored(df, metric))
+    cols = st.columns(6)
+    cols[0].metric("Trials", thousands(len(df)))
+    cols[1].metric("Scored", thousands(n), help=f"trials with a {analysis.METRICS.get(metric, metric)} value")
+    cols[2].metric("Errors (not scored)", thousands(errors))
+    cols[3].metric("LLM calls", thousands(pd.to_numeric(df["calls"], errors="coerce").sum()))
+    tokens = pd.to_numeric(df["input_tokens"], errors="coerce").sum() + pd.to_numeric(
+        df["output_tokens"], errors="coerce").sum()
+    cols[4].metric("Tokens in + out", thousands(tokens) if tokens < 1e6 else f"{tokens / 1e6:,.2f} M",
+                   help=f"{thousands(tokens)} tokens")  # a seven-digit count is cut off in a sixth of the page
+    cost = pd.to_numeric(df["cost_usd"], errors="coerce")
+    cols[5].metric("Dollars", usd(float(cost.sum())) if cost.notna().any() else "unknown",
+                   help="priced at the run's date; unknown where the model has no price")
+    if errors:
+        st.warning(f"{errors} trial(s) ended in an error and are not scored: see the **Errors** tab.",
+                   icon=":material/error:")
+    weak = analysis.first_pages_mask(df)
+    if weak.any():
+        hits = int((pd.to_numeric(df.loc[weak, "page_recall"], errors="coerce") > 0).sum())
+        retrieving = int(df["retrieved_pages"].map(lambda v: isinstance(v, list | tuple)).sum())
+        st.warning(f"{int(weak.sum())} of {retrieving} retrieval trial(s) returned just the first pages in order "
+                   f"(1, 2, 3, …), what a weak model answers to any question; {hits} of them count as a page hit "
+                   "only because the gold page was among those first pages.", icon=":material/warning:")
+
+
+def x_title(df: pd.DataFrame) -> str:
+    if analysis.position_kind(df) == "fraction":
+        return "answer position (fraction of the document)"
+    return "answer position (tokens)"
+
+
+def heatmap_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
+    labels = analysis.series_label(df, ["strategy", "model"])
+    bounds = set(analysis.series_label(df[df["strategy"].isin(BOUNDS)], ["strategy", "model"]))
+    options = sorted(set(labels) - bounds) or sorted(labels.unique())  # closed-book/oracle have no grid
+    choice = pickers.select(st, "Strategy and model", options, State.res_heat_series)
+    part = df[labels == choice]
+    by_index = pd.to_numeric(part["gold_index"], errors="coerce").notna().any() and \
+        pd.to_numeric(part["length"], errors="coerce").isna().all()
+    if by_index:  # a LITM sweep: N documents by the gold document's index
+        mean, n = analysis.heatmap(part, metric, "documents", "gold_index")
+        xt, yt = "gold document index", "documents (N)"
+    else:
+        mean, n = analysis.heatmap(part, metric)
+        xt, yt = x_title(part), "document length (tokens)"
+    fig = figures.heatmap(mean, n, metric_label=metric_label, x_title=xt,
+                          title=f"{metric_label[:1].upper()}{metric_label[1:]} by {yt.split(' (')[0]} and {xt}: {figures.esc(choice)}")
+    fig.update_yaxes(title_text=yt)
+    charts.show(fig, "heatmap", f"each cell is one {yt.split(' (')[0]} (row) and {xt} (column), printing its "
+                "accuracy and n; darker means less accurate.", series=False,
+                note=f"Measured by this app with {models_of(part['model'])}: {metric_label}.",
+                alt=f"Heatmap of {metric_label}: {yt} by {xt}")
+
+
+def cost_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
+    cost = pickers.radio(st, "Cost measure", list(figures.COST_TITLES), State.res_cost_measure, horizontal=True,
+                         format_func=lambda c: figures.COST_TITLES[c])
+    table = analysis.cost_table(df, metric)
+    fig = figures.accuracy_vs_cost(table, cost, metric_label=metric_label,
+                                   title=f"{metric_label.capitalize()} against {figures.COST_TITLES[cost]}")
+    charts.show(fig, f"accuracy-vs-{cost}", "one point per strategy setting (labelled with its parameters), "
+                "up is more accurate, left is cheaper; bars are 95% intervals; the best trade-offs sit top left.",
+                note=f"Measured by this app with {models_of(df['model'])}: {metric_label}; cost as stored per trial.",
+                alt=f"{metric_label} against {figures.COST_TITLES[cost]}, one point per strategy setting")
+    if len(table) and not table["usd_known"].all():
+        st.caption("Some trials have no price (an unpriced model or a failed call): their dollars are missing.")
+    if len(table):
+        show = fmt_table(table[["setting", "model", "n", "mean", "lo", "hi", "errors", "calls_per_trial",
+                                "input_tokens_per_trial", "output_tokens_per_trial", "cost_usd_per_trial",
+                                "cost_usd_total"]])
+        for c in ("cost_usd_per_trial", "cost_usd_total"):
+            show[c] = table[c].map(lambda v: "unknown" if pd.isna(v) else usd(float(v)))
+        st.dataframe(show.rename(columns=COST_NAMES), hide_index=True)
+
+
+COST_NAMES = {"calls_per_trial": "calls / trial", "input_tokens_per_trial": "input tokens / trial",
+              "output_tokens_per_trial": "output tokens / trial", "cost_usd_per_trial": "dollars / trial",
+              "cost_usd_total": "dollars in all"}
+
+
+def length_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
+    series = pickers.radio(st, "One line per", list(SERIES), State.res_len_series, horizontal=True)
+    cols = tuple("model_name" if c == "model" else c for c in SERIES[series])
+    table = analysis.by_length(with_names(df), metric, (*cols, *(() if "model_name" in cols else ("model_name",)),
+                                                        "source"))
+    fig = figures.accuracy_vs_length(table, metric_label=metric_label,
+                                     title=f"{metric_label.capitalize()} by document length")
+    charts.show(fig, "accuracy-vs-length", "accuracy (y) against document length (x), one line per series; "
+                "shaded bands are 95% intervals; a falling line means longer documents hurt.",
+                note=f"Measured by this app with {models_of(df['model'])}: {metric_label}, 95% Wilson intervals.",
+                alt=f"{metric_label} against document length, one line per {series}")
+
+
+TRIAL_VIEW = ["trial_id", "sweep", "task", "strategy", "model", "length", "position", "documents", "gold_index",
+              "actual_position", "answer", "primary",
+              "score", "subspan_em", "exact", "page_recall", "error", "calls", "input_tokens", "output_tokens",
+              "cost_usd"]
+
+
+def _pick_from_table() -> None:
+    state = State()
+    event = State.res_trial_table.value
+    rows = getattr(getattr(event, "selection", None), "rows", None)
+    if rows is None and isinstance(event, dict):
+        rows = event.get("selection", {}).get("rows")
+    keys = state.res_trial_keys
+    if rows and rows[0] < len(keys):
+        state.res_trial = keys[rows[0]]
+
+
+PAGE = 500  # trials per page of the trial table: their texts are fetched from the stores page by page
+
+
+def trials_tab(df: pd.DataFrame) -> None:
+    pages = max(1, -(-len(df) // PAGE))
+    if pages > 1:
+        if int(State().res_trial_page or 1) > pages:  # the filters shrank the selection
+            State().res_trial_page = pages
+        c1, c2 = st.columns([1, 3])
+        page = int(c1.number_input(f"Page (of {pages:,})", 1, pages, step=1, key=State.res_trial_page.key))
+        c2.caption(f"{len(df):,} trials, {PAGE:,} per page: trials {(page - 1) * PAGE + 1:,}–"
+                   f"{min(page * PAGE, len(df)):,} shown. The Download tab exports them all.")
+    else:
+        page = 1
+    view = stores.whole(df.iloc[(page - 1) * PAGE:page * PAGE])
+    view["key"] = view["store"] + "#" + view["trial_id"].astype(str)
+    State().res_trial_keys = list(view["key"])
+    st.caption("Select a row (or pick a trial below) to see its prompt map and raw responses.")
+    shown = view[[c for c in TRIAL_VIEW if c in view]].dropna(axis=1, how="all")
+    st.dataframe(shown, hide_index=True, key=State.res_trial_table.key,
+                 on_select=_pick_from_table, selection_mode="single-row", height=300)
+    labels = {k: trial_label(r) for k, r in zip(view["key"], view.itertuples(), strict=True)}
+    key = pickers.select(st, "Trial", list(labels), State.res_trial, format_func=lambda k: labels.get(k, k))
+    if key is None:
+        return
+    with guard("the trial details"):
+        trial_detail(view[view["key"] == key].iloc[0])
+
+
+def errors_tab(df: pd.DataFrame) -> None:
+    summary_ = analysis.error_summary(df)
+    if summary_.empty:
+        st.success("No errors in this selection.")
+        return
+    st.dataframe(summary_, hide_index=True)
+    bad = df[analysis.is_error(df)]
+    st.dataframe(bad[[c for c in ["trial_id", "sweep", "task", "strategy", "model", "length", "position", "error"]
+                      if c in bad]], hide_index=True)
+
+
+def download_tab(df: pd.DataFrame) -> None:
+    st.write(f"The {len(df):,} trials of this selection, every column (errors included, with their message). "
+             "The file is made when you click, from the run stores.")
+    c1, c2 = st.columns(2)
+    # data as a callable: made on click only (a 100k-trial export costs seconds, not every rerun)
+    c1.download_button("Download CSV", partial(stores.export, df, "csv"), file_name="litm_trials.csv",
+                       mime="text/csv", key=State.res_download("csv").key, icon=":material/download:",
+                       on_click="ignore")
+    c2.download_button("Download Parquet", partial(stores.export, df, "parquet"), file_name="litm_trials.parquet",
+                       mime="application/vnd.apache.parquet", key=State.res_download("parquet").key,
+                       icon=":material/download:", on_click="ignore")
+    import_section()
+
+
+def import_section() -> None:
+    """Runs someone exported (the downloads above, or `litm results`/the store's export) join your store."""
+    state = State()
+    up = st.file_uploader("Import runs someone shared (CSV, JSONL or Parquet from this app)",
+                          type=["csv", "jsonl", "parquet"], key=State.res_import.key)
+    if up is None or state.res_imported == up.file_id:
+        return
+    try:
+        n, sweeps = stores.import_file(up.name, up.getvalue(), sharing.owner_tag())
+    except Exception as exc:  # noqa: BLE001 - a bad file is a message, not a traceback
+        st.error(f"Could not import {md(up.name)}: {md(short(exc))}", icon=":material/error:")
+        return
+    state.res_imported = up.file_id
+    state.res_import_msg = f"Imported {n:,} trial(s) in {sweeps} sweep(s) into your run store."
+    st.rerun()  # the results above now include them
+
+
+def sweeps_list(sweeps: pd.DataFrame) -> None:
+    with st.expander(f"Sweeps in the run stores ({len(sweeps)})"):
+        show = sweeps[["label", "status", "task_set", "models", "date", "settings", "trials", "store"]]
+        st.dataframe(show, hide_index=True)
+
+
+TABS = ["U-curve", "Length × position", "Accuracy vs cost", "Accuracy vs length", "Trials", "Errors", "Download"]
+
+
+def main() -> None:
+    state = session.start("results")  # a copied link, or Experiments' "See the results" (?sweep=...)
+    st.title("Results")
+    if state.res_import_msg:
+        st.success(state.res_import_msg, icon=":material/check:")
+        state.res_import_msg = ""
+    trials, sweeps, problems = sharing.load_runs()
+    if trials.empty:
+        empty_state(problems)
+        return
+    for p in problems:
+        st.warning(f"Could not read a run store: {md(p)}")
+    open_on_real_curve(trials, sweeps, url.given("results"))
+    top, body, bottom = st.container(), st.container(), st.container()
+    with top if not state.present else bottom:  # presenter mode: the chart first, the filters folded under it
+        if not state.present:
+            st.caption("From cached runs: your run store and the runs shipped with the app (labelled *shipped*). "
+                       "Every accuracy comes with n and a 95% interval; trials that failed are counted, not scored.")
+        with st.expander("Filters: sweeps, models, strategies, metric", expanded=not state.present):
+            df, metric = filters(trials, sweeps)
+        sweeps_list(sweeps)
+        with st.expander("Link to this view (copy it with the button at the right of the box)"):
+            st.code(url.link("results"), language=None, wrap_lines=True)
+    with body:
+        if df.empty:
+            st.info("No trials match these filters.")
+            return
+        metric_label = analysis.METRICS.get(metric, metric)
+        if not state.present:
+            summary(df, metric)
+        tabs = st.tabs(TABS)
+        sections = [(u_curve_tab, (df, metric, metric_label)), (heatmap_tab, (df, metric, metric_label)),
+                    (cost_tab, (df, metric, metric_label)), (length_tab, (df, metric, metric_label)),
+                    (trials_tab, (df,)), (errors_tab, (df,)), (download_tab, (df,))]
+        for tab, (fn, args) in zip(tabs, sections, strict=True):
+            with tab, guard(f"the {fn.__name__.removesuffix('_tab').replace('_', ' ')} view"):
+                fn(*args)
+    if state.present:
+        with bottom:
+            summary(df, metric)
+
+
+with guard("the Results page"):
+    main()

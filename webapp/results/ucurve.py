@@ -1,0 +1,220 @@
+"""The Results page's U-curve tab, on either axis: answer position (tokens or a fraction; R&R §4.1)
+or the gold document's index among N documents (LITM §3.1), with the published curves overlaid and
+the closed-book / oracle bounds (LITM §3, Table 1) drawn as reference lines. Every line names its
+model and source ("Qwen2.5 Coder 0.5B · this app", "GPT-3.5-Turbo · LITM Table 6 (2023)"); the note
+inside the chart says it again, so an exported image stands alone. (Later: a sentence on the curve's
+shape under the chart, and likelihood curves beside accuracy.)"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from webapp.services import analysis, figures, published
+from webapp.services.names import THIS_APP, model_title, models_of
+from webapp.session import State
+from webapp.ui import charts, pickers
+
+SERIES = {"strategy": ("strategy",), "model": ("model",), "strategy and model": ("strategy", "model")}
+AXES = {"position": "answer position (tokens or fraction)", "gold_index": "gold document index (of N documents)"}
+BOUNDS = ("closed-book", "oracle")
+SHIPPED_LITM = "local-qwen-nq-litm"  # the shipped LITM-style run the page opens on
+DEFAULT_PUBLISHED = "GPT-3.5-Turbo"  # LITM Tables 5-6: the published curve opened next to it
+
+SMALL_MODEL_NOTE = (
+    "**What a small model shows.** This is Qwen2.5 Coder 0.5B, run here on the NQ-open questions with the "
+    "\"Lost in the Middle\" prompt (LITM §2.1): best-subspan EM against the gold document's index, n and a 95% "
+    "interval per point. The published curves (LITM Tables 5-7) come from far larger models trained for long "
+    "contexts (MPT-30B is 60 times its size, LongChat-13B 26 times; GPT-3.5-Turbo and Claude-1.3 larger "
+    "still): they are more accurate everywhere, and their U (best at the first and last index, worst in the "
+    "middle) is what LITM reports. Here the small model is best at the first index with 10 and with 20 "
+    "documents; with 20 it dips in the middle and comes back part of the way at the last index, a shallow U "
+    "that 50 questions per point cannot prove (tests per point in sample_docs/runs/README.md). Its closed-book and oracle lines show what it knows with no documents and with "
+    "only the gold one. Our distractors are BM25-ranked passages from other questions, easier than the "
+    "paper's retriever-mined ones (sample_docs/tasks/NQ-OPEN.md)."
+)
+
+
+def axes_of(df: pd.DataFrame) -> list[str]:
+    out = []
+    for axis in AXES:
+        if axis in df and pd.to_numeric(df[axis], errors="coerce").notna().any():
+            out.append(axis)
+    return out
+
+
+def open_on_real_curve(trials: pd.DataFrame, sweeps: pd.DataFrame, asked: set[str]) -> None:
+    """First visit of this session: when the shipped LITM-style run is there, select it (and its bounds
+    run) on the gold-index axis with best-subspan EM and the published GPT-3.5-Turbo curves; unless the
+    link (`asked`: its query parameters) chose sweeps or the other axis."""
+    state = State()
+    if state.res_opened:
+        return
+    state.res_opened = True
+    if "store" not in sweeps or state.res_u_axis == "position" and "axis" in asked:
+        return
+    litm = sweeps[sweeps["store"].astype(str).str.contains(SHIPPED_LITM.removesuffix("-litm"), regex=False)]
+    if litm.empty or state.res_sweeps not in (None, []):
+        return
+    state.res_sweeps = list(litm["sweep_key"])
+    state.res_metric = "subspan_em"
+    state.res_u_axis = "gold_index"
+    state.res_note = True
+
+
+def index_overlays(part: pd.DataFrame, where) -> pd.DataFrame | None:
+    docs = set(pd.to_numeric(part["documents"], errors="coerce").dropna().astype(int))
+    curves = published.index_curves(docs) if docs else published.index_curves().iloc[0:0]
+    if curves.empty:
+        where.caption("No published LITM curve has these numbers of documents.")
+        return None
+    titles = dict(zip(curves["label"], curves["title"], strict=True))
+    labels = list(titles)
+    default = [lab for lab in labels if f", {DEFAULT_PUBLISHED}, " in lab]
+    chosen = pickers.multi(where, "Overlay published curves", labels, State.res_u_overlay_idx, default=default,
+                           placeholder="none", format_func=titles.get,
+                           help="Lost in the Middle Tables 5-7 (best-subspan EM, as published), drawn "
+                                "dotted with hollow markers; compare with the best subspan EM metric")
+    return curves[curves["label"].isin(chosen)] if chosen else None
+
+
+def position_overlays(part: pd.DataFrame, where) -> pd.DataFrame | None:
+    candidates = published.position_curves(part)
+    if candidates.empty:
+        where.caption("No published curve matches these trials' positions and lengths.")
+        return None
+    titles = dict(zip(candidates["label"], candidates["title"], strict=True))
+    chosen = pickers.multi(where, "Overlay published curves", list(titles), State.res_u_overlay, placeholder="none",
+                           format_func=titles.get,
+                           help="R&R Tables 7-9 (GPT-4 Turbo, fuzzy match), drawn dotted with hollow markers; "
+                                "compare with the fuzzy match metric")
+    return candidates[candidates["label"].isin(chosen)] if chosen else None
+
+
+def bounds_lines(fig, df: pd.DataFrame, metric: str) -> list[str]:
+    """Closed-book and oracle accuracy of these trials as horizontal reference lines, each naming the
+    model(s) that made it (a 0.5B model's closed-book is not GPT-3.5's)."""
+    out = []
+    for i, name in enumerate(BOUNDS):
+        part = analysis.scored(df[df["strategy"] == name], metric)
+        if part.empty:
+            continue
+        values = pd.to_numeric(part[metric], errors="coerce").dropna()
+        lo, hi = analysis.proportion_ci(float(values.sum()), len(values), empty=analysis.NO_INTERVAL)
+        mean = float(values.mean())
+        who = models_of(part["model"])
+        text = f"{name} ({who} · {THIS_APP}): {mean:.0%} (n={len(values)}, 95% CI {lo:.0%}-{hi:.0%})"
+        fig.add_hline(y=mean, line=dict(color="#333", dash="dash" if i else "dot", width=2),
+                      annotation_text=figures.esc(text), annotation_position="top right" if i else "bottom right")
+        out.append(text)
+    return out
+
+
+def with_names(df: pd.DataFrame) -> pd.DataFrame:
+    """Trials with the columns every series label carries: the model's name and the source."""
+    return df.assign(model_name=df["model"].map(model_title), source=THIS_APP)
+
+
+def series_columns(series: str, *extra: str) -> tuple[str, ...]:
+    """What a line is, then whose: ('strategy', 'model_name', 'N', 'source')."""
+    cols = [("model_name" if c == "model" else c) for c in SERIES[series]]
+    if "model_name" not in cols:
+        cols.append("model_name")
+    return (*cols, *extra, "source")
+
+
+def legend_names(table: pd.DataFrame, overlays: pd.DataFrame | None) -> dict[str, str]:
+    """Each line's legend name: ours with n per point, the papers' as model, paper and table."""
+    names = {}
+    for label, part in table[table["n"] > 0].groupby("series", sort=False):
+        lo, hi = int(part["n"].min()), int(part["n"].max())
+        per = f"n={lo} per point" if lo == hi else f"n={lo}-{hi} per point"
+        names[label] = f"{figures.esc(label)} · {per}"
+    if overlays is not None and not overlays.empty:
+        names.update({figures.esc(lab): figures.esc(t) for lab, t in zip(overlays["label"], overlays["title"],
+                                                                          strict=True)})
+    return names
+
+
+def note_of(df: pd.DataFrame, overlays: pd.DataFrame | None, metric_label: str) -> str:
+    """The chart's note (inside the figure, so an export keeps it): whose numbers these are."""
+    sets = ", ".join(sorted({str(x) for x in df.get("task_set", pd.Series(dtype=str)).dropna() if str(x)}))
+    text = (f"Measured by {THIS_APP} with {models_of(df['model']) or 'a model'}"
+            + (f" on {sets}" if sets else "") + f": {metric_label}, 95% Wilson intervals.")
+    if overlays is not None and not overlays.empty:
+        papers = "; ".join(dict.fromkeys(overlays["title"]))
+        text += f" Dotted: as published ({papers}), not measured here."
+    return text
+
+
+def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
+    """The chart, then its settings (folded, in presenter mode: the chart comes first on a projector)."""
+    state = State()
+    df = with_names(df)
+    chart_slot = st.container()
+    if state.present:
+        controls = st.expander("Chart settings: axis, lines, published curves")
+    else:
+        controls = st.container()
+        chart_slot = st.container()  # after the settings
+    with controls:
+        c0, c1, c2, c3 = st.columns([2, 2, 2, 4])
+    axes = axes_of(df) or ["position"]
+    axis = pickers.radio(c0, "Axis", axes, State.res_u_axis, horizontal=False, format_func=AXES.get)
+    series = pickers.radio(c1, "One line per", list(SERIES), State.res_u_series, horizontal=False)
+    curve = df[~df["strategy"].isin(BOUNDS)]
+    curve = curve[pd.to_numeric(curve[axis], errors="coerce").notna()]
+    if axis == "gold_index":
+        docs = sorted(pd.to_numeric(curve["documents"], errors="coerce").dropna().astype(int).unique())
+        pick = pickers.select(c2, "Documents (N)", ["all", *docs], State.res_u_docs, default="all",
+                              format_func=lambda v: "every N" if v == "all" else f"{v} documents")
+        part = curve if pick == "all" else curve[pd.to_numeric(curve["documents"], errors="coerce") == pick]
+        part = part.assign(N=pd.to_numeric(part["documents"], errors="coerce").astype("Int64").astype(str)
+                           + " documents")
+        overlays = index_overlays(part, c3)
+        table = analysis.u_curve(part, metric, series_columns(series, "N"), x="gold_index")
+        table = table.rename(columns={"gold_index": "position"})
+        xt, title = "gold document index (0 = first)", f"{metric_label[:1].upper()}{metric_label[1:]} by the gold document's index"
+        if overlays is not None and metric != "subspan_em":
+            c3.caption("The published curves are best-subspan EM; pick that metric to compare.")
+    else:
+        lengths = sorted(pd.to_numeric(curve["length"], errors="coerce").dropna().astype(int).unique())
+        default = lengths[-1] if analysis.position_kind(curve) == "tokens" and len(lengths) > 1 else "all lengths"
+        length = pickers.select(c2, "Document length (tokens)", ["all lengths", *lengths], State.res_u_length,
+                                default=default, format_func=lambda v: v if isinstance(v, str) else f"{v:,}",
+                                help="positions in tokens mean different places in documents of different "
+                                     "lengths: compare one length at a time")
+        part = curve if length == "all lengths" else curve[pd.to_numeric(curve["length"], errors="coerce") == length]
+        overlays = position_overlays(part, c3)
+        if overlays is not None and metric != "score":
+            c3.caption("The published curves are fuzzy match; pick the fuzzy match metric to compare.")
+        table = analysis.u_curve(part, metric, series_columns(series))
+        xt = ("answer position (fraction of the document)" if analysis.position_kind(part) == "fraction"
+              else "answer position (tokens)")
+        title = f"{metric_label.capitalize()} by answer position" + (
+            "" if length == "all lengths" else f" (length {length:,} tokens)")
+    fig = figures.u_curve(table, x_title=xt, metric_label=metric_label, overlays=overlays, title=title)
+    if axis == "gold_index":
+        fig.update_xaxes(dtick=1 if table["position"].max() < 12 else 2)
+    bounds = bounds_lines(fig, df, metric)
+    if state.present:
+        fig.update_layout(height=430)
+    with chart_slot:
+        charts.show(fig, f"u-curve-{axis}", "accuracy (y) where the answer sits (x); shaded bands are 95% Wilson "
+                    "intervals, n per point in the legend; a dip in the middle is the lost-in-the-middle effect; "
+                    "dotted lines with hollow markers are published curves" + (
+                        "; dashed lines the closed-book and oracle bounds." if bounds else "."),
+                    note=note_of(part, overlays, metric_label), names=legend_names(table, overlays),
+                    alt=f"U-curve: {metric_label} against {xt}, one line per {series}")
+    if state.res_note and axis == "gold_index":
+        st.info(SMALL_MODEL_NOTE, icon=":material/school:")
+    with st.expander("The numbers"):
+        st.dataframe(fmt_table(table[["series", "position", "n", "mean", "lo", "hi", "errors"]]), hide_index=True)
+
+
+def fmt_table(t: pd.DataFrame) -> pd.DataFrame:
+    out = t.copy()
+    for c in ("mean", "lo", "hi"):
+        if c in out:
+            out[c] = out[c].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
+    return out.rename(columns={"mean": "accuracy", "lo": "95% CI low", "hi": "95% CI high"})

@@ -1,0 +1,55 @@
+"""The statistics the Results and Compare pages show (components.report.analysis and .compare): accuracy
+with n and Wilson intervals per cell, curves, heatmaps, cost tables, paired comparisons of arms, the
+planner, failures; and the one-file Compare report. Re-exported here so pages reach the engine in one
+place (when an engine module is renamed, this file changes, not the pages)."""
+
+from __future__ import annotations
+
+from components.core.metrics import LABELS as METRICS
+from components.core.metrics import METRICS as METRIC_TABLE
+from components.core.metrics import PRIMARY
+from components.core.stats import NO_INTERVAL, proportion_ci
+from components.report.analysis import (
+    by_length,
+    cost_table,
+    error_summary,
+    filter_trials,
+    first_pages_mask,
+    heatmap,
+    is_error,
+    position_kind,
+    scored,
+    series_label,
+    u_curve,
+)
+from components.report.compare import (
+    FAILURE_SOURCES,
+    arms,
+    by_position,
+    cells_per_task,
+    compare,
+    default_arms,
+    failures,
+    filter_length,
+    plan,
+    prepare,
+    seconds_text,
+)
+from components.report.promptmap import rebuild_prompt
+from components.strategies.litm import ClosedBook
+
+__all__ = ["CLOSED_BOOK", "FAILURE_SOURCES", "METRICS", "METRIC_TABLE", "NO_INTERVAL", "PRIMARY", "arms", "by_length",
+           "by_position", "cells_per_task", "compare", "cost_table", "default_arms", "error_summary",
+           "failures", "filter_length", "filter_trials", "first_pages_mask", "heatmap", "is_error", "plan",
+           "position_kind", "prepare", "proportion_ci", "rebuild_prompt", "report", "scored", "seconds_text",
+           "series_label", "u_curve"]
+
+CLOSED_BOOK = ClosedBook.name
+
+
+def report(result: dict, *, figures: list, failures, failures_total, pair, prices, prices_edited, sources) -> str:
+    """The one-file Compare report (components.report.report_html)."""
+    from components.report import report_html
+
+    return report_html.build(result, figures=figures, failures=failures, failures_total=failures_total, pair=pair,
+                             prices=prices, prices_edited=prices_edited, sources=sources)

@@ -1,0 +1,287 @@
+"""Every session-state key of the app, in one class, with typed accessors.
+
+    state = State()
+    state.api_key                      # read (the default if unset)
+    state.api_key = "sk-…"              # write
+    st.text_input("API key", key=State.api_key.key)   # a widget bound to the same key
+    State.param("r", 10_000).key       # a key named at run time (a family: prefix + parts)
+
+Nothing outside webapp/session touches st.session_state: pages, ui and services read and write
+through State (tests/test_session_keys.py walks the code for it).
+
+Session state belongs to one browser session, so nothing here is seen by another session: the API
+key, the document and runs in progress live only here (never in st.cache_data, files or logs).
+
+To add a key, add one line to State: `name: T = Key(default)` for plain state (set on first read),
+`Key(default, kind=WIDGET)` for a widget's value (its default is set once by `State.init()`, the
+widget is created with `key=` only, never `value=`, and its value is kept when the user switches
+pages), `Key(kind=CONTROL)` for a button, upload, download, chart or table whose value Streamlit owns
+(never set). A Family makes keys named at run time (`prefix_part_part`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar, overload
+
+import streamlit as st
+
+T = TypeVar("T")
+VALUE, WIDGET, CONTROL = "value", "widget", "control"
+
+
+class Key(Generic[T]):
+    """A session-state key with a default (a value, or a zero-argument factory for mutables)."""
+
+    def __init__(self, default: T | Callable[[], T] = None, *, kind: str = VALUE, name: str = ""):
+        self.default = default
+        self.kind = kind
+        self.key = name
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.key = name
+
+    def __repr__(self) -> str:
+        return f"Key({self.key!r}, {self.kind})"
+
+    def initial(self) -> T:
+        return self.default() if callable(self.default) else self.default  # type: ignore[return-value]
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> Key[T]: ...
+    @overload
+    def __get__(self, obj: object, owner: type) -> T: ...
+
+    def __get__(self, obj, owner=None):
+        return self if obj is None else self.value
+
+    def __set__(self, obj: object, value: T) -> None:
+        self.value = value
+
+    @property
+    def value(self) -> T:
+        ss = st.session_state
+        if self.key not in ss:
+            if self.kind != VALUE:
+                return self.initial()
+            ss[self.key] = self.initial()
+        return ss[self.key]
+
+    @value.setter
+    def value(self, value: T) -> None:
+        if self.kind == CONTROL:
+            raise TypeError(f"{self.key} belongs to a Streamlit control: it cannot be set")
+        st.session_state[self.key] = value
+
+    def given(self) -> bool:
+        """Whether the session holds a value (a widget drawn, a value set)."""
+        return self.key in st.session_state
+
+    def clear(self) -> None:
+        """Forget the value (its default comes back)."""
+        st.session_state.pop(self.key, None)
+
+
+class Family:
+    """Keys named at run time: `State.param("r", 10000)` is the key "param_r_10000"."""
+
+    def __init__(self, default: Any = None, *, kind: str = WIDGET):
+        self.default = default
+        self.kind = kind
+        self.prefix = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.prefix = name
+
+    def __get__(self, obj, owner=None) -> Family:
+        return self
+
+    def __call__(self, *parts: object) -> Key:
+        return Key(self.default, kind=self.kind, name="_".join([self.prefix, *map(str, parts)]))
+
+    def owns(self, name: str) -> bool:
+        return str(name).startswith(self.prefix + "_")
+
+
+class State:
+    # --- sidebar: model and credentials (this session only) ---
+    provider: str = Key("", kind=WIDGET)  # set by State.init: local if bundled, else "none"
+    model: str = Key("", kind=WIDGET)
+    api_key: str = Key("", kind=WIDGET)  # password field; never logged, cached or stored
+    base_url: str = Key("http://127.0.0.1:8000/v1", kind=WIDGET)
+    choice: Any = Key(None)  # services.models.Choice of this run of the script, or None (prompts only)
+
+    # --- presenter mode (also ?present=1 in the URL) and chart export ---
+    present: bool = Key(False, kind=WIDGET)
+    export_format: str = Key("png", kind=WIDGET)  # the chart toolbar's camera button: png | svg
+
+    # --- the URL (session/url.py) and this browser's sweeps (services/sharing.py) ---
+    url_seen: dict = Key(dict)  # scope -> the query parameters already applied in this session
+    sweep_owner: str = Key("")  # this browser's workspace token; also in the URL (?run=) for refreshes
+    browser_key: str = Key("")  # a random key of this session, where the browser sends no cookie
+    restored: dict = Key(dict)  # page -> the token whose kept settings this session restored (session/keep.py)
+
+    # --- playground: document ---
+    source: str = Key("Sample", kind=WIDGET)  # Sample | Paste | Upload | Task set
+    sample: str = Key("", kind=WIDGET)  # Sample.name
+    pasted: str = Key("", kind=WIDGET)
+    upload_text: str = Key("")  # text read from the last good upload
+    upload_name: str = Key("")
+    upload_id: str = Key("")  # UploadedFile.file_id already read
+    upload_error: str = Key("")
+    upload: Any = Key(kind=CONTROL)  # the Playground's file uploader
+    pagination: str = Key("paragraph", kind=WIDGET)  # paragraph | sentence | tokens
+    page_tokens: int = Key(300, kind=WIDGET)  # N of tokens:N
+    doc_seen: str = Key("")  # the document the strategy was last reset for (a new one starts on Baseline)
+
+    # --- playground: task ---
+    question_pick: str = Key("", kind=WIDGET)  # one of the sample's questions, or the page's "own question"
+    question: str = Key("", kind=WIDGET)
+    answers: str = Key("", kind=WIDGET)  # gold answers, separated by "|" or new lines
+    gold: list = Key(list, kind=WIDGET)  # gold page numbers (multiselect)
+    gold_for: str = Key("")  # which (document, answers) the gold default was computed for
+
+    # --- playground: strategy ---
+    strategy: str = Key("baseline", kind=WIDGET)
+    # Strategy parameters are widgets keyed param_<name>_<paper default>: strategies whose parameter has
+    # the same name and paper default (r = 10k, k = 5) share one value.
+    param = Family(kind=WIDGET)
+    fitted: dict = Key(dict)  # param key -> the document its starting value was fitted to
+    pending_params: dict = Key(dict)  # strategy parameters a link asked for (?r=500), applied once
+    view_prompt: int = Key(0, kind=WIDGET)  # which prompt the highlighted view shows
+
+    # --- playground: move the answer, task sets as documents, live runs ---
+    move: bool = Key(False, kind=WIDGET)  # own document: move its gold page(s)
+    move_to: float = Key(0.5, kind=WIDGET)  # where: fraction of the document's tokens (0 start, 1 end)
+    pg_set: str = Key("", kind=WIDGET)  # source "Task set": the bundled task set's name
+    pg_task: int = Key(1, kind=WIDGET)  # which task of it (1-based, as shown)
+    pg_layout: str = Key("documents", kind=WIDGET)  # documents (LITM §3.1) | tokens (R&R §4.1)
+    pg_documents: int = Key(20, kind=WIDGET)  # N documents
+    pg_gold_index: int = Key(0, kind=WIDGET)  # 0-based index of the gold document
+    pg_length: int = Key(2000, kind=WIDGET)  # document length in tokens (layout "tokens")
+    mini_curve: Any = Key(None)  # dict: the "run at 5 positions" rows and the inputs they were made for
+    last_run: Any = Key(None)  # dict: the result and the inputs it was made for
+    run_error: str = Key("")
+    run_go: Any = Key(kind=CONTROL)  # the "Run with …" button
+    positions_go: Any = Key(kind=CONTROL)  # the "Run at 5 positions" button
+
+    # --- lesson ---
+    lesson_step: int = Key(1, kind=WIDGET)  # the Lesson's step (also ?step=N)
+    lesson_move: int = Key(0, kind=WIDGET)  # "move the answer": gold index of 20 documents
+    lesson_r: int = Key(500, kind=WIDGET)  # "reminders": r
+    lesson_k: int = Key(3, kind=WIDGET)  # "retrieval": k
+    lesson_prev: Any = Key(kind=CONTROL)
+    lesson_next: Any = Key(kind=CONTROL)
+
+    # --- experiments: data-dependent selects are made through ui/pickers.py, which replaces a None or
+    # stale value by a default that depends on the data, so several defaults here are None ---
+    exp_source: Any = Key(None, kind=WIDGET)  # Bundled | Generated | Upload
+    exp_bundled: Any = Key(None, kind=WIDGET)
+    exp_kind: Any = Key(None, kind=WIDGET)  # generator kind
+    exp_gen_n: int = Key(20, kind=WIDGET)
+    exp_gen_seed: int = Key(0, kind=WIDGET)
+    exp_upload: Any = Key(kind=CONTROL)
+    exp_lengths: Any = Key(None, kind=WIDGET)
+    exp_positions: Any = Key(None, kind=WIDGET)
+    exp_strategies: Any = Key(None, kind=WIDGET)
+    exp_param = Family(None, kind=WIDGET)  # exp_param_<name>: a list of values (r, k, c), as the TOML takes
+    exp_n_tasks: int = Key(10, kind=WIDGET)
+    exp_models: str = Key("", kind=WIDGET)  # one model name per line (the sidebar's provider and key)
+    exp_models_for: Any = Key(None)  # [provider, model] of the sidebar the Models box was last filled from
+    exp_mode: str = Key("live", kind=WIDGET)  # live | batch
+    exp_name: str = Key("", kind=WIDGET)
+    exp_fresh_name: bool = Key(False)  # the next run of the page gives the sweep a new name
+    exp_max_usd: float = Key(1.0, kind=WIDGET)
+    exp_concurrency: int = Key(4, kind=WIDGET)
+    exp_run: Any = Key(kind=CONTROL)
+    exp_resume: Any = Key(None, kind=WIDGET)  # a past sweep to resume
+    exp_retry_errors: bool = Key(False, kind=WIDGET)
+    exp_resume_go: Any = Key(kind=CONTROL)
+    exp_config: Any = Key(None, kind=WIDGET)  # the sweep whose TOML and command are shown
+    exp_cancel = Family(kind=CONTROL)  # exp_cancel_<job id>
+    exp_dismiss = Family(kind=CONTROL)  # exp_dismiss_<job id>
+    exp_toml = Family(kind=CONTROL)  # exp_toml_<where>: a download button of a sweep's TOML
+    sweep_plan: Any = Key(None)  # a grid Compare's planner hands to Experiments (applied once there)
+
+    # --- results ---
+    res_sweeps: list = Key(list, kind=WIDGET)
+    res_models: list = Key(list, kind=WIDGET)
+    res_strategies: list = Key(list, kind=WIDGET)
+    res_task_sets: list = Key(list, kind=WIDGET)
+    res_metric: Any = Key(None, kind=WIDGET)
+    res_u_axis: Any = Key(None, kind=WIDGET)
+    res_u_series: Any = Key(None, kind=WIDGET)
+    res_u_docs: Any = Key(None, kind=WIDGET)
+    res_u_length: Any = Key(None, kind=WIDGET)
+    res_u_overlay: Any = Key(None, kind=WIDGET)
+    res_u_overlay_idx: Any = Key(None, kind=WIDGET)
+    res_heat_series: Any = Key(None, kind=WIDGET)
+    res_cost_measure: Any = Key(None, kind=WIDGET)
+    res_len_series: Any = Key(None, kind=WIDGET)
+    res_trial: Any = Key(None, kind=WIDGET)
+    res_trial_page: int = Key(1, kind=WIDGET)  # page of the trial table (results/page.py PAGE rows each)
+    res_trial_table: Any = Key(kind=CONTROL)  # the trial table's row selection
+    res_trial_keys: list = Key(list)  # the trial table's rows -> trial keys
+    res_opened: bool = Key(False)  # the page has opened on the shipped LITM run once in this session
+    res_note: bool = Key(False)  # show the note on what a small model shows
+    res_import: Any = Key(kind=CONTROL)
+    res_imported: str = Key("")  # the uploaded file already imported
+    res_import_msg: str = Key("")
+    res_download = Family(kind=CONTROL)  # res_download_<format>
+
+    # --- compare (also in its URL) ---
+    cmp_sweeps: Any = Key(None, kind=WIDGET)
+    cmp_sweeps_for: Any = Key(None)  # the sweeps the arm list was last chosen for
+    cmp_arms: Any = Key(None, kind=WIDGET)  # None: the page's default arms
+    cmp_length: Any = Key(None, kind=WIDGET)
+    cmp_price_model: Any = Key(None, kind=WIDGET)
+    cmp_batch: bool = Key(False, kind=WIDGET)
+    cmp_pair: Any = Key(None, kind=WIDGET)
+    cmp_pair_for: Any = Key(None)  # the arms the pair was last defaulted for
+    cmp_difference: float = Key(5.0, kind=WIDGET)
+    cmp_power: float = Key(0.8, kind=WIDGET)
+    cmp_prices: Any = Key(None)  # the price table edited in this session (None: the shipped one)
+    cmp_price_grid: Any = Key(kind=CONTROL)
+    cmp_price_apply: Any = Key(kind=CONTROL)
+    cmp_price_reset: Any = Key(kind=CONTROL)
+    cmp_to_experiments: Any = Key(kind=CONTROL)
+    cmp_report: Any = Key(kind=CONTROL)
+
+    # --- papers: papers_<paper>_view, papers_<paper>_<view>_<filter> ---
+    papers = Family(None, kind=WIDGET)
+
+    # --- every chart: chart_<name> (ui/charts.py) ---
+    chart = Family(kind=CONTROL)
+
+    @classmethod
+    def param_key(cls, name: str, default: int) -> str:
+        return cls.param(name, default).key
+
+    @classmethod
+    def keys(cls) -> list[Key]:
+        return [v for v in vars(cls).values() if isinstance(v, Key)]
+
+    @classmethod
+    def families(cls) -> list[Family]:
+        return [v for v in vars(cls).values() if isinstance(v, Family)]
+
+    @classmethod
+    def declared(cls, name: str) -> bool:
+        """Whether a session-state key is one of the app's (a Key, or a Family's)."""
+        return any(k.key == name for k in cls.keys()) or any(f.owns(name) for f in cls.families())
+
+    @classmethod
+    def init(cls, **overrides: Any) -> None:
+        """Set widget defaults once per session, and keep widget values across page switches
+        (Streamlit drops a widget's value when a page without that widget runs)."""
+        ss = st.session_state
+        widget_families = [f for f in cls.families() if f.kind == WIDGET]
+        for name in [n for n in ss if any(f.owns(str(n)) for f in widget_families)]:
+            ss[name] = ss[name]
+        for k in cls.keys():
+            if k.kind != WIDGET:
+                continue
+            if k.key in ss:
+                ss[k.key] = ss[k.key]
+            else:
+                ss[k.key] = overrides.get(k.key, k.initial())

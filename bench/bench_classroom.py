@@ -90,9 +90,9 @@ def app_server_pid() -> int:
 # ------------------------------------------------------------------ the class
 
 async def teacher(url: str, pages: list[str], explicit: bool, timeout: float
-                  ) -> tuple[list[Visit], list[str], dict[str, str]]:
+                  ) -> tuple[list[Visit], list[str], tuple]:
     """Open the app's root URL, then every page once, in order. With the default pages, those the app
-    does not have are left out (returned second). Returns the app's pages (name -> hash) third."""
+    does not have are left out (returned second). Returns the app's pages third (Session.app)."""
     visits, skipped = [], []
     async with Session(url, timeout=timeout) as s:
         root = await s.visit("")
@@ -103,16 +103,16 @@ async def teacher(url: str, pages: list[str], explicit: bool, timeout: float
                 skipped.append(page)
                 continue
             visits.append(await s.visit(page))
-        return visits, skipped, dict(s.pages)
+        return visits, skipped, s.app
 
 
-async def student(url: str, pages: list[str], known: dict[str, str], delay: float, timeout: float,
+async def student(url: str, pages: list[str], known: tuple | None, delay: float, timeout: float,
                   done: asyncio.Queue, hold: asyncio.Event, out: Classroom) -> None:
     await asyncio.sleep(delay)
     t0 = time.perf_counter()
     signalled = False
     try:
-        async with Session(url, timeout=timeout, pages=known) as s:
+        async with Session(url, timeout=timeout, app=known) as s:
             for i, page in enumerate(pages):
                 visit = await s.visit(page)
                 if i == 0 and visit.ok:  # what a student waits for: the connection and the first page
@@ -132,7 +132,7 @@ async def classroom(url: str, sessions: int, window: float, pages: list[str] | N
                     timeout: float = 300.0, warm: bool = True) -> Classroom:
     explicit = pages is not None
     out = Classroom(sessions, window, list(pages or DEFAULT_PAGES))
-    known: dict[str, str] = {}
+    known = None
     if warm:
         out.teacher, out.skipped, known = await teacher(url, out.pages, explicit, timeout)
         out.pages = [p for p in out.pages if p not in out.skipped]

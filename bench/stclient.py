@@ -96,12 +96,13 @@ class Session:
     session opens a URL; later ones click the page's link, as a student does."""
 
     def __init__(self, base_url: str, *, timeout: float = 300.0, query: str = "",
-                 pages: dict[str, str] | None = None):
+                 app: tuple[dict[str, str], dict[str, str]] | None = None):
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.query = query
-        self.pages: dict[str, str] = dict(pages or {})  # page name -> page script hash (the app's navigation)
-        self.paths: dict[str, str] = {}  # page script hash -> url path
+        pages, paths = app or ({}, {})
+        self.pages: dict[str, str] = dict(pages)  # page name -> page script hash (the app's navigation)
+        self.paths: dict[str, str] = dict(paths)  # page script hash -> url path
         self.ws = None
         self.visits = 0
 
@@ -123,6 +124,11 @@ class Session:
                 self.pages[""] = p.page_script_hash
                 self.paths[p.page_script_hash] = ""
                 self.pages.setdefault(p.page_name.lower(), p.page_script_hash)
+
+    @property
+    def app(self) -> tuple[dict[str, str], dict[str, str]]:
+        """The app's pages as this session learnt them, for another session: Session(url, app=s.app)."""
+        return self.pages, self.paths
 
     def url_path(self, page: str) -> str:
         return self.paths.get(self.pages.get(page, ""), page) if page in self.pages else page

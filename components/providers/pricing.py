@@ -15,7 +15,9 @@ import json
 import os
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "prices.json"
+from components.core.resources import package_path
+
+DATA = package_path("data", "prices.json")
 FREE_PROVIDERS = ("local", "fake")
 
 

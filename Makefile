@@ -1,13 +1,14 @@
 # Two commands do all the set-up on a fresh machine:
 #   make app    installs what the app needs into .venv and starts it on http://127.0.0.1:8501
 #   make test   installs what the tests need (Debian chromium too) and runs every test
+#   make docs   builds the documentation (docs/, MkDocs with the Material theme) into site/
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
 EXTRAS ?= test,local
 
-.PHONY: app test lint bench install browser clean
+.PHONY: app test lint bench docs install browser clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -39,5 +40,8 @@ test: install browser
 bench: install
 	$(BIN)/python -m bench
 
+docs: install
+	$(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache site

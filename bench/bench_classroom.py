@@ -1,119 +1,240 @@
-"""A classroom on one server: ten browsers at once, each loading the Playground and running one call
-that the run store has cached, in one headless Chromium (ten contexts, ten Streamlit sessions).
+"""A classroom on one app server, without browsers: N students arriving over a window of seconds,
+each one Streamlit session opened over the server's own websocket protocol (bench/stclient.py), each
+visiting the same pages in order as a class following the teacher does. A student costs the client
+a few milliseconds of CPU, so the server has the machine's cores to itself.
 
-The app runs as `litm app` runs it (`python -m webapp.serve run webapp/app.py`) with a fresh run store; the model is the loopback
-OpenAI-compatible server (tests/support/llm_server.py). One session runs the call first, so every
-student's call is answered from the cache (what a class sees after the teacher has run it once).
-Reports each context's first paint (page open -> prompt map drawn) and its run (click -> answer),
-the errors seen, and how many calls reached the model server (goal: 0 for the ten).
+The app runs as `litm app` runs it (`python -m webapp.serve run webapp/app.py`) with a fresh HOME
+(an empty run store of the user's; the shipped runs are read). A teacher opens every page first, as
+in a class (the server's first-visit costs are reported apart). Reported, per page: seconds from
+asking for the page to Streamlit's script_finished (median, p95, max); the server's CPU seconds per
+student (utime + stime of /proc/<pid>/stat, before and after the class), its peak memory (VmHWM of
+/proc/<pid>/status); the errors (bench/stclient.py says what counts).
 
-    python -m bench.bench_classroom [--students 10]
+    python -m bench classroom --sessions 50 [--window 10] [--pages home lesson results compare]
+    python -m bench classroom --url http://127.0.0.1:8501 --pid 1234   # a server you started
+
+Pages are url paths. With the default list, a page the app does not have is left out and named;
+a page given with --pages that the app does not have counts as an error.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
+import os
+import resource
 import statistics
 import time
-import urllib.request
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
 
-from tests.e2e.appserver import CHROMIUM, CHROMIUM_ARGS, llm_server, streamlit_app
+from bench.stclient import Session, Visit
 
-QUESTION = "Who built the mill?"
-SETTLED = """() => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    const state = app && app.getAttribute('data-test-script-state');
-    return state && state !== 'running' && state !== 'initial'
-        && !document.querySelector('[data-testid="stStatusWidget"]');
-}"""
+DEFAULT_PAGES = ("home", "lesson", "results", "compare")
+GOAL_S = 5.0  # p95 to script finished, for Home and the Lesson, 50 students within 10 s (issue "Ship it")
+GOAL_PAGES = ("home", "lesson")
 
 
-async def settle(page) -> None:
-    await page.wait_for_timeout(400)
-    await page.wait_for_function(SETTLED, timeout=180_000)
-    await page.wait_for_timeout(200)
+@dataclass
+class Classroom:
+    sessions: int
+    window: float
+    pages: list[str]
+    skipped: list[str] = field(default_factory=list)
+    teacher: list[Visit] = field(default_factory=list)
+    visits: list[Visit] = field(default_factory=list)
+    connect_errors: list[str] = field(default_factory=list)
+    wall_s: float = 0.0
+    server_cpu_s: float | None = None
+    peak_mb: float | None = None
+    rss_before_mb: float | None = None
+    client_cpu_s: float = 0.0
+    load: tuple[float, float] = (0.0, 0.0)  # the machine's 1-minute load average at the start and the end
+
+    @property
+    def errors(self) -> list[str]:
+        return self.connect_errors + [f"{v.page}: {e}" for v in self.visits for e in v.errors]
 
 
-async def student(browser, url: str, v1: str) -> dict:
-    ctx = await browser.new_context(viewport={"width": 1440, "height": 900})
-    page = await ctx.new_page()
-    page.set_default_timeout(180_000)
-    out = {"errors": []}
+# ------------------------------------------------------------------ the server process
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (all its threads), from /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def memory_mb(pid: int, key: str) -> float:
+    """A line of /proc/<pid>/status in MB: VmHWM (peak resident), VmRSS (resident now)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) / 1024
+    raise LookupError(f"no {key} in /proc/{pid}/status")
+
+
+def app_server_pid() -> int:
+    """The app server this process started (tests/e2e/appserver.py starts it as a child)."""
+    me = os.getpid()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            cmd = (stat.parent / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == me and b"webapp.serve" in cmd:
+            return int(stat.parent.name)
+    raise LookupError("the app server started by this bench was not found among its child processes")
+
+
+# ------------------------------------------------------------------ the class
+
+async def teacher(url: str, pages: list[str], explicit: bool, timeout: float
+                  ) -> tuple[list[Visit], list[str], tuple]:
+    """Open the app's root URL, then every page once, in order. With the default pages, those the app
+    does not have are left out (returned second). Returns the app's pages third (Session.app)."""
+    visits, skipped = [], []
+    async with Session(url, timeout=timeout) as s:
+        root = await s.visit("")
+        root.page = "(root URL)"
+        visits.append(root)
+        for page in pages:
+            if not explicit and page not in s.pages:
+                skipped.append(page)
+                continue
+            visits.append(await s.visit(page))
+        return visits, skipped, s.app
+
+
+async def student(url: str, pages: list[str], known: tuple | None, delay: float, timeout: float,
+                  done: asyncio.Queue, hold: asyncio.Event, out: Classroom) -> None:
+    await asyncio.sleep(delay)
+    t0 = time.perf_counter()
+    signalled = False
     try:
-        t0 = time.perf_counter()
-        await page.goto(url)
-        await page.wait_for_selector(".js-plotly-plot .main-svg")
-        out["first_paint"] = time.perf_counter() - t0
-        await settle(page)
-        box = page.locator('[data-testid="stSelectbox"]').filter(has=page.get_by_text("Provider", exact=True))
-        await box.click()
-        await page.get_by_role("option", name="OpenAI-compatible server", exact=True).click()
-        await settle(page)
-        for label, value in (("Model", "class-model"), ("Base URL", v1)):
-            field = page.get_by_label(label, exact=True)
-            await field.fill(value)
-            await field.press("Enter")
-            await settle(page)
-        t1 = time.perf_counter()
-        await page.get_by_role("button", name="Run with openai-compatible:class-model").click()
-        await page.wait_for_selector("text=Score:", timeout=180_000)
-        out["run"] = time.perf_counter() - t1
-        text = await page.inner_text("body")
-        out["cached"] = "from the cache" in text
-        for bad in ("Traceback", "Something went wrong", "The run failed"):
-            if bad in text:
-                out["errors"].append(bad)
-    except Exception as exc:  # noqa: BLE001 - a bench reports failures, it does not stop on them
-        out["errors"].append(f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}")
+        async with Session(url, timeout=timeout, app=known) as s:
+            for i, page in enumerate(pages):
+                visit = await s.visit(page)
+                if i == 0 and visit.ok:  # what a student waits for: the connection and the first page
+                    visit.seconds = time.perf_counter() - t0
+                out.visits.append(visit)
+            done.put_nowait(1)
+            signalled = True
+            await hold.wait()  # tabs stay open until the whole class is done: the server holds every session
+    except Exception as exc:  # noqa: BLE001 - a bench counts a failure, it does not stop on it
+        out.connect_errors.append(f"session: {type(exc).__name__}: {str(exc)[:160]}")
     finally:
-        await ctx.close()
+        if not signalled:
+            done.put_nowait(1)
+
+
+async def classroom(url: str, sessions: int, window: float, pages: list[str] | None, pid: int | None,
+                    timeout: float = 300.0, warm: bool = True) -> Classroom:
+    explicit = pages is not None
+    out = Classroom(sessions, window, list(pages or DEFAULT_PAGES))
+    known = None
+    if warm:
+        out.teacher, out.skipped, known = await teacher(url, out.pages, explicit, timeout)
+        out.pages = [p for p in out.pages if p not in out.skipped]
+    if pid:
+        cpu0, out.rss_before_mb = cpu_seconds(pid), memory_mb(pid, "VmRSS")
+    me0, load0 = resource.getrusage(resource.RUSAGE_SELF), os.getloadavg()[0]
+    hold, done = asyncio.Event(), asyncio.Queue()
+    t0 = time.perf_counter()
+    tasks = [asyncio.create_task(student(url, out.pages, known, i * window / sessions, timeout, done, hold, out))
+             for i in range(sessions)]
+    for _ in range(sessions):
+        await done.get()
+    out.wall_s = time.perf_counter() - t0
+    if pid:
+        out.server_cpu_s = cpu_seconds(pid) - cpu0
+        out.peak_mb = memory_mb(pid, "VmHWM")
+    me1 = resource.getrusage(resource.RUSAGE_SELF)
+    out.client_cpu_s = (me1.ru_utime + me1.ru_stime) - (me0.ru_utime + me0.ru_stime)
+    out.load = (load0, os.getloadavg()[0])
+    hold.set()
+    await asyncio.gather(*tasks)
     return out
 
 
-def model_calls(v1: str) -> int:
-    with urllib.request.urlopen(v1.removesuffix("/v1") + "/admin/counts", timeout=5) as r:
-        return int(json.load(r).get("chat", 0))
+# ------------------------------------------------------------------ the report
+
+def p95(values: list[float]) -> float:
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=20, method="inclusive")[-1]
 
 
-async def classroom(url: str, v1: str, students: int) -> tuple[dict, list[dict], int, int]:
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        teacher = await student(browser, url, v1)  # fills the cache
-        before = model_calls(v1)
-        results = await asyncio.gather(*(student(browser, url, v1) for _ in range(students)))
-        after = model_calls(v1)
-        await browser.close()
-    return teacher, list(results), before, after
-
-
-def run(students: int = 10) -> list[str]:
-    with llm_server() as v1, streamlit_app() as url:
-        t0 = time.perf_counter()
-        teacher, results, before, after = asyncio.run(classroom(url, v1, students))
-        wall = time.perf_counter() - t0
-    paints = [r["first_paint"] for r in results if "first_paint" in r]
-    runs = [r["run"] for r in results if "run" in r]
-    errors = [e for r in results for e in r["errors"]]
-    lines = [f"teacher (fills the cache): first paint {teacher.get('first_paint', float('nan')):.1f} s, "
-             f"run {teacher.get('run', float('nan')):.1f} s, errors {teacher['errors'] or 'none'}",
-             f"{students} students at once ({wall:.0f} s in all): first paint median {statistics.median(paints):.1f} s, "
-             f"max {max(paints):.1f} s; run median {statistics.median(runs):.1f} s, max {max(runs):.1f} s"
-             if paints and runs else f"{students} students: no complete run",
-             f"errors: {len(errors)} ({'; '.join(sorted(set(errors))) or 'none'}); answered from the cache: "
-             f"{sum(bool(r.get('cached')) for r in results)}/{students}; calls that reached the model server "
-             f"during the class: {after - before} (goal 0)"]
+def report(c: Classroom) -> list[str]:
+    lines = []
+    if c.skipped:
+        lines.append(f"pages left out (not in this app): {', '.join(c.skipped)}")
+    if c.teacher:
+        lines.append("teacher (first visitor, every page once): " + ", ".join(
+            f"{v.page} {v.seconds:.1f} s" + (f" ({len(v.errors)} errors)" if v.errors else "") for v in c.teacher))
+    lines.append(f"{c.sessions} students arriving over {c.window:g} s, each visiting "
+                 f"{' -> '.join(c.pages)} in one session ({c.wall_s:.0f} s until the last was done):")
+    for page in c.pages:
+        done = [v.seconds for v in c.visits if v.page == page and v.ok]
+        n = sum(v.page == page for v in c.visits)
+        elements = [v.elements for v in c.visits if v.page == page and v.ok]
+        if done:
+            lines.append(f"  {page:<10} to script finished: median {statistics.median(done):.1f} s, "
+                         f"p95 {p95(done):.1f} s, max {max(done):.1f} s ({len(done)}/{n} finished without error, "
+                         f"{statistics.median(elements):.0f} elements)")
+        else:
+            lines.append(f"  {page:<10} no visit finished without error ({n} asked)")
+    if c.server_cpu_s is not None:
+        lines.append(f"server CPU: {c.server_cpu_s:.1f} s for {c.sessions} students = "
+                     f"{c.server_cpu_s / c.sessions:.2f} s per student; peak memory (VmHWM) {c.peak_mb:.0f} MB "
+                     f"(resident {c.rss_before_mb:.0f} MB before the class)")
+    lines.append(f"client CPU (this load generator): {c.client_cpu_s:.1f} s; machine: {os.cpu_count()} cores, "
+                 f"load average {c.load[0]:.1f} at the start, {c.load[1]:.1f} at the end")
+    errors = c.errors
+    kinds = sorted({e.split(" within ")[0][:140] for e in errors})
+    lines.append(f"errors: {len(errors)}" + (f" ({'; '.join(kinds[:5])})" if errors else ""))
+    goals = []
+    for page in GOAL_PAGES:
+        done = [v.seconds for v in c.visits if v.page == page and v.ok]
+        if done:
+            goals.append(f"{page} p95 {p95(done):.1f} s ({'met' if p95(done) < GOAL_S else 'not met'})")
+    if goals:
+        lines.append(f"goal p95 < {GOAL_S:g} s for {' and '.join(GOAL_PAGES)} (50 students within 10 s): "
+                     + ", ".join(goals))
     return lines
 
 
+def run(sessions: int = 50, window: float = 10.0, pages: list[str] | None = None, url: str | None = None,
+        pid: int | None = None, timeout: float = 300.0, warm: bool = True) -> list[str]:
+    return report(measure(sessions, window, pages, url, pid, timeout, warm))
+
+
+def measure(sessions: int = 50, window: float = 10.0, pages: list[str] | None = None, url: str | None = None,
+            pid: int | None = None, timeout: float = 300.0, warm: bool = True) -> Classroom:
+    with ExitStack() as stack:
+        if url is None:
+            from tests.e2e.appserver import streamlit_app
+
+            url = stack.enter_context(streamlit_app())
+            pid = app_server_pid()
+        return asyncio.run(classroom(url, sessions, window, pages, pid, timeout, warm))
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--students", type=int, default=10)
+    ap = argparse.ArgumentParser(prog="python -m bench classroom", description=__doc__.splitlines()[0])
+    ap.add_argument("--sessions", type=int, default=50, help="students (default 50)")
+    ap.add_argument("--window", type=float, default=10.0, help="seconds over which they arrive (default 10)")
+    ap.add_argument("--pages", nargs="+", metavar="PATH",
+                    help=f"url paths, in the order a student visits them (default: {' '.join(DEFAULT_PAGES)})")
+    ap.add_argument("--url", help="a running app server (default: start one, as `litm app` does)")
+    ap.add_argument("--pid", type=int, help="with --url: the server's process id, for its CPU and memory")
+    ap.add_argument("--timeout", type=float, default=300.0, help="seconds a page may take (default 300)")
+    ap.add_argument("--no-teacher", dest="warm", action="store_false",
+                    help="no teacher visit first: the first students pay the server's first-visit costs")
     args = ap.parse_args(argv)
-    for line in run(args.students):
+    if args.sessions < 1 or args.window < 0:
+        ap.error("--sessions must be at least 1 and --window at least 0")
+    for line in run(args.sessions, args.window, args.pages, args.url, args.pid, args.timeout, args.warm):
         print(line, flush=True)
     return 0
 

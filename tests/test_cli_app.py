@@ -7,7 +7,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from components.cli.app import command
+from components.cli.app import SETTINGS, command
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -18,6 +18,20 @@ def test_command_keeps_the_app_on_loopback_and_quiet():
     assert argv[argv.index("--server.address") + 1] == "127.0.0.1"
     assert argv[argv.index("--browser.gatherUsageStats") + 1] == "false"
     assert Path(argv[4]).name == "app.py" and Path(argv[4]).is_file()
+
+
+def test_litm_app_passes_the_settings_of_the_checkouts_streamlit_config():
+    """`litm app` from any folder (an installed wheel has no .streamlit/) serves as `streamlit run` in a
+    checkout does: every setting of .streamlit/config.toml is given on the command line."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    flat = {f"{section}.{key}": str(value).lower() if isinstance(value, bool) else str(value)
+            for section, values in config.items() for key, value in values.items() if key != "port"}
+    assert flat == SETTINGS
+    argv = command(8765)
+    for key, value in flat.items():
+        assert argv[argv.index(f"--{key}") + 1] == value
 
 
 def test_the_server_preloads_what_the_first_page_needs():

@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 from components.core.documents import find_pages, paginate
 from components.core.tokens import tokenizer
 from components.tasks.importers import read_tasks
@@ -48,3 +50,18 @@ def test_sidecars_are_valid_json():
     for s in list_samples():
         meta = json.loads(open(s.path[:-4] + ".json", encoding="utf-8").read())
         assert {"title", "description", "source", "questions"} <= set(meta)
+
+
+def test_a_bundled_sweep_config_is_found_by_name_from_any_folder(tmp_path, monkeypatch):
+    from components.core.resources import sample_path
+    from components.tasks.samples import bundled_configs, config_path
+
+    monkeypatch.chdir(tmp_path)
+    assert config_path("quick-local") == sample_path("configs", "quick-local.toml")
+    assert config_path("local-qwen-facts.toml") == sample_path("runs", "local-qwen-facts.toml")
+    own = tmp_path / "quick-local.toml"  # a file of that name in the current folder wins
+    own.write_text("[sweep]\n")
+    assert config_path("quick-local.toml").resolve() == own
+    with pytest.raises(FileNotFoundError, match="bundled config .*quick-local"):
+        config_path("nope")
+    assert set(bundled_configs()) >= {"quick-local", "local-qwen-facts", "local-qwen-nq-litm"}

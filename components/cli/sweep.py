@@ -10,7 +10,7 @@ from components.cli.common import EXIT_OK, EXIT_STOPPED, EXIT_TRIAL_ERRORS, add_
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="run or resume a sweep from a TOML config")
-    p.add_argument("config", help="sweep config (TOML)")
+    p.add_argument("config", help="sweep config (TOML), or the name of a bundled one (e.g. local-qwen-facts)")
     add_db(p)
     p.add_argument("--dry-run", action="store_true", help="print the calls to send and those already cached in the store, their tokens and "
                         "estimated cost; send nothing")
@@ -85,8 +85,9 @@ def run(args) -> int:
     from components.providers.base import ProviderError
     from components.run.config import SweepConfig
     from components.run.store import RunStore
+    from components.tasks.samples import config_path
 
-    config = SweepConfig.from_toml(args.config)
+    config = SweepConfig.from_toml(config_path(args.config))
     warn_bad_rows(config.tasks, config.all_tasks().errors)
     if args.mode is not None and args.mode != config.mode:
         config = SweepConfig.from_stored({**config.to_dict(), "mode": args.mode})

@@ -12,16 +12,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import NamedTuple
 
 import regex
 
 from components.core.documents import Page
+from components.core.resources import package_path
 from components.core.tokens import DEFAULT_ENCODING, pattern, tokenizer
 
 SPAN_KINDS = ("instruction", "reminder", "page", "gold", "chunk", "question")
-TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "strategies" / "templates"
+TEMPLATE_DIR = package_path("strategies", "templates")
 
 
 class Span(NamedTuple):

@@ -22,7 +22,9 @@ import math
 import os
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "prices.json"
+from components.core.resources import package_path
+
+DATA = package_path("data", "prices.json")
 FREE_PROVIDERS = ("local", "fake")
 MAX_PRICE_FILE_BYTES = 1024 * 1024  # an override file (read by core.loaders.read_bounded: regular files only)
 CACHE_RATES = ("cached_input", "cache_write")  # optional per-1M rates of an entry (see the module docstring)

@@ -11,11 +11,12 @@ them out before plotting against length.
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 
 import pandas as pd
 
-PUBLISHED_PATH = Path(__file__).resolve().parents[1] / "data" / "published_results.csv"
+from components.core.resources import package_path
+
+PUBLISHED_PATH = package_path("data", "published_results.csv")
 
 INT_COLUMNS = ("doc_length_tokens", "n_documents", "chunk_size_tokens", "answer_position_tokens", "gold_index")
 TEXT_COLUMNS = ("source", "table", "model", "dataset", "method", "metric")

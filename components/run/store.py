@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
+from components.core.resources import sample_path
 from components.run.schema import EXPORT_COLUMNS, JSON_COLUMNS, STORED, added_in, decode, encode
 from components.run.store_batches import BatchStore
 from components.run.store_io import export_frame, read_frame, trial_rows_from_frame
@@ -108,7 +109,7 @@ def default_path() -> Path:
 
 def shipped_paths() -> list[Path]:
     """Run stores that ship with the app, made with a real model: sample_docs/runs/*.sqlite."""
-    folder = Path(os.environ.get(ENV_SHIPPED) or Path(__file__).resolve().parents[2] / "sample_docs" / "runs")
+    folder = Path(os.environ.get(ENV_SHIPPED) or sample_path("runs"))
     return sorted(folder.glob("*.sqlite")) if folder.is_dir() else []
 
 

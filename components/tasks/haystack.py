@@ -7,12 +7,12 @@ own text instead, so the project carries no third-party prose. Paragraphs are se
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 
 from components.core.documents import split_paragraphs
+from components.core.resources import package_path
 from components.tasks.model import Passage
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = package_path("data")
 HAYSTACK_PATH = DATA / "haystack.txt"
 
 

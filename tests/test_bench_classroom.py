@@ -1,0 +1,56 @@
+"""The classroom load generator against a real app server (started as `litm app` starts it): it must
+speak Streamlit's websocket protocol well enough that the pages' scripts run to the end and send
+their elements, and it must see the errors a class would see."""
+
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+from bench import bench_classroom
+from bench.stclient import Visit, read
+
+
+def test_three_students_get_the_lesson_rendered_to_the_end():
+    c = bench_classroom.measure(sessions=3, window=1.0, pages=["lesson", "results"], timeout=180)
+    assert c.errors == []
+    assert [v.page for v in c.teacher] == ["(root URL)", "lesson", "results"]
+    assert len(c.visits) == 6
+    for v in c.visits:
+        assert v.ok and v.status == "ok", v
+        assert v.elements >= 5, v  # the page's own elements arrived, not just the sidebar
+        assert 0 < v.seconds < 180
+    assert c.server_cpu_s > 0 and c.peak_mb > 50
+    lines = bench_classroom.report(c)
+    assert any(line.strip().startswith("lesson     to script finished: median") for line in lines)
+    assert "errors: 0" in lines
+
+
+def test_a_page_the_app_does_not_have_is_an_error_when_asked_for_and_left_out_by_default():
+    asked = bench_classroom.measure(sessions=1, window=0, pages=["no-such-page"], timeout=180)
+    assert asked.errors and all("page not found" in e for e in asked.errors)
+    default = bench_classroom.measure(sessions=1, window=0, pages=None, timeout=180)
+    # today's app has no Home page; Lesson, Results and Compare are measured
+    assert set(default.pages) <= {"home", "lesson", "results", "compare"}
+    assert {"lesson", "results", "compare"} <= set(default.pages)
+    assert default.errors == []
+
+
+def test_exception_and_error_alert_elements_count_as_errors():
+    visit = Visit("x")
+    msg = ForwardMsg()
+    msg.delta.new_element.exception.type = "KeyError"
+    msg.delta.new_element.exception.message = "'boom'"
+    assert read(msg, visit) == (False, [])
+    alert = ForwardMsg()
+    alert.delta.new_element.alert.body = "Something went wrong in Results: boom"
+    alert.delta.new_element.alert.format = 1  # ERROR
+    read(alert, visit)
+    info = ForwardMsg()
+    info.delta.new_element.alert.body = "Pick a run"
+    info.delta.new_element.alert.format = 3  # INFO
+    read(info, visit)
+    finished = ForwardMsg()
+    finished.script_finished = ForwardMsg.FINISHED_SUCCESSFULLY
+    assert read(finished, visit)[0] is True
+    assert visit.elements == 3 and len(visit.errors) == 2 and not visit.ok
+    rerun = ForwardMsg()
+    rerun.script_finished = ForwardMsg.FINISHED_EARLY_FOR_RERUN
+    assert read(rerun, Visit("y"))[0] is False  # st.rerun: another run follows

@@ -1,0 +1,133 @@
+"""The package installs from a wheel and works outside the checkout: `python -m build` makes the sdist
+and, from it, the wheel; the wheel goes into a fresh venv in a temporary folder; from another folder,
+with a fresh HOME and no PYTHONPATH, `litm sweep` runs a bundled config with the local model, resumes
+a shipped run from a copy of its store, and `litm app` serves the app, whose Results page draws the
+shipped curves in chromium.
+
+Speed: the fresh venv is made without pip and gets the wheel with `pip install --no-deps`; its
+dependencies (streamlit, pandas, llama-cpp-python, ...) come from this test venv's site-packages,
+named by a .pth file, so nothing is downloaded or compiled and the test takes about a minute. A .pth
+line only adds a folder to sys.path (the editable install's finder in that folder is not run), so
+`components`, `webapp` and `sample_docs` can only come from the wheel: the test checks where they are
+imported from. `python -m build` itself makes its isolated build venv as usual (pip installs
+setuptools into it from its cache, or the registry).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.appserver import CHROMIUM, CHROMIUM_ARGS, free_port, wait_healthy
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = [pytest.mark.wheel, pytest.mark.timeout(900)]
+
+
+def sh(args, **kw) -> subprocess.CompletedProcess:
+    out = subprocess.run(args, capture_output=True, text=True, **kw)
+    assert out.returncode == 0, f"{args[:4]} exited {out.returncode}:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}"
+    return out
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """(venv bin folder, a folder outside the checkout, the environment to run in)."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    sh([sys.executable, "-m", "build", "--outdir", str(tmp / "dist"), str(ROOT)], timeout=600)
+    wheels = list((tmp / "dist").glob("litm_explorer-*.whl"))
+    sdists = list((tmp / "dist").glob("litm_explorer-*.tar.gz"))
+    assert len(wheels) == 1 and len(sdists) == 1
+    venv = tmp / "venv"
+    sh([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+    python = venv / "bin" / "python"
+    purelib = Path(sh([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]
+                      ).stdout.strip())
+    (purelib / "litm_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    sh([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps", str(wheels[0])],
+       timeout=300)
+    away, home = tmp / "elsewhere", tmp / "home"
+    away.mkdir()
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "LITM_DB", "LITM_SHIPPED_RUNS", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
+    # HOME is fresh (the run store goes there); the local model's joined weights are reused from the cache
+    env.update(HOME=str(home), XDG_CACHE_HOME=os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache")))
+    env.pop("XDG_DATA_HOME", None)
+    return venv / "bin", away, env, purelib
+
+
+def test_the_packages_and_their_data_come_from_the_wheel(installed):
+    bin_, away, env, purelib = installed
+    code = ("import components, webapp.serve, sample_docs\n"
+            "from components.core.resources import sample_path, package_path\n"
+            "from components.tasks.samples import list_samples, list_task_sets, bundled_configs\n"
+            "from components.run.store import shipped_paths\n"
+            "print(components.__file__); print(webapp.serve.__file__); print(sample_docs.__file__)\n"
+            "print(len(list_samples()), len(list_task_sets()), len(shipped_paths()), sorted(bundled_configs()))\n"
+            "print(package_path('data', 'published_results.csv').is_file())\n")
+    lines = sh([str(bin_ / "python"), "-c", code], cwd=away, env=env).stdout.splitlines()
+    for line in lines[:3]:
+        assert line.startswith(str(purelib)), line  # not the checkout
+    samples, task_sets, shipped, configs = lines[3].split(" ", 3)
+    assert int(samples) == len(list((ROOT / "sample_docs").glob("*.txt")))
+    assert int(task_sets) == len(list((ROOT / "sample_docs" / "tasks").glob("*.jsonl*")))
+    assert int(shipped) == len(list((ROOT / "sample_docs" / "runs").glob("*.sqlite")))
+    assert "quick-local" in configs and "local-qwen-facts" in configs
+    assert lines[4] == "True"
+
+
+def test_litm_sweep_runs_a_bundled_config_with_the_local_model(installed):
+    pytest.importorskip("llama_cpp")
+    bin_, away, env, _ = installed
+    out = sh([str(bin_ / "litm"), "sweep", "quick-local", "--quiet"], cwd=away, env=env, timeout=600)
+    assert "trials 2/2 (ran 2, already present 0), errors 0, calls sent 2" in out.stdout
+    again = sh([str(bin_ / "litm"), "results", "--sweep", "quick-local"], cwd=away, env=env)
+    assert len(again.stdout.strip().splitlines()) == 3  # header + 2 trials, in the default store under HOME
+    assert (Path(env["HOME"]) / ".local" / "share" / "litm-explorer" / "litm.sqlite").is_file()
+
+
+def test_a_shipped_run_resumes_from_a_copy_of_its_store(installed):
+    pytest.importorskip("llama_cpp")
+    bin_, away, env, purelib = installed
+    copy = away / "facts.sqlite"
+    shutil.copy(purelib / "sample_docs" / "runs" / "local-qwen-facts.sqlite", copy)
+    out = sh([str(bin_ / "litm"), "sweep", "local-qwen-facts", "--db", str(copy), "--quiet"], cwd=away, env=env)
+    assert "trials 300/300 (ran 0, already present 300), errors 0, calls sent 0" in out.stdout
+
+
+def test_litm_app_serves_the_shipped_curves(installed):
+    bin_, away, env, _ = installed
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"no chromium at {CHROMIUM}")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    port = free_port()
+    proc = subprocess.Popen([str(bin_ / "litm"), "app", "--port", str(port)], cwd=away, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_healthy(f"{url}/_stcore/health", proc, timeout=120)
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as r:
+            assert r.read() == b"ok"
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1440, "height": 1000})
+            page.goto(f"{url}/results")
+            chart = page.locator(".js-plotly-plot").first
+            chart.wait_for(timeout=120_000)
+            page.wait_for_selector(".js-plotly-plot .scatterlayer .trace", timeout=60_000)
+            text = page.inner_text("body")
+            browser.close()
+        assert "shipped" in text and "local-qwen-nq" in text  # the shipped runs, read from the wheel
+        assert "(n=250)" in text  # a shipped curve's legend: 250 trials of the NQ run
+        assert "Traceback" not in text and "Something went wrong" not in text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

@@ -8,7 +8,7 @@ import html
 
 import streamlit as st
 
-from webapp.services import engine, lesson
+from webapp.services import engine, lesson, likelihood, shipped
 from webapp.services.engine import NQ_SET, Recipe
 from webapp.session import State
 from webapp.ui import charts
@@ -82,11 +82,59 @@ def place_caption(prompts) -> None:
                    + ".")
 
 
+VIEWS = {"prompt": "The prompt", "accuracy": "Accuracy", "likelihood": "Likelihood (ours)"}
+
+
 def move() -> None:
-    st.slider(f"Gold document index (0 = first, {N_DOCS - 1} = last)", 0, N_DOCS - 1, key=State.lesson_move.key)
-    recipe, question = nq_recipe(int(State().lesson_move))
-    st.html(f"<div style='font-size:1.05rem'><b>Question:</b> {html.escape(question)}</div>")
-    prompt_map(recipe, "litm", (), question, "lesson-move-the-answer", MAP_HOW, above=place_caption)
+    """Move the answer through 20 documents (the prompt map), then what this app measured on that grid:
+    accuracy beside the published curve, and how likely the model finds the right answer (ours)."""
+    state = State()
+    if state.lesson_view not in VIEWS:
+        state.lesson_view = "prompt"
+    st.segmented_control("Show", list(VIEWS), key=State.lesson_view.key, format_func=VIEWS.get,
+                         label_visibility="collapsed")
+    view = state.lesson_view or "prompt"
+    if view == "accuracy":
+        accuracy_view()
+    elif view == "likelihood":
+        likelihood_view()
+    else:
+        st.slider(f"Gold document index (0 = first, {N_DOCS - 1} = last)", 0, N_DOCS - 1,
+                  key=State.lesson_move.key)
+        recipe, question = nq_recipe(int(state.lesson_move))
+        st.html(f"<div style='font-size:1.05rem'><b>Question:</b> {html.escape(question)}</div>")
+        prompt_map(recipe, "litm", (), question, "lesson-move-the-answer", MAP_HOW, above=place_caption)
+
+
+CURVE_HEIGHT = 300  # presenter mode: the switch, the chart and one sentence under it on a 1024x576 screen
+
+
+def shape_caption(s, unit: str) -> None:
+    st.caption(likelihood.shape_line(s.shape, unit))
+
+
+def accuracy_view() -> None:
+    fig, note, names = shipped.accuracy_figure(title="This app's accuracy, and the paper's")
+    charts.show(fig, "lesson-accuracy-20-documents", "accuracy (y) against where the answer document sits among "
+                "20 (x); the solid line is this app's bundled model, the dotted one GPT-3.5 as published.",
+                note=note, names=names, height=CURVE_HEIGHT if State().present else 420)
+    s = shipped.shipped_accuracy()
+    if s is not None:
+        shape_caption(s, "points")
+
+
+def likelihood_view() -> None:
+    s = shipped.shipped_likelihood()
+    if s is None:
+        st.info("The shipped likelihood run is not installed.", icon=":material/info:")
+        return
+    fig = shipped.likelihood_figure(s, title="How likely the model finds the right answer")
+    charts.show(fig, "lesson-likelihood-20-documents", "the mean log-probability the model gives the right answer "
+                "(y; closer to 0 is more likely) against where the answer document sits among 20 (x), with a 95% "
+                "band over questions: the same prompts as the accuracy curve, scored instead of answered.",
+                note=f"Measured by this app with {s.model} on {s.n_text()}. {likelihood.OURS}",
+                height=CURVE_HEIGHT if State().present else 420)
+    shape_caption(s, "nats")
 
 
 def reminders() -> None:

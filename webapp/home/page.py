@@ -46,7 +46,7 @@ def main() -> None:
         charts.show(fig, "home-u-curve", "accuracy (y) against where the answer document sits among 20 "
                     "(x): both curves are highest at the first place and lower in the middle.", note=note,
                     names=names, height=380 if state.present else 400)
-    with chart, guard("the likelihood chart"):
+    with chart, guard("the likelihood chart"):  # under it, on the same x axis (a projector: just below the fold)
         likelihood_chart(state.present)
 
 
@@ -55,11 +55,13 @@ def likelihood_chart(present: bool) -> None:
     s = shipped.shipped_likelihood()
     if s is None:
         return
-    fig = shipped.likelihood_figure(s, title="The same prompts: how likely the model finds the right answer")
+    fig = shipped.likelihood_figure(s, title="The same prompts: how likely the model finds the right answer",
+                                    legend=False)
     charts.show(fig, "home-likelihood", "the mean log-probability the model gives the right answer (y; "
                 "closer to 0 is more likely) against where the answer document sits (x), with its 95% band over "
                 "questions. " + likelihood.shape_line(s.shape, "nats"),
-                note=f"Measured by this app with {s.model} on {s.n_text()}. {likelihood.OURS}", height=300 if present else 280)
+                note=f"Measured by this app with {s.model}, n={s.questions} questions{'' if s.finished else ' so far'}. "
+                     "Ours, not the papers'.", height=300 if present else 270)
 
 
 main()

@@ -17,6 +17,7 @@ SAMPLE = "harrowmere_history"
 N_DOCS = 20
 HEIGHT = 390  # a chart and its legend beside the step's text, on one 1024x576 screen (presenter mode)
 MAP_HEIGHT = 250
+MOVE_MAP_HEIGHT = 210  # the move step has a row more (the prompt / accuracy / likelihood switch)
 
 
 def height() -> int:
@@ -39,13 +40,13 @@ def nq_recipe(index: int) -> tuple[Recipe, str]:
 
 
 def prompt_map(recipe: Recipe, strategy: str, params: tuple, question: str, name: str, how: str,
-               above=None) -> list:
+               above=None, height: int = MAP_HEIGHT) -> list:
     """The prompt map; `above(prompts)` draws a line about them first (where the gold page starts)."""
     prompts = engine.prompts(recipe, strategy, params, question)
     if above is not None:
         above(prompts)
     charts.show(engine.figure(recipe, strategy, params, question), name, how, series=False,
-                height=MAP_HEIGHT if State().present else None)
+                height=height if State().present else None)
     return prompts
 
 
@@ -103,7 +104,8 @@ def move() -> None:
                   key=State.lesson_move.key)
         recipe, question = nq_recipe(int(state.lesson_move))
         st.html(f"<div style='font-size:1.05rem'><b>Question:</b> {html.escape(question)}</div>")
-        prompt_map(recipe, "litm", (), question, "lesson-move-the-answer", MAP_HOW, above=place_caption)
+        prompt_map(recipe, "litm", (), question, "lesson-move-the-answer", MAP_HOW, above=place_caption,
+                   height=MOVE_MAP_HEIGHT)
 
 
 CURVE_HEIGHT = 300  # presenter mode: the switch, the chart and one sentence under it on a 1024x576 screen
@@ -114,26 +116,36 @@ def shape_caption(s, unit: str) -> None:
 
 
 def accuracy_view() -> None:
-    fig, note, names = shipped.accuracy_figure(title="This app's accuracy, and the paper's")
+    present = State().present
+    s = shipped.shipped_accuracy()
+    fig, note, names = shipped.accuracy_figure(title="Accuracy: this app and the paper")
+    if present and s is not None:  # a half-width chart on a projector: short note and names, no x title
+        note = f"Solid: measured by this app, n={s.questions}. Dotted: as published."
+        names = {k: ("GPT-3.5, published" if "LITM" in v else "this app") for k, v in names.items()}
+        fig.update_xaxes(title_text="")
     charts.show(fig, "lesson-accuracy-20-documents", "accuracy (y) against where the answer document sits among "
                 "20 (x); the solid line is this app's bundled model, the dotted one GPT-3.5 as published.",
-                note=note, names=names, height=CURVE_HEIGHT if State().present else 420)
-    s = shipped.shipped_accuracy()
+                note=note, names=names, height=CURVE_HEIGHT if present else 420, note_width=60 if present else 90)
     if s is not None:
         shape_caption(s, "points")
 
 
 def likelihood_view() -> None:
+    present = State().present
     s = shipped.shipped_likelihood()
     if s is None:
         st.info("The shipped likelihood run is not installed.", icon=":material/info:")
         return
-    fig = shipped.likelihood_figure(s, title="How likely the model finds the right answer")
+    fig = shipped.likelihood_figure(s, title="How likely the model finds the right answer", legend=not present)
+    note = f"Measured by this app with {s.model} on {s.n_text()}. {likelihood.OURS}"
+    if present:
+        more = "" if s.finished else " so far"
+        note = f"This app, {s.model}, n={s.questions} questions{more}. Ours, not the papers'."
+        fig.update_xaxes(title_text="")
     charts.show(fig, "lesson-likelihood-20-documents", "the mean log-probability the model gives the right answer "
                 "(y; closer to 0 is more likely) against where the answer document sits among 20 (x), with a 95% "
                 "band over questions: the same prompts as the accuracy curve, scored instead of answered.",
-                note=f"Measured by this app with {s.model} on {s.n_text()}. {likelihood.OURS}",
-                height=CURVE_HEIGHT if State().present else 420)
+                note=note, height=CURVE_HEIGHT if present else 420, note_width=60 if present else 90)
     shape_caption(s, "nats")
 
 

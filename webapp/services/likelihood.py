@@ -26,7 +26,7 @@ from components.strategies import get_strategy
 __all__ = ["COLUMN", "OURS", "Y_TITLE", "band", "can_score", "curve_figure", "estimate", "score_positions",
            "shape_line", "shape_of", "single_stage"]
 
-Y_TITLE = "log-probability of the right answer (nats)"  # closer to 0: the model finds it more likely
+Y_TITLE = "log-probability (nats)"  # of the right answer; closer to 0: the model finds it more likely
 OURS = ("This view is ours, not the papers': none of them report the answer's log-probability.")
 
 
@@ -139,7 +139,7 @@ BLUE, ORANGE = "#0072B2", "#D55E00"
 
 def curve_figure(first: list[tuple[str, float]] | None, mean: pd.DataFrame | None, *, x_title: str, title: str,
                  labels: dict | None = None, first_name: str = "this question",
-                 mean_name: str = "mean over questions") -> go.Figure:
+                 mean_name: str = "mean over questions", legend: bool = True) -> go.Figure:
     """Answer log-probability by position: one question's line (`first`: (label, value) pairs) and/or
     the mean over questions with its 95% band (`mean`: band()'s table; `labels` maps x to its label)."""
     fig = go.Figure()
@@ -147,7 +147,7 @@ def curve_figure(first: list[tuple[str, float]] | None, mean: pd.DataFrame | Non
     if mean is not None and not mean.empty:
         xs = [labels.get(x, str(x)) for x in mean["x"]]
         if mean["lo"].notna().all():
-            fig.add_trace(go.Scatter(x=xs + xs[::-1], y=list(mean["hi"]) + list(mean["lo"])[::-1], fill="toself",
+            fig.add_trace(go.Scatter(x=xs + xs[::-1], y=list(mean["hi"]) + list(mean["lo"])[::-1], fill="toself", mode="lines",
                                      fillcolor="rgba(213,94,0,0.15)", line=dict(width=0), hoverinfo="skip",
                                      name="95% interval", legendgroup="mean", showlegend=False))
         fig.add_trace(go.Scatter(x=xs, y=list(mean["mean"]), mode="lines+markers", name=mean_name,
@@ -159,7 +159,7 @@ def curve_figure(first: list[tuple[str, float]] | None, mean: pd.DataFrame | Non
         fig.add_trace(go.Scatter(x=[a for a, _ in first], y=[b for _, b in first], mode="lines+markers",
                                  name=first_name, legendgroup="first", line=dict(color=BLUE, width=2.5),
                                  marker=dict(size=12), hovertemplate="%{x}: %{y:.2f} nats<extra></extra>"))
-    fig.update_layout(title=dict(text=title, x=0, xanchor="left"), template="plotly_white", height=320,
+    fig.update_layout(title=dict(text=title, x=0, xanchor="left"), template="plotly_white", height=320, showlegend=legend,
                       margin=dict(l=70, r=20, t=60, b=40), hovermode="closest",
                       legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0))
     fig.update_xaxes(title_text=x_title, type="category", showline=True, linecolor="#888")

@@ -138,8 +138,9 @@ def shipped_accuracy() -> Shipped | None:
     return _load(ACCURACY_RUN, "subspan_em")
 
 
-def likelihood_figure(s: Shipped, *, title: str = "How likely the model finds the right answer"):
+def likelihood_figure(s: Shipped, *, title: str = "How likely the model finds the right answer",
+                      legend: bool = True):
     """The shipped likelihood run's curve: the mean over its questions with its 95% band."""
-    fig = curve_figure(None, s.points, x_title=X_TITLE, title=title,
+    fig = curve_figure(None, s.points, x_title=X_TITLE, title=title, legend=legend,
                        mean_name=f"{s.model} · {THIS_APP} · n={s.questions} questions")
     return fig

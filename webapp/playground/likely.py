@@ -64,7 +64,7 @@ def run(state: State, jobs: list[Job], strategy: str, params: dict, choice, held
     what = "1 question" if len(jobs) == 1 else f"{len(jobs)} questions"
     with st.status(f"Scoring {what} at {len(jobs[0].docs)} positions with {render.md(choice.spec.label)}…",
                    expanded=True) as status:
-        st.button("Stop", icon=":material/stop:", key=State.positions_stop.key,
+        st.button("Stop scoring", icon=":material/stop:", key=State.positions_stop.key,
                   help="Stops after the call in hand; the positions scored so far are kept (and cached).")
         status.write(f"{evaluated:,} prompt tokens to evaluate (the prefix consecutive prompts share is kept).")
         slot = status.empty()

@@ -196,5 +196,5 @@ def test_home_shows_the_likelihood_run_under_the_accuracy_curve_and_says_it_is_o
     assert not at.exception
     fig = chart(at, "home-likelihood")
     assert f"n={whole_questions()} questions" in json.dumps(fig["data"])
-    assert "This view is ours, not the papers'" in json.dumps(fig["layout"])
+    assert "Ours, not the papers'" in json.dumps(fig["layout"])
     assert chart(at, "home-u-curve")

@@ -102,7 +102,10 @@ def run(state: State, jobs: list[Job], strategy: str, params: dict, choice, held
                         held["stopped"] = False
                 text = f"Elapsed {models.duration(time.monotonic() - started)}; {done} of {total} scored"
                 if expected:
-                    text += f"; about {models.duration(expected)} in all (the model's measured speed on this machine)"
+                    late = time.monotonic() - started > expected
+                    text += (f"; longer than the {models.duration(expected)} estimated (the machine is busier, or the "
+                             "model is loading)" if late else
+                             f"; about {models.duration(expected)} in all (the model's measured speed on this machine)")
                 slot.markdown(f"**{text}**")
                 if not thread.is_alive() and events.empty():
                     break
@@ -173,7 +176,8 @@ def section(state: State, recipe: Recipe, question: str, answers: tuple, strateg
                 icon=":material/history:")
         state.mini_curve = None
         return
-    if recipe.kind == "task" and choice is not None and held["questions"] and st.button(
+    first_whole = bool(held["questions"]) and all(x in held["questions"][0]["values"] for x in spread)
+    if recipe.kind == "task" and choice is not None and first_whole and st.button(
             f"Add {MORE} more questions", icon=":material/add:", key=State.positions_more.key,
             help="The next questions of this task set at the same places: the mean over questions, with a 95% "
                  "band (every call cached)."):
@@ -212,11 +216,13 @@ def show(held: dict, recipe: Recipe) -> None:
         mean = likelihood.band(matrix)
     n = len(whole)
     title = "One question" if mean is None else f"{n} questions"
-    fig = likelihood.curve_figure(line, mean, x_title=recipe.x_title(), title=f"{title}, {len(order)} positions",
-                                  labels=labels, mean_name=f"mean over {n} questions, 95% band")
+    places = f"{len(order)} positions" if mean is not None or len(line) == len(order) else \
+        f"{len(line)} of {len(order)} positions"
+    fig = likelihood.curve_figure(line, mean, x_title=recipe.x_title(), title=f"{title}, {places}",
+                                  labels=labels, mean_name=f"mean over {n} questions, 95% band",
+                                  categories=[labels[x] for x in order])
     model = held.get("model", "")
-    charts.show(fig, "mini-likelihood-curve", HOW,
-                note=f"{model} · {likelihood.OURS}" if model else likelihood.OURS)
+    charts.show(fig, "mini-likelihood-curve", HOW, note=f"{model} · this app · ours, not the papers'", note_width=60)
     if mean is not None:
         st.caption(likelihood.shape_line(likelihood.shape_of(matrix), "nats"))
     errors = [e for q in questions for e in q["errors"].values()]

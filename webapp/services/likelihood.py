@@ -139,9 +139,11 @@ BLUE, ORANGE = "#0072B2", "#D55E00"
 
 def curve_figure(first: list[tuple[str, float]] | None, mean: pd.DataFrame | None, *, x_title: str, title: str,
                  labels: dict | None = None, first_name: str = "this question",
-                 mean_name: str = "mean over questions", legend: bool = True) -> go.Figure:
+                 mean_name: str = "mean over questions", legend: bool = True,
+                 categories: list[str] | None = None) -> go.Figure:
     """Answer log-probability by position: one question's line (`first`: (label, value) pairs) and/or
-    the mean over questions with its 95% band (`mean`: band()'s table; `labels` maps x to its label)."""
+    the mean over questions with its 95% band (`mean`: band()'s table; `labels` maps x to its label);
+    `categories`: every place on the x axis, in order (a stopped run shows the places not scored yet)."""
     fig = go.Figure()
     labels = labels or {}
     if mean is not None and not mean.empty:
@@ -163,5 +165,7 @@ def curve_figure(first: list[tuple[str, float]] | None, mean: pd.DataFrame | Non
                       margin=dict(l=70, r=20, t=60, b=40), hovermode="closest",
                       legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0))
     fig.update_xaxes(title_text=x_title, type="category", showline=True, linecolor="#888")
+    if categories:  # every place on the axis, scored or not yet
+        fig.update_xaxes(categoryorder="array", categoryarray=categories, range=[-0.5, len(categories) - 0.5])
     fig.update_yaxes(title_text=Y_TITLE, showline=True, linecolor="#888", zeroline=False)
     return fig

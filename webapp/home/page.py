@@ -25,6 +25,10 @@ SENTENCE = ("Language models find an answer best at the **start** or the **end**
             "reads, measures the effect, and tests the prompt strategies that win it back.")
 
 
+OURS_LINE = (":material/insights: Under the chart: the same prompts, measured by how likely the model finds the "
+             "right answer. That view is ours, not the papers'.")
+
+
 def doors() -> None:
     for page, label, icon, text in DOORS:
         try:
@@ -41,6 +45,7 @@ def main() -> None:
     with words:
         st.markdown(SENTENCE)
         doors()
+        st.caption(OURS_LINE)
     with chart, guard("the chart"):
         fig, note, names = shipped.accuracy_figure()
         charts.show(fig, "home-u-curve", "accuracy (y) against where the answer document sits among 20 "

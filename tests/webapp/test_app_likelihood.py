@@ -131,8 +131,10 @@ def test_a_failing_model_is_one_line_and_no_traceback():
     fake.enqueue(ConnectionResetError("the server hung up"))
     at = paste(app(fake), LONG, "What is the vault code?", "4711")
     at.selectbox(key="strategy").set_value("baseline").run()
+    assert at.radio(key="pg_measure").value == "likelihood"
     run_button(at, "Run at 5 positions").click().run()
     no_trouble(at)
+    assert at.session_state["mini_curve"]["measure"] == "likelihood"
     messages = [w.value for w in at.warning] + [e.value for e in at.error]
     assert messages and all(len(m) < 400 for m in messages), messages
 

@@ -251,3 +251,19 @@ def test_the_bundled_test_model_scores_five_positions_in_the_app_as_the_engine_d
         stored = db.execute("SELECT COUNT(*) FROM calls WHERE finish_reason = 'score'").fetchone()[0]
     aliases = len([a for a in dict.fromkeys(tasks[0].answers) if a.strip()])
     assert stored == 5 * aliases
+
+
+def test_a_position_the_model_refuses_is_counted_and_its_message_shown_as_text():
+    from components.providers.base import ProviderError
+
+    fake = FakeProvider()
+    fake.enqueue(ProviderError("**bad** answer <img src=x onerror=alert(1)> from the server"))
+    at = paste(app(fake), LONG, "What is the vault code?", "4711")
+    at.selectbox(key="strategy").set_value("baseline").run()
+    run_button(at, "Run at 5 positions").click().run()
+    no_trouble(at)
+    values = at.session_state["mini_curve"]["questions"][0]["values"]
+    assert len(values) == 4  # the other four positions are scored and drawn
+    warning = next(w.value for w in at.warning if "could not be scored" in w.value)
+    assert warning.startswith("1 position(s) could not be scored")
+    assert "\\*\\*bad\\*\\*" in warning and "\\<img" in warning  # markdown and HTML shown as text

@@ -118,7 +118,7 @@ def run(state: State, jobs: list[Job], strategy: str, params: dict, choice, held
                         keep(held, jobs[event[1]], event[2], event[3])
         held["seconds"] = held.get("seconds", 0.0) + time.monotonic() - started
         if error is not None:
-            held["error"] = render.short(error, (state.api_key,))
+            held["error"] = render.md(render.short(error, (state.api_key,)))
             status.update(label="The run failed", state="error", expanded=False)
         else:
             status.update(label=f"Done in {models.duration(time.monotonic() - started)}", state="complete",
@@ -141,10 +141,10 @@ def keep(held: dict, job: Job, x, scored) -> str:
     where = held["labels"].get(x, str(x))
     if scored.error:
         q["errors"][x] = scored.error
-        return f"{where}: {scored.error[:160]}"
+        return f"{render.md(where)}: {render.md(render.short(scored.error, ()))[:300]}"
     q["values"][x] = scored.logprob
     source = "from the cache" if scored.cached else f"in {scored.seconds:.1f} s"
-    return f"{where}: {scored.logprob:.2f} nats ({scored.tokens} answer token(s), {source})"
+    return f"{render.md(where)}: {scored.logprob:.2f} nats ({scored.tokens} answer token(s), {source})"
 
 
 def section(state: State, recipe: Recipe, question: str, answers: tuple, strategy: str, params: dict,
@@ -164,7 +164,7 @@ def section(state: State, recipe: Recipe, question: str, answers: tuple, strateg
         try:
             docs = {x: engine.built(recipe.at(x)) for x in spread}
         except ValueError as e:
-            held["error"] = render.short(e)
+            held["error"] = render.md(render.short(e))
         if docs:
             run(state, [Job(recipe.index if recipe.kind == "task" else None, question, answers, docs)], strategy,
                 params, choice, held)
@@ -189,7 +189,7 @@ def section(state: State, recipe: Recipe, question: str, answers: tuple, strateg
         try:
             jobs = jobs_for(recipe, fresh)
         except ValueError as e:
-            held["error"] = render.short(e)
+            held["error"] = render.md(render.short(e))
             jobs = []
         if jobs:
             run(state, jobs, strategy, params, choice, held)
@@ -227,6 +227,7 @@ def show(held: dict, recipe: Recipe) -> None:
         st.caption(likelihood.shape_line(likelihood.shape_of(matrix), "nats"))
     errors = [e for q in questions for e in q["errors"].values()]
     if errors:
-        st.warning(f"{len(errors)} position(s) could not be scored: {errors[0]}"[:300], icon=":material/warning:")
+        st.warning(f"{len(errors)} position(s) could not be scored: {render.md(render.short(errors[0], ()))}",
+                   icon=":material/warning:")
     if held.get("seconds"):
         st.caption(f"{len(questions)} question(s) scored in {models.duration(held['seconds'])} in all.")

@@ -201,8 +201,10 @@ def show(held: dict, recipe: Recipe) -> None:
         st.error(held["error"], icon=":material/error:")
     questions = held["questions"]
     if held.get("stopped"):
+        scored = sum(len(q["values"]) for q in questions)
         st.info("Stopped: the positions scored so far are kept (and cached: running again asks only for the "
-                "rest).", icon=":material/stop_circle:")
+                "rest)." if scored else "Stopped before any position was scored. A call the model had begun "
+                "still finishes, and is cached.", icon=":material/stop_circle:")
     if not questions or not any(q["values"] for q in questions):
         return
     labels = held["labels"]

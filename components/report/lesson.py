@@ -62,7 +62,8 @@ STEPS: tuple[Step, ...] = (
          "slider moves the gold document from index 0 (first) to 19 (last), exactly as a sweep builds it; "
          "everything else stays in place.",
          "move",
-         "Move the slider from 0 to 19 and watch the red star travel along the prompt.",
+         "Move the slider from 0 to 19 and watch the red star travel; then open Accuracy and Likelihood: "
+         "where does the answer do worst?",
          "The words are the same at every position. What changed for the model?",
          Link("playground", "Move it in the Playground and run 5 positions",
               {"source": "task", "set": NQ_SET, "documents": 20, "gold": 9, "strategy": "litm"}),

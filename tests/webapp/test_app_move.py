@@ -62,6 +62,7 @@ def test_the_five_position_run_draws_a_mini_curve_and_is_cleared_when_inputs_cha
     at = paste(app(fake), LONG, "What is the vault code?", "4711")
     at.selectbox(key="strategy").set_value("baseline").run()
     at.toggle(key="move").set_value(True).run()
+    at.radio(key="pg_measure").set_value("answer").run()  # the fake can score: likelihood is the default
     next(b for b in at.button if b.label.startswith("Run at 5 positions")).click().run()
     no_trouble(at)
     rows = at.session_state["mini_curve"]["rows"]

@@ -1,13 +1,14 @@
 """Home: what the app shows, in one sentence and one chart (the published U of "Lost in the Middle" beside
 the curve this app measured with its bundled model), and three doors: teach (Lesson), try it on your
-own text (Playground), decide (Compare). Fits one screen at 1024x576 and at 1440x900."""
+own text (Playground), decide (Compare). Fits one screen at 1024x576 and at 1440x900. Under the chart,
+small: the same prompts measured by how likely the model finds the right answer (ours, not the papers')."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from webapp import session
-from webapp.home import curve
+from webapp.services import likelihood, shipped
 from webapp.ui import charts
 from webapp.ui.render import guard
 
@@ -22,6 +23,10 @@ DOORS = (
 SENTENCE = ("Language models find an answer best at the **start** or the **end** of a long prompt and worst in "
             "the **middle**: *lost in the middle*. This app shows where the answer sits in the prompt a model "
             "reads, measures the effect, and tests the prompt strategies that win it back.")
+
+
+OURS_LINE = (":material/insights: Under the chart: the same prompts, measured by how likely the model finds the "
+             "right answer. That view is ours, not the papers'.")
 
 
 def doors() -> None:
@@ -40,11 +45,28 @@ def main() -> None:
     with words:
         st.markdown(SENTENCE)
         doors()
+        st.caption(OURS_LINE)
     with chart, guard("the chart"):
-        fig, note, names = curve.figure()
+        fig, note, names = shipped.accuracy_figure()
         charts.show(fig, "home-u-curve", "accuracy (y) against where the answer document sits among 20 "
                     "(x): both curves are highest at the first place and lower in the middle.", note=note,
                     names=names, height=380 if state.present else 400)
+    with chart, guard("the likelihood chart"):  # under it, on the same x axis (a projector: just below the fold)
+        likelihood_chart(state.present)
+
+
+def likelihood_chart(present: bool) -> None:
+    """The likelihood run, small: the same 20-document prompts, scored instead of answered."""
+    s = shipped.shipped_likelihood()
+    if s is None:
+        return
+    fig = shipped.likelihood_figure(s, title="The same prompts: how likely the model finds the right answer",
+                                    legend=False)
+    charts.show(fig, "home-likelihood", "the mean log-probability the model gives the right answer (y; "
+                "closer to 0 is more likely) against where the answer document sits (x), with its 95% band over "
+                "questions. " + likelihood.shape_line(s.shape, "nats"),
+                note=f"Measured by this app with {s.model}, n={s.questions} questions{'' if s.finished else ' so far'}. "
+                     "Ours, not the papers'.", height=300 if present else 270)
 
 
 main()

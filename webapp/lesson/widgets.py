@@ -8,7 +8,7 @@ import html
 
 import streamlit as st
 
-from webapp.services import engine, lesson
+from webapp.services import engine, lesson, likelihood, shipped
 from webapp.services.engine import NQ_SET, Recipe
 from webapp.session import State
 from webapp.ui import charts
@@ -17,6 +17,7 @@ SAMPLE = "harrowmere_history"
 N_DOCS = 20
 HEIGHT = 390  # a chart and its legend beside the step's text, on one 1024x576 screen (presenter mode)
 MAP_HEIGHT = 250
+MOVE_MAP_HEIGHT = 210  # the move step has a row more (the prompt / accuracy / likelihood switch)
 
 
 def height() -> int:
@@ -39,13 +40,13 @@ def nq_recipe(index: int) -> tuple[Recipe, str]:
 
 
 def prompt_map(recipe: Recipe, strategy: str, params: tuple, question: str, name: str, how: str,
-               above=None) -> list:
+               above=None, height: int = MAP_HEIGHT) -> list:
     """The prompt map; `above(prompts)` draws a line about them first (where the gold page starts)."""
     prompts = engine.prompts(recipe, strategy, params, question)
     if above is not None:
         above(prompts)
     charts.show(engine.figure(recipe, strategy, params, question), name, how, series=False,
-                height=MAP_HEIGHT if State().present else None)
+                height=height if State().present else None)
     return prompts
 
 
@@ -82,11 +83,70 @@ def place_caption(prompts) -> None:
                    + ".")
 
 
+VIEWS = {"prompt": "The prompt", "accuracy": "Accuracy", "likelihood": "Likelihood (ours)"}
+
+
 def move() -> None:
-    st.slider(f"Gold document index (0 = first, {N_DOCS - 1} = last)", 0, N_DOCS - 1, key=State.lesson_move.key)
-    recipe, question = nq_recipe(int(State().lesson_move))
-    st.html(f"<div style='font-size:1.05rem'><b>Question:</b> {html.escape(question)}</div>")
-    prompt_map(recipe, "litm", (), question, "lesson-move-the-answer", MAP_HOW, above=place_caption)
+    """Move the answer through 20 documents (the prompt map), then what this app measured on that grid:
+    accuracy beside the published curve, and how likely the model finds the right answer (ours)."""
+    state = State()
+    if state.lesson_view not in VIEWS:
+        state.lesson_view = "prompt"
+    st.segmented_control("Show", list(VIEWS), key=State.lesson_view.key, format_func=VIEWS.get,
+                         label_visibility="collapsed")
+    view = state.lesson_view or "prompt"
+    if view == "accuracy":
+        accuracy_view()
+    elif view == "likelihood":
+        likelihood_view()
+    else:
+        st.slider(f"Gold document index (0 = first, {N_DOCS - 1} = last)", 0, N_DOCS - 1,
+                  key=State.lesson_move.key)
+        recipe, question = nq_recipe(int(state.lesson_move))
+        st.html(f"<div style='font-size:1.05rem'><b>Question:</b> {html.escape(question)}</div>")
+        prompt_map(recipe, "litm", (), question, "lesson-move-the-answer", MAP_HOW, above=place_caption,
+                   height=MOVE_MAP_HEIGHT)
+
+
+CURVE_HEIGHT = 300  # presenter mode: the switch, the chart and one sentence under it on a 1024x576 screen
+
+
+def shape_caption(s, unit: str) -> None:
+    st.caption(likelihood.shape_line(s.shape, unit))
+
+
+def accuracy_view() -> None:
+    present = State().present
+    s = shipped.shipped_accuracy()
+    fig, note, names = shipped.accuracy_figure(title="Accuracy: this app and the paper")
+    if present and s is not None:  # a half-width chart on a projector: short note and names, no x title
+        note = f"Solid: this app, {s.model}, n={s.questions}. Dotted: LITM Table 6."
+        names = {k: ("GPT-3.5, published" if "LITM" in v else "this app") for k, v in names.items()}
+        fig.update_xaxes(title_text="")
+    charts.show(fig, "lesson-accuracy-20-documents", "accuracy (y) against where the answer document sits among "
+                "20 (x); the solid line is this app's bundled model, the dotted one GPT-3.5 as published.",
+                note=note, names=names, height=CURVE_HEIGHT if present else 420, note_width=60 if present else 90)
+    if s is not None:
+        shape_caption(s, "points")
+
+
+def likelihood_view() -> None:
+    present = State().present
+    s = shipped.shipped_likelihood()
+    if s is None:
+        st.info("The shipped likelihood run is not installed.", icon=":material/info:")
+        return
+    fig = shipped.likelihood_figure(s, title="How likely the model finds the right answer", legend=not present)
+    note = f"Measured by this app with {s.model} on {s.n_text()}. {likelihood.OURS}"
+    if present:
+        more = "" if s.finished else " so far"
+        note = f"This app, {s.model}, n={s.questions} questions{more}. Ours, not the papers'."
+        fig.update_xaxes(title_text="")
+    charts.show(fig, "lesson-likelihood-20-documents", "the mean log-probability the model gives the right answer "
+                "(y; closer to 0 is more likely) against where the answer document sits among 20 (x), with a 95% "
+                "band over questions: the same prompts as the accuracy curve, scored instead of answered.",
+                note=note, height=CURVE_HEIGHT if present else 420, note_width=60 if present else 90)
+    shape_caption(s, "nats")
 
 
 def reminders() -> None:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from webapp.playground import likely
 from webapp.playground import run as live
-from webapp.services import engine, figures
+from webapp.services import engine, figures, likelihood
 from webapp.services.engine import NQ_SET, Recipe, where
 from webapp.services.live import ProviderError
 from webapp.session import State
@@ -77,13 +78,42 @@ def position_control(state: State, base: Recipe) -> Recipe:
     return base.at(float(state.move_to))
 
 
+MEASURES = {"likelihood": "How likely the right answer is (ours)", "answer": "Right or wrong"}
+
+
+def measure_input(state: State, choice, strategy: str) -> str:
+    """The 5-position run's measure: the likelihood where the model can score it and the strategy has one
+    stage (its default), else right/wrong, with the reason in one line."""
+    if choice is None:
+        return "answer"
+    if not likelihood.can_score(choice.spec):
+        st.caption(f"Measure: right or wrong. {render.md(choice.spec.label)} cannot score an answer's "
+                   "likelihood (its API returns no log-probabilities of a given text).")
+        return "answer"
+    if not likelihood.single_stage(strategy):
+        st.caption("Measure: right or wrong. The likelihood scores a single-stage prompt (this strategy's later "
+                   "stages depend on the model's replies).")
+        return "answer"
+    if state.pg_measure not in MEASURES:
+        state.pg_measure = "likelihood"
+    st.radio("Measure at 5 positions", list(MEASURES), key=State.pg_measure.key, horizontal=True,
+             format_func=MEASURES.get,
+             help="Likelihood: the log-probability the model gives the right answer after the prompt (nothing is "
+                  "generated; ours, not the papers'). Right or wrong: the model answers and the answer is scored.")
+    return state.pg_measure
+
+
 def mini_curve_section(state: State, recipe: Recipe, question: str, answers: tuple, strategy: str,
                        params: dict, inputs: tuple) -> None:
-    """A button that runs the same question with the gold page at five places and draws the result.
-    (Later: a likelihood measure beside right/wrong, for models that can score an answer.)"""
+    """A button that runs the same question with the gold page at five places and draws the result:
+    right/wrong, or how likely the model finds the right answer (playground/likely.py)."""
     choice = state.choice
     spread = recipe.spread()
-    signature = (inputs, recipe.at(spread[0]))  # everything but the position itself
+    measure = measure_input(state, choice, strategy)
+    signature = (inputs, recipe.at(spread[0]), measure)  # everything but the position itself
+    if measure == "likelihood":
+        likely.section(state, recipe, question, answers, strategy, params, signature, choice)
+        return
     if choice is not None and st.button(f"Run at {len(spread)} positions", icon=":material/show_chart:",
                                         key=State.positions_go.key,
                                         help="The same question, strategy and model with the gold page at "
@@ -91,9 +121,9 @@ def mini_curve_section(state: State, recipe: Recipe, question: str, answers: tup
                                              "(each call cached)."):
         rows = run_positions(state, recipe, question, answers, strategy, params, choice)
         if rows is not None:
-            state.mini_curve = {"for": signature, "rows": rows}
+            state.mini_curve = {"for": signature, "measure": "answer", "rows": rows}
     last = state.mini_curve
-    if not last:
+    if not last or last.get("measure", "answer") != "answer":
         return
     if last["for"] != signature:
         st.info("The settings changed since the 5-position run: its curve is cleared. Run it again.",

@@ -164,10 +164,14 @@ class State:
     run_error: str = Key("")
     run_go: Any = Key(kind=CONTROL)  # the "Run with …" button
     positions_go: Any = Key(kind=CONTROL)  # the "Run at 5 positions" button
+    pg_measure: str = Key("likelihood", kind=WIDGET)  # the 5-position run's measure: likelihood | answer
+    positions_more: Any = Key(kind=CONTROL)  # "Add 5 more questions" (task sets, likelihood)
+    positions_stop: Any = Key(kind=CONTROL)  # stops a 5-position run (the positions done are kept)
 
     # --- lesson ---
     lesson_step: int = Key(1, kind=WIDGET)  # the Lesson's step (also ?step=N)
     lesson_move: int = Key(0, kind=WIDGET)  # "move the answer": gold index of 20 documents
+    lesson_view: str = Key("prompt", kind=WIDGET)  # "move the answer": prompt | accuracy | likelihood
     lesson_r: int = Key(500, kind=WIDGET)  # "reminders": r
     lesson_k: int = Key(3, kind=WIDGET)  # "retrieval": k
     lesson_prev: Any = Key(kind=CONTROL)

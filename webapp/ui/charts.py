@@ -41,10 +41,11 @@ def rename(fig, names: dict[str, str]) -> None:
 
 
 def show(fig, name: str, how_to_read: str, *, note: str = "", series: bool = True, alt: str | None = None,
-         height: int | None = None, names: dict[str, str] | None = None) -> None:
+         height: int | None = None, names: dict[str, str] | None = None, note_width: int = 90) -> None:
     """Draw `fig` themed for the current mode, `note` (who measured what) inside it, legend `names` by
     series; the camera button of its toolbar saves it as PNG or SVG (the sidebar's choice) named
-    `name`; `how_to_read` goes under it as one line."""
+    `name`; `how_to_read` goes under it as one line. `note_width`: characters per line of the note (a
+    narrow chart wraps it sooner)."""
     fmt = "png"
     try:
         fmt = State().export_format or "png"
@@ -52,7 +53,7 @@ def show(fig, name: str, how_to_read: str, *, note: str = "", series: bool = Tru
         pass
     figures.theme(fig, presenter=present(), series=series)
     rename(fig, names or {})
-    with_note(fig, note)
+    with_note(fig, note, note_width)
     if height:
         fig.update_layout(height=height)
     st.plotly_chart(fig, key=State.chart(name).key, theme=None, config=figures.export_config(name, fmt), alt=alt)

@@ -81,3 +81,17 @@ def table_lines(df: pd.DataFrame, x: str = "gold_index") -> list[str]:
             f"{shape.mean:.2f} nats, 95% bootstrap interval {shape.low:.2f} to {shape.high:.2f}, positive for "
             f"{shape.positive} of {shape.n} questions. {shape.stats['sentence']}")
     return [head, rule, mean, n, "", edge]
+
+
+def lines(trials: pd.DataFrame, series: pd.Series, x: str, size: str | None = None) -> tuple[pd.DataFrame, list[dict]]:
+    """The likelihood chart's table (series, `x`, n, mean, lo, hi, errors: one row per line and position,
+    over the questions scored at every position of the line, the band a bootstrap over them) and each
+    line's shape (shape.by_series). A line holding several sizes is split by size."""
+    found = shapes.by_series(trials, trials[COLUMN] if COLUMN in trials else pd.Series(float("nan"), index=trials.index),
+                             series, x, size, unit=UNIT)
+    rows = []
+    for f in found:
+        for r in points(f["matrix"], x).itertuples(index=False):
+            rows.append({"series": f["name"], x: getattr(r, x), "n": r.n, "mean": r.mean, "lo": r.low, "hi": r.high,
+                         "errors": 0})
+    return pd.DataFrame(rows, columns=["series", x, "n", "mean", "lo", "hi", "errors"]), found

@@ -236,7 +236,8 @@ def by_series(trials: pd.DataFrame, values: pd.Series, series: pd.Series, x: str
               *, unit: str = "") -> list[dict]:
     """The shape of every line a chart draws: `trials` grouped by `series` (each trial's line label) and,
     where a line holds several sizes (`size`: "length" or "documents"), by size too, since one position
-    at two lengths is two places. Each: {"series", "size" (None when the line has one), "sizes" (how many
+    at two lengths is two places. Each: {"series", "name" (the series, with its size when the line is split),
+    "size" (None when the line has one), "sizes" (how many
     the line holds), "matrix" (questions x positions), "left_out", "shape"}. Failed trials and trials
     without a value are left out; questions not asked at every position of their line are counted apart."""
     from components.report.analysis import is_error
@@ -256,7 +257,9 @@ def by_series(trials: pd.DataFrame, values: pd.Series, series: pd.Series, x: str
                 continue
             matrix, left = question_matrix(g, x)
             binary = bool(g["value"].isin([0.0, 1.0]).all())
-            out.append({"series": label, "size": None if s is None else _num(s), "sizes": max(1, len(sizes)),
+            name = label if s is None else f"{label} · {_num(s):,} {'documents' if size == 'documents' else 'tokens'}"
+            out.append({"series": label, "name": name, "size": None if s is None else _num(s),
+                        "sizes": max(1, len(sizes)),
                         "matrix": matrix, "left_out": left,
                         "shape": curve_shape(matrix, left_out=left, x_name=x, binary=binary, unit=unit)})
     return out

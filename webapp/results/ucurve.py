@@ -2,8 +2,11 @@
 or the gold document's index among N documents (LITM §3.1), with the published curves overlaid and
 the closed-book / oracle bounds (LITM §3, Table 1) drawn as reference lines. Every line names its
 model and source ("Qwen2.5 Coder 0.5B · this app", "GPT-3.5-Turbo · LITM Table 6 (2023)"); the note
-inside the chart says it again, so an exported image stands alone. (Later: a sentence on the curve's
-shape under the chart, and likelihood curves beside accuracy.)"""
+inside the chart says it again, so an exported image stands alone. Under the chart, one sentence per
+line on its shape (report.shape: position-bias index with its bootstrap interval, a label only when
+the interval excludes zero). Where trials carry the likelihood measure (answer_logprob), its curve:
+on its own when the metric is "how likely the model finds the right answer", beside accuracy when
+the selection has both."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from webapp.services import analysis, figures, published
 from webapp.services.names import THIS_APP, model_title, models_of
 from webapp.session import State
 from webapp.ui import charts, pickers
+from webapp.ui.render import md
 
 SERIES = {"strategy": ("strategy",), "model": ("model",), "strategy and model": ("strategy", "model")}
 AXES = {"position": "answer position (tokens or fraction)", "gold_index": "gold document index (of N documents)"}
@@ -162,6 +166,10 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     axes = axes_of(df) or ["position"]
     axis = pickers.radio(c0, "Axis", axes, State.res_u_axis, horizontal=False, format_func=AXES.get)
     series = pickers.radio(c1, "One line per", list(SERIES), State.res_u_series, horizontal=False)
+    likely_only = metric == analysis.LIKELIHOOD.column
+    if likely_only:
+        c3.caption("The published curves are accuracy: they are drawn with an accuracy metric, not with the "
+                   "likelihood.")
     curve = df[~df["strategy"].isin(BOUNDS)]
     curve = curve[pd.to_numeric(curve[axis], errors="coerce").notna()]
     if axis == "gold_index":
@@ -171,7 +179,7 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
         part = curve if pick == "all" else curve[pd.to_numeric(curve["documents"], errors="coerce") == pick]
         part = part.assign(N=pd.to_numeric(part["documents"], errors="coerce").astype("Int64").astype(str)
                            + " documents")
-        overlays = index_overlays(part, c3)
+        overlays = None if likely_only else index_overlays(part, c3)
         table = analysis.u_curve(part, metric, series_columns(series, "N"), x="gold_index")
         table = table.rename(columns={"gold_index": "position"})
         xt, title = "gold document index (0 = first)", f"{metric_label[:1].upper()}{metric_label[1:]} by the gold document's index"
@@ -185,7 +193,7 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
                                 help="positions in tokens mean different places in documents of different "
                                      "lengths: compare one length at a time")
         part = curve if length == "all lengths" else curve[pd.to_numeric(curve["length"], errors="coerce") == length]
-        overlays = position_overlays(part, c3)
+        overlays = None if likely_only else position_overlays(part, c3)
         if overlays is not None and metric != "score":
             c3.caption("The published curves are fuzzy match; pick the fuzzy match metric to compare.")
         table = analysis.u_curve(part, metric, series_columns(series))
@@ -193,23 +201,108 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
               else "answer position (tokens)")
         title = f"{metric_label.capitalize()} by answer position" + (
             "" if length == "all lengths" else f" (length {length:,} tokens)")
+    cols = series_columns(series, "N") if axis == "gold_index" else series_columns(series)
+    size = "documents" if axis == "gold_index" else "length"
+    labels = analysis.series_label(part, list(cols))
+    likely = has_likelihood(part)
+    if likely_only:  # the likelihood on its own
+        with chart_slot:
+            lik = likelihood_chart(part, labels, axis, size, xt)
+        with st.expander("The numbers"):
+            st.dataframe(fmt_likelihood(lik), hide_index=True)
+        return
     fig = figures.u_curve(table, x_title=xt, metric_label=metric_label, overlays=overlays, title=title)
     if axis == "gold_index":
         fig.update_xaxes(dtick=1 if table["position"].max() < 12 else 2)
     bounds = bounds_lines(fig, df, metric)
     if state.present:
         fig.update_layout(height=430)
+    found = analysis.shapes(part, part[metric], labels, axis, size) if metric in part else []
     with chart_slot:
-        charts.show(fig, f"u-curve-{axis}", "accuracy (y) where the answer sits (x); shaded bands are 95% Wilson "
-                    "intervals, n per point in the legend; a dip in the middle is the lost-in-the-middle effect; "
-                    "dotted lines with hollow markers are published curves" + (
-                        "; dashed lines the closed-book and oracle bounds." if bounds else "."),
-                    note=note_of(part, overlays, metric_label), names=legend_names(table, overlays),
-                    alt=f"U-curve: {metric_label} against {xt}, one line per {series}")
+        left, right = (st.columns(2) if likely and not state.present else (st.container(), st.container()))
+        with left:
+            charts.show(fig, f"u-curve-{axis}", "accuracy (y) where the answer sits (x); shaded bands are 95% Wilson "
+                        "intervals, n per point in the legend; a dip in the middle is the lost-in-the-middle effect; "
+                        "dotted lines with hollow markers are published curves" + (
+                            "; dashed lines the closed-book and oracle bounds." if bounds else "."),
+                        note=note_of(part, overlays, metric_label), names=legend_names(table, overlays),
+                        alt=f"U-curve: {metric_label} against {xt}, one line per {series}")
+            shape_sentences(found, metric_label)
+        lik = None
+        if likely:
+            with right:
+                lik = likelihood_chart(part, labels, axis, size, xt)
     if state.res_note and axis == "gold_index":
         st.info(SMALL_MODEL_NOTE, icon=":material/school:")
     with st.expander("The numbers"):
         st.dataframe(fmt_table(table[["series", "position", "n", "mean", "lo", "hi", "errors"]]), hide_index=True)
+        if lik is not None and not lik.empty:
+            st.dataframe(fmt_likelihood(lik), hide_index=True)
+
+
+LIKELIHOOD_READ = ("how likely the model finds the right answer (y: the gold answer's log-probability after the "
+                   "prompt, in nats; closer to 0 is more likely; each step of 1 is a factor of e, about 2.7) where "
+                   "the answer sits (x); the mean over the questions scored at every position, shaded bands 95% "
+                   "bootstrap intervals over questions; a dip in the middle is the lost-in-the-middle effect. "
+                   "This measure is this app's, not the papers'.")
+
+
+def has_likelihood(part: pd.DataFrame) -> bool:
+    col = analysis.LIKELIHOOD.column
+    return col in part and pd.to_numeric(part[col], errors="coerce").notna().any()
+
+
+def likelihood_chart(part: pd.DataFrame, labels: pd.Series, axis: str, size: str, xt: str) -> pd.DataFrame:
+    """The likelihood curves of `part` (one line per label, split by size where a line holds several),
+    with their shape sentences under them; returns the chart's table."""
+    lik, found = analysis.likelihood_lines(part, labels, axis, size)
+    table = lik.rename(columns={axis: "position"})
+    where = "the gold document's index" if axis == "gold_index" else "answer position"
+    label = analysis.LIKELIHOOD.label
+    fig = figures.accuracy_lines(table, "position", title=f"{label[:1].upper()}{label[1:]}, by {where}",
+                                 x_title=xt, metric_label=label, percent=False)
+    if axis == "gold_index" and len(table):
+        fig.update_xaxes(dtick=1 if table["position"].max() < 12 else 2)
+    if State().present:
+        fig.update_layout(height=430)
+    names = {figures.esc(f["name"]): f"{figures.esc(f['name'])} · {f['shape']['questions']} questions at every "
+             "position" for f in found}
+    charts.show(fig, f"likelihood-{axis}", LIKELIHOOD_READ, names=names,
+                note=(f"Measured by {THIS_APP} with {models_of(part['model']) or 'a model'}: the gold answer's "
+                      "log-probability (nats), mean over questions scored at every position, 95% bootstrap "
+                      "intervals over questions. Our measure, not the papers'."),
+                alt=f"{label} against {xt}")
+    if not found:
+        st.caption("No trial of this selection carries the likelihood measure at these positions.")
+    shape_sentences(found, label)
+    return lik
+
+
+def shape_sentences(found: list[dict], what: str) -> None:
+    """One plain sentence per drawn line on its shape (report.shape), with the questions left out."""
+    if not found:
+        return
+    lines = []
+    for f in found:
+        s = f["shape"]
+        text = s["sentence"]
+        if f["left_out"]:
+            text += (f" {f['left_out']} question(s) not scored at every position of this line are left out of "
+                     "this test.")
+        lines.append(f"**{md(f['name'])}.** {md(text)}")
+    st.markdown("**Shape of each curve** (" + md(what) + "): " + "  \n".join([""] + lines),
+                help="Position-bias index: mean of the first and last positions minus the middle one, with a 95% "
+                     "bootstrap interval over questions (a question's positions together); a shape is named only "
+                     "when its interval excludes zero. Only questions answered at every position count. "
+                     "`litm results --json` gives the same numbers.")
+
+
+def fmt_likelihood(t: pd.DataFrame) -> pd.DataFrame:
+    out = t.drop(columns=["errors"], errors="ignore").copy()
+    for c in ("mean", "lo", "hi"):
+        out[c] = out[c].map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+    return out.rename(columns={"mean": "mean log-probability (nats)", "lo": "95% low", "hi": "95% high",
+                               "n": "questions"})
 
 
 def fmt_table(t: pd.DataFrame) -> pd.DataFrame:

@@ -460,7 +460,8 @@ def verdict(arm_table: pd.DataFrame, pair_list: list[dict], *, margin: float = D
         elif not (p["p_holm"] < ALPHA and d < 0):  # an arm shown worse is no candidate at all
             not_shown.append(item)
     if cheaper:
-        cost, r, p, d, lo, hi, share = min(cheaper, key=lambda c: c[0])
+        # the cheapest; of equally cheap ones the most accurate (two arms at one price are not a coin toss)
+        cost, r, p, d, lo, hi, share = min(cheaper, key=lambda c: (c[0], -c[1].accuracy))
         saving = best["cost_"] - cost
         line = f"Recommend {r.label} · saves {_money(saving)} per 1,000 questions · confident"
         reasons = (f"{acc}, but {r.label} is at most {pts} worse (non-inferior within the {pts} margin): accuracy "

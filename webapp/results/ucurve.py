@@ -17,7 +17,7 @@ from webapp.services import analysis, figures, published
 from webapp.services.names import THIS_APP, model_title, models_of
 from webapp.session import State
 from webapp.ui import charts, pickers
-from webapp.ui.render import md
+from webapp.ui.curves import has_likelihood, likelihood_chart, shape_sentences
 
 SERIES = {"strategy": ("strategy",), "model": ("model",), "strategy and model": ("strategy", "model")}
 AXES = {"position": "answer position (tokens or fraction)", "gold_index": "gold document index (of N documents)"}
@@ -207,7 +207,7 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     likely = has_likelihood(part)
     if likely_only:  # the likelihood on its own
         with chart_slot:
-            lik = likelihood_chart(part, labels, axis, size, xt)
+            lik = likelihood_chart(part, labels, axis, size, xt, key=f"likelihood-{axis}")
         with st.expander("The numbers"):
             st.dataframe(fmt_likelihood(lik), hide_index=True)
         return
@@ -231,70 +231,13 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
         lik = None
         if likely:
             with right:
-                lik = likelihood_chart(part, labels, axis, size, xt)
+                lik = likelihood_chart(part, labels, axis, size, xt, key=f"likelihood-{axis}")
     if state.res_note and axis == "gold_index":
         st.info(SMALL_MODEL_NOTE, icon=":material/school:")
     with st.expander("The numbers"):
         st.dataframe(fmt_table(table[["series", "position", "n", "mean", "lo", "hi", "errors"]]), hide_index=True)
         if lik is not None and not lik.empty:
             st.dataframe(fmt_likelihood(lik), hide_index=True)
-
-
-LIKELIHOOD_READ = ("how likely the model finds the right answer (y: the gold answer's log-probability after the "
-                   "prompt, in nats; closer to 0 is more likely; each step of 1 is a factor of e, about 2.7) where "
-                   "the answer sits (x); the mean over the questions scored at every position, shaded bands 95% "
-                   "bootstrap intervals over questions; a dip in the middle is the lost-in-the-middle effect. "
-                   "This measure is this app's, not the papers'.")
-
-
-def has_likelihood(part: pd.DataFrame) -> bool:
-    col = analysis.LIKELIHOOD.column
-    return col in part and pd.to_numeric(part[col], errors="coerce").notna().any()
-
-
-def likelihood_chart(part: pd.DataFrame, labels: pd.Series, axis: str, size: str, xt: str) -> pd.DataFrame:
-    """The likelihood curves of `part` (one line per label, split by size where a line holds several),
-    with their shape sentences under them; returns the chart's table."""
-    lik, found = analysis.likelihood_lines(part, labels, axis, size)
-    table = lik.rename(columns={axis: "position"})
-    where = "the gold document's index" if axis == "gold_index" else "answer position"
-    label = analysis.LIKELIHOOD.label
-    fig = figures.accuracy_lines(table, "position", title=f"{label[:1].upper()}{label[1:]}, by {where}",
-                                 x_title=xt, metric_label=label, percent=False)
-    if axis == "gold_index" and len(table):
-        fig.update_xaxes(dtick=1 if table["position"].max() < 12 else 2)
-    if State().present:
-        fig.update_layout(height=430)
-    names = {figures.esc(f["name"]): f"{figures.esc(f['name'])} · {f['shape']['questions']} questions at every "
-             "position" for f in found}
-    charts.show(fig, f"likelihood-{axis}", LIKELIHOOD_READ, names=names,
-                note=(f"Measured by {THIS_APP} with {models_of(part['model']) or 'a model'}: the gold answer's "
-                      "log-probability (nats), mean over questions scored at every position, 95% bootstrap "
-                      "intervals over questions. Our measure, not the papers'."),
-                alt=f"{label} against {xt}")
-    if not found:
-        st.caption("No trial of this selection carries the likelihood measure at these positions.")
-    shape_sentences(found, label)
-    return lik
-
-
-def shape_sentences(found: list[dict], what: str) -> None:
-    """One plain sentence per drawn line on its shape (report.shape), with the questions left out."""
-    if not found:
-        return
-    lines = []
-    for f in found:
-        s = f["shape"]
-        text = s["sentence"]
-        if f["left_out"]:
-            text += (f" {f['left_out']} question(s) not scored at every position of this line are left out of "
-                     "this test.")
-        lines.append(f"**{md(f['name'])}.** {md(text)}")
-    st.markdown("**Shape of each curve** (" + md(what) + "): " + "  \n".join([""] + lines),
-                help="Position-bias index: mean of the first and last positions minus the middle one, with a 95% "
-                     "bootstrap interval over questions (a question's positions together); a shape is named only "
-                     "when its interval excludes zero. Only questions answered at every position count. "
-                     "`litm results --json` gives the same numbers.")
 
 
 def fmt_likelihood(t: pd.DataFrame) -> pd.DataFrame:

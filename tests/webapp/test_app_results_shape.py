@@ -1,7 +1,7 @@
 """Results says in one sentence what each drawn curve's shape is (report.shape: position-bias index with
 its bootstrap interval, a label only when the interval excludes zero), on the gold-index and the
 position axis, and draws the likelihood measure (answer_logprob) as its own curve with a bootstrap
-band, beside accuracy or on its own, with the questions scored at every position counted honestly."""
+band, under accuracy or on its own, with the questions scored at every position counted honestly."""
 
 from __future__ import annotations
 
@@ -130,13 +130,13 @@ def test_results_opens_on_a_likelihood_run_with_its_curve_band_and_n(shipped):
     at = run()
     assert LIKELIHOOD.label in at.selectbox(key="res_metric").options
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    titles = [c["layout"]["yaxis"]["title"]["text"] for c in charts]
+    titles = [c["layout"]["yaxis"]["title"]["text"].replace("<br>", " ") for c in charts]
     assert titles[:2] == ["best subspan EM", LIKELIHOOD.label]  # beside accuracy
     lik = charts[1]
     line = next(t for t in lik["data"] if t.get("mode") == "lines+markers")
     full = pd.DataFrame({i: [lp(t, i) for t in range(8) if t != 7] for i in INDEX})  # question 7: left out
     assert arr(line["y"]) == pytest.approx(list(full.mean()))
-    assert "7 questions at every position" in line["name"]
+    assert line["name"].endswith("· 7 questions")
     band = next(t for t in lik["data"] if t.get("fill") == "toself")
     lo, hi = arr(band["y"])[3:][::-1], arr(band["y"])[:3]
     assert all(a < m < b for a, m, b in zip(lo, arr(line["y"]), hi, strict=True))
@@ -151,7 +151,7 @@ def test_results_opens_on_a_likelihood_run_with_its_curve_band_and_n(shipped):
     at.selectbox(key="res_metric").set_value(LIKELIHOOD.column).run()
     assert not at.exception and not at.error
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    assert charts[0]["layout"]["yaxis"]["title"]["text"] == LIKELIHOOD.label
+    assert charts[0]["layout"]["yaxis"]["title"]["text"].replace("<br>", " ") == LIKELIHOOD.label
     assert len(shape_lines(at)) == 1 and shape_lines(at)[0].startswith(f"**{LINE}.** {expected}")
     assert sum("This view shows accuracy" in i.value for i in at.info) == 3
     assert np.isfinite(arr(line["y"])).all()

@@ -6,7 +6,7 @@ inside the chart says it again, so an exported image stands alone. Under the cha
 line on its shape (report.shape: position-bias index with its bootstrap interval, a label only when
 the interval excludes zero). Where trials carry the likelihood measure (answer_logprob), its curve:
 on its own when the metric is "how likely the model finds the right answer", beside accuracy when
-the selection has both."""
+the selection has both (under it: side by side, neither chart's notes and legend fit half a page)."""
 
 from __future__ import annotations
 
@@ -219,7 +219,7 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
         fig.update_layout(height=430)
     found = analysis.shapes(part, part[metric], labels, axis, size) if metric in part else []
     with chart_slot:
-        left, right = (st.columns(2) if likely and not state.present else (st.container(), st.container()))
+        left, right = st.container(), st.container()  # stacked: at half a page width neither chart reads
         with left:
             charts.show(fig, f"u-curve-{axis}", "accuracy (y) where the answer sits (x); shaded bands are 95% Wilson "
                         "intervals, n per point in the legend; a dip in the middle is the lost-in-the-middle effect; "

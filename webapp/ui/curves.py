@@ -17,7 +17,8 @@ from webapp.ui.render import md
 LIKELIHOOD_READ = ("how likely the model finds the right answer (y: the gold answer's log-probability after the "
                    "prompt, in nats; closer to 0 is more likely; each step of 1 is a factor of e, about 2.7) where "
                    "the answer sits (x); the mean over the questions scored at every position, shaded bands 95% "
-                   "bootstrap intervals over questions; a dip in the middle is the lost-in-the-middle effect. "
+                   "bootstrap intervals over questions, n in the legend (questions scored at every position); a dip "
+                   "in the middle is the lost-in-the-middle effect. "
                    "This measure is this app's, not the papers'.")
 
 
@@ -34,14 +35,14 @@ def likelihood_chart(part: pd.DataFrame, labels: pd.Series, axis: str, size: str
     table = lik.rename(columns={axis: "position"})
     where = "the gold document's index" if axis == "gold_index" else "answer position"
     label = analysis.LIKELIHOOD.label
-    fig = figures.accuracy_lines(table, "position", title=f"{label[:1].upper()}{label[1:]}, by {where}",
-                                 x_title=xt, metric_label=label, percent=False)
+    fig = figures.accuracy_lines(table, "position", title=f"How likely the right answer is, by {where}",
+                                 x_title=xt, metric_label=two_lines(label), percent=False)
     if axis == "gold_index" and len(table):
         fig.update_xaxes(dtick=1 if table["position"].max() < 12 else 2)
     if State().present:
         fig.update_layout(height=430)
-    names = {figures.esc(f["name"]): f"{figures.esc(f['name'])} · {f['shape']['questions']} questions at every "
-             "position" for f in found}
+    names = {figures.esc(f["name"]): f"{figures.esc(f['name'])} · {f['shape']['questions']} questions"
+             for f in found}
     charts.show(fig, key, LIKELIHOOD_READ, names=names, height=height,
                 note=(f"Measured by {THIS_APP} with {models_of(part['model']) or 'a model'}: the gold answer's "
                       "log-probability (nats), mean over questions scored at every position, 95% bootstrap "
@@ -51,6 +52,15 @@ def likelihood_chart(part: pd.DataFrame, labels: pd.Series, axis: str, size: str
         st.caption("No trial of this selection carries the likelihood measure at these positions.")
     shape_sentences(found, label)
     return lik
+
+
+def two_lines(text: str) -> str:
+    """An axis title broken at the space nearest its middle (plotly's <br>), so a long one fits the axis."""
+    spaces = [i for i, ch in enumerate(text) if ch == " "]
+    if len(text) < 30 or not spaces:
+        return text
+    at = min(spaces, key=lambda i: abs(i - len(text) / 2))
+    return f"{text[:at]}<br>{text[at + 1:]}"
 
 
 def shape_sentences(found: list[dict], what: str) -> None:

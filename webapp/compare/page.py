@@ -173,10 +173,11 @@ def failures(t: pd.DataFrame, pair: tuple[str, str]) -> None:
 def decision_rule(where) -> tuple[float, float]:
     """The non-inferiority margin (points) and the minimum saving (% of cost) the verdict uses."""
     c1, c2, c3 = where.columns([1, 1, 2])
-    margin = c1.number_input("Margin (points)", 0.5, 50.0, step=0.5, key=State.cmp_margin.key,
+    margin = c1.number_input("Margin (points)", 0.5, 50.0, step=0.5, format="%.1f", key=State.cmp_margin.key,
                              help="a cheaper arm is recommended only if its 95% paired interval shows it at most "
                                   "this many points less accurate than the most accurate arm")
-    saving = c2.number_input("Minimum saving (% of cost)", 0.0, 90.0, step=5.0, key=State.cmp_min_saving.key,
+    saving = c2.number_input("Minimum saving (% of cost)", 0.0, 90.0, step=5.0, format="%.0f",
+                             key=State.cmp_min_saving.key,
                              help="and only if it saves at least this share of the most accurate arm's cost per "
                                   "1,000 questions")
     c3.caption(f"**Decision rule.** Defaults: a margin of {100 * analysis.DEFAULT_MARGIN:.0f} points and a "
@@ -208,12 +209,11 @@ def charts_section(t: pd.DataFrame, result: dict, labels: list[str]) -> None:
             charts.show(parts.u_curves(t, labels), "compare-u-curves", "accuracy of each arm where the answer "
                         "sits; lines apart by more than their bands differ at that position.", note=note,
                         height=420 if present else None)
-            curves.shape_sentences(parts.u_curve_shapes(t, labels), "accuracy, primary metric")
+        curves.shape_sentences(parts.u_curve_shapes(t, labels), "accuracy, primary metric")  # the page's width
         part, x, title, size = parts.u_curve_parts(t, labels)
         if curves.has_likelihood(part):
-            with left if not present else st.container():
-                curves.likelihood_chart(part, part["arm"], x, size, title, key="compare-likelihood",
-                                        height=420 if present else None)
+            curves.likelihood_chart(part, part["arm"], x, size, title, key="compare-likelihood",
+                                    height=420 if present else None)
 
 
 def main() -> None:

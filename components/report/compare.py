@@ -496,7 +496,7 @@ def verdict(arm_table: pd.DataFrame, pair_list: list[dict], *, margin: float = D
     if p_max < ALPHA and not unpaired and d < 0:
         line = f"Recommend {best['label']} · {_cost_phrase(best, runner)} · confident"
         reasons = (f"{acc}, significantly better than every other arm after Holm's correction for "
-                   f"{len(pair_list)} pairs (largest adjusted p = {p_max:.2g}).")
+                   f"{len(pair_list)} pair{'' if len(pair_list) == 1 else 's'} (largest adjusted p = {p_max:.2g}).")
         return {**out, "line": line, "reasons": reasons + extra, "recommend": best["label"], "versus": runner.label,
                 "confidence": "confident", "saving_per_1000_usd": _saving(best, runner)}
     gap = max(abs(d) if d == d and d != 0 else difference, 0.01)

@@ -267,3 +267,34 @@ def test_margin_and_saving_come_from_the_link(stores):
     run(at)
     assert at.number_input(key="cmp_margin").value == 30.0 and at.number_input(key="cmp_min_saving").value == 20.0
     assert verdict_text(at).startswith("**Recommend reprompt r=1000 · fake-model · saves")
+
+
+def test_arms_that_carry_the_likelihood_get_its_curve_and_every_curve_its_shape(stores):
+    import json
+
+    from components.core.metrics import LIKELIHOOD
+
+    store = RunStore(stores / "runs" / "litm.sqlite")
+    sid = store.open_sweep("both", {"name": "both", "strategies": ["litm", "baseline"], "documents": [20],
+                                    "gold_index": [0, 9, 19], "n_tasks": 10})
+    for strategy, drop in (("litm", 1.5), ("baseline", 0.5)):
+        for index in (0, 9, 19):
+            for t in range(10):
+                hit = float((t + index) % 3 != 0)
+                store.put_trial(sid, {
+                    "trial_key": f"{strategy}-{index}-{t}", "task": f"q{t}", "question": "who?", "answers": ["x"],
+                    "strategy": strategy, "params": "{}", "model": "fake-model", "documents": 20, "gold_index": index,
+                    "answer": "x", "score": hit, "subspan_em": hit, "metric": "subspan-em", "calls": 1,
+                    "input_tokens": 100, "output_tokens": 5, "cost_usd": 0.0, "latency_s": 0.1,
+                    "answer_logprob": -4.0 - 0.2 * t - (drop if index == 9 else 0.0)})
+    store.finish_sweep(sid, "done")
+    store.close()
+    at = run()
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    titles = [c["layout"]["yaxis"]["title"]["text"].replace("<br>", " ") for c in charts]
+    assert LIKELIHOOD.label in titles
+    said = [m.value.replace("\\", "") for m in at.markdown if m.value.startswith("**Shape of each curve**")]
+    assert len(said) == 2 and "(accuracy, primary metric)" in said[0] and LIKELIHOOD.label in said[1]
+    for text in said:
+        assert "**baseline · fake-model.**" in text and "**litm · fake-model.**" in text
+    assert "edges minus middle +1.50 nats" in said[1] and "edges minus middle +0.50 nats" in said[1]

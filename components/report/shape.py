@@ -184,6 +184,10 @@ def sentence(s: dict) -> str:
     names = {"U": "A U shape (lost in the middle)", "primacy": "Primacy (the start is best)",
              "recency": "Recency (the end is best)", "inverted U": "An inverted U (the middle is best)",
              "flat": "Flat (edges and middle within 5 points)"}
+    side = {"primacy": ("first", "primacy"), "recency": ("last", "recency")}.get(label)
+    if side:  # the label rests on that edge's own interval: say it
+        index += (f"; {side[0]} minus middle {_pts(s[side[1]], pct, unit)} (95% interval "
+                  f"{_ci(s[side[1] + '_ci'], pct)})")
     return f"{names[label]}: {levels}; {index}."
 
 

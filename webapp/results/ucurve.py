@@ -38,6 +38,13 @@ SMALL_MODEL_NOTE = (
     "paper's retriever-mined ones (sample_docs/tasks/NQ-OPEN.md)."
 )
 
+LIKELIHOOD_NOTE = (
+    " **The second chart** measures the same model another way: how likely it finds the right answer after "
+    "the same prompt (the answer's log-probability; nothing is generated). A continuous measure tells a dip "
+    "from noise with far fewer questions than right/wrong; this view is this app's, not the paper's. Its n "
+    "is the questions scored at every position so far."
+)
+
 
 def axes_of(df: pd.DataFrame) -> list[str]:
     out = []
@@ -233,7 +240,7 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
             with right:
                 lik = likelihood_chart(part, labels, axis, size, xt, key=f"likelihood-{axis}")
     if state.res_note and axis == "gold_index":
-        st.info(SMALL_MODEL_NOTE, icon=":material/school:")
+        st.info(SMALL_MODEL_NOTE + (LIKELIHOOD_NOTE if likely else ""), icon=":material/school:")
     with st.expander("The numbers"):
         st.dataframe(fmt_table(table[["series", "position", "n", "mean", "lo", "hi", "errors"]]), hide_index=True)
         if lik is not None and not lik.empty:

@@ -57,7 +57,7 @@ def shipped(tmp_path, monkeypatch):
 
 
 def run(at: AppTest | None = None) -> AppTest:
-    at = at or AppTest.from_file(PAGE, default_timeout=120)
+    at = AppTest.from_file(PAGE, default_timeout=120) if at is None else at
     at.run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
@@ -155,3 +155,16 @@ def test_results_opens_on_a_likelihood_run_with_its_curve_band_and_n(shipped):
     assert len(shape_lines(at)) == 1 and shape_lines(at)[0].startswith(f"**{LINE}.** {expected}")
     assert sum("This view shows accuracy" in i.value for i in at.info) == 3
     assert np.isfinite(arr(line["y"])).all()
+
+
+def test_a_link_opens_the_likelihood_on_its_own(shipped):
+    litm_store(shipped / "local-qwen-nq-litm.sqlite", {0: 5, 9: 3, 19: 4}, 8)
+    litm_store(shipped / "local-qwen-nq-likelihood20.sqlite", {}, 8, logprob=lp, measure_only=True,
+               name="nq likelihood")
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.query_params["metric"] = LIKELIHOOD.column
+    run(at)
+    assert at.selectbox(key="res_metric").value == LIKELIHOOD.column
+    assert len(at.multiselect(key="res_sweeps").value) == 2  # still opened on the shipped runs
+    first = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert first["layout"]["yaxis"]["title"]["text"].replace("<br>", " ") == LIKELIHOOD.label

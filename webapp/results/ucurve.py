@@ -68,7 +68,8 @@ def open_on_real_curve(trials: pd.DataFrame, sweeps: pd.DataFrame, asked: set[st
     if litm.empty or state.res_sweeps not in (None, []):
         return
     state.res_sweeps = list(litm["sweep_key"])
-    state.res_metric = "subspan_em"
+    if "metric" not in asked:  # a link's metric (e.g. ?metric=answer_logprob) stands
+        state.res_metric = "subspan_em"
     state.res_u_axis = "gold_index"
     state.res_note = True
 

@@ -212,7 +212,7 @@ def charts_section(t: pd.DataFrame, result: dict, labels: list[str]) -> None:
         curves.shape_sentences(parts.u_curve_shapes(t, labels), "accuracy, primary metric")  # the page's width
         part, x, title, size = parts.u_curve_parts(t, labels)
         if curves.has_likelihood(part):
-            curves.likelihood_chart(part, part["arm"], x, size, title, key="compare-likelihood",
+            curves.likelihood_chart(part, part["arm"], x, size, title, name="compare-likelihood",
                                     height=420 if present else None)
 
 

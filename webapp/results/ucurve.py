@@ -215,7 +215,7 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     likely = has_likelihood(part)
     if likely_only:  # the likelihood on its own
         with chart_slot:
-            lik = likelihood_chart(part, labels, axis, size, xt, key=f"likelihood-{axis}")
+            lik = likelihood_chart(part, labels, axis, size, xt, name=f"likelihood-{axis}")
         with st.expander("The numbers"):
             st.dataframe(fmt_likelihood(lik), hide_index=True)
         return
@@ -239,7 +239,7 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
         lik = None
         if likely:
             with right:
-                lik = likelihood_chart(part, labels, axis, size, xt, key=f"likelihood-{axis}")
+                lik = likelihood_chart(part, labels, axis, size, xt, name=f"likelihood-{axis}")
     if state.res_note and axis == "gold_index":
         st.info(SMALL_MODEL_NOTE + (LIKELIHOOD_NOTE if likely else ""), icon=":material/school:")
     with st.expander("The numbers"):

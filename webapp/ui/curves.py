@@ -27,7 +27,7 @@ def has_likelihood(part: pd.DataFrame) -> bool:
     return col in part and pd.to_numeric(part[col], errors="coerce").notna().any()
 
 
-def likelihood_chart(part: pd.DataFrame, labels: pd.Series, axis: str, size: str, xt: str, *, key: str,
+def likelihood_chart(part: pd.DataFrame, labels: pd.Series, axis: str, size: str, xt: str, *, name: str,
                      height: int | None = None) -> pd.DataFrame:
     """The likelihood curves of `part` (one line per label, split by size where a line holds several),
     with their shape sentences under them; returns the chart's table."""
@@ -43,7 +43,7 @@ def likelihood_chart(part: pd.DataFrame, labels: pd.Series, axis: str, size: str
         fig.update_layout(height=430)
     names = {figures.esc(f["name"]): f"{figures.esc(f['name'])} · {f['shape']['questions']} questions"
              for f in found}
-    charts.show(fig, key, LIKELIHOOD_READ, names=names, height=height,
+    charts.show(fig, name, LIKELIHOOD_READ, names=names, height=height,
                 note=(f"Measured by {THIS_APP} with {models_of(part['model']) or 'a model'}: the gold answer's "
                       "log-probability (nats), mean over questions scored at every position, 95% bootstrap "
                       "intervals over questions. Our measure, not the papers'."),

@@ -166,6 +166,15 @@ def test_cheaper_arm_is_recommended_only_when_non_inferior_and_saving_enough():
     assert cmp.compare(pd.concat([base, cheap], ignore_index=True), margin=0.001)["verdict"]["confidence"] == "not yet"
 
 
+def test_of_two_equally_cheap_non_inferior_arms_the_more_accurate_is_recommended():
+    base = _trials({"A": _same(300, (1000, 10))}, tokens=(1000, 10))
+    worse = [0 if i % 50 == 1 else x for i, x in enumerate(_same(300, (400, 10)))]  # 6 fewer right
+    cheap = _trials({"B": worse, "C": _same(300, (400, 10))}, tokens=(400, 10))
+    labels = [f"{a} · gpt-4o-mini" for a in "ABC"]  # the less accurate B listed before C
+    v = cmp.compare(pd.concat([base, cheap], ignore_index=True), labels, margin=0.10)["verdict"]
+    assert v["recommend"] == "C · gpt-4o-mini" and v["confidence"] == "confident"
+
+
 def test_ties_are_ties():
     v = cmp.compare(_trials({"A": [1, 0, 1, 0, 1, 1], "B": [1, 0, 1, 0, 1, 1]}))["verdict"]
     assert v["line"] == "Tie · A · gpt-4o-mini and B · gpt-4o-mini · not yet" and v["recommend"] is None

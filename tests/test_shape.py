@@ -135,3 +135,23 @@ def test_shipped_20_document_run_has_no_clear_shape_at_n_50(capsys):
     assert s["index_ci"][0] < 0 < s["index_ci"][1] and s["label"] is None
     assert s["sentence"].startswith("No clear shape at this n")
     assert hashlib.sha256(SHIPPED20.read_bytes()).hexdigest() == before  # read, never written
+
+
+def test_by_series_says_no_test_where_questions_are_not_paired_and_splits_sizes():
+    from components.report.shape import by_series
+
+    # every question asked at one position only: nothing is paired, so nothing is claimed
+    rows = [{"task": f"q{i}", "position": [0.0, 0.5, 1.0][i % 3], "length": 1000, "value": float(i % 2)}
+            for i in range(30)]
+    t = pd.DataFrame(rows)
+    found = by_series(t, t["value"], pd.Series("line", index=t.index), "position", "length")
+    assert len(found) == 1 and found[0]["shape"]["index"] is None and found[0]["shape"]["label"] is None
+    assert found[0]["left_out"] == 30 and "at least two questions asked at every position" in found[0]["shape"][
+        "sentence"]
+    # the same questions at two lengths: one test per length, named by it
+    paired = [{"task": f"q{i}", "position": p, "length": n, "value": float(p != 0.5 or i % 4 == 0)}
+              for i in range(20) for p in (0.0, 0.5, 1.0) for n in (1000, 2000)]
+    t = pd.DataFrame(paired)
+    found = by_series(t, t["value"], pd.Series("line", index=t.index), "position", "length")
+    assert [f["name"] for f in found] == ["line · 1,000 tokens", "line · 2,000 tokens"]
+    assert all(f["shape"]["questions"] == 20 and f["left_out"] == 0 for f in found)

@@ -16,7 +16,8 @@ class Metric:
     column: str  # the trial column that stores it
     label: str  # as shown to users
     source: str  # where it is defined
-    accuracy: bool = True  # a 0/1 accuracy (higher is better); False: a rate where lower is better
+    accuracy: bool = True  # a 0/1 accuracy (higher is better); False: not one (a rate, a log-probability)
+    share: bool = True  # a value between 0 and 1 (shown as a percentage); False: a log-probability in nats
 
 
 METRICS: dict[str, Metric] = {m.name: m for m in (
@@ -28,7 +29,13 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("page-precision", "page_precision", "page precision", "retrieved pages that are gold"),
     Metric("hallucination", "hallucination_rate", "hallucinated sentences", "ALR2 §5.1", accuracy=False),
     Metric("sentence-recall", "sentence_recall", "gold-sentence recall", "ALR2 §5.1"),
+    # the likelihood measure (components.run.measure): the gold answer's log-probability after the prompt,
+    # natural log summed over its tokens; closer to 0 is better. Ours: none of the papers report it.
+    Metric("likelihood", "answer_logprob", "how likely the model finds the right answer (log scale)",
+           "this app: the gold answer's log-probability after the prompt (teacher-forced, nats)",
+           accuracy=False, share=False),
 )}
+LIKELIHOOD = METRICS["likelihood"]
 ANSWER_METRICS = ("fuzzy", "subspan-em", "exact", "kv-match")  # scores of (prediction, gold answers)
 BY_COLUMN: dict[str, Metric] = {m.column: m for m in METRICS.values()}
 # not a stored column: each trial's own strategy's metric (components.report.sweeps.primary_values), the

@@ -125,19 +125,24 @@ def _series_style(labels: list[str]) -> dict[str, dict]:
     return styles
 
 
-def _hover(x_title: str) -> str:
+def _hover(x_title: str, percent: bool = True) -> str:
+    if not percent:  # a log-probability: nats, its interval a bootstrap over questions
+        return (f"<b>%{{fullData.name}}</b><br>{x_title}: %{{x}}<br>mean log-probability: %{{y:.2f}} nats"
+                "<br>95% interval: %{customdata[1]:.2f} – %{customdata[2]:.2f}<br>n = %{customdata[0]} questions"
+                "<extra></extra>")
     return (f"<b>%{{fullData.name}}</b><br>{x_title}: %{{x}}<br>accuracy: %{{y:.1%}}"
             "<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}<br>n = %{customdata[0]}"
             "<br>errors (not scored): %{customdata[3]}<extra></extra>")
 
 
 def accuracy_lines(table: pd.DataFrame, x: str, *, title: str, x_title: str, metric_label: str,
-                   overlays: pd.DataFrame | None = None, log_x: bool = False) -> go.Figure:
+                   overlays: pd.DataFrame | None = None, log_x: bool = False, percent: bool = True) -> go.Figure:
     """Lines of accuracy (mean) with Wilson bands (lo..hi), one per `series`; n in legend and hover.
 
     `table` has columns series, x, n, mean, lo, hi, errors (see components.report.analysis.u_curve).
     `overlays` (optional) has columns label, x, mean, method: published curves, drawn dashed and
-    hollow, named "published (paper, table, model ...)".
+    hollow, named "published (paper, table, model ...)". `percent=False`: a value that is not a share
+    (the likelihood, in nats), its axis fitted to the data.
     """
     fig = go.Figure()
     table = table[table["n"] > 0] if "n" in table else table
@@ -157,7 +162,7 @@ def accuracy_lines(table: pd.DataFrame, x: str, *, title: str, x_title: str, met
             x=xs, y=part["mean"], mode="lines+markers", name=f"{esc(label)} (n={int(part['n'].sum())})",
             legendgroup=label, line=dict(color=st["colour"], width=2.5, dash=st["dash"]),
             marker=dict(symbol=st["symbol"], size=9, color=st["colour"]), customdata=custom,
-            hovertemplate=_hover(x_title),
+            hovertemplate=_hover(x_title, percent),
             error_y=None if len(part) > 1 else dict(
                 type="data", symmetric=False, array=part["hi"] - part["mean"],
                 arrayminus=part["mean"] - part["lo"], color=st["colour"]),
@@ -171,7 +176,7 @@ def accuracy_lines(table: pd.DataFrame, x: str, *, title: str, x_title: str, met
                 line=dict(color=colour, width=1.8, dash="dot"),
                 marker=dict(symbol="circle-open", size=8, color=colour),
                 hovertemplate=f"<b>{esc(label)}</b><br>{x_title}: %{{x}}<br>as published: %{{y:.1%}}<extra></extra>"))
-    _layout(fig, title, x_title, metric_label)
+    _layout(fig, title, x_title, metric_label, percent=percent)
     if log_x:
         fig.update_xaxes(type="log")
     if not labels and (overlays is None or overlays.empty):

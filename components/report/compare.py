@@ -460,7 +460,8 @@ def verdict(arm_table: pd.DataFrame, pair_list: list[dict], *, margin: float = D
         elif not (p["p_holm"] < ALPHA and d < 0):  # an arm shown worse is no candidate at all
             not_shown.append(item)
     if cheaper:
-        cost, r, p, d, lo, hi, share = min(cheaper, key=lambda c: c[0])
+        # the cheapest; of equally cheap ones the most accurate (two arms at one price are not a coin toss)
+        cost, r, p, d, lo, hi, share = min(cheaper, key=lambda c: (c[0], -c[1].accuracy))
         saving = best["cost_"] - cost
         line = f"Recommend {r.label} · saves {_money(saving)} per 1,000 questions · confident"
         reasons = (f"{acc}, but {r.label} is at most {pts} worse (non-inferior within the {pts} margin): accuracy "
@@ -495,7 +496,7 @@ def verdict(arm_table: pd.DataFrame, pair_list: list[dict], *, margin: float = D
     if p_max < ALPHA and not unpaired and d < 0:
         line = f"Recommend {best['label']} · {_cost_phrase(best, runner)} · confident"
         reasons = (f"{acc}, significantly better than every other arm after Holm's correction for "
-                   f"{len(pair_list)} pairs (largest adjusted p = {p_max:.2g}).")
+                   f"{len(pair_list)} pair{'' if len(pair_list) == 1 else 's'} (largest adjusted p = {p_max:.2g}).")
         return {**out, "line": line, "reasons": reasons + extra, "recommend": best["label"], "versus": runner.label,
                 "confidence": "confident", "saving_per_1000_usd": _saving(best, runner)}
     gap = max(abs(d) if d == d and d != 0 else difference, 0.01)

@@ -1,12 +1,13 @@
-"""Curves of the likelihood measure (answer_logprob, components/run/measure.py) by gold position.
+"""Curves of the likelihood measure (answer_logprob, components/run/measure.py) by answer position.
 
-`curve` gives the mean log-probability of the gold answer at each position with a 95% bootstrap
-interval over questions (a question's positions stay together: questions are resampled, not trials);
-`edges_minus_middle` gives, per question, the mean at the first and last positions minus the mean at
-the positions between them (positive: a U), its mean over questions with a bootstrap interval, and how
-many questions are positive. Only questions scored at every position count (a paired comparison).
-A plain, documented stand-in until the curve-shape statistics (position-bias index) land; the
-README's likelihood table is computed with these functions (tests/test_shipped_runs.py checks it).
+The statistics are the curve-shape ones (components.report.shape, components.core.evidence), the same
+for accuracy and for the likelihood: only questions scored at every position count (a paired
+comparison; shape.question_matrix), each position's mean gets a 95% percentile bootstrap interval
+over questions (evidence.bootstrap_means: questions resampled with their positions together), and
+the shape is shape.curve_shape (position-bias index = mean of the first and last positions minus the
+middle one, its bootstrap interval, the paired edges-vs-middle test, Friedman across positions, the
+label only when the interval excludes zero). `table_lines` is the README table of the shipped run
+(tests/test_shipped_runs.py checks that the README matches the store).
 """
 
 from __future__ import annotations
@@ -16,66 +17,59 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-COLUMN = "answer_logprob"
-LABEL = "how likely the model finds the right answer (log-probability, nats)"
-CONFIDENCE = 0.95
-RESAMPLES = 10_000
-SEED = 0
+from components.core import evidence
+from components.core.metrics import LIKELIHOOD
+from components.report import shape as shapes
+from components.report.analysis import is_error
+
+COLUMN = LIKELIHOOD.column
+LABEL = LIKELIHOOD.label
+UNIT = "nats"
 
 
 def paired(df: pd.DataFrame, x: str = "gold_index") -> pd.DataFrame:
     """question x position table of answer_logprob: trials without an error and with a value, only the
     questions that have every position."""
-    ok = df[df["error"].isna() & pd.to_numeric(df[COLUMN], errors="coerce").notna()]
-    table = ok.pivot_table(index="task", columns=x, values=COLUMN, aggfunc="mean")
-    return table.dropna()
+    ok = df[~is_error(df) & pd.to_numeric(df[COLUMN], errors="coerce").notna()]
+    return shapes.question_matrix(ok.assign(**{COLUMN: pd.to_numeric(ok[COLUMN])}), x, COLUMN)[0]
 
 
-def bootstrap_mean(values: np.ndarray) -> tuple[float, float]:
-    """95% percentile bootstrap interval of the mean (scipy.stats.bootstrap, fixed seed)."""
-    from scipy.stats import bootstrap
-
-    if len(values) < 2:
-        return float("nan"), float("nan")
-    res = bootstrap((np.asarray(values, dtype=float),), np.mean, confidence_level=CONFIDENCE,
-                    n_resamples=RESAMPLES, method="percentile", random_state=np.random.default_rng(SEED))
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+def points(matrix: pd.DataFrame, x: str = "gold_index") -> pd.DataFrame:
+    """One row per position (column of `matrix`): mean, low, high (bootstrap over questions), n."""
+    cols = list(matrix.columns)
+    values = matrix.to_numpy(dtype=float)
+    bands = evidence.bootstrap_means(values, np.eye(len(cols))) if cols else []
+    rows = [{x: shapes._num(float(c)), "mean": float(values[:, i].mean()) if len(values) else float("nan"),
+             "low": lo, "high": hi, "n": int(len(values))} for i, (c, (lo, hi)) in enumerate(zip(cols, bands,
+                                                                                             strict=True))]
+    return pd.DataFrame(rows, columns=[x, "mean", "low", "high", "n"])
 
 
 def curve(df: pd.DataFrame, x: str = "gold_index") -> pd.DataFrame:
     """One row per position: mean, low, high (bootstrap over questions), n."""
-    table = paired(df, x)
-    rows = []
-    for pos in table.columns:
-        values = table[pos].to_numpy()
-        low, high = bootstrap_mean(values)
-        rows.append({x: pos, "mean": float(values.mean()) if len(values) else float("nan"), "low": low,
-                     "high": high, "n": len(values)})
-    return pd.DataFrame(rows, columns=[x, "mean", "low", "high", "n"])
+    return points(paired(df, x), x)
 
 
 @dataclass(frozen=True)
 class Shape:
-    mean: float  # edges minus middle, nats, mean over questions
+    mean: float  # the position-bias index, nats: mean of the first and last positions minus the middle
     low: float
     high: float
-    positive: int  # questions with a positive value
+    positive: int  # questions with a positive index
     n: int
+    stats: dict  # shape.curve_shape's whole answer (label, tests, sentence)
 
 
 def edges_minus_middle(df: pd.DataFrame, x: str = "gold_index") -> Shape:
-    table = paired(df, x)
-    cols = sorted(table.columns)
-    if len(cols) < 3 or table.empty:
-        return Shape(float("nan"), float("nan"), float("nan"), 0, len(table))
-    per_question = (table[[cols[0], cols[-1]]].mean(axis=1) - table[cols[1:-1]].mean(axis=1)).to_numpy()
-    low, high = bootstrap_mean(per_question)
-    return Shape(float(per_question.mean()), low, high, int((per_question > 0).sum()), len(per_question))
+    s = shapes.curve_shape(paired(df, x), x_name=x, binary=False, unit=UNIT)
+    if s["index"] is None:
+        return Shape(float("nan"), float("nan"), float("nan"), 0, s["questions"], s)
+    return Shape(s["index"], s["index_ci"][0], s["index_ci"][1], s["positive"], s["questions"], s)
 
 
 def table_lines(df: pd.DataFrame, x: str = "gold_index") -> list[str]:
     """The markdown table sample_docs/runs/README.md shows for a likelihood run (and the test compares):
-    mean nats (95% bootstrap interval) and n per position, then edges minus middle."""
+    mean nats (95% bootstrap interval) and n per position, then the shape in one sentence."""
     c = curve(df, x)
     shape = edges_minus_middle(df, x)
     head = "| gold index | " + " | ".join(str(int(v)) for v in c[x]) + " |"
@@ -83,7 +77,21 @@ def table_lines(df: pd.DataFrame, x: str = "gold_index") -> list[str]:
     mean = "| mean answer_logprob (95% interval) | " + " | ".join(
         f"{r['mean']:.2f} ({r['low']:.2f} to {r['high']:.2f})" for _, r in c.iterrows()) + " |"
     n = "| questions | " + " | ".join(str(int(v)) for v in c["n"]) + " |"
-    edge = (f"Edges minus middle (mean at the first and last positions less the mean between them, per "
-            f"question): {shape.mean:.2f} nats, 95% bootstrap interval {shape.low:.2f} to {shape.high:.2f}, "
-            f"positive for {shape.positive} of {shape.n} questions.")
+    edge = (f"Position-bias index (per question, the mean of the first and last positions minus the middle one): "
+            f"{shape.mean:.2f} nats, 95% bootstrap interval {shape.low:.2f} to {shape.high:.2f}, positive for "
+            f"{shape.positive} of {shape.n} questions. {shape.stats['sentence']}")
     return [head, rule, mean, n, "", edge]
+
+
+def lines(trials: pd.DataFrame, series: pd.Series, x: str, size: str | None = None) -> tuple[pd.DataFrame, list[dict]]:
+    """The likelihood chart's table (series, `x`, n, mean, lo, hi, errors: one row per line and position,
+    over the questions scored at every position of the line, the band a bootstrap over them) and each
+    line's shape (shape.by_series). A line holding several sizes is split by size."""
+    found = shapes.by_series(trials, trials[COLUMN] if COLUMN in trials else pd.Series(float("nan"), index=trials.index),
+                             series, x, size, unit=UNIT)
+    rows = []
+    for f in found:
+        for r in points(f["matrix"], x).itertuples(index=False):
+            rows.append({"series": f["name"], x: getattr(r, x), "n": r.n, "mean": r.mean, "lo": r.low, "hi": r.high,
+                         "errors": 0})
+    return pd.DataFrame(rows, columns=["series", x, "n", "mean", "lo", "hi", "errors"]), found

@@ -18,7 +18,12 @@ from components.report.compare import seconds_text
 METHODS = ("Accuracy: the share of scored trials whose primary metric is correct (non-zero), with a Wilson 95% "
            "interval. Pairs: trials matched on task and cell (length and position, or documents and gold index); "
            "difference with Newcombe's paired hybrid score interval (1998, method 10); p-value from the exact "
-           "McNemar test (two-sided binomial test of the discordant pairs at 1/2). Trials without a partner are "
+           "McNemar test (two-sided binomial test of the discordant pairs at 1/2), adjusted for the pairs shown by "
+           "Holm's step-down method (Holm 1979; statsmodels multipletests): every verdict reads the adjusted "
+           "p-values. Verdict: a cheaper arm is recommended only when non-inferior within the margin (the lower "
+           "bound of the 95% paired interval of its difference from the most accurate arm above minus the margin) "
+           "and saving at least the minimum share of cost; otherwise the most accurate arm, confident only when it "
+           "beats every other arm at Holm-adjusted p < 0.05; equal accuracies are a tie. Trials without a partner are "
            "left out and counted. Failed calls are errors, never wrong answers. Cost per 1,000 questions: the "
            "mean stored input and output tokens of all stages of an arm's trials at the list price (or batch "
            "price) of the model named. Planner: Connor (1987) sample size for McNemar's test.")
@@ -83,10 +88,12 @@ def pairs_html(pairs: list[dict]) -> str:
         diff = "–" if p["diff"] != p["diff"] else f"{100 * p['diff']:+.1f} points"
         ci = "–" if p["ci"][0] != p["ci"][0] else f"{100 * p['ci'][0]:+.1f} to {100 * p['ci'][1]:+.1f}"
         pv = "–" if p["p_value"] != p["p_value"] else f"{p['p_value']:.3g}"
-        rows.append([_td(p["a"]), _td(p["b"]), _td(diff, True), _td(ci, True), _td(pv, True),
+        holm = p.get("p_holm", math.nan)
+        ph = "–" if holm != holm else f"{holm:.3g}"
+        rows.append([_td(p["a"]), _td(p["b"]), _td(diff, True), _td(ci, True), _td(pv, True), _td(ph, True),
                      _td(p["n_matched"], True), _td(p["left_out"], True),
                      _td(f"{p['only_a']} / {p['only_b']}", True)])
-    return _table(["a", "b", "difference a − b", "95% interval (Newcombe)", "p (exact McNemar)", "matched",
+    return _table(["a", "b", "difference a − b", "95% interval (Newcombe)", "p (exact McNemar)", "p (Holm)", "matched",
                    "left out", "only a right / only b right"], rows)
 
 
@@ -129,6 +136,17 @@ def failures_html(fail: pd.DataFrame, a: str, b: str, limit: int = 50, total: in
                   user=2) + more
 
 
+def verdict_html(result: dict) -> str:
+    """The one-line verdict, then its reasoning and the rule's settings (from compare.verdict)."""
+    v = result.get("verdict")
+    if not v:
+        return f'<div class="rec">{_e(result["recommendation"])}</div>'
+    rule = (f"Margin {100 * v['margin']:.1f} points, minimum saving {100 * v['min_saving']:.0f}% of cost, "
+            f"p-values adjusted by {v.get('correction', 'Holm')}, alpha {v.get('alpha', 0.05)}.")
+    return (f'<div class="rec"><p><b>{_e(v["line"])}</b></p><p>{_e(v["reasons"])}</p>'
+            f'<p class="small">{_e(rule)}</p></div>')
+
+
 def figures_html(figures: list) -> str:
     """Plotly figures as HTML: plotly.js inlined with the first one only, so the file works offline."""
     out = []
@@ -158,7 +176,7 @@ def build(result: dict, *, figures: list, failures: pd.DataFrame | None = None, 
         f"<h1>{_e(title)}</h1>",
         f'<p class="small">Made {_e(now.strftime("%Y-%m-%d %H:%M UTC"))} by LITM Explorer from {n_total:,} trials'
         + (f" ({_e('; '.join(sources))})" if sources else "") + ".</p>",
-        f'<div class="rec">{_e(result["recommendation"])}</div>',
+        verdict_html(result),
         "<h2>Arms</h2>", arms_html(arms),
         "<h2>Pairs</h2>", pairs_html(pairs) if pairs else "<p>Only one arm.</p>",
         "<h2>Planner</h2>", f"<p>{_e(plan_text)}</p>",

@@ -67,17 +67,21 @@ def question_matrix(trials: pd.DataFrame, x: str, value: str = "value") -> tuple
     return full, int(len(wide) - len(full))
 
 
-def _pts(v: float, percent: bool) -> str:
-    return f"{100 * v:+.0f} points" if percent else f"{v:+.3g}"
+def _unit(unit: str) -> str:
+    return f" {unit}" if unit else ""
 
 
-def _level(v: float, percent: bool) -> str:
-    return f"{100 * v:.0f}%" if percent else f"{v:.3g}"
+def _pts(v: float, percent: bool, unit: str = "") -> str:
+    return f"{100 * v:+.0f} points" if percent else f"{v:+.2f}{_unit(unit)}"
+
+
+def _level(v: float, percent: bool, unit: str = "") -> str:
+    return f"{100 * v:.0f}%" if percent else f"{v:.2f}{_unit(unit)}"
 
 
 def _ci(ci: tuple[float, float], percent: bool) -> str:
     a, b = ci
-    return f"{100 * a:+.0f} to {100 * b:+.0f}" if percent else f"{a:+.3g} to {b:+.3g}"
+    return f"{100 * a:+.0f} to {100 * b:+.0f}" if percent else f"{a:+.2f} to {b:+.2f}"
 
 
 def _p(p: float) -> str:
@@ -107,15 +111,16 @@ def label_of(index_ci, primacy_ci, recency_ci, margin: float | None) -> str | No
 
 
 def curve_shape(matrix: pd.DataFrame, *, left_out: int = 0, x_name: str = "position",
-                binary: bool | None = None) -> dict:
-    """The shape statistics of one curve from its questions x positions matrix (module docstring)."""
+                binary: bool | None = None, unit: str = "") -> dict:
+    """The shape statistics of one curve from its questions x positions matrix (module docstring).
+    `unit` names a real value's unit in the sentence ("nats"); a 0/1 value is in points."""
     xs = [float(c) for c in matrix.columns]
     v = matrix.to_numpy(dtype=float)
     n = int(v.shape[0])
     binary = bool(np.isin(v, (0.0, 1.0)).all()) if binary is None else binary
     out: dict = {"questions": n, "left_out": left_out, "positions": len(xs), "x": x_name, "binary": binary,
                  "first": _num(xs[0]) if xs else None, "middle": [_num(m) for m in middle_of(xs)],
-                 "last": _num(xs[-1]) if xs else None, "label": None, "clear": False}
+                 "last": _num(xs[-1]) if xs else None, "label": None, "clear": False, "unit": "" if binary else unit}
     mids = middle_of(xs)
     if not mids or n < 2:
         why = "needs at least three answer positions" if not mids else "needs at least two questions asked at every position"
@@ -140,7 +145,8 @@ def curve_shape(matrix: pd.DataFrame, *, left_out: int = 0, x_name: str = "posit
     need = evidence.questions_needed(effect, sd)
     out.update({
         "means": {"first": float(means[0]), "middle": float(w_mid @ means), "last": float(means[-1])},
-        "index": index, "index_ci": list(index_ci), "primacy": primacy, "primacy_ci": list(primacy_ci),
+        "index": index, "index_ci": list(index_ci), "positive": int((per_question > 0).sum()),
+        "primacy": primacy, "primacy_ci": list(primacy_ci),
         "recency": recency, "recency_ci": list(recency_ci),
         "edges_vs_middle": {"test": "paired sign-flip permutation", "p_value": p_edges},
         "across_positions": q, "label": label, "clear": label is not None,
@@ -156,13 +162,14 @@ def _num(x: float):
 
 def sentence(s: dict) -> str:
     """One plain sentence for the page under the chart."""
-    pct = s["binary"]
+    pct, unit = s["binary"], s.get("unit", "")
     m = s["means"]
     where = "gold index" if s["x"] == "gold_index" else "position"
     mid = "/".join(str(x) for x in s["middle"])
-    levels = (f"{_level(m['first'], pct)} with the answer first ({where} {s['first']}), {_level(m['middle'], pct)} "
-              f"in the middle ({mid}), {_level(m['last'], pct)} last ({s['last']}) over {s['questions']} questions")
-    index = (f"edges minus middle {_pts(s['index'], pct)} (95% interval {_ci(s['index_ci'], pct)}; "
+    levels = (f"{_level(m['first'], pct, unit)} with the answer first ({where} {s['first']}), "
+              f"{_level(m['middle'], pct, unit)} in the middle ({mid}), {_level(m['last'], pct, unit)} last "
+              f"({s['last']}) over {s['questions']} questions")
+    index = (f"edges minus middle {_pts(s['index'], pct, unit)} (95% interval {_ci(s['index_ci'], pct)}; "
              f"edges vs middle {_p(s['edges_vs_middle']['p_value'])}")
     q = s["across_positions"]
     if q["p_value"] == q["p_value"]:
@@ -171,12 +178,16 @@ def sentence(s: dict) -> str:
     label = s["label"]
     if label is None:
         need = s["questions_needed"]
-        tell = (f"; about {need:,} questions would tell an index of {_pts(s['effect_for_power'], pct).lstrip('+')} "
+        tell = (f"; about {need:,} questions would tell an index of {_pts(s['effect_for_power'], pct, unit).lstrip('+')} "
                 "from zero (power 0.8, alpha 0.05)") if need else ""
         return f"No clear shape at this n: {levels}; {index}{tell}."
     names = {"U": "A U shape (lost in the middle)", "primacy": "Primacy (the start is best)",
              "recency": "Recency (the end is best)", "inverted U": "An inverted U (the middle is best)",
              "flat": "Flat (edges and middle within 5 points)"}
+    side = {"primacy": ("first", "primacy"), "recency": ("last", "recency")}.get(label)
+    if side:  # the label rests on that edge's own interval: say it
+        index += (f"; {side[0]} minus middle {_pts(s[side[1]], pct, unit)} (95% interval "
+                  f"{_ci(s[side[1] + '_ci'], pct)})")
     return f"{names[label]}: {levels}; {index}."
 
 
@@ -184,7 +195,8 @@ def curves(trials: pd.DataFrame, values: pd.Series) -> list[dict]:
     """Every curve of `trials` (a run store frame) with its points and shape. `values` holds each
     trial's value (NaN: not scored), e.g. analysis.primary_values. Sorted by sweep, arm and size."""
     from components.core.stats import proportion_ci
-    from components.report.analysis import arm_label, is_error
+    from components.report.analysis import is_error
+    from components.report.sweeps import arm_label
 
     t = trials.assign(value=pd.to_numeric(values, errors="coerce").where(~is_error(trials)))
     for c in ("sweep", "strategy", "params", "model", "documents", "gold_index", "length", "position", "task"):
@@ -221,4 +233,37 @@ def curves(trials: pd.DataFrame, values: pd.Series) -> list[dict]:
                         "params": meta["params"], "model": meta["model"], "x": x,
                         size: None if size_value != size_value else _num(size_value), "points": points,
                         "shape": curve_shape(matrix, left_out=left, x_name=x, binary=binary)})
+    return out
+
+
+def by_series(trials: pd.DataFrame, values: pd.Series, series: pd.Series, x: str, size: str | None = None,
+              *, unit: str = "") -> list[dict]:
+    """The shape of every line a chart draws: `trials` grouped by `series` (each trial's line label) and,
+    where a line holds several sizes (`size`: "length" or "documents"), by size too, since one position
+    at two lengths is two places. Each: {"series", "name" (the series, with its size when the line is split),
+    "size" (None when the line has one), "sizes" (how many
+    the line holds), "matrix" (questions x positions), "left_out", "shape"}. Failed trials and trials
+    without a value are left out; questions not asked at every position of their line are counted apart."""
+    from components.report.analysis import is_error
+
+    t = trials.assign(value=pd.to_numeric(values, errors="coerce").where(~is_error(trials)), series_=series)
+    t = t.assign(**{x: pd.to_numeric(t[x], errors="coerce")}).dropna(subset=[x, "value"])
+    if size and size in t:
+        t = t.assign(size_=pd.to_numeric(t[size], errors="coerce"))
+    else:
+        t = t.assign(size_=math.nan)
+    out = []
+    for label, line in t.groupby("series_", sort=True):
+        sizes = sorted(line["size_"].dropna().unique())
+        groups = [(s, line[line["size_"] == s]) for s in sizes] if len(sizes) > 1 else [(None, line)]
+        for s, g in groups:
+            if "task" not in g:
+                continue
+            matrix, left = question_matrix(g, x)
+            binary = bool(g["value"].isin([0.0, 1.0]).all())
+            name = label if s is None else f"{label} · {_num(s):,} {'documents' if size == 'documents' else 'tokens'}"
+            out.append({"series": label, "name": name, "size": None if s is None else _num(s),
+                        "sizes": max(1, len(sizes)),
+                        "matrix": matrix, "left_out": left,
+                        "shape": curve_shape(matrix, left_out=left, x_name=x, binary=binary, unit=unit)})
     return out

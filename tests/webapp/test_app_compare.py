@@ -31,6 +31,13 @@ def run(at: AppTest | None = None, timeout=90) -> AppTest:
     return at
 
 
+def verdict_text(at: AppTest) -> str:
+    """The verdict box (a success when confident, else an info), markdown escapes removed."""
+    boxes = [b.value for b in [*at.success, *at.info] if b.value.startswith("**")]
+    assert len(boxes) == 1, boxes
+    return boxes[0].replace("\\", "")
+
+
 def test_empty_store(stores):
     at = run()
     assert "No runs yet" in at.info[0].value
@@ -48,8 +55,9 @@ def test_arms_pairs_recommendation_and_url(stores):
     pairs = next(f for f in frames if "matched" in f.columns)
     assert list(pairs["p"]) == pytest.approx([p["p_value"] for p in expected["pairs"]])
     assert list(pairs["matched"]) == [p["n_matched"] for p in expected["pairs"]]
-    rec = at.info[0].value.replace("\\", "")
-    assert rec == expected["recommendation"]
+    rec = verdict_text(at)
+    v = expected["verdict"]
+    assert rec.startswith(f"**{v['line']}**") and v["reasons"] in rec  # the one line first, then the reasons
     assert len(at.get("plotly_chart")) == 3  # Pareto, U-curves, differences
     # the view is in the URL
     at.multiselect(key="cmp_arms").set_value(ARMS[:2]).run()
@@ -113,7 +121,9 @@ def test_report_is_one_self_contained_escaped_file(stores):
 
     assert not re.search(r"<script[^>]*\bsrc=", page)  # plotly.js is inlined: the file opens offline
     assert "Plotly.newPlot" in page and len(page) > 1_000_000
-    assert html.escape(result["recommendation"]) in page
+    v = result["verdict"]
+    assert f"<b>{html.escape(v['line'])}</b>" in page and html.escape(v["reasons"]) in page
+    assert "p (Holm)" in page
 
 
 @pytest.mark.parametrize("page, key", [("results", "res_sweeps"), ("compare", "cmp_sweeps")])
@@ -205,3 +215,86 @@ def test_a_pair_with_no_matched_trials_is_said_not_shown_as_none(stores):
     said = [c.value.replace("\\", "") for c in at.caption]
     assert any("No matched trials" in c and f"{a} vs {b}" in c for c in said), said
     assert not any("matched" in d.value.columns for d in at.dataframe)  # no table of empty (None) numbers
+
+
+def test_holm_p_values_sit_beside_the_raw_ones_and_equal_statsmodels(stores):
+    from statsmodels.stats.multitest import multipletests
+
+    fill(stores / "runs" / "litm.sqlite")
+    at = run()
+    pairs = next(d.value for d in at.dataframe if "matched" in d.value.columns)
+    assert list(pairs.columns).index("p (Holm)") == list(pairs.columns).index("p") + 1
+    assert len(pairs) == 3  # three arms: three pairs, one family
+    expected = multipletests(list(pairs["p"]), method="holm")[1]
+    assert list(pairs["p (Holm)"]) == pytest.approx(list(expected))
+    assert (pairs["p (Holm)"] >= pairs["p"]).all() and (pairs["p (Holm)"] > pairs["p"]).any()
+
+
+def test_the_verdict_leads_and_follows_the_margin_and_the_minimum_saving(stores):
+    db = fill(stores / "runs" / "litm.sqlite") or stores / "runs" / "litm.sqlite"
+    at = run()
+    assert at.number_input(key="cmp_margin").value == 5.0 and at.number_input(key="cmp_min_saving").value == 10.0
+    assert any("a margin of 5 points and a minimum saving of 10% of cost" in c.value for c in at.caption)
+    at.selectbox(key="cmp_price_model").set_value("openai:gpt-4o-mini").run()  # rr costs twice the others
+    trials = RunStore(db).trials_frame()
+
+    def expected(margin, saving):
+        return compare.compare(trials, ARMS, price_model="openai:gpt-4o-mini", margin=margin,
+                               min_saving=saving)["verdict"]
+
+    strict = expected(0.05, 0.10)
+    assert verdict_text(at).startswith(f"**{strict['line']}**") and strict["line"].endswith("not yet")
+    assert strict["recommend"] == "rr r=1000 · fake-model"  # the most accurate: nothing cheaper is shown close
+    at.number_input(key="cmp_margin").set_value(30.0).run()  # reprompt is within 30 points of rr, half the cost
+    loose = expected(0.30, 0.10)
+    assert loose["recommend"] == "reprompt r=1000 · fake-model" and loose["confidence"] == "confident"
+    text = verdict_text(at)
+    assert text.startswith(f"**{loose['line']}**") and "· saves $0.0228 per 1,000 questions · confident" in text
+    assert at.success, "a confident verdict is shown as a success"
+    assert at.query_params["margin"] == "30"
+    at.number_input(key="cmp_min_saving").set_value(60.0).run()  # a 50% saving is not enough now
+    assert verdict_text(at).startswith(f"**{expected(0.30, 0.60)['line']}**")
+    assert "reprompt" not in verdict_text(at).split("**")[1].split("·")[0]
+    assert at.query_params["saving"] == "60"
+
+
+def test_margin_and_saving_come_from_the_link(stores):
+    fill(stores / "runs" / "litm.sqlite")
+    at = AppTest.from_file(PAGE, default_timeout=90)
+    at.query_params["margin"] = "30"
+    at.query_params["saving"] = "20"
+    at.query_params["price"] = "openai:gpt-4o-mini"
+    run(at)
+    assert at.number_input(key="cmp_margin").value == 30.0 and at.number_input(key="cmp_min_saving").value == 20.0
+    assert verdict_text(at).startswith("**Recommend reprompt r=1000 · fake-model · saves")
+
+
+def test_arms_that_carry_the_likelihood_get_its_curve_and_every_curve_its_shape(stores):
+    import json
+
+    from components.core.metrics import LIKELIHOOD
+
+    store = RunStore(stores / "runs" / "litm.sqlite")
+    sid = store.open_sweep("both", {"name": "both", "strategies": ["litm", "baseline"], "documents": [20],
+                                    "gold_index": [0, 9, 19], "n_tasks": 10})
+    for strategy, drop in (("litm", 1.5), ("baseline", 0.5)):
+        for index in (0, 9, 19):
+            for t in range(10):
+                hit = float((t + index) % 3 != 0)
+                store.put_trial(sid, {
+                    "trial_key": f"{strategy}-{index}-{t}", "task": f"q{t}", "question": "who?", "answers": ["x"],
+                    "strategy": strategy, "params": "{}", "model": "fake-model", "documents": 20, "gold_index": index,
+                    "answer": "x", "score": hit, "subspan_em": hit, "metric": "subspan-em", "calls": 1,
+                    "input_tokens": 100, "output_tokens": 5, "cost_usd": 0.0, "latency_s": 0.1,
+                    "answer_logprob": -4.0 - 0.2 * t - (drop if index == 9 else 0.0)})
+    store.finish_sweep(sid, "done")
+    store.close()
+    at = run()
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    titles = [c["layout"]["yaxis"]["title"]["text"].replace("<br>", " ") for c in charts]
+    assert LIKELIHOOD.label in titles
+    said = [m.value.replace("\\", "") for m in at.markdown if m.value.startswith("**Shape of each curve**")]
+    assert len(said) == 2 and "(accuracy, primary metric)" in said[0] and LIKELIHOOD.label in said[1]
+    for text in said:
+        assert "**baseline · fake-model.**" in text and "**litm · fake-model.**" in text
+    assert "edges minus middle +1.50 nats" in said[1] and "edges minus middle +0.50 nats" in said[1]

@@ -1,7 +1,8 @@
 """Compare: two or more arms (strategy x parameters x model) side by side, from any store: accuracy with
-n and a Wilson interval, cost per 1,000 questions, paired differences with an exact McNemar p-value,
-the Pareto front, a computed recommendation, a planner, failures side by side, a link to this view and
-a one-file report. It opens on this browser's latest sweep and its arms; the planner opens on the pair
+n and a Wilson interval, cost per 1,000 questions, paired differences with an exact McNemar p-value and
+its Holm adjustment over the pairs shown, the Pareto front, a one-line verdict (non-inferiority within a
+margin the user sets, a minimum saving) then its reasoning, a planner, failures side by side, a link to
+this view and a one-file report. It opens on this browser's latest sweep and its arms; the planner opens on the pair
 the recommendation names. The statistics are services.analysis; the helpers compare/parts.py."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from webapp import session
 from webapp.compare import parts
 from webapp.services import analysis, models, sharing, stores
 from webapp.session import State, url
-from webapp.ui import charts, pickers
+from webapp.ui import charts, curves, pickers
 from webapp.ui.render import guard, md
 
 
@@ -99,18 +100,24 @@ def tables(result: dict) -> None:
         st.caption("No matched trials (no task and cell in common), so no difference can be measured: "
                    + "; ".join(f"{md(p['a'])} vs {md(p['b'])}" for p in unmatched))
     if pairs:
-        st.markdown("**Pairs** (paired on task and cell; Newcombe 95% interval; exact McNemar test)")
+        st.markdown(f"**Pairs** (paired on task and cell; Newcombe 95% interval; exact McNemar test, and its p "
+                    f"adjusted by Holm's method for the {len(result['pairs'])} pairs shown: the verdict reads the "
+                    "adjusted one)")
         st.dataframe(pd.DataFrame({
             "a": [p["a"] for p in pairs], "b": [p["b"] for p in pairs],
             "difference a − b": [p["diff"] * 100 for p in pairs], "low": [p["ci"][0] * 100 for p in pairs],
             "high": [p["ci"][1] * 100 for p in pairs], "p": [p["p_value"] for p in pairs],
+            "p (Holm)": [p["p_holm"] for p in pairs],
             "matched": [p["n_matched"] for p in pairs], "left out": [p["left_out"] for p in pairs],
             "only a right": [p["only_a"] for p in pairs], "only b right": [p["only_b"] for p in pairs]}),
             hide_index=True, width="stretch", column_config={
                 "difference a − b": st.column_config.NumberColumn(format="%+.1f pts"),
                 "low": st.column_config.NumberColumn("95% low", format="%+.1f"),
                 "high": st.column_config.NumberColumn("95% high", format="%+.1f"),
-                "p": st.column_config.NumberColumn("p (McNemar)", format="%.3g")})
+                "p": st.column_config.NumberColumn("p (McNemar)", format="%.3g", help="raw: this pair alone"),
+                "p (Holm)": st.column_config.NumberColumn(
+                    "p (Holm)", format="%.3g", help="adjusted for the many pairs shown (Holm 1979, statsmodels "
+                    "multipletests): what every verdict reads")})
 
 
 SEP = "  vs  "
@@ -163,6 +170,31 @@ def failures(t: pd.DataFrame, pair: tuple[str, str]) -> None:
                      hide_index=True, width="stretch", height=320)
 
 
+def decision_rule(where) -> tuple[float, float]:
+    """The non-inferiority margin (points) and the minimum saving (% of cost) the verdict uses."""
+    c1, c2, c3 = where.columns([1, 1, 2])
+    margin = c1.number_input("Margin (points)", 0.5, 50.0, step=0.5, format="%.1f", key=State.cmp_margin.key,
+                             help="a cheaper arm is recommended only if its 95% paired interval shows it at most "
+                                  "this many points less accurate than the most accurate arm")
+    saving = c2.number_input("Minimum saving (% of cost)", 0.0, 90.0, step=5.0, format="%.0f",
+                             key=State.cmp_min_saving.key,
+                             help="and only if it saves at least this share of the most accurate arm's cost per "
+                                  "1,000 questions")
+    c3.caption(f"**Decision rule.** Defaults: a margin of {100 * analysis.DEFAULT_MARGIN:.0f} points and a "
+               f"minimum saving of {100 * analysis.DEFAULT_MIN_SAVING:.0f}% of cost. A cheaper arm is recommended "
+               "only when it is non-inferior within the margin and saves at least the minimum; otherwise the most "
+               "accurate arm, confident only if it beats every other arm after Holm's correction.")
+    return float(margin) / 100, float(saving) / 100
+
+
+def verdict_box(result: dict) -> None:
+    """The one-line verdict first, then its reasoning."""
+    v = result["verdict"]
+    icon = ":material/verified:" if v["confidence"] == "confident" else ":material/hourglass_top:"
+    box = st.success if v["confidence"] == "confident" else st.info
+    box(f"**{md(v['line'])}**\n\n{md(v['reasons'])}", icon=icon)
+
+
 def charts_section(t: pd.DataFrame, result: dict, labels: list[str]) -> None:
     present = State().present
     note = parts.note(t, labels)
@@ -177,6 +209,11 @@ def charts_section(t: pd.DataFrame, result: dict, labels: list[str]) -> None:
             charts.show(parts.u_curves(t, labels), "compare-u-curves", "accuracy of each arm where the answer "
                         "sits; lines apart by more than their bands differ at that position.", note=note,
                         height=420 if present else None)
+        curves.shape_sentences(parts.u_curve_shapes(t, labels), "accuracy, primary metric")  # the page's width
+        part, x, title, size = parts.u_curve_parts(t, labels)
+        if curves.has_likelihood(part):
+            curves.likelihood_chart(part, part["arm"], x, size, title, name="compare-likelihood",
+                                    height=420 if present else None)
 
 
 def main() -> None:
@@ -197,18 +234,21 @@ def main() -> None:
         with st.expander("Arms, sweeps and prices", expanded=not state.present):
             t, labels = choose(trials, sweeps)
             price_model, batch = pricing_controls()
+        margin, min_saving = decision_rule(st.expander("Decision rule: margin and minimum saving")
+                                           if state.present else st.container())
     if len(labels) < 2:
         with body:
             st.info("Choose at least two arms to compare.")
         url.link("compare")
         return
     result = analysis.compare(t, labels, price_model=price_model, batch=batch, prices=parts.session_prices(),
-                              difference=float(state.cmp_difference or 5) / 100)
+                              difference=float(state.cmp_difference or 5) / 100, margin=margin,
+                              min_saving=min_saving)
     result["trials"] = t
     with body:
         if state.present:
             charts_section(t, result, labels)
-        st.info(md(result["recommendation"]), icon=":material/lightbulb:")
+        verdict_box(result)
         tables(result)
         if not state.present:
             charts_section(t, result, labels)

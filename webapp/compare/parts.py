@@ -62,7 +62,8 @@ def x_axis(t: pd.DataFrame) -> tuple[str, str]:
 
 def u_curves(t: pd.DataFrame, labels: list[str]):
     """Accuracy by position, one line per arm (each arm's label names its model; the source is this app).
-    (Later: a shape sentence under it, and likelihood curves.)"""
+    The page writes each line's shape under it (`u_curve_shapes`) and draws the likelihood curves
+    (ui.curves) where the arms' trials carry answer_logprob."""
     part = t[t["arm"].isin(labels)]
     x, title = x_axis(part)
     table = analysis.u_curve(part, "ok", series=("arm",), x=x)
@@ -70,6 +71,19 @@ def u_curves(t: pd.DataFrame, labels: list[str]):
         table["series"] = table["series"].map(figures.esc)
     return figures.accuracy_lines(table, x, title="Accuracy by position, per arm", x_title=title,
                                   metric_label="accuracy (primary metric)")
+
+
+def u_curve_parts(t: pd.DataFrame, labels: list[str]) -> tuple[pd.DataFrame, str, str, str]:
+    """(the arms' trials, the position column, its title, the size column a line is split by)."""
+    part = t[t["arm"].isin(labels)]
+    x, title = x_axis(part)
+    return part, x, title, "documents" if x == "gold_index" else "length"
+
+
+def u_curve_shapes(t: pd.DataFrame, labels: list[str]) -> list[dict]:
+    """The shape of each arm's accuracy curve (report.shape), split by size where an arm holds several."""
+    part, x, _, size = u_curve_parts(t, labels)
+    return analysis.shapes(part, part["ok"], part["arm"], x, size) if len(part) else []
 
 
 def differences(t: pd.DataFrame, a: str, b: str):

@@ -53,7 +53,9 @@ def filters(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, s
         metric = pickers.select(c5, "Metric", metrics or ["primary"], State.res_metric, default="primary",
                                 format_func=lambda m: analysis.METRICS.get(m, m),
                                 help="fuzzy match (R&R), best subspan EM (Lost in the Middle), exact match "
-                                     "(ALR2), page recall/precision of the retrieval stage")
+                                     "(ALR2), page recall/precision of the retrieval stage; where a sweep measured "
+                                     "it, how likely the model finds the right answer (its log-probability, this "
+                                     "app's measure)")
     part = analysis.filter_trials(part, model=models, strategy=strategies, task_set=chosen_sets)
     return part, metric
 
@@ -286,6 +288,10 @@ def main() -> None:
                     (trials_tab, (df,)), (errors_tab, (df,)), (download_tab, (df,))]
         for tab, (fn, args) in zip(tabs, sections, strict=True):
             with tab, guard(f"the {fn.__name__.removesuffix('_tab').replace('_', ' ')} view"):
+                if metric == analysis.LIKELIHOOD.column and fn in (heatmap_tab, cost_tab, length_tab):
+                    st.info("This view shows accuracy: pick an accuracy metric in **Filters**. The likelihood "
+                            f"({analysis.LIKELIHOOD.label}) is drawn on the **U-curve** tab.", icon=":material/info:")
+                    continue
                 fn(*args)
     if state.present:
         with bottom:

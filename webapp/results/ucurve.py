@@ -2,8 +2,11 @@
 or the gold document's index among N documents (LITM §3.1), with the published curves overlaid and
 the closed-book / oracle bounds (LITM §3, Table 1) drawn as reference lines. Every line names its
 model and source ("Qwen2.5 Coder 0.5B · this app", "GPT-3.5-Turbo · LITM Table 6 (2023)"); the note
-inside the chart says it again, so an exported image stands alone. (Later: a sentence on the curve's
-shape under the chart, and likelihood curves beside accuracy.)"""
+inside the chart says it again, so an exported image stands alone. Under the chart, one sentence per
+line on its shape (report.shape: position-bias index with its bootstrap interval, a label only when
+the interval excludes zero). Where trials carry the likelihood measure (answer_logprob), its curve:
+on its own when the metric is "how likely the model finds the right answer", beside accuracy when
+the selection has both (under it: side by side, neither chart's notes and legend fit half a page)."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from webapp.services import analysis, figures, published
 from webapp.services.names import THIS_APP, model_title, models_of
 from webapp.session import State
 from webapp.ui import charts, pickers
+from webapp.ui.curves import has_likelihood, likelihood_chart, shape_sentences
 
 SERIES = {"strategy": ("strategy",), "model": ("model",), "strategy and model": ("strategy", "model")}
 AXES = {"position": "answer position (tokens or fraction)", "gold_index": "gold document index (of N documents)"}
@@ -32,6 +36,13 @@ SMALL_MODEL_NOTE = (
     "that 50 questions per point cannot prove (tests per point in sample_docs/runs/README.md). Its closed-book and oracle lines show what it knows with no documents and with "
     "only the gold one. Our distractors are BM25-ranked passages from other questions, easier than the "
     "paper's retriever-mined ones (sample_docs/tasks/NQ-OPEN.md)."
+)
+
+LIKELIHOOD_NOTE = (
+    " **The second chart** measures the same model another way: how likely it finds the right answer after "
+    "the same prompt (the answer's log-probability; nothing is generated). A continuous measure tells a dip "
+    "from noise with far fewer questions than right/wrong; this view is this app's, not the paper's. Its n "
+    "is the questions scored at every position so far."
 )
 
 
@@ -57,7 +68,8 @@ def open_on_real_curve(trials: pd.DataFrame, sweeps: pd.DataFrame, asked: set[st
     if litm.empty or state.res_sweeps not in (None, []):
         return
     state.res_sweeps = list(litm["sweep_key"])
-    state.res_metric = "subspan_em"
+    if "metric" not in asked:  # a link's metric (e.g. ?metric=answer_logprob) stands
+        state.res_metric = "subspan_em"
     state.res_u_axis = "gold_index"
     state.res_note = True
 
@@ -162,6 +174,10 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     axes = axes_of(df) or ["position"]
     axis = pickers.radio(c0, "Axis", axes, State.res_u_axis, horizontal=False, format_func=AXES.get)
     series = pickers.radio(c1, "One line per", list(SERIES), State.res_u_series, horizontal=False)
+    likely_only = metric == analysis.LIKELIHOOD.column
+    if likely_only:
+        c3.caption("The published curves are accuracy: they are drawn with an accuracy metric, not with the "
+                   "likelihood.")
     curve = df[~df["strategy"].isin(BOUNDS)]
     curve = curve[pd.to_numeric(curve[axis], errors="coerce").notna()]
     if axis == "gold_index":
@@ -171,7 +187,7 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
         part = curve if pick == "all" else curve[pd.to_numeric(curve["documents"], errors="coerce") == pick]
         part = part.assign(N=pd.to_numeric(part["documents"], errors="coerce").astype("Int64").astype(str)
                            + " documents")
-        overlays = index_overlays(part, c3)
+        overlays = None if likely_only else index_overlays(part, c3)
         table = analysis.u_curve(part, metric, series_columns(series, "N"), x="gold_index")
         table = table.rename(columns={"gold_index": "position"})
         xt, title = "gold document index (0 = first)", f"{metric_label[:1].upper()}{metric_label[1:]} by the gold document's index"
@@ -185,7 +201,7 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
                                 help="positions in tokens mean different places in documents of different "
                                      "lengths: compare one length at a time")
         part = curve if length == "all lengths" else curve[pd.to_numeric(curve["length"], errors="coerce") == length]
-        overlays = position_overlays(part, c3)
+        overlays = None if likely_only else position_overlays(part, c3)
         if overlays is not None and metric != "score":
             c3.caption("The published curves are fuzzy match; pick the fuzzy match metric to compare.")
         table = analysis.u_curve(part, metric, series_columns(series))
@@ -193,23 +209,51 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
               else "answer position (tokens)")
         title = f"{metric_label.capitalize()} by answer position" + (
             "" if length == "all lengths" else f" (length {length:,} tokens)")
+    cols = series_columns(series, "N") if axis == "gold_index" else series_columns(series)
+    size = "documents" if axis == "gold_index" else "length"
+    labels = analysis.series_label(part, list(cols))
+    likely = has_likelihood(part)
+    if likely_only:  # the likelihood on its own
+        with chart_slot:
+            lik = likelihood_chart(part, labels, axis, size, xt, name=f"likelihood-{axis}")
+        with st.expander("The numbers"):
+            st.dataframe(fmt_likelihood(lik), hide_index=True)
+        return
     fig = figures.u_curve(table, x_title=xt, metric_label=metric_label, overlays=overlays, title=title)
     if axis == "gold_index":
         fig.update_xaxes(dtick=1 if table["position"].max() < 12 else 2)
     bounds = bounds_lines(fig, df, metric)
     if state.present:
         fig.update_layout(height=430)
+    found = analysis.shapes(part, part[metric], labels, axis, size) if metric in part else []
     with chart_slot:
-        charts.show(fig, f"u-curve-{axis}", "accuracy (y) where the answer sits (x); shaded bands are 95% Wilson "
-                    "intervals, n per point in the legend; a dip in the middle is the lost-in-the-middle effect; "
-                    "dotted lines with hollow markers are published curves" + (
-                        "; dashed lines the closed-book and oracle bounds." if bounds else "."),
-                    note=note_of(part, overlays, metric_label), names=legend_names(table, overlays),
-                    alt=f"U-curve: {metric_label} against {xt}, one line per {series}")
+        left, right = st.container(), st.container()  # stacked: at half a page width neither chart reads
+        with left:
+            charts.show(fig, f"u-curve-{axis}", "accuracy (y) where the answer sits (x); shaded bands are 95% Wilson "
+                        "intervals, n per point in the legend; a dip in the middle is the lost-in-the-middle effect; "
+                        "dotted lines with hollow markers are published curves" + (
+                            "; dashed lines the closed-book and oracle bounds." if bounds else "."),
+                        note=note_of(part, overlays, metric_label), names=legend_names(table, overlays),
+                        alt=f"U-curve: {metric_label} against {xt}, one line per {series}")
+            shape_sentences(found, metric_label)
+        lik = None
+        if likely:
+            with right:
+                lik = likelihood_chart(part, labels, axis, size, xt, name=f"likelihood-{axis}")
     if state.res_note and axis == "gold_index":
-        st.info(SMALL_MODEL_NOTE, icon=":material/school:")
+        st.info(SMALL_MODEL_NOTE + (LIKELIHOOD_NOTE if likely else ""), icon=":material/school:")
     with st.expander("The numbers"):
         st.dataframe(fmt_table(table[["series", "position", "n", "mean", "lo", "hi", "errors"]]), hide_index=True)
+        if lik is not None and not lik.empty:
+            st.dataframe(fmt_likelihood(lik), hide_index=True)
+
+
+def fmt_likelihood(t: pd.DataFrame) -> pd.DataFrame:
+    out = t.drop(columns=["errors"], errors="ignore").copy()
+    for c in ("mean", "lo", "hi"):
+        out[c] = out[c].map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+    return out.rename(columns={"mean": "mean log-probability (nats)", "lo": "95% low", "hi": "95% high",
+                               "n": "questions"})
 
 
 def fmt_table(t: pd.DataFrame) -> pd.DataFrame:

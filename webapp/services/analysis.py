@@ -1,13 +1,14 @@
 """The statistics the Results and Compare pages show (components.report.analysis and .compare): accuracy
 with n and Wilson intervals per cell, curves, heatmaps, cost tables, paired comparisons of arms, the
-planner, failures; and the one-file Compare report. Re-exported here so pages reach the engine in one
+planner, failures; the shape of every curve (report.shape) and the likelihood curves (report.likelihood);
+and the one-file Compare report. Re-exported here so pages reach the engine in one
 place (when an engine module is renamed, this file changes, not the pages)."""
 
 from __future__ import annotations
 
 from components.core.metrics import LABELS as METRICS
+from components.core.metrics import LIKELIHOOD, PRIMARY
 from components.core.metrics import METRICS as METRIC_TABLE
-from components.core.metrics import PRIMARY
 from components.core.stats import NO_INTERVAL, proportion_ci
 from components.report.analysis import (
     by_length,
@@ -23,6 +24,8 @@ from components.report.analysis import (
     u_curve,
 )
 from components.report.compare import (
+    DEFAULT_MARGIN,
+    DEFAULT_MIN_SAVING,
     FAILURE_SOURCES,
     arms,
     by_position,
@@ -35,14 +38,16 @@ from components.report.compare import (
     prepare,
     seconds_text,
 )
+from components.report.likelihood import lines as likelihood_lines
 from components.report.promptmap import rebuild_prompt
+from components.report.shape import by_series as shapes
 from components.strategies.litm import ClosedBook
 
-__all__ = ["CLOSED_BOOK", "FAILURE_SOURCES", "METRICS", "METRIC_TABLE", "NO_INTERVAL", "PRIMARY", "arms", "by_length",
+__all__ = ["CLOSED_BOOK", "DEFAULT_MARGIN", "DEFAULT_MIN_SAVING", "FAILURE_SOURCES", "LIKELIHOOD", "METRICS", "METRIC_TABLE", "NO_INTERVAL", "PRIMARY", "arms", "by_length",
            "by_position", "cells_per_task", "compare", "cost_table", "default_arms", "error_summary",
-           "failures", "filter_length", "filter_trials", "first_pages_mask", "heatmap", "is_error", "plan",
+           "failures", "filter_length", "filter_trials", "first_pages_mask", "heatmap", "is_error", "likelihood_lines", "plan",
            "position_kind", "prepare", "proportion_ci", "rebuild_prompt", "report", "scored", "seconds_text",
-           "series_label", "u_curve"]
+           "series_label", "shapes", "u_curve"]
 
 CLOSED_BOOK = ClosedBook.name
 

@@ -243,6 +243,8 @@ class State:
     cmp_pair: Any = Key(None, kind=WIDGET)
     cmp_pair_for: Any = Key(None)  # the arms the pair was last defaulted for
     cmp_difference: float = Key(5.0, kind=WIDGET)
+    cmp_margin: float = Key(5.0, kind=WIDGET)  # non-inferiority margin, points (report.compare.DEFAULT_MARGIN)
+    cmp_min_saving: float = Key(10.0, kind=WIDGET)  # minimum saving, % of cost (DEFAULT_MIN_SAVING)
     cmp_power: float = Key(0.8, kind=WIDGET)
     cmp_prices: Any = Key(None)  # the price table edited in this session (None: the shipped one)
     cmp_price_grid: Any = Key(kind=CONTROL)

@@ -3,7 +3,7 @@
     /playground?source=task&set=nq-open-30docs&documents=20&gold=9&strategy=litm
     /lesson?step=3&present=1
     /results?sweep=your+runs%233&metric=subspan_em&axis=gold_index
-    /compare?arm=baseline+·+gpt-4o-mini&arm=rr+k%3D3+·+gpt-4o-mini&price=openai%3Agpt-4o-mini
+    /compare?arm=baseline+·+gpt-4o-mini&arm=rr+k%3D3+·+gpt-4o-mini&price=openai%3Agpt-4o-mini&margin=3&saving=20
 
 `read(page)` puts the URL's values into the session once per distinct query (so the user's later
 changes stay): a link is a suggestion, not a command, and a value that does not parse is ignored
@@ -118,6 +118,8 @@ PAGES: dict[str, tuple[Param, ...]] = {
         Param("batch", State.cmp_batch, flag, write=True),
         Param("pair", State.cmp_pair, write=True),
         Param("d", State.cmp_difference, bounded_float(1.0, 50.0), write=True),
+        Param("margin", State.cmp_margin, bounded_float(0.5, 50.0), write=True, skip=(5.0,)),
+        Param("saving", State.cmp_min_saving, bounded_float(0.0, 90.0), write=True, skip=(10.0,)),
     ),
 }
 

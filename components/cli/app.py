@@ -2,7 +2,8 @@
 settings below given on the command line so they hold from any folder, a checkout or an installed
 wheel). The engine never loads the UI library itself: this replaces the process with
 `python -m webapp.serve`, Streamlit's own command line after a thread that loads what the first page
-needs while the server starts."""
+needs while the server starts. `--workers N` starts N such servers behind nginx instead
+(components/cli/workers.py)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ SETTINGS = {
 def add_parser(sub, name):
     p = sub.add_parser(name, help="start the web app")
     p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--workers", type=int, default=1,
+                   help="app servers behind nginx, one per core for a class (default 1: one server, no nginx; "
+                        "2 or more needs Debian's nginx package)")
     p.set_defaults(func=run)
 
 
@@ -53,6 +57,10 @@ def command(port: int) -> list[str]:
 def run(args) -> int:
     if not 1 <= args.port <= 65535:
         raise ValueError(f"--port must be 1-65535, got {args.port}")
+    if args.workers != 1:
+        from components.cli import workers
+
+        return workers.serve(args.port, args.workers, command)
     argv = command(args.port)
     os.execv(argv[0], argv)
     return 0  # not reached

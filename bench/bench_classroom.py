@@ -107,9 +107,9 @@ def memory_mb(pid: int, key: str) -> float:
     return total
 
 
-def app_server_pid() -> int:
-    """The app server this process started (tests/e2e/appserver.py starts it as a child)."""
-    me = os.getpid()
+def app_servers() -> set[int]:
+    """The app servers among this process's children (tests/e2e/appserver.py starts them as children)."""
+    me, found = os.getpid(), set()
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
@@ -117,8 +117,17 @@ def app_server_pid() -> int:
         except (OSError, ValueError, IndexError):
             continue
         if ppid == me and (b"webapp.serve" in cmd or b"components.cli" in cmd):
-            return int(stat.parent.name)
-    raise LookupError("the app server started by this bench was not found among its child processes")
+            found.add(int(stat.parent.name))
+    return found
+
+
+def app_server_pid(before: set[int] = frozenset()) -> int:
+    """The app server this process started since `before` was taken (another, older one may still run:
+    a test's server in the same pytest process)."""
+    new = app_servers() - set(before)
+    if len(new) != 1:
+        raise LookupError(f"the app server started by this bench was not found among its child processes ({new})")
+    return new.pop()
 
 
 # ------------------------------------------------------------------ the class
@@ -251,8 +260,9 @@ def measure(sessions: int = 50, window: float = 10.0, pages: list[str] | None = 
         if url is None:
             from tests.e2e.appserver import streamlit_app
 
+            before = app_servers()
             url = stack.enter_context(streamlit_app(workers=workers))
-            pid = app_server_pid()
+            pid = app_server_pid(before)
         return asyncio.run(classroom(url, sessions, window, pages, pid, timeout, warm))
 
 

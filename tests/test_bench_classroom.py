@@ -52,3 +52,26 @@ def test_exception_and_error_alert_elements_count_as_errors():
     rerun = ForwardMsg()
     rerun.script_finished = ForwardMsg.FINISHED_EARLY_FOR_RERUN
     assert read(rerun, Visit("y"))[0] is False  # st.rerun: another run follows
+
+
+def test_the_server_measured_is_the_one_the_bench_started_not_an_older_child():
+    """A pytest process may still hold another test's app server: its CPU is not the class's."""
+    import subprocess
+    import sys
+
+    def child():
+        return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "webapp.serve"])
+
+    older = child()
+    try:
+        before = bench_classroom.app_servers()
+        assert older.pid in before
+        newer = child()
+        try:
+            assert bench_classroom.app_server_pid(before) == newer.pid
+        finally:
+            newer.kill()
+            newer.wait()
+    finally:
+        older.kill()
+        older.wait()

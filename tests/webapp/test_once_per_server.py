@@ -91,3 +91,31 @@ def test_a_chart_is_themed_once_per_content_and_theme_settings(monkeypatch):
     other.data[0].y = [0.1, 0.2, 0.3]  # another figure: themed on its own
     charts.themed(other, False, True, "measured by this app", {"litm": "litm · n=50"}, None)
     assert themed == [False, True, False]
+
+
+def test_sessions_asking_at_once_theme_a_chart_once(monkeypatch):
+    """A class arriving at a server that has just started: the first session themes, the others wait."""
+    import threading
+    import time
+
+    themed = []
+    real = figures.theme
+
+    def slow(fig, presenter=False, series=True):
+        themed.append(1)
+        time.sleep(0.3)
+        return real(fig, presenter=presenter, series=series)
+
+    monkeypatch.setattr(figures, "theme", slow)
+    out = []
+
+    def student():
+        fig = go.Figure(go.Scatter(x=[0, 1], y=[0.4, 0.6], name="litm"))
+        out.append(charts.themed(fig, False, True, "note", {}, None))
+
+    threads = [threading.Thread(target=student) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(themed) == 1 and len(out) == 6 and all(o is out[0] for o in out)

@@ -54,35 +54,45 @@ KEPT_BYTES = 2_000_000  # a bigger figure (a prompt map of a long document) is t
 
 
 @st.cache_resource(show_spinner=False)
-def _themed() -> tuple[OrderedDict, threading.Lock]:
-    """Themed figures by (figure before the theme, theme settings), least recently used dropped."""
-    return OrderedDict(), threading.Lock()
+def _themed() -> tuple[OrderedDict, threading.Lock, dict]:
+    """Themed figures by (figure before the theme, theme settings), least recently used dropped; the lock
+    of the dict; one lock per key being themed (the first session themes, the others wait for it)."""
+    return OrderedDict(), threading.Lock(), {}
 
 
 def themed(fig, presenter: bool, series: bool, note: str, names: dict[str, str], height: int | None):
     """`fig` themed for the mode, legend `names` and `note` applied, `height` set: the kept figure when the
     same figure was themed the same way before in this server process, else `fig` itself, changed in
-    place and kept. The kept figure is only read from then on (st.plotly_chart serializes it)."""
+    place and kept. The kept figure is only read from then on (st.plotly_chart serializes it). Sessions
+    asking for the same figure at once theme it once: a class arriving at a server that has just started
+    would otherwise theme it once per student, each slower for the others."""
     spec = pio.to_json(fig, validate=False, engine="json")
     key = (hashlib.blake2b(spec.encode(), digest_size=16).digest(), presenter, series, note,
            tuple(sorted(names.items())), height)
-    kept, lock = _themed()
+    kept, lock, theming = _themed()
+    keep = len(spec) <= KEPT_BYTES
     with lock:
         found = kept.get(key)
         if found is not None:
             kept.move_to_end(key)
             return found
-    figures.theme(fig, presenter=presenter, series=series)
-    rename(fig, names)
-    with_note(fig, note)
-    if height:
-        fig.update_layout(height=height)
-    if len(spec) > KEPT_BYTES:
-        return fig
-    with lock:
-        kept[key] = fig
-        while len(kept) > KEPT:
-            kept.popitem(last=False)
+        mine = theming.setdefault(key, threading.Lock()) if keep else threading.Lock()
+    with mine:
+        with lock:
+            found = kept.get(key)  # themed by another session while this one waited
+            if found is not None:
+                return found
+        figures.theme(fig, presenter=presenter, series=series)
+        rename(fig, names)
+        with_note(fig, note)
+        if height:
+            fig.update_layout(height=height)
+        if keep:
+            with lock:
+                kept[key] = fig
+                theming.pop(key, None)
+                while len(kept) > KEPT:
+                    kept.popitem(last=False)
     return fig
 
 

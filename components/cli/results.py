@@ -28,7 +28,7 @@ def add_parser(sub, name):
 def curve_values(trials, metric: str):
     """Each trial's value for --metric: its strategy's primary metric, a named metric, or a numeric column."""
     from components.core.metrics import BY_COLUMN, METRICS
-    from components.report.analysis import primary_values
+    from components.report.sweeps import primary_values
     from components.run.schema import SQL_TYPES
 
     if metric == "primary":

@@ -184,7 +184,8 @@ def curves(trials: pd.DataFrame, values: pd.Series) -> list[dict]:
     """Every curve of `trials` (a run store frame) with its points and shape. `values` holds each
     trial's value (NaN: not scored), e.g. analysis.primary_values. Sorted by sweep, arm and size."""
     from components.core.stats import proportion_ci
-    from components.report.analysis import arm_label, is_error
+    from components.report.analysis import is_error
+    from components.report.sweeps import arm_label
 
     t = trials.assign(value=pd.to_numeric(values, errors="coerce").where(~is_error(trials)))
     for c in ("sweep", "strategy", "params", "model", "documents", "gold_index", "length", "position", "task"):

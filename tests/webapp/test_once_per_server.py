@@ -119,3 +119,28 @@ def test_sessions_asking_at_once_theme_a_chart_once(monkeypatch):
     for t in threads:
         t.join()
     assert len(themed) == 1 and len(out) == 6 and all(o is out[0] for o in out)
+
+
+def test_the_texts_of_a_page_of_trials_are_read_once(monkeypatch, tmp_path):
+    """Every student opening Results sees the same first page of the trial table: its texts are read from
+    the store once, and each student's rows are its own."""
+    from components.run import reader
+
+    monkeypatch.setenv("LITM_DB", str(tmp_path / "none.sqlite"))
+    stores._texts.clear()
+    reads = []
+    real = reader.whole_trials
+
+    def counting(path, ids, readonly=True):
+        reads.append(len(list(ids)))
+        return real(path, ids, readonly=readonly)
+
+    monkeypatch.setattr(reader, "whole_trials", counting)
+    trials, _, _ = stores.load_all(stores.Viewer("aaaaaaaa"))
+    page = trials.head(20)
+    one, two = stores.whole(page), stores.whole(page)
+    assert reads and sum(reads) <= 20 and len(reads) == page["store_path"].nunique()
+    assert len(one) == 20 and "question" in one and one["question"].notna().all()
+    one.loc[one.index[0], "question"] = "changed"
+    assert stores.whole(page).loc[page.index[0], "question"] != "changed"
+    assert two["question"].tolist() == stores.whole(page)["question"].tolist()

@@ -176,19 +176,27 @@ def with_trials(sweeps: pd.DataFrame, trials: pd.DataFrame) -> list[str]:
 def whole(df: pd.DataFrame) -> pd.DataFrame:
     """The rows of `df` (a few: a page, a drill-down, failures) with every stored column: questions,
     answers, page lists, from their stores; the columns `df` has of its own (store, labels) kept."""
-    from components.run.reader import whole_trials
-
     if df.empty:
         return df.copy()
     found: dict[tuple[str, int], dict] = {}
     for (path, shipped), part in df.groupby(["store_path", "shipped"], sort=False):
-        for row in whole_trials(path, part["trial_id"], readonly=bool(shipped)):
+        for row in _texts(path, stamp(Path(path)), bool(shipped), tuple(int(i) for i in part["trial_id"])):
             found[(path, int(row["trial_id"]))] = row
     rows = []
     for r in df.to_dict("records"):
         full = found.get((r["store_path"], int(r["trial_id"])), {})
         rows.append({**full, **r})
     return pd.DataFrame(rows, index=df.index)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _texts(path: str, version: tuple, readonly: bool, ids: tuple[int, ...]) -> list[dict]:
+    """Whole trials (components.run.reader.whole_trials) once per server process, store version and set of
+    trials: every student opening Results sees the same first page of the trial table. The rows are only
+    read (`whole` makes new ones)."""
+    from components.run.reader import whole_trials
+
+    return whole_trials(path, list(ids), readonly=readonly)
 
 
 def export(df: pd.DataFrame, fmt: str) -> bytes:

@@ -3,7 +3,7 @@ each one Streamlit session opened over the server's own websocket protocol (benc
 visiting the same pages in order as a class following the teacher does. A student costs the client
 a few milliseconds of CPU, so the server has the machine's cores to itself.
 
-The app runs as `litm app` runs it (`python -m webapp.serve run webapp/app.py`) with a fresh HOME
+The app is started by `litm app` itself (`--workers N`: N servers behind nginx) with a fresh HOME
 (an empty run store of the user's; the shipped runs are read). A teacher opens every page first, as
 in a class (the server's first-visit costs are reported apart). Reported, per page: seconds from
 asking for the page to Streamlit's script_finished (median, p95, max); the server's CPU seconds per
@@ -261,7 +261,7 @@ def measure(sessions: int = 50, window: float = 10.0, pages: list[str] | None = 
             from tests.e2e.appserver import streamlit_app
 
             before = app_servers()
-            url = stack.enter_context(streamlit_app(workers=workers))
+            url = stack.enter_context(streamlit_app(workers=workers, litm_app=True))
             pid = app_server_pid(before)
         return asyncio.run(classroom(url, sessions, window, pages, pid, timeout, warm))
 

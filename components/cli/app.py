@@ -25,6 +25,12 @@ SETTINGS = {
     # costs. Python's own collector still runs. Measured with `python -m bench classroom --sessions 50
     # --pages playground lesson`: 0.34 -> 0.16 CPU s per student, Lesson p95 7.0-10.6 s -> 1.7 s.
     "runner.postScriptGC": "false",
+    # Streamlit's file watcher walks every loaded module (realpath of each) after every script run, on
+    # the server's event loop: most of what a session cost `litm app --workers 2` (py-spy: 2,000 of
+    # 2,200 event-loop samples in LocalSourcesWatcher.update_watched_modules). Users do not edit the
+    # app's code while it serves; a developer who wants reload on save passes
+    # --server.fileWatcherType auto to `streamlit run`.
+    "server.fileWatcherType": "none",
 }
 
 

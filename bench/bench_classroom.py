@@ -3,7 +3,7 @@ each one Streamlit session opened over the server's own websocket protocol (benc
 visiting the same pages in order as a class following the teacher does. A student costs the client
 a few milliseconds of CPU, so the server has the machine's cores to itself.
 
-The app runs as `litm app` runs it (`python -m webapp.serve run webapp/app.py`) with a fresh HOME
+The app is started by `litm app` itself (`--workers N`: N servers behind nginx) with a fresh HOME
 (an empty run store of the user's; the shipped runs are read). A teacher opens every page first, as
 in a class (the server's first-visit costs are reported apart). Reported, per page: seconds from
 asking for the page to Streamlit's script_finished (median, p95, max); the server's CPU seconds per
@@ -12,6 +12,7 @@ student (utime + stime of /proc/<pid>/stat, before and after the class), its pea
 
     python -m bench classroom --sessions 50 [--window 10] [--pages home lesson results compare]
     python -m bench classroom --url http://127.0.0.1:8501 --pid 1234   # a server you started
+    python -m bench classroom --sessions 50 --workers 2                # `litm app --workers 2`: behind nginx
 
 Pages are url paths. With the default list, a page the app does not have is left out and named;
 a page given with --pages that the app does not have counts as an error.
@@ -50,6 +51,7 @@ class Classroom:
     peak_mb: float | None = None
     rss_before_mb: float | None = None
     client_cpu_s: float = 0.0
+    processes: int = 1  # the server's processes (litm app --workers N: N servers and nginx's two)
     load: tuple[float, float] = (0.0, 0.0)  # the machine's 1-minute load average at the start and the end
 
     @property
@@ -59,32 +61,73 @@ class Classroom:
 
 # ------------------------------------------------------------------ the server process
 
+def tree(pid: int) -> list[int]:
+    """The process and all its descendants (`litm app --workers N`: the app servers and nginx)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(stat.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
 def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (all its threads), from /proc/<pid>/stat."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """utime + stime of a process (all its threads) and its descendants, from /proc/<pid>/stat."""
+    total = 0.0
+    for p in tree(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def memory_mb(pid: int, key: str) -> float:
-    """A line of /proc/<pid>/status in MB: VmHWM (peak resident), VmRSS (resident now)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(key + ":"):
-            return int(line.split()[1]) / 1024
-    raise LookupError(f"no {key} in /proc/{pid}/status")
+    """A line of /proc/<pid>/status in MB (VmHWM: peak resident, VmRSS: resident now), summed over the
+    process and its descendants."""
+    total, found = 0.0, False
+    for p in tree(pid):
+        try:
+            lines = Path(f"/proc/{p}/status").read_text().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            if line.startswith(key + ":"):
+                total, found = total + int(line.split()[1]) / 1024, True
+    if not found:
+        raise LookupError(f"no {key} in /proc/{pid}/status")
+    return total
 
 
-def app_server_pid() -> int:
-    """The app server this process started (tests/e2e/appserver.py starts it as a child)."""
-    me = os.getpid()
+def app_servers() -> set[int]:
+    """The app servers among this process's children (tests/e2e/appserver.py starts them as children)."""
+    me, found = os.getpid(), set()
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
             cmd = (stat.parent / "cmdline").read_bytes()
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == me and b"webapp.serve" in cmd:
-            return int(stat.parent.name)
-    raise LookupError("the app server started by this bench was not found among its child processes")
+        if ppid == me and (b"webapp.serve" in cmd or b"components.cli" in cmd):
+            found.add(int(stat.parent.name))
+    return found
+
+
+def app_server_pid(before: set[int] = frozenset()) -> int:
+    """The app server this process started since `before` was taken (another, older one may still run:
+    a test's server in the same pytest process)."""
+    new = app_servers() - set(before)
+    if len(new) != 1:
+        raise LookupError(f"the app server started by this bench was not found among its child processes ({new})")
+    return new.pop()
 
 
 # ------------------------------------------------------------------ the class
@@ -149,6 +192,7 @@ async def classroom(url: str, sessions: int, window: float, pages: list[str] | N
     if pid:
         out.server_cpu_s = cpu_seconds(pid) - cpu0
         out.peak_mb = memory_mb(pid, "VmHWM")
+        out.processes = len(tree(pid))
     me1 = resource.getrusage(resource.RUSAGE_SELF)
     out.client_cpu_s = (me1.ru_utime + me1.ru_stime) - (me0.ru_utime + me0.ru_stime)
     out.load = (load0, os.getloadavg()[0])
@@ -185,7 +229,8 @@ def report(c: Classroom) -> list[str]:
         else:
             lines.append(f"  {page:<10} no visit finished without error ({n} asked)")
     if c.server_cpu_s is not None:
-        lines.append(f"server CPU: {c.server_cpu_s:.1f} s for {c.sessions} students = "
+        summed = f" ({c.processes} processes, summed)" if c.processes > 1 else ""
+        lines.append(f"server CPU{summed}: {c.server_cpu_s:.1f} s for {c.sessions} students = "
                      f"{c.server_cpu_s / c.sessions:.2f} s per student; peak memory (VmHWM) {c.peak_mb:.0f} MB "
                      f"(resident {c.rss_before_mb:.0f} MB before the class)")
     lines.append(f"client CPU (this load generator): {c.client_cpu_s:.1f} s; machine: {os.cpu_count()} cores, "
@@ -205,18 +250,19 @@ def report(c: Classroom) -> list[str]:
 
 
 def run(sessions: int = 50, window: float = 10.0, pages: list[str] | None = None, url: str | None = None,
-        pid: int | None = None, timeout: float = 300.0, warm: bool = True) -> list[str]:
-    return report(measure(sessions, window, pages, url, pid, timeout, warm))
+        pid: int | None = None, timeout: float = 300.0, warm: bool = True, workers: int = 1) -> list[str]:
+    return report(measure(sessions, window, pages, url, pid, timeout, warm, workers))
 
 
 def measure(sessions: int = 50, window: float = 10.0, pages: list[str] | None = None, url: str | None = None,
-            pid: int | None = None, timeout: float = 300.0, warm: bool = True) -> Classroom:
+            pid: int | None = None, timeout: float = 300.0, warm: bool = True, workers: int = 1) -> Classroom:
     with ExitStack() as stack:
         if url is None:
             from tests.e2e.appserver import streamlit_app
 
-            url = stack.enter_context(streamlit_app())
-            pid = app_server_pid()
+            before = app_servers()
+            url = stack.enter_context(streamlit_app(workers=workers, litm_app=True))
+            pid = app_server_pid(before)
         return asyncio.run(classroom(url, sessions, window, pages, pid, timeout, warm))
 
 
@@ -227,14 +273,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pages", nargs="+", metavar="PATH",
                     help=f"url paths, in the order a student visits them (default: {' '.join(DEFAULT_PAGES)})")
     ap.add_argument("--url", help="a running app server (default: start one, as `litm app` does)")
-    ap.add_argument("--pid", type=int, help="with --url: the server's process id, for its CPU and memory")
+    ap.add_argument("--pid", type=int, help="with --url: the server's process id, for its CPU and memory "
+                                            "(with its child processes: `litm app --workers N`)")
+    ap.add_argument("--workers", type=int, default=1,
+                    help="start `litm app --workers N` (N app servers behind nginx) instead of one server")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds a page may take (default 300)")
     ap.add_argument("--no-teacher", dest="warm", action="store_false",
                     help="no teacher visit first: the first students pay the server's first-visit costs")
     args = ap.parse_args(argv)
     if args.sessions < 1 or args.window < 0:
         ap.error("--sessions must be at least 1 and --window at least 0")
-    for line in run(args.sessions, args.window, args.pages, args.url, args.pid, args.timeout, args.warm):
+    for line in run(args.sessions, args.window, args.pages, args.url, args.pid, args.timeout, args.warm,
+                    args.workers):
         print(line, flush=True)
     return 0
 

@@ -29,7 +29,7 @@ def site(tmp_path_factory):
 
 
 def test_the_site_builds_strict_with_every_page(site):
-    for page in ("index.html", "install/index.html", "teachers/index.html", "deciders/index.html",
+    for page in ("index.html", "install/index.html", "app/index.html", "teachers/index.html", "deciders/index.html",
                  "sweeps/index.html", "cli/index.html", "providers/index.html", "faults/index.html",
                  "benchmarks/index.html", "architecture/index.html"):
         assert (site / page).is_file(), page
@@ -73,9 +73,11 @@ def test_a_changed_option_shows_in_the_reference(monkeypatch):
     assert "--brand-new-option" in cli_reference.reference()
 
 
-USER_PAGES = sorted(DOCS.glob("*.md"))
-FORBIDDEN = re.compile(r"/work/|/root/|/home/\w|/tmp/|\bissue \d+|\bissue #\d+|\bmilestone \d|What the app gained|"
-                       r"what changed", re.I)
+README = ROOT / "README.md"
+USER_PAGES = [README, *sorted(DOCS.glob("*.md"))]
+FORBIDDEN = re.compile(r"/work/|/root/|/home/\w|/tmp/|/Users/|\bissues? #?\d+|#\d{1,4}\b(?!\])|\bmilestone \d|"
+                       r"What the app gained|what changed|\bphase \d\b|'s fixes\b", re.I)
+README_MAX_LINES = 250
 
 
 @pytest.mark.parametrize("page", USER_PAGES, ids=lambda p: p.name)
@@ -83,3 +85,29 @@ def test_user_docs_have_no_machine_paths_or_history(page):
     text = page.read_text(encoding="utf-8")
     found = FORBIDDEN.findall(text)
     assert not found, f"{page.name}: {found}"
+
+
+def test_the_user_docs_check_catches_history_and_machine_paths():
+    """The pattern above can fail: each of these lines is refused."""
+    for line in ("Screenshots go to /work/notes.", "Experiments page: what changed", "the fix of issue 12",
+                 "see issues #24", "fixed in #31", "measured in phase 2", "issue 12's fixes", "C:/Users/x"):
+        assert FORBIDDEN.search(line), line
+    for line in ("gold at index 4, 9", "a 95% interval", "`litm sweep` step 2 of 8", "R&R §3.2 (Table 6)"):
+        assert not FORBIDDEN.search(line), line
+
+
+def test_the_readme_is_short_with_a_committed_screenshot_and_links_that_resolve():
+    text = README.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines (at most {README_MAX_LINES})"
+    images = re.findall(r"!\[[^\]]+\]\(([^)]+)\)", text)
+    assert images and images[0].startswith("docs/img/"), "a screenshot at the top"
+    assert text.index(images[0]) < len("\n".join(lines[:20])), "the screenshot is near the top"
+    for image in images:
+        assert (ROOT / image).is_file() and (ROOT / image).stat().st_size > 10_000, image
+    assert "make app" in text and "make test" in text
+    for target in re.findall(r"\]\((docs/[^)#]+)(?:#[^)]*)?\)", text):
+        assert (ROOT / target).is_file(), target
+    for page in ("teachers.md", "deciders.md", "sweeps.md", "cli.md", "providers.md", "faults.md",
+                 "benchmarks.md", "architecture.md"):
+        assert f"docs/{page}" in text, f"the README links docs/{page}"

@@ -1,8 +1,8 @@
 """The package installs from a wheel and works outside the checkout: `python -m build` makes the sdist
 and, from it, the wheel; the wheel goes into a fresh venv in a temporary folder; from another folder,
 with a fresh HOME and no PYTHONPATH, `litm sweep` runs a bundled config with the local model, resumes
-a shipped run from a copy of its store, and `litm app` serves the app, whose Results page draws the
-shipped curves in chromium.
+a shipped run from a copy of its store, and `litm app` serves the app: Home, the Lesson and Results draw
+their curves in chromium (Results: the shipped runs' curves).
 
 Speed: the fresh venv is made without pip and gets the wheel with `pip install --no-deps`; its
 dependencies (streamlit, pandas, llama-cpp-python, ...) come from this test venv's site-packages,
@@ -119,15 +119,22 @@ def test_litm_app_serves_the_shipped_curves(installed):
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1440, "height": 1000})
-            page.goto(f"{url}/results")
-            chart = page.locator(".js-plotly-plot").first
-            chart.wait_for(timeout=120_000)
-            page.wait_for_selector(".js-plotly-plot .scatterlayer .trace", timeout=60_000)
-            text = page.inner_text("body")
+            seen = {}
+            for path in ("", "lesson", "results"):  # Home (the root), the Lesson's first step, Results
+                page.goto(f"{url}/{path}")
+                page.locator(".js-plotly-plot").first.wait_for(timeout=120_000)
+                page.wait_for_selector(".js-plotly-plot .scatterlayer .trace", timeout=60_000)
+                seen[path] = page.inner_text("body") + "\n".join(
+                    page.locator(".js-plotly-plot .legendtext").evaluate_all("els => els.map(e => e.textContent)"))
             browser.close()
+        # Home: the shipped run's curve beside the published one
+        assert "this app · n=50 per point" in seen[""] and "LITM Table 6" in seen[""], seen[""][-600:]
+        assert "Lost in the Middle, Table 6" in seen["lesson"]  # the Lesson's published curves
+        text = seen["results"]
         assert "shipped" in text and "local-qwen-nq" in text  # the shipped runs, read from the wheel
-        assert "(n=250)" in text  # a shipped curve's legend: 250 trials of the NQ run
-        assert "Traceback" not in text and "Something went wrong" not in text
+        assert "20 documents · this app · n=50 per point" in text  # a shipped curve's legend: the NQ run
+        for shown in seen.values():
+            assert "Traceback" not in shown and "Something went wrong" not in shown
     finally:
         proc.terminate()
         proc.wait(timeout=20)

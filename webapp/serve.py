@@ -7,7 +7,7 @@ loaded (or half loaded: Python's import locks make a page wait for the rest, nev
 the time someone comes. Modules that other code looks up in sys.modules without importing them
 (pandas, for plotly) are loaded before the thread starts (see main). Then the thread reads the run
 stores (components.run.reader.browse_kept, about a second for 100k trials, about 45 MB kept): the
-first visit's read (webapp/app.py warm_up, runs.load_store) finds them read, unless a store changed
+first visit's read (webapp/app.py warm_up, services/stores.py) finds them read, unless a store changed
 since."""
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 settings below given on the command line so they hold from any folder, a checkout or an installed
 wheel). The engine never loads the UI library itself: this replaces the process with
 `python -m webapp.serve`, Streamlit's own command line after a thread that loads what the first page
-needs while the server starts."""
+needs while the server starts. `--workers N` starts N such servers behind nginx instead
+(components/cli/workers.py)."""
 
 from __future__ import annotations
 
@@ -24,12 +25,21 @@ SETTINGS = {
     # costs. Python's own collector still runs. Measured with `python -m bench classroom --sessions 50
     # --pages playground lesson`: 0.34 -> 0.16 CPU s per student, Lesson p95 7.0-10.6 s -> 1.7 s.
     "runner.postScriptGC": "false",
+    # Streamlit's file watcher walks every loaded module (realpath of each) after every script run, on
+    # the server's event loop: most of what a session cost `litm app --workers 2` (py-spy: 2,000 of
+    # 2,200 event-loop samples in LocalSourcesWatcher.update_watched_modules). Users do not edit the
+    # app's code while it serves; a developer who wants reload on save passes
+    # --server.fileWatcherType auto to `streamlit run`.
+    "server.fileWatcherType": "none",
 }
 
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="start the web app")
     p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--workers", type=int, default=1,
+                   help="app servers behind nginx, one per core for a class (default 1: one server, no nginx; "
+                        "2 or more needs Debian's nginx package)")
     p.set_defaults(func=run)
 
 
@@ -53,6 +63,10 @@ def command(port: int) -> list[str]:
 def run(args) -> int:
     if not 1 <= args.port <= 65535:
         raise ValueError(f"--port must be 1-65535, got {args.port}")
+    if args.workers != 1:
+        from components.cli import workers
+
+        return workers.serve(args.port, args.workers, command)
     argv = command(args.port)
     os.execv(argv[0], argv)
     return 0  # not reached

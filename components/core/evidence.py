@@ -20,6 +20,7 @@ all from numpy, scipy and statsmodels, with fixed seeds so every run prints the 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -101,6 +102,12 @@ def questions_needed(effect: float, sd: float, *, power: float = POWER, alpha: f
 
 def holm(p_values: list[float], alpha: float = ALPHA) -> list[float]:
     """Holm-adjusted p-values (statsmodels multipletests, method="holm"); NaN stays NaN."""
+    return list(_holm(tuple(float(p) for p in p_values), float(alpha)))
+
+
+@lru_cache(maxsize=4096)
+def _holm(p_values: tuple[float, ...], alpha: float) -> tuple[float, ...]:
+    """Kept per p-values: every visitor of Compare adjusts the same pairs."""
     from statsmodels.stats.multitest import multipletests
 
     p = np.asarray(p_values, dtype=float)
@@ -108,4 +115,4 @@ def holm(p_values: list[float], alpha: float = ALPHA) -> list[float]:
     ok = ~np.isnan(p)
     if ok.any():
         out[ok] = multipletests(p[ok], alpha=alpha, method="holm")[1]
-    return [float(x) for x in out]
+    return tuple(float(x) for x in out)

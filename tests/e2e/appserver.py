@@ -64,8 +64,10 @@ def process(args: list[str], health: str, env: dict | None = None, log: Path | N
 
 
 @contextmanager
-def streamlit_app(home: Path | None = None, env: dict | None = None) -> Iterator[str]:
-    """Yield the app's URL; HOME (and so caches and the run store) is a temporary directory."""
+def streamlit_app(home: Path | None = None, env: dict | None = None, workers: int = 1,
+                  litm_app: bool = False) -> Iterator[str]:
+    """Yield the app's URL; HOME (and so caches and the run store) is a temporary directory. `litm_app`, or
+    `workers` > 1: started by `litm app --port P [--workers N]` itself (N app servers behind nginx)."""
     with tempfile.TemporaryDirectory(prefix="litm-e2e-") as tmp:
         home = Path(home or tmp)
         port = free_port()
@@ -77,6 +79,8 @@ def streamlit_app(home: Path | None = None, env: dict | None = None) -> Iterator
         args = [sys.executable, "-m", "webapp.serve", "run", "webapp/app.py", "--server.port", str(port),
                 "--server.address", "127.0.0.1", "--server.headless", "true",
                 "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+        if litm_app or workers > 1:
+            args = [sys.executable, "-m", "components.cli", "app", "--port", str(port), "--workers", str(workers)]
         url = f"http://127.0.0.1:{port}"
         with process(args, f"{url}/_stcore/health", environ, home / "streamlit.log"):
             yield url

@@ -29,6 +29,7 @@ from components.run.plan import cell_document
 from components.strategies import STRATEGIES, ParamError, get_strategy
 from components.tasks.samples import NQ_SET as NQ_SET  # re-exported: the pages reach the engine here
 from components.tasks.sweepdocs import move_gold
+from webapp.services import figures
 
 __all__ = ["EXTENSIONS", "MAX_UPLOAD_BYTES", "REGION_COLOURS", "REGION_LABELS", "STRATEGIES", "Document",
            "DocumentError", "ParamError", "Prompt", "Recipe", "built", "document", "figure", "first_pages",
@@ -165,9 +166,10 @@ def prompts(recipe: Recipe, strategy: str, params: Params, question: str) -> lis
     return s.first_prompts(doc, question, checked)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@figures.once
 def figure(recipe: Recipe, strategy: str, params: Params, question: str):
-    """The prompt map of the prompts before any call."""
+    """The prompt map of the prompts before any call; built once per server process (figures.once: each
+    caller gets a copy of its own)."""
     return promptmap.figure(prompts(recipe, strategy, params, question), built(recipe))
 
 

@@ -1,8 +1,17 @@
 """Every chart the pages draw, built by the engine (components.report.charts, .promptmap), UI-free:
 tables in, plotly figures out; the app's theme and the toolbar's export settings. Re-exported here so
-pages reach the engine in one place."""
+pages reach the engine in one place.
+
+`once` keeps a figure every visitor sees the same (a published curve, the shipped run's curve, a prompt
+map of a bundled sample): built once per server process, and each caller gets its own copy to theme and
+annotate, made without plotly's validation (about 15 ms instead of the build's few hundred)."""
 
 from __future__ import annotations
+
+import functools
+
+import plotly.graph_objects as go
+import streamlit as st
 
 from components.report.charts import (
     COST_TITLES,
@@ -22,6 +31,35 @@ from components.report.charts import (
     u_curve,
 )
 
-__all__ = ["COST_TITLES", "accuracy_lines", "accuracy_vs_cost", "accuracy_vs_length", "esc", "export_config",
+__all__ = ["COST_TITLES", "accuracy_lines", "copy", "once", "accuracy_vs_cost", "accuracy_vs_length", "esc", "export_config",
            "heatmap", "mini_curve", "pareto", "position_differences", "printed", "published_bars",
            "published_lines", "theme", "u_curve"]
+
+
+def copy(fig: go.Figure) -> go.Figure:
+    """A figure of one's own from a kept one, without validating again what was valid when it was built."""
+    return go.Figure(fig.to_dict(), _validate=False)
+
+
+def _copied(value):
+    if isinstance(value, go.Figure):
+        return copy(value)
+    if isinstance(value, tuple):
+        return tuple(_copied(v) for v in value)
+    if isinstance(value, (dict, list)):
+        return type(value)(value)
+    return value
+
+
+def once(builder):
+    """`builder` (hashable arguments; returns a figure, or a tuple holding figures) run once per server
+    process and arguments (st.cache_resource); every call returns fresh copies of its figures, so a page
+    may theme or change its own without touching the kept one or another session's."""
+    kept = st.cache_resource(show_spinner=False, max_entries=64)(builder)
+
+    @functools.wraps(builder)
+    def fresh(*args, **kwargs):
+        return _copied(kept(*args, **kwargs))
+
+    fresh.clear = kept.clear
+    return fresh

@@ -27,6 +27,7 @@ def citation(source: str) -> str:
     return str(CITATIONS.get(source, source))
 
 
+@st.cache_data(show_spinner=False, max_entries=8)
 def index_curves(n_documents=None) -> pd.DataFrame:
     """LITM Tables 5-7: accuracy (0-1) against the gold document's index (column x), one curve per model
     and N; `label` is the engine's series name, `title` the one shown: 'GPT-3.5-Turbo · 20 documents ·

@@ -42,9 +42,11 @@ def ours() -> pd.DataFrame:
     return table.rename(columns={"gold_index": "position"})
 
 
+@figures.once
 def accuracy_figure(title: str = "Accuracy by where the answer sits among 20 documents"):
     """(figure, note, legend names): this app's accuracy curve and the published one, and the note that
-    says whose each one is."""
+    says whose each one is; built once per server process (the shipped run and the published table are
+    the same for every visitor)."""
     table = ours()
     curves = published.index_curves({N_DOCS})
     curves = curves[curves["model"] == PUBLISHED_MODEL] if not curves.empty else curves

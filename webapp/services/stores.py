@@ -46,16 +46,6 @@ def user_db() -> Path:
     return default_path()
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def load_store(path: str, version: tuple, readonly: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The summary columns of a store's trials, and its sweeps (components.run.reader.browse): a store
-    of 100k trials loads in about a second; texts are fetched for the rows shown (`whole`). Read through
-    `browse_kept`, which the server may already have filled while it started (webapp/serve.py)."""
-    from components.run.reader import browse_kept
-
-    return browse_kept(path, version, readonly)
-
-
 def sources() -> list[tuple[str, bool, Path]]:
     """(label, shipped, path) of every store to read."""
     from components.run.store import store_paths
@@ -63,31 +53,87 @@ def sources() -> list[tuple[str, bool, Path]]:
     return [(f"shipped {p.stem}" if shipped else USER_LABEL, shipped, p) for shipped, p in store_paths()]
 
 
-def preload() -> None:
-    """Read every store into the page cache (the server's warm-up thread); a broken one is left for the
-    page to report."""
-    for _label, shipped, path in sources():
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _labelled(label: str, shipped: bool, path: str, version: tuple) -> tuple[pd.DataFrame, pd.DataFrame, tuple]:
+    """One store's trials and sweeps, labelled (components.report.sweeps.combine_stores), once per server
+    process and version of its file: every visitor of a classroom reads the same shipped runs, so no
+    session reads, copies or labels them again. Callers get shallow copies (`load_all`): with pandas'
+    copy-on-write a caller's change never reaches the kept frames. Third: each sweep's stored owner, in
+    the labelled sweeps' order (the labels leave it out)."""
+    from components.run.reader import browse_kept
+
+    trials, sweeps = browse_kept(path, version, shipped)
+    owner = dict(zip(sweeps["id"], sweeps["owner"], strict=True)) if "owner" in sweeps and "id" in sweeps else {}
+    trials, labelled = combine_stores([(label, shipped, path, trials, sweeps)])
+    return trials, labelled, tuple(owner.get(i) for i in labelled["sweep_id"])
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _shipped(key: tuple) -> tuple[pd.DataFrame, pd.DataFrame, tuple[str, ...]]:
+    """Every shipped store combined, once per server process and version of their files: `key` is
+    ((label, path, version), ...) in the order of `sources()`."""
+    parts, problems = [], []
+    for label, path, version in key:
         try:
-            load_store(str(path), stamp(path), shipped)
-        except Exception:  # noqa: BLE001, S112 - the Results page says what is wrong with it
-            continue
+            parts.append(_labelled(label, True, path, version)[:2])
+        except Exception as exc:  # noqa: BLE001 - a broken file must not hide the others
+            problems.append(_problem(Path(path), exc))
+    return _concat(parts) + (tuple(problems),)
+
+
+def _problem(path: Path, exc: Exception) -> str:
+    return f"{path.name}: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
+
+
+def _concat(parts: list[tuple[pd.DataFrame, pd.DataFrame]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    if not parts:
+        return combine_stores([])
+    if len(parts) == 1:
+        return parts[0]
+    return (pd.concat([t for t, _ in parts], ignore_index=True), pd.concat([s for _, s in parts], ignore_index=True))
+
+
+def _shipped_key(found: list[tuple[str, bool, Path]]) -> tuple:
+    return tuple((label, str(path), stamp(path)) for label, shipped, path in found if shipped)
+
+
+def preload() -> None:
+    """Read and label every store once (the server's warm-up thread); a broken one is left for the page
+    to report."""
+    found = sources()
+    _shipped(_shipped_key(found))
+    for label, shipped, path in found:
+        if not shipped:
+            try:
+                _labelled(label, shipped, str(path), stamp(path))
+            except Exception:  # noqa: BLE001, S112 - the Results page says what is wrong with it
+                continue
 
 
 def load_all(viewer: Viewer) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """(trials, sweeps, problems): a store that cannot be read is a problem line, the others still load.
-    The user's store shows only the sweeps the viewer may see."""
-    loaded, problems = [], []
-    for label, shipped, path in sources():
-        try:
-            trials, sweeps = load_store(str(path), stamp(path), shipped)
-        except Exception as exc:  # noqa: BLE001 - a broken file must not hide the others
-            problems.append(f"{path.name}: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}")
+    The user's store shows only the sweeps the viewer may see. The shipped stores are combined once per
+    server process (`_shipped`); a session adds only what it sees of the user's store."""
+    found = sources()
+    shipped_trials, shipped_sweeps, shipped_problems = _shipped(_shipped_key(found))
+    problems = list(shipped_problems)
+    mine: tuple[pd.DataFrame, pd.DataFrame] | None = None
+    for label, shipped, path in found:
+        if shipped:
             continue
-        if not shipped and not sweeps.empty and "owner" in sweeps:
-            sweeps = sweeps[[viewer.sees(o) for o in sweeps["owner"]]]
-            trials = trials[trials["sweep_id"].isin(set(sweeps["id"]))]
-        loaded.append((label, shipped, str(path), trials, sweeps))
-    trials, sweeps = combine_stores(loaded)
+        try:
+            trials, sweeps, owners = _labelled(label, False, str(path), stamp(path))
+        except Exception as exc:  # noqa: BLE001 - a broken file must not hide the others
+            problems.insert(0, _problem(path, exc))
+            continue
+        if not sweeps.empty:
+            sweeps = sweeps[[viewer.sees(o) for o in owners]]
+            trials = trials[trials["sweep_id"].isin(set(sweeps["sweep_id"]))]
+            if not sweeps.empty:
+                mine = (trials, sweeps)
+    if mine is None:  # the usual visitor: the shipped runs only, shared, never copied
+        return shipped_trials.copy(deep=False), shipped_sweeps.copy(deep=False), problems
+    trials, sweeps = _concat([mine, (shipped_trials, shipped_sweeps)])  # the user's store first, as sources()
     return trials, sweeps, problems
 
 
@@ -130,19 +176,27 @@ def with_trials(sweeps: pd.DataFrame, trials: pd.DataFrame) -> list[str]:
 def whole(df: pd.DataFrame) -> pd.DataFrame:
     """The rows of `df` (a few: a page, a drill-down, failures) with every stored column: questions,
     answers, page lists, from their stores; the columns `df` has of its own (store, labels) kept."""
-    from components.run.reader import whole_trials
-
     if df.empty:
         return df.copy()
     found: dict[tuple[str, int], dict] = {}
     for (path, shipped), part in df.groupby(["store_path", "shipped"], sort=False):
-        for row in whole_trials(path, part["trial_id"], readonly=bool(shipped)):
+        for row in _texts(path, stamp(Path(path)), bool(shipped), tuple(int(i) for i in part["trial_id"])):
             found[(path, int(row["trial_id"]))] = row
     rows = []
     for r in df.to_dict("records"):
         full = found.get((r["store_path"], int(r["trial_id"])), {})
         rows.append({**full, **r})
     return pd.DataFrame(rows, index=df.index)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _texts(path: str, version: tuple, readonly: bool, ids: tuple[int, ...]) -> list[dict]:
+    """Whole trials (components.run.reader.whole_trials) once per server process, store version and set of
+    trials: every student opening Results sees the same first page of the trial table. The rows are only
+    read (`whole` makes new ones)."""
+    from components.run.reader import whole_trials
+
+    return whole_trials(path, list(ids), readonly=readonly)
 
 
 def export(df: pd.DataFrame, fmt: str) -> bytes:

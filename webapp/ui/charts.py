@@ -1,12 +1,21 @@
 """Every chart of the app goes through `show()`: the chart theme (presenter mode or not), the note that
 says whose numbers these are (drawn into the figure as its subtitle, so an exported PNG or SVG keeps
 it and a slide stands alone), the toolbar's image export with a file name, and one line under the
-chart that says how to read it."""
+chart that says how to read it.
+
+Theming a figure costs plotly a few hundred milliseconds (its update calls), the same for every
+visitor of a classroom who sees the same chart: `show` keeps the themed figure once per server process,
+by what the figure holds before the theme (its JSON, about 20 ms to make) and the settings of the theme,
+and draws the kept one."""
 
 from __future__ import annotations
 
+import hashlib
 import textwrap
+import threading
+from collections import OrderedDict
 
+import plotly.io as pio
 import streamlit as st
 
 from webapp.services import figures
@@ -40,6 +49,54 @@ def rename(fig, names: dict[str, str]) -> None:
             t.name = names[group]
 
 
+KEPT = 128  # themed figures kept per server process
+KEPT_BYTES = 2_000_000  # a bigger figure (a prompt map of a long document) is themed for each visit
+
+
+@st.cache_resource(show_spinner=False)
+def _themed() -> tuple[OrderedDict, threading.Lock, dict]:
+    """Themed figures by (figure before the theme, theme settings), least recently used dropped; the lock
+    of the dict; one lock per key being themed (the first session themes, the others wait for it)."""
+    return OrderedDict(), threading.Lock(), {}
+
+
+def themed(fig, presenter: bool, series: bool, note: str, names: dict[str, str], height: int | None,
+           note_width: int = 90):
+    """`fig` themed for the mode, legend `names` and `note` applied, `height` set: the kept figure when the
+    same figure was themed the same way before in this server process, else `fig` itself, changed in
+    place and kept. The kept figure is only read from then on (st.plotly_chart serializes it). Sessions
+    asking for the same figure at once theme it once: a class arriving at a server that has just started
+    would otherwise theme it once per student, each slower for the others."""
+    spec = pio.to_json(fig, validate=False, engine="json")
+    key = (hashlib.blake2b(spec.encode(), digest_size=16).digest(), presenter, series, note,
+           tuple(sorted(names.items())), height, note_width)
+    kept, lock, theming = _themed()
+    keep = len(spec) <= KEPT_BYTES
+    with lock:
+        found = kept.get(key)
+        if found is not None:
+            kept.move_to_end(key)
+            return found
+        mine = theming.setdefault(key, threading.Lock()) if keep else threading.Lock()
+    with mine:
+        with lock:
+            found = kept.get(key)  # themed by another session while this one waited
+            if found is not None:
+                return found
+        figures.theme(fig, presenter=presenter, series=series)
+        rename(fig, names)
+        with_note(fig, note, note_width)
+        if height:
+            fig.update_layout(height=height)
+        if keep:
+            with lock:
+                kept[key] = fig
+                theming.pop(key, None)
+                while len(kept) > KEPT:
+                    kept.popitem(last=False)
+    return fig
+
+
 def show(fig, name: str, how_to_read: str, *, note: str = "", series: bool = True, alt: str | None = None,
          height: int | None = None, names: dict[str, str] | None = None, note_width: int = 90) -> None:
     """Draw `fig` themed for the current mode, `note` (who measured what) inside it, legend `names` by
@@ -51,11 +108,7 @@ def show(fig, name: str, how_to_read: str, *, note: str = "", series: bool = Tru
         fmt = State().export_format or "png"
     except Exception:  # noqa: BLE001
         pass
-    figures.theme(fig, presenter=present(), series=series)
-    rename(fig, names or {})
-    with_note(fig, note, note_width)
-    if height:
-        fig.update_layout(height=height)
+    fig = themed(fig, present(), series, note, names or {}, height, note_width)
     st.plotly_chart(fig, key=State.chart(name).key, theme=None, config=figures.export_config(name, fmt), alt=alt)
     if present():  # on a projector the chart gets the room; the line is one click away
         with st.expander("How to read this chart"):

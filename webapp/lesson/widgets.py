@@ -45,8 +45,11 @@ def prompt_map(recipe: Recipe, strategy: str, params: tuple, question: str, name
     prompts = engine.prompts(recipe, strategy, params, question)
     if above is not None:
         above(prompts)
-    charts.show(engine.figure(recipe, strategy, params, question), name, how, series=False,
-                height=height if State().present else None)
+    fig = engine.figure(recipe, strategy, params, question)
+    if State().present and height < MAP_HEIGHT:  # too low for a legend and axis titles: the line under it reads them
+        fig.update_layout(showlegend=False)
+        fig.update_yaxes(title_text="")
+    charts.show(fig, name, how, series=False, height=height if State().present else None)
     return prompts
 
 

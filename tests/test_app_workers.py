@@ -28,8 +28,9 @@ def worker_of(url: str, cookie: str | None = None) -> tuple[str, str]:
                                  else {})
     with urllib.request.urlopen(req, timeout=10) as r:
         assert r.read() == b"ok"
-        set_cookie = r.headers.get("Set-Cookie", "")
-        return r.headers["X-LITM-Worker"], set_cookie.split(";")[0].partition("=")[2]
+        mine = [c.split(";")[0].partition("=")[2] for c in r.headers.get_all("Set-Cookie") or []
+                if c.startswith(f"{workers.COOKIE}=")]  # the server may set its own cookies too (XSRF)
+        return r.headers["X-LITM-Worker"], mine[0] if mine else ""
 
 
 def test_without_nginx_the_command_says_how_to_get_it(monkeypatch):

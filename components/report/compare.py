@@ -408,6 +408,8 @@ def _cost_phrase(best, other) -> str:
     a, b = best.cost_, other.cost_
     if pd.isna(a) or pd.isna(b):
         return "cost per 1,000 questions unknown"
+    if a == b == 0:  # two local (or free) arms: "costs the same as" reads as if both cost something
+        return f"costs nothing, as {other.label} does"
     if a == b:
         return f"costs the same as {other.label}"
     if a < b:
@@ -504,7 +506,8 @@ def verdict(arm_table: pd.DataFrame, pair_list: list[dict], *, margin: float = D
     tell = (f"about {need} matched trials would tell a {100 * gap:.0f}-point difference apart (power 0.8, "
             f"alpha 0.05)")
     if d == 0:
-        cost_note = "at the same cost" if best["cost_"] == runner.cost_ else _cost_phrase(best, runner)
+        cost_note = (("both at no cost" if best["cost_"] == 0 else "at the same cost") if best["cost_"] == runner.cost_
+                     else _cost_phrase(best, runner))
         line = f"Tie · {best['label']} and {runner.label} · not yet"
         reasons = (f"{best['label']} and {runner.label} are equally accurate over {p['n_matched']} matched trials "
                    f"({cost_note}): a tie, not a winner; {tell}.")

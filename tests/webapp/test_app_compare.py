@@ -298,3 +298,25 @@ def test_arms_that_carry_the_likelihood_get_its_curve_and_every_curve_its_shape(
     for text in said:
         assert "**baseline · fake-model.**" in text and "**litm · fake-model.**" in text
     assert "edges minus middle +1.50 nats" in said[1] and "edges minus middle +0.50 nats" in said[1]
+
+
+def test_an_arm_that_only_scored_the_likelihood_reads_not_measured_not_nan(stores):
+    store = RunStore(stores / "runs" / "litm.sqlite")
+    sid = store.open_sweep("lik", {"name": "lik", "strategies": ["litm", "baseline"], "documents": [20],
+                                   "gold_index": [0, 19], "n_tasks": 4, "measure": "likelihood"})
+    for strategy in ("litm", "baseline"):
+        for index in (0, 19):
+            for t in range(4):
+                store.put_trial(sid, {
+                    "trial_key": f"{strategy}-{index}-{t}", "task": f"q{t}", "question": "who?", "answers": ["x"],
+                    "strategy": strategy, "params": "{}", "model": "fake-model", "documents": 20, "gold_index": index,
+                    "calls": 1, "input_tokens": 100, "output_tokens": 0, "cost_usd": 0.0, "latency_s": 0.1,
+                    "answer_logprob": -4.0 - t})
+    store.finish_sweep(sid, "done")
+    store.close()
+    at = run()
+    table = next(d.value for d in at.dataframe if "arm" in d.value.columns)
+    assert list(table["n"]) == [0, 0] and list(table["accuracy (95% CI)"]) == ["not measured"] * 2
+    said = [c.value.replace("\\", "") for c in at.caption if "no answer was generated" in c.value]
+    assert len(said) == 1 and "baseline · fake-model" in said[0] and "litm · fake-model" in said[0]
+    assert not at.exception

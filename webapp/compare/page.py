@@ -77,8 +77,9 @@ def tables(result: dict) -> None:
     priced = sorted(set(arms["priced_as"].dropna().astype(str)))
     st.dataframe(pd.DataFrame({
         "arm": arms["label"], "n": arms["n"],
-        "accuracy (95% CI)": [f"{100 * a:.1f}% ({100 * lo:.0f}–{100 * hi:.0f})"
-                              for a, lo, hi in zip(arms["accuracy"], arms["lo"], arms["hi"], strict=True)],
+        "accuracy (95% CI)": [f"{100 * a:.1f}% ({100 * lo:.0f}–{100 * hi:.0f})" if n else "not measured"
+                              for n, a, lo, hi in zip(arms["n"], arms["accuracy"], arms["lo"], arms["hi"],
+                                                      strict=True)],
         "$ per 1,000 questions": arms["cost_per_1000_usd"], "calls / q": arms["calls_per_question"],
         "s / q": [analysis.seconds_text(x) for x in arms["latency_s_per_question"]],
         "errors": arms["errors"], "Pareto": ["dominated" if d else "front" for d in arms["dominated"]]}),
@@ -92,6 +93,10 @@ def tables(result: dict) -> None:
                 width="small"),
             "n": st.column_config.NumberColumn(width="small"), "errors": st.column_config.NumberColumn(width="small"),
             "Pareto": st.column_config.TextColumn(width="small")})
+    unscored = arms[(arms["n"] == 0) & (arms["errors"] < arms["trials"])]["label"].tolist()
+    if unscored:
+        st.caption(md(", ".join(unscored)) + ": no answer was generated, so no accuracy (a likelihood sweep "
+                   "scores the gold answer instead; its curve is with the curves above).")
     if priced:
         st.caption("Priced as: " + md(", ".join(priced)) + f" (list prices dated {models.PRICES_DATE}).")
     unmatched = [p for p in result["pairs"] if not p["n_matched"]]

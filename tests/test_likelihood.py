@@ -112,6 +112,12 @@ def test_a_likelihood_sweep_stores_its_scores_and_a_rerun_sends_nothing(tmp_path
     assert calls and calls[0]["finish_reason"] == "score" and calls[0]["output_tokens"] == 0
     assert calls[0]["settings"]["measure"] == "likelihood"
     n = len(fake.history)
+    # a dry run of the same trials under another sweep's name counts every scoring call as cached
+    from components.run.estimate import estimate
+
+    est = estimate(cfg(name="lik-again"), store=store)
+    assert (est.calls, est.cached_calls) == (0, n) and est.done_trials == 0
+    assert estimate(cfg(name="lik-more", n_tasks=4), store=store).calls > 0  # a 4th question is not cached
     store.db.execute("DELETE FROM trials")
     again = run_sweep(cfg(), store, providers={"fake:fake": fake})
     assert again.calls_sent == 0 and len(fake.history) == n

@@ -17,8 +17,10 @@ import asyncio
 from dataclasses import dataclass
 
 from components.providers.base import cache_key
+from components.providers.likelihood import score_key
 from components.providers.pricing import cost_usd
 from components.run.caller import NeedsCall, stored_completion
+from components.run.measure import aliases
 from components.run.schema import params_json
 from components.strategies import STRATEGIES
 from components.strategies.rr import ICR
@@ -113,9 +115,9 @@ def measured(config, spec, trial: tuple[int, int, int]) -> tuple[int, int, int]:
     measure = getattr(config, "measure", "answer")
     if measure == "answer":
         return trial
-    aliases = max(1, len(dict.fromkeys(a for a in spec.task.answers if a.strip())))
+    golds = max(1, len(aliases(spec.task.answers)))
     first_in = trial[1] if STRATEGIES[spec.strategy].stages == 1 else 0
-    scored = (aliases, aliases * first_in, 0)
+    scored = (golds, golds * first_in, 0)
     if measure == "likelihood":
         return scored
     return tuple(a + b for a, b in zip(trial, scored, strict=True))
@@ -152,12 +154,18 @@ def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = Non
             try:
                 doc = documents.get(s).document
                 prompts = STRATEGIES[s.strategy].first_prompts(doc, s.task.question, s.params)
-                # a likelihood trial sends scoring calls, not these prompts: none of them is looked up as cached
                 per[pkey] = (measured(config, s, estimate_trial(doc, s.task.question, s.strategy, s.params, prompts)),
-                             [] if getattr(config, "measure", "answer") == "likelihood" else prompts)
+                             prompts)
             except ValueError:  # no document, or a parameter it cannot take: the trial will be an error
                 per[pkey] = ((0, 0, 0), [])
         (c, i, o), prompts = per[pkey]
+        if getattr(config, "measure", "answer") == "likelihood":
+            # it sends one scoring call per gold alias after its one prompt (run/measure.score_trial), not
+            # the prompts: those scoring calls are what the store may hold
+            hits = [row for row in (store.get_call(score_key(s.model.spec, prompts[0].messages, a))
+                                    for a in aliases(s.task.answers)) if row is not None] if store and prompts else []
+            tally.partly(s.model, (c, i, o), hits)
+            continue
         hits = [row for row in (_stored(store, s, p, config) for p in prompts) if row is not None] if store else []
         if hits and len(hits) == len(prompts):
             replay.append((s, (c, i, o), hits))  # every first-stage call stored: perhaps the whole trial

@@ -24,6 +24,11 @@ SCORES = ("likelihood", "both")  # measures that score the gold answer
 GENERATES = ("answer", "both")  # measures that generate an answer
 
 
+def aliases(answers) -> list[str]:
+    """The gold answers a likelihood trial scores, one call each: distinct, non-blank strings, in order."""
+    return [a for a in dict.fromkeys(answers) if isinstance(a, str) and a.strip()]
+
+
 def check_strategy(name: str) -> None:
     strategy = get_strategy(name)
     if strategy.stages != 1:
@@ -47,16 +52,16 @@ async def score_trial(trial, doc, question: str, answers, strategy_name: str, pa
     """Fill the trial's likelihood columns (and add its scoring calls to its totals); returns the calls'
     keys. A provider's failure is the trial's error, as in run/trial.execute."""
     keys: list[str] = []
-    aliases = [a for a in dict.fromkeys(answers) if isinstance(a, str) and a.strip()]
+    golds = aliases(answers)
     try:
         check_strategy(strategy_name)
         prompts = get_strategy(strategy_name).first_prompts(doc, question, params)
         if len(prompts) != 1:
             raise CannotScore(f"strategy {strategy_name!r} sends {len(prompts)} prompts at once; one is scored")
-        if not aliases:
+        if not golds:
             raise CannotScore("the task has no gold answer to score")
         best = None
-        for alias in aliases:
+        for alias in golds:
             scored, key = await caller.score(prompts[0].messages, alias)
             keys.append(key)
             trial.calls += 1

@@ -7,13 +7,16 @@ The app and `litm` open shipped stores read-only and never migrate them (reading
 shipped store must already be at the schema this version writes. Each store that is behind (or left in
 WAL mode by a sweep run on it) is copied to a temporary file, migrated there by RunStore (a sweep's own
 migration), put back in rollback-journal mode (a read-only reader then makes no -wal or -shm file next to
-it), vacuumed, and moved over the original. A store already current is left byte for byte as it is, so
+it), vacuumed, and moved over the original. A sweep whose stored config names a task file that ships by
+the path of the machine that ran it (.../sample_docs/tasks/nq-open-30docs.jsonl.gz) is given the file's
+bare name, which resolves to the bundled file anywhere (run/config.stored_tasks). A store already current is left byte for byte as it is, so
 running this twice changes nothing. Run it after adding a migration, and commit the stores it changed.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sqlite3
 import sys
@@ -23,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from components.run.config import bundled_task_file  # noqa: E402
 from components.run.store import MIGRATIONS, RunStore, shipped_paths  # noqa: E402
 
 
@@ -37,10 +41,30 @@ def state(path: Path) -> tuple[int, str]:
     return int(version), str(mode).lower()
 
 
+def machine_paths(path: Path) -> dict[int, str]:
+    """{sweep id: its config with a task file that ships stored by its bare name} for each sweep whose
+    config names such a file by a path of the machine that ran it (sample_docs/tasks/<name>)."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    try:
+        rows = conn.execute("SELECT id, config FROM sweeps").fetchall()
+    finally:
+        conn.close()
+    out = {}
+    for sweep_id, blob in rows:
+        config = json.loads(blob or "{}")
+        tasks = Path(str(config.get("tasks", "")))
+        if tasks.is_absolute() and tasks.parent.parts[-2:] == ("sample_docs", "tasks") \
+                and bundled_task_file(tasks.name) is not None:
+            out[int(sweep_id)] = json.dumps({**config, "tasks": tasks.name}, sort_keys=True)
+    return out
+
+
 def needs(path: Path) -> str:
     """Why a shipped store must be brought up to date ("" when it is current)."""
     version, mode = state(path)
     why = []
+    if machine_paths(path):
+        why.append("a task file named by a path of the machine that ran it")
     if version < len(MIGRATIONS):
         why.append(f"schema {version} (current {len(MIGRATIONS)})")
     if mode != "delete" or Path(f"{path}-wal").exists():
@@ -54,6 +78,8 @@ def ship(path: Path) -> None:
         tmp = Path(folder) / path.name
         shutil.copyfile(path, tmp)
         store = RunStore(tmp)  # a sweep's own migration, on the copy
+        for sweep_id, config in machine_paths(tmp).items():
+            store.db.execute("UPDATE sweeps SET config = ? WHERE id = ?", (config, sweep_id))
         store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         store.db.execute("PRAGMA journal_mode = DELETE")
         store.db.execute("VACUUM")

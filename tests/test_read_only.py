@@ -6,6 +6,7 @@ in tests/conftest.py fails the run when any file under sample_docs/ changes."""
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 from pathlib import Path
 
@@ -86,6 +87,27 @@ def test_shipped_stores_are_at_the_current_schema():
             mode = c.execute("PRAGMA journal_mode").fetchone()[0]
         assert version == len(MIGRATIONS), f"{path.name} is at schema {version}: run scripts/ship_stores.py"
         assert mode == "delete", f"{path.name} is in journal mode {mode}: run scripts/ship_stores.py"
+
+
+def test_shipped_stores_name_their_task_files_as_they_ship_not_by_a_path_of_the_machine_that_ran_them(tmp_path):
+    """A shipped sweep's stored config names its bundled task file by its bare name, so its TOML (Results'
+    "its TOML and command") runs on any machine, from any folder; and no store holds a path of ours."""
+    from components.run.config import SweepConfig
+    from components.run.estimate import estimate
+
+    for path in shipped_paths():
+        assert b"/work/" not in path.read_bytes() and b"/home/" not in path.read_bytes(), path.name
+        with sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True) as c:
+            configs = [row[0] for row in c.execute("SELECT config FROM sweeps")]
+        for blob in configs:
+            tasks = json.loads(blob)["tasks"]
+            assert "/" not in tasks, f"{path.name}: {tasks}: run scripts/ship_stores.py"
+            config = SweepConfig.from_stored(blob)  # from the test's own folder, not sample_docs/runs
+            assert config.tasks_path.is_file() and config.load_tasks()
+    config = SweepConfig.from_stored(configs[-1])
+    with RunStore(shipped_paths()[-1], readonly=True) as store:  # the last store's own trials: all cached
+        est = estimate(config, store=store)
+    assert est.calls == 0 and est.done_trials == est.trials > 0
 
 
 def test_reading_every_shipped_store_leaves_it_as_it_was(tmp_path):

@@ -149,3 +149,21 @@ def test_estimate_builds_each_document_once_however_few_are_kept(tmp_path, monke
     c = cfg(tmp_path, strategies=["baseline", "reprompt"], params={"r": [200, 400]})  # 12 cells, 3 settings each
     est = estimate(c)
     assert est.trials == 36 and len(built) == len(set(built)) == 12
+
+
+def test_a_bundled_task_file_is_stored_by_its_bare_name_and_found_from_any_folder(tmp_path, monkeypatch):
+    from components.core.resources import sample_path
+
+    monkeypatch.chdir(tmp_path)
+    c = SweepConfig.from_dict({"sweep": {"name": "b", "tasks": "nq-open-30docs.jsonl.gz", "documents": [5],
+                                         "gold_index": [0], "strategies": ["litm"],
+                                         "models": [{"provider": "openai", "model": "gpt-4o-mini"}]}})
+    assert c.tasks_path == sample_path("tasks", "nq-open-30docs.jsonl.gz")
+    assert c.to_dict()["tasks"] == "nq-open-30docs.jsonl.gz"  # no path of this machine in a stored sweep
+    assert SweepConfig.from_stored(c.to_dict()).load_tasks() == c.load_tasks()
+    own = tmp_path / "nq-open-30docs.jsonl.gz"  # a file of that name in the current folder comes first
+    own.write_bytes(b"")
+    assert c.tasks_path == own.relative_to(tmp_path) and c.to_dict()["tasks"] == str(own)
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text('{"id": "q", "question": "who?", "answers": ["x"], "ctxs": []}\n')
+    assert SweepConfig.from_dict({"sweep": {**c.to_dict(), "tasks": "mine.jsonl"}}).to_dict()["tasks"] == str(mine)

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from components.core.resources import sample_path
 from components.core.tokens import ENCODINGS
 from components.providers.base import PROVIDERS, ModelSpec, Settings
 from components.strategies import STRATEGIES, ParamError
@@ -149,6 +150,25 @@ class ModelConfig:
                   "1,024+ tokens by itself (leave it out)")
         return cls(**d)
 
+
+
+def bundled_task_file(name: str) -> Path | None:
+    """The task file that ships under this bare file name (sample_docs/tasks), or None."""
+    try:
+        path = sample_path("tasks", name)
+    except LookupError:
+        return None
+    return path if name and path.is_file() else None
+
+
+def stored_tasks(path) -> str:
+    """A config's task file as a stored sweep keeps it: the bare name of a task file that ships, else
+    the absolute path."""
+    resolved = Path(path).resolve()
+    bundled = bundled_task_file(resolved.name)
+    if bundled is not None and bundled.resolve() == resolved:
+        return resolved.name
+    return str(resolved)
 
 @dataclass(frozen=True)
 class SweepConfig:
@@ -345,15 +365,22 @@ class SweepConfig:
 
     @property
     def tasks_path(self) -> Path:
+        """The task file: relative to the config's folder, else to the current folder, else a bare name
+        of a task file that ships (sample_docs/tasks: `tasks = "nq-open-30docs.jsonl.gz"`), as
+        `litm sweep` takes a bundled config's name; so a config that uses a bundled set runs anywhere."""
         p = Path(self.tasks).expanduser()
         if not p.is_absolute() and (Path(self.base_dir) / p).exists():
             return Path(self.base_dir) / p
+        if not p.exists() and p.parent == Path(".") and bundled_task_file(p.name) is not None:
+            return bundled_task_file(p.name)
         return p
 
     def to_dict(self) -> dict:
         """The config as stored with the sweep, in the shape a TOML file has (so that
         `from_dict(to_dict())` gives the same config back); no secrets: a config never holds a key.
-        The tasks path is made absolute, so a stored sweep resumes from any folder."""
+        The tasks path is made absolute, so a stored sweep resumes from any folder; a task file that
+        ships is stored by its bare name (stored_tasks), so the config holds no path of this machine
+        and resumes on any other."""
         d = {k: v for k, v in asdict(self).items() if v not in (None, (), [], {})}
         d.pop("base_dir", None)
         if d.get("mode") == "live":  # the default: configs stored before batch mode had no mode
@@ -361,7 +388,7 @@ class SweepConfig:
         for k, default in (("measure", "answer"), ("order", "auto")):  # defaults: stored configs stay as they were
             if d.get(k) == default:
                 d.pop(k)
-        d["tasks"] = str(Path(self.tasks_path).resolve())
+        d["tasks"] = stored_tasks(self.tasks_path)
         budget = {k: d.pop(k) for k in ("max_calls", "max_usd") if k in d}
         if budget:
             d["budget"] = budget

@@ -88,6 +88,11 @@ def test_prefix_order_keeps_a_questions_positions_together_and_shares_the_most()
     runs = [s.task.id for s in prefix]
     assert all(runs[i:i + 5] == [runs[i]] * 5 for i in range(0, len(runs), 5))  # whole questions
     assert shared(prefix) > 1.5 * shared(specs)
+    # resumed with the second question begun (two of its five positions stored): it is finished first
+    begun = specs[1].task.id
+    left = [s for s in specs if not (s.task.id == begun and s.gold_index in (0, 9))]
+    resumed = ordered(left, "prefix", lambda s: text[s.key])
+    assert [s.task.id for s in resumed[:3]] == [begun] * 3 and resumed[3:] == [s for s in prefix if s.task.id != begun]
 
 
 def test_prefix_key_sorts_prompts_by_shared_blocks():

@@ -161,6 +161,8 @@ def ordered(specs: list[TrialSpec], order: str, first_prompt) -> list[TrialSpec]
     Questions stay whole because prompts of different questions share little (the template's head)
     and a sweep stopped early then holds whole questions, which paired statistics need; the price is a
     sweep whose questions share one document (a haystack), whose prompts would share more across them.
+    A resumed sweep finishes the questions it began first (those with fewer trials left than the
+    others); ranked by first appearance alone, in a plan that goes cell by cell, they came last.
     `first_prompt(spec)` gives the text of the trial's first prompt ("" when it cannot be built)."""
     if order == "plan":
         return list(specs)
@@ -168,11 +170,14 @@ def ordered(specs: list[TrialSpec], order: str, first_prompt) -> list[TrialSpec]
     tasks = list(dict.fromkeys(s.task.id for s in specs))
     rank_m, rank_t = {m: i for i, m in enumerate(models)}, {t: i for i, t in enumerate(tasks)}
     group = Counter((s.model.label, s.task.id) for s in specs)  # a question's only trial needs no prompt
-    keyed = [(rank_m[s.model.label], rank_t[s.task.id],
+    most = Counter()
+    for (m, _), n in group.items():
+        most[m] = max(most[m], n)
+    keyed = [(rank_m[s.model.label], group[s.model.label, s.task.id] == most[s.model.label], rank_t[s.task.id],
               prefix_key(first_prompt(s)) if group[s.model.label, s.task.id] > 1 else b"", s.index, s)
              for s in specs]
-    keyed.sort(key=lambda k: k[:4])
-    return [k[4] for k in keyed]
+    keyed.sort(key=lambda k: k[:5])
+    return [k[5] for k in keyed]
 
 
 class Documents:

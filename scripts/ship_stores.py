@@ -35,10 +35,17 @@ def state(path: Path) -> tuple[int, str]:
     conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
     try:
         version = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()[0]
-        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
     finally:
         conn.close()
-    return int(version), str(mode).lower()
+    return int(version), journal_mode(path)
+
+
+def journal_mode(path: Path) -> str:
+    """"wal" or "delete", from the file header's read/write version bytes (18 and 19: 2 is WAL): an
+    immutable connection's PRAGMA journal_mode says "delete" for a store left in WAL mode."""
+    with open(path, "rb") as f:
+        header = f.read(20)
+    return "wal" if header[18:20] == b"\x02\x02" else "delete"
 
 
 def machine_paths(path: Path) -> dict[int, str]:

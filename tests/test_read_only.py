@@ -87,6 +87,9 @@ def test_shipped_stores_are_at_the_current_schema():
             mode = c.execute("PRAGMA journal_mode").fetchone()[0]
         assert version == len(MIGRATIONS), f"{path.name} is at schema {version}: run scripts/ship_stores.py"
         assert mode == "delete", f"{path.name} is in journal mode {mode}: run scripts/ship_stores.py"
+        # the header too (an immutable connection says "delete" for a WAL file): a reader of a WAL
+        # store makes -wal and -shm files next to it
+        assert path.read_bytes()[18:20] == b"\x01\x01", f"{path.name} is in WAL mode: run scripts/ship_stores.py"
 
 
 def test_shipped_stores_name_their_task_files_as_they_ship_not_by_a_path_of_the_machine_that_ran_them(tmp_path):

@@ -151,7 +151,6 @@ class ModelConfig:
         return cls(**d)
 
 
-
 def bundled_task_file(name: str) -> Path | None:
     """The task file that ships under this bare file name (sample_docs/tasks), or None."""
     try:
@@ -169,6 +168,7 @@ def stored_tasks(path) -> str:
     if bundled is not None and bundled.resolve() == resolved:
         return resolved.name
     return str(resolved)
+
 
 @dataclass(frozen=True)
 class SweepConfig:
@@ -371,9 +371,8 @@ class SweepConfig:
         p = Path(self.tasks).expanduser()
         if not p.is_absolute() and (Path(self.base_dir) / p).exists():
             return Path(self.base_dir) / p
-        if not p.exists() and p.parent == Path(".") and bundled_task_file(p.name) is not None:
-            return bundled_task_file(p.name)
-        return p
+        bundled = bundled_task_file(p.name) if not p.exists() and p.parent == Path(".") else None
+        return bundled or p
 
     def to_dict(self) -> dict:
         """The config as stored with the sweep, in the shape a TOML file has (so that

@@ -319,4 +319,6 @@ def test_an_arm_that_only_scored_the_likelihood_reads_not_measured_not_nan(store
     assert list(table["n"]) == [0, 0] and list(table["accuracy (95% CI)"]) == ["not measured"] * 2
     said = [c.value.replace("\\", "") for c in at.caption if "no answer was generated" in c.value]
     assert len(said) == 1 and "baseline · fake-model" in said[0] and "litm · fake-model" in said[0]
+    assert "its curve is under the accuracy charts below" in said[0]  # the likelihood chart follows the table
+    assert not [c for c in at.caption if "no task and cell in common" in c.value]  # not the reason here
     assert not at.exception

@@ -96,10 +96,11 @@ def tables(result: dict) -> None:
     unscored = arms[(arms["n"] == 0) & (arms["errors"] < arms["trials"])]["label"].tolist()
     if unscored:
         st.caption(md(", ".join(unscored)) + ": no answer was generated, so no accuracy (a likelihood sweep "
-                   "scores the gold answer instead; its curve is with the curves above).")
+                   "scores the gold answer instead; its curve is under the accuracy charts below).")
     if priced:
         st.caption("Priced as: " + md(", ".join(priced)) + f" (list prices dated {models.PRICES_DATE}).")
-    unmatched = [p for p in result["pairs"] if not p["n_matched"]]
+    # an arm with no answer scored has no matched trials by nature: the line above says why, not this one
+    unmatched = [p for p in result["pairs"] if not p["n_matched"] and not {p["a"], p["b"]} & set(unscored)]
     pairs = [p for p in result["pairs"] if p["n_matched"]]
     if unmatched:
         st.caption("No matched trials (no task and cell in common), so no difference can be measured: "

@@ -346,3 +346,18 @@ def test_published_004_rows():
     assert got[("mq-keyword", 8, "partially_correct")] == 2
     assert got[("mq-full", 16, "incorrect")] == 25 and got[("mq-keyword", 16, "incorrect")] == 9
     assert set(df.prompt_tokens[df.contexts == 8]) == {1587} and set(df.prompt_tokens[df.contexts == 16]) == {2256}
+
+
+def test_same_prompt_of_three_strategies_is_sent_once(tmp_path, server, capsys, monkeypatch):
+    """At K = 8 the development set's paragraphs (about 760 tokens) fit one 800-token chunk: the three
+    strategies send the same prompt, once; the dry run says so (1 to send, 2 cached) and the run agrees."""
+    import tests.support.llm_server as llm_server
+
+    prompts: list[str] = []
+    monkeypatch.setattr(llm_server, "plausible_answer", scripted(prompts))
+    toml, db = write_config(tmp_path, server.openai_url, name="one", extra=""), tmp_path / "one.sqlite"
+    assert main(["sweep", str(toml), "--dry-run", "--db", str(db)]) == 0
+    assert "calls:         1 to send; 2 already cached in the store" in capsys.readouterr().out
+    assert main(["sweep", str(toml), "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "trials 120/120" in out and "calls sent 1, cached 2" in out and server.counts["chat"] == 1

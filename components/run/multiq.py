@@ -246,10 +246,12 @@ async def run_group(group: Group, caller, config) -> list[tuple[Trial, list[str]
 
 
 def estimate_units(config, specs: list[MQSpec], store, done: set[str]):
-    """(model, (calls, input tokens, output tokens), stored call rows) of each group with a trial not
+    """(model, (calls, input tokens, output tokens), cached call rows) of each group with a trial not
     done: its prompts are all known before any answer (even mq-keyword's assignment), so calls and input
-    tokens are exact; output is estimated at OUT_PER_QUESTION tokens an answer (at most max_tokens)."""
+    tokens are exact; output is estimated at OUT_PER_QUESTION tokens an answer (at most max_tokens). A
+    prompt the store holds, or one an earlier group of the sweep sends, counts as cached."""
     tasks = config.load_tasks()
+    seen: set[str] = set()  # a prompt sent earlier in the sweep (K = 8 fits one chunk: three strategies, one prompt)
     for g in groups(config, tasks, specs, [s for s in specs if s.key not in done]):
         md = g.built
         try:
@@ -260,9 +262,13 @@ def estimate_units(config, specs: list[MQSpec], store, done: set[str]):
         hits = []
         for ask in plan:
             settings = config.settings(g.model, ask.prompt.max_tokens)
-            calls, tin = calls + 1, tin + ask.prompt.tokens
-            tout += min(settings.max_tokens, OUT_PER_QUESTION * len(ask.questions))
-            row = store.get_call(cache_key(g.model.spec, ask.prompt.messages, settings)) if store is not None else None
+            out = min(settings.max_tokens, OUT_PER_QUESTION * len(ask.questions))
+            calls, tin, tout = calls + 1, tin + ask.prompt.tokens, tout + out
+            key = cache_key(g.model.spec, ask.prompt.messages, settings)
+            row = store.get_call(key) if store is not None else None
+            if row is None and key in seen:  # the run answers it from the store by then
+                row = {"input_tokens": ask.prompt.tokens, "output_tokens": out}
+            seen.add(key)
             if row is not None:
                 hits.append(row)
         yield g.model, (calls, tin, tout), hits

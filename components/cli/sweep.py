@@ -54,6 +54,10 @@ class ProgressLine:
 def describe(config) -> str:
     from components.run.plan import cells, left_out
 
+    if getattr(config, "design", None):
+        from components.run.multiq import describe as describe_design
+
+        return describe_design(config)
     grid = (f"{len(config.documents)} document counts x {len(config.gold_index)} gold indices"
             if config.documents else f"{len(config.lengths)} lengths x {len(config.positions)} positions")
     arms = sum(len(config.params_for(s)) for s in config.strategies)

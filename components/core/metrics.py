@@ -25,6 +25,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("subspan-em", "subspan_em", "best subspan EM", "Lost in the Middle, its evaluation script"),
     Metric("exact", "exact", "exact match", "ALR2 §4"),
     Metric("kv-match", "kv_match", "value in response", "Lost in the Middle §4.1, its evaluate_kv_responses.py"),
+    Metric("mq-match", "mq_match", "two-way substring match", "Context Overloading §4.2"),
     Metric("page-recall", "page_recall", "page recall", "R&R Table 4 (page retrieval)"),
     Metric("page-precision", "page_precision", "page precision", "retrieved pages that are gold"),
     Metric("hallucination", "hallucination_rate", "hallucinated sentences", "ALR2 §5.1", accuracy=False),
@@ -36,7 +37,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            accuracy=False, share=False),
 )}
 LIKELIHOOD = METRICS["likelihood"]
-ANSWER_METRICS = ("fuzzy", "subspan-em", "exact", "kv-match")  # scores of (prediction, gold answers)
+ANSWER_METRICS = ("fuzzy", "subspan-em", "exact", "kv-match", "mq-match")  # scores of (prediction, gold answers)
 BY_COLUMN: dict[str, Metric] = {m.column: m for m in METRICS.values()}
 # not a stored column: each trial's own strategy's metric (components.report.sweeps.primary_values), the
 # value the Playground's verdict shows for the same trial

@@ -8,6 +8,8 @@ from collections.abc import Iterable
 
 import regex
 
+from components.core.resources import package_path
+
 _PUNCTUATION = frozenset(string.punctuation)
 
 
@@ -71,8 +73,85 @@ def kv_match(prediction: str, answers: Iterable[str]) -> float:
     return 1.0 if any((gold or "").lower() in response for gold in answers) else 0.0
 
 
+# --- "Context Overloading in RAG Based Systems" (a student project, seed 004): its evaluation, §4.2 ---
+
+
+def _stopwords() -> frozenset[str]:
+    """NLTK's English stopword list (179 words; NLTK data, Apache-2.0), shipped as components/data/stopwords_en.txt
+    so nothing is downloaded (lines starting with # are its note)."""
+    text = package_path("data", "stopwords_en.txt").read_text(encoding="utf-8")
+    return frozenset(w.strip() for w in text.splitlines() if w.strip() and not w.startswith("#"))
+
+
+STOPWORDS = _stopwords()
+_KEYWORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def keywords(text: str) -> list[str]:
+    """Context Overloading §4.4: the words of text lower-cased, without NLTK's stopwords or punctuation, in
+    order (repeats kept). Lower-casing comes first (as its §3.1 preprocessing does), so "What" is a stopword."""
+    return [w for w in _KEYWORD_RE.findall((text or "").lower())
+            if w not in STOPWORDS and w.replace("'", "") not in STOPWORDS]
+
+
+def mq_match(prediction: str, answers: Iterable[str]) -> float:
+    """Context Overloading §4.2: correct when the gold answer and the model's answer contain one another
+    ("we checked if one was a substring of the other, both in their raw form and in their normalized
+    form"): raw (as written) or SQuAD-normalised (normalize_answer), either way round, any gold answer.
+    An empty answer (or one that normalises to nothing) never matches: it is a substring of everything.
+    As in the paper, a very short answer inside the gold one counts ("1" against "1899")."""
+    pred = (prediction or "").strip()
+    if not pred:
+        return 0.0
+    npred = normalize_answer(pred)
+    for gold in answers:
+        g = (gold or "").strip()
+        if g and (g in pred or pred in g):
+            return 1.0
+        ng = normalize_answer(g)
+        if ng and npred and (ng in npred or npred in ng):
+            return 1.0
+    return 0.0
+
+
+NOT_SPECIFIED = "Not specified"  # Figure 19: what the model answers when the context lacks the answer
+CATEGORIES = ("correct", "partial", "not_specified", "wrong")  # §4.2 and §5.3's classes of answers
+
+
+def is_not_specified(prediction: str) -> bool:
+    """The answer says "not specified" (Figure 18: "Not specified (The context does not provide ...)",
+    "... was not specified."), any case; an empty answer (no answer line) counts too."""
+    text = " ".join((prediction or "").lower().split())
+    return not text or "not specified" in text
+
+
+def mostly_present(prediction: str, answers: Iterable[str]) -> bool:
+    """The "partially correct" rule (§4.2: answers "that contained the key information or main keywords
+    required, but did not exactly match the gold label"): at least half of some gold answer's keywords
+    (keywords(): lower-cased, NLTK stopwords out) are among the answer's. Figure 17's "Around 1899" against
+    "Jerome Green sent his first wireless message in 1899." has 1 of 2 (1899): partial."""
+    pred = set(keywords(prediction))
+    for gold in answers:
+        g = set(keywords(gold))
+        if g and 2 * len(g & pred) >= len(g):
+            return True
+    return False
+
+
+def mq_category(prediction: str, answers: Iterable[str]) -> str:
+    """One of CATEGORIES: correct (mq_match), else not_specified (is_not_specified), else partial
+    (mostly_present), else wrong. The paper sorted its mismatches by hand (§5.3); these rules are ours."""
+    answers = list(answers)
+    if mq_match(prediction, answers):
+        return "correct"
+    if is_not_specified(prediction):
+        return "not_specified"
+    return "partial" if mostly_present(prediction, answers) else "wrong"
+
+
 # the answer metrics of components.core.metrics, by name
-SCORERS = {"fuzzy": fuzzy_match, "subspan-em": best_subspan_em, "exact": exact_match, "kv-match": kv_match}
+SCORERS = {"fuzzy": fuzzy_match, "subspan-em": best_subspan_em, "exact": exact_match, "kv-match": kv_match,
+           "mq-match": mq_match}
 
 
 def score(metric: str, prediction: str, answers: Iterable[str]) -> float:

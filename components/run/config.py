@@ -19,10 +19,12 @@ from components.core.resources import sample_path
 from components.core.tokens import ENCODINGS
 from components.providers.base import PROVIDERS, ModelSpec, Settings
 from components.strategies import STRATEGIES, ParamError
+from components.tasks.squad import NAMES as TASK_NAMES
 
 SWEEP_KEYS = {"name", "tasks", "n_tasks", "lengths", "positions", "documents", "gold_index", "strategies", "params", "concurrency",
               "models", "budget", "encoding", "max_tokens", "seed", "max_retry_after", "fail_fast",
-              "mode", "measure", "order"}
+              "mode", "measure", "order",
+              "design", "contexts", "questions_per_context", "n"}  # the multi-question design: run/multiq.py
 MODEL_KEYS = {"provider", "model", "base_url", "api_key_env", "context_window", "max_tokens",
               "requests_per_minute", "timeout", "max_retries", "cache_prefix"}
 BUDGET_KEYS = {"max_calls", "max_usd"}
@@ -194,6 +196,11 @@ class SweepConfig:
     mode: str = "live"
     measure: str = "answer"
     order: str = "auto"
+    # design = "multi-question" (components/run/multiq.py): K contexts, Q questions each, n documents per K
+    design: str | None = None
+    contexts: tuple[int, ...] = ()
+    questions_per_context: tuple[int, ...] = ()
+    n: int | None = None
     base_dir: str = "."  # where a relative tasks path is looked up first (the TOML file's folder)
 
     @classmethod
@@ -225,7 +232,14 @@ class SweepConfig:
         lengths, positions, documents, gold_index = (s.get(k) for k in ("lengths", "positions", "documents",
                                                                          "gold_index"))
         by_documents = documents is not None or gold_index is not None
-        if by_documents and (lengths is not None or positions is not None):
+        design = {}
+        if any(k in s for k in ("design", "contexts", "questions_per_context", "n")):
+            from components.run.multiq import check_design
+
+            design = check_design(s, _fail)  # its own grid: K and Q instead of lengths and positions
+        if design:
+            lengths, positions, documents, gold_index = [], [], [], []
+        elif by_documents and (lengths is not None or positions is not None):
             _fail("give either lengths and positions (tokens, R&R §4.1) or documents and gold_index "
                   "(Lost in the Middle §3.1), not both")
         if by_documents:
@@ -239,7 +253,7 @@ class SweepConfig:
                 if isinstance(x, bool) or not isinstance(x, int):
                     _fail(f"a gold_index must be a whole number (0 is the first document, -1 the last), got {x!r}")
             lengths, positions = [], []
-        else:
+        elif not design:
             documents, gold_index = [], []
             if not isinstance(lengths, list) or not lengths:
                 _fail("lengths must be a non-empty list of token counts, e.g. [2000, 4000]")
@@ -295,7 +309,7 @@ class SweepConfig:
             max_calls=_positive_int("budget.max_calls", budget.get("max_calls"), allow_none=True),
             max_usd=max_usd, encoding=encoding, max_tokens=_positive_int("max_tokens", s.get("max_tokens"), True),
             seed=seed, mode=s.get("mode", "live"), measure=s.get("measure", "answer"),
-            order=s.get("order", "auto"), base_dir=base_dir)
+            order=s.get("order", "auto"), base_dir=base_dir, **design)
         if cfg.mode not in MODES:
             _fail(f"mode must be one of {', '.join(MODES)}, got {cfg.mode!r}")
         if cfg.measure not in MEASURES:
@@ -371,7 +385,7 @@ class SweepConfig:
         p = Path(self.tasks).expanduser()
         if not p.is_absolute() and (Path(self.base_dir) / p).exists():
             return Path(self.base_dir) / p
-        bundled = bundled_task_file(p.name) if not p.exists() and p.parent == Path(".") else None
+        bundled = bundled_task_file(TASK_NAMES.get(p.name, p.name)) if not p.exists() and p.parent == Path(".") else None
         return bundled or p
 
     def to_dict(self) -> dict:

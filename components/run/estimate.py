@@ -14,7 +14,7 @@ already stored are not run again; a trial whose calls another sweep sent is repl
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from components.providers.base import cache_key
 from components.providers.likelihood import score_key
@@ -132,6 +132,8 @@ def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = Non
     calls found in the store count as cached and the rest as to send."""
     from components.run.plan import Documents, plan, precount
 
+    if getattr(config, "design", None):
+        return _estimate_multi(config, specs if specs is not None else plan(config, tasks), store, retry_errors)
     pool_tasks = config.all_tasks().tasks if tasks is None else tasks
     tasks = config.load_tasks() if tasks is None else tasks
     specs = plan(config, tasks) if specs is None else specs
@@ -174,6 +176,20 @@ def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = Non
     if replay:
         asyncio.run(_replay(config, store, documents, replay, tally))
     return tally.estimate(len(specs), len(done))
+
+
+def _estimate_multi(config, specs: list, store, retry_errors: bool) -> Estimate:
+    """The multi-question design (run/multiq.py): its prompts are all known before any answer."""
+    from components.run.multiq import estimate_units
+
+    done = _done_trials(config, store, {s.key for s in specs}, retry_errors)
+    tally = _Tally(False)
+    for _failed, calls, tin, tout, usd in done.values():
+        tally.cached(calls or 0, tin or 0, tout or 0, usd)
+    for model, est, hits in estimate_units(config, specs, store, set(done)):
+        tally.partly(model, est, hits)
+    return replace(tally.estimate(len(specs), len(done)),
+                   note="an estimate: calls and input tokens are exact, output tokens estimated")
 
 
 def _stored(store, spec, prompt, config):

@@ -73,6 +73,10 @@ def plan(config: SweepConfig, tasks: list | None = None) -> list[TrialSpec]:
     from components.tasks.model import duplicate_ids, duplicates_text
 
     tasks = config.load_tasks() if tasks is None else tasks
+    if getattr(config, "design", None):  # the multi-question design plans its own trials (run/multiq.py)
+        from components.run.multiq import plan_multi
+
+        return plan_multi(config, tasks)
     dups = duplicate_ids(tasks)
     if dups:
         raise ValueError(f"the tasks of sweep {config.name!r} share ids: {duplicates_text(dups)}; every trial is "

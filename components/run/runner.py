@@ -198,7 +198,11 @@ class LiveRun:
         present, self.errors = already_run(store, self.sweep_id, specs, self.retry_errors)
         todo = [s for s in specs if s.key not in present]
         self.docs = Documents(config.encoding, pool_tasks)
-        if todo:
+        if getattr(config, "design", None):  # run/multiq.py: the trials sharing prompts run as one group
+            from components.run.multiq import groups
+
+            todo = groups(config, tasks, specs, todo)
+        elif todo:
             precount(tasks, config.encoding)
             todo = ordered(todo, config.run_order, lambda s: first_prompt_text(s, self.docs))
         self.done = self.skipped = len(present)
@@ -254,7 +258,13 @@ class LiveRun:
 
     # trials -------------------------------------------------------------------------------------
     async def one(self, spec) -> None:
-        """Build, run, score and write one trial."""
+        """Build, run, score and write one trial (or a multi-question group's trials: run/multiq.py)."""
+        if getattr(spec, "multi", False):
+            from components.run.multiq import run_group
+
+            for trial, keys in await run_group(spec, self.callers[spec.model.label], self.config):
+                self.write(trial, keys)
+            return
         try:
             built = self.docs.get(spec)
         except ValueError as exc:
@@ -273,7 +283,11 @@ class LiveRun:
                                                spec.strategy, spec.params, self.callers[spec.model.label])
         trial = ran.trial
         stamp(trial, spec, built)
-        self.store.put_trial(self.sweep_id, trial.row(), ran.call_keys)
+        self.write(trial, ran.call_keys)
+
+    def write(self, trial, call_keys) -> None:
+        """Store one finished trial and count it."""
+        self.store.put_trial(self.sweep_id, trial.row(), call_keys)
         self.done += 1
         self.ran += 1
         self.errors += trial.error is not None

@@ -75,6 +75,16 @@ class Trial:
     answer_logprob_tokens: int | None = _col("INTEGER", "tokens of the answer alias scored", since=5)
     kv_match: float | None = _col(
         "REAL", "the gold value anywhere in the response, case-insensitive (LITM §4.1 key-value evaluation)", since=6)
+    # 7: the multi-question design (Context Overloading, components/run/multiq.py): one trial per question
+    contexts: int | None = _col("INTEGER", "K: contexts (SQuAD paragraphs) in the multi-question document", since=7)
+    questions_per_context: int | None = _col("INTEGER", "Q: questions asked of each context (multi-question)",
+                                             since=7)
+    mq_document: int | None = _col("INTEGER", "which of the n documents of this K (from 0; multi-question)", since=7)
+    question_number: int | None = _col("INTEGER", "the question's number in the whole document (Q1 = 1)", since=7)
+    mq_match: float | None = _col(
+        "REAL", "gold and answer contain one another, raw or normalised (Context Overloading §4.2)", since=7)
+    category: str | None = _col("TEXT", "correct, partial, not_specified or wrong (Context Overloading §4.2, "
+                                "§5.3; rules in core.scoring.mq_category)", since=7)
 
     def row(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -97,7 +107,8 @@ RESULT_COLUMNS = ["sweep", "task", "strategy", "model", "params", "length", "pos
                   "actual_position", "answer", "score", "subspan_em", "exact", "page_recall", "page_precision",
                   "error", "calls", "input_tokens", "output_tokens", "cost_usd", "latency_s",
                   "documents", "gold_index", "metric", "hallucination_rate", "sentence_recall", "error_kind",
-                  "kv_match", "answer_logprob", "answer_logprob_mean", "answer_logprob_tokens"]
+                  "kv_match", "answer_logprob", "answer_logprob_mean", "answer_logprob_tokens",
+                  "contexts", "questions_per_context", "mq_document", "question_number", "mq_match", "category"]
 # every column of an export: the result columns, then the rest of the trial, then the store's own
 EXPORT_COLUMNS = ["trial_id", "sweep_id", *RESULT_COLUMNS,
                   *[n for n in STORED if n not in RESULT_COLUMNS], "created"]

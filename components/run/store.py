@@ -92,6 +92,8 @@ MIGRATIONS: list[str] = [
                  "ALTER TABLE calls ADD COLUMN cache_write_tokens INTEGER"]),
     # 6: the key-value metric of Lost in the Middle (§4.1: the value anywhere in the response)
     ";\n".join(added_in(6)),
+    # 7: the multi-question design (components/run/multiq.py): K, Q, the question's place, its match and category
+    ";\n".join(added_in(7)),
 ]
 
 ENV_DB = "LITM_DB"  # the one run store of the app and the command line

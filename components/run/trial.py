@@ -18,6 +18,7 @@ from components.core.scoring import (
     gold_sentence_recall,
     hallucination_rate,
     kv_match,
+    mq_match,
     retrieval_precision,
     retrieval_recall,
     scorer_for,
@@ -66,6 +67,7 @@ def score_outcome(trial: Trial, outcome, doc, answers, answer_mode: str = "any",
     trial.subspan_em = scorer_for(best_subspan_em, answer_mode)(prediction, answers)
     trial.exact = scorer_for(exact_match, answer_mode)(trial.answer, answers)
     trial.kv_match = scorer_for(kv_match, answer_mode)(prediction, answers)
+    trial.mq_match = scorer_for(mq_match, answer_mode)(trial.answer, answers)
     trial.retrieved_pages = list(outcome.retrieved_pages) if outcome.retrieved_pages is not None else None
     trial.cited_pages = list(outcome.cited_pages or ())
     pages = trial.retrieved_pages if trial.retrieved_pages is not None else trial.cited_pages

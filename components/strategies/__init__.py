@@ -6,6 +6,7 @@ from components.strategies.alr2 import S2A, QuotesFirst, RetrieveThenReason
 from components.strategies.base import Outcome, Param, ParamError, Strategy
 from components.strategies.keywords import Keyword
 from components.strategies.litm import ClosedBook, KeyValue, LitmQA, LitmQAC, LitmQARandom, Oracle
+from components.strategies.multiq import MQChunked, MQFull, MQKeyword
 from components.strategies.reorder import Reorder
 from components.strategies.rr import (
     ICR,
@@ -24,6 +25,7 @@ _ALL: list[Strategy] = [
     Reprompt(), RepromptTagsOnly(), RepromptAtBeginning(), RepromptBeforeGold(),
     ICR(), RR(), ChunkedICR(), ChunkedRR(),
     RetrieveThenReason(), QuotesFirst(), S2A(), Reorder(), Keyword(),
+    MQFull(), MQChunked(), MQKeyword(),
 ]
 STRATEGIES: dict[str, Strategy] = {s.name: s for s in _ALL}
 

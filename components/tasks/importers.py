@@ -35,6 +35,7 @@ from pathlib import Path
 
 from components.core.jsonlines import numbered_lines
 from components.tasks.model import Passage, Task, TaskFileError, TaskSet
+from components.tasks.squad import looks_like_squad, parse_squad
 
 MAX_TASK_BYTES = 256 * 1024 * 1024  # a task file, unpacked (a .gz is unpacked as a stream, up to this)
 MAX_UPLOAD_TASK_BYTES = 64 * 1024 * 1024  # a task file uploaded to the app, unpacked
@@ -114,7 +115,9 @@ def parse_tasks_bytes(name: str, data: bytes, max_bytes: int = MAX_TASK_BYTES) -
             stem = stem[: -len(suffix)]
     base = name.lower().removesuffix(".gz")
     first = text.lstrip()[:1]
-    if first in "{[" and not base.endswith(".csv"):
+    if first == "{" and looks_like_squad(text):  # SQuAD v1.1 (components/tasks/squad.py)
+        ts = parse_squad(stem, text)
+    elif first in "{[" and not base.endswith(".csv"):
         ts = _parse_json(stem, text)
     elif base.endswith((".jsonl", ".json")):
         raise TaskFileError(f"{name}: not JSON (the first character is {first!r})")

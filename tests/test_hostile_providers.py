@@ -317,3 +317,26 @@ def test_the_command_line_names_the_fault_in_one_line(fault, extra, line, server
     assert r.returncode == 1 and len(err.splitlines()) == 1, r.stderr
     assert line in err and "unexpected error" not in err and "Traceback" not in err, err
     assert PASTED_NAME not in err and server.counts["total"] == 0
+
+
+# --- empty answers in batch mode: the same check (providers/answers.py) on every result line -----------------
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("fault", ["empty_text", "blank_text"])
+def test_empty_answers_in_a_batch_are_bad_responses(fault, provider, server, tmp_path, monkeypatch, capsys):
+    from tests.test_batch import sweep, write_toml
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-batch-0000")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-batch-0000")
+    server.set(batch_max=4, batch_bad=fault)
+    toml, db = write_toml(tmp_path, server, provider), tmp_path / "runs.sqlite"
+    assert sweep(toml, db) == 3
+    capsys.readouterr()
+    with RunStore(db) as store:
+        trials = store.trials_frame()
+    assert set(trials["error_kind"]) == {"bad_response"} and trials["score"].isna().all()
+    assert all("the answer is" in e and ("empty" in e or "whitespace" in e) for e in trials["error"])
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == 0  # never cached
+    server.set(batch_bad=None)
+    assert sweep(toml, db, "--retry-errors") == 0  # sent again, answered

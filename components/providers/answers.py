@@ -2,7 +2,8 @@
 and for each line of a batch's results, so that both treat the same body the same way.
 
 A body that is not a usable completion raises BadResponse (kind `bad_response`): no choices or content,
-a mistyped field (`"choices": "zz"`, a `text` that is not a string), a token count that is not a count
+an answer whose text is empty or only whitespace (whatever its finish reason: "length" with no text is a
+max_tokens too small for the model to say anything, and an empty answer is never a wrong one), a mistyped field (`"choices": "zz"`, a `text` that is not a string), a token count that is not a count
 (negative, not finite, above MAX_COUNT: 10^30 would not even fit an SQLite integer). Such an answer is
 never cached, so `--retry-errors` asks again. A count that is simply missing is 0, as before.
 """
@@ -36,6 +37,19 @@ def _short(value) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def no_text(text: str, finish) -> None:
+    """BadResponse when an answer's text is empty or only whitespace: never scored (as a wrong answer) nor
+    cached, so `--retry-errors` asks again. A finish reason of length (max_tokens, Anthropic's max_tokens)
+    says why: max_tokens ended the answer before any text."""
+    if text.strip():
+        return
+    what = "empty" if not text else "only whitespace"
+    if finish in ("length", "max_tokens"):
+        raise BadResponse(f"the answer is {what}: max_tokens ended it before any text (finish_reason "
+                          f"{finish!r}); raise max_tokens")
+    raise BadResponse(f"the answer is {what} (finish_reason {_short(finish)}): no text to score")
+
+
 def loads(data: bytes | str):
     """JSON text -> object; BadResponse for text that is not JSON or nests too deep to read."""
     try:
@@ -63,6 +77,7 @@ def chat_completion(body, default_model: str, latency_s: float = 0.0) -> Complet
     if not isinstance(content, str):
         raise BadResponse(f"the answer has no content (finish_reason {finish!r})" if content is None
                           else f"the answer's content is not text ({_short(content)})")
+    no_text(content, finish)
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
     details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
     model = body.get("model")
@@ -96,6 +111,7 @@ def message_completion(body, default_model: str, latency_s: float = 0.0) -> Comp
             texts.append(text)
     if not texts:
         raise BadResponse(f"the answer has no text content (stop_reason {stop!r})")
+    no_text("".join(texts), stop)
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
     model = body.get("model")
     # Anthropic's input_tokens counts only the tokens after the last cache hit or write; ours counts every

@@ -1,5 +1,6 @@
 """Anthropic messages API through AsyncAnthropic (one client per provider object). The answer's JSON is
-read as it came (the SDK's raw response) and checked by providers/answers.py, as a batch result is.
+read as it came (the SDK's raw response) and checked by providers/answers.py, as a batch result is. A
+call is retried by openai_provider.with_retries (the SDK's own retries off), within the call's WaitBudget.
 
 Prompt caching: with `cache_prefix` set for the model ([models] in a sweep), the prompt's shared prefix
 is marked for Anthropic's prompt cache. The last user message goes as text blocks cut where
@@ -20,7 +21,15 @@ from components.core.completion import Completion
 from components.providers.answers import BAD_BODY_ERRORS, loads, message_completion
 from components.providers.base import BadResponse, ModelSpec, Settings
 from components.providers.guard import check_fits
-from components.providers.openai_provider import RequestCounter, bad_body, http_client, map_error, sdk_kwargs
+from components.providers.openai_provider import (
+    RequestCounter,
+    bad_body,
+    http_client,
+    map_error,
+    sdk_kwargs,
+    url_secret,
+    with_retries,
+)
 
 
 def blocks(text: str, cuts: tuple[int, ...]) -> list[dict]:
@@ -41,12 +50,13 @@ class AnthropicProvider:
         import anthropic
 
         self.spec = spec
-        self._key = api_key
+        self._key, self._url_secret = api_key, url_secret(spec)
         self._sdk = anthropic
         kw = {"base_url": spec.base_url} if spec.base_url else {}
         self.counter = RequestCounter()
         self.client = anthropic.AsyncAnthropic(api_key=api_key, http_client=http_client(anthropic, self.counter, spec),
                                                **kw, **sdk_kwargs(spec))
+        self.live = self.client.with_options(max_retries=0)  # one answer: retried by with_retries, not the SDK
 
     @property
     def http_requests(self) -> int:
@@ -72,17 +82,21 @@ class AnthropicProvider:
 
     async def complete(self, messages: list[dict], settings: Settings, cuts: tuple[int, ...] = ()) -> Completion:
         check_fits(self.spec, messages, settings)
+        request = self.request(messages, settings, cuts)
+        return await with_retries(lambda: self._complete(request), self.spec)
+
+    async def _complete(self, request: dict) -> Completion:
         t0 = time.perf_counter()
         try:
-            raw = await self.client.messages.with_raw_response.create(**self.request(messages, settings, cuts))
+            raw = await self.live.messages.with_raw_response.create(**request)
             body = loads(raw.http_response.content)
             return message_completion(body, self.spec.model, time.perf_counter() - t0)
         except self._sdk.AnthropicError as exc:
-            raise map_error(exc, self.spec.label, self._key) from None
+            raise map_error(exc, self.spec.label, self._key, self._url_secret) from None
         except BadResponse as exc:
             raise BadResponse(f"{self.spec.label}: {exc}") from None
         except BAD_BODY_ERRORS as exc:  # a body the SDK could not read
-            raise bad_body(self.spec.label, exc, self._key) from None
+            raise bad_body(self.spec.label, exc, self._key, self._url_secret) from None
 
     async def aclose(self) -> None:
         await self.client.close()

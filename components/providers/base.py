@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
@@ -115,14 +117,182 @@ FATAL_KINDS = ("auth", "not_found", "bad_request", "missing_key", "unreachable")
 
 
 def scrub(text: str, *secrets: str | None) -> str:
-    """Remove every given secret (and anything shaped like an API key) from a message."""
+    """Remove every given secret, anything shaped like an API key, and the secrets of a URL (its user-info
+    password, a query value named like a credential) from a message."""
     for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "***")
-    return _KEY_SHAPE.sub("***", text)
+    text = _KEY_SHAPE.sub("***", text)
+    text = _USERINFO.sub(r"\1***@", text)
+    return _QUERY_SECRET.sub(r"\1***", text)
 
 
-_KEY_SHAPE = re.compile(r"\b(?:sk|sk-ant|sk-proj)-[A-Za-z0-9_\-]{6,}")
+# sk- sk-ant- sk-proj- sk_live_ (OpenAI, Anthropic, others), rk_, gsk_ (Groq), xai- (xAI), hf_ (Hugging Face),
+# AIza (Google): the prefix and more key characters
+_KEY_SHAPE = re.compile(r"\b(?:sk|sk-ant|sk-proj)-[A-Za-z0-9_\-]{6,}"
+                        r"|\b(?:sk|rk|gsk|xai|hf)[-_][A-Za-z0-9_\-]{16,}|\bAIza[A-Za-z0-9_\-]{16,}")
+_KEY_START = re.compile(r"(?:sk|rk|gsk|xai|hf)[-_]|AIza", re.IGNORECASE)
+# a query parameter whose name says it is a credential
+_SECRET_NAMES = re.compile(r"(?:api[-_]?key|key|(?:access[-_]|id[-_]|auth[-_])?token|secret|client[-_]secret"
+                           r"|password|passwd|pwd|auth|authorization|sig|signature|credential|session)",
+                           re.IGNORECASE)
+_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:)[^/\s@]+@")
+_QUERY_SECRET = re.compile(r"([?&;](?:" + _SECRET_NAMES.pattern + r")=)[^&;#\s]+", re.IGNORECASE)
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")  # a plausible environment variable name
+
+
+def looks_like_key(value) -> bool:
+    """Whether a value given as a NAME (api_key_env) may be a secret instead: not a plausible variable name,
+    shaped like a key (sk-, sk_, sk-ant-, gsk_, AIza ...), or a long random run (a part of 16+ characters
+    mixing letters and digits, or 32+ characters without an underscore)."""
+    if not isinstance(value, str) or not value:
+        return False
+    if not ENV_NAME.fullmatch(value) or _KEY_START.match(value):
+        return True
+    if len(value) >= 32 and "_" not in value:
+        return True
+    return any(len(part) >= 16 and re.search(r"\d", part) and re.search(r"[A-Za-z]", part)
+               for part in value.split("_"))
+
+
+def shown_name(value) -> str:
+    """A name (api_key_env, a variable) as a message may show it: as it is when it is a plausible name,
+    else only its first 4 characters (`'sk-a…' (not the name ...: is it a key?)`), never more of a key."""
+    if isinstance(value, str) and not looks_like_key(value):
+        return value
+    if not isinstance(value, str):
+        text = repr(value)
+        return text if len(text) <= 40 else text[:37] + "..."
+    return f"'{value[:4]}…' (not the name of an environment variable: is it a key?)"
+
+
+class BadBaseUrl(ProviderError, ValueError):
+    """A base_url that is no http(s) address (unparseable, no host, a bad port): refused before anything
+    is sent. A ValueError too, so a config check can let it through as one line."""
+
+    kind = "bad_request"
+
+
+def safe_base_url(url: str | None) -> tuple[str | None, str | None]:
+    """(the URL without its secrets, the first secret taken out or None). A key inside a base URL (user-info
+    `http://user:key@host/`, a query `?api_key=...` or any query value shaped like a key) must never be
+    stored or shown: the clean URL is what a config, a store or a message keeps. Other query parameters
+    (`?api-version=...`) stay. The secret is what a caller may use as the API key."""
+    if not url or not isinstance(url, str):
+        return url, None
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        netloc, host = parts.netloc, parts.netloc.rpartition("@")
+    except ValueError:  # unparseable: keep what scrub leaves (check_base_url refuses it anyway)
+        return scrub(url), None
+    secrets: list[str] = []
+    if host[1]:  # user-info present: all of it goes
+        user, _, password = host[0].partition(":")
+        secrets += [s for s in (password, user) if s]
+        netloc = host[2]
+    query = parts.query
+    pairs = parse_qsl(query, keep_blank_values=True)
+    kept = [(n, v) for n, v in pairs if not (_SECRET_NAMES.fullmatch(n) or (len(v) >= 16 and looks_like_key(v)))]
+    if len(kept) != len(pairs):
+        secrets += [v for pair in pairs if pair not in kept for v in pair[1:]]
+        query = urlencode(kept)
+    if not secrets:
+        return url, None
+    clean = urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    return clean, next((s for s in secrets if s), None)
+
+
+def check_base_url(url) -> str:
+    """The base URL, checked: an http:// or https:// address with a host and a valid port, which the HTTP
+    client can parse. Anything else raises BadBaseUrl with one line (its secrets never shown)."""
+    shown = scrub(safe_base_url(url)[0] if isinstance(url, str) else repr(url))
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    example = "e.g. http://127.0.0.1:8000/v1"
+    if not isinstance(url, str) or not url.strip():
+        raise BadBaseUrl(f"base_url must be an http:// or https:// address ({example}), got {shown!s}")
+    import httpx2
+
+    try:
+        parsed = httpx2.URL(url.strip())
+    except (httpx2.InvalidURL, ValueError, TypeError) as exc:
+        raise BadBaseUrl(f"base_url {shown} is not a valid address ({scrub(str(exc))[:80]}); {example}") from None
+    if parsed.scheme not in ("http", "https"):
+        raise BadBaseUrl(f"base_url {shown} must start with http:// or https:// ({example})")
+    if not parsed.host:
+        raise BadBaseUrl(f"base_url {shown} has no host ({example})")
+    if parsed.port is not None and not 1 <= parsed.port <= 65535:
+        raise BadBaseUrl(f"base_url {shown} has port {parsed.port}, not one from 1 to 65535 ({example})")
+    return url.strip()
+
+
+# --- waiting between retries: one ceiling for a whole call ----------------------------------------------
+DEFAULT_MAX_WAIT = 60.0  # seconds one call may wait between its retries in all (config: max_retry_after)
+
+
+class WaitBudget:
+    """The waiting ONE call may do between its tries, in all: the provider's own retries (the SDKs' retries
+    are turned off: their waits escaped any cap) and the Caller's. A Retry-After (or a back-off) that does
+    not fit in what is left is not waited for: the call ends at once with its error. `note` is told what
+    is being waited for (the progress line), and "" when the wait is over."""
+
+    def __init__(self, limit: float = DEFAULT_MAX_WAIT, note=None):
+        self.limit = max(0.0, float(limit))
+        self.waited = 0.0
+        self.note = note
+
+    @property
+    def left(self) -> float:
+        return max(0.0, self.limit - self.waited)
+
+    def allows(self, seconds: float) -> bool:
+        return seconds <= self.left + 1e-9
+
+    async def wait(self, seconds: float, why: str = "") -> None:
+        import asyncio
+
+        self.waited += seconds
+        if self.note is not None:
+            self.note(why)
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            if self.note is not None:
+                self.note("")
+
+    def refuse(self, exc: ProviderError, label: str, asked: float) -> ProviderError:
+        """`exc` ended for good: the server asks to wait `asked` s, more than is left. Marked `final`, so no
+        outer retry loop waits for it again."""
+        cap = f"the {self.limit:.0f} s a call waits in all (max_retry_after)"
+        more = (f"more than {cap}" if not self.waited else
+                f"more than the {self.left:.0f} s left of {cap} after {self.waited:.0f} s of waiting")
+        if isinstance(exc, RateLimited):
+            err: ProviderError = RateLimited(f"{label}: rate limited; the server asks to wait {asked:.0f} s, {more}: "
+                                             "rerun later with --retry-errors", asked)
+        else:
+            err = type(exc)(f"{exc} (the server asks to wait {asked:.0f} s, {more})")
+        err.final = True
+        err.retry_after = asked
+        return err
+
+
+_WAIT: ContextVar[WaitBudget | None] = ContextVar("litm_wait_budget", default=None)
+
+
+def wait_budget() -> WaitBudget | None:
+    """The budget of the call being made (set by the Caller with `waiting_within`), or None."""
+    return _WAIT.get()
+
+
+@contextmanager
+def waiting_within(budget: WaitBudget):
+    """Every provider call inside shares `budget` (a context variable: it follows the call into the SDK)."""
+    token = _WAIT.set(budget)
+    try:
+        yield budget
+    finally:
+        _WAIT.reset(token)
 
 
 class Provider(Protocol):

@@ -1,14 +1,25 @@
 """make_provider(spec, api_key=None): the one place a ModelSpec becomes a Provider.
 
 The key is the one passed in, else the environment variable spec.api_key_env names (else the
-provider's usual variable). A missing key raises MissingKey here, before any request is made.
+provider's usual variable). A missing key raises MissingKey here, before any request is made; a key
+pasted in place of the variable's name is shown by its first 4 characters only (base.shown_name). A
+base_url the HTTP client cannot parse is refused here too (base.check_base_url), with one line.
 """
 
 from __future__ import annotations
 
 import os
 
-from components.providers.base import PROVIDERS, MissingKey, ModelSpec, Provider, ProviderError
+from components.providers.base import (
+    PROVIDERS,
+    MissingKey,
+    ModelSpec,
+    Provider,
+    ProviderError,
+    check_base_url,
+    looks_like_key,
+    shown_name,
+)
 
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 NO_KEY = "not-needed"  # what local OpenAI-compatible servers get when no key is configured
@@ -26,6 +37,10 @@ def resolve_key(spec: ModelSpec, api_key: str | None = None) -> str | None:
         return value
     if spec.provider == "openai-compatible" and not spec.api_key_env:
         return NO_KEY
+    if env and looks_like_key(env):  # a key pasted where its variable's NAME goes: never echoed back
+        raise MissingKey(f"{spec.label}: api_key_env {shown_name(env)}: put the key in an environment variable "
+                         f"and give its name (e.g. {DEFAULT_KEY_ENV.get(spec.provider, 'MY_API_KEY')}); "
+                         "nothing was sent")
     where = f"the environment variable {env}" if env else "an API key"
     raise MissingKey(f"{spec.label}: no API key: set {where} (or type a key into the app); "
                      "nothing was sent")
@@ -52,6 +67,8 @@ def make_provider(spec: ModelSpec, api_key: str | None = None) -> Provider:
         return _INSTALLED[spec.label]
     if spec.provider not in PROVIDERS:
         raise ProviderError(f"unknown provider {spec.provider!r}; choose one of {', '.join(PROVIDERS)}")
+    if spec.base_url and spec.provider in ("openai", "anthropic", "openai-compatible"):
+        check_base_url(spec.base_url)  # one line (BadBaseUrl) for an address the HTTP client cannot parse
     key = resolve_key(spec, api_key)
     if spec.provider == "fake":
         from components.providers.fake import FakeProvider

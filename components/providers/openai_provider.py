@@ -1,8 +1,12 @@
 """OpenAI chat completions, and every OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio).
 
 One AsyncOpenAI client per provider object (so one connection pool, sized above any concurrency we
-use). The SDK does the retrying (max_retries, honouring Retry-After up to its own 60 s) and the timeout;
-what is left after that is mapped to our errors, with messages that never contain the key.
+use). A completion is sent with the SDK's retries turned off and retried here (`with_retries`: the model's
+`max_retries`, the SDKs' default 2 when unset; 429, 408, 409, 5xx, timeouts, dropped or refused
+connections), waiting as the server's Retry-After asks or backing off as the SDKs do, but never longer in
+all than the call's WaitBudget (max_retry_after, base.py): the SDKs slept before any cap applied (OpenAI's up
+to 120 s a retry, Anthropic's for any Retry-After). Errors are mapped to ours, with messages that never
+contain the key or a secret of the base URL. Batch API calls (batches.py) keep the SDK's own retries.
 
 Every HTTP request the SDK sends, its own retries included, is counted by an httpx event hook on the
 SDK's client (`http_requests`): the progress line and the summary show what the server really saw.
@@ -13,17 +17,20 @@ error, never an (empty) answer, so it is not cached and `--retry-errors` asks ag
 Under the SDK's client, providers/transport.py bounds every request: the model's `timeout` is a deadline
 for the whole answer (not per read), and an answer over 32 MB unpacked is a BadResponse. An error is
 named by its cause (map_error): a connection refused is `unreachable`, one dropped mid-answer
-`transient`, a broken gzip body or a redirect to a file:// address `bad_response`.
+`transient`, a broken gzip body, a redirect to another origin (transport.py) or a redirect loop
+`bad_response`.
 """
 
 from __future__ import annotations
 
 import email.utils
+import random
 import time
 
 from components.core.completion import Completion
 from components.providers.answers import BAD_BODY_ERRORS, MAX_ANSWER_BYTES, chat_completion
 from components.providers.base import (
+    DEFAULT_MAX_WAIT,
     AuthError,
     BadRequest,
     BadResponse,
@@ -34,11 +41,17 @@ from components.providers.base import (
     Settings,
     Transient,
     Unreachable,
+    WaitBudget,
+    check_base_url,
+    safe_base_url,
     scrub,
+    wait_budget,
 )
 from components.providers.guard import check_fits
-from components.providers.transport import BULK_HEADER, bad_answer_error, make_transport
+from components.providers.transport import BULK_HEADER, MAX_REDIRECTS, bad_answer_error, make_transport
 
+SDK_RETRIES = 2  # the SDKs' default max_retries: a model's retries of one call when it sets none
+BACKOFF = (0.5, 8.0)  # the SDKs' back-off without a Retry-After: 0.5 s doubling, at most 8 s, less up to 25 %
 POOL = 256  # connections per client; at least any concurrency a sweep asks for
 BULK = {BULK_HEADER: "1"}  # extra headers of a batch upload or results download (transport.py: not one answer)
 _REASONING = ("o1", "o3", "o4", "gpt-5")  # take max_completion_tokens and no temperature
@@ -65,7 +78,7 @@ def http_client(module, counter: RequestCounter | None = None, spec: ModelSpec |
     base = module.OpenAIError if hasattr(module, "OpenAIError") else module.AnthropicError
     transport = make_transport(httpx2, limits, deadline_s=spec.timeout if spec is not None else None,
                                max_bytes=MAX_ANSWER_BYTES, error=_bad_answer_class(base))
-    return module.DefaultAsyncHttpxClient(transport=transport, event_hooks=hooks)
+    return module.DefaultAsyncHttpxClient(transport=transport, event_hooks=hooks, max_redirects=MAX_REDIRECTS)
 
 
 _BAD_ANSWER: dict[type, type] = {}
@@ -76,6 +89,15 @@ def _bad_answer_class(base: type) -> type:
     if base not in _BAD_ANSWER:
         _BAD_ANSWER[base] = bad_answer_error(base)
     return _BAD_ANSWER[base]
+
+
+def url_secret(spec: ModelSpec) -> str | None:
+    """The secret inside the model's base URL (kept out of every message), after checking the URL: an
+    address the HTTP client cannot parse is refused here with one line (BadBaseUrl), before any call."""
+    if not spec.base_url:
+        return None
+    check_base_url(spec.base_url)
+    return safe_base_url(spec.base_url)[1]
 
 
 def sdk_kwargs(spec: ModelSpec) -> dict:
@@ -119,14 +141,17 @@ def _causes(exc: BaseException):
         seen = seen.__cause__ or seen.__context__
 
 
-def _connection_error(exc: Exception, label: str) -> ProviderError:
+def _connection_error(exc: Exception, label: str, *secrets: str | None) -> ProviderError:
     """An SDK connection error, named by what really happened (httpx's exception it was raised from):
     only a connection that could not be made is `unreachable` (a wrong base URL, a server that is down)."""
     import httpx2
 
     for cause in _causes(exc):
-        what = f"{cause.__class__.__name__}: {str(cause).splitlines()[0][:160]}" if str(cause) else \
-            cause.__class__.__name__
+        what = f"{cause.__class__.__name__}: {scrub(str(cause).splitlines()[0], *secrets)[:160]}" if str(cause) \
+            else cause.__class__.__name__
+        if isinstance(cause, httpx2.TooManyRedirects):
+            return BadResponse(f"{label}: the server redirects the request in a loop (more than {MAX_REDIRECTS} "
+                               "redirects): is the base URL right?")
         if isinstance(cause, httpx2.UnsupportedProtocol):
             return BadResponse(f"{label}: the server sent the request to an address that is not http or https "
                                f"({what})")
@@ -140,7 +165,7 @@ def _connection_error(exc: Exception, label: str) -> ProviderError:
     return Unreachable(f"{label}: could not connect to the server (is the base URL right, is it running?)")
 
 
-def map_error(exc: Exception, label: str, key: str | None) -> ProviderError:
+def map_error(exc: Exception, label: str, key: str | None, *secrets: str | None) -> ProviderError:
     """An SDK exception (OpenAI's or Anthropic's: same shapes) -> RateLimited / Transient / ProviderError."""
     status = getattr(exc, "status_code", None)
     body = getattr(exc, "body", None)
@@ -148,17 +173,19 @@ def map_error(exc: Exception, label: str, key: str | None) -> ProviderError:
     if isinstance(body, dict):
         err = body.get("error", body)
         detail = str(err.get("message", "") if isinstance(err, dict) else err)
-    detail = scrub(detail or exc.__class__.__name__, key)[:300]
+    detail = scrub(detail or exc.__class__.__name__, key, *secrets)[:300]
     name = exc.__class__.__name__
     if getattr(exc, "litm_kind", None) == "bad_response":  # transport.py: too large, a broken encoding
-        return BadResponse(f"{label}: {scrub(str(exc), key)[:300]}")
+        return BadResponse(f"{label}: {scrub(str(exc), key, *secrets)[:300]}")
     if status is not None and status < 400 or "ResponseValidation" in name:
         return BadResponse(f"{label}: the server's answer is not a completion ({status or 'no status'}, "
                            f"{name}): {detail}")
     if status == 429:
         return RateLimited(f"{label}: rate limited (429): {detail}", retry_after(exc))
     if status is not None and (status >= 500 or status in (408, 409)):
-        return Transient(f"{label}: server error ({status}): {detail}")
+        err = Transient(f"{label}: server error ({status}): {detail}")
+        err.retry_after = retry_after(exc)
+        return err
     if status in (401, 403):
         return AuthError(f"{label}: the API key was refused ({status}): {detail}")
     if status == 404:
@@ -170,12 +197,42 @@ def map_error(exc: Exception, label: str, key: str | None) -> ProviderError:
     if "Timeout" in name:
         return Transient(f"{label}: the request timed out (no complete answer within its timeout)")
     if "Connection" in name:
-        return _connection_error(exc, label)
-    return ProviderError(f"{label}: {name}: {scrub(str(exc), key)[:300]}")
+        return _connection_error(exc, label, key, *secrets)
+    return ProviderError(f"{label}: {name}: {scrub(str(exc), key, *secrets)[:300]}")
 
 
-def bad_body(label: str, exc: Exception, key: str | None) -> BadResponse:
-    detail = scrub(str(exc).splitlines()[0] if str(exc) else "", key)[:200]
+def _backoff(retry: int) -> float:
+    """The SDKs' wait before retry number `retry` (0-based) when the server names none."""
+    return min(BACKOFF[0] * 2.0 ** retry, BACKOFF[1]) * (1 - 0.25 * random.random())
+
+
+async def with_retries(send, spec: ModelSpec):
+    """`await send()` (which raises our ProviderErrors), tried again after a 429, a server error, a timeout
+    or a lost connection, up to the model's max_retries: after the server's Retry-After, else the SDKs'
+    back-off. Every wait comes out of the call's WaitBudget (the Caller's, else a fresh one of
+    DEFAULT_MAX_WAIT s): a wait that does not fit ends the call at once with its error."""
+    budget = wait_budget() or WaitBudget(DEFAULT_MAX_WAIT)
+    retries = SDK_RETRIES if spec.max_retries is None else max(0, int(spec.max_retries))
+    for retry in range(retries + 1):
+        try:
+            return await send()
+        except (RateLimited, Transient) as exc:
+            if retry == retries or getattr(exc, "final", False):
+                raise
+            asked = getattr(exc, "retry_after", None)
+            wait = asked if asked is not None else _backoff(retry)
+            if not budget.allows(wait):
+                if asked is None:
+                    raise
+                raise budget.refuse(exc, spec.label, asked) from None
+            what = "rate limited" if isinstance(exc, RateLimited) else "failed"
+            await budget.wait(wait, f"{spec.label} {what}: waiting {wait:.0f} s"
+                              + (" (the server's Retry-After)" if asked is not None else " before retrying"))
+    raise AssertionError("unreachable")
+
+
+def bad_body(label: str, exc: Exception, key: str | None, *secrets: str | None) -> BadResponse:
+    detail = scrub(str(exc).splitlines()[0] if str(exc) else "", key, *secrets)[:200]
     return BadResponse(f"{label}: the server's answer could not be read ({exc.__class__.__name__}"
                        + (f": {detail}" if detail else "") + ")")
 
@@ -187,11 +244,12 @@ class OpenAIProvider:
         import openai
 
         self.spec = spec
-        self._key = api_key
+        self._key, self._url_secret = api_key, url_secret(spec)
         self._sdk = openai
         self.counter = RequestCounter()
         self.client = openai.AsyncOpenAI(api_key=api_key, base_url=spec.base_url,
                                          http_client=http_client(openai, self.counter, spec), **sdk_kwargs(spec))
+        self.live = self.client.with_options(max_retries=0)  # one answer: retried by with_retries, not the SDK
 
     @property
     def http_requests(self) -> int:
@@ -214,17 +272,20 @@ class OpenAIProvider:
 
     async def complete(self, messages: list[dict], settings: Settings) -> Completion:
         check_fits(self.spec, messages, settings)
+        return await with_retries(lambda: self._complete(messages, settings), self.spec)
+
+    async def _complete(self, messages: list[dict], settings: Settings) -> Completion:
         t0 = time.perf_counter()
         try:
-            # client.post is the SDK's documented way to call an endpoint directly: same retries,
-            # timeout and errors as chat.completions.create, without its per-call parameter transform.
+            # client.post is the SDK's documented way to call an endpoint directly: same timeout and
+            # errors as chat.completions.create, without its per-call parameter transform.
             # cast_to=object: the decoded JSON as it came (a str when the body is not JSON), read below;
             # building the SDK's pydantic ChatCompletion cost 0.3 ms a call (bench/bench_runner.py profile)
-            r = await self.client.post("/chat/completions", body=self.request(messages, settings), cast_to=object)
+            r = await self.live.post("/chat/completions", body=self.request(messages, settings), cast_to=object)
         except self._sdk.OpenAIError as exc:
-            raise map_error(exc, self.spec.label, self._key) from None
+            raise map_error(exc, self.spec.label, self._key, self._url_secret) from None
         except BAD_BODY_ERRORS as exc:  # a body the SDK could not read (RecursionError: nested too deep)
-            raise bad_body(self.spec.label, exc, self._key) from None
+            raise bad_body(self.spec.label, exc, self._key, self._url_secret) from None
         try:
             return chat_completion(r, self.spec.model, time.perf_counter() - t0)
         except BadResponse as exc:
@@ -235,26 +296,31 @@ class OpenAIProvider:
         /completions takes echo with logprobs (the llama.cpp server, vLLM): the prompt is the server's own
         chat template (POST /apply-template at the server's root) with the answer appended; the answer's
         tokens are those whose text offset is at or past the template's end."""
-        from components.providers.likelihood import CannotScore, Scored
+        from components.providers.likelihood import CannotScore
 
         if self.spec.provider != "openai-compatible":
             raise CannotScore(f"{self.spec.label} cannot score an answer's likelihood (no log-probabilities of "
                               "a given text); use an OpenAI-compatible server or a local model")
-        root = str(self.client.base_url).rstrip("/").removesuffix("/v1")
+        return await with_retries(lambda: self._score(messages, answer), self.spec)
+
+    async def _score(self, messages: list[dict], answer: str):
+        from components.providers.likelihood import Scored
+
+        root = str(self.live.base_url).rstrip("/").removesuffix("/v1")
         t0 = time.perf_counter()
         try:
-            templ = await self.client.post(root + "/apply-template", body={"messages": messages}, cast_to=object)
+            templ = await self.live.post(root + "/apply-template", body={"messages": messages}, cast_to=object)
             prefix = templ.get("prompt") if isinstance(templ, dict) else None
             if not isinstance(prefix, str):
                 raise BadResponse(f"{self.spec.label}: /apply-template gave no prompt: the server cannot show "
                                   "its chat template, so its likelihood cannot be scored")
-            r = await self.client.post("/completions", cast_to=object, body={
+            r = await self.live.post("/completions", cast_to=object, body={
                 "model": self.spec.model, "prompt": prefix + answer, "max_tokens": 1, "temperature": 0,
                 "echo": True, "logprobs": 1})
         except self._sdk.OpenAIError as exc:
-            raise map_error(exc, self.spec.label, self._key) from None
+            raise map_error(exc, self.spec.label, self._key, self._url_secret) from None
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            raise bad_body(self.spec.label, exc, self._key) from None
+            raise bad_body(self.spec.label, exc, self._key, self._url_secret) from None
         latency = time.perf_counter() - t0
         try:
             block = r["choices"][0]["logprobs"]

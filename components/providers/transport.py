@@ -12,6 +12,10 @@
   and event loop of the process: past it, a body waits for others to finish before reading on (the body
   holding the most always goes on, so they never all wait). 32 requests of 50 MB answers peaked at 1.4 GB
   without it.
+- **Redirects stay on the base URL's origin.** The SDKs' clients follow redirects; a 3xx whose Location
+  leads to another origin (scheme, host or port differ: the prompt would go to a server nobody chose, and
+  its answer be cached) is refused as a bad answer naming where it pointed, before it is followed. A
+  redirect loop ends after MAX_REDIRECTS (providers name it a loop, not a lost connection).
 - A batch upload or results download (a request carrying BULK_HEADER, which is not sent) has no size
   cap (results are read line by line, each line capped: providers/batches.py) and a deadline of at
   least an hour.
@@ -32,6 +36,8 @@ BULK_DEADLINE = 3600.0  # at least this for a batch upload or results download
 BULK_HEADER = "x-litm-bulk"  # marks a batch upload or download; removed before the request is sent
 ENCODINGS = {"gzip": 47, "x-gzip": 47, "deflate": 47}  # zlib wbits: 32 + 15 reads a gzip or zlib header
 PIECE = 1024 * 1024  # bytes unpacked at a time
+MAX_REDIRECTS = 20  # redirects one request may follow (httpx's default, set explicitly): more is a loop
+REDIRECTS = (301, 302, 303, 307, 308)
 HELD_BUDGET = 256 * 1024 * 1024  # bytes all the bodies being read may hold at once (this process)
 _HELD: dict[int, int] = {}  # id of a body being read -> bytes it holds
 _HELD_LOCK = threading.Lock()
@@ -40,6 +46,27 @@ _HELD_LOCK = threading.Lock()
 def bad_answer_error(sdk_base: type[Exception]) -> type[Exception]:
     """The exception class a bad answer raises under an SDK whose errors derive from sdk_base."""
     return type("BadAnswer", (sdk_base,), {"litm_kind": "bad_response"})
+
+
+def _origin(url) -> tuple[str, str, int | None]:
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    return url.scheme, (url.host or "").lower(), url.port or default
+
+
+def _other_origin(httpx, url, location: str) -> str:
+    """'' when `location` (a redirect's, relative or absolute) stays on url's origin, else why it is refused."""
+    try:
+        target = url.join(location)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        return f"the server redirected the request to an address that cannot be read ({location[:80]!r}): refused"
+    if _origin(target) == _origin(url):
+        return ""
+    where = f"{target.scheme}://{target.host}" + (f":{target.port}" if target.port else "")
+    if target.scheme not in ("http", "https"):
+        return (f"the server redirected the request to an address that is not http or https ({target.scheme}://): "
+                "refused")
+    return (f"the server redirected the request to another origin ({where}, not {url.scheme}://{url.host}"
+            + (f":{url.port}" if url.port else "") + "): refused; if the model lives there, make it the base_url")
 
 
 def make_transport(httpx, limits, *, deadline_s: float | None, max_bytes: int, error: type[Exception]):
@@ -63,6 +90,11 @@ def make_transport(httpx, limits, *, deadline_s: float | None, max_bytes: int, e
                     response = await self.inner.handle_async_request(request)
             except TimeoutError:
                 raise httpx.ReadTimeout(f"no complete answer within {deadline:g} s", request=request) from None
+            if response.status_code in REDIRECTS and "location" in response.headers:
+                elsewhere = _other_origin(httpx, request.url, response.headers["location"])
+                if elsewhere:
+                    await response.aclose()
+                    raise error(elsewhere)
             coding = response.headers.get("content-encoding", "").strip().lower()
             if coding not in ("", "identity") and coding not in ENCODINGS:
                 await response.aclose()

@@ -4,9 +4,14 @@
   the same prompt at once share one request (in-flight calls are joined, never sent twice).
 - A call is written to the store as soon as it returns, so a killed sweep loses only in-flight calls.
 - Concurrency (a semaphore) and requests per minute are limited per model; RateLimited is retried
-  after its Retry-After (bounded attempts; the SDKs have already retried on their own). A Retry-After
-  above `max_retry_after` (default 60 s) is not waited for: the trial is recorded as rate_limited with
-  the server's figure. While it waits, `waiting` says so (the progress line shows it).
+  after its Retry-After (bounded attempts; the providers have already retried on their own).
+  `max_retry_after` (default 60 s) is a ceiling on ALL the waiting of one call: this loop's and the
+  provider's own retries share one WaitBudget (providers/base.py); a Retry-After that does not fit in
+  what is left is not waited for: the trial is recorded as rate_limited with the server's figure. While
+  it waits, `waiting` says so (the progress line shows it).
+- An answer with no text (empty or whitespace, from any provider: providers/answers.no_text) is a
+  bad_response error, never a completion: not scored, not stored, so `--retry-errors` asks again.
+- The store keeps a call's base URL without its secrets (providers/base.safe_base_url).
 - The budget (calls sent, dollars spent) is checked before each request: BudgetExceeded stops cleanly.
 - Across processes sharing a store, a call about to be sent is CLAIMED there first (store_batches):
   a second process asking the same call waits for the first one's answer instead of paying again.
@@ -18,17 +23,27 @@ import asyncio
 import logging
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from components.core.completion import Completion
-from components.providers.base import RateLimited, Settings, cache_key
+from components.providers.answers import no_text
+from components.providers.base import (
+    DEFAULT_MAX_WAIT,
+    BadResponse,
+    RateLimited,
+    Settings,
+    WaitBudget,
+    cache_key,
+    safe_base_url,
+    waiting_within,
+)
 from components.providers.likelihood import Scored, score_key, score_settings
 from components.providers.pricing import cost_usd
 from components.run.store_batches import owner_id
 
 log = logging.getLogger(__name__)
 RATE_LIMIT_ATTEMPTS = 3  # our own retries of a 429, after the SDK's
-MAX_RETRY_AFTER = 60.0  # seconds: the longest Retry-After a sweep waits for (config: max_retry_after)
+MAX_RETRY_AFTER = DEFAULT_MAX_WAIT  # seconds one call waits in all, retries included (config: max_retry_after)
 CLAIM_POLL_S = 0.1  # how often a call claimed by another process is looked for in the store
 
 
@@ -113,6 +128,11 @@ class Caller:
         # Anthropic prompt caching ([models] cache_prefix): the prompt's cache cuts go to the provider
         self.takes_cache_cuts = bool(getattr(self.spec, "cache_prefix", None)) and \
             bool(getattr(provider, "takes_cache_cuts", False))
+        clean = safe_base_url(self.spec.base_url)[0]  # what the store keeps: no key inside the URL
+        self.stored_spec = self.spec if clean == self.spec.base_url else replace(self.spec, base_url=clean)
+
+    def _note(self, why: str) -> None:
+        self.waiting = why
 
     @property
     def requests(self) -> int:
@@ -124,10 +144,16 @@ class Caller:
         """(completion, cache key). completion.cached says whether it came from the store. `cuts`: where the
         provider's prompt cache may cut the last message (Prompt.cache_cuts); they change the bill only,
         so they are not part of the key."""
-        def send():
+        async def send() -> Completion:
             if self.takes_cache_cuts and cuts:
-                return self.provider.complete(messages, settings, cuts=cuts)
-            return self.provider.complete(messages, settings)
+                completion = await self.provider.complete(messages, settings, cuts=cuts)
+            else:
+                completion = await self.provider.complete(messages, settings)
+            try:
+                no_text(completion.text, completion.finish_reason)
+            except BadResponse as exc:
+                raise BadResponse(f"{self.spec.label}: {exc}") from None
+            return completion
 
         return await self._call(cache_key(self.spec, messages, settings), messages, asdict(settings), send)
 
@@ -166,7 +192,7 @@ class Caller:
             self.inflight.pop(key, None)
         future.set_result(completion)
         if self.store is not None and not completion.cached:
-            self.store.put_call(key, self.spec, messages, settings, completion,
+            self.store.put_call(key, self.stored_spec, messages, settings, completion,
                                 release=self.owner if self.claims else None)
         return completion, key
 
@@ -194,6 +220,7 @@ class Caller:
             raise
 
     async def _send(self, request) -> Completion:
+        budget = WaitBudget(self.max_retry_after, note=self._note)
         async with self.sem:
             for attempt in range(RATE_LIMIT_ATTEMPTS + 1):
                 if self.cancel is not None and self.cancel.is_set():
@@ -204,24 +231,22 @@ class Caller:
                 await self.limiter.wait()
                 self.attempts += 1
                 try:
-                    completion = await request()
+                    with waiting_within(budget):  # the provider's own retries wait out of the same budget
+                        completion = await request()
                 except RateLimited as exc:
+                    if getattr(exc, "final", False):  # the provider found its Retry-After past the budget
+                        raise
                     asked = exc.retry_after
-                    if asked is not None and asked > self.max_retry_after:
-                        raise RateLimited(
-                            f"{self.spec.label}: rate limited; the server asks to wait {asked:.0f} s, more than "
-                            f"the {self.max_retry_after:.0f} s a sweep waits (max_retry_after): rerun later with "
-                            "--retry-errors", asked) from None
+                    wait = asked if asked is not None else min(30.0, 2.0 ** attempt)
+                    if not budget.allows(wait):
+                        if asked is None:
+                            raise
+                        raise budget.refuse(exc, self.spec.label, asked) from None
                     if attempt == RATE_LIMIT_ATTEMPTS:
                         raise
-                    wait = asked if asked is not None else min(30.0, 2.0 ** attempt)
                     log.info("%s rate limited; retrying in %.1fs", self.spec.label, wait)
-                    self.waiting = (f"{self.spec.label} rate limited: waiting {wait:.0f} s"
-                                    + (" (the server's Retry-After)" if asked is not None else ""))
-                    try:
-                        await asyncio.sleep(wait)
-                    finally:
-                        self.waiting = ""
+                    await budget.wait(wait, f"{self.spec.label} rate limited: waiting {wait:.0f} s"
+                                      + (" (the server's Retry-After)" if asked is not None else ""))
                     continue
                 cost = cost_usd(self.spec.provider, self.spec.model, completion.input_tokens,
                                 completion.output_tokens, cached_input_tokens=completion.cached_input_tokens,

@@ -41,7 +41,7 @@ OPENAI_MAX_REQUESTS, OPENAI_MAX_BYTES = 50_000, 200 * 1024 * 1024
 ANTHROPIC_MAX_REQUESTS, ANTHROPIC_MAX_BYTES = 100_000, 256 * 1024 * 1024
 # result lines a misbehaving provider may write (batch_bad): each must become that request's error
 BAD_LINES = ("unknown_id", "malformed", "non_object", "choices_zz", "huge_usage", "inf_usage", "null_content",
-             "empty_choices", "text_int")
+             "empty_choices", "text_int", "empty_text", "blank_text")
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 413: "Payload Too Large", 500: "Internal Server Error"}
 
 
@@ -111,6 +111,12 @@ def _spoil(kind: str, provider: str, line: dict) -> str:
             choice["message"]["content"] = 5
         else:
             body["content"] = [{"type": "text", "text": 5}]
+    elif kind in ("empty_text", "blank_text"):  # an answer with no text: "" or only whitespace
+        text = "" if kind == "empty_text" else " \n "
+        if provider == "openai":
+            choice["message"]["content"] = text
+        else:
+            body["content"] = [{"type": "text", "text": text}]
     else:
         raise ValueError(f"unknown batch_bad {kind!r}")
     return json.dumps(line)

@@ -53,6 +53,7 @@ DEFAULTS = {
     "malformed": None,  # a 200 answer that is no completion: MALFORMED
     "misbehave": None,  # an answer broken on the wire or absurd in size: MISBEHAVE (fail_times limits it too)
     "trickle_every": 2.0,  # misbehave = "trickle": seconds between the bytes of its body
+    "redirect_to": None,  # misbehave = "redirect_other": the origin (http://host:port) it redirects to
     # batch APIs (OpenAI Files + Batches, Anthropic Message Batches): see the batch section below
     "batch_delay": 0.0,  # seconds from a batch's creation until it has ended
     "batch_fail_match": None,  # requests inside a batch whose prompt contains this text fail (500)
@@ -67,13 +68,16 @@ CACHE_MIN_TOKENS = 1024  # OpenAI caches prompts from 1,024 tokens; Anthropic's 
 CACHE_STEP_TOKENS = 128  # OpenAI's cache hits grow in steps of 128 tokens
 ANTHROPIC_LOOKBACK = 20  # block boundaries Anthropic checks before a cache_control breakpoint
 CHUNK = 1024 * 1024  # bytes of an answer written at a time
+# empty_text / blank_text: a completion whose text is "" / only whitespace; length_empty: "" stopped by
+# max_tokens (finish_reason "length", Anthropic stop_reason "max_tokens")
 MALFORMED = ("truncated", "html", "empty_choices", "null_content", "deep", "inf_usage", "huge_usage", "text_int",
-             "choices_zz")
+             "choices_zz", "empty_text", "blank_text", "length_empty")
 # gzip_garbage: Content-Encoding gzip over bytes that are not gzip; reset: the connection reset after 10
 # bytes of a 1,000-byte body; redirect_file: a 302 to file:///etc/passwd; trickle: one byte of the body
 # every trickle_every seconds; huge: a well-formed completion whose text is 50 MB; bomb: a gzip body that
-# unpacks to 1 GB (1 MB on the wire)
-MISBEHAVE = ("gzip_garbage", "reset", "redirect_file", "trickle", "huge", "bomb")
+# unpacks to 1 GB (1 MB on the wire); redirect_other: a 307 to the same path on `redirect_to` (another
+# origin); redirect_loop: a 307 to the same path on this server, for ever
+MISBEHAVE = ("gzip_garbage", "reset", "redirect_file", "trickle", "huge", "bomb", "redirect_other", "redirect_loop")
 
 
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
@@ -96,6 +100,8 @@ def _malformed(kind: str, route: str, model: str) -> bytes:
                 .encode() + data)
     if kind in ("inf_usage", "huge_usage", "text_int", "choices_zz"):
         return _spoiled(kind, route, model)
+    if kind in ("empty_text", "blank_text", "length_empty"):
+        return _textless(kind, route, model)
     if kind == "truncated":
         data = b'{"id": "chatcmpl-x", "object": "chat.completion", "choices": [{"index": 0, "mess'
         return (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
@@ -116,6 +122,20 @@ def _malformed(kind: str, route: str, model: str) -> bytes:
                            "choices": choices, "usage": usage})
 
 
+def _textless(kind: str, route: str, model: str) -> bytes:
+    """A well-formed completion whose text is empty or only whitespace."""
+    text = " \n\t " if kind == "blank_text" else ""
+    if route == "messages":
+        return _response(200, {"id": "msg_x", "type": "message", "role": "assistant", "model": model,
+                               "content": [{"type": "text", "text": text}], "stop_sequence": None,
+                               "stop_reason": "max_tokens" if kind == "length_empty" else "end_turn",
+                               "usage": {"input_tokens": 3, "output_tokens": 0}})
+    return _response(200, {"id": "chatcmpl-x", "object": "chat.completion", "created": 0, "model": model,
+                           "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                        "finish_reason": "length" if kind == "length_empty" else "stop"}],
+                           "usage": {"prompt_tokens": 3, "completion_tokens": 0, "total_tokens": 3}})
+
+
 def _spoiled(kind: str, route: str, model: str) -> bytes:
     """A completion with one absurd or mistyped field (Infinity is written as JSON's non-standard Infinity,
     which Python's json and many servers' encoders produce)."""
@@ -132,8 +152,11 @@ def _spoiled(kind: str, route: str, model: str) -> bytes:
     return _response(200, body)
 
 
-def _misbehaving(kind: str, route: str, model: str):
+def _misbehaving(kind: str, route: str, model: str, path: str = "/", redirect_to: str | None = None):
     """The answer of misbehave = kind: bytes, or (bytes to send first, what to do next) for the connection."""
+    if kind in ("redirect_other", "redirect_loop"):  # 307: the client sends the same POST (body) again there
+        where = (redirect_to or "http://127.0.0.1:9").rstrip("/") + path if kind == "redirect_other" else path
+        return f"HTTP/1.1 307 Temporary Redirect\r\nLocation: {where}\r\nContent-Length: 0\r\n\r\n".encode()
     if kind == "gzip_garbage":
         data = b"\x1f\x8b\x08\x00" + bytes(range(256)) * 4  # a gzip header, then garbage
         return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
@@ -388,12 +411,12 @@ class LLMServer(BatchRoutes):
             self.open += 1
             self.counts["peak"] = max(self.counts["peak"], self.open)
         try:
-            return await self._complete(route, body, mode, n)
+            return await self._complete(route, body, mode, n, path)
         finally:
             with self.lock:
                 self.open -= 1
 
-    async def _complete(self, route: str, body: dict, mode: dict, n: int) -> bytes | tuple | None:
+    async def _complete(self, route: str, body: dict, mode: dict, n: int, path: str = "/") -> bytes | tuple | None:
         prompt = "\n".join(_content_text(m.get("content")) for m in body.get("messages", []))
         if mode["hang"]:
             return None
@@ -412,7 +435,7 @@ class LLMServer(BatchRoutes):
         if mode["malformed"] and (mode["fail_times"] is None or n <= mode["fail_times"]):
             return _malformed(mode["malformed"], route, body.get("model", "loopback"))
         if mode["misbehave"] and (mode["fail_times"] is None or n <= mode["fail_times"]):
-            return _misbehaving(mode["misbehave"], route, body.get("model", "loopback"))
+            return _misbehaving(mode["misbehave"], route, body.get("model", "loopback"), path, mode["redirect_to"])
         if route == "completions":
             return _echo_logprobs(body, n)
         text = plausible_answer(prompt, mode["middle_loss"])

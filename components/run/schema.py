@@ -75,6 +75,14 @@ class Trial:
     answer_logprob_tokens: int | None = _col("INTEGER", "tokens of the answer alias scored", since=5)
     kv_match: float | None = _col(
         "REAL", "the gold value anywhere in the response, case-insensitive (LITM §4.1 key-value evaluation)", since=6)
+    # ALR2 §5.1 pools its measures over a cell: the counts behind each trial's rate, so a cell's rate is
+    # every hallucinated sentence over every retrieved one (not a mean of the trials' rates)
+    sentences_retrieved: int | None = _col("INTEGER", "retrieved sentences counted (ALR2 §5.1)", since=7)
+    sentences_hallucinated: int | None = _col(
+        "INTEGER", "retrieved sentences that match no sentence of the document (ALR2 §5.1)", since=7)
+    gold_facts: int | None = _col("INTEGER", "gold supporting facts of the task (ALR2 §5.1)", since=7)
+    gold_facts_recalled: int | None = _col(
+        "INTEGER", "gold supporting facts a retrieved sentence contains (ALR2 §5.1)", since=7)
 
     def row(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -97,7 +105,8 @@ RESULT_COLUMNS = ["sweep", "task", "strategy", "model", "params", "length", "pos
                   "actual_position", "answer", "score", "subspan_em", "exact", "page_recall", "page_precision",
                   "error", "calls", "input_tokens", "output_tokens", "cost_usd", "latency_s",
                   "documents", "gold_index", "metric", "hallucination_rate", "sentence_recall", "error_kind",
-                  "kv_match", "answer_logprob", "answer_logprob_mean", "answer_logprob_tokens"]
+                  "kv_match", "answer_logprob", "answer_logprob_mean", "answer_logprob_tokens",
+                  "sentences_retrieved", "sentences_hallucinated", "gold_facts", "gold_facts_recalled"]
 # every column of an export: the result columns, then the rest of the trial, then the store's own
 EXPORT_COLUMNS = ["trial_id", "sweep_id", *RESULT_COLUMNS,
                   *[n for n in STORED if n not in RESULT_COLUMNS], "created"]

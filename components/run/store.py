@@ -92,6 +92,8 @@ MIGRATIONS: list[str] = [
                  "ALTER TABLE calls ADD COLUMN cache_write_tokens INTEGER"]),
     # 6: the key-value metric of Lost in the Middle (§4.1: the value anywhere in the response)
     ";\n".join(added_in(6)),
+    # 7: the counts behind ALR2's retrieval measures (§5.1), pooled per cell by the report
+    ";\n".join(added_in(7)),
 ]
 
 ENV_DB = "LITM_DB"  # the one run store of the app and the command line

@@ -89,9 +89,12 @@ def test_the_pooled_rate_of_a_cell_over_a_real_sweep_and_store(tmp_path):
         '[sweep]\nname = "alr2"\ntasks = "facts.jsonl"\ndocuments = [2]\ngold_index = [0]\n'
         'strategies = ["retrieve-then-reason"]\n[[sweep.models]]\nprovider = "fake"\nmodel = "fake"\n')
     cfg = SweepConfig.from_toml(tmp_path / "s.toml")
+    fake = FakeProvider(responder=reply)
     with RunStore(tmp_path / "runs.sqlite") as store:
-        run_sweep(cfg, store, providers={cfg.models[0].label: FakeProvider(responder=reply)})
+        run_sweep(cfg, store, providers={cfg.models[0].label: fake})
         frame = summary_frame(store)
+    # stage 2 went out as stage 1's conversation continued: user, assistant, user
+    assert sorted(len(h["messages"]) for h in fake.history) == [1, 1, 3, 3]
     frame = frame.sort_values("task").reset_index(drop=True)
     assert frame["error"].isna().all(), frame["error"].tolist()
     assert frame["sentences_retrieved"].tolist() == [1, 9]

@@ -28,34 +28,75 @@ def fake(*replies):
     return ask, seen
 
 
+STAGE1 = (
+    "Please retrieve all the sentences in the given documents that are important and relevant to answer "
+    "the question.\nQuestion: Who wrote Hamlet?\nThe following are given documents.\n\n" + CONTEXT + "\n\n"
+    "Please retrieve all the sentences in the given documents that are important and relevant to answer "
+    "the question. The question is highlighted again at below.\nQuestion: Who wrote Hamlet?\n"
+    'Retrieved sentences: (For each retrieved sentence, please start from the bullet symbol "-")')
+STAGE2 = ("Please answer the question based on the given retrieved information. Only give me the answer and "
+          "do not output any other words.\nQuestion: Who wrote Hamlet?\nAnswer:")
+
+
 def test_retrieve_then_reason_stage1_exact(doc):
     p = get_strategy("retrieve-then-reason").first_prompts(doc, Q)[0]
-    assert p.text == (
-        "Please retrieve all the sentences in the given documents that are important and relevant to answer "
-        "the question.\nQuestion: Who wrote Hamlet?\nThe following are given documents.\n\n" + CONTEXT + "\n\n"
-        "Please retrieve all the sentences in the given documents that are important and relevant to answer "
-        "the question. The question is highlighted again at below.\nQuestion: Who wrote Hamlet?\n"
-        'Retrieved sentences: (For each retrieved sentence, please start from the bullet symbol "-")')
+    assert p.text == STAGE1
 
 
-def test_retrieve_then_reason_stage2_gets_the_sentences_only(doc):
-    ask, seen = fake("- Hamlet was written by William Shakespeare.\n- Othello is set in Venice.", "William Shakespeare")
+def test_retrieve_then_reason_stage2_continues_the_conversation(doc):
+    """ALR2 Fig. 3 / Eq. 3: stage 2 is the figure's stage-2 input after stage 1's exchange, the context
+    included: user [stage 1] -> assistant [retrieved sentences] -> user [answer ask]."""
+    retrieved = "- Hamlet was written by William Shakespeare.\n- Othello is set in Venice."
+    ask, seen = fake(retrieved, "William Shakespeare")
     out = asyncio.run(get_strategy("retrieve-then-reason").run(doc, Q, None, ask))
-    assert seen[1].stage == 2
-    assert seen[1].text == (
-        "Retrieved sentences:\n- Hamlet was written by William Shakespeare.\n- Othello is set in Venice.\n\n"
-        "Please answer the question based on the given retrieved information. Only give me the answer and "
-        "do not output any other words.\nQuestion: Who wrote Hamlet?\nAnswer:")
+    assert seen[0].messages == [{"role": "user", "content": STAGE1}]
+    assert seen[1].stage == 2 and seen[1].text == STAGE2
+    assert seen[1].messages == [
+        {"role": "user", "content": STAGE1},
+        {"role": "assistant", "content": retrieved},
+        {"role": "user", "content": STAGE2},
+    ]
+    assert [s.kind for s in seen[1].spans] == ["instruction", "question", "instruction"]
+    assert seen[1].cache_cuts() == ()
+    assert seen[1].to_dict()["history"][1] == {"role": "assistant", "content": retrieved}
     assert out.answer == "William Shakespeare"
     assert out.sentences == ("Hamlet was written by William Shakespeare.", "Othello is set in Venice.")
     assert out.calls == 2 and out.stage_errors == []
 
 
-def test_retrieve_then_reason_without_bullets_passes_text_on(doc):
-    ask, seen = fake("Hamlet was written by Shakespeare.", "Shakespeare")
+def test_retrieve_then_reason_without_bullets_goes_on_with_what_it_wrote(doc):
+    ask, seen = fake("Hamlet was written by Shakespeare.\n", "Shakespeare")
     out = asyncio.run(get_strategy("retrieve-then-reason").run(doc, Q, None, ask))
-    assert seen[1].text.startswith("Retrieved sentences:\nHamlet was written by Shakespeare.\n\n")
+    assert [m["content"] for m in seen[1].messages] == [STAGE1, "Hamlet was written by Shakespeare.", STAGE2]
     assert out.stage_errors and out.answer == "Shakespeare"
+
+
+def test_retrieve_then_reason_with_nothing_retrieved_stops(doc):
+    ask, seen = fake("  \n")
+    out = asyncio.run(get_strategy("retrieve-then-reason").run(doc, Q, None, ask))
+    assert len(seen) == 1 and out.answer == "" and not out.parsed.ok
+
+
+def test_direct_answer_exact(doc):
+    """ALR2 Fig. 4 (DA): one call; the reply is the answer."""
+    strategy = get_strategy("direct-answer")
+    assert (strategy.paper, strategy.stages, strategy.metric) == ("ALR2 Fig. 4", 1, "exact")
+    p = strategy.first_prompts(doc, Q)[0]
+    assert p.messages == [{"role": "user", "content": (
+        "Answer the question based on the given documents. Only give me the answer and do not output any other "
+        "words.\nThe following are given documents.\n\n" + CONTEXT + "\n\n"
+        "Answer the question based on the given documents. Only give me the answer and do not output any other "
+        "words.\nQuestion: Who wrote Hamlet?")}]
+    ask, seen = fake("William Shakespeare\n")
+    out = asyncio.run(strategy.run(doc, Q, None, ask))
+    assert len(seen) == 1 and out.answer == "William Shakespeare" and out.calls == 1
+
+
+def test_direct_answer_is_the_text_s2a_rewrites(doc):
+    """Fig. 6 wraps the direct-answer prompt of Fig. 4 as the user's text: the same words."""
+    da = get_strategy("direct-answer").first_prompts(doc, Q)[0].text
+    s2a = get_strategy("s2a").first_prompts(doc, Q)[0].text
+    assert "\n" + da + "\n" in s2a
 
 
 def test_quotes_first_exact(doc):
@@ -119,7 +160,7 @@ def test_s2a_empty_stage1_stops(doc):
     assert len(seen) == 1 and out.answer == "" and not out.parsed.ok
 
 
-@pytest.mark.parametrize("name", ["retrieve-then-reason", "quotes-first", "s2a"])
+@pytest.mark.parametrize("name", ["retrieve-then-reason", "quotes-first", "s2a", "direct-answer"])
 def test_metric_spans_and_tokens(doc, name):
     strategy = get_strategy(name)
     assert strategy.metric == "exact"

@@ -48,19 +48,22 @@ class Prompt:
     spans: tuple[Span, ...] = ()
     label: str = ""  # e.g. "retrieve (chunk 2 of 5)"
     max_tokens: int = 256  # output budget the strategy expects
+    # earlier turns of the conversation this prompt continues, as (role, content) pairs: a later stage
+    # that keeps the first stage's exchange (ALR2 Fig. 3). `text`, `tokens` and `spans` are this turn's.
+    history: tuple[tuple[str, str], ...] = ()
 
     @property
     def messages(self) -> list[dict]:
-        return [{"role": "user", "content": self.text}]
+        return [*({"role": r, "content": c} for r, c in self.history), {"role": "user", "content": self.text}]
 
     def cache_cuts(self) -> tuple[int, ...]:
         """Where a provider's prompt cache may cut this prompt: the start of each page before the shared
         prefix ends, and, last, where it ends: the first region that differs between trials of one
         question (its gold page, or the question). The text before the gold page is the instruction and
         the distractors in their given order, the same for every position further on. () when the prompt
-        has neither (nothing marked)."""
+        has neither (nothing marked), or continues a conversation (the cuts would fall in its last turn)."""
         ends = [s.start_char for s in self.spans if s.kind in ("gold", "question")]
-        if not ends or min(ends) <= 0:
+        if self.history or not ends or min(ends) <= 0:
             return ()
         end = min(ends)
         pages = sorted({s.start_char for s in self.spans if s.kind == "page" and 0 < s.start_char < end})
@@ -76,6 +79,7 @@ class Prompt:
             "text": self.text,
             "tokens": self.tokens,
             "spans": [s.to_dict() for s in self.spans],
+            **({"history": [{"role": r, "content": c} for r, c in self.history]} if self.history else {}),
         }
 
 
@@ -207,6 +211,7 @@ class PromptBuilder:
         """A span over everything added since (start_char, start_token), e.g. a whole chunk."""
         self.spans.append(Span(kind, start_char, self.chars, start_token, self.toks, page, chunk))
 
-    def build(self, stage: int = 1, label: str = "", max_tokens: int = 256) -> Prompt:
+    def build(self, stage: int = 1, label: str = "", max_tokens: int = 256,
+              history: tuple[tuple[str, str], ...] = ()) -> Prompt:
         spans = tuple(sorted(self.spans, key=lambda s: (s.start_char, -s.end_char)))
-        return Prompt(stage, "".join(self.parts), self.toks, spans, label, max_tokens)
+        return Prompt(stage, "".join(self.parts), self.toks, spans, label, max_tokens, tuple(history))

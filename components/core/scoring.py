@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 import string
+import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
 
 import regex
 
@@ -177,25 +179,91 @@ def retrieval_precision(retrieved: Iterable[int], gold: Iterable[int]) -> float 
 
 
 def _norm_sentence(s: str) -> str:
-    return " ".join(re.sub(r"[^0-9a-z\s]", " ", s.lower()).split())
+    """A sentence as ALR2 §5.1's measures compare it: Unicode-normalised (NFKC), lower-cased, every
+    character that is not a letter or a digit (in any script) turned into a space, white space
+    collapsed."""
+    return " ".join(_NOT_WORD.sub(" ", unicodedata.normalize("NFKC", s).lower()).split())
 
 
-def hallucination_rate(sentences: Iterable[str], context: str) -> float | None:
-    """ALR2 §5.1: share of retrieved sentences that do not appear in the context."""
-    items = [_norm_sentence(s) for s in sentences if s and s.strip()]
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+@lru_cache(maxsize=65536)
+def _page_sentences(text: str) -> frozenset[str]:
+    # one page (passage) at a time, so no sentence spans two pages; remembered, since a sweep puts
+    # the same passages into many documents
+    from components.core.documents import split_sentences
+
+    out = set()
+    for piece in _pieces(text):
+        out.update(n for n in (_norm_sentence(s) for s in split_sentences(piece)) if n)
+    return frozenset(out)
+
+
+_CUT = re.compile(r"(?<=[.!?])\s+")
+_PIECE = 2000  # characters: pysbd slows down steeply on long paragraphs (a minute for 70,000 words)
+
+
+def _pieces(text: str) -> list[str]:
+    """A page as pieces of about _PIECE characters, cut only after a sentence end (".", "!", "?" then
+    white space), where pysbd would end a sentence as well; a short page is one piece."""
+    if len(text) <= _PIECE:
+        return [text]
+    out, start, last = [], 0, 0
+    for m in _CUT.finditer(text):
+        if m.start() - start > _PIECE and last > start:
+            out.append(text[start:last])
+            start = last
+        last = m.end()
+    out.append(text[start:])
+    return out
+
+
+def context_sentences(context: str | Iterable[str]) -> frozenset[str]:
+    """The normalised sentences of a context: one text, or its pages' texts (each split on its own)."""
+    texts = [context] if isinstance(context, str) else list(context)
+    out: set[str] = set()
+    for text in texts:
+        out |= _page_sentences(text or "")
+    return frozenset(out)
+
+
+def sentence_counts(sentences: Iterable[str], context: str | Iterable[str]) -> tuple[int, int]:
+    """ALR2 §5.1, per trial: (retrieved sentences, those that match no sentence of the context).
+
+    "In the context" is the paper's "match any sentences in the context": the retrieved sentence,
+    normalised, equals one of the context's sentences, normalised (sentences split by pysbd, page by
+    page). A fragment of a sentence, or a span across two, does not match. A retrieved item with no
+    letter or digit is not a sentence and is not counted."""
+    items = [n for n in (_norm_sentence(s) for s in sentences if s) if n]
     if not items:
-        return None
-    ctx = _norm_sentence(context)
-    return sum(1 for s in items if s not in ctx) / len(items)
+        return 0, 0
+    known = context_sentences(context)
+    return len(items), sum(1 for s in items if s not in known)
+
+
+def hallucination_rate(sentences: Iterable[str], context: str | Iterable[str]) -> float | None:
+    """ALR2 §5.1: share of retrieved sentences that match no sentence of the context (one trial's;
+    a cell's rate pools the counts of its trials: components.report.analysis)."""
+    retrieved, hallucinated = sentence_counts(sentences, context)
+    return hallucinated / retrieved if retrieved else None
+
+
+def gold_fact_counts(sentences: Iterable[str], gold_sentences: Iterable[str]) -> tuple[int, int]:
+    """ALR2 §5.1, per trial: (gold supporting facts, those recalled). A gold fact is recalled when
+    a retrieved sentence contains it (normalised, as whole words)."""
+    gold = [n for n in (_norm_sentence(g) for g in gold_sentences if g) if n]
+    if not gold:
+        return 0, 0
+    got = [f" {n} " for n in (_norm_sentence(s) for s in sentences if s) if n]
+    return len(gold), sum(1 for g in gold if any(f" {g} " in s for s in got))
 
 
 def gold_sentence_recall(sentences: Iterable[str], gold_sentences: Iterable[str]) -> float | None:
-    """ALR2 §5.1: share of gold supporting sentences that appear among the retrieved ones."""
-    gold = [_norm_sentence(g) for g in gold_sentences if g and g.strip()]
-    if not gold:
-        return None
-    got = [_norm_sentence(s) for s in sentences]
-    return sum(1 for g in gold if any(g in s or (s and s in g and len(s) > len(g) / 2) for s in got)) / len(gold)
+    """ALR2 §5.1: share of gold supporting facts that a retrieved sentence contains (one trial's;
+    a cell's recall pools the counts of its trials)."""
+    gold, recalled = gold_fact_counts(sentences, gold_sentences)
+    return recalled / gold if gold else None
 
 
 def require_all(scorer, prediction: str, answers: Iterable[str]) -> float:

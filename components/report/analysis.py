@@ -51,20 +51,59 @@ def _stats(values: pd.Series, errors: int) -> dict:
     return {"n": n, "successes": total, "mean": mean, "lo": lo, "hi": hi, "errors": errors}
 
 
+# ALR2 §5.1 defines its retrieval measures over every retrieved sentence (gold fact) of a cell, pooled:
+# Hallucination = 1 - (1/N) sum_i 1{z_i in c_i}, N all retrieved sentences. A trial stores its counts
+# (run/schema.Trial); a cell's rate is the sum of one over the sum of the other, not a mean of rates
+# (one trial with 1 invented sentence and one with 9 found ones: 0.1, not 0.5).
+POOLED = {"hallucination_rate": ("sentences_hallucinated", "sentences_retrieved"),
+          "sentence_recall": ("gold_facts_recalled", "gold_facts")}
+
+
+def _pooled_stats(group: pd.DataFrame, metric: str, errors: int) -> dict:
+    """A pooled rate (POOLED) over the trials of a group that stored its counts. n is the trials
+    pooled, successes the pooled count (hallucinated sentences, recalled facts). The 95% interval is
+    the wider of a Wilson interval on the pooled counts and a ratio estimator's interval that takes
+    the trials as clusters (the sentences of one trial are not independent). A group whose trials
+    predate the counts (a store written before them) falls back to the mean of the trials' rates."""
+    num_col, den_col = POOLED[metric]
+    if num_col not in group or den_col not in group:
+        return _stats(group[metric], errors)
+    num = pd.to_numeric(group[num_col], errors="coerce")
+    den = pd.to_numeric(group[den_col], errors="coerce")
+    has = num.notna() & den.notna() & (den > 0)
+    if not has.any():
+        return _stats(group[metric], errors)
+    h, d = num[has].astype(float), den[has].astype(float)
+    m, total, units = int(len(h)), float(h.sum()), float(d.sum())
+    rate = total / units
+    lo, hi = proportion_ci(min(total, units), int(units))
+    if m > 1:
+        se = math.sqrt(m / (m - 1) * float(((h - rate * d) ** 2).sum())) / units
+        lo, hi = min(lo, max(0.0, rate - 1.96 * se)), max(hi, min(1.0, rate + 1.96 * se))
+    return {"n": m, "successes": total, "mean": rate, "lo": lo, "hi": hi, "errors": errors}
+
+
+def _group_stats(group: pd.DataFrame, metric: str, errors: int) -> dict:
+    if metric in POOLED:
+        return _pooled_stats(group, metric, errors)
+    return _stats(group[metric], errors)
+
+
 def accuracy(df: pd.DataFrame, by: list[str], metric: str = "score") -> pd.DataFrame:
-    """One row per group of `by`: n, successes, mean, lo, hi (95%), errors (trials not scored)."""
+    """One row per group of `by`: n, successes, mean, lo, hi (95%), errors (trials not scored).
+    ALR2's hallucination rate and sentence recall are pooled over the group's sentences (POOLED)."""
     by = [c for c in by if c in df.columns]
     if df.empty or metric not in df.columns:
         return pd.DataFrame(columns=[*by, *STAT_COLUMNS])
     df = df.reset_index(drop=True)
     err = is_error(df)
     if not by:
-        return pd.DataFrame([_stats(df.loc[~err, metric], int(err.sum()))])
+        return pd.DataFrame([_group_stats(df.loc[~err], metric, int(err.sum()))])
     rows = []
     for key, group in df.groupby(by, dropna=False, sort=True):
         key = key if isinstance(key, tuple) else (key,)
         g_err = err.loc[group.index]
-        rows.append({**dict(zip(by, key, strict=True)), **_stats(group.loc[~g_err, metric], int(g_err.sum()))})
+        rows.append({**dict(zip(by, key, strict=True)), **_group_stats(group.loc[~g_err], metric, int(g_err.sum()))})
     return pd.DataFrame(rows, columns=[*by, *STAT_COLUMNS])
 
 

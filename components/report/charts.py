@@ -35,7 +35,8 @@ STRATEGY_PALETTE = [
     "#E69F00", "#D55E00", "#56B4E9", "#CC79A7",  # icr, rr, chunked-icr, chunked-rr
     "#117733", "#AA4499", "#999933",  # retrieve-then-reason, quotes-first, s2a
     "#6699CC", "#661100",  # reorder, keyword
-    "#88CCEE", "#DDCC77", "#CC6677", "#44BB99", "#EE8866",  # for strategies still to come
+    "#88CCEE",  # direct-answer
+    "#DDCC77", "#CC6677", "#44BB99", "#EE8866",  # for strategies still to come
 ]
 STRATEGY_COLOURS: dict[str, str] = {name: STRATEGY_PALETTE[i % len(STRATEGY_PALETTE)]
                                     for i, name in enumerate(STRATEGIES)}
@@ -46,7 +47,7 @@ PAPER_NAMES = {
     "page retrieval": "icr", "Chunkwise ICR": "chunked-icr", "Chunkwise R&R": "chunked-rr",
     "Tags only": "reprompt-tags-only", "At beginning only": "reprompt-at-beginning",
     "Before answer only": "reprompt-before-gold", "multi-document QA": "litm", "closed-book": "closed-book",
-    "oracle": "oracle", "DA": "baseline", "RR": "retrieve-then-reason", "QF": "quotes-first", "S2A": "s2a",
+    "oracle": "oracle", "DA": "direct-answer", "RR": "retrieve-then-reason", "QF": "quotes-first", "S2A": "s2a",
 }
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#882255", "#44AA99",
            "#332288", "#999933", "#AA4499", "#117733", "#661100", "#4D4D4D"]

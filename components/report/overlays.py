@@ -1,6 +1,8 @@
 """Published curves on the axes of our own trials: R&R Tables 7-9 (accuracy by answer position in
-tokens) and "Lost in the Middle" (accuracy by the gold document's index), each named by its paper,
-table and model (`published_label`). The rows come from components.report.published.load_published.
+tokens) and "Lost in the Middle" (accuracy by the gold document's index), with the later papers' curves
+of the same NQ experiment (components/data/published_newer.csv), each named by its paper, table and
+model, and by its method where a paper compares several (`published_label`). The rows come from
+components.report.published.load_published.
 """
 
 from __future__ import annotations
@@ -8,10 +10,12 @@ from __future__ import annotations
 import pandas as pd
 
 from components.report.analysis import position_kind
+from components.report.published import NEWER_SOURCES
 
 PUBLISHED_METRIC_LABELS = {
     "fuzzy_match_pct": "fuzzy match (%)",
     "accuracy_pct": "accuracy (%)",
+    "subspan_em_pct": "best-subspan EM (%)",
     "em_pct": "exact match (%)",
     "em_fraction": "exact match (0-1)",
     "hallucination_rate_pct": "hallucination rate (%)",
@@ -41,17 +45,27 @@ def published_position_curves(pub: pd.DataFrame) -> pd.DataFrame:
     return rows.sort_values(["table", "method", "length", "position"])
 
 
+# the sources whose curves share LITM's gold-index axis (NQ multi-document QA), in the order offered
+INDEX_SOURCES = ("liu2023", *NEWER_SOURCES)
+
+
 def published_index_curves(pub: pd.DataFrame) -> pd.DataFrame:
-    """Lost in the Middle: accuracy (as published, 0-1) against the gold document's index, by N."""
-    rows = pub[(pub["source"] == "liu2023") & pub["gold_index"].notna()].copy()
+    """Accuracy (as published, 0-1) against the gold document's index, by N: Lost in the Middle Tables
+    5-7, then the later papers' curves (their method in the label: "Calibrated attention", "Pos2Distill").
+    Column `method_shown` is the method where a paper compares several, else ""."""
+    rows = pub[pub["source"].isin(INDEX_SOURCES) & pub["gold_index"].notna()].copy()
     if rows.empty:
         return rows
     rows["position"] = rows["gold_index"].astype(int)
     rows["n_documents"] = rows["n_documents"].astype(int)
     rows["mean"] = rows["value"].astype(float) / 100.0
-    rows["label"] = [published_label(r.source, r.table, r.model, f"{r.n_documents} documents")
+    rows["method_shown"] = [m if s != "liu2023" else "" for s, m in zip(rows["source"], rows["method"], strict=True)]
+    rows["label"] = [published_label(r.source, r.table, r.model,
+                                     ", ".join(x for x in (r.method_shown, f"{r.n_documents} documents") if x))
                      for r in rows.itertuples()]
-    return rows.sort_values(["table", "model", "position"])
+    rows["order"] = rows["source"].map({s: i for i, s in enumerate(INDEX_SOURCES)})
+    return rows.sort_values(["order", "table", "model", "method_shown", "n_documents", "position"],
+                            kind="stable").drop(columns="order")
 
 
 def overlay_candidates(pub: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:

@@ -104,7 +104,8 @@ def estimate_trial(doc, question: str, strategy_name: str, params: dict, first: 
     elif strategy.stages > 1:
         extra = strategy.stages - 1
         calls += extra
-        tin += extra * int(0.1 * tin + 200)
+        # a later stage that keeps the first's exchange (ALR2 Fig. 3) resends the whole first prompt
+        tin += extra * int((1.0 if getattr(strategy, "keeps_context", False) else 0.1) * tin + 200)
         tout += extra * ANSWER_OUT
     return calls, tin, tout
 

@@ -85,6 +85,14 @@ class Trial:
         "REAL", "gold and answer contain one another, raw or normalised (Context Overloading §4.2)", since=7)
     category: str | None = _col("TEXT", "correct, partial, not_specified or wrong (Context Overloading §4.2, "
                                 "§5.3; rules in core.scoring.mq_category)", since=7)
+    # 8: ALR2 §5.1 pools its measures over a cell: the counts behind each trial's rate, so a cell's rate is
+    # every hallucinated sentence over every retrieved one (not a mean of the trials' rates)
+    sentences_retrieved: int | None = _col("INTEGER", "retrieved sentences counted (ALR2 §5.1)", since=8)
+    sentences_hallucinated: int | None = _col(
+        "INTEGER", "retrieved sentences that match no sentence of the document (ALR2 §5.1)", since=8)
+    gold_facts: int | None = _col("INTEGER", "gold supporting facts of the task (ALR2 §5.1)", since=8)
+    gold_facts_recalled: int | None = _col(
+        "INTEGER", "gold supporting facts a retrieved sentence contains (ALR2 §5.1)", since=8)
 
     def row(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -108,7 +116,8 @@ RESULT_COLUMNS = ["sweep", "task", "strategy", "model", "params", "length", "pos
                   "error", "calls", "input_tokens", "output_tokens", "cost_usd", "latency_s",
                   "documents", "gold_index", "metric", "hallucination_rate", "sentence_recall", "error_kind",
                   "kv_match", "answer_logprob", "answer_logprob_mean", "answer_logprob_tokens",
-                  "contexts", "questions_per_context", "mq_document", "question_number", "mq_match", "category"]
+                  "contexts", "questions_per_context", "mq_document", "question_number", "mq_match", "category",
+                  "sentences_retrieved", "sentences_hallucinated", "gold_facts", "gold_facts_recalled"]
 # every column of an export: the result columns, then the rest of the trial, then the store's own
 EXPORT_COLUMNS = ["trial_id", "sweep_id", *RESULT_COLUMNS,
                   *[n for n in STORED if n not in RESULT_COLUMNS], "created"]

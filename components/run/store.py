@@ -94,6 +94,8 @@ MIGRATIONS: list[str] = [
     ";\n".join(added_in(6)),
     # 7: the multi-question design (components/run/multiq.py): K, Q, the question's place, its match and category
     ";\n".join(added_in(7)),
+    # 8: the counts behind ALR2's retrieval measures (§5.1), pooled per cell by the report
+    ";\n".join(added_in(8)),
 ]
 
 ENV_DB = "LITM_DB"  # the one run store of the app and the command line

@@ -15,13 +15,13 @@ from components.core.scoring import (
     best_subspan_em,
     exact_match,
     fuzzy_match,
-    gold_sentence_recall,
-    hallucination_rate,
+    gold_fact_counts,
     kv_match,
     mq_match,
     retrieval_precision,
     retrieval_recall,
     scorer_for,
+    sentence_counts,
 )
 from components.providers.base import ProviderError, Settings
 from components.providers.pricing import cost_usd
@@ -76,8 +76,13 @@ def score_outcome(trial: Trial, outcome, doc, answers, answer_mode: str = "any",
     trial.gold_pages = list(doc.gold)
     if outcome.sentences:
         trial.sentences = list(outcome.sentences)
-        trial.hallucination_rate = hallucination_rate(outcome.sentences, "\n\n".join(p.text for p in doc.pages))
-        trial.sentence_recall = gold_sentence_recall(outcome.sentences, gold_sentences)
+        # ALR2 §5.1: the counts are stored, so a cell's rate pools them (components.report.analysis)
+        retrieved, hallucinated = sentence_counts(outcome.sentences, [p.text for p in doc.pages])
+        trial.sentences_retrieved, trial.sentences_hallucinated = retrieved, hallucinated
+        trial.hallucination_rate = hallucinated / retrieved if retrieved else None
+        gold, recalled = gold_fact_counts(outcome.sentences, gold_sentences)
+        trial.gold_facts, trial.gold_facts_recalled = (gold, recalled) if gold else (None, None)
+        trial.sentence_recall = recalled / gold if gold else None
 
 
 async def execute(doc, question: str, answers, strategy_name: str, params: dict, caller: Caller,

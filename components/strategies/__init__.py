@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.strategies.alr2 import S2A, QuotesFirst, RetrieveThenReason
+from components.strategies.alr2 import S2A, DirectAnswer, QuotesFirst, RetrieveThenReason
 from components.strategies.base import Outcome, Param, ParamError, Strategy
 from components.strategies.keywords import Keyword
 from components.strategies.litm import ClosedBook, KeyValue, LitmQA, LitmQAC, LitmQARandom, Oracle
@@ -24,7 +24,7 @@ _ALL: list[Strategy] = [
     Baseline(), LitmQA(), LitmQAC(), LitmQARandom(), ClosedBook(), Oracle(), KeyValue(),
     Reprompt(), RepromptTagsOnly(), RepromptAtBeginning(), RepromptBeforeGold(),
     ICR(), RR(), ChunkedICR(), ChunkedRR(),
-    RetrieveThenReason(), QuotesFirst(), S2A(), Reorder(), Keyword(),
+    RetrieveThenReason(), QuotesFirst(), S2A(), Reorder(), Keyword(), DirectAnswer(),
     MQFull(), MQChunked(), MQKeyword(),
 ]
 STRATEGIES: dict[str, Strategy] = {s.name: s for s in _ALL}

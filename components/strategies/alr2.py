@@ -1,11 +1,12 @@
-"""The two-stage prompts compared in "ALR2: A Retrieve-then-Reason Framework" (Li et al.; ALR2: App. B,
-Figures 3, 5 and 6). Their words are the figures', verbatim (typos included); line breaks are ours,
-since the extraction loses them, and so are straight quotes where the figures show curly ones.
+"""The prompts compared in "ALR2: A Retrieve-then-Reason Framework" (Li et al.; ALR2: App. B,
+Figures 3-6: retrieve-then-reason, direct answer, quotes first, System 2 Attention). Their words are
+the figures', verbatim (typos included); line breaks are ours, since the extraction loses them, and
+so are straight quotes where the figures show curly ones.
 
 {CONTEXT}: the pages' text joined by blank lines, without page tags. ALR2's contexts are
 concatenated passages (App. B.1), and retrieved sentences are checked against the document text
 (§5.1), so the model sees plain text; spans still say where each page lies.
-ALR2 reports exact match (EM, §4), so that is the metric of all three.
+ALR2 reports exact match (EM, §4), so that is the metric of all four.
 """
 
 from __future__ import annotations
@@ -38,55 +39,77 @@ def _prompt(doc: Document, template: str, question: str, stage: int = 1, label: 
     return b.build(stage, label, max_tokens)
 
 
-def _text(text: str):
-    def draw(b: PromptBuilder) -> None:
-        b.add(text)
-
-    return draw
-
-
 def _plain_answer(text: str, doc: Document) -> Parsed:
     """'Only give me the answer': the answer line (an 'Answer:' field if the model wrote one)."""
     return parse_answer(text, len(doc.pages))
 
 
+class DirectAnswer(Strategy):
+    """ALR2 Fig. 4 (DA, every "DA" row of its tables): one call, the context between the instruction
+    said twice, then the question; the reply is the answer."""
+
+    name = "direct-answer"
+    label = "Direct answer"
+    summary = "One call: the documents, then the question; the reply is the answer."
+    paper = "ALR2 Fig. 4"
+    metric = "exact"
+
+    def first_prompts(self, doc, question, params=None) -> list[Prompt]:
+        self.check(doc, question, params)
+        return [_prompt(doc, "alr2_direct_answer", question, label="answer", max_tokens=64,
+                        documents=context_block(doc))]
+
+    async def run(self, doc, question, params, ask: Ask) -> Outcome:
+        prompts = self.first_prompts(doc, question, params)
+        done = await ask(prompts[0])
+        return answer_outcome(self.parse(done.text, doc), prompts, [done])
+
+    def parse(self, text, doc):
+        return _plain_answer(text, doc)
+
+
 class RetrieveThenReason(Strategy):
     """ALR2 Fig. 3 (RR prompting): stage 1 retrieves the relevant sentences as '-' bullets; stage 2
-    answers from them.
+    answers, continuing stage 1's conversation.
 
-    Stage 2's input: the figure's stage-2 text ("Please answer the question based on the given
-    retrieved information ... Question: ... Answer:") preceded by the sentences stage 1 retrieved,
-    re-listed as '- ' bullets under "Retrieved sentences:" — and not the long context. The figure
-    gives stage 2 only "the given retrieved information" (stage 1's output) and the question, and
-    the framework's point (§1, §3) is to reason over the collected evidence rather than the whole
-    context. If stage 1 wrote no bullets, its whole output is passed on, and the failure is noted.
+    Stage 2's messages (Fig. 3, Eq. 3: the answer is conditioned on the retrieved sentences, the
+    question and the context): user [stage 1's input: instruction, context, question, the ask for
+    sentences] -> assistant [stage 1's output, as the model wrote it] -> user [the figure's stage-2
+    input: "Please answer the question based on the given retrieved information. Only give me the
+    answer and do not output any other words. Question: ... Answer:"]. Nothing is added that the
+    figure does not have. If stage 1 wrote no '-' bullets, the conversation still goes on with its
+    output, and the failure is noted; if it wrote nothing, there is no stage 2.
     """
 
     name = "retrieve-then-reason"
     label = "Retrieve-then-reason"
-    summary = "Stage 1 quotes the relevant sentences; stage 2 answers from them."
+    summary = "Stage 1 quotes the relevant sentences; stage 2 answers in the same conversation."
     paper = "ALR2 Fig. 3"
     stages = 2
     metric = "exact"
+    keeps_context = True  # stage 2 resends stage 1's prompt (run/estimate.py counts it)
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
         self.check(doc, question, params)
         return [_prompt(doc, "alr2_rr_retrieve", question, label="retrieve sentences", max_tokens=512,
                         documents=context_block(doc))]
 
-    def answer_prompt(self, doc: Document, question: str, sentences: str) -> Prompt:
-        return _prompt(doc, "alr2_rr_answer", question, stage=2, label="answer from retrieved sentences",
-                       max_tokens=64, sentences=_text(sentences))
+    def answer_prompt(self, doc: Document, question: str, first: Prompt, retrieved: str) -> Prompt:
+        """Stage 2: the figure's stage-2 input, after stage 1's exchange (first prompt, its output)."""
+        b = PromptBuilder(doc.encoding)
+        fill(b, load_template("alr2_rr_answer"), question)
+        return b.build(2, "answer (continues stage 1's conversation)", 64,
+                       history=(*first.history, ("user", first.text), ("assistant", retrieved)))
 
     async def run(self, doc, question, params, ask: Ask) -> Outcome:
         first = self.first_prompts(doc, question, params)
         done = await ask(first[0])
         got = parse_sentences(done.text)
         errors = [] if got.ok else [f"retrieval: {got.error}"]
-        listed = "\n".join(f"- {s}" for s in got.sentences) if got.ok else (done.text or "").strip()
-        if not listed:
+        retrieved = (done.text or "").strip()
+        if not retrieved:
             return Outcome("", Parsed(False, error="no sentences retrieved"), first, [done], stage_errors=errors)
-        second = self.answer_prompt(doc, question, listed)
+        second = self.answer_prompt(doc, question, first[0], retrieved)
         final = await ask(second)
         return answer_outcome(self.parse(final.text, doc), [*first, second], [done, final],
                               sentences=got.sentences, stage_errors=errors)

@@ -322,3 +322,38 @@ def test_an_arm_that_only_scored_the_likelihood_reads_not_measured_not_nan(store
     assert "its curve is under the accuracy charts below" in said[0]  # the likelihood chart follows the table
     assert not [c for c in at.caption if "no task and cell in common" in c.value]  # not the reason here
     assert not at.exception
+
+
+def test_arms_on_the_gold_index_axis_are_offered_the_published_curves(stores):
+    """LITM's curves and the later papers' (same NQ experiment) for the arms' N; one chosen is drawn,
+    its legend naming model, method and paper, the chart's note saying it is as published."""
+    import json
+
+    store = RunStore(stores / "runs" / "litm.sqlite")
+    sid = store.open_sweep("idx", {"name": "idx", "strategies": ["litm", "baseline"], "documents": [20],
+                                   "gold_index": [0, 9, 19], "n_tasks": 4})
+    for strategy in ("litm", "baseline"):
+        for index in (0, 9, 19):
+            for t in range(4):
+                hit = float(t % 2 == 0)
+                store.put_trial(sid, {
+                    "trial_key": f"{strategy}-{index}-{t}", "task": f"q{t}", "question": "who?", "answers": ["x"],
+                    "strategy": strategy, "params": "{}", "model": "fake-model", "documents": 20, "gold_index": index,
+                    "answer": "x", "score": hit, "subspan_em": hit, "metric": "subspan-em", "calls": 1,
+                    "input_tokens": 100, "output_tokens": 5, "cost_usd": 0.0, "latency_s": 0.1})
+    store.finish_sweep(sid, "done")
+    store.close()
+    at = run()
+    picker = at.multiselect(key="cmp_u_overlay")
+    assert picker.value == []  # none drawn until chosen
+    title = "Mistral-7B · Pos2Distill · 20 documents · Pos2Distill Table 1 (2025)"
+    assert title in picker.options and "GPT-3.5-Turbo · 20 documents · LITM Table 6 (2023)" in picker.options
+    assert not any("10 documents" in o for o in picker.options)
+    picker.set_value(["published (pos2distill2025, Table 1, Mistral-7B, Pos2Distill, 20 documents)"])
+    run(at)
+    spec = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                if "Accuracy by position" in json.dumps(json.loads(c.proto.spec)["layout"].get("title", "")))
+    names = [t.get("name", "") for t in spec["data"]]
+    assert title in names, names
+    note = " ".join(json.dumps(spec["layout"]["title"], ensure_ascii=False).replace("<br>", " ").split())
+    assert "as published" in note and "Pos2Distill Table 1 (2025)" in note

@@ -34,11 +34,13 @@ def test_three_papers_with_citations_and_charts():
     at = run()
     assert not at.error
     assert [t.label for t in at.tabs] == ["Lost in the Middle (Liu et al., 2023)", "R&R (Agrawal et al., 2024)",
-                                          "ALR2 (Li et al., 2024)"]
+                                          "ALR2 (Li et al., 2024)", "Found in the Middle (Hsieh et al., 2024)",
+                                          "Pos2Distill (Wang et al., 2025)"]
     captions = " ".join(c.value for c in at.caption)
     assert "arXiv:2307.03172" in captions and "arXiv:2403.05004" in captions and "ALR2" in captions
+    assert "arXiv:2406.16008" in captions and "arXiv:2508.15709" in captions
     figs = figures(at)
-    assert len(figs) == 3
+    assert len(figs) == 5
     for f in figs:
         assert "as published" in f["layout"]["yaxis"]["title"]["text"]
         assert "(as published)" in f["layout"]["title"]["text"]
@@ -91,3 +93,15 @@ def test_printed_values_keep_trailing_zeros():
     bars = figures(at)[1]["data"]
     texts = [t for trace in bars for t in trace["text"]]
     assert all(isinstance(t, str) for t in texts)
+
+
+def test_the_later_papers_curves_name_model_and_method():
+    at = run()
+    hsieh, pos2 = figures(at)[3], figures(at)[4]
+    names = {t["name"] for t in hsieh["data"]}
+    assert "Vicuna-7B-v1.5-16k · Calibrated attention" in names and "Tulu-2-7B · Vanilla attention" in names
+    xs = arr(next(t["x"] for t in hsieh["data"] if t["name"] == "Tulu-2-7B · Vanilla attention"))
+    assert xs == [0, 9, 19]  # 20 documents by default: gold 1st, 10th, 20th
+    assert "Found in the Middle" in hsieh["layout"]["title"]["text"]
+    assert {t["name"] for t in pos2["data"]} >= {"Base", "Pos2Distill", "Ms-PoE"}
+    assert "best-subspan EM (%)" in pos2["layout"]["yaxis"]["title"]["text"]

@@ -87,6 +87,32 @@ def test_results_open_on_the_litm_curve_with_published_overlay_bounds_and_note(s
     assert "documents (N)" in heat and "n=6" in heat
 
 
+def test_results_offer_the_later_papers_curves_and_draw_one(shipped):
+    """Beside LITM's curves, the later papers' curves of the same experiment (published_newer.csv) are
+    offered for these N; one chosen is drawn, its legend naming model, method and paper."""
+    import json
+
+    at = run()
+    picker = at.multiselect(key="res_u_overlay_idx")
+    title = "Vicuna-7B-v1.5-16k · Calibrated attention · 10 documents · Found in the Middle Table 5 (2024)"
+    newer = [o for o in picker.options if "Found in the Middle" in o]  # the options as shown
+    assert title in newer and len(newer) == 6 and all("10 documents" in o for o in newer)
+    assert not any("Pos2Distill" in o for o in picker.options)  # its curves are at 20 documents only
+    calibrated = "published (hsieh2024, Table 5, Vicuna-7B-v1.5-16k, Calibrated attention, 10 documents)"
+    picker.set_value([*picker.value, calibrated]).run()
+    assert not at.exception and not at.error
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    names = [t.get("name", "") for t in spec["data"] if t.get("showlegend") is not False]
+    assert title in names, names
+    drawn = next(t for t in spec["data"] if t.get("name") == title)
+    from tests.webapp.test_app_results_shape import arr
+
+    assert arr(drawn["x"]) == [0, 4, 9]
+    assert arr(drawn["y"]) == pytest.approx([0.7084, 0.6261, 0.5578])  # Table 5 as published, over 100
+    note = json.dumps(spec["layout"]["title"], ensure_ascii=False).replace("<br>", " ")
+    assert "Found in the Middle Table 5 (2024)" in " ".join(note.split())  # the chart's note names it too
+
+
 def test_the_position_axis_still_draws_token_sweeps(shipped):
     at = run()
     at.multiselect(key="res_sweeps").set_value([]).run()

@@ -201,6 +201,21 @@ def verdict_box(result: dict) -> None:
     box(f"**{md(v['line'])}**\n\n{md(v['reasons'])}", icon=icon)
 
 
+def overlay_picker(where, t: pd.DataFrame, labels: list[str]) -> pd.DataFrame | None:
+    """Published curves to draw over the arms' gold-index curves (none chosen at first)."""
+    options = parts.overlay_options(t, labels)
+    if options.empty:
+        return None
+    titles = dict(zip(options["label"], options["title"], strict=True))
+    chosen = pickers.multi(where, "Overlay published curves", list(titles), State.cmp_u_overlay, placeholder="none",
+                           format_func=titles.get,
+                           help="Lost in the Middle Tables 5-7, then later papers' curves of the same NQ "
+                                "experiment (Found in the Middle, Pos2Distill), each naming its model, method "
+                                "and paper; as published, with the paper's own metric (best-subspan EM or "
+                                "accuracy), beside the arms' primary metric")
+    return options[options["label"].isin(chosen)] if chosen else None
+
+
 def charts_section(t: pd.DataFrame, result: dict, labels: list[str]) -> None:
     present = State().present
     note = parts.note(t, labels)
@@ -212,8 +227,11 @@ def charts_section(t: pd.DataFrame, result: dict, labels: list[str]) -> None:
                         "dominated (another arm is as accurate for less).", series=False, note=note,
                         height=420 if present else None)
         with right:
-            charts.show(parts.u_curves(t, labels), "compare-u-curves", "accuracy of each arm where the answer "
-                        "sits; lines apart by more than their bands differ at that position.", note=note,
+            over = overlay_picker(st, t, labels)
+            charts.show(parts.u_curves(t, labels, over), "compare-u-curves", "accuracy of each arm where the "
+                        "answer sits; lines apart by more than their bands differ at that position" + (
+                            "; dotted lines with hollow markers are published curves." if over is not None else "."),
+                        note=parts.note(t, labels, over), names=parts.overlay_names(over),
                         height=420 if present else None)
         curves.shape_sentences(parts.u_curve_shapes(t, labels), "accuracy, primary metric")  # the page's width
         part, x, title, size = parts.u_curve_parts(t, labels)

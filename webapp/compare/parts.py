@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from webapp.services import analysis, figures, models, stores
+from webapp.services import analysis, figures, models, published, stores
 from webapp.services.names import THIS_APP, models_of
 from webapp.session import State
 from webapp.session.url import OWN_PRICES
@@ -60,17 +60,37 @@ def x_axis(t: pd.DataFrame) -> tuple[str, str]:
         "answer position (tokens)"
 
 
-def u_curves(t: pd.DataFrame, labels: list[str]):
+def u_curves(t: pd.DataFrame, labels: list[str], overlays: pd.DataFrame | None = None):
     """Accuracy by position, one line per arm (each arm's label names its model; the source is this app).
     The page writes each line's shape under it (`u_curve_shapes`) and draws the likelihood curves
-    (ui.curves) where the arms' trials carry answer_logprob."""
+    (ui.curves) where the arms' trials carry answer_logprob. `overlays`: published curves chosen from
+    `overlay_options`, drawn dotted."""
     part = t[t["arm"].isin(labels)]
     x, title = x_axis(part)
     table = analysis.u_curve(part, "ok", series=("arm",), x=x)
     if not table.empty:
         table["series"] = table["series"].map(figures.esc)
     return figures.accuracy_lines(table, x, title="Accuracy by position, per arm", x_title=title,
-                                  metric_label="accuracy (primary metric)")
+                                  metric_label="accuracy (primary metric)",
+                                  overlays=overlays if overlays is not None and not overlays.empty else None)
+
+
+def overlay_options(t: pd.DataFrame, labels: list[str]) -> pd.DataFrame:
+    """The published curves on the arms' gold-index axis, for their numbers of documents: Lost in the
+    Middle Tables 5-7 and the later papers' curves of the same experiment (services.published); none on
+    a token-position axis (R&R's curves are per length: the Results page offers them)."""
+    part, x, _, _ = u_curve_parts(t, labels)
+    if x != "gold_index" or "documents" not in part:
+        return pd.DataFrame()
+    docs = set(pd.to_numeric(part["documents"], errors="coerce").dropna().astype(int))
+    return published.index_curves(docs) if docs else pd.DataFrame()
+
+
+def overlay_names(overlays: pd.DataFrame | None) -> dict[str, str]:
+    """Legend names of the chosen published curves: model, method, N, paper and table."""
+    if overlays is None or overlays.empty:
+        return {}
+    return {figures.esc(lab): figures.esc(t) for lab, t in zip(overlays["label"], overlays["title"], strict=True)}
 
 
 def u_curve_parts(t: pd.DataFrame, labels: list[str]) -> tuple[pd.DataFrame, str, str, str]:
@@ -91,10 +111,13 @@ def differences(t: pd.DataFrame, a: str, b: str):
     return figures.position_differences(analysis.by_position(t, a, b, x=x), a, b, x=x, x_title=title)
 
 
-def note(t: pd.DataFrame, labels: list[str]) -> str:
-    """Whose numbers: the arms' models, measured by this app."""
+def note(t: pd.DataFrame, labels: list[str], overlays: pd.DataFrame | None = None) -> str:
+    """Whose numbers: the arms' models, measured by this app; and the published curves drawn, if any."""
     part = t[t["arm"].isin(labels)]
-    return f"Measured by {THIS_APP} with {models_of(part['model']) or 'the arms’ models'}; 95% Wilson intervals."
+    text = f"Measured by {THIS_APP} with {models_of(part['model']) or 'the arms’ models'}; 95% Wilson intervals."
+    if overlays is not None and not overlays.empty:
+        text += f" Dotted: as published ({'; '.join(dict.fromkeys(overlays['title']))}), not measured here."
+    return text
 
 
 POSITIONS = ("top center", "bottom center", "middle right", "middle left", "top right", "bottom left")

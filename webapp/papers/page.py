@@ -1,4 +1,5 @@
-"""Papers: the published curves of Lost in the Middle, R&R and ALR2, by paper and table. Runs nothing."""
+"""Papers: the published curves of Lost in the Middle, R&R and ALR2, and of two later papers on LITM's NQ
+curve (Found in the Middle, Pos2Distill), by paper and table. Runs nothing."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ PAPERS = {
     "liu2023": "Lost in the Middle (Liu et al., 2023)",
     "rr2024": "R&R (Agrawal et al., 2024)",
     "alr2_2024": "ALR2 (Li et al., 2024)",
+    "hsieh2024": "Found in the Middle (Hsieh et al., 2024)",
+    "pos2distill2025": "Pos2Distill (Wang et al., 2025)",
 }
 FALLBACK_CITATIONS = {
     "liu2023": "Liu, Lin, Hewitt, Paranjape, Bevilacqua, Petroni, Liang. Lost in the Middle: How Language "
@@ -73,6 +76,15 @@ VIEWS: dict[str, list[dict]] = {
              series=["model", "method"], kind="line", filters=["dataset"]),
         dict(name="Table 4: multi-hop passkey retrieval", tables=["Table 4"], x="doc_length_tokens",
              series=["method"], kind="line", filters=[]),
+    ],
+    # later papers: LITM's NQ multi-document QA on open models, with and without their fixes
+    "hsieh2024": [
+        dict(name="Table 5: NQ accuracy by the gold document's position (10, 20 documents)", tables=["Table 5"],
+             x="gold_index", series=["model", "method"], kind="line", filters=["n_documents"]),
+    ],
+    "pos2distill2025": [
+        dict(name="Table 1, NQ: best-subspan EM by the gold document's position (20 documents)",
+             tables=["Table 1"], x="gold_index", series=["method"], kind="line", filters=["model"]),
     ],
 }
 
@@ -186,7 +198,9 @@ def paper_tab(source: str, rows: pd.DataFrame) -> None:
 def main() -> None:
     session.start("papers")
     st.title("Papers")
-    st.write("The published results of three papers, by table, to compare without running anything. "
+    st.write("The published results of the three method papers, and of two later papers that measured "
+             "LITM's 20-document NQ curve on open models with and without their fixes, by table, to compare "
+             "without running anything. "
              "Every number here is **as published** by its paper, with the paper's own metric; "
              "none of it was measured by this app.")
     pub = published.rows()

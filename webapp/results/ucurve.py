@@ -85,8 +85,11 @@ def index_overlays(part: pd.DataFrame, where) -> pd.DataFrame | None:
     default = [lab for lab in labels if f", {DEFAULT_PUBLISHED}, " in lab]
     chosen = pickers.multi(where, "Overlay published curves", labels, State.res_u_overlay_idx, default=default,
                            placeholder="none", format_func=titles.get,
-                           help="Lost in the Middle Tables 5-7 (best-subspan EM, as published), drawn "
-                                "dotted with hollow markers; compare with the best subspan EM metric")
+                           help="Lost in the Middle Tables 5-7 (best-subspan EM, as published), then later "
+                                "papers' curves of the same NQ experiment on open models, with and without "
+                                "their fixes (Found in the Middle Table 5, Pos2Distill Table 1); each names its "
+                                "model, method and paper. Drawn dotted with hollow markers; compare with the "
+                                "best subspan EM metric")
     return curves[curves["label"].isin(chosen)] if chosen else None
 
 

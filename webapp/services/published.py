@@ -1,6 +1,7 @@
 """The published curves of the papers: one loader for every page (LITM Tables 1 and 5-7, R&R Tables
-1-9, ALR2 Tables 1-4; components/data/published_results.csv), with every series named by its model
-and its paper and table (services/names.py)."""
+1-9, ALR2 Tables 1-4, and the later papers' NQ curves; components/data/published_*.csv), with every
+series named by its model, its method where the paper compares several, and its paper and table
+(services/names.py)."""
 
 from __future__ import annotations
 
@@ -29,16 +30,18 @@ def citation(source: str) -> str:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def index_curves(n_documents=None) -> pd.DataFrame:
-    """LITM Tables 5-7: accuracy (0-1) against the gold document's index (column x), one curve per model
-    and N; `label` is the engine's series name, `title` the one shown: 'GPT-3.5-Turbo · 20 documents ·
-    LITM Table 6 (2023)'; `n_documents` keeps those N."""
+    """LITM Tables 5-7, then the later papers' curves of the same experiment: accuracy (0-1) against the
+    gold document's index (column x), one curve per model (and method) and N; `label` is the engine's
+    series name, `title` the one shown: 'GPT-3.5-Turbo · 20 documents · LITM Table 6 (2023)',
+    'Mistral-7B · Pos2Distill · 20 documents · Pos2Distill Table 1 (2025)'; `n_documents` keeps those N."""
     curves = overlays.published_index_curves(rows())
     if n_documents is not None:
         curves = curves[curves["n_documents"].isin(set(n_documents))]
     if curves.empty:
         return curves
     curves = curves.assign(x=curves["position"])
-    curves["title"] = [published_name(r.model, r.source, r.table, f"{r.n_documents} documents")
+    curves["title"] = [published_name(r.model, r.source, r.table,
+                                      " · ".join(x for x in (r.method_shown, f"{r.n_documents} documents") if x))
                        for r in curves.itertuples()]
     return curves
 

@@ -241,6 +241,7 @@ class State:
     cmp_price_model: Any = Key(None, kind=WIDGET)
     cmp_batch: bool = Key(False, kind=WIDGET)
     cmp_pair: Any = Key(None, kind=WIDGET)
+    cmp_u_overlay: Any = Key(None, kind=WIDGET)  # published curves over the arms' gold-index curves
     cmp_pair_for: Any = Key(None)  # the arms the pair was last defaulted for
     cmp_difference: float = Key(5.0, kind=WIDGET)
     cmp_margin: float = Key(5.0, kind=WIDGET)  # non-inferiority margin, points (report.compare.DEFAULT_MARGIN)

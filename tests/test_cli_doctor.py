@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from components.providers.localmodel import REBUILD
-from tests.test_local_worker import ROOT, fresh_dir, stop_worker
 from tests.test_local_provider import smollm2_installed
+from tests.test_local_worker import ROOT, fresh_dir, stop_worker
 
 pytestmark = pytest.mark.local_model
 

@@ -1,7 +1,7 @@
-"""The likelihood measure with a real GGUF model (SmolLM2 135M): one stored value against a direct
-llama-cpp-python computation over the same tokens, a likelihood sweep that stores a finite value
-<= 0 for every trial (and reads it back from the cache with no call), and the KV-cache reuse that
-gives the same numbers as evaluating every prompt whole."""
+"""The likelihood measure with a real GGUF model (SmolLM2 135M): one stored value (a sweep: the model
+in its worker process) against a direct llama-cpp-python computation over the same tokens, a likelihood
+sweep that stores a finite value <= 0 for every trial (and reads it back from the cache with no call),
+and the KV-cache reuse that gives the same numbers as evaluating every prompt whole."""
 
 from __future__ import annotations
 
@@ -15,6 +15,18 @@ from tests.test_local_provider import smollm2_installed
 
 SMOL = "smollm2-135m-instruct"
 CTX = 2048
+
+
+@pytest.fixture(scope="module", autouse=True)
+def own_worker():
+    """Sweeps reach the model through the local-model worker: this module's own, stopped at its end."""
+    from tests.test_local_worker import fresh_dir, stop_worker
+
+    folder = fresh_dir()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LITM_WORKER_DIR", folder)
+        yield folder
+        stop_worker(folder)
 
 
 @pytest.fixture(scope="module")

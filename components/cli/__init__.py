@@ -17,6 +17,7 @@ COMMANDS = {
     "compare": "components.cli.compare",
     "import": "components.cli.import_runs",
     "app": "components.cli.app",
+    "doctor": "components.cli.doctor",
 }
 
 

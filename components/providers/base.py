@@ -112,8 +112,17 @@ class BadResponse(ProviderError):
     kind = "bad_response"
 
 
+class LocalCrash(ProviderError):
+    """The local model's process stopped during this call: a crash (a signal: a llama.cpp build that does
+    not run on this CPU), no answer within the call's timeout (a hang), or out of memory. That call fails
+    with one line saying what to do; the model's process restarts for the next call."""
+
+    kind = "local_crash"
+
+
 # kinds that fail every call of a sweep alike: a sweep whose first trials all fail so stops early
-FATAL_KINDS = ("auth", "not_found", "bad_request", "missing_key", "unreachable")
+# (local_crash: a llama.cpp build that crashes on this CPU crashes on every call)
+FATAL_KINDS = ("auth", "not_found", "bad_request", "missing_key", "unreachable", "local_crash")
 
 
 def scrub(text: str, *secrets: str | None) -> str:

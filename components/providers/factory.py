@@ -78,10 +78,10 @@ def make_provider(spec: ModelSpec, api_key: str | None = None) -> Provider:
         from components.providers.anthropic_provider import AnthropicProvider
 
         return AnthropicProvider(spec, key or "")
-    if spec.provider == "local":
-        from components.providers.local import LocalProvider
+    if spec.provider == "local":  # the model runs in the worker process (a crash there ends one call only)
+        from components.providers.localworker import WorkerProvider
 
-        return LocalProvider(spec)
+        return WorkerProvider(spec)
     if spec.provider == "openai-compatible" and not spec.base_url:
         raise ProviderError(f"{spec.label}: an openai-compatible model needs base_url "
                             "(e.g. http://127.0.0.1:8000/v1)")

@@ -1,4 +1,10 @@
-"""A GGUF model run in-process with llama-cpp-python (the `local` extra); no network, cost 0.
+"""A GGUF model run with llama-cpp-python (the `local` extra); no network, cost 0.
+
+This is the code that runs IN the model's own process (components/providers/localworker.py): the app
+and sweeps call the model through that worker (`make_provider` gives a localworker.WorkerProvider), so a
+crash in llama.cpp ends one call, never the caller. `LocalProvider` here runs the model in the calling
+process itself: the worker's model process uses it, and so do the tests and benchmarks that compare
+against it.
 
 The model is loaded once per process (keyed by file and context size) and generates one prompt at
 a time (a lock per loaded model); the blocking call runs in a worker thread. Decoding is greedy by
@@ -11,6 +17,7 @@ same numbers either way (tests/test_likelihood_local.py); `reuse=False` evaluate
 from __future__ import annotations
 
 import asyncio
+import atexit
 import inspect
 import threading
 import time
@@ -91,8 +98,22 @@ def load(path: Path, context_window: int | None = None) -> Loaded:
     key = (str(path), context_window or 0)
     with _load_lock:
         if key not in _loaded:
+            if not _loaded:
+                atexit.register(close_all)
             _loaded[key] = open_model(path, context_window or DEFAULT_CTX)
         return _loaded[key]
+
+
+def close_all() -> None:
+    """Close every model this process loaded (at exit: a Llama left to the interpreter's shutdown prints
+    "Exception ignored in: Llama.__del__ ... TypeError", its module's globals already gone)."""
+    with _load_lock:
+        for loaded in _loaded.values():
+            try:
+                loaded.llm.close()
+            except Exception:  # noqa: BLE001 - closing at exit: nothing left to tell
+                pass
+        _loaded.clear()
 
 
 def open_model(path: Path, n_ctx: int) -> Loaded:

@@ -20,6 +20,12 @@ from pathlib import Path
 from components.providers.base import ProviderError
 
 ENV_MODEL = "LITM_LOCAL_MODEL"  # a path or a name, used when the spec says "" or "default"
+LLAMA_VERSION = "0.3.36"  # the llama-cpp-python the project pins (pyproject's `local` extra)
+# llama.cpp built for AVX2 (runs on AVX-512 and older x86 CPUs alike): a native build's AVX-512 kernels crash on
+# some CPUs. The Makefile's LLAMA_CMAKE; --no-cache-dir because pip's wheel cache does not key on CMAKE_ARGS
+LLAMA_CMAKE = "-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+REBUILD = (f'CMAKE_ARGS="{LLAMA_CMAKE}" pip install --no-cache-dir --force-reinstall --no-deps '
+           f"llama-cpp-python=={LLAMA_VERSION}")  # THE command that fixes a llama.cpp build that crashes here
 CHUNK = 8 << 20  # bytes per read when copying and hashing
 
 

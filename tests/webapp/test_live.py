@@ -26,7 +26,7 @@ def test_live_runs_are_cached_in_the_user_store(tmp_path, monkeypatch):
 
 
 def test_live_run_reports_each_call(tmp_path, monkeypatch):
-    assert "busy with 2 other calls first" in live.call_line(type("P", (), {"label": "answer", "stage": 1, "tokens": 9})(), None, 2)
+    assert "has 2 runs ahead of yours" in live.call_line(type("P", (), {"label": "answer", "stage": 1, "tokens": 9})(), None, 2)
     monkeypatch.setenv("LITM_DB", str(tmp_path / "user.sqlite"))
     doc = make_document(["Alpha text.", "The mill was built by Ada Brennock.", "Gamma text."], gold=[2])
     lines = []
@@ -67,3 +67,22 @@ def test_the_verdict_is_the_stored_trials_primary_metric(tmp_path, monkeypatch):
                                 Choice(ModelSpec("fake", "fake-model"), None))
             assert view.metric == row["metric"]
             assert view.correct == bool(row["primary"]), (strategy, spec.task.id, view.answer, row["answer"])
+
+
+def test_run_buttons_are_keyed_per_server_process_so_a_reconnecting_tab_never_refires_a_run():
+    """A tab still open when the server restarts reconnects and resends its widgets' state, a clicked Run
+    included. Streamlit's widget id carries the key, and a run button's key carries a token of the server
+    process (State BOOT): the new server never draws a widget of the old id, so the old click is dropped."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from webapp.session.state import BOOT, State
+
+    code = "from webapp.session.state import State; print(State.run_go.key, State.positions_go.key)"
+    root = Path(__file__).resolve().parents[2]
+    keys = [subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120,
+                           check=True).stdout.split() for _ in range(2)]
+    assert keys[0] != keys[1] and all(k[0].startswith("run_go_") for k in keys)  # a new token per process
+    assert State.run_go.key == f"run_go_{BOOT}" and State.positions_more.key == f"positions_more_{BOOT}"
+    assert State.declared(State.run_go.key) and not State.declared("run_go_00000000")

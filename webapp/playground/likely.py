@@ -67,6 +67,10 @@ def run(state: State, jobs: list[Job], strategy: str, params: dict, choice, held
         st.button("Stop scoring", icon=":material/stop:", key=State.positions_stop.key,
                   help="Stops after the call in hand; the positions scored so far are kept (and cached).")
         status.write(f"{evaluated:,} prompt tokens to evaluate (the prefix consecutive prompts share is kept).")
+        ahead = live.local_queue(choice.spec)
+        if ahead:
+            status.write(f"The local model has {ahead} run{'s' if ahead != 1 else ''} ahead of yours (it answers one "
+                         "at a time, for every session): yours starts after them.")
         slot = status.empty()
         events: queue.Queue = queue.Queue()
         cancel = threading.Event()

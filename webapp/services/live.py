@@ -78,19 +78,20 @@ def call_line(prompt, completion, ahead: int = 0) -> str:
     other sessions are using it), and when its answer is back."""
     what = prompt.label or f"stage {prompt.stage}"
     if completion is None:
-        queue = (f"; the local model is busy with {ahead} other call{'s' if ahead != 1 else ''} first"
-                 if ahead else "")
+        queue = (f"; the local model has {ahead} run{'s' if ahead != 1 else ''} ahead of yours (it answers one "
+                 "at a time, for every session)" if ahead else "")
         return f"{what}: sending {prompt.tokens:,} tokens, waiting for the model{queue}…"
     source = "from the cache" if completion.cached else f"in {completion.latency_s:.1f} s"
     return f"{what}: answered {source} ({completion.output_tokens:,} tokens out)."
 
 
 def local_queue(spec) -> int:
-    """Calls ahead of a new one on the in-process local model (0 for any other provider)."""
+    """Calls ahead of a new one on the local model, in the worker every session and sweep on this machine
+    shares (0 for any other provider, and when no worker runs)."""
     if spec.provider != "local":
         return 0
-    from components.providers.local import queue_length
+    from components.providers.localworker import queue_length
 
-    return queue_length()
+    return queue_length(spec)
 
 

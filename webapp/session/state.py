@@ -21,6 +21,7 @@ pages), `Key(kind=CONTROL)` for a button, upload, download, chart or table whose
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar, overload
 
@@ -30,16 +31,25 @@ T = TypeVar("T")
 VALUE, WIDGET, CONTROL = "value", "widget", "control"
 
 
-class Key(Generic[T]):
-    """A session-state key with a default (a value, or a zero-argument factory for mutables)."""
+# A token of this server process: a run button's key carries it, so after a server restart a tab still open
+# that reconnects and resends its old "clicked" state names a widget this server never drew, and Streamlit
+# drops it: a reconnecting tab never fires a run again (a fired run could be what crashed the old server).
+BOOT = secrets.token_hex(4)
 
-    def __init__(self, default: T | Callable[[], T] = None, *, kind: str = VALUE, name: str = ""):
+
+class Key(Generic[T]):
+    """A session-state key with a default (a value, or a zero-argument factory for mutables). `boot=True`
+    (run buttons): the key is `<name>_<BOOT>`, new with every server process."""
+
+    def __init__(self, default: T | Callable[[], T] = None, *, kind: str = VALUE, name: str = "",
+                 boot: bool = False):
         self.default = default
         self.kind = kind
-        self.key = name
+        self.boot = boot
+        self.key = f"{name}_{BOOT}" if boot and name else name
 
     def __set_name__(self, owner: type, name: str) -> None:
-        self.key = name
+        self.key = f"{name}_{BOOT}" if self.boot else name
 
     def __repr__(self) -> str:
         return f"Key({self.key!r}, {self.kind})"
@@ -162,10 +172,10 @@ class State:
     mini_curve: Any = Key(None)  # dict: the "run at 5 positions" rows and the inputs they were made for
     last_run: Any = Key(None)  # dict: the result and the inputs it was made for
     run_error: str = Key("")
-    run_go: Any = Key(kind=CONTROL)  # the "Run with …" button
-    positions_go: Any = Key(kind=CONTROL)  # the "Run at 5 positions" button
+    run_go: Any = Key(kind=CONTROL, boot=True)  # the "Run with …" button
+    positions_go: Any = Key(kind=CONTROL, boot=True)  # the "Run at 5 positions" button
     pg_measure: str = Key("likelihood", kind=WIDGET)  # the 5-position run's measure: likelihood | answer
-    positions_more: Any = Key(kind=CONTROL)  # "Add 5 more questions" (task sets, likelihood)
+    positions_more: Any = Key(kind=CONTROL, boot=True)  # "Add 5 more questions" (task sets, likelihood)
     positions_stop: Any = Key(kind=CONTROL)  # stops a 5-position run (the positions done are kept)
 
     # --- lesson ---

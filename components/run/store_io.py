@@ -36,6 +36,15 @@ def csv_cell(value):
     return value
 
 
+def csv_quoting(cells) -> int:
+    """How to quote a row (or a whole file) of cells: csv.QUOTE_ALL when a text holds a carriage return,
+    which Python's csv leaves unquoted when lines end in \\n (a reader would start a new row there, and the
+    rest of the cell would be a cell of its own, unneutralised), else csv.QUOTE_MINIMAL."""
+    import csv
+
+    return csv.QUOTE_ALL if any(isinstance(v, str) and "\r" in v for v in cells) else csv.QUOTE_MINIMAL
+
+
 def csv_text(value):
     """The text `csv_cell` was given back from the cell it wrote (a text cell read from a CSV)."""
     if isinstance(value, str) and value[:1] == "'" and value[1:2] in (*FORMULA_START, "'"):
@@ -68,9 +77,11 @@ def frame_bytes(frame, fmt: str) -> bytes:
     if fmt == "csv":
         for c in present:
             out[c] = out[c].map(lambda v: None if v is None else json.dumps(list(v)))
-        for c in _text_columns(out):  # a numeric column is never a formula
+        texts = _text_columns(out)
+        for c in texts:  # a numeric column is never a formula
             out[c] = out[c].map(csv_cell)
-        return out.to_csv(index=False).encode("utf-8")
+        quoting = csv_quoting(v for c in texts for v in out[c])
+        return out.to_csv(index=False, quoting=quoting).encode("utf-8")
     if fmt == "jsonl":
         return out.to_json(orient="records", lines=True, force_ascii=False).encode("utf-8")
     for c in out.columns:  # parquet wants one type per column: lists stay lists, the rest text

@@ -169,7 +169,7 @@ def _iter_sentences(text: str, a: int, b: int, seg, window: int = SENTENCE_WINDO
         if e == b:
             yield from spans
             return
-        if len(spans) > 1:
+        if len(spans) > 1 and spans[-1][0] > s:  # progress is certain: the next window starts further on
             yield from spans[:-1]
             s = spans[-1][0]
             continue

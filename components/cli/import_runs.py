@@ -24,6 +24,6 @@ def run(args) -> int:
     db = db_path(args)
     with RunStore(db) as store:
         ids = store.import_trials(path)
-        n = sum(len(store.trials_frame(i)) for i in ids)
+        n = sum(len(store.trial_totals(i)) for i in ids)  # counted, not read back
     print(f"imported {n} trial(s) in {len(ids)} sweep(s) into {db}")
     return 0

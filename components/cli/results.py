@@ -1,5 +1,6 @@
 """`litm results`: the trials of a run store as CSV or JSON (columns: components.run.schema), streamed
-row by row, so memory stays flat on a store of any size. `--json`: every curve instead (accuracy at each
+row by row, so memory stays flat on a store of any size; a CSV's text cells that a spreadsheet would
+run as formulas get a leading `'` (store_io.csv_cell). `--json`: every curve instead (accuracy at each
 answer position with n and its interval, and the curve's shape: components.report.shape)."""
 
 from __future__ import annotations
@@ -92,10 +93,14 @@ def run(args) -> int:
     rows = iter_rows(store, columns, args.sweep)
     out = sys.stdout
     if args.format == "csv":
+        from components.run.store_io import csv_cell, csv_quoting
+
         writer = csv.writer(out, lineterminator="\n")
+        quoted = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)  # a row holding a carriage return
         writer.writerow(columns)
         for row in rows:
-            writer.writerow(["" if v is None else v for v in row])
+            cells = ["" if v is None else csv_cell(v) for v in row]
+            (writer if csv_quoting(cells) == csv.QUOTE_MINIMAL else quoted).writerow(cells)
         return 0
     lists = {i for i, c in enumerate(columns) if c in JSON_COLUMNS}
     out.write("[")

@@ -8,9 +8,10 @@ with one line, without waiting for a writer), its size checked before a byte is 
 reading (a file that grows stops at the limit).
 
 Memory stays bounded whatever the file holds: the upload limit (20 MB) is on the bytes received; a
-.docx is a zip, so its unpacked sizes are checked from the zip directory, and its text is counted by a
-streaming XML parse (paragraphs, characters) before python-docx builds anything; a PDF's pages are
-counted before any text is extracted; an HTML file's tags are counted before it is parsed.
+.docx is a zip, so its unpacked sizes are checked from the zip directory, and its XML parts are counted
+by a streaming parse (unpacked bytes, elements, paragraphs, characters) before python-docx builds
+anything; a PDF's pages are counted before any text is extracted; an HTML file's tags are counted
+before it is parsed.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ MAX_CHARS = 20_000_000  # characters of text in one document (about 5M tokens)
 MAX_PARAGRAPHS = 100_000  # paragraphs of a .docx
 MAX_DOCX_UNPACKED = 200 * 1024 * 1024  # bytes of all the parts of a .docx, unpacked
 MAX_DOCX_PARTS = 5_000  # files inside a .docx zip
+MAX_DOCX_XML = 50 * 1024 * 1024  # bytes of a .docx's XML parts, unpacked (python-docx holds them as trees)
+MAX_DOCX_ELEMENTS = 1_000_000  # XML elements in a .docx's parts (a tree costs about 270 bytes an element)
 MAX_PDF_PAGES = 2_000
 MAX_HTML_TAGS = 200_000
 _W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
@@ -118,8 +121,10 @@ def _too_much(name: str, what: str, limit: int) -> DocumentError:
 
 
 def _check_docx(name: str, data: bytes) -> None:
-    """Sizes from the zip directory, then the main part streamed through expat counting paragraphs and
-    characters (never holding the XML): a zip bomb or a 2,000,000-paragraph file stops here."""
+    """Sizes from the zip directory, then every XML part (the main part first) streamed through expat,
+    never held: paragraphs, characters of text, elements and unpacked bytes counted across the parts,
+    before python-docx builds a tree of any of them. A zip bomb, a 2,000,000-paragraph file or 9,000
+    empty paragraphs each carrying 20 KB of formatting (170 MB of XML, 2.5 GB as a tree) stop here."""
     import zipfile
     from xml.parsers import expat
 
@@ -136,9 +141,14 @@ def _check_docx(name: str, data: bytes) -> None:
                             "(is it a zip bomb?)")
     if "word/document.xml" not in zf.namelist():
         raise DocumentError(f"{name} is not a .docx file (no word/document.xml inside)")
-    counts = {"p": 0, "chars": 0, "in_t": 0}
+    xml_parts = sorted((i.filename for i in infos if i.filename.lower().endswith((".xml", ".rels"))),
+                       key=lambda part: part != "word/document.xml")
+    counts = {"p": 0, "chars": 0, "in_t": 0, "elements": 0, "bytes": 0}
 
     def start(tag, _attrs):
+        counts["elements"] += 1
+        if counts["elements"] > MAX_DOCX_ELEMENTS:
+            raise _too_much(name, "XML elements (its formatting included)", MAX_DOCX_ELEMENTS)
         if tag == f"{_W}}}p":
             counts["p"] += 1
             if counts["p"] > MAX_PARAGRAPHS:
@@ -156,21 +166,24 @@ def _check_docx(name: str, data: bytes) -> None:
             if counts["chars"] > MAX_CHARS:
                 raise _too_much(name, "characters", MAX_CHARS)
 
-    parser = expat.ParserCreate(namespace_separator="}")
-    parser.StartElementHandler, parser.EndElementHandler, parser.CharacterDataHandler = start, end, text
-    read = 0
-    try:
-        with zf.open("word/document.xml") as part:
-            while chunk := part.read(1 << 20):
-                read += len(chunk)
-                if read > MAX_DOCX_UNPACKED:
-                    raise DocumentError(f"{name}: its text part unpacks to more than {_mb(MAX_DOCX_UNPACKED)}")
-                parser.Parse(chunk, False)
-            parser.Parse(b"", True)
-    except expat.ExpatError as exc:
-        raise DocumentError(f"{name} is not a readable .docx file (broken XML: {exc})") from None
-    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
-        raise DocumentError(f"{name} is not a readable .docx file ({exc.__class__.__name__})") from None
+    for part_name in xml_parts:
+        parser = expat.ParserCreate(namespace_separator="}")
+        parser.StartElementHandler, parser.EndElementHandler, parser.CharacterDataHandler = start, end, text
+        counts["in_t"] = 0
+        try:
+            with zf.open(part_name) as part:
+                while chunk := part.read(1 << 20):
+                    counts["bytes"] += len(chunk)
+                    if counts["bytes"] > MAX_DOCX_XML:
+                        raise DocumentError(f"{name}: its XML unpacks to more than {_mb(MAX_DOCX_XML)}, the limit "
+                                            "for a .docx (formatting included); save a copy with less formatting "
+                                            "or keep the part you need")
+                    parser.Parse(chunk, False)
+                parser.Parse(b"", True)
+        except expat.ExpatError as exc:
+            raise DocumentError(f"{name} is not a readable .docx file (broken XML: {exc})") from None
+        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as exc:
+            raise DocumentError(f"{name} is not a readable .docx file ({exc.__class__.__name__})") from None
 
 
 def _pdf(name: str, data: bytes) -> str:

@@ -31,6 +31,8 @@ import gzip
 import io
 import json
 import re
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 from components.core.jsonlines import numbered_lines
@@ -39,6 +41,7 @@ from components.tasks.squad import looks_like_squad, parse_squad
 
 MAX_TASK_BYTES = 256 * 1024 * 1024  # a task file, unpacked (a .gz is unpacked as a stream, up to this)
 MAX_UPLOAD_TASK_BYTES = 64 * 1024 * 1024  # a task file uploaded to the app, unpacked
+MAX_CSV_CELL = 131_072  # characters in one CSV cell (Python's csv default); a row with a longer one is skipped
 CSV_ANSWER_SEP = "|"
 CSV_DISTRACTOR_SEP = "||"
 
@@ -299,11 +302,63 @@ def _from_ours(obj: dict, default_id: str) -> Task:
                 str(obj.get("kind") or "qa"), tuple(sents), dict(meta))
 
 
+_FIELD_LIMIT = threading.Lock()
+_FIRST_LINE = re.compile("[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]*")
+
+
+@contextmanager
+def _field_limit(n: int):
+    """csv's field size limit raised to n while a file is read (it is one setting for the process: a lock
+    keeps two readers from resetting it under each other). The file is in memory already, so no cell
+    costs more than it; a cell over MAX_CSV_CELL is then a row error, never a csv.Error for the file."""
+    with _FIELD_LIMIT:
+        old = csv.field_size_limit(max(n, MAX_CSV_CELL))
+        try:
+            yield
+        finally:
+            csv.field_size_limit(old)
+
+
+def _csv_rows(reader, errors: list[tuple[int, str]]):
+    """(first line, row) of each row a csv reader can read; one it cannot is a row error, and reading goes on."""
+    line = reader.line_num
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            errors.append((line + 1, f"not a readable CSV row ({exc})"))
+            line = reader.line_num
+            continue
+        yield line + 1, row
+        line = reader.line_num
+
+
+def _long_cell(row: dict) -> str:
+    """'' when every cell is at most MAX_CSV_CELL characters; else which one is longer, for a row's error."""
+    for column, value in row.items():
+        if isinstance(value, str) and len(value) > MAX_CSV_CELL:
+            return (f"the {column} cell has {len(value):,} characters; the limit is {MAX_CSV_CELL:,} characters "
+                    "a cell")
+    return ""
+
+
 def _parse_csv(stem: str, text: str, name: str) -> TaskSet:
-    head = text.lstrip().splitlines()[0] if text.strip() else ""
+    with _field_limit(len(text) + 1):
+        return _read_csv(stem, text, name)
+
+
+def _read_csv(stem: str, text: str, name: str) -> TaskSet:
+    stripped = text.lstrip()
+    head = _FIRST_LINE.match(stripped).group()  # splitlines()[0], without splitting the whole file
     delimiter = "\t" if "\t" in head else ";" if ";" in head and "," not in head else ","
-    reader = csv.DictReader(io.StringIO(text.lstrip(), newline=""), delimiter=delimiter)
-    header = [h.strip().lower() for h in (reader.fieldnames or [])]
+    reader = csv.DictReader(io.StringIO(stripped, newline=""), delimiter=delimiter)
+    try:
+        fieldnames = reader.fieldnames or []
+    except csv.Error as exc:
+        raise TaskFileError(f"{name}: its header is not a readable CSV row ({exc})") from None
+    header = [h.strip().lower() for h in fieldnames]
     if "question" not in header or "gold_passage" not in header or not ({"answers", "answer"} & set(header)):
         raise TaskFileError(f"{name}: neither JSON lines nor a CSV with columns question, answers, gold_passage")
     reader.fieldnames = header
@@ -311,13 +366,12 @@ def _parse_csv(stem: str, text: str, name: str) -> TaskSet:
     lossy = _NOT_UTF8.search(text) is not None
     tasks: list[Task] = []
     errors: list[tuple[int, str]] = []
-    line = reader.line_num
-    for row in reader:
-        start = line + 1
-        line = reader.line_num
+    for start, row in _csv_rows(reader, errors):
         try:
             if None in row:
                 raise _RowError("more cells than columns")
+            if why := _long_cell(row):
+                raise _RowError(why)
             if lossy and any(why := _not_utf8(v) for v in row.values() if isinstance(v, str)):
                 raise _RowError(why or "not UTF-8 text")
             q = (row.get("question") or "").strip()

@@ -16,11 +16,28 @@ NQ answer `*`) cannot be checked and are ignored.
 
 from __future__ import annotations
 
+import numpy as np
 from rank_bm25 import BM25Okapi
 
 from components.core.scoring import normalize_answer
 from components.strategies.keywords import keywords
 from components.tasks.model import Passage, Task
+
+
+class Relevance:
+    """Passages ranked by BM25 (Okapi, rank_bm25) relevance to a question: the title and text of each
+    passage and the question as keywords (components.strategies.keywords). Built once per set of
+    passages; `ranked(question)` is the passages' indices, most relevant first (ties in given order)."""
+
+    def __init__(self, passages) -> None:
+        self.n = len(passages)
+        self.bm25 = BM25Okapi([keywords(f"{p.title} {p.text}") or [""] for p in passages]) if self.n else None
+
+    def ranked(self, question: str) -> list[int]:
+        if not self.n:
+            return []
+        scores = self.bm25.get_scores(keywords(question))
+        return [int(i) for i in np.argsort(-scores, kind="stable")]
 
 
 def holds_answer(passage: Passage, answers) -> bool:
@@ -42,14 +59,12 @@ def with_retrieved_distractors(tasks: list[Task], n_distractors: int, *, limit: 
                 pool.append(Passage(p.text, p.title, False))
     if len(pool) <= n_distractors:
         raise ValueError(f"only {len(pool)} passages to draw {n_distractors} distractors from")
-    bm25 = BM25Okapi([keywords(f"{p.title} {p.text}") or [""] for p in pool])
+    relevance = Relevance(pool)
     out = []
     for task in tasks[:limit]:
         own = {p.text for p in task.passages if p.gold}
-        scores = bm25.get_scores(keywords(task.question))
-        ranked = sorted(range(len(pool)), key=lambda i: (-scores[i], i))
         chosen: list[Passage] = []
-        for i in ranked:
+        for i in relevance.ranked(task.question):
             p = pool[i]
             if p.text in own or holds_answer(p, task.answers):
                 continue

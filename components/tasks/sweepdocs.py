@@ -377,10 +377,13 @@ def build_by_index(
     *,
     encoding: str = DEFAULT_ENCODING,
     pool: list[Passage] | None = None,
+    file_index: int | None = None,
 ) -> Built:
     """"Lost in the Middle" §3.1: N documents, the gold one at 0-based index `gold_index`, the
     distractors in their given order. Several gold passages go next to each other from that index.
-    Lengths and positions are in documents (unit "documents"); token figures are on the Built."""
+    Lengths and positions are in documents (unit "documents"); token figures are on the Built.
+    `file_index`, the task's position in its task file (file_position), goes to doc.meta: LITM's
+    random-order prompt shuffles the distractors by it as the reference does (strategies.litm)."""
     if isinstance(n_documents, bool) or not isinstance(n_documents, int) or n_documents < 1:
         raise ValueError(f"number of documents must be a positive whole number, got {n_documents!r}")
     golds, distractors = _split(task, pool)
@@ -401,19 +404,43 @@ def build_by_index(
     doc.meta.update(requested_length=n_documents, requested_position=gold_index, actual_length=n_documents,
                     actual_position=gold_index, task=task.id, unit="documents",
                     tokens=doc.tokens, position_tokens=doc.offsets[gold_index])
+    if file_index is not None:
+        doc.meta["file_index"] = file_index
     return Built(doc, n_documents, gold_index, n_documents, gold_index, tuple(doc.gold), gold_index,
                  "documents")
 
 
-def task_document(task: Task, encoding: str = DEFAULT_ENCODING) -> Document:
-    """The task's passages as given, one page each, gold pages marked."""
+def task_document(task: Task, encoding: str = DEFAULT_ENCODING, file_index: int | None = None) -> Document:
+    """The task's passages as given, one page each, gold pages marked (`file_index`: as build_by_index)."""
     if not task.passages:
         raise ValueError(f"task {task.id!r} has no passages")
     texts = [_clean(p.text) for p in task.passages]
     doc = make_document(texts, titles=[p.title for p in task.passages], gold=task.gold_pages,
                         encoding=encoding, name=task.id, counts=count_passages(texts, encoding))
     doc.meta.update(task=task.id, unit="given")
+    if file_index is not None:
+        doc.meta["file_index"] = file_index
     return doc
+
+
+_POSITIONS: list = []  # [(task list, {task id: position})], the last few lists asked about
+
+
+def file_position(task: Task, tasks: list[Task] | None) -> int | None:
+    """The task's position (from 0) in `tasks`, the task set read from its file in file order; None
+    when it is not in it. Task ids are unique within a set a sweep runs (run.plan refuses repeats)."""
+    if not tasks:
+        return None
+    hit = next((pos for t, pos in _POSITIONS if t is tasks), None)
+    if hit is None:
+        hit = {}
+        for i, t in enumerate(tasks):
+            hit.setdefault(t.id, i)
+        _POSITIONS[:] = [*_POSITIONS[-3:], (tasks, hit)]
+    i = hit.get(task.id)
+    if i is None or not (tasks[i] is task or tasks[i] == task):
+        return None
+    return i
 
 
 def as_task(doc: Document, question: str = "", answers: tuple[str, ...] = ()) -> Task:

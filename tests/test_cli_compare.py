@@ -16,7 +16,7 @@ from tests.support import sweep_toml
 @pytest.fixture
 def swept(tmp_path, server, capsys):
     server.set(middle_loss=0.7)
-    toml = sweep_toml(tmp_path, name="two", base_url=server.openai_url, n_tasks=4, lengths=(600, 1200),
+    toml = sweep_toml(tmp_path, name="two", base_url=server.openai_url, n_tasks=4, lengths=(600, 1500),
                       positions=(0.0, 0.5, 1.0), strategies=("baseline", "reprompt"), params="{ r = 200 }")
     db = tmp_path / "runs.sqlite"
     assert main(["sweep", str(toml), "--db", str(db), "--quiet"]) == 0

@@ -30,6 +30,40 @@ def test_fuzzy_match(pred, answers, expected):
     assert fuzzy_match(pred, answers) == expected
 
 
+# R&R §4.3 removes non-alphanumeric characters only: letters and digits of every script stay
+@pytest.mark.parametrize("pred, answers, expected", [
+    ("東京", ["東京"], 1.0),
+    ("東京", ["大阪"], 0.0),                                  # not everything equal to nothing
+    ("Wilhelm Conrad Röntgen", ["Röntgen"], 1.0),
+    ("Rontgen", ["Röntgen"], 0.0),                            # ö is a letter of its own, not dropped
+    ("Wilhelm Conrad Ro\u0308ntgen", ["Röntgen"], 1.0),       # decomposed accent reads as composed
+    ("MÜNCHEN", ["münchen"], 1.0), ("STRASSE", ["Straße"], 1.0),  # capitals removed (casefold)
+    ("Москва!", ["москва"], 1.0), ("Москва", ["Киев"], 0.0),
+    ("हिन्दी", ["हिन्दी भाषा"], 1.0), ("हिन्दी", ["हिंदू"], 0.0),  # vowel signs kept with their letters
+    ("«Paris»", ["Paris"], 1.0), ("snake_case", ["snakecase"], 1.0),  # symbols and "_" still go
+    ("٣ apples", ["٣"], 1.0),                                  # digits of any script
+])
+def test_fuzzy_match_keeps_letters_of_every_script(pred, answers, expected):
+    assert fuzzy_match(pred, answers) == expected
+
+
+def test_litm_score_fuzzy_keeps_non_ascii_letters(tmp_path, capsys):
+    import json
+
+    from components.cli import main
+
+    rows = [{"prediction": "東京", "answers": ["東京"]}, {"prediction": "大阪", "answers": ["東京"]},
+            {"prediction": "Antoine de Saint-Exupéry", "answers": ["Saint-Exupéry"]},
+            {"prediction": "Moscow", "answers": ["Москва"]}]
+    path = tmp_path / "preds.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    assert main(["score", "--metric", "fuzzy", "--input", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [json.loads(line)["score"] for line in lines[:4]] == [1.0, 0.0, 1.0, 0.0]
+    assert json.loads(lines[0])["prediction"] == "東京"
+    assert "0.5" in lines[-1] and "4" in lines[-1]  # the summary: n = 4, mean 0.5
+
+
 # Lost in the Middle: SQuAD-normalised gold is a substring of the normalised first line.
 @pytest.mark.parametrize("pred, answers, expected", [
     ("The answer is William Shakespeare.", ["william shakespeare"], 1.0),

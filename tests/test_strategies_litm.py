@@ -48,9 +48,16 @@ def test_qa_query_aware_exact(doc):
 
 def test_random_order_exact(doc):
     # the reference's tests/test_prompting.py (mention_random_ordering=True): the instruction gains one
-    # sentence, everything else as the plain QA prompt
-    assert text_of("litm-random", doc) == (
-        INSTR + " The search results are ordered randomly.\n\n" + DOCS + "\n\nQuestion: who wrote hamlet\nAnswer:")
+    # sentence; the distractors are shuffled as its scripts shuffle them (random.seed(0), one shuffle per
+    # example in file order): for two distractors the 1st and 2nd shuffles keep them, the 3rd swaps them
+    random_head = INSTR + " The search results are ordered randomly.\n\n"
+    tail = "\n\nQuestion: who wrote hamlet\nAnswer:"
+    assert text_of("litm-random", doc) == random_head + DOCS + tail  # a document from no file: example 0
+    doc.meta["file_index"] = 2
+    assert text_of("litm-random", doc) == random_head + (
+        "Document [1](Title: Othello) Othello is set in Venice.\n"
+        "Document [2](Title: Hamlet) Hamlet was written by William Shakespeare.\n"
+        "Document [3](Title: Macbeth) Macbeth is a tragedy.") + tail
     assert get_strategy("litm-random").metric == "subspan-em"
 
 

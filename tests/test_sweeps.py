@@ -92,7 +92,7 @@ def test_estimate_tells_parameter_settings_apart(tmp_path):
 
 
 def test_estimate_counts_stages(tmp_path):
-    c = cfg(tmp_path)
+    c = cfg(tmp_path, lengths=[400, 600])  # room for the gold page and a distractor: k = 2 pages to retrieve
     est = estimate(c)
     assert est.trials == 24
     assert est.calls == 12 * 1 + 12 * 2  # ICR: retrieval + answer

@@ -25,8 +25,10 @@ def test_length_and_position_within_one_page(facts, length, position):
         largest = max(p.tokens for p in b.document.pages)
         want = position * length if position <= 1 else position
         assert b.requested_length == length and b.requested_position == round(want)
-        assert abs(b.actual_length - length) <= largest
-        assert abs(b.actual_position - want) <= largest
+        assert length - largest <= b.actual_length <= length  # about d tokens, never past d (R&R Tables 1-3)
+        gold = sum(b.document.page(g).tokens for g in b.gold_pages)
+        # within one page of x; at the end (x = d) the gold page itself ends the document
+        assert abs(b.actual_position - min(want, length - gold)) <= largest
         assert b.actual_length == b.document.tokens
         assert b.actual_position == b.document.offsets[b.gold_pages[0] - 1]
         gold_texts = [b.document.page(g).text for g in b.gold_pages]
@@ -75,6 +77,35 @@ def test_pool_filters_answer_and_own_gold():
     texts = [p.text for p in b.document.pages]
     assert texts.count("The answer is Zubrovka.") == 1
     assert "Zubrovka is mentioned here." not in texts
+
+
+def test_pool_distractors_follow_the_own_ones_by_relevance_to_the_question():
+    """R&R §4.1: "the distracter passages in the constructed document are still sorted by relevance".
+    The task's own distractors first, in their order; then the pool's, most BM25-relevant to the
+    question first (those sharing no word with it last, in pool order)."""
+    gold = Passage("The lighthouse keeper of Farsund was Ole Brekke.", "Farsund lighthouse", gold=True)
+    own = Passage("Farsund is a town on the south coast of Norway.", "Farsund")
+    task = Task("t", "who was the lighthouse keeper of farsund", ("Ole Brekke",), (gold, own))
+    pool = [Passage("Bread is baked from flour, water and yeast.", "Bread"),
+            Passage("A lighthouse keeper tends the lamp of a lighthouse.", "Lighthouse keeper"),
+            Passage("The Farsund lighthouse stands on a rocky islet.", "Farsund lighthouse (building)"),
+            Passage("Tides rise and fall twice a day.", "Tides"),
+            Passage("Ole Brekke kept the Farsund lighthouse.", "Keeper"),  # holds the answer: left out
+            Passage("Keepers of lighthouses often lived alone.", "Lighthouse")]
+    from components.tasks.sweepdocs import count_passages
+
+    kept = [gold, own, *pool[:4], pool[5]]
+    b = build_document(task, sum(count_passages([p.text for p in kept])), 0.0, pool=pool)  # all of them
+    titles = [p.title for p in b.document.pages]
+    assert titles[:2] == ["Farsund lighthouse", "Farsund"]
+    assert sorted(titles[2:5]) == ["Farsund lighthouse (building)", "Lighthouse", "Lighthouse keeper"]
+    assert titles[5:] == ["Bread", "Tides"]  # nothing in common with the question: pool order
+    from components.tasks.distractors import Relevance
+
+    # in BM25's order (rank_bm25 over title and text, the question's keywords)
+    related = [pool[1], pool[2], pool[5]]
+    ranked = Relevance(pool).ranked(task.question)
+    assert titles[2:5] == [pool[i].title for i in ranked if pool[i] in related]
 
 
 def test_by_index_litm_style():

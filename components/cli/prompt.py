@@ -107,11 +107,11 @@ def task_prompts_source(args):
 def task_document_for(task, all_tasks, cell, encoding):
     """The document a sweep builds for this task and cell, or the task's own pages."""
     from components.run.plan import cell_document
-    from components.tasks.sweepdocs import task_document
+    from components.tasks.sweepdocs import file_position, task_document
 
     length, position, documents, gold_index = cell
     if length is None and documents is None:
-        return task_document(task, encoding)
+        return task_document(task, encoding, file_index=file_position(task, all_tasks))
     return cell_document(task, all_tasks, encoding=encoding, length=length, position=position,
                          documents=documents, gold_index=gold_index).document
 

@@ -22,28 +22,41 @@ def nearest_boundary(offsets: tuple[int, ...] | list[int], x: float, lo: int = 0
 
 
 def every(offsets, step: int) -> list[int]:
-    """Inner boundaries nearest to step, 2*step, ... (before the end), without repeats.
+    """Inner boundaries nearest to step, 2*step, ..., without repeats, each leaving at least half a
+    step of text after it.
 
-    R&R §3.2: reminders go 'approximately every r tokens in the document, outside the PAGE blocks';
-    §3.4: chunks are split 'outside the PAGE blocks'. Multiples at or past the end are skipped, so a
-    10k document with r = 10k gets no reminder (Table 1 omits Reprompt at 10k for this reason).
+    R&R §3.2: reminders go "approximately every r tokens in the document, outside the PAGE blocks";
+    §3.4: chunks are split "outside the PAGE blocks". A point closer than half a step to the end would
+    make a last stretch much shorter than the others (a reminder just before the closing instructions,
+    a small tail chunk): it is left out and that stretch joins the one before. So a document of about
+    d tokens gets d/r - 1 reminders and d/c chunks whether it ends a little before or after d: at
+    r = 10k, none at d = 10k (Table 1 omits Reprompt at 10k: "reprompting is not done at this
+    length"), 1/3/7 at 20k/40k/80k; at d = 80k, c = 10k/20k/40k/80k gives 8/4/2/1 chunks, so
+    m = d/c + 1 calls with the answer call (Table 3: 9/5/3/2); and a chunk of about r tokens gets no
+    reminder (Table 2 omits chunked R&R at c = 10k).
     """
     if step < 1:
         raise ValueError("step must be positive")
     total = offsets[-1]
     last = len(offsets) - 1
     out: list[int] = []
+    if last < 2:
+        return out
     m = 1
     while m * step < total:
-        i = nearest_boundary(offsets, m * step, 1, last - 1) if last >= 2 else None
-        if i is not None and 1 <= i <= last - 1 and (not out or out[-1] != i):
+        i = nearest_boundary(offsets, m * step, 1, last - 1)
+        if 2 * (total - offsets[i]) < step:
+            break  # this and every later point leave less than half a step after them
+        if not out or out[-1] != i:
             out.append(i)
         m += 1
     return out
 
 
 def chunk_ranges(offsets, size: int) -> list[tuple[int, int]]:
-    """[(first page index, end page index exclusive), ...] for chunks of about `size` tokens."""
+    """[(first page index, end page index exclusive), ...] for chunks of about `size` tokens cut
+    between pages (R&R §3.4); a tail shorter than half a chunk joins the previous chunk, and a
+    document no longer than `size` (or about as long) is one chunk."""
     cuts = [0, *every(offsets, size), len(offsets) - 1]
     return [(a, b) for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
 

@@ -16,8 +16,13 @@ _PUNCTUATION = frozenset(string.punctuation)
 
 
 def _fuzzy_words(text: str) -> set[str]:
-    # R&R §4.3: drop non-alphanumeric non-space characters and capitalisation; compare unique words.
-    return set(re.sub(r"[^0-9a-z\s]", "", text.lower()).split())
+    """R&R §4.3: "after removing non-alphanumeric non-space characters and capitalization", the unique
+    words. Alphanumeric in any script: letters and digits (Unicode categories L and N) are kept with the
+    marks that belong to them (category M: a Devanagari vowel sign, a combining accent), the text in
+    NFC first so a composed and a decomposed accent read alike; capitals are removed by casefold
+    (lower() for ASCII). Everything else (punctuation, symbols, "_") goes; white space splits words."""
+    text = unicodedata.normalize("NFC", text).casefold()
+    return set("".join(ch for ch in text if ch.isspace() or unicodedata.category(ch)[0] in "LNM").split())
 
 
 def fuzzy_match(prediction: str, answers: Iterable[str]) -> float:

@@ -112,11 +112,18 @@ def trial_document(spec: TrialSpec, encoding: str, tasks: list | None = None):
     """The trial's document: sweepdocs.build_document (tokens) or build_by_index (documents). When a
     task has too few passages of its own, the other tasks' passages are the distractor pool (R&R §4.1
     takes other questions' passages)."""
-    from components.tasks.sweepdocs import TooFewPassages, build_by_index, build_document, shared_pool
+    from components.tasks.sweepdocs import (
+        TooFewPassages,
+        build_by_index,
+        build_document,
+        file_position,
+        shared_pool,
+    )
 
     def build(pool=None):
         if spec.documents is not None:
-            return build_by_index(spec.task, spec.documents, spec.gold_index, encoding=encoding, pool=pool)
+            return build_by_index(spec.task, spec.documents, spec.gold_index, encoding=encoding, pool=pool,
+                                  file_index=file_position(spec.task, tasks))
         return build_document(spec.task, spec.length, spec.position, encoding=encoding, pool=pool)
 
     try:

@@ -13,7 +13,9 @@ the model's text as it is.
 from __future__ import annotations
 
 import json
+import random
 import re
+import threading
 
 from components.core.documents import Document, Page
 from components.core.parsing import Parsed
@@ -106,18 +108,58 @@ class LitmQAC(LitmQA):
     template = "litm_qa_qac"
 
 
+_SHUFFLES: dict[int, tuple[random.Random, list[tuple[int, ...]]]] = {}
+_SHUFFLES_LOCK = threading.Lock()
+
+
+def reference_order(n_distractors: int, file_index: int) -> tuple[int, ...]:
+    """The order LITM's reference gives the distractors of the example at `file_index` (0-based, in its
+    file) when they are n_distractors long: its scripts/get_qa_responses_*.py call `random.seed(0)` once
+    and then, example by example in file order, `random.shuffle` the distractors (`--use-random-ordering`).
+    A shuffle's draws depend only on the list's length, so example i's order is the (i + 1)-th shuffle of
+    range(n) by one Random(0); earlier examples are taken to have as many distractors (true of LITM's
+    10/20/30-document files). Returns old positions in their new order."""
+    if n_distractors < 0 or file_index < 0:
+        raise ValueError("n_distractors and file_index must be 0 or more")
+    with _SHUFFLES_LOCK:
+        rng, done = _SHUFFLES.setdefault(n_distractors, (random.Random(0), []))
+        while len(done) <= file_index:
+            order = list(range(n_distractors))
+            rng.shuffle(order)
+            done.append(tuple(order))
+        return done[file_index]
+
+
+def shuffled_pages(doc: Document, file_index: int) -> list[Page]:
+    """The document's pages with the distractors in reference_order and each gold page kept at its index
+    (the reference: `distractors.insert(original_gold_index, gold)`)."""
+    gold = set(doc.gold)
+    distractors = [p for p in doc.pages if p.number not in gold]
+    out = [distractors[i] for i in reference_order(len(distractors), file_index)]
+    for i, page in enumerate(doc.pages):
+        if page.number in gold:
+            out.insert(i, page)
+    return out
+
+
 class LitmQARandom(LitmQA):
-    """LITM App. C (its repository's `qa_ordered_randomly.prompt`, `mention_random_ordering=True`): the
-    instruction gains " The search results are ordered randomly." and nothing else changes. The paper
-    also shuffles the k - 1 distractors for that experiment; that is the task file's order (shuffle its
-    pool), not the prompt's. The reference refuses random ordering together with query-aware
-    contextualization, so there is no query-aware variant of it."""
+    """LITM App. C, its random-ordering run (the repository's `--use-random-ordering` with
+    `--prompt-mention-random-ordering`): the distractors shuffled as the reference shuffles them
+    (reference_order: `random.seed(0)` once, one `random.shuffle` per example in file order, the gold
+    document kept at its index) and the instruction gains " The search results are ordered randomly."
+    (`qa_ordered_randomly.prompt`). Which example of its file a document is comes from the document
+    builder (doc.meta["file_index"], the task's position in its task file); a document from no file (a
+    pasted one) is shuffled as a file's first example. The reference refuses random ordering together
+    with query-aware contextualization, so there is no query-aware variant of it."""
 
     name = "litm-random"
-    label = "LITM QA, random order noted"
-    summary = "The LITM prompt telling the model the search results are ordered randomly."
+    label = "LITM QA, random order"
+    summary = "The LITM prompt with the distractors shuffled (the reference's seed) and the random order noted."
     paper = "Lost in the Middle App. C (seed 003)"
     template = "litm_qa_random"
+
+    def pages(self, doc: Document) -> list[Page]:
+        return shuffled_pages(doc, int(doc.meta.get("file_index") or 0))
 
 
 class ClosedBook(LitmQA):

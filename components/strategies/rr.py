@@ -43,7 +43,8 @@ def reminder_inserts(doc: Document, pages: list[Page] | tuple[Page, ...], r: int
                      variant: str = "uniform") -> dict[int, list[tuple[str, str]]]:
     """Where reminder blocks go, as {index of the page they precede: [("reminder", text)]}.
 
-    - uniform (§3.2): at the page boundary nearest each multiple of r tokens, never inside a page;
+    - uniform (§3.2): at the page boundary nearest each multiple of r tokens, never inside a page, and
+      none in the last half step (core.positions.every: d/r - 1 reminders in a document of about d);
     - tags-only (§5.2, Table 6): same places, the reminder only alludes to the INSTRUCTIONS tag;
     - at-beginning (Table 6): the same number of reminders, all before the first page;
     - before-gold (Table 6, "Before answer only"): one reminder right before each gold page.
@@ -185,19 +186,15 @@ class RR(ICR):
 
 class ChunkedICR(ICR):
     """R&R §3.4: chunks of about c tokens split between pages; one retrieval call per chunk
-    (up to k pages each), pooled; one answer call. Calls m = chunks + 1."""
+    (up to k pages each), pooled; one answer call. Calls m = d/c + 1 (Table 3: 9/5/3/2 at d = 80k,
+    c = 10k/20k/40k/80k): a tail shorter than half a chunk joins the previous chunk, and c at or past
+    the document's length is one chunk (core.positions.chunk_ranges)."""
 
     name = "chunked-icr"
     label = "Chunked ICR"
     summary = "Chunks of about c tokens: one retrieval call per chunk, then one answer call."
     paper = "R&R §3.4"
     params = (K, C)
-
-    def check(self, doc, question, params):
-        p = super().check(doc, question, params)
-        if p["c"] > doc.tokens:
-            raise ParamError(f"c = {p['c']:,} tokens is more than the document's {doc.tokens:,} tokens")
-        return p
 
     def chunks(self, doc: Document, c: int) -> list[tuple[Page, ...]]:
         return [doc.pages[a:b] for a, b in chunk_ranges(doc.offsets, c)]
@@ -211,6 +208,10 @@ class ChunkedICR(ICR):
 
 
 class ChunkedRR(ChunkedICR):
+    """R&R §3.4: chunked ICR with reminders every r tokens inside each chunk, placed as in a whole
+    document (core.positions.every): a chunk of about r tokens gets none (Table 2: "reprompting is
+    not done" at c = 10k with r = 10k), a chunk of about 2r one."""
+
     name = "chunked-rr"
     label = "Chunked R&R"
     summary = "Chunked ICR with reminders every r tokens inside each chunk."

@@ -16,11 +16,28 @@ NQ answer `*`) cannot be checked and are ignored.
 
 from __future__ import annotations
 
+import numpy as np
 from rank_bm25 import BM25Okapi
 
 from components.core.scoring import normalize_answer
 from components.strategies.keywords import keywords
 from components.tasks.model import Passage, Task
+
+
+class Relevance:
+    """Passages ranked by BM25 (Okapi, rank_bm25) relevance to a question: the title and text of each
+    passage and the question as keywords (components.strategies.keywords). Built once per set of
+    passages; `ranked(question)` is the passages' indices, most relevant first (ties in given order)."""
+
+    def __init__(self, passages) -> None:
+        self.n = len(passages)
+        self.bm25 = BM25Okapi([keywords(f"{p.title} {p.text}") or [""] for p in passages]) if self.n else None
+
+    def ranked(self, question: str) -> list[int]:
+        if not self.n:
+            return []
+        scores = self.bm25.get_scores(keywords(question))
+        return [int(i) for i in np.argsort(-scores, kind="stable")]
 
 
 def holds_answer(passage: Passage, answers) -> bool:
@@ -42,14 +59,12 @@ def with_retrieved_distractors(tasks: list[Task], n_distractors: int, *, limit: 
                 pool.append(Passage(p.text, p.title, False))
     if len(pool) <= n_distractors:
         raise ValueError(f"only {len(pool)} passages to draw {n_distractors} distractors from")
-    bm25 = BM25Okapi([keywords(f"{p.title} {p.text}") or [""] for p in pool])
+    relevance = Relevance(pool)
     out = []
     for task in tasks[:limit]:
         own = {p.text for p in task.passages if p.gold}
-        scores = bm25.get_scores(keywords(task.question))
-        ranked = sorted(range(len(pool)), key=lambda i: (-scores[i], i))
         chosen: list[Passage] = []
-        for i in ranked:
+        for i in relevance.ranked(task.question):
             p = pool[i]
             if p.text in own or holds_answer(p, task.answers):
                 continue
@@ -68,3 +83,56 @@ def litm_record(task: Task) -> dict:
     return {"id": task.id, "question": task.question, "answers": list(task.answers),
             "ctxs": [{"title": p.title, "text": p.text, "isgold": p.gold, "hasanswer": p.gold}
                      for p in task.passages]}
+
+
+def rr_squad_tasks(tasks: list[Task], n: int = 50, n_distractors: int = 600) -> list[Task]:
+    """R&R's SQuAD set (R&R §4.1): "for each question Q, we take the accompanying context paragraph P to
+    be the gold passage; if A is the Wikipedia article containing P, then we take the distracter
+    paragraphs for Q to be paragraphs in SQuAD not contained in A", the document then built "just as
+    for NQ", whose passages are "sorted by relevance".
+
+    `tasks`: SQuAD questions read one task each, in file order, with their paragraph as the one gold
+    passage and meta "article" and "paragraph" (their indices in the file). R&R takes 50 examples
+    without saying which: these are the first question of a paragraph, article after article in file
+    order (the first paragraph of each article, then the second of each, ...), so the n questions
+    come from as many articles as there are. Each gets its gold paragraph, then the `n_distractors`
+    paragraphs of the other articles most relevant to it (BM25) that hold none of its answers, most
+    relevant first: 600 SQuAD paragraphs are about 85k tokens, enough for R&R's longest document (80k).
+    """
+    if n < 1 or n_distractors < 1:
+        raise ValueError("the number of questions and of distractors must be at least 1")
+    paragraphs: dict = {}  # paragraph index -> (article index, the paragraph as a distractor)
+    firsts: dict = {}  # paragraph index -> its first question
+    for t in tasks:
+        article, paragraph = t.meta.get("article"), t.meta.get("paragraph")
+        golds = [p for p in t.passages if p.gold]
+        if article is None or paragraph is None or len(golds) != 1:
+            raise ValueError(f"task {t.id!r} is not a SQuAD question (its article, paragraph and one gold "
+                             "passage): R&R's SQuAD set is built from the SQuAD file")
+        paragraphs.setdefault(paragraph, (article, Passage(golds[0].text, golds[0].title, False)))
+        firsts.setdefault(paragraph, t)
+    by_article: dict = {}
+    for t in firsts.values():
+        by_article.setdefault(t.meta["article"], []).append(t)
+    chosen: list[Task] = []
+    depth = 0
+    while len(chosen) < n and any(depth < len(v) for v in by_article.values()):
+        chosen.extend(v[depth] for v in by_article.values() if depth < len(v))
+        depth += 1
+    keys = list(paragraphs)
+    pool = [paragraphs[k][1] for k in keys]
+    articles = [paragraphs[k][0] for k in keys]
+    relevance = Relevance(pool)
+    out = []
+    for t in chosen[:n]:
+        picked: list[Passage] = []
+        for i in relevance.ranked(t.question):
+            if articles[i] == t.meta["article"] or holds_answer(pool[i], t.answers):
+                continue
+            picked.append(pool[i])
+            if len(picked) == n_distractors:
+                break
+        gold = next(p for p in t.passages if p.gold)
+        meta = {**t.meta, "distractors": f"BM25 over other articles' paragraphs ({len(picked)})"}
+        out.append(Task(t.id, t.question, t.answers, (gold, *picked), t.kind, t.gold_sentences, meta))
+    return out

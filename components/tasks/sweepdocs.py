@@ -3,8 +3,10 @@
 R&R §4.1: "given positive integers x <= d: (1) each passage is enclosed in PAGE tags ...;
 (2) the gold passage appears approximately x GPT4-tokens into the document; and (3) the document is
 approximately d GPT4-tokens long. The distracter passages ... are still sorted by relevance."
-So: distractors keep their given order, the gold page goes at the page boundary nearest x tokens,
-and distractors are taken until the document is about d tokens long. Pages are never split.
+So: the task's own distractors keep their given order (NQ's are ranked by relevance), distractors from
+a pool (other questions' passages) follow them sorted by BM25 relevance to the question, the gold page
+goes at the page boundary nearest x tokens, and distractors are taken while the document stays within d
+tokens (it ends at most one page short of d, never past it). Pages are never split.
 
 For several gold passages (R&R §4.1 HotPotQA) the gold pages go "at regularly spaced intervals".
 "Lost in the Middle" (LITM §3.1) places the gold document at index i among N documents instead:
@@ -27,6 +29,7 @@ from itertools import accumulate
 from components.core.documents import Document, make_document, neutralise_tags
 from components.core.positions import nearest_boundary
 from components.core.tokens import DEFAULT_ENCODING, tokenizer
+from components.tasks.distractors import Relevance
 from components.tasks.model import Passage, Task
 
 _COUNTS: dict[str, dict[str, int]] = {}
@@ -156,14 +159,27 @@ class _Candidates:
     index: dict  # cleaned text -> position
     folded: str
     starts: tuple[int, ...]  # where each folded text begins in `folded`
+    n_pool: int  # the first n_pool candidates come from the pool, the rest from the built-in haystack
 
     @classmethod
-    def of(cls, pairs: list[tuple[str, Passage]]) -> _Candidates:
+    def of(cls, pairs: list[tuple[str, Passage]], n_pool: int | None = None) -> _Candidates:
         texts = tuple(t for t, _ in pairs)
         folded = [t.translate(_ASCII_FOLD).lower() for t in texts]
         starts = tuple(accumulate((len(t) + 1 for t in folded[:-1]), initial=0))
         return cls(texts, tuple(p if not p.gold else Passage(p.text, p.title, False) for _, p in pairs),
-                   {t: i for i, t in enumerate(texts)}, "\x00".join(folded), starts)
+                   {t: i for i, t in enumerate(texts)}, "\x00".join(folded), starts,
+                   len(texts) if n_pool is None else n_pool)
+
+    @functools.cached_property
+    def relevance(self) -> Relevance:
+        """BM25 over the pool's candidates (built on first use, once per pool)."""
+        return Relevance(self.passages[:self.n_pool])
+
+    def ranked(self, question: str) -> list[int]:
+        """Every candidate's position: the pool's by BM25 relevance to the question, most relevant first
+        (R&R §4.1: "the distracter passages in the constructed document are still sorted by
+        relevance"), then the haystack's in its own order (a running text, kept in order)."""
+        return [*self.relevance.ranked(question), *range(self.n_pool, len(self.texts))]
 
     def suspects(self, answers) -> range | set[int]:
         """Positions of passages that may mention an answer: every passage holding an ASCII answer's
@@ -190,7 +206,10 @@ def _candidates(pool: list[Passage] | None, hay: list[Passage]) -> _Candidates:
     if hit is None or hit[0] is not pool:
         if len(_CANDIDATES) > 8:
             _CANDIDATES.clear()
-        hit = _CANDIDATES[key] = (pool, _Candidates.of(_distinct(list(pool or []) + list(hay))))
+        pooled = _distinct(list(pool or []))
+        seen = {t for t, _ in pooled}
+        hit = _CANDIDATES[key] = (pool, _Candidates.of(pooled + [(t, p) for t, p in _distinct(list(hay))
+                                                                 if t not in seen], len(pooled)))
     return hit[1]
 
 
@@ -206,9 +225,9 @@ def _distinct(passages: list[Passage]) -> list[tuple[str, Passage]]:
 
 
 def _pool_for(task: Task, pool: list[Passage] | None) -> list[Passage]:
-    """Extra distractors: the given pool plus the built-in haystack for NIAH-style tasks, without the
-    task's own passages and without passages that mention one of its answers (a distractor must not
-    answer the question). A sweep passes the same pool list for every trial: its cleaned, distinct
+    """Extra distractors: the given pool, sorted by BM25 relevance to the task's question (R&R §4.1),
+    plus the built-in haystack for NIAH-style tasks, without the task's own passages and without
+    passages that mention one of its answers (a distractor must not answer the question). A sweep passes the same pool list for every trial: its cleaned, distinct
     texts are computed once; per task, the answer regex runs only on passages a plain case-folded
     search says may hold an answer (the same passages come out)."""
     hay: list[Passage] = []
@@ -224,9 +243,7 @@ def _pool_for(task: Task, pool: list[Passage] | None) -> list[Passage]:
     mentions = _mentions(tuple(task.answers)) if suspects else None  # no suspect: no regex to compile
     if mentions is not None:
         excluded.update(i for i in suspects if mentions(cands.texts[i]))
-    out = list(cands.passages)
-    for i in sorted(excluded, reverse=True):
-        del out[i]
+    out = [cands.passages[i] for i in cands.ranked(task.question) if i not in excluded]
     # RULER-style haystacks repeat their text when a long context is asked for (about 17k tokens per
     # round of ours): up to HAYSTACK_REPEATS more rounds, so NIAH sweeps reach 128k tokens.
     out.extend(Passage(p.text) for _ in range(HAYSTACK_REPEATS) for p in hay)
@@ -281,7 +298,8 @@ def build_document(
     encoding: str = DEFAULT_ENCODING,
     pool: list[Passage] | None = None,
 ) -> Built:
-    """A document of about `length` tokens with the gold page at the boundary nearest `position`.
+    """A document of about `length` tokens, never more (unless the gold page(s) alone are longer),
+    with the gold page at the boundary nearest `position`.
 
     position <= 1.0 is a fraction of length, > 1 is tokens (R&R §4.1: x tokens into the document).
     With several gold passages, the first goes at `position` and the rest at regular intervals
@@ -297,17 +315,15 @@ def build_document(
     g_counts = count_passages([_clean(p.text) for p in golds], encoding)
     gold_total = sum(g_counts)
     budget = max(0, length - gold_total)
-    d_counts = _counts_until(distractors, max(budget, x or 0), encoding)
+    d_counts = _counts_until(distractors, budget, encoding)
     largest = max([*g_counts, *d_counts])
 
-    # (3) fill to about `length`: the distractor prefix whose end is nearest length - gold tokens
+    # (3) fill to about `length` without passing it: the longest distractor prefix that, with the gold
+    # page(s), stays within length. R&R's counts rest on it: a document of about d tokens that ran a
+    # little over d would take one reminder or one small chunk more than its tables (Tables 1-3).
+    # An answer position past what is left for the distractors (x close to d) puts the gold page(s) last.
     prefix = (0, *accumulate(d_counts))
-    if x is not None and x > budget:
-        # answer near the end (x close to d): keep up to x tokens before the gold page, so the
-        # document runs over d by at most the gold page(s) instead of the position falling short
-        k = max(0, bisect_right(prefix, x) - 1)
-    else:
-        k = nearest_boundary(prefix, budget)
+    k = max(0, bisect_right(prefix, budget) - 1)
     # When _counts_until stopped early, prefix[k + 1] passed the target, so prefix[k] >= budget - largest
     # and this never raises, whatever the uncounted passages hold: only a pool that ran out can refuse.
     if prefix[k] + gold_total < length - largest:
@@ -361,10 +377,13 @@ def build_by_index(
     *,
     encoding: str = DEFAULT_ENCODING,
     pool: list[Passage] | None = None,
+    file_index: int | None = None,
 ) -> Built:
     """"Lost in the Middle" §3.1: N documents, the gold one at 0-based index `gold_index`, the
     distractors in their given order. Several gold passages go next to each other from that index.
-    Lengths and positions are in documents (unit "documents"); token figures are on the Built."""
+    Lengths and positions are in documents (unit "documents"); token figures are on the Built.
+    `file_index`, the task's position in its task file (file_position), goes to doc.meta: LITM's
+    random-order prompt shuffles the distractors by it as the reference does (strategies.litm)."""
     if isinstance(n_documents, bool) or not isinstance(n_documents, int) or n_documents < 1:
         raise ValueError(f"number of documents must be a positive whole number, got {n_documents!r}")
     golds, distractors = _split(task, pool)
@@ -385,19 +404,43 @@ def build_by_index(
     doc.meta.update(requested_length=n_documents, requested_position=gold_index, actual_length=n_documents,
                     actual_position=gold_index, task=task.id, unit="documents",
                     tokens=doc.tokens, position_tokens=doc.offsets[gold_index])
+    if file_index is not None:
+        doc.meta["file_index"] = file_index
     return Built(doc, n_documents, gold_index, n_documents, gold_index, tuple(doc.gold), gold_index,
                  "documents")
 
 
-def task_document(task: Task, encoding: str = DEFAULT_ENCODING) -> Document:
-    """The task's passages as given, one page each, gold pages marked."""
+def task_document(task: Task, encoding: str = DEFAULT_ENCODING, file_index: int | None = None) -> Document:
+    """The task's passages as given, one page each, gold pages marked (`file_index`: as build_by_index)."""
     if not task.passages:
         raise ValueError(f"task {task.id!r} has no passages")
     texts = [_clean(p.text) for p in task.passages]
     doc = make_document(texts, titles=[p.title for p in task.passages], gold=task.gold_pages,
                         encoding=encoding, name=task.id, counts=count_passages(texts, encoding))
     doc.meta.update(task=task.id, unit="given")
+    if file_index is not None:
+        doc.meta["file_index"] = file_index
     return doc
+
+
+_POSITIONS: list = []  # [(task list, {task id: position})], the last few lists asked about
+
+
+def file_position(task: Task, tasks: list[Task] | None) -> int | None:
+    """The task's position (from 0) in `tasks`, the task set read from its file in file order; None
+    when it is not in it. Task ids are unique within a set a sweep runs (run.plan refuses repeats)."""
+    if not tasks:
+        return None
+    hit = next((pos for t, pos in _POSITIONS if t is tasks), None)
+    if hit is None:
+        hit = {}
+        for i, t in enumerate(tasks):
+            hit.setdefault(t.id, i)
+        _POSITIONS[:] = [*_POSITIONS[-3:], (tasks, hit)]
+    i = hit.get(task.id)
+    if i is None or not (tasks[i] is task or tasks[i] == task):
+        return None
+    return i
 
 
 def as_task(doc: Document, question: str = "", answers: tuple[str, ...] = ()) -> Task:

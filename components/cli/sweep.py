@@ -52,19 +52,24 @@ class ProgressLine:
 
 
 def describe(config) -> str:
-    from components.run.plan import cells, left_out
+    from components.run.plan import count_cells, left_out
 
     grid = (f"{len(config.documents)} document counts x {len(config.gold_index)} gold indices"
             if config.documents else f"{len(config.lengths)} lengths x {len(config.positions)} positions")
-    arms = sum(len(config.params_for(s)) for s in config.strategies)
+    arms = sum(config.count_settings(s) for s in config.strategies)
     line = (f"sweep {config.name!r}: {len(config.models)} model(s) x {arms} strategy setting(s) x {grid} "
-            f"({len(cells(config))} cells)")
+            f"({count_cells(config)} cells)")
     if config.mode == "batch":
         line += "; mode batch (the providers' batch interfaces, half price)"
     skipped = left_out(config)
     if skipped:
-        line += "; left out (no such index): " + ", ".join(f"index {i} of {n} documents" for n, i in skipped)
+        more = f" and {len(skipped) - SHOWN:,} more" if len(skipped) > SHOWN else ""
+        line += ("; left out (no such index): "
+                 + ", ".join(f"index {i} of {n} documents" for n, i in skipped[:SHOWN]) + more)
     return line
+
+
+SHOWN = 10  # left-out cells named on the sweep's first line
 
 
 def dry_run(config, db, retry_errors: bool = False):

@@ -40,6 +40,11 @@ MEASURES = ("answer", "likelihood", "both")
 # prompt before the sweep starts (measured 1.75 s for 2,000 tiny trials on a busy machine: a quarter of
 # the runner bench's sweep against a fast loopback server, nothing against a model's seconds a call)
 ORDERS = ("auto", "prefix", "plan")
+# the size of a sweep, far above what a study needs (the shipped runs have at most 6 values a list and 500
+# trials): each list of the grid (lengths, positions, documents, gold_index, models, strategies, a param's
+# values), and the trials of the whole plan (models x strategy settings x cells x tasks, run/plan.py)
+MAX_LIST = 1_000
+MAX_TRIALS = 200_000
 
 
 def _fail(msg: str):
@@ -81,6 +86,15 @@ def _number(where: str, value, low: float, high: float, unit: str) -> None:
         ok = False
     if not ok:
         _fail(f"{where} must be a number from {_num(low)} to {_num(high)} ({unit}), got {_shown(value)}")
+
+
+def _list(key: str, value, example: str) -> list:
+    """A non-empty list of at most MAX_LIST values, else one line."""
+    if not isinstance(value, list) or not value:
+        _fail(f"{key} must be a non-empty list{example}")
+    if len(value) > MAX_LIST:
+        _fail(f"{key} has {len(value):,} values; the limit is {MAX_LIST:,} a list (split the sweep)")
+    return value
 
 
 def _positive_int(where: str, value, allow_none=False):
@@ -229,40 +243,37 @@ class SweepConfig:
             _fail("give either lengths and positions (tokens, R&R §4.1) or documents and gold_index "
                   "(Lost in the Middle §3.1), not both")
         if by_documents:
-            if not isinstance(documents, list) or not documents:
-                _fail("documents must be a non-empty list of document counts, e.g. [10, 20, 30]")
+            _list("documents", documents, " of document counts, e.g. [10, 20, 30]")
             for x in documents:
                 _positive_int("every number of documents", x)
-            if not isinstance(gold_index, list) or not gold_index:
-                _fail("gold_index must be a non-empty list of 0-based indices, e.g. [0, 4, 9] (-1 is the last)")
+            _list("gold_index", gold_index, " of 0-based indices, e.g. [0, 4, 9] (-1 is the last)")
             for x in gold_index:
                 if isinstance(x, bool) or not isinstance(x, int):
                     _fail(f"a gold_index must be a whole number (0 is the first document, -1 the last), got {x!r}")
             lengths, positions = [], []
         else:
             documents, gold_index = [], []
-            if not isinstance(lengths, list) or not lengths:
-                _fail("lengths must be a non-empty list of token counts, e.g. [2000, 4000]")
+            _list("lengths", lengths, " of token counts, e.g. [2000, 4000]")
             for x in lengths:
                 _positive_int("every length", x)
-            if not isinstance(positions, list) or not positions:
-                _fail("positions must be a non-empty list, e.g. [0.0, 0.5, 1.0]")
+            _list("positions", positions, ", e.g. [0.0, 0.5, 1.0]")
+            shortest = min(lengths)
             for x in positions:
                 if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x) or x < 0:
                     _fail(f"a position must be 0 or more: a fraction from 0 to 1 of the length, or a whole "
                           f"number of tokens inside every length, got {x!r}")
-                if x > 1 and (x != int(x) or x > min(lengths)):
+                if x > 1 and (x != int(x) or x > shortest):
                     _fail(f"position {x:g} counts tokens (it is above 1), so it must be a whole number no larger "
-                          f"than the shortest length ({min(lengths):,}); for a fraction give 0 to 1")
+                          f"than the shortest length ({shortest:,}); for a fraction give 0 to 1")
         strategies = s.get("strategies")
-        if not isinstance(strategies, list) or not strategies:
-            _fail(f"strategies must be a non-empty list of {', '.join(STRATEGIES)}")
+        _list("strategies", strategies, f" of {', '.join(STRATEGIES)}")
         for name in strategies:
             if name not in STRATEGIES:
                 _fail(f"unknown strategy {name!r}; choose from {', '.join(STRATEGIES)}")
         models = s.get("models")
         if not isinstance(models, list) or not models:
             _fail("at least one [[sweep.models]] table is needed")
+        _list("models", models, "")
         params = s.get("params", {}) or {}
         if not isinstance(params, dict):
             _fail("params must be a table, e.g. { r = 1000, k = 3 }")
@@ -315,6 +326,12 @@ class SweepConfig:
                     _fail(f"mode = \"batch\" works with openai, openai-compatible and anthropic models only; "
                           f"{m.label} has no batch interface (use mode = \"live\")")
         cfg.check_params()
+        from components.run.plan import check_size
+
+        try:
+            check_size(cfg, cfg.n_tasks or 1, at_least=True)  # the plan counts the tasks it reads
+        except ValueError as exc:
+            _fail(str(exc))
         labels = [m.label for m in cfg.models]
         if len(set(labels)) != len(labels):
             _fail("the same model is listed twice")
@@ -331,6 +348,8 @@ class SweepConfig:
             values = value if isinstance(value, list | tuple) else [value]
             if not values:
                 _fail(f"params: {name} is an empty list; give a value or a list of values")
+            if len(values) > MAX_LIST:
+                _fail(f"params: {name} has {len(values):,} values; the limit is {MAX_LIST:,} a list (split the sweep)")
             if len(set(map(str, values))) != len(values):
                 _fail(f"params: {name} lists a value twice")
             for strategy in self.strategies:
@@ -340,6 +359,11 @@ class SweepConfig:
                         param.check(v)
                     except ParamError as exc:
                         _fail(f"params ({strategy}): {exc}")
+
+    def count_settings(self, strategy: str) -> int:
+        """len(params_for(strategy)), without building them."""
+        return math.prod(len(v) if isinstance(v := self.params.get(p.name, p.default), list | tuple) else 1
+                         for p in STRATEGIES[strategy].params)
 
     def params_for(self, strategy: str) -> list[dict]:
         """Every parameter setting of this strategy in the sweep: the cartesian product of the values of

@@ -9,6 +9,7 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass
 
 from components.run.config import ModelConfig, SweepConfig
+from components.strategies import STRATEGIES
 
 
 @dataclass(frozen=True)
@@ -47,18 +48,25 @@ def measure_key(config: SweepConfig) -> dict:
     return {} if measure == "answer" else {"measure": measure}
 
 
+def _gold_indices(n: int, gold_index) -> list[int]:
+    """The distinct 0-based indices of a gold_index list that exist for n documents, in order."""
+    return list(dict.fromkeys(i if i >= 0 else n + i for i in gold_index if -n <= i < n))
+
+
 def cells(config: SweepConfig) -> list[tuple]:
     """(length, position, documents, gold_index) of every cell of the grid, in order. A gold_index
-    counts from 0 (-1 is the last document); one that does not exist for N documents is left out."""
+    counts from 0 (-1 is the last document); one that does not exist for N documents is left out.
+    Linear in the number of cells (a list membership test per cell made 40,000 cells take 48 s)."""
     if not config.documents:
         return [(length, position, None, None) for length in config.lengths for position in config.positions]
-    out = []
-    for n in config.documents:
-        for i in config.gold_index:
-            j = i if i >= 0 else n + i
-            if 0 <= j < n and (None, None, n, j) not in out:
-                out.append((None, None, n, j))
-    return out
+    return [(None, None, n, j) for n in dict.fromkeys(config.documents) for j in _gold_indices(n, config.gold_index)]
+
+
+def count_cells(config: SweepConfig) -> int:
+    """len(cells(config)), without building them."""
+    if not config.documents:
+        return len(config.lengths) * len(config.positions)
+    return sum(len(_gold_indices(n, config.gold_index)) for n in dict.fromkeys(config.documents))
 
 
 def left_out(config: SweepConfig) -> list[tuple[int, int]]:
@@ -66,10 +74,90 @@ def left_out(config: SweepConfig) -> list[tuple[int, int]]:
     return [(n, i) for n in config.documents for i in config.gold_index if not -n <= i < n]
 
 
+def count_trials(config: SweepConfig, n_tasks: int) -> int:
+    """How many trials the plan of this config has with n_tasks tasks, without making it."""
+    settings = sum(config.count_settings(s) for s in config.strategies)
+    return len(config.models) * settings * count_cells(config) * n_tasks
+
+
+def check_size(config: SweepConfig, n_tasks: int, *, at_least: bool = False) -> None:
+    """ValueError (one line) when the plan would hold more than MAX_TRIALS trials; at_least: n_tasks is
+    the fewest the sweep can have (its task file not read yet)."""
+    from components.run.config import MAX_TRIALS
+
+    n = count_trials(config, n_tasks)
+    if n > MAX_TRIALS:
+        settings = sum(config.count_settings(s) for s in config.strategies)
+        tasks = "a task" if at_least and n_tasks == 1 else f"{n_tasks:,} tasks"
+        raise ValueError(f"sweep {config.name!r} has {'at least ' if at_least else ''}{n:,} trials "
+                         f"({len(config.models)} model(s) x {settings:,} strategy setting(s) x "
+                         f"{count_cells(config):,} cells x {tasks}); the limit is {MAX_TRIALS:,} trials a "
+                         "sweep: split it into smaller sweeps")
+
+
+# a parameter that sizes something in the document, checked against the largest document the grid builds
+# (what it counts): k > pages or c > tokens makes every trial of that setting a `params` error. r is not
+# checked: r at or past the end of every document places no reminder, which is a setting a sweep may want
+# (a no-reminder control beside smaller r; R&R's own grid runs 10k documents with r = 10k)
+FITS = {"k": "pages", "c": "tokens"}
+
+
+def _fit_needs(config: SweepConfig) -> list[tuple[str, str, int, bool]]:
+    """(strategy, param, largest value, given) for every sizing parameter of the sweep's strategies."""
+    out = []
+    for strategy in config.strategies:
+        for name in FITS:
+            param = STRATEGIES[strategy].param(name)
+            if param is None:
+                continue
+            value = config.params.get(name, param.default)
+            values = value if isinstance(value, list | tuple) else [value]
+            out.append((strategy, name, max(int(v) for v in values), name in config.params))
+    return out
+
+
+def check_fit(config: SweepConfig, tasks: list, grid: list[tuple]) -> None:
+    """ValueError (one line) when a sizing parameter (FITS: k pages, c tokens) does not fit even the
+    largest document of the grid: every trial of that setting would fail. The
+    largest cell's document is built for one task after another until one is large enough (usually the
+    first); a document that cannot be built is the trial's own error, left to the sweep."""
+    needs = _fit_needs(config)
+    if not needs or not grid or not tasks:
+        return
+    cell = max(grid, key=lambda c: (c[2] or 0, c[0] or 0))  # the most documents, or the longest length
+    most = {"pages": 0, "tokens": 0}
+    built = False
+    for task in tasks:
+        spec = TrialSpec(0, "", task, cell[0], cell[1], "", {}, None, cell[2], cell[3])
+        try:
+            doc = trial_document(spec, config.encoding, tasks).document
+        except ValueError:
+            continue
+        built = True
+        most["pages"], most["tokens"] = max(most["pages"], len(doc.pages)), max(most["tokens"], doc.tokens)
+        if all(_fits(name, value, most) for _, name, value, _ in needs):
+            return
+    if not built:
+        return
+    strategy, name, value, given = next(n for n in needs if not _fits(n[1], n[2], most))
+    what = FITS[name]
+    default = "" if given else " (its default)"
+    where = (f"{cell[2]:,} documents" if cell[2] is not None else f"a length of {cell[0]:,} tokens")
+    raise ValueError(f"sweep {config.name!r}: {strategy}'s {name} = {value:,}{default} is more than the "
+                     f"{most[what]:,} {what} of the largest document of the grid ({where}): every trial would be "
+                     f"an error; give {name} a smaller value in params")
+
+
+def _fits(name: str, value: int, most: dict) -> bool:
+    return value <= most[FITS[name]]
+
+
 def plan(config: SweepConfig, tasks: list | None = None) -> list[TrialSpec]:
     """Every trial, in a fixed order: model, strategy, parameter setting, cell, task (innermost). Tasks
     that share an id are refused (ValueError naming them): a trial is keyed by its task's id, so they would
-    be one trial in the store while the sweep counted several (and pairs would match the wrong trials)."""
+    be one trial in the store while the sweep counted several (and pairs would match the wrong trials).
+    A plan of more than MAX_TRIALS trials is refused before it is made (check_size), and so is a parameter
+    no document of the grid can take (check_fit)."""
     from components.tasks.model import duplicate_ids, duplicates_text
 
     tasks = config.load_tasks() if tasks is None else tasks
@@ -77,11 +165,14 @@ def plan(config: SweepConfig, tasks: list | None = None) -> list[TrialSpec]:
     if dups:
         raise ValueError(f"the tasks of sweep {config.name!r} share ids: {duplicates_text(dups)}; every trial is "
                          f"stored under its task's id, so give each task its own id in {config.tasks}")
+    check_size(config, len(tasks))
+    grid = cells(config)
+    check_fit(config, tasks, grid)
     out: list[TrialSpec] = []
     for model in config.models:
         for strategy in config.strategies:
             for params in config.params_for(strategy):
-                for length, position, documents, gold_index in cells(config):
+                for length, position, documents, gold_index in grid:
                     for task in tasks:
                         key = trial_key(config, task.id, length, position, strategy, params, model, documents,
                                         gold_index)

@@ -67,6 +67,79 @@ MAX_RETRIES = 10  # the SDK's own retries of one call
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
+# what an API key looks like, so that one pasted where a name or an address goes is refused, never echoed:
+# a provider's key prefix, or a long string with digits that is not upper-case words (an environment
+# variable's name is short, or upper-case words: OPENAI_API_KEY; an api-version is 2024-02-15-preview)
+KEY_PREFIX = re.compile(r"(sk|pk|rk|gsk|hf|ghp|gho|ghs|glpat|xai|sess)[-_]|AIza|github_pat_", re.IGNORECASE)
+KEY_QUERY = re.compile(r"key|token|secret|passw|auth|sig|credential", re.IGNORECASE)
+
+
+def looks_like_key(text: str) -> bool:
+    """True for a string shaped like an API key rather than a name (see KEY_PREFIX)."""
+    t = text.strip()
+    if KEY_PREFIX.match(t):
+        return True
+    upper_words = re.fullmatch(r"[A-Z0-9_]+", t) and "_" in t
+    return len(t) >= 24 and not upper_words and sum(c.isdigit() for c in t) >= 3
+
+
+def _secret(value) -> str:
+    """A value that may be a key, shown by its first 4 characters at most."""
+    if not isinstance(value, str):
+        return f"a {type(value).__name__}"
+    return f"{value[:4]!r}... ({len(value)} characters)" if len(value) > 4 else "a short value"
+
+
+def check_key_env(where: str, env) -> None:
+    """api_key_env: the NAME of an environment variable. A key pasted there is refused showing only its first 4
+    characters; any other bad value, which may be a key too, is shown no further."""
+    if env is None:
+        return
+    if isinstance(env, str) and looks_like_key(env):
+        _fail(f"{where} holds what looks like an API key itself ({_secret(env)}); put the key in an environment "
+              "variable and give its name here (e.g. api_key_env = \"OPENAI_API_KEY\")")
+    if not isinstance(env, str) or not ENV_NAME.fullmatch(env):
+        _fail(f"{where} must be the name of an environment variable holding the key (e.g. OPENAI_API_KEY): "
+              f"letters, digits and _, not starting with a digit; got {_secret(env)}")
+
+
+def _shown_url(url: str) -> str:
+    """An address as shown in a message: its user-info and query (where keys hide) left out."""
+    return _shown(re.sub(r"\?.*", "?...", re.sub(r"//[^/?#]*@", "//...@", url, count=1), flags=re.DOTALL))
+
+
+def check_base_url(where: str, url) -> None:
+    """An http(s) address the SDKs can use (parsed as they parse it), with no key inside: neither
+    user-info (https://user:key@host) nor a query parameter named like a key or holding one; one line
+    each, never echoing the secret. The key goes in the environment variable api_key_env names."""
+    example = "(e.g. http://127.0.0.1:8000/v1)"
+    if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
+        _fail(f"{where} must be an http:// or https:// address {example}, got "
+              f"{_shown_url(url) if isinstance(url, str) else _shown(url)}")
+    if re.search(r"[\s\x00-\x1f\x7f]", url):
+        _fail(f"{where} must be an address without spaces or control characters {example}")
+    from urllib.parse import parse_qsl, urlsplit
+
+    import httpx2
+
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (parsing the port is the check)
+        parsed = httpx2.URL(url)
+    except (ValueError, httpx2.InvalidURL) as exc:
+        _fail(f"{where} is not a valid address ({str(exc).splitlines()[0] if str(exc) else 'cannot parse it'}): "
+              f"{_shown_url(url)}; e.g. http://127.0.0.1:8000/v1 or http://[::1]:8000/v1")
+    if not parts.hostname or not parsed.host:
+        _fail(f"{where} names no host: {_shown_url(url)} {example}")
+    if "@" in parts.netloc:
+        _fail(f"{where} holds a user name or key before '@'; never put a key in a config: remove it and name the "
+              "environment variable that holds it with api_key_env")
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if KEY_QUERY.search(name) or looks_like_key(value):
+            _fail(f"{where} holds a key in its query (parameter {name[:20]!r}); never put a key in a config: remove it "
+                  "and name the environment variable that holds it with api_key_env")
+
+
 def _shown(value) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -141,15 +214,9 @@ class ModelConfig:
             _fail(f"{where}: an openai-compatible model needs base_url (e.g. http://127.0.0.1:8000/v1)")
         for k in ("context_window", "max_tokens"):
             _positive_int(f"{where}.{k}", d.get(k), allow_none=True)
-        base_url = d.get("base_url")
-        if base_url is not None and (not isinstance(base_url, str)
-                                     or not base_url.strip().lower().startswith(("http://", "https://"))):
-            _fail(f"{where}.base_url must be an http:// or https:// address "
-                  f"(e.g. http://127.0.0.1:8000/v1), got {_shown(base_url)}")
-        env = d.get("api_key_env")
-        if env is not None and (not isinstance(env, str) or not ENV_NAME.fullmatch(env)):
-            _fail(f"{where}.api_key_env must be the name of an environment variable holding the key "
-                  f"(e.g. OPENAI_API_KEY), got {_shown(env)}")
+        if d.get("base_url") is not None:
+            check_base_url(f"{where}.base_url", d["base_url"])
+        check_key_env(f"{where}.api_key_env", d.get("api_key_env"))
         _number(f"{where}.requests_per_minute", d.get("requests_per_minute"), *RPM_BOUNDS, "requests per minute")
         _number(f"{where}.timeout", d.get("timeout"), *TIMEOUT_BOUNDS, "seconds for one whole answer")
         retries = d.get("max_retries")

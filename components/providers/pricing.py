@@ -38,7 +38,10 @@ def check_rate(provider: str, model: str, rate: str, value) -> float:
     try:
         x = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"price for {provider}:{model} must be numbers (USD per 1M tokens): {rate} is "
+        if rate in ("input", "output"):
+            raise ValueError(f"price for {provider}:{model} must be numbers (USD per 1M tokens): {rate} is "
+                             f"{value!r:.40}") from None
+        raise ValueError(f"price for {provider}:{model}: {rate} must be a number (USD per 1M tokens), got "
                          f"{value!r:.40}") from None
     if not (math.isfinite(x) and 0 <= x <= MAX_PRICE):
         raise ValueError(f"price for {provider}:{model}: {rate} must be a number from 0 to {MAX_PRICE:,.0f} "

@@ -23,6 +23,10 @@ def add_parser(sub, name):
                    help="batch mode: seconds between polls of a pending batch (default 30)")
     p.add_argument("--cancel", action="store_true",
                    help="batch mode: cancel the sweep's pending batches at the provider and store what they answered")
+    p.add_argument("--steal-claims", action="store_true",
+                   help="take over the calls other processes claimed in the store (a process killed on another "
+                        "machine holds its claims for 15 minutes); a call another process is still sending may then "
+                        "be paid twice")
     p.set_defaults(func=run)
 
 
@@ -86,6 +90,21 @@ def dry_run(config, db, retry_errors: bool = False):
         return estimate(config, specs=specs, store=store, retry_errors=retry_errors)
 
 
+def claims(store, steal: bool) -> None:
+    """Calls other processes claimed in the store: taken over (--steal-claims), or named with their age and
+    when they free themselves (a sweep that needs one waits for it, silently before)."""
+    from components.run.store_batches import claims_line
+
+    if steal:
+        n = store.take_claims()
+        if n:
+            print(f"litm: took over {n:,} call{'s' if n != 1 else ''} claimed by other processes", file=sys.stderr)
+        return
+    line = claims_line(store.held_claims())
+    if line:
+        print(f"litm: {line}", file=sys.stderr)
+
+
 def run(args) -> int:
     from components.providers.base import ProviderError
     from components.run.config import SweepConfig
@@ -108,6 +127,7 @@ def run(args) -> int:
 
     db = db_path(args)
     store = RunStore(db)
+    claims(store, args.steal_claims)
     line = None if args.quiet else ProgressLine()
     t0 = time.perf_counter()
     try:

@@ -29,6 +29,7 @@ import uuid
 from pathlib import Path
 
 OPEN_STATES = ("submitting", "submitted", "ended")
+LEASE_S = 900.0  # seconds a claim holds a call for its owner (a killed process's claims free themselves after it)
 ERROR_KINDS = ("batch", "bad_response")  # kinds of a request's error (batch_calls.error, "[kind] message")
 
 
@@ -217,7 +218,7 @@ class BatchStore:
 
     # claims --------------------------------------------------------------------------------------
     @writes
-    def claim_call(self, key: str, owner: str, lease_s: float = 900.0) -> str | None:
+    def claim_call(self, key: str, owner: str, lease_s: float = LEASE_S) -> str | None:
         """Claim a call this owner is about to send: None when the owner holds it now (new, its own, or
         the holder's lease ran out or the holder's process on this host is gone), else the holder."""
         now = time.time()
@@ -237,6 +238,29 @@ class BatchStore:
                 return None
         return row[0]
 
+    def held_claims(self, keys: list[str] | None = None) -> list[tuple[str, str, float]]:
+        """(key, owner, expires) of the live claims of other processes (of `keys`, else all): those a call
+        waits for. A claim past its lease, or whose process on this host is gone, is left out (it is taken
+        over when asked for)."""
+        now = time.time()
+        if keys is None:
+            rows = self.db.execute("SELECT call_key, owner, expires FROM claims WHERE expires >= ?", (now,)).fetchall()
+        else:
+            rows = [r for k in keys for r in self.db.execute(
+                "SELECT call_key, owner, expires FROM claims WHERE call_key = ? AND expires >= ?", (k, now))]
+        return [(r[0], r[1], float(r[2])) for r in rows if not _gone(r[1])]
+
+    @writes
+    def take_claims(self) -> int:
+        """Drop every claim not held by a running process of this host (`litm sweep --steal-claims`): a claim
+        of a process killed on another machine otherwise holds its call for the rest of its lease. How many."""
+        mine = f"{socket.gethostname()}:"
+        rows = self.db.execute("SELECT call_key, owner FROM claims").fetchall()
+        drop = [(r[0], r[1]) for r in rows if not r[1].startswith(mine) or _gone(r[1])]
+        with self.transaction(immediate=True) as db:
+            db.executemany("DELETE FROM claims WHERE call_key = ? AND owner = ?", drop)
+        return len(drop)
+
     def release_call(self, key: str, owner: str) -> None:
         """Give a claim back; tried even after a refused write (a delete may fit where an insert did not), and
         a claim that cannot be given back is left to free itself (its process gone, or its lease run out)."""
@@ -245,6 +269,33 @@ class BatchStore:
         except sqlite3.OperationalError as exc:
             if write_error(self.path, exc) is None:
                 raise
+
+
+def claims_line(held: list[tuple[str, str, float]], now: float | None = None) -> str:
+    """One line on calls claimed by other processes (held_claims): how many, by whom, how long ago, when they
+    free themselves, and the option that takes them over; "" for none."""
+    if not held:
+        return ""
+    now = time.time() if now is None else now
+    by_owner: dict[str, list[float]] = {}
+    for _, owner, expires in held:
+        by_owner.setdefault(owner, []).append(expires)
+    owner = max(by_owner, key=lambda o: len(by_owner[o]))
+    host, _, rest = owner.partition(":")
+    pid = rest.split(":")[0]
+    age = max(0.0, now - (min(by_owner[owner]) - LEASE_S))
+    free = max(0.0, max(e for _, _, e in held) - now)
+    where = f"host {host}" if host != socket.gethostname() else "this host"
+    others = len(by_owner) - 1
+    more = f", and {others} other process{'es' if others > 1 else ''}" if others else ""
+    n = len(held)
+    return (f"{n} call{'s are' if n > 1 else ' is'} claimed by another process ({where}, pid {pid}, "
+            f"{_minutes(age)} ago{more}); {'they free themselves' if n > 1 else 'it frees itself'} in "
+            f"{_minutes(free)}, or run with --steal-claims to take {'them' if n > 1 else 'it'} over")
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
 def _kind_of(text: str) -> tuple[str, str]:

@@ -56,7 +56,8 @@ class ProgressLine:
 
 
 def describe(config) -> str:
-    from components.run.plan import count_cells, left_out
+    from components.run.config import count_cells
+    from components.run.plan import left_out
 
     grid = (f"{len(config.documents)} document counts x {len(config.gold_index)} gold indices"
             if config.documents else f"{len(config.lengths)} lengths x {len(config.positions)} positions")

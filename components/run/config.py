@@ -393,8 +393,6 @@ class SweepConfig:
                     _fail(f"mode = \"batch\" works with openai, openai-compatible and anthropic models only; "
                           f"{m.label} has no batch interface (use mode = \"live\")")
         cfg.check_params()
-        from components.run.plan import check_size
-
         try:
             check_size(cfg, cfg.n_tasks or 1, at_least=True)  # the plan counts the tasks it reads
         except ValueError as exc:
@@ -515,3 +513,36 @@ def _read_task_file(path: str, mtime_ns: int):
     from components.tasks.importers import read_tasks
 
     return read_tasks(path)
+
+
+# the size of a sweep's plan, counted without making it (run/plan.py makes it) -----------------------------
+
+def gold_indices(n: int, gold_index) -> list[int]:
+    """The distinct 0-based indices of a gold_index list that exist for n documents, in order."""
+    return list(dict.fromkeys(i if i >= 0 else n + i for i in gold_index if -n <= i < n))
+
+
+def count_cells(config) -> int:
+    """len(cells(config)), without building them."""
+    if not config.documents:
+        return len(config.lengths) * len(config.positions)
+    return sum(len(gold_indices(n, config.gold_index)) for n in dict.fromkeys(config.documents))
+
+
+def count_trials(config, n_tasks: int) -> int:
+    """How many trials the plan of this config has with n_tasks tasks, without making it."""
+    settings = sum(config.count_settings(s) for s in config.strategies)
+    return len(config.models) * settings * count_cells(config) * n_tasks
+
+
+def check_size(config, n_tasks: int, *, at_least: bool = False) -> None:
+    """ValueError (one line) when the plan would hold more than MAX_TRIALS trials; at_least: n_tasks is
+    the fewest the sweep can have (its task file not read yet)."""
+    n = count_trials(config, n_tasks)
+    if n > MAX_TRIALS:
+        settings = sum(config.count_settings(s) for s in config.strategies)
+        tasks = "a task" if at_least and n_tasks == 1 else f"{n_tasks:,} tasks"
+        raise ValueError(f"sweep {config.name!r} has {'at least ' if at_least else ''}{n:,} trials "
+                         f"({len(config.models)} model(s) x {settings:,} strategy setting(s) x "
+                         f"{count_cells(config):,} cells x {tasks}); the limit is {MAX_TRIALS:,} trials a "
+                         "sweep: split it into smaller sweeps")

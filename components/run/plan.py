@@ -8,7 +8,7 @@ import json
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
 
-from components.run.config import ModelConfig, SweepConfig
+from components.run.config import ModelConfig, SweepConfig, check_size, gold_indices
 from components.strategies import STRATEGIES
 
 
@@ -48,51 +48,18 @@ def measure_key(config: SweepConfig) -> dict:
     return {} if measure == "answer" else {"measure": measure}
 
 
-def _gold_indices(n: int, gold_index) -> list[int]:
-    """The distinct 0-based indices of a gold_index list that exist for n documents, in order."""
-    return list(dict.fromkeys(i if i >= 0 else n + i for i in gold_index if -n <= i < n))
-
-
 def cells(config: SweepConfig) -> list[tuple]:
     """(length, position, documents, gold_index) of every cell of the grid, in order. A gold_index
     counts from 0 (-1 is the last document); one that does not exist for N documents is left out.
     Linear in the number of cells (a list membership test per cell made 40,000 cells take 48 s)."""
     if not config.documents:
         return [(length, position, None, None) for length in config.lengths for position in config.positions]
-    return [(None, None, n, j) for n in dict.fromkeys(config.documents) for j in _gold_indices(n, config.gold_index)]
-
-
-def count_cells(config: SweepConfig) -> int:
-    """len(cells(config)), without building them."""
-    if not config.documents:
-        return len(config.lengths) * len(config.positions)
-    return sum(len(_gold_indices(n, config.gold_index)) for n in dict.fromkeys(config.documents))
+    return [(None, None, n, j) for n in dict.fromkeys(config.documents) for j in gold_indices(n, config.gold_index)]
 
 
 def left_out(config: SweepConfig) -> list[tuple[int, int]]:
     """(documents, gold_index) pairs of the config that do not exist (index past the last document)."""
     return [(n, i) for n in config.documents for i in config.gold_index if not -n <= i < n]
-
-
-def count_trials(config: SweepConfig, n_tasks: int) -> int:
-    """How many trials the plan of this config has with n_tasks tasks, without making it."""
-    settings = sum(config.count_settings(s) for s in config.strategies)
-    return len(config.models) * settings * count_cells(config) * n_tasks
-
-
-def check_size(config: SweepConfig, n_tasks: int, *, at_least: bool = False) -> None:
-    """ValueError (one line) when the plan would hold more than MAX_TRIALS trials; at_least: n_tasks is
-    the fewest the sweep can have (its task file not read yet)."""
-    from components.run.config import MAX_TRIALS
-
-    n = count_trials(config, n_tasks)
-    if n > MAX_TRIALS:
-        settings = sum(config.count_settings(s) for s in config.strategies)
-        tasks = "a task" if at_least and n_tasks == 1 else f"{n_tasks:,} tasks"
-        raise ValueError(f"sweep {config.name!r} has {'at least ' if at_least else ''}{n:,} trials "
-                         f"({len(config.models)} model(s) x {settings:,} strategy setting(s) x "
-                         f"{count_cells(config):,} cells x {tasks}); the limit is {MAX_TRIALS:,} trials a "
-                         "sweep: split it into smaller sweeps")
 
 
 # a parameter that sizes something in the document, checked against the largest document the grid builds

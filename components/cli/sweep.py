@@ -23,6 +23,10 @@ def add_parser(sub, name):
                    help="batch mode: seconds between polls of a pending batch (default 30)")
     p.add_argument("--cancel", action="store_true",
                    help="batch mode: cancel the sweep's pending batches at the provider and store what they answered")
+    p.add_argument("--steal-claims", action="store_true",
+                   help="take over the calls other processes claimed in the store (a process killed on another "
+                        "machine holds its claims for 15 minutes); a call another process is still sending may then "
+                        "be paid twice")
     p.set_defaults(func=run)
 
 
@@ -52,7 +56,8 @@ class ProgressLine:
 
 
 def describe(config) -> str:
-    from components.run.plan import cells, left_out
+    from components.run.config import count_cells
+    from components.run.plan import left_out
 
     if getattr(config, "design", None):
         from components.run.multiq import describe as describe_design
@@ -60,15 +65,20 @@ def describe(config) -> str:
         return describe_design(config)
     grid = (f"{len(config.documents)} document counts x {len(config.gold_index)} gold indices"
             if config.documents else f"{len(config.lengths)} lengths x {len(config.positions)} positions")
-    arms = sum(len(config.params_for(s)) for s in config.strategies)
+    arms = sum(config.count_settings(s) for s in config.strategies)
     line = (f"sweep {config.name!r}: {len(config.models)} model(s) x {arms} strategy setting(s) x {grid} "
-            f"({len(cells(config))} cells)")
+            f"({count_cells(config)} cells)")
     if config.mode == "batch":
         line += "; mode batch (the providers' batch interfaces, half price)"
     skipped = left_out(config)
     if skipped:
-        line += "; left out (no such index): " + ", ".join(f"index {i} of {n} documents" for n, i in skipped)
+        more = f" and {len(skipped) - SHOWN:,} more" if len(skipped) > SHOWN else ""
+        line += ("; left out (no such index): "
+                 + ", ".join(f"index {i} of {n} documents" for n, i in skipped[:SHOWN]) + more)
     return line
+
+
+SHOWN = 10  # left-out cells named on the sweep's first line
 
 
 def dry_run(config, db, retry_errors: bool = False):
@@ -83,6 +93,21 @@ def dry_run(config, db, retry_errors: bool = False):
         return estimate(config, specs=specs)
     with RunStore.for_reading(db) as store:
         return estimate(config, specs=specs, store=store, retry_errors=retry_errors)
+
+
+def claims(store, steal: bool) -> None:
+    """Calls other processes claimed in the store: taken over (--steal-claims), or named with their age and
+    when they free themselves (a sweep that needs one waits for it, silently before)."""
+    from components.run.store_batches import claims_line
+
+    if steal:
+        n = store.take_claims()
+        if n:
+            print(f"litm: took over {n:,} call{'s' if n != 1 else ''} claimed by other processes", file=sys.stderr)
+        return
+    line = claims_line(store.held_claims())
+    if line:
+        print(f"litm: {line}", file=sys.stderr)
 
 
 def run(args) -> int:
@@ -107,6 +132,7 @@ def run(args) -> int:
 
     db = db_path(args)
     store = RunStore(db)
+    claims(store, args.steal_claims)
     line = None if args.quiet else ProgressLine()
     t0 = time.perf_counter()
     try:

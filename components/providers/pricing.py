@@ -28,6 +28,25 @@ DATA = package_path("data", "prices.json")
 FREE_PROVIDERS = ("local", "fake")
 MAX_PRICE_FILE_BYTES = 1024 * 1024  # an override file (read by core.loaders.read_bounded: regular files only)
 CACHE_RATES = ("cached_input", "cache_write")  # optional per-1M rates of an entry (see the module docstring)
+# the highest rate a price may have, USD per 1M tokens: far above any model's (the dearest list prices are a
+# few hundred dollars); a price of 1e308 made a sweep's estimate "$inf"
+MAX_PRICE = 10_000.0
+
+
+def check_rate(provider: str, model: str, rate: str, value) -> float:
+    """A rate of a price entry as a float from 0 to MAX_PRICE (USD per 1M tokens); one ValueError line else."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError, OverflowError):
+        if rate in ("input", "output"):
+            raise ValueError(f"price for {provider}:{model} must be numbers (USD per 1M tokens): {rate} is "
+                             f"{value!r:.40}") from None
+        raise ValueError(f"price for {provider}:{model}: {rate} must be a number (USD per 1M tokens), got "
+                         f"{value!r:.40}") from None
+    if not (math.isfinite(x) and 0 <= x <= MAX_PRICE):
+        raise ValueError(f"price for {provider}:{model}: {rate} must be a number from 0 to {MAX_PRICE:,.0f} "
+                         f"(USD per 1M tokens), got {value!r:.40}")
+    return x
 
 
 def override_path() -> Path | None:
@@ -83,22 +102,10 @@ def merge(table: dict, extra: dict, origin: str) -> dict:
         for model, price in (models or {}).items():
             if not isinstance(price, dict) or not {"input", "output"} <= set(price):
                 raise ValueError(f"price for {provider}:{model} needs 'input' and 'output' (USD per 1M tokens)")
-            try:
-                entry = {"input": float(price["input"]), "output": float(price["output"])}
-            except (TypeError, ValueError, OverflowError):
-                raise ValueError(f"price for {provider}:{model} must be numbers (USD per 1M tokens)") from None
-            if not all(math.isfinite(x) and x >= 0 for x in entry.values()):
-                raise ValueError(f"price for {provider}:{model} must be a number from 0 up (USD per 1M tokens)")
+            entry = {rate: check_rate(provider, model, rate, price[rate]) for rate in ("input", "output")}
             for rate in CACHE_RATES:
                 if price.get(rate) is not None and price[rate] == price[rate]:  # NaN (an empty grid cell): none
-                    try:
-                        entry[rate] = float(price[rate])
-                    except (TypeError, ValueError, OverflowError):
-                        raise ValueError(f"price for {provider}:{model}: {rate} must be a number (USD per 1M "
-                                         "tokens)") from None
-                    if not (math.isfinite(entry[rate]) and entry[rate] >= 0):
-                        raise ValueError(f"price for {provider}:{model}: {rate} must be a number from 0 up "
-                                         "(USD per 1M tokens)")
+                    entry[rate] = check_rate(provider, model, rate, price[rate])
             entry["source"] = str(price.get("source") or origin)
             entry["checked"] = str(price.get("checked") or extra.get("date") or "")
             out.setdefault(provider, {})[model] = entry
@@ -165,11 +172,16 @@ def cost_usd(provider: str, model: str, input_tokens: float, output_tokens: floa
     price = price_of(provider, model, prices)
     if price is None:
         return 0.0 if provider == "openai-compatible" else None
+    rates = {r: check_rate(provider, model, r, price[r]) for r in ("input", "output", *CACHE_RATES)
+             if price.get(r) is not None and (r in ("input", "output") or price[r] == price[r])}
     cached, written = cached_input_tokens or 0, cache_write_tokens or 0
     plain = input_tokens - cached - written
-    usd = (plain * price["input"] + cached * price.get("cached_input", price["input"])
-           + written * price.get("cache_write", price["input"]) + output_tokens * price["output"]) / 1_000_000
-    return usd * batch_factor(provider) if batch else usd
+    usd = (plain * rates["input"] + cached * rates.get("cached_input", rates["input"])
+           + written * rates.get("cache_write", rates["input"]) + output_tokens * rates["output"]) / 1_000_000
+    usd = usd * batch_factor(provider) if batch else usd
+    if not math.isfinite(usd) and all(math.isfinite(x) for x in (input_tokens, output_tokens, cached, written)):
+        raise ValueError(f"the cost of {provider}:{model} is not a finite number: check its price")
+    return usd
 
 
 def price_rows(prices: dict | None = None) -> list[dict]:

@@ -39,7 +39,7 @@ from components.providers.base import (
 )
 from components.providers.likelihood import Scored, score_key, score_settings
 from components.providers.pricing import cost_usd
-from components.run.store_batches import owner_id
+from components.run.store_batches import claims_line, owner_id
 
 log = logging.getLogger(__name__)
 RATE_LIMIT_ATTEMPTS = 3  # our own retries of a 429, after the SDK's
@@ -125,6 +125,7 @@ class Caller:
         self.halted = ""  # why the sweep stopped (set by the runner): no request starts after it
         self.claims = claims and store is not None and hasattr(store, "claim_call")
         self.owner = owner_id()
+        self.claimed: set[str] = set()  # calls waited for because another process claimed them
         # Anthropic prompt caching ([models] cache_prefix): the prompt's cache cuts go to the provider
         self.takes_cache_cuts = bool(getattr(self.spec, "cache_prefix", None)) and \
             bool(getattr(provider, "takes_cache_cuts", False))
@@ -202,17 +203,25 @@ class Caller:
         past its lease, is taken over."""
         if self.store is None or not self.claims:
             return await self._send(request)
-        while True:
-            holder = self.store.claim_call(key, self.owner)
-            row = self.store.get_call(key)  # answered just before we claimed it
-            if row is not None:
+        try:
+            while True:
+                holder = self.store.claim_call(key, self.owner)
+                row = self.store.get_call(key)  # answered just before we claimed it
+                if row is not None:
+                    if holder is None:
+                        self.store.release_call(key, self.owner)
+                    self.budget.cached += 1
+                    return stored_completion(row)
                 if holder is None:
-                    self.store.release_call(key, self.owner)
-                self.budget.cached += 1
-                return stored_completion(row)
-            if holder is None:
-                break
-            await asyncio.sleep(CLAIM_POLL_S)
+                    break
+                if key not in self.claimed:  # the progress line names who holds the calls waited for
+                    self.claimed.add(key)
+                    self.waiting = claims_line(self.store.held_claims(sorted(self.claimed)))
+                await asyncio.sleep(CLAIM_POLL_S)
+        finally:
+            if key in self.claimed:
+                self.claimed.discard(key)
+                self.waiting = claims_line(self.store.held_claims(sorted(self.claimed))) if self.claimed else ""
         try:
             return await self._send(request)
         except BaseException:

@@ -42,6 +42,11 @@ MEASURES = ("answer", "likelihood", "both")
 # prompt before the sweep starts (measured 1.75 s for 2,000 tiny trials on a busy machine: a quarter of
 # the runner bench's sweep against a fast loopback server, nothing against a model's seconds a call)
 ORDERS = ("auto", "prefix", "plan")
+# the size of a sweep, far above what a study needs (the shipped runs have at most 6 values a list and 500
+# trials): each list of the grid (lengths, positions, documents, gold_index, models, strategies, a param's
+# values), and the trials of the whole plan (models x strategy settings x cells x tasks, run/plan.py)
+MAX_LIST = 1_000
+MAX_TRIALS = 200_000
 
 
 def _fail(msg: str):
@@ -64,6 +69,79 @@ MAX_RETRIES = 10  # the SDK's own retries of one call
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
+# what an API key looks like, so that one pasted where a name or an address goes is refused, never echoed:
+# a provider's key prefix, or a long string with digits that is not upper-case words (an environment
+# variable's name is short, or upper-case words: OPENAI_API_KEY; an api-version is 2024-02-15-preview)
+KEY_PREFIX = re.compile(r"(sk|pk|rk|gsk|hf|ghp|gho|ghs|glpat|xai|sess)[-_]|AIza|github_pat_", re.IGNORECASE)
+KEY_QUERY = re.compile(r"key|token|secret|passw|auth|sig|credential", re.IGNORECASE)
+
+
+def looks_like_key(text: str) -> bool:
+    """True for a string shaped like an API key rather than a name (see KEY_PREFIX)."""
+    t = text.strip()
+    if KEY_PREFIX.match(t):
+        return True
+    upper_words = re.fullmatch(r"[A-Z0-9_]+", t) and "_" in t
+    return len(t) >= 24 and not upper_words and sum(c.isdigit() for c in t) >= 3
+
+
+def _secret(value) -> str:
+    """A value that may be a key, shown by its first 4 characters at most."""
+    if not isinstance(value, str):
+        return f"a {type(value).__name__}"
+    return f"{value[:4]!r}... ({len(value)} characters)" if len(value) > 4 else "a short value"
+
+
+def check_key_env(where: str, env) -> None:
+    """api_key_env: the NAME of an environment variable. A key pasted there is refused showing only its first 4
+    characters; any other bad value, which may be a key too, is shown no further."""
+    if env is None:
+        return
+    if isinstance(env, str) and looks_like_key(env):
+        _fail(f"{where} holds what looks like an API key itself ({_secret(env)}); put the key in an environment "
+              "variable and give its name here (e.g. api_key_env = \"OPENAI_API_KEY\")")
+    if not isinstance(env, str) or not ENV_NAME.fullmatch(env):
+        _fail(f"{where} must be the name of an environment variable holding the key (e.g. OPENAI_API_KEY): "
+              f"letters, digits and _, not starting with a digit; got {_secret(env)}")
+
+
+def _shown_url(url: str) -> str:
+    """An address as shown in a message: its user-info and query (where keys hide) left out."""
+    return _shown(re.sub(r"\?.*", "?...", re.sub(r"//[^/?#]*@", "//...@", url, count=1), flags=re.DOTALL))
+
+
+def check_base_url(where: str, url) -> None:
+    """An http(s) address the SDKs can use (parsed as they parse it), with no key inside: neither
+    user-info (https://user:key@host) nor a query parameter named like a key or holding one; one line
+    each, never echoing the secret. The key goes in the environment variable api_key_env names."""
+    example = "(e.g. http://127.0.0.1:8000/v1)"
+    if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
+        _fail(f"{where} must be an http:// or https:// address {example}, got "
+              f"{_shown_url(url) if isinstance(url, str) else _shown(url)}")
+    if re.search(r"[\s\x00-\x1f\x7f]", url):
+        _fail(f"{where} must be an address without spaces or control characters {example}")
+    from urllib.parse import parse_qsl, urlsplit
+
+    import httpx2
+
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (parsing the port is the check)
+        parsed = httpx2.URL(url)
+    except (ValueError, httpx2.InvalidURL) as exc:
+        _fail(f"{where} is not a valid address ({str(exc).splitlines()[0] if str(exc) else 'cannot parse it'}): "
+              f"{_shown_url(url)}; e.g. http://127.0.0.1:8000/v1 or http://[::1]:8000/v1")
+    if not parts.hostname or not parsed.host:
+        _fail(f"{where} names no host: {_shown_url(url)} {example}")
+    if "@" in parts.netloc:
+        _fail(f"{where} holds a user name or key before '@'; never put a key in a config: remove it and name the "
+              "environment variable that holds it with api_key_env")
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if KEY_QUERY.search(name) or looks_like_key(value):
+            _fail(f"{where} holds a key in its query (parameter {name[:20]!r}); never put a key in a config: remove it "
+                  "and name the environment variable that holds it with api_key_env")
+
+
 def _shown(value) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -83,6 +161,15 @@ def _number(where: str, value, low: float, high: float, unit: str) -> None:
         ok = False
     if not ok:
         _fail(f"{where} must be a number from {_num(low)} to {_num(high)} ({unit}), got {_shown(value)}")
+
+
+def _list(key: str, value, example: str) -> list:
+    """A non-empty list of at most MAX_LIST values, else one line."""
+    if not isinstance(value, list) or not value:
+        _fail(f"{key} must be a non-empty list{example}")
+    if len(value) > MAX_LIST:
+        _fail(f"{key} has {len(value):,} values; the limit is {MAX_LIST:,} a list (split the sweep)")
+    return value
 
 
 def _positive_int(where: str, value, allow_none=False):
@@ -129,15 +216,9 @@ class ModelConfig:
             _fail(f"{where}: an openai-compatible model needs base_url (e.g. http://127.0.0.1:8000/v1)")
         for k in ("context_window", "max_tokens"):
             _positive_int(f"{where}.{k}", d.get(k), allow_none=True)
-        base_url = d.get("base_url")
-        if base_url is not None and (not isinstance(base_url, str)
-                                     or not base_url.strip().lower().startswith(("http://", "https://"))):
-            _fail(f"{where}.base_url must be an http:// or https:// address "
-                  f"(e.g. http://127.0.0.1:8000/v1), got {_shown(base_url)}")
-        env = d.get("api_key_env")
-        if env is not None and (not isinstance(env, str) or not ENV_NAME.fullmatch(env)):
-            _fail(f"{where}.api_key_env must be the name of an environment variable holding the key "
-                  f"(e.g. OPENAI_API_KEY), got {_shown(env)}")
+        if d.get("base_url") is not None:
+            check_base_url(f"{where}.base_url", d["base_url"])
+        check_key_env(f"{where}.api_key_env", d.get("api_key_env"))
         _number(f"{where}.requests_per_minute", d.get("requests_per_minute"), *RPM_BOUNDS, "requests per minute")
         _number(f"{where}.timeout", d.get("timeout"), *TIMEOUT_BOUNDS, "seconds for one whole answer")
         retries = d.get("max_retries")
@@ -243,40 +324,37 @@ class SweepConfig:
             _fail("give either lengths and positions (tokens, R&R §4.1) or documents and gold_index "
                   "(Lost in the Middle §3.1), not both")
         if by_documents:
-            if not isinstance(documents, list) or not documents:
-                _fail("documents must be a non-empty list of document counts, e.g. [10, 20, 30]")
+            _list("documents", documents, " of document counts, e.g. [10, 20, 30]")
             for x in documents:
                 _positive_int("every number of documents", x)
-            if not isinstance(gold_index, list) or not gold_index:
-                _fail("gold_index must be a non-empty list of 0-based indices, e.g. [0, 4, 9] (-1 is the last)")
+            _list("gold_index", gold_index, " of 0-based indices, e.g. [0, 4, 9] (-1 is the last)")
             for x in gold_index:
                 if isinstance(x, bool) or not isinstance(x, int):
                     _fail(f"a gold_index must be a whole number (0 is the first document, -1 the last), got {x!r}")
             lengths, positions = [], []
         elif not design:
             documents, gold_index = [], []
-            if not isinstance(lengths, list) or not lengths:
-                _fail("lengths must be a non-empty list of token counts, e.g. [2000, 4000]")
+            _list("lengths", lengths, " of token counts, e.g. [2000, 4000]")
             for x in lengths:
                 _positive_int("every length", x)
-            if not isinstance(positions, list) or not positions:
-                _fail("positions must be a non-empty list, e.g. [0.0, 0.5, 1.0]")
+            _list("positions", positions, ", e.g. [0.0, 0.5, 1.0]")
+            shortest = min(lengths)
             for x in positions:
                 if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x) or x < 0:
                     _fail(f"a position must be 0 or more: a fraction from 0 to 1 of the length, or a whole "
                           f"number of tokens inside every length, got {x!r}")
-                if x > 1 and (x != int(x) or x > min(lengths)):
+                if x > 1 and (x != int(x) or x > shortest):
                     _fail(f"position {x:g} counts tokens (it is above 1), so it must be a whole number no larger "
-                          f"than the shortest length ({min(lengths):,}); for a fraction give 0 to 1")
+                          f"than the shortest length ({shortest:,}); for a fraction give 0 to 1")
         strategies = s.get("strategies")
-        if not isinstance(strategies, list) or not strategies:
-            _fail(f"strategies must be a non-empty list of {', '.join(STRATEGIES)}")
+        _list("strategies", strategies, f" of {', '.join(STRATEGIES)}")
         for name in strategies:
             if name not in STRATEGIES:
                 _fail(f"unknown strategy {name!r}; choose from {', '.join(STRATEGIES)}")
         models = s.get("models")
         if not isinstance(models, list) or not models:
             _fail("at least one [[sweep.models]] table is needed")
+        _list("models", models, "")
         params = s.get("params", {}) or {}
         if not isinstance(params, dict):
             _fail("params must be a table, e.g. { r = 1000, k = 3 }")
@@ -329,6 +407,10 @@ class SweepConfig:
                     _fail(f"mode = \"batch\" works with openai, openai-compatible and anthropic models only; "
                           f"{m.label} has no batch interface (use mode = \"live\")")
         cfg.check_params()
+        try:
+            check_size(cfg, cfg.n_tasks or 1, at_least=True)  # the plan counts the tasks it reads
+        except ValueError as exc:
+            _fail(str(exc))
         labels = [m.label for m in cfg.models]
         if len(set(labels)) != len(labels):
             _fail("the same model is listed twice")
@@ -345,6 +427,8 @@ class SweepConfig:
             values = value if isinstance(value, list | tuple) else [value]
             if not values:
                 _fail(f"params: {name} is an empty list; give a value or a list of values")
+            if len(values) > MAX_LIST:
+                _fail(f"params: {name} has {len(values):,} values; the limit is {MAX_LIST:,} a list (split the sweep)")
             if len(set(map(str, values))) != len(values):
                 _fail(f"params: {name} lists a value twice")
             for strategy in self.strategies:
@@ -354,6 +438,11 @@ class SweepConfig:
                         param.check(v)
                     except ParamError as exc:
                         _fail(f"params ({strategy}): {exc}")
+
+    def count_settings(self, strategy: str) -> int:
+        """len(params_for(strategy)), without building them."""
+        return math.prod(len(v) if isinstance(v := self.params.get(p.name, p.default), list | tuple) else 1
+                         for p in STRATEGIES[strategy].params)
 
     def params_for(self, strategy: str) -> list[dict]:
         """Every parameter setting of this strategy in the sweep: the cartesian product of the values of
@@ -438,3 +527,36 @@ def _read_task_file(path: str, mtime_ns: int):
     from components.tasks.importers import read_tasks
 
     return read_tasks(path)
+
+
+# the size of a sweep's plan, counted without making it (run/plan.py makes it) -----------------------------
+
+def gold_indices(n: int, gold_index) -> list[int]:
+    """The distinct 0-based indices of a gold_index list that exist for n documents, in order."""
+    return list(dict.fromkeys(i if i >= 0 else n + i for i in gold_index if -n <= i < n))
+
+
+def count_cells(config) -> int:
+    """len(cells(config)), without building them."""
+    if not config.documents:
+        return len(config.lengths) * len(config.positions)
+    return sum(len(gold_indices(n, config.gold_index)) for n in dict.fromkeys(config.documents))
+
+
+def count_trials(config, n_tasks: int) -> int:
+    """How many trials the plan of this config has with n_tasks tasks, without making it."""
+    settings = sum(config.count_settings(s) for s in config.strategies)
+    return len(config.models) * settings * count_cells(config) * n_tasks
+
+
+def check_size(config, n_tasks: int, *, at_least: bool = False) -> None:
+    """ValueError (one line) when the plan would hold more than MAX_TRIALS trials; at_least: n_tasks is
+    the fewest the sweep can have (its task file not read yet)."""
+    n = count_trials(config, n_tasks)
+    if n > MAX_TRIALS:
+        settings = sum(config.count_settings(s) for s in config.strategies)
+        tasks = "a task" if at_least and n_tasks == 1 else f"{n_tasks:,} tasks"
+        raise ValueError(f"sweep {config.name!r} has {'at least ' if at_least else ''}{n:,} trials "
+                         f"({len(config.models)} model(s) x {settings:,} strategy setting(s) x "
+                         f"{count_cells(config):,} cells x {tasks}); the limit is {MAX_TRIALS:,} trials a "
+                         "sweep: split it into smaller sweeps")

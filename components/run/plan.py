@@ -8,7 +8,8 @@ import json
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
 
-from components.run.config import ModelConfig, SweepConfig
+from components.run.config import ModelConfig, SweepConfig, check_size, gold_indices
+from components.strategies import STRATEGIES
 
 
 @dataclass(frozen=True)
@@ -49,16 +50,11 @@ def measure_key(config: SweepConfig) -> dict:
 
 def cells(config: SweepConfig) -> list[tuple]:
     """(length, position, documents, gold_index) of every cell of the grid, in order. A gold_index
-    counts from 0 (-1 is the last document); one that does not exist for N documents is left out."""
+    counts from 0 (-1 is the last document); one that does not exist for N documents is left out.
+    Linear in the number of cells (a list membership test per cell made 40,000 cells take 48 s)."""
     if not config.documents:
         return [(length, position, None, None) for length in config.lengths for position in config.positions]
-    out = []
-    for n in config.documents:
-        for i in config.gold_index:
-            j = i if i >= 0 else n + i
-            if 0 <= j < n and (None, None, n, j) not in out:
-                out.append((None, None, n, j))
-    return out
+    return [(None, None, n, j) for n in dict.fromkeys(config.documents) for j in gold_indices(n, config.gold_index)]
 
 
 def left_out(config: SweepConfig) -> list[tuple[int, int]]:
@@ -66,10 +62,69 @@ def left_out(config: SweepConfig) -> list[tuple[int, int]]:
     return [(n, i) for n in config.documents for i in config.gold_index if not -n <= i < n]
 
 
+# a parameter that sizes something in the document, checked against the largest document the grid builds
+# (what it counts): k > pages or c > tokens makes every trial of that setting a `params` error. r is not
+# checked: r at or past the end of every document places no reminder, which is a setting a sweep may want
+# (a no-reminder control beside smaller r; R&R's own grid runs 10k documents with r = 10k)
+FITS = {"k": "pages", "c": "tokens"}
+
+
+def _fit_needs(config: SweepConfig) -> list[tuple[str, str, int, bool]]:
+    """(strategy, param, largest value, given) for every sizing parameter of the sweep's strategies."""
+    out = []
+    for strategy in config.strategies:
+        for name in FITS:
+            param = STRATEGIES[strategy].param(name)
+            if param is None:
+                continue
+            value = config.params.get(name, param.default)
+            values = value if isinstance(value, list | tuple) else [value]
+            out.append((strategy, name, max(int(v) for v in values), name in config.params))
+    return out
+
+
+def check_fit(config: SweepConfig, tasks: list, grid: list[tuple]) -> None:
+    """ValueError (one line) when a sizing parameter (FITS: k pages, c tokens) does not fit even the
+    largest document of the grid: every trial of that setting would fail. The
+    largest cell's document is built for one task after another until one is large enough (usually the
+    first); a document that cannot be built is the trial's own error, left to the sweep."""
+    needs = _fit_needs(config)
+    if not needs or not grid or not tasks:
+        return
+    cell = max(grid, key=lambda c: (c[2] or 0, c[0] or 0))  # the most documents, or the longest length
+    most = {"pages": 0, "tokens": 0}
+    built = False
+    for task in tasks:
+        spec = TrialSpec(0, "", task, cell[0], cell[1], "", {}, None, cell[2], cell[3])
+        try:
+            doc = trial_document(spec, config.encoding, tasks).document
+        except ValueError:
+            continue
+        built = True
+        most["pages"], most["tokens"] = max(most["pages"], len(doc.pages)), max(most["tokens"], doc.tokens)
+        if all(_fits(name, value, most) for _, name, value, _ in needs):
+            return
+    if not built:
+        return
+    strategy, name, value, given = next(n for n in needs if not _fits(n[1], n[2], most))
+    what = FITS[name]
+    default = "" if given else " (its default)"
+    where = (f"{cell[2]:,} documents" if cell[2] is not None else f"a length of {cell[0]:,} tokens")
+    raise ValueError(f"sweep {config.name!r}: {strategy}'s {name} = {value:,}{default} is more than the "
+                     f"{most[what]:,} {what} of the largest document of the grid ({where}): every trial would be "
+                     f"an error; give {name} a smaller value in params")
+
+
+def _fits(name: str, value: int, most: dict) -> bool:
+    return value <= most[FITS[name]]
+
+
 def plan(config: SweepConfig, tasks: list | None = None) -> list[TrialSpec]:
     """Every trial, in a fixed order: model, strategy, parameter setting, cell, task (innermost). Tasks
     that share an id are refused (ValueError naming them): a trial is keyed by its task's id, so they would
-    be one trial in the store while the sweep counted several (and pairs would match the wrong trials)."""
+    be one trial in the store while the sweep counted several (and pairs would match the wrong trials).
+    A plan of more than MAX_TRIALS trials is refused before it is made (check_size), and so is a parameter
+    no document of the grid can take (check_fit)."""
     from components.tasks.model import duplicate_ids, duplicates_text
 
     tasks = config.load_tasks() if tasks is None else tasks
@@ -81,11 +136,14 @@ def plan(config: SweepConfig, tasks: list | None = None) -> list[TrialSpec]:
     if dups:
         raise ValueError(f"the tasks of sweep {config.name!r} share ids: {duplicates_text(dups)}; every trial is "
                          f"stored under its task's id, so give each task its own id in {config.tasks}")
+    check_size(config, len(tasks))
+    grid = cells(config)
+    check_fit(config, tasks, grid)
     out: list[TrialSpec] = []
     for model in config.models:
         for strategy in config.strategies:
             for params in config.params_for(strategy):
-                for length, position, documents, gold_index in cells(config):
+                for length, position, documents, gold_index in grid:
                     for task in tasks:
                         key = trial_key(config, task.id, length, position, strategy, params, model, documents,
                                         gold_index)

@@ -35,7 +35,14 @@ from urllib.parse import quote
 
 from components.core.resources import sample_path
 from components.run.schema import EXPORT_COLUMNS, JSON_COLUMNS, STORED, added_in, decode, encode
-from components.run.store_batches import BatchStore
+from components.run.store_batches import (
+    BatchStore,
+    StoreError,
+    StoreFull,
+    StoreWriteError,
+    write_error,
+    writes,
+)
 from components.run.store_io import export_frame, read_frame, trial_rows_from_frame
 
 MIGRATIONS: list[str] = [
@@ -134,10 +141,6 @@ INSERT_CALL = (f"INSERT OR IGNORE INTO calls ({', '.join(CALL_COLUMNS)}) "
 TOTALS = ("trials", "errors", "calls", "input_tokens", "output_tokens", "cost_usd")
 
 
-class StoreError(ValueError):
-    """A run store that cannot be used as it is; the message is one line for the user."""
-
-
 def _switch_to_wal(conn: sqlite3.Connection, attempts: int = 100) -> None:
     """PRAGMA journal_mode = WAL. When several connections open a new file at once, the switch can
     fail at once with 'database is locked' (SQLite does not wait on this lock upgrade), so retry."""
@@ -187,6 +190,9 @@ class RunStore(BatchStore):
         except sqlite3.Error as exc:
             self.close()
             text = str(exc)
+            full = write_error(self.path, exc)
+            if isinstance(full, StoreFull):
+                raise full from None
             if not self.readonly and ("readonly" in text or "unable to open" in text
                                       or not os.access(self.path.parent, os.W_OK)
                                       or (self.path.exists() and not os.access(self.path, os.W_OK))):
@@ -321,12 +327,29 @@ class RunStore(BatchStore):
 
     # calls (the cache) -----------------------------------------------------------------------
     def get_call(self, key: str) -> sqlite3.Row | None:
+        """The stored call, or None. After a write the place refused, StoreWriteError: a call looked up is
+        about to be sent, and its answer could not be kept."""
+        self.check_writable()
         return self.db.execute("SELECT * FROM calls WHERE key = ?", (key,)).fetchone()
 
     def put_call(self, key: str, spec, messages: list[dict], settings: dict, completion,
                  release: str | None = None) -> None:
         """Store an answered call; `release`: the owner whose claim on it (store_batches.claim_call) is
-        dropped in the same transaction (one commit instead of two per call sent)."""
+        dropped in the same transaction (one commit instead of two per call sent). When the place refuses the
+        write (StoreWriteError), the claim is given back if a delete still fits."""
+        try:
+            self._put_call(key, spec, messages, settings, completion, release)
+        except StoreWriteError:
+            if release is not None:
+                try:
+                    self.db.execute("DELETE FROM claims WHERE call_key = ? AND owner = ?", (key, release))
+                except sqlite3.Error:
+                    pass  # it frees itself: its process is gone (same host) or its lease runs out
+            raise
+
+    @writes
+    def _put_call(self, key: str, spec, messages: list[dict], settings: dict, completion,
+                  release: str | None) -> None:
         db = self.db
         row = (key, spec.provider, spec.model, spec.base_url, json.dumps(messages, ensure_ascii=False),
                json.dumps(settings), completion.text, completion.input_tokens, completion.output_tokens,
@@ -352,6 +375,7 @@ class RunStore(BatchStore):
         return out
 
     # sweeps ----------------------------------------------------------------------------------
+    @writes
     def open_sweep(self, name: str, config: dict, imported: bool = False, owner: str | None = None) -> int:
         """The id of the sweep called `name` (created if new, with this owner), marked running with this
         config. One transaction: two processes opening the same new name at once get the same sweep."""
@@ -382,6 +406,7 @@ class RunStore(BatchStore):
             raise LookupError(f"no sweep {ref!r} in {self.path}")
         return int(row[0])
 
+    @writes
     def finish_sweep(self, sweep_id: int, status: str, reason: str = "") -> dict:
         totals = self.sweep_totals(sweep_id)
         sets = ", ".join(f"{k} = ?" for k in TOTALS)
@@ -416,6 +441,7 @@ class RunStore(BatchStore):
                                "FROM trials WHERE sweep_id = ?", (sweep_id,))
         return {r[0]: (bool(r[1]), *(r[2:])) for r in rows}
 
+    @writes
     def put_trial(self, sweep_id: int, trial: dict, call_keys: list[str] = ()) -> int:
         """Insert or replace (same sweep and trial key) one trial and its calls, in one transaction."""
         unknown = set(trial) - set(STORED)

@@ -11,18 +11,83 @@ A claim (`claim_call`) marks a call one process is sending live, so another proc
 of paying for it twice; a claim expires after its lease (a killed process does not hold it forever).
 A request's error is kept with its kind (`batch`: the provider's own error; `bad_response`: a result
 that could not be used), so a resumed sweep records the same error.
+
+A write the place refuses (a full disk, a read-only file) is a StoreWriteError naming it (`writes`): the
+transaction is rolled back, so what the store held stays whole; the store then refuses every later write and
+look-up of a call (the caller sends nothing more), and a claim the failed write held is given back if it can.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
+import sqlite3
 import time
 import uuid
+from pathlib import Path
 
 OPEN_STATES = ("submitting", "submitted", "ended")
+LEASE_S = 900.0  # seconds a claim holds a call for its owner (a killed process's claims free themselves after it)
 ERROR_KINDS = ("batch", "bad_response")  # kinds of a request's error (batch_calls.error, "[kind] message")
+
+
+class StoreError(ValueError):
+    """A run store that cannot be used as it is; the message is one line for the user."""
+
+
+class StoreWriteError(StoreError):
+    """The store cannot be written now: the sweep stops; every trial and call stored so far stays."""
+
+
+class StoreFull(StoreWriteError):
+    pass
+
+
+class StoreReadOnly(StoreWriteError):
+    pass
+
+
+SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL = 8, 10, 13  # primary result codes (the low byte of extended ones)
+NEARLY_FULL = 1 << 20  # bytes free below which an I/O error is taken for a full disk
+
+
+def write_error(path: Path, exc: sqlite3.Error) -> StoreWriteError | None:
+    """The StoreWriteError an SQLite error means (a full disk, a read-only store), or None."""
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    text = str(exc).lower()
+    full = code == SQLITE_FULL or "disk is full" in text
+    if not full and code == SQLITE_IOERR:
+        try:
+            import shutil
+
+            full = shutil.disk_usage(path.parent).free < NEARLY_FULL
+        except OSError:
+            full = False
+    if full:
+        return StoreFull(f"the disk is full at {path.parent}: free space and rerun; nothing was lost")
+    if code == SQLITE_READONLY or "readonly database" in text:
+        return StoreReadOnly(f"the run store {path.name} is read-only (in {path.parent}): make it writable or "
+                             "choose another with --db or LITM_DB, and rerun; nothing was lost")
+    return None
+
+
+def writes(method):
+    """A store method that writes: a full disk or a read-only store is one StoreWriteError line, and the
+    store refuses every later write (`broken`)."""
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        self.check_writable()
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.OperationalError as exc:
+            error = write_error(self.path, exc)
+            if error is None:
+                raise
+            self.broken = error
+            raise type(error)(str(error)) from None
+    return guarded
 
 
 def owner_id() -> str:
@@ -31,9 +96,17 @@ def owner_id() -> str:
 
 
 class BatchStore:
-    """Needs `self.db` (a sqlite3 connection, autocommit), `self.transaction` and `self.put_call`."""
+    """Needs `self.db` (a sqlite3 connection, autocommit), `self.transaction`, `self.put_call` and `self.path`."""
+
+    broken: StoreWriteError | None = None  # the write the place refused: no write is tried after it
+
+    def check_writable(self) -> None:
+        """StoreWriteError when an earlier write failed for good (a full disk, a read-only store)."""
+        if self.broken is not None:
+            raise type(self.broken)(str(self.broken))
 
     # batches -------------------------------------------------------------------------------------
+    @writes
     def add_batch(self, sweep_id: int | None, spec, requests: list[tuple[str, list, dict]],
                   skip_held: bool = False) -> tuple[int | None, str]:
         """A new batch row in state 'submitting' with its requests (key, messages, settings dict):
@@ -66,10 +139,12 @@ class BatchStore:
             "COALESCE(b.base_url, '') = ? LIMIT 1",
             (key, *OPEN_STATES, spec.provider, spec.model, spec.base_url or "")).fetchone() is not None
 
+    @writes
     def batch_submitted(self, row: int, batch_id: str, input_file_id: str | None = None) -> None:
         self.db.execute("UPDATE batches SET batch_id = ?, input_file_id = ?, state = 'submitted', updated = ? "
                         "WHERE id = ?", (batch_id, input_file_id, time.time(), row))
 
+    @writes
     def update_batch(self, row: int, *, state: str | None = None, status: str | None = None,
                      succeeded: int | None = None, errored: int | None = None, reason: str | None = None) -> None:
         self.db.execute(
@@ -100,6 +175,7 @@ class BatchStore:
                                "WHERE batch = ? AND messages IS NOT NULL", (row,))
         return [(k, json.loads(m), json.loads(s)) for k, m, s in rows]
 
+    @writes
     def store_batch_result(self, row: int, key: str, spec, completion) -> bool:
         """A result as a normal cached call (the request's messages and settings come from batch_calls,
         which then drops them). True if it was stored now; False if the key is not a request of this
@@ -113,6 +189,7 @@ class BatchStore:
                         (row, key))
         return True
 
+    @writes
     def batch_error(self, row: int, key: str, error: str, kind: str = "batch") -> None:
         """A request's error (kind: one of ERROR_KINDS), unless its answer was stored meanwhile."""
         text = error[:500] if kind == "batch" else f"[{kind}] {error[:480]}"
@@ -140,7 +217,8 @@ class BatchStore:
         return pd.DataFrame(rows, columns=cols)
 
     # claims --------------------------------------------------------------------------------------
-    def claim_call(self, key: str, owner: str, lease_s: float = 900.0) -> str | None:
+    @writes
+    def claim_call(self, key: str, owner: str, lease_s: float = LEASE_S) -> str | None:
         """Claim a call this owner is about to send: None when the owner holds it now (new, its own, or
         the holder's lease ran out or the holder's process on this host is gone), else the holder."""
         now = time.time()
@@ -160,8 +238,64 @@ class BatchStore:
                 return None
         return row[0]
 
+    def held_claims(self, keys: list[str] | None = None) -> list[tuple[str, str, float]]:
+        """(key, owner, expires) of the live claims of other processes (of `keys`, else all): those a call
+        waits for. A claim past its lease, or whose process on this host is gone, is left out (it is taken
+        over when asked for)."""
+        now = time.time()
+        if keys is None:
+            rows = self.db.execute("SELECT call_key, owner, expires FROM claims WHERE expires >= ?", (now,)).fetchall()
+        else:
+            rows = [r for k in keys for r in self.db.execute(
+                "SELECT call_key, owner, expires FROM claims WHERE call_key = ? AND expires >= ?", (k, now))]
+        return [(r[0], r[1], float(r[2])) for r in rows if not _gone(r[1])]
+
+    @writes
+    def take_claims(self) -> int:
+        """Drop every claim not held by a running process of this host (`litm sweep --steal-claims`): a claim
+        of a process killed on another machine otherwise holds its call for the rest of its lease. How many."""
+        mine = f"{socket.gethostname()}:"
+        rows = self.db.execute("SELECT call_key, owner FROM claims").fetchall()
+        drop = [(r[0], r[1]) for r in rows if not r[1].startswith(mine) or _gone(r[1])]
+        with self.transaction(immediate=True) as db:
+            db.executemany("DELETE FROM claims WHERE call_key = ? AND owner = ?", drop)
+        return len(drop)
+
     def release_call(self, key: str, owner: str) -> None:
-        self.db.execute("DELETE FROM claims WHERE call_key = ? AND owner = ?", (key, owner))
+        """Give a claim back; tried even after a refused write (a delete may fit where an insert did not), and
+        a claim that cannot be given back is left to free itself (its process gone, or its lease run out)."""
+        try:
+            self.db.execute("DELETE FROM claims WHERE call_key = ? AND owner = ?", (key, owner))
+        except sqlite3.OperationalError as exc:
+            if write_error(self.path, exc) is None:
+                raise
+
+
+def claims_line(held: list[tuple[str, str, float]], now: float | None = None) -> str:
+    """One line on calls claimed by other processes (held_claims): how many, by whom, how long ago, when they
+    free themselves, and the option that takes them over; "" for none."""
+    if not held:
+        return ""
+    now = time.time() if now is None else now
+    by_owner: dict[str, list[float]] = {}
+    for _, owner, expires in held:
+        by_owner.setdefault(owner, []).append(expires)
+    owner = max(by_owner, key=lambda o: len(by_owner[o]))
+    host, _, rest = owner.partition(":")
+    pid = rest.split(":")[0]
+    age = max(0.0, now - (min(by_owner[owner]) - LEASE_S))
+    free = max(0.0, max(e for _, _, e in held) - now)
+    where = f"host {host}" if host != socket.gethostname() else "this host"
+    others = len(by_owner) - 1
+    more = f", and {others} other process{'es' if others > 1 else ''}" if others else ""
+    n = len(held)
+    return (f"{n} call{'s are' if n > 1 else ' is'} claimed by another process ({where}, pid {pid}, "
+            f"{_minutes(age)} ago{more}); {'they free themselves' if n > 1 else 'it frees itself'} in "
+            f"{_minutes(free)}, or run with --steal-claims to take {'them' if n > 1 else 'it'} over")
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
 def _kind_of(text: str) -> tuple[str, str]:

@@ -27,6 +27,7 @@ from components.providers.base import ProviderError, Settings
 from components.providers.pricing import cost_usd
 from components.run.caller import BudgetExceeded, Caller, Cancelled, NeedsCall
 from components.run.schema import Trial
+from components.run.store_batches import StoreWriteError
 from components.strategies import ParamError, get_strategy
 
 log = logging.getLogger(__name__)
@@ -88,7 +89,8 @@ def score_outcome(trial: Trial, outcome, doc, answers, answer_mode: str = "any",
 async def execute(doc, question: str, answers, strategy_name: str, params: dict, caller: Caller,
                   settings_for: Callable[[object], Settings], answer_mode: str = "any",
                   on_call: Callable[[object, object], None] | None = None, gold_sentences=()) -> Ran:
-    """Run one trial. BudgetExceeded, Cancelled and NeedsCall pass through (the trial did not happen).
+    """Run one trial. BudgetExceeded, Cancelled, NeedsCall and StoreWriteError (the store cannot be written: a
+    full disk) pass through (the trial did not happen).
     A caller with `batch = True` (run/batch.py) prices its calls at batch prices."""
     trial = Trial(gold_pages=list(doc.gold), question=question, answers=list(answers), strategy=strategy_name)
     ran = Ran(trial)
@@ -110,7 +112,7 @@ async def execute(doc, question: str, answers, strategy_name: str, params: dict,
         strategy = get_strategy(strategy_name)
         trial.metric = strategy.metric
         outcome = await strategy.run(doc, question, params, ask)
-    except (BudgetExceeded, Cancelled, NeedsCall):
+    except (BudgetExceeded, Cancelled, NeedsCall, StoreWriteError):  # the store's: a full disk is no trial's error
         raise
     except ProviderError as exc:
         trial.error, trial.error_kind = str(exc) or exc.__class__.__name__, exc.kind

@@ -76,7 +76,7 @@ KEY_PREFIX = re.compile(r"(sk|pk|rk|gsk|hf|ghp|gho|ghs|glpat|xai|sess)[-_]|AIza|
 KEY_QUERY = re.compile(r"key|token|secret|passw|auth|sig|credential", re.IGNORECASE)
 
 
-def looks_like_key(text: str) -> bool:
+def key_shaped(text: str) -> bool:
     """True for a string shaped like an API key rather than a name (see KEY_PREFIX)."""
     t = text.strip()
     if KEY_PREFIX.match(t):
@@ -97,7 +97,7 @@ def check_key_env(where: str, env) -> None:
     characters; any other bad value, which may be a key too, is shown no further."""
     if env is None:
         return
-    if isinstance(env, str) and looks_like_key(env):
+    if isinstance(env, str) and key_shaped(env):
         _fail(f"{where} holds what looks like an API key itself ({_secret(env)}); put the key in an environment "
               "variable and give its name here (e.g. api_key_env = \"OPENAI_API_KEY\")")
     if not isinstance(env, str) or not ENV_NAME.fullmatch(env):
@@ -137,7 +137,7 @@ def check_base_url(where: str, url) -> None:
         _fail(f"{where} holds a user name or key before '@'; never put a key in a config: remove it and name the "
               "environment variable that holds it with api_key_env")
     for name, value in parse_qsl(parts.query, keep_blank_values=True):
-        if KEY_QUERY.search(name) or looks_like_key(value):
+        if KEY_QUERY.search(name) or key_shaped(value):
             _fail(f"{where} holds a key in its query (parameter {name[:20]!r}); never put a key in a config: remove it "
                   "and name the environment variable that holds it with api_key_env")
 

@@ -34,8 +34,10 @@ def price_editor(where) -> None:
                     "`~/.config/litm-explorer/prices.json`.")
     edited = where.data_editor(rows, key=State.cmp_price_grid.key, hide_index=True, width="stretch",
                                disabled=["source"],
-                               column_config={"input": st.column_config.NumberColumn("input $/1M", min_value=0.0),
-                                              "output": st.column_config.NumberColumn("output $/1M", min_value=0.0)})
+                               column_config={"input": st.column_config.NumberColumn("input $/1M", min_value=0.0,
+                                                                                     max_value=models.MAX_PRICE),
+                                              "output": st.column_config.NumberColumn("output $/1M", min_value=0.0,
+                                                                                      max_value=models.MAX_PRICE)})
     c1, c2 = where.columns(2)
     if c1.button("Use these prices", key=State.cmp_price_apply.key):
         table: dict = {}

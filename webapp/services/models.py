@@ -16,10 +16,10 @@ import pandas as pd
 
 from components.providers.base import ModelSpec, ProviderError
 from components.providers.localmodel import canonical
-from components.providers.pricing import BATCH, PRICES, PRICES_DATE, cost_usd, price_rows
+from components.providers.pricing import BATCH, MAX_PRICE, PRICES, PRICES_DATE, cost_usd, price_rows
 from webapp.services.names import model_title
 
-__all__ = ["BATCH", "DEFAULT_MODELS", "KEY_ENV", "LABELS", "NONE", "PRICES", "PRICES_DATE", "Choice", "ModelSpec",
+__all__ = ["BATCH", "DEFAULT_MODELS", "KEY_ENV", "LABELS", "MAX_PRICE", "NONE", "PRICES", "PRICES_DATE", "Choice", "ModelSpec",
            "ProviderError", "Speed", "cost_usd", "default_provider", "duration", "known_models",
            "local_status", "model_title", "price_rows", "providers", "speed"]
 

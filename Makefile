@@ -33,8 +33,8 @@ LLAMA_KEY := $(shell printf '%s %s' '$(LLAMA_VERSION)' '$(LLAMA_FLAGS)' | sha256
 WHEELS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/litm-explorer/wheels
 WHEELHOUSE := $(WHEELS)/llama-$(LLAMA_KEY)
 LLAMA_STAMP := $(VENV)/.llama-cpp-python-build
-# measured on a 2-core machine busy with other work: 21 min 50 s, under 7 min of CPU (docs/install.md)
-LLAMA_MINUTES := 22
+# measured 2026-11-27: the whole first install 3 min 47 s on 2 idle cores, 21 min 50 s on 2 busy ones
+LLAMA_MINUTES := 4 minutes on 2 idle cores, up to 22 on busy ones
 # seconds between two "... compiling" lines
 BEAT ?= 60
 
@@ -58,7 +58,7 @@ define build_wheel
 if ls $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1; then
   echo "    already built"
 else
-  echo "    compiling (about $(LLAMA_MINUTES) minutes on 2 busy cores; once per machine); log: $(WHEELHOUSE).log"
+  echo "    compiling (about $(LLAMA_MINUTES); once per machine); log: $(WHEELHOUSE).log"
   mkdir -p $(WHEELS)
   tmp=$(WHEELHOUSE).tmp.$$$$; py=$(BIN)/python; [ -x $$py ] || py=$(PY)
   ( while sleep $(BEAT) >/dev/null 2>&1; kill -0 $$$$ 2>/dev/null; do

@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import zlib
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -488,4 +489,45 @@ def mini_curve(rows: list[dict], *, x_title: str, title: str = "") -> go.Figure:
     fig.update_layout(height=320, showlegend=False)
     if not scored:
         _empty_note(fig, "No scored run: give a gold answer")
+    return fig
+
+
+# --- the likelihood curve: one question's line and the mean over questions with its band ----------
+
+LIKELIHOOD_Y_TITLE = "log-probability (nats)"  # of the right answer; closer to 0: the model finds it more likely
+
+
+def likelihood_curve(first: list[tuple[str, float]] | None, mean: pd.DataFrame | None, *, x_title: str, title: str,
+                     x: str = "gold_index", labels: dict | None = None, first_name: str = "this question",
+                     mean_name: str = "mean over questions", legend: bool = True,
+                     categories: list[str] | None = None) -> go.Figure:
+    """Answer log-probability by position: one question's line (`first`: (label, value) pairs) and/or
+    the mean over questions with its 95% band (`mean`: report.likelihood.points' table, `x` its position
+    column; `labels` maps a position to its label); `categories`: every place on the x axis, in order
+    (a stopped run shows the places not scored yet)."""
+    blue, orange = OKABE_ITO[0], OKABE_ITO[1]
+    fig = go.Figure()
+    labels = labels or {}
+    if mean is not None and not mean.empty:
+        xs = [labels.get(v, str(v)) for v in mean[x]]
+        if mean["low"].notna().all():
+            fig.add_trace(go.Scatter(x=xs + xs[::-1], y=list(mean["high"]) + list(mean["low"])[::-1], fill="toself",
+                                     mode="lines", fillcolor=rgba(orange, 0.15), line=dict(width=0),
+                                     hoverinfo="skip", name="95% interval", legendgroup="mean", showlegend=False))
+        fig.add_trace(go.Scatter(x=xs, y=list(mean["mean"]), mode="lines+markers", name=mean_name,
+                                 legendgroup="mean", line=dict(color=orange, width=3), marker=dict(size=11),
+                                 customdata=np.c_[mean["low"], mean["high"], mean["n"]],
+                                 hovertemplate="%{x}: %{y:.2f} nats (95% %{customdata[0]:.2f} to "
+                                               "%{customdata[1]:.2f}), n=%{customdata[2]}<extra></extra>"))
+    if first:
+        fig.add_trace(go.Scatter(x=[a for a, _ in first], y=[b for _, b in first], mode="lines+markers",
+                                 name=first_name, legendgroup="first", line=dict(color=blue, width=2.5),
+                                 marker=dict(size=12), hovertemplate="%{x}: %{y:.2f} nats<extra></extra>"))
+    fig.update_layout(title=dict(text=title, x=0, xanchor="left"), template="plotly_white", height=320,
+                      showlegend=legend, margin=dict(l=70, r=20, t=60, b=40), hovermode="closest",
+                      legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0))
+    fig.update_xaxes(title_text=x_title, type="category", showline=True, linecolor="#888")
+    if categories:  # every place on the axis, scored or not yet
+        fig.update_xaxes(categoryorder="array", categoryarray=categories, range=[-0.5, len(categories) - 0.5])
+    fig.update_yaxes(title_text=LIKELIHOOD_Y_TITLE, showline=True, linecolor="#888", zeroline=False)
     return fig

@@ -53,11 +53,11 @@ def test_arms_pairs_recommendation_and_url(stores):
     expected = compare.compare(RunStore(db).trials_frame(), chosen)
     assert list(arms["arm"]) == chosen and list(arms["n"]) == list(expected["arms"]["n"])
     pairs = next(f for f in frames if "matched" in f.columns)
-    assert list(pairs["p"]) == pytest.approx([p["p_value"] for p in expected["pairs"]])
-    assert list(pairs["matched"]) == [p["n_matched"] for p in expected["pairs"]]
+    assert list(pairs["p"]) == pytest.approx([p.p_value for p in expected["pairs"]])
+    assert list(pairs["matched"]) == [p.n_matched for p in expected["pairs"]]
     rec = verdict_text(at)
     v = expected["verdict"]
-    assert rec.startswith(f"**{v['line']}**") and v["reasons"] in rec  # the one line first, then the reasons
+    assert rec.startswith(f"**{v.line}**") and v.reasons in rec  # the one line first, then the reasons
     assert len(at.get("plotly_chart")) == 3  # Pareto, U-curves, differences
     # the view is in the URL
     at.multiselect(key="cmp_arms").set_value(ARMS[:2]).run()
@@ -122,7 +122,7 @@ def test_report_is_one_self_contained_escaped_file(stores):
     assert not re.search(r"<script[^>]*\bsrc=", page)  # plotly.js is inlined: the file opens offline
     assert "Plotly.newPlot" in page and len(page) > 1_000_000
     v = result["verdict"]
-    assert f"<b>{html.escape(v['line'])}</b>" in page and html.escape(v["reasons"]) in page
+    assert f"<b>{html.escape(v.line)}</b>" in page and html.escape(v.reasons) in page
     assert "p (Holm)" in page
 
 

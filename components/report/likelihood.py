@@ -42,7 +42,7 @@ def points(matrix: pd.DataFrame, x: str = "gold_index") -> pd.DataFrame:
     values = matrix.to_numpy(dtype=float)
     bands = evidence.bootstrap_means(values, np.eye(len(cols))) if cols else []
     means = values.mean(axis=0) if len(values) else [float("nan")] * len(cols)
-    rows = [{x: shapes._num(float(c)), "mean": float(m), "low": lo, "high": hi, "n": int(len(values))}
+    rows = [{x: shapes.plain_number(float(c)), "mean": float(m), "low": lo, "high": hi, "n": int(len(values))}
             for c, m, (lo, hi) in zip(cols, means, bands, strict=True)]
     return pd.DataFrame(rows, columns=[x, "mean", "low", "high", "n"])
 

@@ -167,8 +167,8 @@ def curve_shape(matrix: pd.DataFrame, *, left_out: int = 0, x_name: str = "posit
     binary = bool(np.isin(v, (0.0, 1.0)).all()) if binary is None else binary
     mids = middle_of(xs)
     head = dict(questions=n, left_out=left_out, positions=len(xs), x=x_name, binary=binary,
-                first=_num(xs[0]) if xs else None, middle=[_num(m) for m in mids],
-                last=_num(xs[-1]) if xs else None, unit="" if binary else unit)
+                first=plain_number(xs[0]) if xs else None, middle=[plain_number(m) for m in mids],
+                last=plain_number(xs[-1]) if xs else None, unit="" if binary else unit)
     if not mids or n < 2:
         why = "needs at least three answer positions" if not mids else "needs at least two questions asked at every position"
         return CurveShape(**head, label=None, clear=False, sentence=f"No shape test: it {why}.")
@@ -198,7 +198,8 @@ def curve_shape(matrix: pd.DataFrame, *, left_out: int = 0, x_name: str = "posit
     return replace(shape, sentence=sentence(shape))
 
 
-def _num(x: float):
+def plain_number(x: float):
+    """A position as it reads: 4, not 4.0; 0.25 stays 0.25."""
     return int(x) if float(x).is_integer() else float(x)
 
 
@@ -289,12 +290,12 @@ def curves(trials: pd.DataFrame, values: pd.Series) -> list[dict]:
                     lo, hi = mean - half, mean + half
                 else:
                     lo = hi = math.nan
-                points.append({x: _num(xv), "n": nn, "mean": mean, "lo": lo, "hi": hi})
+                points.append({x: plain_number(xv), "n": nn, "mean": mean, "lo": lo, "hi": hi})
             matrix, left = question_matrix(g, x)
             size_value = meta[size]
             out.append({"sweep": meta["sweep"], "arm": arm_label(meta), "strategy": meta["strategy"],
                         "params": meta["params"], "model": meta["model"], "x": x,
-                        size: None if size_value != size_value else _num(size_value), "points": points,
+                        size: None if size_value != size_value else plain_number(size_value), "points": points,
                         "shape": curve_shape(matrix, left_out=left, x_name=x, binary=binary)})
     return out
 
@@ -324,8 +325,8 @@ def by_series(trials: pd.DataFrame, values: pd.Series, series: pd.Series, x: str
                 continue
             matrix, left = question_matrix(g, x)
             binary = bool(g["value"].isin([0.0, 1.0]).all())
-            name = label if s is None else f"{label} · {_num(s):,} {'documents' if size == 'documents' else 'tokens'}"
-            out.append({"series": label, "name": name, "size": None if s is None else _num(s),
+            name = label if s is None else f"{label} · {plain_number(s):,} {'documents' if size == 'documents' else 'tokens'}"
+            out.append({"series": label, "name": name, "size": None if s is None else plain_number(s),
                         "sizes": max(1, len(sizes)),
                         "matrix": matrix, "left_out": left,
                         "shape": curve_shape(matrix, left_out=left, x_name=x, binary=binary, unit=unit)})

@@ -243,17 +243,17 @@ def test_the_verdict_leads_and_follows_the_margin_and_the_minimum_saving(stores)
                                min_saving=saving)["verdict"]
 
     strict = expected(0.05, 0.10)
-    assert verdict_text(at).startswith(f"**{strict['line']}**") and strict["line"].endswith("not yet")
-    assert strict["recommend"] == "rr r=1000 · fake-model"  # the most accurate: nothing cheaper is shown close
+    assert verdict_text(at).startswith(f"**{strict.line}**") and strict.line.endswith("not yet")
+    assert strict.recommend == "rr r=1000 · fake-model"  # the most accurate: nothing cheaper is shown close
     at.number_input(key="cmp_margin").set_value(30.0).run()  # reprompt is within 30 points of rr, half the cost
     loose = expected(0.30, 0.10)
-    assert loose["recommend"] == "reprompt r=1000 · fake-model" and loose["confidence"] == "confident"
+    assert loose.recommend == "reprompt r=1000 · fake-model" and loose.confidence == "confident"
     text = verdict_text(at)
-    assert text.startswith(f"**{loose['line']}**") and "· saves $0.0228 per 1,000 questions · confident" in text
+    assert text.startswith(f"**{loose.line}**") and "· saves $0.0228 per 1,000 questions · confident" in text
     assert at.success, "a confident verdict is shown as a success"
     assert at.query_params["margin"] == "30"
     at.number_input(key="cmp_min_saving").set_value(60.0).run()  # a 50% saving is not enough now
-    assert verdict_text(at).startswith(f"**{expected(0.30, 0.60)['line']}**")
+    assert verdict_text(at).startswith(f"**{expected(0.30, 0.60).line}**")
     assert "reprompt" not in verdict_text(at).split("**")[1].split("·")[0]
     assert at.query_params["saving"] == "60"
 

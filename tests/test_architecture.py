@@ -182,7 +182,8 @@ def import_rule_breaches(app: Path = APP) -> list[str]:
 
 
 def private_name_breaches(app: Path = APP) -> list[str]:
-    """A module reaching another module's private name: `from x import _name` or `alias._name`."""
+    """A module reaching another module's private name: `from x import _name` or `alias._name` (in webapp/,
+    or in components/ with app=ENGINE)."""
     bad = []
     for path in sorted(app.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -227,6 +228,23 @@ def test_webapp_keeps_its_layout_and_import_rule():
 
 def test_no_module_reaches_another_modules_private_name():
     assert not private_name_breaches(), "\n".join(private_name_breaches())
+
+
+def test_no_engine_module_reaches_another_modules_private_name():
+    """components/ too: a helper another module needs is public, named for what it does."""
+    assert not private_name_breaches(ENGINE), "\n".join(private_name_breaches(ENGINE))
+
+
+def test_the_private_name_rule_finds_a_breach_in_the_engine(tmp_path):
+    engine = tmp_path / "components"
+    (engine / "run").mkdir(parents=True)
+    (engine / "run" / "batch.py").write_text("from components.run.runner import _key_for\n")
+    (engine / "report").mkdir()
+    (engine / "report" / "likelihood.py").write_text("from components.report import shape as shapes\n"
+                                                     "x = shapes._num(4.0)\nok = shapes.plain_number(4.0)\n")
+    found = private_name_breaches(engine)
+    assert found == ["components/report/likelihood.py:2: shapes._num",
+                     "components/run/batch.py: from components.run.runner import _key_for"]
 
 
 def test_no_sql_outside_the_run_store():

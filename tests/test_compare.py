@@ -107,11 +107,11 @@ def test_arms_accuracy_cost_and_pareto(two_arms):
 
 def test_pair_is_paired_and_counts_what_it_leaves_out(two_arms):
     p = cmp.compare_pair(cmp.prepare(two_arms), "A · gpt-4o-mini", "B · gpt-4o-mini")
-    assert (p["n_matched"], p["left_out_a"], p["left_out_b"]) == (10, 1, 0)
-    assert (p["both_correct"], p["only_a"], p["only_b"], p["neither"]) == (3, 4, 1, 2)
-    assert p["diff"] == pytest.approx(0.3) and p["p_value"] == pytest.approx(0.375)
-    assert p["ci"] == pytest.approx(list(cmp.newcombe_paired_ci(3, 4, 1, 2)))
-    assert p["ci"][0] < 0.3 < p["ci"][1]
+    assert (p.n_matched, p.left_out_a, p.left_out_b) == (10, 1, 0)
+    assert (p.both_correct, p.only_a, p.only_b, p.neither) == (3, 4, 1, 2)
+    assert p.diff == pytest.approx(0.3) and p.p_value == pytest.approx(0.375)
+    assert p.ci == pytest.approx(list(cmp.newcombe_paired_ci(3, 4, 1, 2)))
+    assert p.ci[0] < 0.3 < p.ci[1]
 
 
 def test_fractional_scores_use_the_verdict_rule():
@@ -124,25 +124,25 @@ def test_recommendation_is_computed(two_arms):
     out = cmp.compare(two_arms)
     v = out["verdict"]
     # A is the most accurate and the cheaper; B is not significantly worse: not yet
-    assert v["line"] == ("Recommend A · gpt-4o-mini · saves $0.3060 per 1,000 questions against B · gpt-4o-mini"
+    assert v.line == ("Recommend A · gpt-4o-mini · saves $0.3060 per 1,000 questions against B · gpt-4o-mini"
                          " · not yet")
-    assert out["recommendation"].startswith(v["line"] + ". A · gpt-4o-mini is the most accurate (73%, n = 11)")
-    assert "Holm-adjusted p = 0.38" in v["reasons"]
+    assert out["recommendation"].startswith(v.line + ". A · gpt-4o-mini is the most accurate (73%, n = 11)")
+    assert "Holm-adjusted p = 0.38" in v.reasons
     need = math.ceil((Z * math.sqrt(0.5) + ZB * math.sqrt(0.5 - 0.09)) ** 2 / 0.09)
-    assert f"about {need} matched trials" in v["reasons"] and need == 42 and v["confidence"] == "not yet"
+    assert f"about {need} matched trials" in v.reasons and need == 42 and v.confidence == "not yet"
     # a cheaper arm within 9 points at half the cost is NOT recommended: its interval allows far worse
     c = _trials({"C": [1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1]}, tokens=(500, 10))
     out = cmp.compare(pd.concat([two_arms, c], ignore_index=True))
     v = out["verdict"]
-    assert v["recommend"] == "A · gpt-4o-mini" and v["confidence"] == "not yet"
-    assert "C · gpt-4o-mini would save 48%" in v["reasons"] and "not yet shown within 5 points" in v["reasons"]
+    assert v.recommend == "A · gpt-4o-mini" and v.confidence == "not yet"
+    assert "C · gpt-4o-mini would save 48%" in v.reasons and "not yet shown within 5 points" in v.reasons
     # a clear winner, after Holm
     win = _trials({"W": [1] * 20, "L": [0] * 20})
     v = cmp.compare(win)["verdict"]
-    assert v["line"] == "Recommend W · gpt-4o-mini · costs the same as L · gpt-4o-mini · confident"
-    assert "significantly better than every other arm after Holm's correction" in v["reasons"]
+    assert v.line == "Recommend W · gpt-4o-mini · costs the same as L · gpt-4o-mini · confident"
+    assert "significantly better than every other arm after Holm's correction" in v.reasons
     free = cmp.compare(_trials({"W": [1] * 20, "L": [0] * 20}, model="local:qwen2.5-coder-0.5b-instruct"))
-    assert free["verdict"]["line"] == ("Recommend W · qwen2.5-coder-0.5b-instruct · costs nothing, as "
+    assert free["verdict"].line == ("Recommend W · qwen2.5-coder-0.5b-instruct · costs nothing, as "
                                        "L · qwen2.5-coder-0.5b-instruct does · confident")
     assert cmp.compare(_trials({"W": [1]}))["recommendation"].startswith("No recommendation")
 
@@ -156,17 +156,17 @@ def test_cheaper_arm_is_recommended_only_when_non_inferior_and_saving_enough():
     cheap = _trials({"C": _same(300, (400, 10))}, tokens=(400, 10))
     v = cmp.compare(pd.concat([base, cheap], ignore_index=True))["verdict"]
     saving = 1000 * ((1000 - 400) * 0.15) / 1e6
-    assert v["line"] == f"Recommend C · gpt-4o-mini · saves ${saving:,.4f} per 1,000 questions · confident"
-    assert v["recommend"] == "C · gpt-4o-mini" and v["saving_per_1000_usd"] == pytest.approx(saving)
-    assert "non-inferior within the 5 points margin" in v["reasons"]
+    assert v.line == f"Recommend C · gpt-4o-mini · saves ${saving:,.4f} per 1,000 questions · confident"
+    assert v.recommend == "C · gpt-4o-mini" and v.saving_per_1000_usd == pytest.approx(saving)
+    assert "non-inferior within the 5 points margin" in v.reasons
     # the same arm saving only 5% of the cost is not worth it: below the 10% minimum
     small = _trials({"C": _same(300, (950, 10))}, tokens=(950, 10))
     v = cmp.compare(pd.concat([base, small], ignore_index=True))["verdict"]
-    assert v["recommend"] != "C · gpt-4o-mini"
+    assert v.recommend != "C · gpt-4o-mini"
     # a minimum the user lowers lets it through; a tighter margin than its interval stops it
-    assert cmp.compare(pd.concat([base, small], ignore_index=True), min_saving=0.01)["verdict"]["recommend"] == \
+    assert cmp.compare(pd.concat([base, small], ignore_index=True), min_saving=0.01)["verdict"].recommend == \
         "C · gpt-4o-mini"
-    assert cmp.compare(pd.concat([base, cheap], ignore_index=True), margin=0.001)["verdict"]["confidence"] == "not yet"
+    assert cmp.compare(pd.concat([base, cheap], ignore_index=True), margin=0.001)["verdict"].confidence == "not yet"
 
 
 def test_of_two_equally_cheap_non_inferior_arms_the_more_accurate_is_recommended():
@@ -175,13 +175,13 @@ def test_of_two_equally_cheap_non_inferior_arms_the_more_accurate_is_recommended
     cheap = _trials({"B": worse, "C": _same(300, (400, 10))}, tokens=(400, 10))
     labels = [f"{a} · gpt-4o-mini" for a in "ABC"]  # the less accurate B listed before C
     v = cmp.compare(pd.concat([base, cheap], ignore_index=True), labels, margin=0.10)["verdict"]
-    assert v["recommend"] == "C · gpt-4o-mini" and v["confidence"] == "confident"
+    assert v.recommend == "C · gpt-4o-mini" and v.confidence == "confident"
 
 
 def test_ties_are_ties():
     v = cmp.compare(_trials({"A": [1, 0, 1, 0, 1, 1], "B": [1, 0, 1, 0, 1, 1]}))["verdict"]
-    assert v["line"] == "Tie · A · gpt-4o-mini and B · gpt-4o-mini · not yet" and v["recommend"] is None
-    assert "a tie, not a winner" in v["reasons"]
+    assert v.line == "Tie · A · gpt-4o-mini and B · gpt-4o-mini · not yet" and v.recommend is None
+    assert "a tie, not a winner" in v.reasons
 
 
 def test_holm_is_statsmodels_and_the_verdict_never_uses_a_raw_p_it_rejects():
@@ -192,12 +192,12 @@ def test_holm_is_statsmodels_and_the_verdict_never_uses_a_raw_p_it_rejects():
     w = [1] * 6 + [1, 0] * 10
     arms = {"W": w, "L": [0] * 6 + [1, 0] * 10, "M1": w, "M2": w, "M3": w}
     out = cmp.compare(_trials(arms), labels=[f"{a} · gpt-4o-mini" for a in ("W", "L", "M1", "M2", "M3")])
-    raw = [p["p_value"] for p in out["pairs"]]
-    assert [p["p_holm"] for p in out["pairs"]] == pytest.approx(list(multipletests(raw, method="holm")[1]))
-    wl = next(p for p in out["pairs"] if {p["a"], p["b"]} == {"W · gpt-4o-mini", "L · gpt-4o-mini"})
-    assert wl["p_value"] < 0.05 <= wl["p_holm"]
+    raw = [p.p_value for p in out["pairs"]]
+    assert [p.p_holm for p in out["pairs"]] == pytest.approx(list(multipletests(raw, method="holm")[1]))
+    wl = next(p for p in out["pairs"] if {p.a, p.b} == {"W · gpt-4o-mini", "L · gpt-4o-mini"})
+    assert wl.p_value < 0.05 <= wl.p_holm
     v = out["verdict"]
-    assert v["confidence"] == "not yet" and "significantly" not in v["reasons"]
+    assert v.confidence == "not yet" and "significantly" not in v.reasons
 
 
 def test_by_position_and_failures():
@@ -217,7 +217,7 @@ def test_choosing_arms_and_lengths(two_arms):
         cmp.compare(two_arms, ["Z"])
     out = cmp.compare(two_arms, ["B · gpt-4o-mini", "A · gpt-4o-mini"])
     assert list(out["arms"]["label"]) == ["B · gpt-4o-mini", "A · gpt-4o-mini"]
-    assert out["pairs"][0]["a"] == "B · gpt-4o-mini" and out["pairs"][0]["diff"] == pytest.approx(-0.3)
+    assert out["pairs"][0].a == "B · gpt-4o-mini" and out["pairs"][0].diff == pytest.approx(-0.3)
     assert cmp.compare(two_arms, length=2000)["arms"].empty
     assert out["plan"]["discordance_source"] == "seen" and out["plan"]["discordance"] == 0.5
 

@@ -61,8 +61,8 @@ def test_bootstrap_keeps_a_questions_positions_together():
     # an interval of width 0; resampling positions apart would not
     rows = [[1, 0, 0, 0, 0]] * 10 + [[0, 0, 0, 0, 1]] * 10
     s = shape.curve_shape(matrix(rows), x_name="gold_index")
-    assert s["index"] == pytest.approx(0.5) and s["index_ci"] == pytest.approx([0.5, 0.5])
-    assert s["primacy_ci"][0] < 0.5 < s["primacy_ci"][1]  # first - middle alone does vary
+    assert s.index == pytest.approx(0.5) and s.index_ci == pytest.approx([0.5, 0.5])
+    assert s.primacy_ci[0] < 0.5 < s.primacy_ci[1]  # first - middle alone does vary
 
 
 def test_bootstrap_interval_is_the_stated_percentile_one():
@@ -92,34 +92,34 @@ def _curve(first, mid, last, n, seed=1):
 ])
 def test_shapes_are_named_when_their_interval_excludes_zero(probs, label):
     s = shape.curve_shape(_curve(*probs, n=300), x_name="gold_index")
-    assert s["label"] == label and s["clear"] and s["questions_needed"] is None
-    assert s["sentence"].split(":")[0] in {"A U shape (lost in the middle)", "Primacy (the start is best)",
+    assert s.label == label and s.clear and s.questions_needed is None
+    assert s.sentence.split(":")[0] in {"A U shape (lost in the middle)", "Primacy (the start is best)",
                                            "Recency (the end is best)", "An inverted U (the middle is best)"}
 
 
 def test_flat_needs_every_interval_inside_the_margin():
     rows = [[1, 1, 1, 1, 1]] * 500 + [[0, 0, 0, 0, 0]] * 500  # identical at every position
-    assert shape.curve_shape(matrix(rows))["label"] == "flat"
+    assert shape.curve_shape(matrix(rows)).label == "flat"
 
 
 def test_small_n_says_no_clear_shape_and_the_questions_needed():
     s = shape.curve_shape(_curve(0.6, 0.45, 0.6, n=20), x_name="gold_index")
-    assert s["label"] is None and s["index_ci"][0] < 0 < s["index_ci"][1]
-    assert s["sentence"].startswith("No clear shape at this n") and s["questions_needed"] > 20
-    assert f"about {s['questions_needed']:,} questions" in s["sentence"]
+    assert s.label is None and s.index_ci[0] < 0 < s.index_ci[1]
+    assert s.sentence.startswith("No clear shape at this n") and s.questions_needed > 20
+    assert f"about {s.questions_needed:,} questions" in s.sentence
 
 
 def test_real_values_work_too():
     rng = np.random.default_rng(3)
     v = rng.normal([-1.0, -3.0, -1.5], 0.5, size=(60, 3))  # log-probabilities: the middle far lower
     s = shape.curve_shape(matrix(v, xs=(0, 9, 19)))
-    assert not s["binary"] and s["label"] == "U" and s["across_positions"]["test"] == "Friedman"
-    assert "points" not in s["sentence"]
+    assert not s.binary and s.label == "U" and s.across_positions["test"] == "Friedman"
+    assert "points" not in s.sentence
 
 
 def test_fewer_than_three_positions_is_no_test():
     s = shape.curve_shape(matrix([[1, 0]] * 5, xs=(0, 9)))
-    assert s["label"] is None and s["index"] is None and "three answer positions" in s["sentence"]
+    assert s.label is None and s.index is None and "three answer positions" in s.sentence
 
 
 def test_shipped_20_document_run_has_no_clear_shape_at_n_50(capsys):
@@ -145,13 +145,29 @@ def test_by_series_says_no_test_where_questions_are_not_paired_and_splits_sizes(
             for i in range(30)]
     t = pd.DataFrame(rows)
     found = by_series(t, t["value"], pd.Series("line", index=t.index), "position", "length")
-    assert len(found) == 1 and found[0]["shape"]["index"] is None and found[0]["shape"]["label"] is None
-    assert found[0]["left_out"] == 30 and "at least two questions asked at every position" in found[0]["shape"][
-        "sentence"]
+    assert len(found) == 1 and found[0]["shape"].index is None and found[0]["shape"].label is None
+    assert found[0]["left_out"] == 30 and "at least two questions asked at every position" in found[0]["shape"].sentence
     # the same questions at two lengths: one test per length, named by it
     paired = [{"task": f"q{i}", "position": p, "length": n, "value": float(p != 0.5 or i % 4 == 0)}
               for i in range(20) for p in (0.0, 0.5, 1.0) for n in (1000, 2000)]
     t = pd.DataFrame(paired)
     found = by_series(t, t["value"], pd.Series("line", index=t.index), "position", "length")
     assert [f["name"] for f in found] == ["line · 1,000 tokens", "line · 2,000 tokens"]
-    assert all(f["shape"]["questions"] == 20 and f["left_out"] == 0 for f in found)
+    assert all(f["shape"].questions == 20 and f["left_out"] == 0 for f in found)
+
+
+def test_curve_shape_is_a_record_whose_json_keeps_its_keys_in_order():
+    """`litm results --json` prints CurveShape.to_dict(): the same keys, in the same order, as ever."""
+    import dataclasses
+
+    s = shape.curve_shape(_curve(0.6, 0.45, 0.6, n=20), x_name="gold_index")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.label = "U"
+    head = ["questions", "left_out", "positions", "x", "binary", "first", "middle", "last", "label", "clear", "unit"]
+    assert list(s.to_dict()) == head + ["means", "index", "index_ci", "positive", "primacy", "primacy_ci", "recency",
+                                        "recency_ci", "edges_vs_middle", "across_positions", "questions_needed",
+                                        "effect_for_power", "flat_margin", "method", "sentence"]
+    short = shape.curve_shape(matrix([[1, 0]] * 5, xs=(0, 9)))
+    assert list(short.to_dict()) == head + ["index", "index_ci", "sentence"] and short.to_dict()["index"] is None
+    assert shape.brief(s).startswith("No clear shape at this n: edges minus middle")
+    assert shape.brief(short) == short.sentence

@@ -54,10 +54,10 @@ def to_json(result: dict) -> dict:
                      "cached_input_tokens_per_question": _num(r["cached_input_tokens_per_question"]),
                      "cache_write_tokens_per_question": _num(r["cache_write_tokens_per_question"]),
                      "dominated": bool(r["dominated"])})
-    pairs = [{**p, "diff": _num(p["diff"]), "ci": [_num(p["ci"][0]), _num(p["ci"][1])],
-              "p_value": _num(p["p_value"]), "p_holm": _num(p.get("p_holm")), "accuracy_a": _num(p["accuracy_a"]),
-              "accuracy_b": _num(p["accuracy_b"])} for p in result["pairs"]]
-    v = result["verdict"]
+    pairs = [{**p.to_dict(), "diff": _num(p.diff), "ci": [_num(p.ci[0]), _num(p.ci[1])],
+              "p_value": _num(p.p_value), "p_holm": _num(p.p_holm), "accuracy_a": _num(p.accuracy_a),
+              "accuracy_b": _num(p.accuracy_b)} for p in result["pairs"]]
+    v = result["verdict"].to_dict()
     verdict = {**v, "saving_per_1000_usd": _num(v["saving_per_1000_usd"])}
     return {"arms": arms, "pairs": pairs, "verdict": verdict, "margin": v["margin"], "min_saving": v["min_saving"],
             "saving_per_1000_usd": verdict["saving_per_1000_usd"],

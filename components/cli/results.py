@@ -68,7 +68,9 @@ def curves_json(args) -> int:
 
 
 def _clean(x):
-    """Plain JSON: numpy numbers as Python ones, NaN as null."""
+    """Plain JSON: numpy numbers as Python ones, NaN as null, a record (report.shape.CurveShape) as its dict."""
+    if hasattr(x, "to_dict"):
+        x = x.to_dict()
     if isinstance(x, dict):
         return {k: _clean(v) for k, v in x.items()}
     if isinstance(x, list | tuple):

@@ -64,14 +64,6 @@ def rows_of(text: str, path: str):
         yield row
 
 
-def read_rows(path: str) -> list[dict]:
-    """Every non-blank line, checked; the first bad one raises ValueError naming its line."""
-    rows = list(rows_of(read_text(path), path))
-    if not rows:
-        raise ValueError(f"{path}: no lines to score")
-    return rows
-
-
 def summary(scores: list[float]) -> str:
     n = len(scores)
     hits = round(sum(scores))

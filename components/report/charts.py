@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import zlib
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -82,7 +83,8 @@ def rgba(hex_colour: str, alpha: float) -> str:
     return f"rgba({r},{g},{b},{alpha})"
 
 
-def _layout(fig: go.Figure, title: str, x_title: str, y_title: str, percent: bool = True) -> go.Figure:
+def set_layout(fig: go.Figure, title: str, x_title: str, y_title: str, percent: bool = True) -> go.Figure:
+    """Every chart's frame: title, axis titles, font, legend under the plot; a percent y axis unless told."""
     fig.update_layout(
         title=dict(text=title, x=0, xanchor="left"), font=FONT, template="plotly_white",
         legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0),
@@ -177,7 +179,7 @@ def accuracy_lines(table: pd.DataFrame, x: str, *, title: str, x_title: str, met
                 line=dict(color=colour, width=1.8, dash="dot"),
                 marker=dict(symbol="circle-open", size=8, color=colour),
                 hovertemplate=f"<b>{esc(label)}</b><br>{x_title}: %{{x}}<br>as published: %{{y:.1%}}<extra></extra>"))
-    _layout(fig, title, x_title, metric_label, percent=percent)
+    set_layout(fig, title, x_title, metric_label, percent=percent)
     if log_x:
         fig.update_xaxes(type="log")
     if not labels and (overlays is None or overlays.empty):
@@ -213,7 +215,7 @@ def heatmap(mean: pd.DataFrame, n: pd.DataFrame, *, metric_label: str = "accurac
     fig = go.Figure()
     if mean.empty:
         _empty_note(fig, "No scored trials for this selection")
-        return _layout(fig, title, x_title, "document length (tokens)", percent=False)
+        return set_layout(fig, title, x_title, "document length (tokens)", percent=False)
     text = [[("" if pd.isna(v) else f"{v:.0%}<br>n={c}") for v, c in zip(mr, nr, strict=True)]
             for mr, nr in zip(mean.to_numpy(), n.to_numpy(), strict=True)]
     fig.add_trace(go.Heatmap(
@@ -223,7 +225,7 @@ def heatmap(mean: pd.DataFrame, n: pd.DataFrame, *, metric_label: str = "accurac
         hovertemplate=f"length %{{y}}<br>{x_title} %{{x}}<br>{metric_label}: %{{z:.1%}}<br>n = %{{customdata}}"
                       "<extra></extra>",
     ))
-    _layout(fig, title, x_title, "document length (tokens)", percent=False)
+    set_layout(fig, title, x_title, "document length (tokens)", percent=False)
     fig.update_xaxes(type="category")
     fig.update_yaxes(type="category")
     return fig
@@ -245,7 +247,7 @@ def accuracy_vs_cost(table: pd.DataFrame, cost: str = "cost_usd", *, metric_labe
     data = table[(table["n"] > 0) & table[col].notna()] if len(table) and col in table else table.iloc[0:0]
     if data.empty:
         _empty_note(fig, "No cost recorded for this selection" if len(table) else "No scored trials")
-        return _layout(fig, title, x_title, metric_label)
+        return set_layout(fig, title, x_title, metric_label)
     data = data.assign(strategy_name=data["setting"].astype(str).str.split(" ").str[0])
     group_cols = ["strategy_name", "model"] if "model" in data else ["strategy_name"]
     labels = [" · ".join(map(str, k if isinstance(k, tuple) else (k,)))
@@ -266,7 +268,7 @@ def accuracy_vs_cost(table: pd.DataFrame, cost: str = "cost_usd", *, metric_labe
                            "<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}<br>n = %{customdata[0]}"
                            "<br>errors (not scored): %{customdata[3]}<extra></extra>"),
         ))
-    _layout(fig, title, x_title, metric_label)
+    set_layout(fig, title, x_title, metric_label)
     if cost == "cost_usd":
         fig.update_xaxes(tickprefix="$", tickformat=",.4~f")
     else:
@@ -303,7 +305,7 @@ def published_lines(rows: pd.DataFrame, x: str, series: str, *, title: str, x_ti
             fig.add_hline(y=float(ref.value), line=dict(color="#555", dash="dash" if i % 2 else "dot", width=1.5),
                           annotation_text=f"{ref.label}: {ref.value}", annotation_position="top left"
                           if i % 2 else "bottom left", annotation_font=dict(size=12, color="#333"))
-    _layout(fig, title, x_title, y_title, percent=False)
+    set_layout(fig, title, x_title, y_title, percent=False)
     if x_format:
         fig.update_xaxes(tickformat=x_format)
     if not labels:
@@ -323,7 +325,7 @@ def published_bars(rows: pd.DataFrame, x: str, series: str, *, title: str, x_tit
             x=part[x].astype(str).map(esc), y=part["value"], name=esc(label), marker_color=colours[label],
             text=printed(part), textposition="outside", cliponaxis=False,
             hovertemplate=f"<b>{esc(label)}</b><br>{x_title}: %{{x}}<br>{y_title}: %{{text}}<extra></extra>"))
-    _layout(fig, title, x_title, y_title, percent=False)
+    set_layout(fig, title, x_title, y_title, percent=False)
     fig.update_layout(barmode="group")
     if not labels:
         _empty_note(fig, "No published values for this selection")
@@ -347,7 +349,7 @@ def pareto(table: pd.DataFrame, *, title: str = "Accuracy against cost per 1,000
     data = table[(table["n"] > 0) & table["cost_per_1000_usd"].notna()] if len(table) else table
     if data.empty:
         _empty_note(fig, "No arm with scored trials and a known price" if len(table) else "Choose arms")
-        return _layout(fig, title, x_title, "accuracy")
+        return set_layout(fig, title, x_title, "accuracy")
     data = data.assign(cost=pd.to_numeric(data["cost_per_1000_usd"]))
     front = data[~data["dominated"]].sort_values("cost")
     if len(front) > 1:
@@ -374,7 +376,7 @@ def pareto(table: pd.DataFrame, *, title: str = "Accuracy against cost per 1,000
                            "<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}<br>n = %{customdata[0]}"
                            + ("<br>dominated: another arm is as accurate for less" if grey else "")
                            + "<extra></extra>")))
-    _layout(fig, title, x_title, "accuracy")
+    set_layout(fig, title, x_title, "accuracy")
     top = float(data["cost"].max()) or 1.0
     fig.update_xaxes(tickprefix="$", tickformat=",.4~f", range=[-0.04 * top, 1.3 * top])  # room for the labels
     return fig
@@ -387,7 +389,7 @@ def position_differences(table: pd.DataFrame, a: str, b: str, *, x: str = "posit
     title = f"Difference by position: {_safe(a)} minus {_safe(b)}"
     if table.empty:
         _empty_note(fig, "No matched trials for this pair")
-        return _layout(fig, title, x_title, "difference in accuracy")
+        return set_layout(fig, title, x_title, "difference in accuracy")
     t = table.sort_values(x)
     fig.add_hline(y=0, line=dict(color="#888", width=1))
     fig.add_trace(go.Scatter(
@@ -398,7 +400,7 @@ def position_differences(table: pd.DataFrame, a: str, b: str, *, x: str = "posit
         hovertemplate=(x_title + ": %{x}<br>difference: %{y:+.1%}<br>95% CI: %{customdata[1]:+.1%} – "
                        "%{customdata[2]:+.1%}<br>exact McNemar p = %{customdata[3]:.3g}<br>"
                        "matched trials: %{customdata[0]}<extra></extra>")))
-    _layout(fig, title, x_title, "difference in accuracy", percent=False)
+    set_layout(fig, title, x_title, "difference in accuracy", percent=False)
     fig.update_yaxes(tickformat="+.0%", range=[-1.05, 1.05])
     return fig
 
@@ -482,10 +484,51 @@ def mini_curve(rows: list[dict], *, x_title: str, title: str = "") -> go.Figure:
                         symbol=["circle-open" if r.get("first_pages") else "circle" for r in scored]),
             customdata=[[r.get("gold_token") or 0, html.escape(str(r.get("answer") or "")[:80])] for r in scored],
             hovertemplate="gold page at %{x} (token %{customdata[0]:,})<br>answer: %{customdata[1]}<extra></extra>"))
-    _layout(fig, title, x_title, "correct", percent=False)
+    set_layout(fig, title, x_title, "correct", percent=False)
     fig.update_yaxes(tickvals=[0, 1], ticktext=["wrong", "correct"], range=[-0.2, 1.2])
     fig.update_xaxes(type="category")
     fig.update_layout(height=320, showlegend=False)
     if not scored:
         _empty_note(fig, "No scored run: give a gold answer")
+    return fig
+
+
+# --- the likelihood curve: one question's line and the mean over questions with its band ----------
+
+LIKELIHOOD_Y_TITLE = "log-probability (nats)"  # of the right answer; closer to 0: the model finds it more likely
+
+
+def likelihood_curve(first: list[tuple[str, float]] | None, mean: pd.DataFrame | None, *, x_title: str, title: str,
+                     x: str = "gold_index", labels: dict | None = None, first_name: str = "this question",
+                     mean_name: str = "mean over questions", legend: bool = True,
+                     categories: list[str] | None = None) -> go.Figure:
+    """Answer log-probability by position: one question's line (`first`: (label, value) pairs) and/or
+    the mean over questions with its 95% band (`mean`: report.likelihood.points' table, `x` its position
+    column; `labels` maps a position to its label); `categories`: every place on the x axis, in order
+    (a stopped run shows the places not scored yet)."""
+    blue, orange = OKABE_ITO[0], OKABE_ITO[1]
+    fig = go.Figure()
+    labels = labels or {}
+    if mean is not None and not mean.empty:
+        xs = [labels.get(v, str(v)) for v in mean[x]]
+        if mean["low"].notna().all():
+            fig.add_trace(go.Scatter(x=xs + xs[::-1], y=list(mean["high"]) + list(mean["low"])[::-1], fill="toself",
+                                     mode="lines", fillcolor=rgba(orange, 0.15), line=dict(width=0),
+                                     hoverinfo="skip", name="95% interval", legendgroup="mean", showlegend=False))
+        fig.add_trace(go.Scatter(x=xs, y=list(mean["mean"]), mode="lines+markers", name=mean_name,
+                                 legendgroup="mean", line=dict(color=orange, width=3), marker=dict(size=11),
+                                 customdata=np.c_[mean["low"], mean["high"], mean["n"]],
+                                 hovertemplate="%{x}: %{y:.2f} nats (95% %{customdata[0]:.2f} to "
+                                               "%{customdata[1]:.2f}), n=%{customdata[2]}<extra></extra>"))
+    if first:
+        fig.add_trace(go.Scatter(x=[a for a, _ in first], y=[b for _, b in first], mode="lines+markers",
+                                 name=first_name, legendgroup="first", line=dict(color=blue, width=2.5),
+                                 marker=dict(size=12), hovertemplate="%{x}: %{y:.2f} nats<extra></extra>"))
+    fig.update_layout(title=dict(text=title, x=0, xanchor="left"), template="plotly_white", height=320,
+                      showlegend=legend, margin=dict(l=70, r=20, t=60, b=40), hovermode="closest",
+                      legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0))
+    fig.update_xaxes(title_text=x_title, type="category", showline=True, linecolor="#888")
+    if categories:  # every place on the axis, scored or not yet
+        fig.update_xaxes(categoryorder="array", categoryarray=categories, range=[-0.5, len(categories) - 0.5])
+    fig.update_yaxes(title_text=LIKELIHOOD_Y_TITLE, showline=True, linecolor="#888", zeroline=False)
     return fig

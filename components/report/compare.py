@@ -24,6 +24,7 @@ Statistics (all from scipy; each checked in tests/test_compare.py against number
 from __future__ import annotations
 
 import math
+from dataclasses import asdict, dataclass, replace
 
 import pandas as pd
 from scipy.stats import binomtest, norm
@@ -272,7 +273,41 @@ def matched(df: pd.DataFrame, a: str, b: str) -> tuple[pd.DataFrame, int, int]:
     return pairs, len(sa) - len(pairs), len(sb) - len(pairs)
 
 
-def compare_pair(df: pd.DataFrame, a: str, b: str) -> dict:
+@dataclass(frozen=True)
+class Pair:
+    """The paired comparison of arm a with arm b over their matched trials (compare_pair)."""
+
+    a: str
+    b: str
+    n_matched: int
+    left_out: int  # trials of either arm without a partner (or a repeat of a matched key)
+    left_out_a: int
+    left_out_b: int
+    both_correct: int
+    only_a: int
+    only_b: int
+    neither: int
+    accuracy_a: float
+    accuracy_b: float
+    diff: float  # acc(a) - acc(b)
+    ci: list  # Newcombe's 95% interval of diff
+    p_value: float  # exact McNemar
+    ci_method: str = "Newcombe paired hybrid score (1998, method 10)"
+    test: str = "exact McNemar (binomial test of discordant pairs)"
+    p_holm: float = math.nan  # Holm-adjusted over the pairs shown (with_holm)
+    correction: str = ""
+
+    @property
+    def discordance(self) -> float | None:
+        """The share of matched pairs the two arms answered differently (None without pairs)."""
+        return (self.only_a + self.only_b) / self.n_matched if self.n_matched else None
+
+    def to_dict(self) -> dict:
+        """The JSON form (`litm compare --json`): every field by name."""
+        return asdict(self)
+
+
+def compare_pair(df: pd.DataFrame, a: str, b: str) -> Pair:
     """The paired comparison of arm a with arm b: n_matched, left out, the 2x2 table, accuracies over the
     matched trials, diff = acc(a) - acc(b) with Newcombe's interval, and McNemar's exact p-value."""
     pairs, left_a, left_b = matched(df, a, b)
@@ -281,17 +316,12 @@ def compare_pair(df: pd.DataFrame, a: str, b: str) -> dict:
     b_only, neither = int(((oa == 0) & (ob == 1)).sum()), int(((oa == 0) & (ob == 0)).sum())
     n = len(pairs)
     lo, hi = newcombe_paired_ci(both, a_only, b_only, neither)
-    return {"a": a, "b": b, "n_matched": n, "left_out": left_a + left_b, "left_out_a": left_a,
-            "left_out_b": left_b, "both_correct": both, "only_a": a_only, "only_b": b_only,
-            "neither": neither, "accuracy_a": (both + a_only) / n if n else math.nan,
-            "accuracy_b": (both + b_only) / n if n else math.nan,
-            "diff": (a_only - b_only) / n if n else math.nan, "ci": [lo, hi],
-            "p_value": mcnemar_exact(a_only, b_only) if n else math.nan,
-            "ci_method": "Newcombe paired hybrid score (1998, method 10)",
-            "test": "exact McNemar (binomial test of discordant pairs)"}
+    return Pair(a, b, n, left_a + left_b, left_a, left_b, both, a_only, b_only, neither,
+                (both + a_only) / n if n else math.nan, (both + b_only) / n if n else math.nan,
+                (a_only - b_only) / n if n else math.nan, [lo, hi], mcnemar_exact(a_only, b_only) if n else math.nan)
 
 
-def pairs(df: pd.DataFrame, labels: list[str]) -> list[dict]:
+def pairs(df: pd.DataFrame, labels: list[str]) -> list[Pair]:
     """Every pair of the chosen arms, in the given order (a before b)."""
     t = df if "ok" in df.columns else prepare(df)
     return [compare_pair(t, labels[i], labels[j]) for i in range(len(labels)) for j in range(i + 1, len(labels))]
@@ -355,20 +385,18 @@ def pairs_needed(difference: float, discordance: float | None = None, *, power: 
     return int(math.ceil((za * math.sqrt(psi) + zb * math.sqrt(max(0.0, psi - d * d))) ** 2 / (d * d)))
 
 
-def plan(pair: dict | None, arm_table: pd.DataFrame | None = None, *, difference: float = DEFAULT_DIFFERENCE,
+def plan(pair: Pair | None, arm_table: pd.DataFrame | None = None, *, difference: float = DEFAULT_DIFFERENCE,
          power: float = 0.8, cells_per_task: int = 1) -> dict:
     """Tasks a paired comparison needs, from the discordance seen in `pair` (else the default), and what
     running both arms on them costs at the arms' cost per 1,000 questions."""
-    seen = None
-    if pair and pair.get("n_matched"):
-        seen = (pair["only_a"] + pair["only_b"]) / pair["n_matched"]
+    seen = pair.discordance if pair else None
     n = pairs_needed(difference, seen, power=power)
     cells = max(1, int(cells_per_task))
     tasks = int(math.ceil(n / cells))
     usd = None
     if pair and arm_table is not None and not arm_table.empty:
         costs = arm_table.set_index("label")["cost_per_1000_usd"]
-        per = [costs.get(pair["a"]), costs.get(pair["b"])]
+        per = [costs.get(pair.a), costs.get(pair.b)]
         if all(c is not None and not pd.isna(c) for c in per):
             usd = tasks * cells * sum(per) / 1000
     return {"pairs": n, "tasks": tasks, "cells_per_task": cells, "difference": difference, "power": power,
@@ -378,25 +406,52 @@ def plan(pair: dict | None, arm_table: pd.DataFrame | None = None, *, difference
 
 # --- recommendation -------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Verdict:
+    """What the rule decided (`recommend`, `versus`, `confidence`, the saving, the pairs that would tell, and
+    the rule's settings) and its wording (`line`, `reasons`): see `verdict`."""
+
+    recommend: str | None = None
+    versus: str | None = None
+    confidence: str = "not yet"  # "confident" or "not yet"
+    saving_per_1000_usd: float | None = None  # against `versus`; negative: the recommended arm costs more
+    margin: float = DEFAULT_MARGIN
+    min_saving: float = DEFAULT_MIN_SAVING
+    alpha: float = ALPHA
+    correction: str = "Holm"
+    pairs_needed: int | None = None
+    line: str = ""  # "Recommend X · saves Y per 1,000 questions · confident / not yet"
+    reasons: str = ""
+
+    @property
+    def text(self) -> str:
+        """The verdict as the pages show it: its one line, then the reasoning."""
+        return f"{self.line}. {self.reasons}"
+
+    def to_dict(self) -> dict:
+        """The JSON form (`litm compare --json`): every field by name."""
+        return asdict(self)
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
-def _pair_of(pair_list: list[dict], a: str, b: str) -> tuple[dict | None, int]:
+def _pair_of(pair_list: list[Pair], a: str, b: str) -> tuple[Pair | None, int]:
     """The pair (a, b) and the sign that turns its diff into acc(a) - acc(b)."""
     for p in pair_list:
-        if p["a"] == a and p["b"] == b:
+        if p.a == a and p.b == b:
             return p, 1
-        if p["a"] == b and p["b"] == a:
+        if p.a == b and p.b == a:
             return p, -1
     return None, 1
 
 
-def _versus(p: dict, sign: int) -> tuple[float, tuple[float, float]]:
+def _versus(p: Pair, sign: int) -> tuple[float, tuple[float, float]]:
     """acc(other) - acc(best) and its interval from the pair (best, other), `sign` as _pair_of gives."""
     if sign > 0:  # the pair is (best, other): diff = acc(best) - acc(other)
-        return -p["diff"], (-p["ci"][1], -p["ci"][0])
-    return p["diff"], (p["ci"][0], p["ci"][1])
+        return -p.diff, (-p.ci[1], -p.ci[0])
+    return p.diff, (p.ci[0], p.ci[1])
 
 
 def _money(x) -> str:
@@ -417,11 +472,119 @@ def _cost_phrase(best, other) -> str:
     return f"costs {_money(a - b)} more per 1,000 questions than {other.label}"
 
 
-def verdict(arm_table: pd.DataFrame, pair_list: list[dict], *, margin: float = DEFAULT_MARGIN,
-            min_saving: float = DEFAULT_MIN_SAVING, difference: float = DEFAULT_DIFFERENCE) -> dict:
-    """The decision, computed from the tables, with Holm-adjusted p-values (pair["p_holm"]) only:
-    {"line", "reasons", "recommend", "versus", "confidence", "saving_per_1000_usd", "margin", "min_saving",
-    "pairs_needed"}. `line` reads "Recommend X · saves Y per 1,000 questions · confident / not yet".
+@dataclass(frozen=True)
+class _Cheaper:
+    """A cheaper arm against the reference: its cost, row, pair, acc(it) - acc(best) and interval, share saved."""
+
+    cost: float
+    arm: object
+    pair: Pair
+    d: float
+    lo: float
+    hi: float
+    share: float
+
+
+def _cheaper_arms(best, rest: pd.DataFrame, pair_list: list[Pair], margin: float,
+                  min_saving: float) -> tuple[list[_Cheaper], list[_Cheaper]]:
+    """(non-inferior within `margin`, not yet shown within it): the arms cheaper than `best` by at least
+    `min_saving` of its cost; an arm shown worse (Holm p < alpha) is in neither."""
+    cheaper, not_shown = [], []
+    for r in rest.itertuples():
+        p, sign = _pair_of(pair_list, best.label, r.label)
+        if p is None or not p.n_matched or pd.isna(r.cost_) or pd.isna(best.cost_) or best.cost_ <= 0:
+            continue
+        share = (best.cost_ - r.cost_) / best.cost_
+        if share <= 0 or share < min_saving:
+            continue
+        d, (lo, hi) = _versus(p, sign)
+        item = _Cheaper(r.cost_, r, p, d, lo, hi, share)
+        if lo > -margin:
+            cheaper.append(item)
+        elif not (p.p_holm < ALPHA and d < 0):  # an arm shown worse is no candidate at all
+            not_shown.append(item)
+    return cheaper, not_shown
+
+
+def _accurate(best) -> str:
+    return f"{best.label} is the most accurate ({_pct(best.accuracy)}, n = {int(best.n)})"
+
+
+def _cheaper_verdict(rule: Verdict, best, cheaper: list[_Cheaper]) -> Verdict:
+    """Step 1: the cheapest non-inferior arm; of equally cheap ones the most accurate (two arms at one
+    price are not a coin toss)."""
+    c = min(cheaper, key=lambda c: (c.cost, -c.arm.accuracy))
+    saving = best.cost_ - c.cost
+    pts = f"{100 * rule.margin:.0f} points"
+    reasons = (f"{_accurate(best)}, but {c.arm.label} is at most {pts} worse (non-inferior within the {pts} margin): "
+               f"accuracy {100 * c.d:+.1f} points against it, 95% interval {100 * c.lo:+.1f} to {100 * c.hi:+.1f} "
+               f"over {c.pair.n_matched} matched trials (Holm-adjusted p = {c.pair.p_holm:.2g}), and it costs "
+               f"{100 * c.share:.0f}% less ({_money(c.cost)} against {_money(best.cost_)} per 1,000 questions; "
+               f"the minimum saving asked is {100 * rule.min_saving:.0f}%).")
+    return replace(rule, recommend=c.arm.label, versus=best.label, confidence="confident",
+                   saving_per_1000_usd=float(saving),
+                   line=f"Recommend {c.arm.label} · saves {_money(saving)} per 1,000 questions · confident",
+                   reasons=reasons)
+
+
+def _not_shown_note(rule: Verdict, best, not_shown: list[_Cheaper]) -> tuple[str, int | None]:
+    """(the sentence on the cheapest arm not yet shown within the margin, the matched trials that would
+    show it): ("", None) when there is none."""
+    if not not_shown:
+        return "", None
+    c = min(not_shown, key=lambda c: c.cost)
+    need = pairs_needed(rule.margin, c.pair.discordance)
+    return (f" {c.arm.label} would save {100 * c.share:.0f}% ({_money(best.cost_ - c.cost)} per 1,000 questions) but "
+            f"is not yet shown within {100 * rule.margin:.0f} points: its 95% interval reaches {100 * c.lo:+.1f} "
+            f"points; about {need} matched trials would show it if the two are really equal."), need
+
+
+def _best_verdict(rule: Verdict, best, rest: pd.DataFrame, pair_list: list[Pair], extra: str,
+                  difference: float) -> Verdict:
+    """Step 2: the most accurate arm against the others: confident when it beats every one at Holm p <
+    alpha; else not yet (or a tie), naming the closest arm and the matched trials that would tell."""
+    compared, unpaired = [], []
+    for r in rest.itertuples():
+        p, sign = _pair_of(pair_list, best.label, r.label)
+        if p is None or not p.n_matched:
+            unpaired.append(r)
+        else:
+            compared.append((p.p_holm, r, p, _versus(p, sign)[0]))
+    if not compared:
+        return replace(rule, line=f"No recommendation · no trials of {best.label} match another arm's",
+                       reasons=_accurate(best) + ", but no trials match between the arms (same task and cell), so "
+                       "no paired comparison can be made.", versus=None)
+    p_max, runner, p, d = max(compared, key=lambda c: (c[0], -abs(c[3])))
+    if p_max < ALPHA and not unpaired and d < 0:
+        reasons = (f"{_accurate(best)}, significantly better than every other arm after Holm's correction for "
+                   f"{len(pair_list)} pair{'' if len(pair_list) == 1 else 's'} (largest adjusted p = {p_max:.2g}).")
+        return replace(rule, line=f"Recommend {best.label} · {_cost_phrase(best, runner)} · confident",
+                       reasons=reasons + extra, recommend=best.label, versus=runner.label, confidence="confident",
+                       saving_per_1000_usd=_saving(best, runner))
+    gap = max(abs(d) if d == d and d != 0 else difference, 0.01)
+    need = plan(p, difference=gap)["pairs"]
+    tell = (f"about {need} matched trials would tell a {100 * gap:.0f}-point difference apart (power 0.8, "
+            f"alpha 0.05)")
+    if d == 0:
+        cost_note = (("both at no cost" if best.cost_ == 0 else "at the same cost") if best.cost_ == runner.cost_
+                     else _cost_phrase(best, runner))
+        reasons = (f"{best.label} and {runner.label} are equally accurate over {p.n_matched} matched trials "
+                   f"({cost_note}): a tie, not a winner; {tell}.")
+        return replace(rule, line=f"Tie · {best.label} and {runner.label} · not yet", reasons=reasons + extra,
+                       versus=runner.label, pairs_needed=need)
+    reasons = (f"{_accurate(best)}, but the data cannot decide between it and {runner.label} "
+               f"({_pct(runner.accuracy)}): Holm-adjusted p = {p_max:.2g} (raw {p.p_value:.2g}) over {p.n_matched} "
+               f"matched trials; {tell}.")
+    if unpaired:
+        reasons += f" No trials match {', '.join(r.label for r in unpaired)}, so they are not compared."
+    return replace(rule, line=f"Recommend {best.label} · {_cost_phrase(best, runner)} · not yet",
+                   reasons=reasons + extra, recommend=best.label, versus=runner.label,
+                   saving_per_1000_usd=_saving(best, runner), pairs_needed=rule.pairs_needed or need)
+
+
+def verdict(arm_table: pd.DataFrame, pair_list: list[Pair], *, margin: float = DEFAULT_MARGIN,
+            min_saving: float = DEFAULT_MIN_SAVING, difference: float = DEFAULT_DIFFERENCE) -> Verdict:
+    """The decision, computed from the tables, with Holm-adjusted p-values (Pair.p_holm) only.
 
     1. The most accurate arm is the reference. A CHEAPER arm is recommended only when it is
        non-inferior within `margin` (the lower bound of the 95% paired interval of acc(cheaper) -
@@ -431,95 +594,21 @@ def verdict(arm_table: pd.DataFrame, pair_list: list[dict], *, margin: float = D
        otherwise "not yet", naming the closest arm and the matched trials that would tell them apart
        (and, for a cheaper arm not yet shown within the margin, the trials a non-inferiority check needs).
     Arms with the same accuracy on matched trials are a tie, never a winner."""
-    out = {"recommend": None, "versus": None, "confidence": "not yet", "saving_per_1000_usd": None,
-           "margin": margin, "min_saving": min_saving, "alpha": ALPHA, "correction": "Holm", "pairs_needed": None}
+    rule = Verdict(margin=margin, min_saving=min_saving)
     t = arm_table[arm_table["n"] > 0] if not arm_table.empty else arm_table
     if len(t) < 2:
-        return {**out, "line": "No recommendation · choose at least two arms with scored trials",
-                "reasons": "Choose at least two arms with scored trials to compare."}
+        return replace(rule, line="No recommendation · choose at least two arms with scored trials",
+                       reasons="Choose at least two arms with scored trials to compare.")
     t = t.assign(cost_=pd.to_numeric(t["cost_per_1000_usd"], errors="coerce"))
     # the reference: the most accurate arm; among equally accurate ones the dearest, so that a cheaper
     # equal one is judged by the rule below (non-inferior and saving enough), never crowned by a tie
-    best = t.sort_values(["accuracy", "cost_"], ascending=[False, False], na_position="last").iloc[0]
-    rest = t[t["label"] != best["label"]]
-    pts = f"{100 * margin:.0f} points"
-    acc = f"{best['label']} is the most accurate ({_pct(best['accuracy'])}, n = {int(best['n'])})"
-    # 1. a cheaper arm, non-inferior within the margin and saving at least the minimum
-    cheaper, not_shown = [], []
-    for r in rest.itertuples():
-        p, sign = _pair_of(pair_list, best["label"], r.label)
-        if p is None or not p["n_matched"] or pd.isna(r.cost_) or pd.isna(best["cost_"]) or best["cost_"] <= 0:
-            continue
-        share = (best["cost_"] - r.cost_) / best["cost_"]
-        if share <= 0:
-            continue
-        d, (lo, hi) = _versus(p, sign)
-        item = (r.cost_, r, p, d, lo, hi, share)
-        if share < min_saving:
-            continue
-        if lo > -margin:
-            cheaper.append(item)
-        elif not (p["p_holm"] < ALPHA and d < 0):  # an arm shown worse is no candidate at all
-            not_shown.append(item)
+    best = next(t.sort_values(["accuracy", "cost_"], ascending=[False, False], na_position="last").itertuples())
+    rest = t[t["label"] != best.label]
+    cheaper, not_shown = _cheaper_arms(best, rest, pair_list, margin, min_saving)
     if cheaper:
-        # the cheapest; of equally cheap ones the most accurate (two arms at one price are not a coin toss)
-        cost, r, p, d, lo, hi, share = min(cheaper, key=lambda c: (c[0], -c[1].accuracy))
-        saving = best["cost_"] - cost
-        line = f"Recommend {r.label} · saves {_money(saving)} per 1,000 questions · confident"
-        reasons = (f"{acc}, but {r.label} is at most {pts} worse (non-inferior within the {pts} margin): accuracy "
-                   f"{100 * d:+.1f} points against it, 95% interval {100 * lo:+.1f} to {100 * hi:+.1f} over "
-                   f"{p['n_matched']} matched trials (Holm-adjusted p = {p['p_holm']:.2g}), and it costs "
-                   f"{100 * share:.0f}% less ({_money(cost)} against {_money(best['cost_'])} per 1,000 questions; "
-                   f"the minimum saving asked is {100 * min_saving:.0f}%).")
-        return {**out, "line": line, "reasons": reasons, "recommend": r.label, "versus": best["label"],
-                "confidence": "confident", "saving_per_1000_usd": float(saving)}
-    # 2. the most accurate arm, against the others
-    compared, unpaired = [], []
-    for r in rest.itertuples():
-        p, sign = _pair_of(pair_list, best["label"], r.label)
-        if p is None or not p["n_matched"]:
-            unpaired.append(r)
-        else:
-            compared.append((p["p_holm"], r, p, _versus(p, sign)[0]))
-    if not compared:
-        return {**out, "line": f"No recommendation · no trials of {best['label']} match another arm's",
-                "reasons": acc + ", but no trials match between the arms (same task and cell), so no paired "
-                "comparison can be made.", "versus": None}
-    p_max, runner, p, d = max(compared, key=lambda c: (c[0], -abs(c[3])))
-    extra = ""
-    if not_shown:
-        cost, r, p_ni, _, lo, _, share = min(not_shown, key=lambda c: c[0])
-        seen = (p_ni["only_a"] + p_ni["only_b"]) / p_ni["n_matched"]
-        need_ni = pairs_needed(margin, seen)
-        extra = (f" {r.label} would save {100 * share:.0f}% ({_money(best['cost_'] - cost)} per 1,000 questions) but "
-                 f"is not yet shown within {pts}: its 95% interval reaches {100 * lo:+.1f} points; about {need_ni} "
-                 f"matched trials would show it if the two are really equal.")
-        out["pairs_needed"] = need_ni
-    if p_max < ALPHA and not unpaired and d < 0:
-        line = f"Recommend {best['label']} · {_cost_phrase(best, runner)} · confident"
-        reasons = (f"{acc}, significantly better than every other arm after Holm's correction for "
-                   f"{len(pair_list)} pair{'' if len(pair_list) == 1 else 's'} (largest adjusted p = {p_max:.2g}).")
-        return {**out, "line": line, "reasons": reasons + extra, "recommend": best["label"], "versus": runner.label,
-                "confidence": "confident", "saving_per_1000_usd": _saving(best, runner)}
-    gap = max(abs(d) if d == d and d != 0 else difference, 0.01)
-    need = plan(p, difference=gap)["pairs"]
-    tell = (f"about {need} matched trials would tell a {100 * gap:.0f}-point difference apart (power 0.8, "
-            f"alpha 0.05)")
-    if d == 0:
-        cost_note = (("both at no cost" if best["cost_"] == 0 else "at the same cost") if best["cost_"] == runner.cost_
-                     else _cost_phrase(best, runner))
-        line = f"Tie · {best['label']} and {runner.label} · not yet"
-        reasons = (f"{best['label']} and {runner.label} are equally accurate over {p['n_matched']} matched trials "
-                   f"({cost_note}): a tie, not a winner; {tell}.")
-        return {**out, "line": line, "reasons": reasons + extra, "versus": runner.label, "pairs_needed": need}
-    line = f"Recommend {best['label']} · {_cost_phrase(best, runner)} · not yet"
-    reasons = (f"{acc}, but the data cannot decide between it and {runner.label} ({_pct(runner.accuracy)}): "
-               f"Holm-adjusted p = {p_max:.2g} (raw {p['p_value']:.2g}) over {p['n_matched']} matched trials; "
-               f"{tell}.")
-    if unpaired:
-        reasons += f" No trials match {', '.join(r.label for r in unpaired)}, so they are not compared."
-    return {**out, "line": line, "reasons": reasons + extra, "recommend": best["label"], "versus": runner.label,
-            "saving_per_1000_usd": _saving(best, runner), "pairs_needed": out["pairs_needed"] or need}
+        return _cheaper_verdict(rule, best, cheaper)
+    extra, need = _not_shown_note(rule, best, not_shown)
+    return _best_verdict(replace(rule, pairs_needed=need), best, rest, pair_list, extra, difference)
 
 
 def _saving(best, other) -> float | None:
@@ -529,27 +618,19 @@ def _saving(best, other) -> float | None:
     return float(other.cost_ - best.cost_)
 
 
-def recommend(arm_table: pd.DataFrame, pair_list: list[dict], *, difference: float = DEFAULT_DIFFERENCE,
-              margin: float = DEFAULT_MARGIN, min_saving: float = DEFAULT_MIN_SAVING) -> str:
-    """The verdict as the text pages show: its one line, then the reasoning."""
-    v = verdict(arm_table, pair_list, margin=margin, min_saving=min_saving, difference=difference)
-    return f"{v['line']}. {v['reasons']}"
-
-
-def with_holm(pair_list: list[dict]) -> list[dict]:
+def with_holm(pair_list: list[Pair]) -> list[Pair]:
     """Each pair with `p_holm`: Holm's adjustment over the family of pairs shown (core.evidence.holm)."""
-    adjusted = evidence.holm([p["p_value"] for p in pair_list])
-    for p, adj in zip(pair_list, adjusted, strict=True):
-        p["p_holm"] = adj
-        p["correction"] = f"Holm over {len(pair_list)} pairs"
-    return pair_list
+    adjusted = evidence.holm([p.p_value for p in pair_list])
+    return [replace(p, p_holm=adj, correction=f"Holm over {len(pair_list)} pairs")
+            for p, adj in zip(pair_list, adjusted, strict=True)]
 
 
 def compare(df: pd.DataFrame, labels: list[str] | None = None, *, length: int | None = None,
             price_model: str | None = None, batch: bool = False, prices: dict | None = None,
             difference: float = DEFAULT_DIFFERENCE, margin: float = DEFAULT_MARGIN,
             min_saving: float = DEFAULT_MIN_SAVING) -> dict:
-    """Everything at once: {"arms", "pairs" (with Holm-adjusted p), "verdict", "recommendation" (its text),
+    """Everything at once: {"arms", "pairs" (Pair, with Holm-adjusted p), "verdict" (Verdict),
+    "recommendation" (its text),
     "plan", "trials"}.
     `labels` chooses arms (default: all arms of the trials, most accurate first)."""
     t = filter_length(df, length)
@@ -568,7 +649,7 @@ def compare(df: pd.DataFrame, labels: list[str] | None = None, *, length: int | 
     top = pair_list[0] if pair_list else None
     decided = verdict(table, pair_list, margin=margin, min_saving=min_saving, difference=difference)
     return {"arms": table, "pairs": pair_list, "verdict": decided,
-            "recommendation": f"{decided['line']}. {decided['reasons']}",
+            "recommendation": decided.text,
             "plan": plan(top, table, difference=difference, cells_per_task=cells_per_task(t, chosen[:2])),
             "trials": t}
 

@@ -70,7 +70,7 @@ def strategy_costs(rows: list[dict]) -> go.Figure:
                          marker_color=charts.OKABE_ITO[1], text=[f"{r['input_tokens']:,}" for r in rows],
                          textposition="outside", cliponaxis=False, yaxis="y2", offsetgroup="tokens",
                          hovertemplate="%{x}: %{y:,} input tokens<extra></extra>"))
-    charts._layout(fig, "Cost of one question, by strategy", "strategy", "LLM calls", percent=False)
+    charts.set_layout(fig, "Cost of one question, by strategy", "strategy", "LLM calls", percent=False)
     top_calls = max([r["calls"] for r in rows] or [1])
     top_tokens = max([r["input_tokens"] for r in rows] or [1])
     fig.update_layout(barmode="group", height=HEIGHT,

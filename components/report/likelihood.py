@@ -35,19 +35,26 @@ def paired(df: pd.DataFrame, x: str = "gold_index") -> pd.DataFrame:
 
 
 def points(matrix: pd.DataFrame, x: str = "gold_index") -> pd.DataFrame:
-    """One row per position (column of `matrix`): mean, low, high (bootstrap over questions), n."""
+    """THE likelihood curve: one row per position (column of `matrix`, questions x positions, every cell
+    filled), named `x`: mean, low, high (95% percentile bootstrap over questions, a question's positions
+    resampled together; NaN for fewer than two questions), n. charts.likelihood_curve draws it."""
     cols = list(matrix.columns)
     values = matrix.to_numpy(dtype=float)
     bands = evidence.bootstrap_means(values, np.eye(len(cols))) if cols else []
-    rows = [{x: shapes._num(float(c)), "mean": float(values[:, i].mean()) if len(values) else float("nan"),
-             "low": lo, "high": hi, "n": int(len(values))} for i, (c, (lo, hi)) in enumerate(zip(cols, bands,
-                                                                                             strict=True))]
+    means = values.mean(axis=0) if len(values) else [float("nan")] * len(cols)
+    rows = [{x: shapes.plain_number(float(c)), "mean": float(m), "low": lo, "high": hi, "n": int(len(values))}
+            for c, m, (lo, hi) in zip(cols, means, bands, strict=True)]
     return pd.DataFrame(rows, columns=[x, "mean", "low", "high", "n"])
 
 
 def curve(df: pd.DataFrame, x: str = "gold_index") -> pd.DataFrame:
     """One row per position: mean, low, high (bootstrap over questions), n."""
     return points(paired(df, x), x)
+
+
+def shape_of(matrix: pd.DataFrame, x: str = "gold_index", left_out: int = 0) -> shapes.CurveShape:
+    """shape.curve_shape of a questions x positions matrix of log-probabilities (in nats)."""
+    return shapes.curve_shape(matrix, left_out=left_out, x_name=x, binary=False, unit=UNIT)
 
 
 @dataclass(frozen=True)
@@ -57,14 +64,14 @@ class Shape:
     high: float
     positive: int  # questions with a positive index
     n: int
-    stats: dict  # shape.curve_shape's whole answer (label, tests, sentence)
+    stats: shapes.CurveShape  # the whole answer (label, tests, sentence)
 
 
 def edges_minus_middle(df: pd.DataFrame, x: str = "gold_index") -> Shape:
-    s = shapes.curve_shape(paired(df, x), x_name=x, binary=False, unit=UNIT)
-    if s["index"] is None:
-        return Shape(float("nan"), float("nan"), float("nan"), 0, s["questions"], s)
-    return Shape(s["index"], s["index_ci"][0], s["index_ci"][1], s["positive"], s["questions"], s)
+    s = shape_of(paired(df, x), x)
+    if s.index is None:
+        return Shape(float("nan"), float("nan"), float("nan"), 0, s.questions, s)
+    return Shape(s.index, s.index_ci[0], s.index_ci[1], s.positive, s.questions, s)
 
 
 def table_lines(df: pd.DataFrame, x: str = "gold_index") -> list[str]:
@@ -79,12 +86,13 @@ def table_lines(df: pd.DataFrame, x: str = "gold_index") -> list[str]:
     n = "| questions | " + " | ".join(str(int(v)) for v in c["n"]) + " |"
     edge = (f"Position-bias index (per question, the mean of the first and last positions minus the middle one): "
             f"{shape.mean:.2f} nats, 95% bootstrap interval {shape.low:.2f} to {shape.high:.2f}, positive for "
-            f"{shape.positive} of {shape.n} questions. {shape.stats['sentence']}")
+            f"{shape.positive} of {shape.n} questions. {shape.stats.sentence}")
     return [head, rule, mean, n, "", edge]
 
 
 def lines(trials: pd.DataFrame, series: pd.Series, x: str, size: str | None = None) -> tuple[pd.DataFrame, list[dict]]:
-    """The likelihood chart's table (series, `x`, n, mean, lo, hi, errors: one row per line and position,
+    """The likelihood chart's table in charts.accuracy_lines' columns (series, `x`, n, mean, lo, hi, errors:
+    one row per line and position,
     over the questions scored at every position of the line, the band a bootstrap over them) and each
     line's shape (shape.by_series). A line holding several sizes is split by size."""
     found = shapes.by_series(trials, trials[COLUMN] if COLUMN in trials else pd.Series(float("nan"), index=trials.index),

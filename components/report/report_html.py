@@ -82,17 +82,16 @@ def arms_html(arms: pd.DataFrame) -> str:
                    "calls / question", "seconds / question", "errors", "Pareto"], rows, classes)
 
 
-def pairs_html(pairs: list[dict]) -> str:
+def pairs_html(pairs: list) -> str:
+    """The pairs table (report.compare.Pair)."""
     rows = []
     for p in pairs:
-        diff = "–" if p["diff"] != p["diff"] else f"{100 * p['diff']:+.1f} points"
-        ci = "–" if p["ci"][0] != p["ci"][0] else f"{100 * p['ci'][0]:+.1f} to {100 * p['ci'][1]:+.1f}"
-        pv = "–" if p["p_value"] != p["p_value"] else f"{p['p_value']:.3g}"
-        holm = p.get("p_holm", math.nan)
-        ph = "–" if holm != holm else f"{holm:.3g}"
-        rows.append([_td(p["a"]), _td(p["b"]), _td(diff, True), _td(ci, True), _td(pv, True), _td(ph, True),
-                     _td(p["n_matched"], True), _td(p["left_out"], True),
-                     _td(f"{p['only_a']} / {p['only_b']}", True)])
+        diff = "–" if p.diff != p.diff else f"{100 * p.diff:+.1f} points"
+        ci = "–" if p.ci[0] != p.ci[0] else f"{100 * p.ci[0]:+.1f} to {100 * p.ci[1]:+.1f}"
+        pv = "–" if p.p_value != p.p_value else f"{p.p_value:.3g}"
+        ph = "–" if p.p_holm != p.p_holm else f"{p.p_holm:.3g}"
+        rows.append([_td(p.a), _td(p.b), _td(diff, True), _td(ci, True), _td(pv, True), _td(ph, True),
+                     _td(p.n_matched, True), _td(p.left_out, True), _td(f"{p.only_a} / {p.only_b}", True)])
     return _table(["a", "b", "difference a − b", "95% interval (Newcombe)", "p (exact McNemar)", "p (Holm)", "matched",
                    "left out", "only a right / only b right"], rows)
 
@@ -141,9 +140,9 @@ def verdict_html(result: dict) -> str:
     v = result.get("verdict")
     if not v:
         return f'<div class="rec">{_e(result["recommendation"])}</div>'
-    rule = (f"Margin {100 * v['margin']:.1f} points, minimum saving {100 * v['min_saving']:.0f}% of cost, "
-            f"p-values adjusted by {v.get('correction', 'Holm')}, alpha {v.get('alpha', 0.05)}.")
-    return (f'<div class="rec"><p><b>{_e(v["line"])}</b></p><p>{_e(v["reasons"])}</p>'
+    rule = (f"Margin {100 * v.margin:.1f} points, minimum saving {100 * v.min_saving:.0f}% of cost, "
+            f"p-values adjusted by {v.correction}, alpha {v.alpha}.")
+    return (f'<div class="rec"><p><b>{_e(v.line)}</b></p><p>{_e(v.reasons)}</p>'
             f'<p class="small">{_e(rule)}</p></div>')
 
 

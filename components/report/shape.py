@@ -26,6 +26,7 @@ the questions answered (scored) at every position of the curve, so each one is i
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 import pandas as pd
@@ -110,22 +111,67 @@ def label_of(index_ci, primacy_ci, recency_ci, margin: float | None) -> str | No
     return None
 
 
+@dataclass(frozen=True)
+class CurveShape:
+    """The shape statistics of one curve (curve_shape; the module docstring). Without a test (fewer than
+    three positions or two questions) `index` is None and only the first block and `sentence` are set."""
+
+    questions: int  # asked at every position: the statistics' n
+    left_out: int  # asked at some positions only
+    positions: int
+    x: str  # the position column: "position" or "gold_index"
+    binary: bool  # 0/1 values (accuracy, in points) or real ones (in `unit`)
+    first: float | int | None
+    middle: list
+    last: float | int | None
+    label: str | None  # "U", "primacy", "recency", "inverted U", "flat", or None: no clear shape
+    clear: bool
+    unit: str
+    index: float | None = None  # position-bias index: mean of the edges minus the middle
+    index_ci: list = field(default_factory=lambda: [None, None])
+    sentence: str = ""
+    means: dict | None = None  # {"first", "middle", "last"}
+    positive: int = 0  # questions with a positive index
+    primacy: float | None = None
+    primacy_ci: list | None = None
+    recency: float | None = None
+    recency_ci: list | None = None
+    edges_vs_middle: dict | None = None  # {"test", "p_value"}
+    across_positions: dict | None = None  # core.evidence.cochran_q
+    questions_needed: int | None = None
+    effect_for_power: float | None = None
+    flat_margin: float | None = None
+    method: dict | None = None
+
+    def to_dict(self) -> dict:
+        """The JSON form `litm results --json` prints: every statistic by name; without a test, only the
+        first block, the index (None) and the sentence."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        if self.index is None:
+            return {k: out[k] for k in (*_HEAD, "index", "index_ci", "sentence")}
+        return {k: out[k] for k in (*_HEAD, "means", "index", "index_ci", "positive", "primacy", "primacy_ci",
+                                    "recency", "recency_ci", "edges_vs_middle", "across_positions",
+                                    "questions_needed", "effect_for_power", "flat_margin", "method", "sentence")}
+
+
+_HEAD = ("questions", "left_out", "positions", "x", "binary", "first", "middle", "last", "label", "clear", "unit")
+
+
 def curve_shape(matrix: pd.DataFrame, *, left_out: int = 0, x_name: str = "position",
-                binary: bool | None = None, unit: str = "") -> dict:
+                binary: bool | None = None, unit: str = "") -> CurveShape:
     """The shape statistics of one curve from its questions x positions matrix (module docstring).
     `unit` names a real value's unit in the sentence ("nats"); a 0/1 value is in points."""
     xs = [float(c) for c in matrix.columns]
     v = matrix.to_numpy(dtype=float)
     n = int(v.shape[0])
     binary = bool(np.isin(v, (0.0, 1.0)).all()) if binary is None else binary
-    out: dict = {"questions": n, "left_out": left_out, "positions": len(xs), "x": x_name, "binary": binary,
-                 "first": _num(xs[0]) if xs else None, "middle": [_num(m) for m in middle_of(xs)],
-                 "last": _num(xs[-1]) if xs else None, "label": None, "clear": False, "unit": "" if binary else unit}
     mids = middle_of(xs)
+    head = dict(questions=n, left_out=left_out, positions=len(xs), x=x_name, binary=binary,
+                first=plain_number(xs[0]) if xs else None, middle=[plain_number(m) for m in mids],
+                last=plain_number(xs[-1]) if xs else None, unit="" if binary else unit)
     if not mids or n < 2:
         why = "needs at least three answer positions" if not mids else "needs at least two questions asked at every position"
-        out.update({"index": None, "index_ci": [None, None], "sentence": f"No shape test: it {why}."})
-        return out
+        return CurveShape(**head, label=None, clear=False, sentence=f"No shape test: it {why}.")
     k = len(xs)
     w_mid = np.array([1.0 / len(mids) if x in mids else 0.0 for x in xs])
     first, last = np.eye(k)[0], np.eye(k)[-1]
@@ -134,51 +180,48 @@ def curve_shape(matrix: pd.DataFrame, *, left_out: int = 0, x_name: str = "posit
     index, primacy, recency = (float(c @ means) for c in combos)
     index_ci, primacy_ci, recency_ci = evidence.bootstrap_means(v, combos)
     per_question = v @ combos[0]
-    p_edges = evidence.sign_flip_test(per_question)
-    q = evidence.cochran_q(v)
     margin = FLAT_MARGIN if binary else None
     label = label_of(index_ci, primacy_ci, recency_ci, margin)
     sd = float(np.std(per_question, ddof=1)) if n > 1 else math.nan
     if binary and not sd > 0:
         sd = FALLBACK_SD
     effect = max(abs(index), MIN_EFFECT) if binary else abs(index)
-    need = evidence.questions_needed(effect, sd)
-    out.update({
-        "means": {"first": float(means[0]), "middle": float(w_mid @ means), "last": float(means[-1])},
-        "index": index, "index_ci": list(index_ci), "positive": int((per_question > 0).sum()),
-        "primacy": primacy, "primacy_ci": list(primacy_ci),
-        "recency": recency, "recency_ci": list(recency_ci),
-        "edges_vs_middle": {"test": "paired sign-flip permutation", "p_value": p_edges},
-        "across_positions": q, "label": label, "clear": label is not None,
-        "questions_needed": None if label else need, "effect_for_power": None if label else effect,
-        "flat_margin": margin, "method": METHOD})
-    out["sentence"] = sentence(out)
-    return out
+    shape = CurveShape(
+        **head, label=label, clear=label is not None,
+        means={"first": float(means[0]), "middle": float(w_mid @ means), "last": float(means[-1])},
+        index=index, index_ci=list(index_ci), positive=int((per_question > 0).sum()),
+        primacy=primacy, primacy_ci=list(primacy_ci), recency=recency, recency_ci=list(recency_ci),
+        edges_vs_middle={"test": "paired sign-flip permutation", "p_value": evidence.sign_flip_test(per_question)},
+        across_positions=evidence.cochran_q(v),
+        questions_needed=None if label else evidence.questions_needed(effect, sd),
+        effect_for_power=None if label else effect, flat_margin=margin, method=METHOD)
+    return replace(shape, sentence=sentence(shape))
 
 
-def _num(x: float):
+def plain_number(x: float):
+    """A position as it reads: 4, not 4.0; 0.25 stays 0.25."""
     return int(x) if float(x).is_integer() else float(x)
 
 
-def sentence(s: dict) -> str:
+def sentence(s: CurveShape) -> str:
     """One plain sentence for the page under the chart."""
-    pct, unit = s["binary"], s.get("unit", "")
-    m = s["means"]
-    where = "gold index" if s["x"] == "gold_index" else "position"
-    mid = "/".join(str(x) for x in s["middle"])
-    levels = (f"{_level(m['first'], pct, unit)} with the answer first ({where} {s['first']}), "
+    pct, unit = s.binary, s.unit
+    m = s.means
+    where = "gold index" if s.x == "gold_index" else "position"
+    mid = "/".join(str(x) for x in s.middle)
+    levels = (f"{_level(m['first'], pct, unit)} with the answer first ({where} {s.first}), "
               f"{_level(m['middle'], pct, unit)} in the middle ({mid}), {_level(m['last'], pct, unit)} last "
-              f"({s['last']}) over {s['questions']} questions")
-    index = (f"edges minus middle {_pts(s['index'], pct, unit)} (95% interval {_ci(s['index_ci'], pct)}; "
-             f"edges vs middle {_p(s['edges_vs_middle']['p_value'])}")
-    q = s["across_positions"]
+              f"({s.last}) over {s.questions} questions")
+    index = (f"edges minus middle {_pts(s.index, pct, unit)} (95% interval {_ci(s.index_ci, pct)}; "
+             f"edges vs middle {_p(s.edges_vs_middle['p_value'])}")
+    q = s.across_positions
     if q["p_value"] == q["p_value"]:
-        index += f", {q['test']} across {s['positions']} positions {_p(q['p_value'])}"
+        index += f", {q['test']} across {s.positions} positions {_p(q['p_value'])}"
     index += ")"
-    label = s["label"]
+    label = s.label
     if label is None:
-        need = s["questions_needed"]
-        tell = (f"; about {need:,} questions would tell an index of {_pts(s['effect_for_power'], pct, unit).lstrip('+')} "
+        need = s.questions_needed
+        tell = (f"; about {need:,} questions would tell an index of {_pts(s.effect_for_power, pct, unit).lstrip('+')} "
                 "from zero (power 0.8, alpha 0.05)") if need else ""
         return f"No clear shape at this n: {levels}; {index}{tell}."
     names = {"U": "A U shape (lost in the middle)", "primacy": "Primacy (the start is best)",
@@ -186,9 +229,30 @@ def sentence(s: dict) -> str:
              "flat": "Flat (edges and middle within 5 points)"}
     side = {"primacy": ("first", "primacy"), "recency": ("last", "recency")}.get(label)
     if side:  # the label rests on that edge's own interval: say it
-        index += (f"; {side[0]} minus middle {_pts(s[side[1]], pct, unit)} (95% interval "
-                  f"{_ci(s[side[1] + '_ci'], pct)})")
+        index += (f"; {side[0]} minus middle {_pts(getattr(s, side[1]), pct, unit)} (95% interval "
+                  f"{_ci(getattr(s, side[1] + '_ci'), pct)})")
     return f"{names[label]}: {levels}; {index}."
+
+
+SHORT_NAMES = {"U": "a U (lost in the middle)", "primacy": "primacy (the start is best)",
+               "recency": "recency (the end is best)", "inverted U": "an inverted U (the middle is best)",
+               "flat": "flat"}
+
+
+def brief(s: CurveShape) -> str:
+    """The shape in one short sentence for a chart's foot: the label or "no clear shape at this n" and the
+    questions that would tell, the position-bias index (edges minus middle) and its 95% interval, n. A 0/1
+    value is in points, a real one in its unit."""
+    if s.index is None:
+        return s.sentence
+    pct = s.binary
+    what = (f"edges minus middle {_pts(s.index, pct, s.unit)} (95% interval {_ci(s.index_ci, pct)}) over "
+            f"{s.questions} questions")
+    if s.label:
+        return f"Shape: {SHORT_NAMES[s.label]}; {what}."
+    need = s.questions_needed
+    tell = f"; about {need:,} questions would tell" if need else ""
+    return f"No clear shape at this n: {what}{tell}."
 
 
 def curves(trials: pd.DataFrame, values: pd.Series) -> list[dict]:
@@ -226,12 +290,12 @@ def curves(trials: pd.DataFrame, values: pd.Series) -> list[dict]:
                     lo, hi = mean - half, mean + half
                 else:
                     lo = hi = math.nan
-                points.append({x: _num(xv), "n": nn, "mean": mean, "lo": lo, "hi": hi})
+                points.append({x: plain_number(xv), "n": nn, "mean": mean, "lo": lo, "hi": hi})
             matrix, left = question_matrix(g, x)
             size_value = meta[size]
             out.append({"sweep": meta["sweep"], "arm": arm_label(meta), "strategy": meta["strategy"],
                         "params": meta["params"], "model": meta["model"], "x": x,
-                        size: None if size_value != size_value else _num(size_value), "points": points,
+                        size: None if size_value != size_value else plain_number(size_value), "points": points,
                         "shape": curve_shape(matrix, left_out=left, x_name=x, binary=binary)})
     return out
 
@@ -261,8 +325,8 @@ def by_series(trials: pd.DataFrame, values: pd.Series, series: pd.Series, x: str
                 continue
             matrix, left = question_matrix(g, x)
             binary = bool(g["value"].isin([0.0, 1.0]).all())
-            name = label if s is None else f"{label} · {_num(s):,} {'documents' if size == 'documents' else 'tokens'}"
-            out.append({"series": label, "name": name, "size": None if s is None else _num(s),
+            name = label if s is None else f"{label} · {plain_number(s):,} {'documents' if size == 'documents' else 'tokens'}"
+            out.append({"series": label, "name": name, "size": None if s is None else plain_number(s),
                         "sizes": max(1, len(sizes)),
                         "matrix": matrix, "left_out": left,
                         "shape": curve_shape(matrix, left_out=left, x_name=x, binary=binary, unit=unit)})

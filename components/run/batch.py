@@ -42,13 +42,12 @@ from components.providers.base import (
     cache_key,
 )
 from components.providers.batches import BatchRequestError, batch_api, split
-from components.providers.factory import make_provider
 from components.providers.guard import check_fits, count_message_tokens
 from components.providers.pricing import cost_usd
 from components.run.caller import NeedsCall, stored_completion
 from components.run.gcpace import paced
 from components.run.plan import Documents, plan, precount
-from components.run.runner import Progress, SweepSummary, _key_for, already_run, run_sweep, stamp
+from components.run.runner import Progress, SweepRun, SweepSummary, run_sweep, stamp
 from components.run.schema import Trial
 from components.run.trial import Ran, execute
 from components.strategies import get_strategy
@@ -81,11 +80,11 @@ class CacheCaller:
 
     batch = True
 
-    def __init__(self, provider, store, errors: dict[str, tuple[str, str]], fresh: set[str]):
+    def __init__(self, provider, store, failed: dict[str, tuple[str, str]], fresh: set[str]):
         self.provider = provider
         self.spec = provider.spec
         self.store = store
-        self.errors = errors
+        self.failed = failed  # cache key -> (kind, error): the batch request failed
         self.fresh = fresh
         self.wanted: dict[str, tuple[list[dict], Settings]] = {}
         self.wanted_bytes = 0  # about the size of the wanted requests (their text), to submit in parts
@@ -101,7 +100,7 @@ class CacheCaller:
     def want(self, messages: list[dict], settings: Settings) -> None:
         """Ask for a call ahead of the trial reaching it (a strategy's first-stage prompts)."""
         key = cache_key(self.spec, messages, settings)
-        if key in self.wanted or key in self.errors or self.store.get_call(key) is not None:
+        if key in self.wanted or key in self.failed or self.store.get_call(key) is not None:
             return
         try:
             check_fits(self.spec, messages, settings)
@@ -114,8 +113,8 @@ class CacheCaller:
         row = self.store.get_call(key)
         if row is not None:
             return stored_completion(row, cached=key not in self.fresh), key
-        if key in self.errors:
-            raise request_error(*self.errors[key])
+        if key in self.failed:
+            raise request_error(*self.failed[key])
         check_fits(self.spec, messages, settings)  # too long: the trial's error, never submitted
         self._add(key, messages, settings)
         raise NeedsCall(key)
@@ -138,116 +137,107 @@ def run_batch_sweep(config, store, *, progress: Callable[[Progress], None] | Non
         return asyncio.run(run.go())
 
 
-class BatchRun:
+class BatchRun(SweepRun):
+    """A batch sweep (the module docstring): passes over the trials waiting for calls, each pass
+    submitting what they want and waiting for the batches that hold it."""
+
+    INTERRUPTED = ("cancelled", "interrupted: its batches keep running at the provider; run the sweep again to "
+                                "collect them")
+
     def __init__(self, config, store, progress, cancel, api_keys, retry_errors, given, poll_interval, owner=None,
                  specs=None):
-        self.owner, self.specs = owner, specs
-        self.config, self.store, self.progress, self.cancel = config, store, progress, cancel
-        self.api_keys, self.retry_errors, self.given = api_keys, retry_errors, given
+        super().__init__(config, store, progress, cancel, api_keys, retry_errors, given, owner, specs)
         self.poll_interval = max(0.01, float(poll_interval))
-        self.t0 = time.perf_counter()
-        self.sent = self.cached = self.ran = self.done = self.errors_n = 0
+        self.sent = self.cached = 0
         self.spent = 0.0  # dollars of results stored in this run, at batch prices
         self.committed: dict[str, float] = {}  # worst-case dollars of requests submitted, not yet back
-        self.stop = ""
         self.line = ""  # the batches' own counts, for progress
-        self.last = 0.0
         self.cancelled_rows: set[int] = set()
         self.submitted: set[str] = set()  # keys submitted in this run: never submitted again in it
         self.warnings: list[str] = []  # one line each: a batch whose results could not (all) be used
+        self.failed_calls: dict[str, tuple[str, str]] = {}  # cache key -> (kind, error) of a request that failed
 
-    # progress -----------------------------------------------------------------------------------
-    def report(self, force: bool = False) -> None:
-        now = time.perf_counter()
-        if self.progress is None or (not force and now - self.last < 0.1):
-            return
-        self.last = now
-        elapsed = now - self.t0
-        self.progress(Progress(self.done, self.total, self.errors_n, self.spent, 0.0, self.cached, self.sent,
-                               elapsed, batch=self.line))
+    def snapshot(self, elapsed: float) -> Progress:
+        return Progress(self.done, self.total, self.errors, self.spent, 0.0, self.cached, self.sent, elapsed,
+                        batch=self.line)
+
+    def _halted(self) -> bool:
+        return self.cancel.is_set() or bool(self.stopped)
 
     # the run ------------------------------------------------------------------------------------
-    async def go(self) -> SweepSummary:
+    def prepare(self) -> list:
+        """Plan (unless given), make the providers and their batch interfaces (a ProviderError before
+        anything is written), open the sweep, the cache-only callers; the trials still to run."""
         config, store = self.config, self.store
         tasks = config.load_tasks()
         self.docs = Documents(config.encoding, config.all_tasks().tasks)
         specs = self.specs if self.specs is not None else plan(config, tasks)
-        self.total = len(specs)
-        provs = {m.label: self.given.get(m.label) or make_provider(m.spec, _key_for(m, self.api_keys))
-                 for m in config.models}
-        self.apis = {label: batch_api(p) for label, p in provs.items()}  # ProviderError before anything
-        self.sweep_id = store.open_sweep(config.name, config.to_dict(), owner=self.owner)
-        present, self.errors_n = already_run(store, self.sweep_id, specs, self.retry_errors)
-        pending = [s for s in specs if s.key not in present]
-        self.done, self.skipped = len(present), len(present)
+        self.provs = self.providers()
+        self.apis = {label: batch_api(p) for label, p in self.provs.items()}
+        pending = self.open(specs)
         if pending:
             precount(tasks, config.encoding)
-        self.errors = {} if self.retry_errors else store.batch_errors(self.sweep_id)
+        self.failed_calls = {} if self.retry_errors else store.batch_errors(self.sweep_id)
         self.fresh: set[str] = set()
-        self.callers = {label: CacheCaller(p, store, self.errors, self.fresh) for label, p in provs.items()}
-        status, reason = "failed", "interrupted"
-        try:
-            await self.recover()
-            waits: list[tuple] = [(s, None) for s in pending]  # (trial, the call it waits for)
-            while waits:
-                errors_before = len(self.errors)
-                for c in self.callers.values():
-                    c.clear()
-                flying = {label: self._in_flight(c.spec) for label, c in self.callers.items()}
-                still, held = [], set()
-                for spec, key in waits:
-                    if (key is not None and key in flying[spec.model.label] and key not in self.errors
-                            and self.store.get_call(key) is None):
-                        still.append((spec, key))  # its call is still out in a batch: nothing to redo
-                        held.add(key)
-                        continue
-                    key = await self.attempt(spec, first=key is None)
-                    if key is not None:
-                        still.append((spec, key))
-                    if not self.cancel.is_set() and not self.stop and self._full():
-                        held |= await self.submit(flying)  # a full batch goes now: memory stays bounded
-                waits = still
-                if not waits:
-                    break
-                if not self.cancel.is_set() and not self.stop:
-                    held |= await self.submit(flying)
-                waiting = await self.wait(held)
-                if not waiting:
-                    if len(self.errors) > errors_before and not self.cancel.is_set():
-                        continue  # requests that ended in error here (refused, too large): write their trials
-                    if not self.cancel.is_set() and any(k is not None and self.store.get_call(k) is not None
-                                                        for _, k in waits):
-                        continue  # answered meanwhile by another process's batch: the trials read it from the store
-                    if not self.stop and not self.cancel.is_set():
-                        self.stop = "nothing left to send: " + self._why_stuck(len(waits))
-                    break
-                if self.cancel.is_set():
-                    break
+        self.callers = {label: CacheCaller(p, store, self.failed_calls, self.fresh) for label, p in self.provs.items()}
+        return pending
+
+    async def execute(self, todo: list) -> None:
+        """Batches left open by an earlier run first, then passes until no trial waits (or none can)."""
+        await self.recover()
+        waits: list[tuple] = [(s, None) for s in todo]  # (trial, the call it waits for)
+        while waits:
+            failed_before = len(self.failed_calls)
+            waits, held = await self.one_pass(waits)
+            if not waits:
+                break
+            if not self._halted():
+                held |= await self.submit(self.flying)
+            if not await self.wait(held):
+                if len(self.failed_calls) > failed_before and not self.cancel.is_set():
+                    continue  # requests that ended in error here (refused, too large): write their trials
+                if not self.cancel.is_set() and any(k is not None and self.store.get_call(k) is not None
+                                                    for _, k in waits):
+                    continue  # answered meanwhile by another process's batch: the trials read it from the store
+                if not self._halted():
+                    self.stop("nothing left to send: " + self._why_stuck(len(waits)))
+                break
             if self.cancel.is_set():
-                n = len(self.cancelled_rows)
-                status, reason = "cancelled", (f"cancelled by the user: {n} batch(es) cancelled at the provider, "
-                                               "their answers kept" if n else "cancelled by the user")
-            elif self.stop:
-                status, reason = "cancelled", self.stop
-            else:
-                status = "done"
-                reason = f"{self.errors_n} trial(s) failed: rerun with --retry-errors" if self.errors_n else ""
-        except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C: asyncio.run cancels this task
-            reason = "interrupted: its batches keep running at the provider; run the sweep again to collect them"
-            status = "cancelled"
-            raise
-        except BaseException as exc:
-            reason = f"{exc.__class__.__name__}: {exc}"
-            raise
-        finally:
-            store.finish_sweep(self.sweep_id, status, reason)
-            self.report(force=True)
-            for p in provs.values():
-                close = getattr(p, "aclose", None)
-                if close is not None:
-                    await close()
-        return SweepSummary(self.sweep_id, config.name, status, reason, self.total, self.done, self.ran,
-                            self.skipped, self.errors_n, self.sent, self.cached, self.spent,
+                break
+
+    async def one_pass(self, waits: list[tuple]) -> tuple[list[tuple], set[str]]:
+        """Attempt every waiting trial against the cache (a trial whose call is still out in a batch is
+        left alone); a full batch is submitted at once, so memory stays bounded. (trials still waiting,
+        the keys they wait for that are out in batches)."""
+        for c in self.callers.values():
+            c.clear()
+        self.flying = {label: self._in_flight(c.spec) for label, c in self.callers.items()}
+        still, held = [], set()
+        for spec, key in waits:
+            if (key is not None and key in self.flying[spec.model.label] and key not in self.failed_calls
+                    and self.store.get_call(key) is None):
+                still.append((spec, key))  # its call is still out in a batch: nothing to redo
+                held.add(key)
+                continue
+            key = await self.attempt(spec, first=key is None)
+            if key is not None:
+                still.append((spec, key))
+            if not self._halted() and self._full():
+                held |= await self.submit(self.flying)
+        return still, held
+
+    def outcome(self) -> tuple[str, str]:
+        if self.cancel.is_set():
+            n = len(self.cancelled_rows)
+            return "cancelled", (f"cancelled by the user: {n} batch(es) cancelled at the provider, their answers "
+                                 "kept" if n else "cancelled by the user")
+        if self.stopped:
+            return "cancelled", self.stopped
+        return "done", f"{self.errors} trial(s) failed: rerun with --retry-errors" if self.errors else ""
+
+    def summary(self, status: str, reason: str) -> SweepSummary:
+        return SweepSummary(self.sweep_id, self.config.name, status, reason, self.total, self.done, self.ran,
+                            self.skipped, self.errors, self.sent, self.cached, self.spent,
                             time.perf_counter() - self.t0, requests=self.sent,  # one batched request each
                             warnings=tuple(self.warnings))
 
@@ -285,10 +275,7 @@ class BatchRun:
                 return str(exc.args[0])
         trial = ran.trial
         stamp(trial, spec, built)
-        self.store.put_trial(self.sweep_id, trial.row(), ran.call_keys)
-        self.done += 1
-        self.ran += 1
-        self.errors_n += trial.error is not None
+        self.counted(trial, ran.call_keys)
         self.cached += trial.cached_calls or 0
         self.report()
         return None
@@ -304,7 +291,7 @@ class BatchRun:
         c = self.config
         if c.max_calls is not None and self.sent + len(new) > c.max_calls:
             new = new[: max(0, c.max_calls - self.sent)]
-            self.stop = f"budget: max_calls {c.max_calls} reached"
+            self.stop(f"budget: max_calls {c.max_calls} reached")
         if c.max_usd is None:
             return new
         spec = self.callers[label].spec
@@ -313,7 +300,7 @@ class BatchRun:
             worst = cost_usd(spec.provider, spec.model, count_message_tokens(messages), settings.max_tokens,
                              batch=True) or 0.0
             if self.spent + sum(self.committed.values()) + worst > c.max_usd:
-                self.stop = f"budget: max_usd ${c.max_usd:g} reached (spent ${self.spent:.4f} at batch prices)"
+                self.stop(f"budget: max_usd ${c.max_usd:g} reached (spent ${self.spent:.4f} at batch prices)")
                 break
             self.committed[key] = worst
             fits.append((key, messages, settings))
@@ -337,7 +324,7 @@ class BatchRun:
                 if k in flying[label]:
                     out.add(k)
                 elif k in self.submitted:  # out once in this run and not answered: never sent twice
-                    self.errors[k] = ("bad_response", f"{caller.spec.label}: the request went out in a batch of "
+                    self.failed_calls[k] = ("bad_response", f"{caller.spec.label}: the request went out in a batch of "
                                                       "this run and came back without an answer")
                 else:
                     new.append((k, m, s))
@@ -351,7 +338,7 @@ class BatchRun:
             placed = {i for g in groups for i in g}
             for i, (k, _, _) in enumerate(new):
                 if i not in placed:
-                    self.errors[k] = ("batch", f"{caller.spec.label}: the request is larger than one batch may be "
+                    self.failed_calls[k] = ("batch", f"{caller.spec.label}: the request is larger than one batch may be "
                                                f"({api.max_bytes // (1024 * 1024)} MB)")
             for n, group in enumerate(groups, 1):
                 # writing the row claims its requests; those another open batch holds are left out
@@ -388,7 +375,7 @@ class BatchRun:
         for key in self.store.batch_keys(row):
             self.store.batch_error(row, key, why, kind)
             if self.store.get_call(key) is None:
-                self.errors[key] = (kind, why)
+                self.failed_calls[key] = (kind, why)
             self.committed.pop(key, None)
 
     # resuming, polling, collecting -------------------------------------------------------------------
@@ -549,7 +536,7 @@ class BatchRun:
             self._request_error(row["id"], key, "bad_response",
                                 f"{name}: its results hold no usable line for this request"
                                 + (f" ({unread} line(s) could not be used; the first: {first})" if unread else ""))
-        unusable = len(missing) + sum(1 for k in seen if self.errors.get(k, ("",))[0] == "bad_response")
+        unusable = len(missing) + sum(1 for k in seen if self.failed_calls.get(k, ("",))[0] == "bad_response")
         if unusable:
             self.warnings.append(f"{name}: {unusable:,} of its {len(keys):,} results could not be used"
                                  + (f" (the first: {first})" if first else "")
@@ -560,5 +547,5 @@ class BatchRun:
 
     def _request_error(self, row: int, key: str, kind: str, error: str) -> None:
         self.store.batch_error(row, key, error, kind)
-        self.errors[key] = (kind, error)
+        self.failed_calls[key] = (kind, error)
         self.committed.pop(key, None)

@@ -31,7 +31,7 @@ from components.core.scoring import best_subspan_em, exact_match, fuzzy_match, k
 from components.providers.base import ProviderError, cache_key
 from components.run.caller import BudgetExceeded, Cancelled
 from components.run.schema import Trial, params_json
-from components.run.trial import _totals
+from components.run.trial import add_totals
 from components.strategies import ParamError, get_strategy
 from components.strategies.multiq import MULTI_QUESTION
 from components.tasks.squad import MultiDocument, multi_documents
@@ -233,7 +233,7 @@ async def run_group(group: Group, caller, config) -> list[tuple[Trial, list[str]
         asked = [j for j, ask in enumerate(plan) if i in ask.questions]
         held = [completions[j] for j, ask in enumerate(plan)
                 if fail_all is None and ask.questions and ask.questions[0] == i and completions[j] is not None]
-        _totals(trial, held, group.model.spec)
+        add_totals(trial, held, group.model.spec)
         failed = [errors[j] for j in asked if errors[j] is not None] if fail_all is None else [fail_all]
         if failed:
             trial.error, trial.error_kind = failed[0]

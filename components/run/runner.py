@@ -27,7 +27,8 @@ from components.run.schema import Trial, params_json
 from components.run.trial import Ran, execute
 from components.strategies import get_strategy
 
-__all__ = ["LiveRun", "Progress", "Ran", "SweepSummary", "run_one", "run_sweep", "workers_for"]
+__all__ = ["LiveRun", "Progress", "Ran", "SweepRun", "SweepSummary", "api_key_for", "run_one", "run_sweep",
+           "workers_for"]
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,9 @@ def workers_for(concurrency: int, in_process: bool = False) -> int:
     return concurrency if in_process else concurrency + concurrency // 2 + 1
 
 
-def _key_for(model, api_keys: dict | None) -> str | None:
+def api_key_for(model, api_keys: dict | None) -> str | None:
+    """The key a sweep's model uses from `api_keys` ({model label | env var name | provider: key}), or None
+    (the provider then reads its environment variable)."""
     keys = api_keys or {}
     return keys.get(model.label) or keys.get(model.api_key_env or "") or keys.get(model.provider)
 
@@ -131,19 +134,104 @@ def run_sweep(config: SweepConfig, store, *, progress: Callable[[Progress], None
         return asyncio.run(run.go())
 
 
-class LiveRun:
-    """One live sweep as it runs (shaped like run/batch.py's BatchRun): its state in one object, a
-    method per phase. Per model, `workers_for(concurrency)` workers take trials in plan order; each
-    trial is built, run through the model's Caller, scored and written as it finishes."""
+class SweepRun:
+    """One sweep as it runs, live (LiveRun) or in batches (run/batch.py's BatchRun): its state in one
+    object, a method per phase. `go` opens nothing itself: `prepare` plans and opens the sweep, `execute`
+    runs the trials, `outcome` names how it ended; the sweep is then closed, progress reported a last
+    time and the providers closed, whatever happened. Counts: done (trials present), ran (written in this
+    run), skipped (present before), errors (trials that failed); `stopped` says why the sweep stops ("" while
+    it runs; the first reason is kept)."""
+
+    INTERRUPTED: tuple[str, str] | None = None  # (status, reason) on Ctrl-C; None: a failure like any other
 
     def __init__(self, config, store, progress, cancel, api_keys, retry_errors, given, owner=None, specs=None):
         self.config, self.store, self.progress, self.cancel = config, store, progress, cancel
         self.api_keys, self.retry_errors, self.given, self.owner = api_keys, retry_errors, given, owner
         self.specs = specs
         self.t0 = time.perf_counter()
-        self.done = self.errors = self.ran = self.skipped = 0
+        self.done = self.errors = self.ran = self.skipped = self.total = 0
         self.last = 0.0  # when progress was last reported
-        self.stopped = ""  # why the sweep stops ("" while it runs); the first reason is kept
+        self.stopped = ""
+        self.provs: dict = {}
+
+    def providers(self) -> dict:
+        """{model label: provider}: a given one (tests) or one made with the sweep's key for it (every key
+        resolved before the sweep starts: MissingKey means nothing was sent or written)."""
+        return {m.label: self.given.get(m.label) or make_provider(m.spec, api_key_for(m, self.api_keys))
+                for m in self.config.models}
+
+    def open(self, specs: list) -> list:
+        """Open (or resume) the sweep in the store; the specs still to run."""
+        self.total = len(specs)
+        self.sweep_id = self.store.open_sweep(self.config.name, self.config.to_dict(), owner=self.owner)
+        present, self.errors = already_run(self.store, self.sweep_id, specs, self.retry_errors)
+        self.done = self.skipped = len(present)
+        return [s for s in specs if s.key not in present]
+
+    def stop(self, reason: str) -> None:
+        """The sweep stops; the first reason is kept."""
+        self.stopped = self.stopped or reason
+
+    def counted(self, trial, call_keys) -> None:
+        """Store one finished trial and count it."""
+        self.store.put_trial(self.sweep_id, trial.row(), call_keys)
+        self.done += 1
+        self.ran += 1
+        self.errors += trial.error is not None
+
+    # progress -----------------------------------------------------------------------------------
+    def report(self, force: bool = False) -> None:
+        """Progress, at most every 0.1 s unless forced."""
+        now = time.perf_counter()
+        if self.progress is None or (not force and now - self.last < 0.1):
+            return
+        self.last = now
+        self.progress(self.snapshot(now - self.t0))
+
+    def snapshot(self, elapsed: float) -> Progress:
+        raise NotImplementedError
+
+    # the run ------------------------------------------------------------------------------------
+    def prepare(self) -> list:
+        raise NotImplementedError
+
+    async def execute(self, todo: list) -> None:
+        raise NotImplementedError
+
+    def outcome(self) -> tuple[str, str]:
+        raise NotImplementedError
+
+    def summary(self, status: str, reason: str) -> SweepSummary:
+        raise NotImplementedError
+
+    async def go(self) -> SweepSummary:
+        todo = self.prepare()
+        status, reason = "failed", "interrupted"
+        try:
+            await self.execute(todo)
+            status, reason = self.outcome()
+        except (KeyboardInterrupt, asyncio.CancelledError) as exc:
+            status, reason = self.INTERRUPTED or ("failed", f"{exc.__class__.__name__}: {exc}")
+            raise
+        except BaseException as exc:
+            reason = f"{exc.__class__.__name__}: {exc}"
+            raise
+        finally:
+            self.store.finish_sweep(self.sweep_id, status, reason)
+            self.report(force=True)
+            for p in self.provs.values():
+                close = getattr(p, "aclose", None)
+                if close is not None:
+                    await close()
+        return self.summary(status, reason)
+
+
+class LiveRun(SweepRun):
+    """A live sweep. Per model, `workers_for(concurrency)` workers take trials in plan order; each trial is
+    built, run through the model's Caller, scored and written as it finishes."""
+
+    def __init__(self, config, store, progress, cancel, api_keys, retry_errors, given, owner=None, specs=None):
+        super().__init__(config, store, progress, cancel, api_keys, retry_errors, given, owner, specs)
         self.early = False  # fail-fast stopped it
         self.first: list = []  # (error_kind, error) of the first trials run, for fail-fast
         self.callers: dict[str, Caller] = {}
@@ -153,23 +241,18 @@ class LiveRun:
     def requests(self) -> int:
         return sum(c.requests for c in self.callers.values())
 
-    def report(self, force: bool = False) -> None:
-        now = time.perf_counter()
-        if self.progress is None or (not force and now - self.last < 0.1):
-            return
-        self.last = now
-        elapsed = now - self.t0
+    def snapshot(self, elapsed: float) -> Progress:
         budget = self.budget
         note = "; ".join(c.waiting for c in self.callers.values() if c.waiting)
-        self.progress(Progress(self.done, self.total, self.errors, budget.spent,
-                               budget.sent / elapsed if elapsed > 0 else 0.0, budget.cached, budget.sent, elapsed,
-                               self.requests, note))
+        return Progress(self.done, self.total, self.errors, budget.spent,
+                        budget.sent / elapsed if elapsed > 0 else 0.0, budget.cached, budget.sent, elapsed,
+                        self.requests, note)
 
     # stopping -----------------------------------------------------------------------------------
     def stop(self, reason: str) -> None:
         """The sweep stops: the first reason is kept, and no caller starts another request (a spare
         worker already past its semaphore would otherwise send one more)."""
-        self.stopped = self.stopped or reason
+        super().stop(reason)
         for c in self.callers.values():
             c.halted = self.stopped
 
@@ -185,18 +268,13 @@ class LiveRun:
 
     # the run ------------------------------------------------------------------------------------
     def prepare(self) -> list:
-        """Plan (unless given), make the providers (every key is resolved before the sweep starts:
-        MissingKey means nothing was sent or written), open the sweep; the trials still to run."""
+        """Plan (unless given), make the providers, open the sweep; the trials still to run, in order."""
         config, store = self.config, self.store
         tasks = config.load_tasks()
         pool_tasks = config.all_tasks().tasks  # the whole file is the distractor pool, not only n_tasks
         specs = self.specs if self.specs is not None else plan(config, tasks)
-        self.total = len(specs)
-        self.provs = {m.label: self.given.get(m.label) or make_provider(m.spec, _key_for(m, self.api_keys))
-                      for m in config.models}
-        self.sweep_id = store.open_sweep(config.name, config.to_dict(), owner=self.owner)
-        present, self.errors = already_run(store, self.sweep_id, specs, self.retry_errors)
-        todo = [s for s in specs if s.key not in present]
+        self.provs = self.providers()
+        todo = self.open(specs)
         self.docs = Documents(config.encoding, pool_tasks)
         if getattr(config, "design", None):  # run/multiq.py: the trials sharing prompts run as one group
             from components.run.multiq import groups
@@ -205,7 +283,6 @@ class LiveRun:
         elif todo:
             precount(tasks, config.encoding)
             todo = ordered(todo, config.run_order, lambda s: first_prompt_text(s, self.docs))
-        self.done = self.skipped = len(present)
         self.budget = Budget(config.max_calls, config.max_usd)
         self.callers = {m.label: Caller(self.provs[m.label], store, concurrency=config.concurrency,
                                         rpm=m.requests_per_minute, budget=self.budget, cancel=self.cancel,
@@ -213,38 +290,27 @@ class LiveRun:
                         for m in config.models}
         return todo
 
-    async def go(self) -> SweepSummary:
+    async def execute(self, todo: list) -> None:
+        """Every model's workers, the cancel watcher and the progress ticker, until the workers return."""
         config = self.config
-        todo = self.prepare()
-        status, reason = "failed", "interrupted"
-        try:
-            workers = []
-            for m in config.models:
-                queue = [s for s in todo if s.model.label == m.label][::-1]  # pop() takes them in run order
-                workers += [asyncio.create_task(self.worker(queue))
-                            for _ in range(min(workers_for(config.concurrency, m.provider == "local"), len(queue)))]
-            watcher = asyncio.create_task(self.watch(workers)) if self.cancel is not None else None
-            ticker = asyncio.create_task(self.tick()) if self.progress is not None else None
-            results = await asyncio.gather(*workers, return_exceptions=True)
-            for t in (watcher, ticker):
-                if t is not None:
-                    t.cancel()
-            for r in results:
-                if isinstance(r, Exception):
-                    raise r
-            status, reason = self.outcome()
-        except BaseException as exc:
-            reason = f"{exc.__class__.__name__}: {exc}"
-            raise
-        finally:
-            self.store.finish_sweep(self.sweep_id, status, reason)
-            self.report(force=True)
-            for p in self.provs.values():
-                close = getattr(p, "aclose", None)
-                if close is not None:
-                    await close()
+        workers = []
+        for m in config.models:
+            queue = [s for s in todo if s.model.label == m.label][::-1]  # pop() takes them in run order
+            workers += [asyncio.create_task(self.worker(queue))
+                        for _ in range(min(workers_for(config.concurrency, m.provider == "local"), len(queue)))]
+        watcher = asyncio.create_task(self.watch(workers)) if self.cancel is not None else None
+        ticker = asyncio.create_task(self.tick()) if self.progress is not None else None
+        results = await asyncio.gather(*workers, return_exceptions=True)
+        for t in (watcher, ticker):
+            if t is not None:
+                t.cancel()
+        for r in results:
+            if isinstance(r, Exception):
+                raise r
+
+    def summary(self, status: str, reason: str) -> SweepSummary:
         b = self.budget
-        return SweepSummary(self.sweep_id, config.name, status, reason, self.total, self.done, self.ran,
+        return SweepSummary(self.sweep_id, self.config.name, status, reason, self.total, self.done, self.ran,
                             self.skipped, self.errors, b.sent, b.cached, b.spent, time.perf_counter() - self.t0,
                             self.requests, self.early)
 
@@ -287,10 +353,7 @@ class LiveRun:
 
     def write(self, trial, call_keys) -> None:
         """Store one finished trial and count it."""
-        self.store.put_trial(self.sweep_id, trial.row(), call_keys)
-        self.done += 1
-        self.ran += 1
-        self.errors += trial.error is not None
+        self.counted(trial, call_keys)
         self.fail_fast(trial)
         self.report()
 

@@ -42,7 +42,8 @@ class Ran:
     call_keys: list[str] = field(default_factory=list)
 
 
-def _totals(trial: Trial, completions: list, spec, batch: bool = False) -> None:
+def add_totals(trial: Trial, completions: list, spec, batch: bool = False) -> None:
+    """Fill a trial's call, token, latency and cost totals from its completions."""
     trial.calls = len(completions)
     trial.cached_calls = sum(1 for c in completions if c.cached)
     trial.input_tokens = sum(c.input_tokens for c in completions)
@@ -122,7 +123,7 @@ async def execute(doc, question: str, answers, strategy_name: str, params: dict,
         # one line for the user (the trial holds the message); the traceback only in debug logging
         log.debug("trial failed", exc_info=True)
         trial.error, trial.error_kind = f"{exc.__class__.__name__}: {exc}", "bug"
-    _totals(trial, completions, caller.spec, getattr(caller, "batch", False))
+    add_totals(trial, completions, caller.spec, getattr(caller, "batch", False))
     if trial.error is None:
         ran.outcome = outcome
         score_outcome(trial, outcome, doc, answers, answer_mode, gold_sentences)

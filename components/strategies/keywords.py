@@ -15,7 +15,7 @@ from components.core.positions import chunk_ranges
 from components.core.prompts import Prompt
 from components.core.scoring import STOPWORDS, keywords
 from components.strategies.base import Param, ParamError, Strategy, sandwich
-from components.strategies.rr import _answer_blocks
+from components.strategies.rr import answer_blocks
 
 __all__ = ["STOPWORDS", "Keyword", "assign_questions", "best_chunks", "keywords"]
 
@@ -64,6 +64,6 @@ class Keyword(Strategy):
         ranges = chunk_ranges(doc.offsets, p["c"])
         i = assign_questions(doc, [question], p["c"])[0]
         a, b = ranges[i]
-        head, tail, _ = _answer_blocks(question)
+        head, tail, _ = answer_blocks(question)
         return [sandwich(doc, doc.pages[a:b], head, tail, chunk=i + 1,
                          label=f"answer (chunk {i + 1} of {len(ranges)})")]

@@ -14,7 +14,7 @@ from components.core.documents import Document, Page
 from components.core.prompts import Prompt
 from components.strategies.base import Strategy, sandwich
 from components.strategies.keywords import keywords
-from components.strategies.rr import _answer_blocks
+from components.strategies.rr import answer_blocks
 
 
 def edge_order(ranked: list[int]) -> list[int]:
@@ -41,5 +41,5 @@ class Reorder(Strategy):
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
         self.check(doc, question, params)
-        head, tail, _ = _answer_blocks(question)
+        head, tail, _ = answer_blocks(question)
         return [sandwich(doc, reorder_pages(doc, question), head, tail, label="answer")]

@@ -27,7 +27,8 @@ R = Param("r", 10_000, "reprompt every r tokens (R&R §4.2 default: 10k)", step=
 K = Param("k", 5, "retrieve up to k pages (R&R §4.2 default: 5)", unit="pages")
 C = Param("c", 20_000, "chunk size c in tokens (R&R §3.4, Table 2: 10k-80k)", step=1000)
 
-def _answer_blocks(question: str) -> tuple[str, str, str]:
+def answer_blocks(question: str) -> tuple[str, str, str]:
+    """(instructions, final, reminder) of the answer stage: R&R's, and the strategies built on it."""
     f = fmt("answer")
     return tuple(render(load_template(f"rr_answer_{part}"), question=question, format_instructions=f)
                  for part in ("instructions", "final", "reminder"))
@@ -70,7 +71,7 @@ class Baseline(Strategy):
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
         self.check(doc, question, params)
-        head, tail, _ = _answer_blocks(question)
+        head, tail, _ = answer_blocks(question)
         return [sandwich(doc, doc.pages, head, tail, label="answer")]
 
 
@@ -86,7 +87,7 @@ class Reprompt(Strategy):
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
         p = self.check(doc, question, params)
-        head, tail, reminder = _answer_blocks(question)
+        head, tail, reminder = answer_blocks(question)
         if self.variant == "tags-only":
             reminder = load_template("rr_tags_only_reminder")
         inserts = reminder_inserts(doc, doc.pages, p.get("r"), reminder, self.variant)
@@ -142,7 +143,7 @@ class ICR(Strategy):
         return sandwich(doc, pages, head, tail, inserts=inserts, label=label, chunk=chunk, max_tokens=64)
 
     def answer_prompt(self, doc, question, pages: list[Page]) -> Prompt:
-        head, tail, _ = _answer_blocks(question)
+        head, tail, _ = answer_blocks(question)
         return sandwich(doc, pages, head, tail, stage=2, label="answer from retrieved pages")
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:

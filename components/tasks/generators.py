@@ -309,10 +309,6 @@ _FESTIVAL_FILLERS = [
 ]
 
 
-def _syllable(rng: random.Random) -> str:
-    return rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS)
-
-
 def _word(rng: random.Random, syllables: int) -> str:
     # open syllables, a consonant only at the end: short, pronounceable, invented names
     body = "".join(rng.choice(_ONSETS) + rng.choice(_VOWELS[:5]) for _ in range(syllables))

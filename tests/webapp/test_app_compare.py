@@ -53,11 +53,11 @@ def test_arms_pairs_recommendation_and_url(stores):
     expected = compare.compare(RunStore(db).trials_frame(), chosen)
     assert list(arms["arm"]) == chosen and list(arms["n"]) == list(expected["arms"]["n"])
     pairs = next(f for f in frames if "matched" in f.columns)
-    assert list(pairs["p"]) == pytest.approx([p["p_value"] for p in expected["pairs"]])
-    assert list(pairs["matched"]) == [p["n_matched"] for p in expected["pairs"]]
+    assert list(pairs["p"]) == pytest.approx([p.p_value for p in expected["pairs"]])
+    assert list(pairs["matched"]) == [p.n_matched for p in expected["pairs"]]
     rec = verdict_text(at)
     v = expected["verdict"]
-    assert rec.startswith(f"**{v['line']}**") and v["reasons"] in rec  # the one line first, then the reasons
+    assert rec.startswith(f"**{v.line}**") and v.reasons in rec  # the one line first, then the reasons
     assert len(at.get("plotly_chart")) == 3  # Pareto, U-curves, differences
     # the view is in the URL
     at.multiselect(key="cmp_arms").set_value(ARMS[:2]).run()
@@ -122,7 +122,7 @@ def test_report_is_one_self_contained_escaped_file(stores):
     assert not re.search(r"<script[^>]*\bsrc=", page)  # plotly.js is inlined: the file opens offline
     assert "Plotly.newPlot" in page and len(page) > 1_000_000
     v = result["verdict"]
-    assert f"<b>{html.escape(v['line'])}</b>" in page and html.escape(v["reasons"]) in page
+    assert f"<b>{html.escape(v.line)}</b>" in page and html.escape(v.reasons) in page
     assert "p (Holm)" in page
 
 
@@ -243,17 +243,17 @@ def test_the_verdict_leads_and_follows_the_margin_and_the_minimum_saving(stores)
                                min_saving=saving)["verdict"]
 
     strict = expected(0.05, 0.10)
-    assert verdict_text(at).startswith(f"**{strict['line']}**") and strict["line"].endswith("not yet")
-    assert strict["recommend"] == "rr r=1000 · fake-model"  # the most accurate: nothing cheaper is shown close
+    assert verdict_text(at).startswith(f"**{strict.line}**") and strict.line.endswith("not yet")
+    assert strict.recommend == "rr r=1000 · fake-model"  # the most accurate: nothing cheaper is shown close
     at.number_input(key="cmp_margin").set_value(30.0).run()  # reprompt is within 30 points of rr, half the cost
     loose = expected(0.30, 0.10)
-    assert loose["recommend"] == "reprompt r=1000 · fake-model" and loose["confidence"] == "confident"
+    assert loose.recommend == "reprompt r=1000 · fake-model" and loose.confidence == "confident"
     text = verdict_text(at)
-    assert text.startswith(f"**{loose['line']}**") and "· saves $0.0228 per 1,000 questions · confident" in text
+    assert text.startswith(f"**{loose.line}**") and "· saves $0.0228 per 1,000 questions · confident" in text
     assert at.success, "a confident verdict is shown as a success"
     assert at.query_params["margin"] == "30"
     at.number_input(key="cmp_min_saving").set_value(60.0).run()  # a 50% saving is not enough now
-    assert verdict_text(at).startswith(f"**{expected(0.30, 0.60)['line']}**")
+    assert verdict_text(at).startswith(f"**{expected(0.30, 0.60).line}**")
     assert "reprompt" not in verdict_text(at).split("**")[1].split("·")[0]
     assert at.query_params["saving"] == "60"
 

@@ -94,11 +94,11 @@ def test_the_shape_sentence_is_the_data_s(shipped, hits, n, label):
     at = run()
     assert at.radio(key="res_u_axis").value == "gold_index"
     lines = shape_lines(at)
-    expected = shape.curve_shape(matrix(hits, n), x_name="gold_index", binary=True)["sentence"]
+    expected = shape.curve_shape(matrix(hits, n), x_name="gold_index", binary=True).sentence
     assert lines == [f"**{LINE}.** {expected}"]
     assert expected.startswith(label)
     if label.startswith("No clear"):
-        assert f"about {shape.curve_shape(matrix(hits, n), binary=True)['questions_needed']:,} questions" in lines[0]
+        assert f"about {shape.curve_shape(matrix(hits, n), binary=True).questions_needed:,} questions" in lines[0]
     else:
         assert "95% interval +" in lines[0]  # the index's interval excludes zero
 
@@ -143,7 +143,7 @@ def test_results_opens_on_a_likelihood_run_with_its_curve_band_and_n(shipped):
     lines = shape_lines(at)
     assert len(lines) == 2  # accuracy's line, then the likelihood's
     expected = shape.curve_shape(full.set_axis([f"nq-{t}" for t in range(8) if t != 7]).sort_index(), x_name="gold_index",
-                                 binary=False, unit="nats")["sentence"]
+                                 binary=False, unit="nats").sentence
     assert lines[1].startswith(f"**{LINE}.** {expected}")
     assert "1 question(s) not scored at every position of this line are left out" in lines[1]
     assert "nats" in lines[1] and "points" not in lines[1]

@@ -100,22 +100,22 @@ def tables(result: dict) -> None:
     if priced:
         st.caption("Priced as: " + md(", ".join(priced)) + f" (list prices dated {models.PRICES_DATE}).")
     # an arm with no answer scored has no matched trials by nature: the line above says why, not this one
-    unmatched = [p for p in result["pairs"] if not p["n_matched"] and not {p["a"], p["b"]} & set(unscored)]
-    pairs = [p for p in result["pairs"] if p["n_matched"]]
+    unmatched = [p for p in result["pairs"] if not p.n_matched and not {p.a, p.b} & set(unscored)]
+    pairs = [p for p in result["pairs"] if p.n_matched]
     if unmatched:
         st.caption("No matched trials (no task and cell in common), so no difference can be measured: "
-                   + "; ".join(f"{md(p['a'])} vs {md(p['b'])}" for p in unmatched))
+                   + "; ".join(f"{md(p.a)} vs {md(p.b)}" for p in unmatched))
     if pairs:
         st.markdown(f"**Pairs** (paired on task and cell; Newcombe 95% interval; exact McNemar test, and its p "
                     f"adjusted by Holm's method for the {len(result['pairs'])} pairs shown: the verdict reads the "
                     "adjusted one)")
         st.dataframe(pd.DataFrame({
-            "a": [p["a"] for p in pairs], "b": [p["b"] for p in pairs],
-            "difference a − b": [p["diff"] * 100 for p in pairs], "low": [p["ci"][0] * 100 for p in pairs],
-            "high": [p["ci"][1] * 100 for p in pairs], "p": [p["p_value"] for p in pairs],
-            "p (Holm)": [p["p_holm"] for p in pairs],
-            "matched": [p["n_matched"] for p in pairs], "left out": [p["left_out"] for p in pairs],
-            "only a right": [p["only_a"] for p in pairs], "only b right": [p["only_b"] for p in pairs]}),
+            "a": [p.a for p in pairs], "b": [p.b for p in pairs],
+            "difference a − b": [p.diff * 100 for p in pairs], "low": [p.ci[0] * 100 for p in pairs],
+            "high": [p.ci[1] * 100 for p in pairs], "p": [p.p_value for p in pairs],
+            "p (Holm)": [p.p_holm for p in pairs],
+            "matched": [p.n_matched for p in pairs], "left out": [p.left_out for p in pairs],
+            "only a right": [p.only_a for p in pairs], "only b right": [p.only_b for p in pairs]}),
             hide_index=True, width="stretch", column_config={
                 "difference a − b": st.column_config.NumberColumn(format="%+.1f pts"),
                 "low": st.column_config.NumberColumn("95% low", format="%+.1f"),
@@ -147,7 +147,7 @@ def planner(result: dict, pair: tuple[str, str] | None) -> None:
     c1, c2, c3 = st.columns(3)
     d = c1.number_input("Difference that matters (points)", 1.0, 50.0, step=1.0, key=State.cmp_difference.key)
     power = c2.selectbox("Power", [0.8, 0.9], key=State.cmp_power.key)
-    p = next((x for x in result["pairs"] if pair and (x["a"], x["b"]) == pair), None)
+    p = next((x for x in result["pairs"] if pair and (x.a, x.b) == pair), None)
     t = result["trials"]
     cells = analysis.cells_per_task(t, list(pair or []))
     plan = analysis.plan(p, result["arms"], difference=d / 100, power=power, cells_per_task=cells)
@@ -196,9 +196,9 @@ def decision_rule(where) -> tuple[float, float]:
 def verdict_box(result: dict) -> None:
     """The one-line verdict first, then its reasoning."""
     v = result["verdict"]
-    icon = ":material/verified:" if v["confidence"] == "confident" else ":material/hourglass_top:"
-    box = st.success if v["confidence"] == "confident" else st.info
-    box(f"**{md(v['line'])}**\n\n{md(v['reasons'])}", icon=icon)
+    icon = ":material/verified:" if v.confidence == "confident" else ":material/hourglass_top:"
+    box = st.success if v.confidence == "confident" else st.info
+    box(f"**{md(v.line)}**\n\n{md(v.reasons)}", icon=icon)
 
 
 def overlay_picker(where, t: pd.DataFrame, labels: list[str]) -> pd.DataFrame | None:

@@ -64,7 +64,7 @@ def likelihood_chart(present: bool) -> None:
                                     legend=False)
     charts.show(fig, "home-likelihood", "the mean log-probability the model gives the right answer (y; "
                 "closer to 0 is more likely) against where the answer document sits (x), with its 95% band over "
-                "questions. " + likelihood.shape_line(s.shape, "nats"),
+                "questions. " + likelihood.brief(s.shape),
                 note=f"Measured by this app with {s.model}, n={s.questions} questions{'' if s.finished else ' so far'}. "
                      "Ours, not the papers'.", height=300 if present else 270)
 

@@ -114,8 +114,8 @@ def move() -> None:
 CURVE_HEIGHT = 300  # presenter mode: the switch, the chart and one sentence under it on a 1024x576 screen
 
 
-def shape_caption(s, unit: str) -> None:
-    st.caption(likelihood.shape_line(s.shape, unit))
+def shape_caption(s) -> None:
+    st.caption(likelihood.brief(s.shape))
 
 
 def accuracy_view() -> None:
@@ -130,7 +130,7 @@ def accuracy_view() -> None:
                 "20 (x); the solid line is this app's bundled model, the dotted one GPT-3.5 as published.",
                 note=note, names=names, height=CURVE_HEIGHT if present else 420, note_width=60 if present else 90)
     if s is not None:
-        shape_caption(s, "points")
+        shape_caption(s)
 
 
 def likelihood_view() -> None:
@@ -149,7 +149,7 @@ def likelihood_view() -> None:
                 "(y; closer to 0 is more likely) against where the answer document sits among 20 (x), with a 95% "
                 "band over questions: the same prompts as the accuracy curve, scored instead of answered.",
                 note=note, height=CURVE_HEIGHT if present else 420, note_width=60 if present else 90)
-    shape_caption(s, "nats")
+    shape_caption(s)
 
 
 def reminders() -> None:

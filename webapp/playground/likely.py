@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from webapp.playground import run as live
-from webapp.services import engine, likelihood, models
+from webapp.services import engine, figures, likelihood, models
 from webapp.services.engine import Recipe
 from webapp.session import State
 from webapp.ui import charts, render
@@ -219,18 +219,18 @@ def show(held: dict, recipe: Recipe) -> None:
     mean = None
     if len(whole) >= 2:
         matrix = pd.DataFrame([[q["values"][x] for x in order] for q in whole], columns=order)
-        mean = likelihood.band(matrix)
+        mean = likelihood.points(matrix, "position")
     n = len(whole)
     title = "One question" if mean is None else f"{n} questions"
     places = f"{len(order)} positions" if mean is not None or len(line) == len(order) else \
         f"{len(line)} of {len(order)} positions"
-    fig = likelihood.curve_figure(line, mean, x_title=recipe.x_title(), title=f"{title}, {places}",
-                                  labels=labels, mean_name=f"mean over {n} questions, 95% band",
-                                  categories=[labels[x] for x in order])
+    fig = figures.likelihood_curve(line, mean, x_title=recipe.x_title(), title=f"{title}, {places}", x="position",
+                                   labels=labels, mean_name=f"mean over {n} questions, 95% band",
+                                   categories=[labels[x] for x in order])
     model = held.get("model", "")
     charts.show(fig, "mini-likelihood-curve", HOW, note=f"{model} · this app · ours, not the papers'", note_width=60)
     if mean is not None:
-        st.caption(likelihood.shape_line(likelihood.shape_of(matrix), "nats"))
+        st.caption(likelihood.brief(likelihood.shape_of(matrix, "position")))
     errors = [e for q in questions for e in q["errors"].values()]
     if errors:
         st.warning(f"{len(errors)} position(s) could not be scored: {render.md(render.short(errors[0], ()))}",

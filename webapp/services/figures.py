@@ -21,6 +21,7 @@ from components.report.charts import (
     esc,
     export_config,
     heatmap,
+    likelihood_curve,
     mini_curve,
     pareto,
     position_differences,
@@ -32,7 +33,7 @@ from components.report.charts import (
 )
 
 __all__ = ["COST_TITLES", "accuracy_lines", "copy", "once", "accuracy_vs_cost", "accuracy_vs_length", "esc", "export_config",
-           "heatmap", "mini_curve", "pareto", "position_differences", "printed", "published_bars",
+           "heatmap", "likelihood_curve", "mini_curve", "pareto", "position_differences", "printed", "published_bars",
            "published_lines", "theme", "u_curve"]
 
 

@@ -140,7 +140,3 @@ def duration(seconds: float) -> str:
     if s < 3600:
         return f"{s // 60} min {s % 60:02d} s" if s < 600 else f"{s // 60} min"
     return f"{s // 3600} h {s % 3600 // 60} min"
-
-
-def title_of(spec: ModelSpec) -> str:
-    return model_title(spec.label)

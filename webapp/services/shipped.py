@@ -15,7 +15,7 @@ import streamlit as st
 from components.core.resources import sample_path
 from components.report import shape as curve_shapes
 from webapp.services import analysis, figures, published, sharing
-from webapp.services.likelihood import COLUMN, band, curve_figure
+from webapp.services.likelihood import COLUMN, points, shape_of
 from webapp.services.names import THIS_APP, model_title
 
 __all__ = ["ACCURACY_RUN", "LIKELIHOOD_RUN", "Shipped", "accuracy_figure", "likelihood_figure", "shipped_accuracy",
@@ -70,14 +70,15 @@ def accuracy_figure(title: str = "Accuracy by where the answer sits among 20 doc
 
 @dataclass(frozen=True)
 class Shipped:
-    """A shipped run's curve: points (x, mean, lo, hi, n; the band over questions), the questions whole
+    """A shipped run's curve: points (gold_index, mean, low, high, n; the band over questions: report.likelihood
+    .points), the questions whole
     (asked at every position) and begun, the model, the shape statistics (report.shape.curve_shape)."""
 
     points: pd.DataFrame
     questions: int
     begun: int
     model: str
-    shape: dict
+    shape: curve_shapes.CurveShape
     planned: int | None = None  # questions the run's config asks for
     finished: bool = True  # False: the run stopped (or is still going) before its plan
 
@@ -113,8 +114,9 @@ def _shipped(name: str, column: str, version: tuple) -> Shipped | None:
     matrix, left_out = curve_shapes.question_matrix(ok, "gold_index")
     if matrix.empty:
         return None
-    s = curve_shapes.curve_shape(matrix, left_out=left_out, x_name="gold_index", binary=column != COLUMN)
-    return Shipped(band(matrix), len(matrix), len(matrix) + left_out, model_title(str(trials["model"].iloc[0])), s,
+    s = (shape_of(matrix, "gold_index", left_out) if column == COLUMN
+         else curve_shapes.curve_shape(matrix, left_out=left_out, x_name="gold_index", binary=True))
+    return Shipped(points(matrix, "gold_index"), len(matrix), len(matrix) + left_out, model_title(str(trials["model"].iloc[0])), s,
                    planned, finished)
 
 
@@ -143,6 +145,6 @@ def shipped_accuracy() -> Shipped | None:
 def likelihood_figure(s: Shipped, *, title: str = "How likely the model finds the right answer",
                       legend: bool = True):
     """The shipped likelihood run's curve: the mean over its questions with its 95% band."""
-    fig = curve_figure(None, s.points, x_title=X_TITLE, title=title, legend=legend,
-                       mean_name=f"{s.model} · {THIS_APP} · n={s.questions} questions")
+    fig = figures.likelihood_curve(None, s.points, x_title=X_TITLE, title=title, legend=legend,
+                                   mean_name=f"{s.model} · {THIS_APP} · n={s.questions} questions")
     return fig

@@ -271,10 +271,6 @@ class State:
     chart = Family(kind=CONTROL)
 
     @classmethod
-    def param_key(cls, name: str, default: int) -> str:
-        return cls.param(name, default).key
-
-    @classmethod
     def keys(cls) -> list[Key]:
         return [v for v in vars(cls).values() if isinstance(v, Key)]
 

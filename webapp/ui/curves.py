@@ -41,7 +41,7 @@ def likelihood_chart(part: pd.DataFrame, labels: pd.Series, axis: str, size: str
         fig.update_xaxes(dtick=1 if table["position"].max() < 12 else 2)
     if State().present:
         fig.update_layout(height=430)
-    names = {figures.esc(f["name"]): f"{figures.esc(f['name'])} · {f['shape']['questions']} questions"
+    names = {figures.esc(f["name"]): f"{figures.esc(f['name'])} · {f['shape'].questions} questions"
              for f in found}
     charts.show(fig, name, LIKELIHOOD_READ, names=names, height=height,
                 note=(f"Measured by {THIS_APP} with {models_of(part['model']) or 'a model'}: the gold answer's "
@@ -69,8 +69,7 @@ def shape_sentences(found: list[dict], what: str) -> None:
         return
     lines = []
     for f in found:
-        s = f["shape"]
-        text = s["sentence"]
+        text = f["shape"].sentence
         if f["left_out"]:
             text += (f" {f['left_out']} question(s) not scored at every position of this line are left out of "
                      "this test.")

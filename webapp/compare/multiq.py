@@ -25,18 +25,17 @@ def section(t: pd.DataFrame, labels: list[str]) -> None:
         st.caption("One trial per question; the pairs above match each question with itself at the same K. "
                    f"Hatched bars: the paper's §5.3 counts ({md(multiq.PAPER)}, one document per K, sorted by "
                    "hand).")
-        note = f"Measured by this app with {models_of(part['model'])}; 95% Wilson intervals."
-        left, right = st.columns(2) if not charts.present() else (st.container(), st.container())
-        with left:
-            charts.show(multiq.accuracy_figure(tab, "correct"), "compare-mq-accuracy",
-                        "one bar per arm at each K; the label is correct of n, the whisker its 95% interval.",
-                        note=note, series=False, note_width=60, alt="accuracy of the chosen arms by K")
-        with right:
-            charts.show(multiq.categories_figure(tab), "compare-mq-categories",
-                        "each bar splits an arm's questions at one K into correct, partially correct, not "
-                        "specified and wrong; hatched bars are the paper's counts as published.",
-                        note=note, series=False, note_width=60, alt="answers by category, the chosen arms and the paper's")
+        who = models_of(part["model"])
+        charts.show(multiq.accuracy_figure(tab, "correct"), "compare-mq-accuracy",
+                    "one bar per arm at each K; the label is correct of n, the whisker its 95% interval.",
+                    note=f"Measured by this app with {who}; 95% Wilson intervals.", series=False,
+                    alt="accuracy of the chosen arms by K")
+        charts.show(multiq.categories_figure(tab), "compare-mq-categories",
+                    "each bar splits an arm's questions at one K into correct, partially correct, not specified "
+                    "and wrong; hatched bars are the paper's counts as published.",
+                    note=f"Measured by this app with {who}; categories sorted by rule. Hatched: {multiq.PAPER}, "
+                         "sorted by hand.", series=False, alt="answers by category, the chosen arms and the paper's")
         st.dataframe(multiq.beside(tab), hide_index=True, width="stretch",
-                     column_config={"source": st.column_config.TextColumn(width="large"),
-                                    "correct (95% CI)": st.column_config.TextColumn(width="large")})
+                     column_config={"source": st.column_config.TextColumn(width="medium"),
+                                    "correct (95% CI)": st.column_config.TextColumn(width="medium")})
         st.caption(f"Published: {md(multiq.citation())}")

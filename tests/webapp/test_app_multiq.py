@@ -196,3 +196,78 @@ def test_results_and_compare_show_the_shipped_run(tmp_path, monkeypatch):
     assert set(ours["questions"]) == {40, 80}
     assert len(table) == len(ours) + 4  # the paper's four rows at K = 8 and 16
     assert {"chart_mq-accuracy", "chart_mq-categories", "chart_mq-cost"} <= set(charts(at))
+
+
+# --- the Playground: one pasted document, several questions ------------------------------------------------
+
+APP = str(ROOT / "webapp" / "app.py")
+HALLS = ("Alpha Hall was built in 1901 by the mason Ada Kerr.\n\n"
+         "The river Brell floods every spring near the mill.\n\n"
+         "The mill on the Brell grinds rye for the town of Oster.")
+QUESTIONS = "Who built Alpha Hall? | Ada Kerr\nWhen does the river Brell flood?\tevery spring\nWhat does the mill grind for Oster?"
+
+
+def playground(tmp_path, monkeypatch, provider=None) -> AppTest:
+    from components.providers import factory
+    from components.providers.base import ModelSpec
+
+    monkeypatch.setenv("LITM_DB", str(tmp_path / "runs.sqlite"))
+    at = AppTest.from_file(APP, default_timeout=90)
+    if provider is not None:
+        provider.spec = ModelSpec("openai-compatible", "fake-model", base_url="http://127.0.0.1:9/v1")
+        factory.install(provider)
+        at.session_state["provider"] = "openai-compatible"
+        at.session_state["model"] = "fake-model"
+        at.session_state["base_url"] = "http://127.0.0.1:9/v1"
+    at.run()
+    at.switch_page("playground/page.py").run()
+    at.radio(key="source").set_value("Paste").run()
+    at.text_area(key="pasted").set_value(HALLS).run()
+    at.text_area(key="pg_mq_questions").set_value(QUESTIONS).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_parse_questions_tab_or_bar():
+    from webapp.services.multiq import parse_questions
+
+    got, problems = parse_questions("Who? | Ada | Ada Kerr\n\n When?\tspring\nWhat?\n | orphan answer\n")
+    assert got == [("Who?", ("Ada", "Ada Kerr")), ("When?", ("spring",)), ("What?", ())]
+    assert problems == ["line 5: no question before the answers"]
+
+
+def test_playground_builds_the_keyword_prompts_of_pasted_questions(tmp_path, monkeypatch):
+    at = playground(tmp_path, monkeypatch)
+    at.number_input(key="pg_mq_chunk").set_value(20).run()  # 3 pages of 11-14 tokens: 1 page a chunk
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    where = next(d.value for d in at.dataframe if "its chunk (most shared keywords)" in d.value.columns)
+    # keywords shared: {built, alpha, hall} 3-0-0; {river, brell, flood} 0-2-1; {mill, grind, oster} 0-1-2
+    assert list(where["its chunk (most shared keywords)"]) == [1, 2, 3]
+    assert "3 question(s), 3 page(s) in 3 chunk(s): 3 prompt(s)" in texts(at)
+    prompt = [h.proto.body for h in at.get("html") if "Q1:" in h.proto.body][-1]
+    assert "Alpha Hall was built in 1901" in prompt and "Who built Alpha Hall?" in prompt
+    assert "river Brell floods" not in prompt  # chunk 1 only
+    at.radio(key="pg_mq_strategy").set_value("mq-full").run()
+    prompt = [h.proto.body for h in at.get("html") if "Q1:" in h.proto.body][-1]
+    assert all(f"Q{i}:" in prompt for i in (1, 2, 3)) and "grinds rye" in prompt
+
+
+def test_playground_asks_them_and_scores_each_answer(tmp_path, monkeypatch):
+    from components.providers import factory
+    from components.providers.fake import FakeProvider
+
+    fake = FakeProvider(responder=lambda messages, settings: "A1: Ada Kerr\nA2: Not specified\nA3: rye")
+    try:
+        at = playground(tmp_path, monkeypatch, fake)
+        at.radio(key="pg_mq_strategy").set_value("mq-full").run()
+        at.button(key="pg_mq_go").click().run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        assert len(fake.history) == 1
+        rows = next(d.value for d in at.dataframe if "category" in d.value.columns)
+        assert list(rows["answer"]) == ["Ada Kerr", "Not specified", "rye"]
+        assert list(rows["category"])[:2] == ["correct", "not_specified"] and pd.isna(rows["category"].iloc[2])
+        assert "1 call(s) (0 from the cache)" in texts(at) and "1 correct" in texts(at)
+        at.button(key="pg_mq_go").click().run()  # again: from the user's store
+        assert len(fake.history) == 1 and "1 call(s) (1 from the cache)" in texts(at)
+    finally:
+        factory.uninstall()

@@ -309,3 +309,22 @@ def cost_figure(tab: pd.DataFrame, *, title: str = "Calls and tokens per questio
     if tab.empty:
         _empty(fig, "No multi-question trials for this selection")
     return fig
+
+
+def table_lines(df: pd.DataFrame, paper: pd.DataFrame, metric: str = "mq_match") -> list[str]:
+    """The shipped run's README table (markdown): per K and strategy, correct of n with its Wilson 95%
+    interval, the categories, calls and tokens per question, and the paper's §5.3 counts beside them."""
+    tab = table(df, metric)
+    pub = {(r.strategy, int(getattr(r, K)), int(getattr(r, Q))): r for r in paper.itertuples(index=False)}
+    lines = ["| K, Q (questions) | strategy | correct, 95% CI | partially correct | not specified | wrong | "
+             "calls / question | tokens in / question | tokens out / question | paper (§5.3) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in tab.itertuples(index=False):
+        k, q = int(getattr(r, K)), int(getattr(r, Q))
+        p = pub.get((r.strategy, k, q))
+        theirs = f"{p.correct}/{p.answered} correct ({p.what})" if p is not None else "not published"
+        lines.append(f"| {k}, {q} ({r.questions}) | {r.setting} | {r.hits}/{r.n} = {_pct(r.accuracy)} "
+                     f"({_pct(r.lo)}–{_pct(r.hi)}) | {r.partial} | {r.not_specified} | {r.wrong} | "
+                     f"{r.calls_per_question:.3f} | {r.input_tokens_per_question:,.0f} | "
+                     f"{r.output_tokens_per_question:,.1f} | {theirs} |")
+    return lines

@@ -271,3 +271,21 @@ def test_playground_asks_them_and_scores_each_answer(tmp_path, monkeypatch):
         assert len(fake.history) == 1 and "1 call(s) (1 from the cache)" in texts(at)
     finally:
         factory.uninstall()
+
+
+@pytest.mark.skipif(not SHIPPED.is_file(), reason="the shipped multi-question run is not there yet")
+def test_the_readme_table_matches_the_shipped_store():
+    from components.report import multiq
+    from components.report.published_004 import load_published_004
+    from components.run.store import RunStore
+
+    store = RunStore(SHIPPED, readonly=True)
+    try:
+        trials = store.trials_frame()
+    finally:
+        store.close()
+    readme = (SHIPPED.parent / "README.md").read_text()
+    lines = multiq.table_lines(trials, multiq.published(load_published_004()))
+    assert len(lines) == 2 + 6
+    for line in lines:
+        assert line in readme, line

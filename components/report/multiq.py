@@ -144,11 +144,12 @@ def _pct(x) -> str:
 
 
 def beside(ours: pd.DataFrame, paper: pd.DataFrame, *, every_k: bool = False) -> pd.DataFrame:
-    """Ours and the paper's, one row each, by K, Q and strategy (ours first): who, questions, accuracy
-    with its interval, and the categories; the paper's rows for the K and Q of ours (every_k: all of them)."""
+    """Ours and the paper's, one row each, by K, Q and strategy (ours first; ours named by their setting,
+    'mq-keyword chunk_tokens=600', and model): who, questions, accuracy with its interval, and the
+    categories; the paper's rows for the K and Q of ours (every_k: all of them)."""
     rows = []
     for r in ours.itertuples(index=False):
-        rows.append({"K": getattr(r, K), "Q": getattr(r, Q), "strategy": r.strategy, "source": f"{r.arm} · this app",
+        rows.append({"K": getattr(r, K), "Q": getattr(r, Q), "strategy": r.setting, "source": f"{r.model} · this app",
                      "questions": r.questions,
                      "correct (95% CI)": (f"{r.hits}/{r.n} = {_pct(r.accuracy)} ({_pct(r.lo)}–{_pct(r.hi)})"
                                           if r.n else "not measured"),
@@ -170,7 +171,7 @@ def beside(ours: pd.DataFrame, paper: pd.DataFrame, *, every_k: bool = False) ->
     out = pd.DataFrame(rows)
     if out.empty:
         return out
-    out["_o"] = out["strategy"].map(_order)
+    out["_o"] = out["strategy"].str.split(" ").str[0].map(_order)
     out["_p"] = out["source"].str.endswith("(published)")
     out = out.sort_values(["K", "Q", "_o", "_p"], kind="stable").drop(columns=["_o", "_p"])
     for c in ("partially correct", "not specified", "wrong", "incorrect as the paper counts it", "errors"):
@@ -219,7 +220,7 @@ def accuracy_figure(tab: pd.DataFrame, *, metric_label: str = "two-way substring
                            "of %{customdata[0]})<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}"
                            "<br>errors (not scored): %{customdata[3]}<extra></extra>")))
     _layout(fig, title, "contexts (K) and questions per context (Q)", "correct (share of the questions)")
-    fig.update_layout(barmode="group", bargap=0.25)
+    fig.update_layout(barmode="group", bargap=0.25, uniformtext=dict(minsize=11, mode="hide"))
     if not len(tab):
         _empty(fig, "No scored multi-question trials for this selection")
     return fig
@@ -292,14 +293,16 @@ def categories_figure(tab: pd.DataFrame, paper: pd.DataFrame | None = None, *,
 
 
 def cost_figure(tab: pd.DataFrame, *, title: str = "Calls and tokens per question", who: str = "") -> go.Figure:
-    """Input tokens per question (bars, by K and arm), with calls per question printed on each bar."""
+    """Input tokens per question (bars, by K and arm), with the calls (and calls per question) on each bar."""
     fig = go.Figure()
     for arm, part in tab.groupby("arm", sort=False):
         colour = colour_for(part["strategy"].iloc[0])
         fig.add_trace(go.Bar(
             x=[_kq(k, q) for k, q in zip(part[K], part[Q], strict=True)], y=part["input_tokens_per_question"],
             name=f"{esc(arm)}{esc(who)}", marker=dict(color=colour, line=dict(color="#333", width=1)),
-            text=[f"{c:.2f} calls" for c in part["calls_per_question"]], textposition="outside", cliponaxis=False,
+            text=[f"{c:.0f} call{'s' if c != 1 else ''} ({c / n:.3f} a question)"
+                  for c, n in zip(part["calls"], part["questions"], strict=True)],
+            textposition="outside", cliponaxis=False,
             customdata=part[["calls_per_question", "output_tokens_per_question", "calls", "questions"]].to_numpy(),
             hovertemplate=(f"<b>{esc(arm)}</b><br>%{{x}}<br>input tokens per question: %{{y:,.0f}}<br>output "
                            "tokens per question: %{customdata[1]:,.1f}<br>calls per question: %{customdata[0]:.3f} "

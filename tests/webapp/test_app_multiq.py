@@ -147,6 +147,8 @@ def test_results_shows_a_multi_question_sweep_of_the_users_store(stores):
     table = mq_table(at)
     ours = table[table["source"].str.endswith("this app")]
     assert len(ours) == 6 and set(ours["K"]) == {4, 8} and set(ours["questions"]) == {20, 40}
+    assert set(ours["source"]) == {"fake-mq · this app"}
+    assert set(ours["strategy"]) == {"mq-full", "mq-chunked chunk_tokens=300", "mq-keyword chunk_tokens=300"}
     assert all(re.match(r"\d+/\d+ = \d+% \(\d+%–\d+%\)", x) for x in ours["correct (95% CI)"])
     paper = table[~table["source"].str.endswith("this app")]
     assert list(paper["K"]) == [8, 8] and set(paper["strategy"]) == {"mq-full", "mq-keyword"}  # the K we ran
@@ -174,7 +176,7 @@ def test_compare_shows_the_multi_question_arms_by_k(stores):
     shown = charts(at)
     assert {"chart_compare-mq-accuracy", "chart_compare-mq-categories"} <= set(shown)
     table = mq_table(at)
-    assert set(table[table["source"].str.endswith("this app")]["strategy"]) == {a.split()[0] for a in arms}
+    assert set(table[table["source"].str.endswith("this app")]["strategy"]) == {a.split(" · ")[0] for a in arms}
     # arms are paired on the question within each K (20 + 40 questions): nothing left out
     result_pairs = next(d.value for d in at.dataframe if "matched" in d.value.columns)
     assert (result_pairs["matched"] == 60).all() and (result_pairs["left out"] == 0).all()
@@ -191,8 +193,9 @@ def test_results_and_compare_show_the_shipped_run(tmp_path, monkeypatch):
     assert at.multiselect(key="res_sweeps").value == ["shipped local-qwen-squad-mq#1"]
     table = mq_table(at)
     ours = table[table["source"].str.endswith("this app")]
-    assert set(zip(ours["K"], ours["strategy"], strict=True)) == {(k, s) for k in (8, 16)
-                                                                  for s in ("mq-full", "mq-chunked", "mq-keyword")}
+    assert set(zip(ours["K"], ours["strategy"], strict=True)) == {
+        (k, s) for k in (8, 16) for s in ("mq-full", "mq-chunked chunk_tokens=600", "mq-keyword chunk_tokens=600")}
+    assert set(ours["source"]) == {"Qwen2.5 Coder 0.5B · this app"}
     assert set(ours["questions"]) == {40, 80}
     assert len(table) == len(ours) + 4  # the paper's four rows at K = 8 and 16
     assert {"chart_mq-accuracy", "chart_mq-categories", "chart_mq-cost"} <= set(charts(at))

@@ -36,6 +36,6 @@ def section(t: pd.DataFrame, labels: list[str]) -> None:
                     note=f"Measured by this app with {who}; categories sorted by rule. Hatched: {multiq.PAPER}, "
                          "sorted by hand.", series=False, alt="answers by category, the chosen arms and the paper's")
         st.dataframe(multiq.beside(tab), hide_index=True, width="stretch",
-                     column_config={"source": st.column_config.TextColumn(width="medium"),
+                     column_config={"strategy": st.column_config.TextColumn(width="medium"), "source": st.column_config.TextColumn(width="medium"),
                                     "correct (95% CI)": st.column_config.TextColumn(width="medium")})
         st.caption(f"Published: {md(multiq.citation())}")

@@ -66,7 +66,7 @@ def view(t: pd.DataFrame, metric: str, metric_label: str) -> None:
                     alt="answers by category, ours and the paper's, by K and strategy")
     with tabs[2]:
         charts.show(multiq.cost_figure(tab), "mq-cost",
-                    "input tokens sent per question (bar) and calls per question (label): a prompt asks many "
+                    "input tokens sent per question (bar), and the calls sent (label): a prompt asks many "
                     "questions, so a strategy's calls and tokens are divided by the questions they answered.",
                     note=f"Measured by this app with {models_of(t['model'])}; tokens as the model counted them.",
                     series=False, alt="input tokens and calls per question by K and strategy")
@@ -82,7 +82,7 @@ def table_view(tab: pd.DataFrame) -> None:
         st.info("No multi-question trials to tabulate.")
         return
     st.dataframe(rows, hide_index=True, width="stretch", column_config={
-        "source": st.column_config.TextColumn(width="medium"),
+        "strategy": st.column_config.TextColumn(width="medium"), "source": st.column_config.TextColumn(width="medium"),
         "correct (95% CI)": st.column_config.TextColumn(
             width="medium", help="two-way substring match: correct of n scored, Wilson 95% interval; the paper's "
                                 "rows: its counts as published"),

@@ -23,10 +23,11 @@ trials = _mq.trials
 
 
 def table(df: pd.DataFrame, metric: str = "mq_match") -> pd.DataFrame:
-    """components.report.multiq.table, each arm named by its model's title ('mq-full · Qwen2.5 Coder 0.5B')."""
+    """components.report.multiq.table, each model by its title and each arm by it ('mq-full · Qwen2.5 Coder 0.5B')."""
     out = _mq.table(df, metric)
     if len(out):
-        out["arm"] = [f"{s} · {model_title(m) or m}" for s, m in zip(out["setting"], out["model"], strict=True)]
+        out["model"] = [model_title(m) or m for m in out["model"]]
+        out["arm"] = [f"{s} · {m}" for s, m in zip(out["setting"], out["model"], strict=True)]
     return out
 
 

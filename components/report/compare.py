@@ -34,7 +34,8 @@ from components.providers import pricing
 from components.report import analysis, sweeps
 
 ARM_COLUMNS = ("strategy", "params", "model")
-MATCH_COLUMNS = ("task", "length", "position", "documents", "gold_index")
+MATCH_COLUMNS = ("task", "length", "position", "documents", "gold_index", "contexts", "questions_per_context",
+                 "mq_document")  # a multi-question trial: its question in one document of K contexts
 ALPHA = 0.05
 DEFAULT_DISCORDANCE = 0.2  # share of pairs answered differently, when none has been seen yet
 DEFAULT_DIFFERENCE = 0.05  # 5 points: the difference the planner looks for unless told otherwise

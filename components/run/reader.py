@@ -28,8 +28,9 @@ SUMMARY_COLUMNS = ["trial_id", "sweep_id", "sweep", "trial_key", "task", "strate
                    "subspan_em", "exact", "kv_match", "page_recall", "page_precision", "hallucination_rate",
                    "sentence_recall", "error", "error_kind", "calls", "cached_calls", "input_tokens", "output_tokens",
                    "cached_input_tokens", "cache_write_tokens", "cost_usd", "latency_s", "created", "answer_logprob",
-                   "answer_logprob_mean", "answer_logprob_tokens", "sentences_retrieved",
-                   "sentences_hallucinated", "gold_facts", "gold_facts_recalled"]
+                   "answer_logprob_mean", "answer_logprob_tokens", "contexts", "questions_per_context", "mq_document",
+                   "question_number", "mq_match", "category", "sentences_retrieved", "sentences_hallucinated",
+                   "gold_facts", "gold_facts_recalled"]
 
 
 def _present(store) -> set[str]:

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from webapp import session
-from webapp.compare import parts
+from webapp.compare import multiq, parts
 from webapp.services import analysis, models, sharing, stores
 from webapp.session import State, url
 from webapp.ui import charts, curves, pickers
@@ -274,6 +274,7 @@ def main() -> None:
             charts_section(t, result, labels)
         verdict_box(result)
         tables(result)
+        multiq.section(t, labels)  # multi-question arms: accuracy and categories by K, the paper's counts
         if not state.present:
             charts_section(t, result, labels)
         pair = pick_pair(labels, result)

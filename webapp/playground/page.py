@@ -10,7 +10,7 @@ import hashlib
 import streamlit as st
 
 from webapp import session
-from webapp.playground import moving
+from webapp.playground import moving, multiq
 from webapp.playground import run as live
 from webapp.playground.strategy import strategy_input
 from webapp.services import engine, models
@@ -271,6 +271,7 @@ def main() -> None:
     with c_in:
         st.markdown("#### 3 · Strategy")
         strategy, params = strategy_input(state, doc, doc_id)
+    multiq.section(state, doc)  # many questions at once (Context Overloading §4), folded
     if not question:
         c_map.info("Type a question (or pick a suggested one) to build the prompt.")
         return

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from webapp import session
+from webapp.results import multiq
 from webapp.results.trial import trial_detail, trial_label
 from webapp.results.ucurve import BOUNDS, SERIES, fmt_table, open_on_real_curve, u_curve_tab, with_names
 from webapp.services import analysis, figures, sharing, stores
@@ -282,6 +283,7 @@ def main() -> None:
         metric_label = analysis.METRICS.get(metric, metric)
         if not state.present:
             summary(df, metric)
+        multiq.section(df, metric, metric_label)  # multi-question sweeps (K contexts, K x Q questions)
         tabs = st.tabs(TABS)
         sections = [(u_curve_tab, (df, metric, metric_label)), (heatmap_tab, (df, metric, metric_label)),
                     (cost_tab, (df, metric, metric_label)), (length_tab, (df, metric, metric_label)),

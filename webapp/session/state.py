@@ -178,6 +178,14 @@ class State:
     positions_more: Any = Key(kind=CONTROL, boot=True)  # "Add 5 more questions" (task sets, likelihood)
     positions_stop: Any = Key(kind=CONTROL)  # stops a 5-position run (the positions done are kept)
 
+    # --- playground: many questions at once (Context Overloading; playground/multiq.py) ---
+    pg_mq_questions: str = Key("", kind=WIDGET)  # one question a line, its gold answers after a tab or "|"
+    pg_mq_strategy: str = Key("mq-keyword", kind=WIDGET)  # mq-full | mq-chunked | mq-keyword
+    pg_mq_chunk: int = Key(800, kind=WIDGET)  # chunk_tokens (Context Overloading §4.3: about 800)
+    pg_mq_view: int = Key(0, kind=WIDGET)  # which of the prompts is shown
+    pg_mq_go: Any = Key(kind=CONTROL)  # the "Ask them" button
+    pg_mq_result: Any = Key(None)  # dict: the answers and the inputs they were made for
+
     # --- lesson ---
     lesson_step: int = Key(1, kind=WIDGET)  # the Lesson's step (also ?step=N)
     lesson_move: int = Key(0, kind=WIDGET)  # "move the answer": gold index of 20 documents

@@ -177,6 +177,9 @@ def test_empty_answers_are_errors_in_a_sweep_and_retry_errors_resends_them(provi
         first = run_sweep(config, store)
         frame = store.trials_frame()
         assert first.errors == 4 and set(frame["error_kind"]) == {"bad_response"}
+        # the sweep's last line says why, not only how many (a sweep shorter than fail_fast said nothing more)
+        assert first.reason.startswith("4 trial(s) failed (bad_response x4; ") and "only whitespace" in first.reason
+        assert first.reason.endswith("rerun with --retry-errors") and "\n" not in first.reason
         assert frame["score"].isna().all()  # never scored as a wrong answer
         assert all("only whitespace" in e for e in frame["error"])
         sent = server.counts["total"]

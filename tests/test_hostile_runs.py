@@ -200,11 +200,11 @@ SECRET = "sk-proj-Zq81mXv0Lr55TTbWc2e9YhQk"
      ("holds a key in its query", "api_key_env")),
     ("base-url-query-key-unnamed", "base_url", f'"http://127.0.0.1:9/v1?x={SECRET}"', ("holds a key in its query",)),
     ("base-url-bad-scheme-with-key", "base_url", f'"ftp://u:{SECRET}@h/"', ("http:// or https://",)),
-    ("api-key-env-holds-a-key", "api_key_env", f'"{SECRET}"', ("looks like an API key", "'sk-p'")),
+    ("api-key-env-holds-a-key", "api_key_env", f'"{SECRET}"', ("looks like an API key", "'sk-p…'")),
     ("api-key-env-holds-a-name-shaped-key", "api_key_env", '"sk_live_4eC39HqLyjWDarjtT1zdp7dc"',
-     ("looks like an API key", "'sk_l'")),
+     ("looks like an API key", "'sk_l…'")),
     ("api-key-env-holds-a-random-key", "api_key_env", '"a81f3c09e6b24d7f9a0c55e1b2d3f4a6"',
-     ("looks like an API key", "'a81f'")),
+     ("looks like an API key", "'a81f…'")),
     ("api-key-env-not-a-name", "api_key_env", '"MY OPENAI KEY"', ("must be the name of an environment variable",)),
 ])
 def test_addresses_and_keys_are_checked_when_the_config_is_read(tmp_path, server, fault, key, value, needles):

@@ -233,7 +233,7 @@ class BatchRun(SweepRun):
                                  "kept" if n else "cancelled by the user")
         if self.stopped:
             return "cancelled", self.stopped
-        return "done", f"{self.errors} trial(s) failed: rerun with --retry-errors" if self.errors else ""
+        return "done", self.failed_reason()
 
     def summary(self, status: str, reason: str) -> SweepSummary:
         return SweepSummary(self.sweep_id, self.config.name, status, reason, self.total, self.done, self.ran,

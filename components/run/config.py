@@ -89,7 +89,7 @@ def _secret(value) -> str:
     """A value that may be a key, shown by its first 4 characters at most."""
     if not isinstance(value, str):
         return f"a {type(value).__name__}"
-    return f"{value[:4]!r}... ({len(value)} characters)" if len(value) > 4 else "a short value"
+    return f"'{value[:4]}…' ({len(value)} characters)" if len(value) > 4 else "a short value"  # as providers.base.shown_name
 
 
 def check_key_env(where: str, env) -> None:

@@ -168,6 +168,20 @@ class SweepRun:
         self.done = self.skipped = len(present)
         return [s for s in specs if s.key not in present]
 
+    def failed_reason(self) -> str:
+        """Why a finished run's trials failed, in one line: how many, each error kind with its count, the
+        first message of the most common kind (it says what to do, e.g. the local model's fix), then
+        --retry-errors. Empty when no trial failed."""
+        if not self.errors:
+            return ""
+        kinds = self.store.error_kinds(self.sweep_id)
+        if not kinds:
+            return f"{self.errors} trial(s) failed: rerun with --retry-errors"
+        counts = ", ".join(f"{kind} x{n}" for kind, n, _ in kinds)
+        first = " ".join(str(kinds[0][2]).split())
+        first = first if len(first) <= 400 else first[:397] + "..."
+        return f"{self.errors} trial(s) failed ({counts}; {first}): rerun with --retry-errors"
+
     def stop(self, reason: str) -> None:
         """The sweep stops; the first reason is kept."""
         self.stopped = self.stopped or reason
@@ -320,7 +334,7 @@ class LiveRun(SweepRun):
             return "failed", self.stopped
         if self.stopped:
             return "cancelled", "cancelled by the user" if self.stopped == "cancelled" else self.stopped
-        return "done", f"{self.errors} trial(s) failed: rerun with --retry-errors" if self.errors else ""
+        return "done", self.failed_reason()
 
     # trials -------------------------------------------------------------------------------------
     async def one(self, spec) -> None:

@@ -435,6 +435,13 @@ class RunStore(BatchStore):
         sql = "SELECT trial_key FROM trials WHERE sweep_id = ?" + ("" if with_errors else " AND error IS NULL")
         return {r[0] for r in self.db.execute(sql, (sweep_id,))}
 
+    def error_kinds(self, sweep_id: int) -> list[tuple[str, int, str]]:
+        """(error kind, trials, first message) of a sweep's failed trials, the most common kind first."""
+        rows = self.db.execute("SELECT COALESCE(error_kind, 'error'), COUNT(*), MIN(error) FROM trials "
+                               "WHERE sweep_id = ? AND error IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1",
+                               (int(sweep_id),))
+        return [(str(k), int(n), str(e)) for k, n, e in rows]
+
     def trial_totals(self, sweep_id: int) -> dict[str, tuple]:
         """trial key -> (failed, calls, input tokens, output tokens, dollars) of every trial of a sweep."""
         rows = self.db.execute("SELECT trial_key, error IS NOT NULL, calls, input_tokens, output_tokens, cost_usd "

@@ -34,8 +34,9 @@ def section(df: pd.DataFrame, metric: str, metric_label: str) -> None:
         if t.empty:
             return
         mixed = len(t) < len(df)
+        # among other sweeps' trials it stays folded: the tabs below are the selection's main view
         box = st.expander(f"Many questions at once: {len(t):,} multi-question trial(s) in this selection",
-                          expanded=True) if mixed else st.container()
+                          expanded=False) if mixed else st.container()
         with box:
             view(t, metric, metric_label)
 

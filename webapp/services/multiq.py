@@ -7,24 +7,24 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components.report import multiq as _mq
+from components.report import multiq as report_mq
 from webapp.services.names import THIS_APP, model_title
 
-K, Q, CATEGORIES = _mq.K, _mq.Q, _mq.CATEGORY_LABELS
-PAPER = _mq.PAPER
+K, Q, CATEGORIES = report_mq.K, report_mq.Q, report_mq.CATEGORY_LABELS
+PAPER = report_mq.PAPER
 WHO = f" · {THIS_APP}"
 
 __all__ = ["CATEGORIES", "K", "MAX_QUESTIONS", "PAPER", "Q", "STRATEGIES", "WHO", "accuracy_figure", "beside",
            "categories_figure", "chunks", "citation", "cost_figure", "is_multi", "parse_questions", "plan", "published",
            "run", "table", "trials"]
 
-is_multi = _mq.is_multi
-trials = _mq.trials
+is_multi = report_mq.is_multi
+trials = report_mq.trials
 
 
 def table(df: pd.DataFrame, metric: str = "mq_match") -> pd.DataFrame:
     """components.report.multiq.table, each model by its title and each arm by it ('mq-full · Qwen2.5 Coder 0.5B')."""
-    out = _mq.table(df, metric)
+    out = report_mq.table(df, metric)
     if len(out):
         out["model"] = [model_title(m) or m for m in out["model"]]
         out["arm"] = [f"{s} · {m}" for s, m in zip(out["setting"], out["model"], strict=True)]
@@ -36,7 +36,7 @@ def published() -> pd.DataFrame:
     """The paper's §5.3 counts, one row per (strategy, K, Q) (report.multiq.published)."""
     from components.report.published_004 import load_published_004
 
-    return _mq.published(load_published_004())
+    return report_mq.published(load_published_004())
 
 
 def citation() -> str:
@@ -46,19 +46,19 @@ def citation() -> str:
 
 
 def beside(ours: pd.DataFrame, every_k: bool = False) -> pd.DataFrame:
-    return _mq.beside(ours, published(), every_k=every_k)
+    return report_mq.beside(ours, published(), every_k=every_k)
 
 
 def accuracy_figure(tab: pd.DataFrame, metric_label: str):
-    return _mq.accuracy_figure(tab, metric_label=metric_label, who=WHO)
+    return report_mq.accuracy_figure(tab, metric_label=metric_label, who=WHO)
 
 
 def categories_figure(tab: pd.DataFrame, with_paper: bool = True):
-    return _mq.categories_figure(tab, published() if with_paper else None, who=WHO)
+    return report_mq.categories_figure(tab, published() if with_paper else None, who=WHO)
 
 
 def cost_figure(tab: pd.DataFrame):
-    return _mq.cost_figure(tab, who=WHO)
+    return report_mq.cost_figure(tab, who=WHO)
 
 
 # --- the Playground: one document, several questions -----------------------------------------------------

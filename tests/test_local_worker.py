@@ -106,6 +106,34 @@ def test_the_worker_folder_and_its_key_are_this_user_s_only(monkeypatch):
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def test_clients_starting_at_once_all_read_the_one_key():
+    """The key is written whole before it appears: eight threads asking at once, 100 times, never
+    see a half-written key or replace each other's (a client then fails the handshake)."""
+    folder = Path(fresh_dir())
+    try:
+        for round_ in range(100):
+            paths = localworker.Paths(folder / str(round_), localworker.install_tag())
+            barrier, keys = threading.Barrier(8), []
+
+            def ask() -> None:
+                barrier.wait()
+                keys.append(paths.authkey())
+
+            threads = [threading.Thread(target=ask) for _ in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert len(keys) == 8 and set(keys) == {paths.authkey_file.read_bytes()}, round_
+            assert not [p for p in paths.folder.iterdir() if p.name != "authkey"]  # no temporary left
+        damaged = localworker.Paths(folder / "damaged", localworker.install_tag())
+        damaged.folder.mkdir()
+        damaged.authkey_file.write_bytes(b"short")
+        assert len(damaged.authkey()) == 32 and damaged.authkey_file.stat().st_mode & 0o777 == 0o600
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 # ---- with the model -------------------------------------------------------------------------------------
 
 @pytest.mark.local_model

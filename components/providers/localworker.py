@@ -37,6 +37,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from contextlib import contextmanager
@@ -123,21 +124,31 @@ class Paths:
         return self.folder / "authkey"
 
     def authkey(self) -> bytes:
-        """The folder's key (0600, made once); only this user's processes can talk to the worker."""
+        """The folder's key (0600, made once); only this user's processes can talk to the worker.
+
+        Made whole in a private temporary file and linked into place, so two processes starting at
+        once never read a half-written key: the first link wins and the other reads its key."""
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(self.folder, 0o700)
-        try:
-            fd = os.open(self.authkey_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            os.chmod(self.authkey_file, 0o600)
-            key = self.authkey_file.read_bytes()
-            if len(key) >= 16:
+        for _ in range(3):
+            try:
+                key = self.authkey_file.read_bytes()
+            except FileNotFoundError:
+                key = None
+            if key is not None and len(key) >= 16:
                 return key
-            fd = os.open(self.authkey_file, os.O_WRONLY | os.O_TRUNC, 0o600)
-        key = secrets.token_bytes(32)
-        with os.fdopen(fd, "wb") as f:
-            f.write(key)
-        return key
+            if key is not None:  # a short key (damaged by hand): replace it whole
+                self.authkey_file.unlink(missing_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".authkey-")  # 0600
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(secrets.token_bytes(32))
+                os.link(tmp, self.authkey_file)  # atomic: fails if another process linked first
+            except FileExistsError:
+                pass
+            finally:
+                os.unlink(tmp)
+        return self.authkey_file.read_bytes()
 
 
 # ---- the wire: JSON messages ---------------------------------------------------------------------------

@@ -147,7 +147,7 @@ def test_a_cancelled_run_keeps_the_positions_scored_so_far(tmp_path):
     fake.spec = models.ModelSpec("openai-compatible", "fake-model", base_url="http://127.0.0.1:9/v1")
     factory.install(fake)
     recipe = Recipe.of_text(LONG, "paragraph", "long", (17,))
-    docs = {x: built(recipe.at(x)) for x in recipe.spread()}
+    docs = {x: built(recipe.at(x)) for x in recipe.cell.spread()}
     cancel = threading.Event()
     seen = []
 

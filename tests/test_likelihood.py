@@ -11,6 +11,7 @@ import threading
 import pandas as pd
 import pytest
 
+from components.core.cells import Cell
 from components.core.documents import make_document
 from components.providers.base import ModelSpec
 from components.providers.fake import FakeProvider
@@ -57,7 +58,7 @@ def test_measure_and_order_round_trip_and_the_default_keys_stay_as_they_were():
     answer = cfg(measure="answer")
     assert "measure" not in answer.to_dict() and "order" not in answer.to_dict()
     spec = plan(answer)[0]
-    old = trial_key(answer, spec.task.id, None, None, "litm", {}, spec.model, 10, 0)
+    old = trial_key(answer, spec.task.id, Cell(documents=10, gold_index=0), "litm", {}, spec.model)
     assert spec.key == old  # "answer" adds nothing to a trial's key: older stores keep their trials
     assert plan(cfg())[0].key != spec.key  # a likelihood trial is another trial
 

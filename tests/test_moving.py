@@ -1,12 +1,12 @@
-"""Moving the answer (plan.cell_document, sweepdocs.move_gold, positions.spread_indices and first_pages): the gold page moved as a sweep moves it, the five positions, first pages."""
+"""Moving the answer (sweepdocs.cell_document, sweepdocs.move_gold, positions.spread_indices and first_pages): the gold page moved as a sweep moves it, the five positions, first pages."""
 
 import pytest
 
+from components.core.cells import Cell
 from components.core.documents import make_document
 from components.core.positions import first_pages, spread_indices
-from components.run.plan import cell_document
 from components.tasks.importers import read_tasks
-from components.tasks.sweepdocs import build_by_index, move_gold
+from components.tasks.sweepdocs import build_by_index, cell_document, move_gold
 
 
 def doc_with_gold(gold: int):
@@ -39,7 +39,7 @@ def test_move_gold_needs_a_gold_page():
 
 def test_cell_document_is_the_sweeps_by_index_document():
     tasks = read_tasks("sample_docs/tasks/nq-open-30docs.jsonl.gz").tasks[:3]
-    built = cell_document(tasks[1], tasks, encoding="cl100k_base", documents=20, gold_index=9)
+    built = cell_document(tasks[1], Cell(documents=20, gold_index=9), encoding="cl100k_base", tasks=tasks)
     direct = build_by_index(tasks[1], 20, 9)
     assert built.document.gold == (10,) == direct.document.gold
     assert [p.text for p in built.document.pages] == [p.text for p in direct.document.pages]

@@ -288,14 +288,14 @@ def test_documents_are_kept_up_to_a_bound_and_rebuilt_the_same(tmp_path, server)
 
     c = config(tmp_path, server)
     specs = plan(c)
-    cells = list(dict.fromkeys(s.cell for s in specs))
+    cells = list(dict.fromkeys(s.document_key for s in specs))
     assert len(cells) > 3
     docs = Documents(c.encoding, c.all_tasks().tasks, keep=3)
-    first = {s.cell: docs.get(s) for s in specs}
+    first = {s.document_key: docs.get(s) for s in specs}
     assert len(docs.kept) == 3 and list(docs.kept) == cells[-3:]  # the most recently used
-    assert docs.get(specs[-1]) is first[specs[-1].cell]  # kept: the same object
+    assert docs.get(specs[-1]) is first[specs[-1].document_key]  # kept: the same object
     again = docs.get(specs[0])  # evicted long ago: built again, and the same document
-    assert again is not first[specs[0].cell] and again.document == first[specs[0].cell].document
+    assert again is not first[specs[0].document_key] and again.document == first[specs[0].document_key].document
     assert len(docs.kept) == 3
 
 

@@ -123,11 +123,13 @@ def test_a_list_sweeps_a_param_and_each_setting_is_an_arm(tmp_path):
 
 
 def test_documents_sweep_cells_and_order(tmp_path):
+    from components.core.cells import Cell
     from components.run.plan import cells, left_out
 
     c = cfg(tmp_path, lengths=None, positions=None, documents=[3, 5], gold_index=[0, -1, 4],
             strategies=["litm"], params={})
-    assert cells(c) == [(None, None, 3, 0), (None, None, 3, 2), (None, None, 5, 0), (None, None, 5, 4)]
+    assert cells(c) == [Cell(documents=3, gold_index=0), Cell(documents=3, gold_index=2), Cell(documents=5, gold_index=0),
+                        Cell(documents=5, gold_index=4)]
     assert left_out(c) == [(3, 4)]
     specs = plan(c)
     assert len(specs) == 3 * 4 and {s.documents for s in specs} == {3, 5}
@@ -144,7 +146,7 @@ def test_estimate_builds_each_document_once_however_few_are_kept(tmp_path, monke
 
     built = []
     real = plan_module.trial_document
-    monkeypatch.setattr(plan_module, "trial_document", lambda spec, *a: built.append(spec.cell) or real(spec, *a))
+    monkeypatch.setattr(plan_module, "trial_document", lambda spec, *a: built.append(spec.document_key) or real(spec, *a))
     monkeypatch.setattr(plan_module, "Documents", partial(plan_module.Documents, keep=2))
     c = cfg(tmp_path, strategies=["baseline", "reprompt"], params={"r": [200, 400]})  # 12 cells, 3 settings each
     est = estimate(c)

@@ -7,13 +7,14 @@
     litm prompt --task nq.jsonl.gz --all --strategy litm > prompts.jsonl       # one JSON line per task
 
 With --length/--position or --documents/--position the document is built exactly as a sweep builds
-it (components.run.plan.trial_document): the same prompt a sweep would send.
+it (components.tasks.sweepdocs.cell_document): the same prompt a sweep would send.
 """
 
 from __future__ import annotations
 
 import json
 
+from components.core.cells import Cell
 from components.core.documents import paginate
 from components.core.loaders import read_path
 from components.core.tokens import DEFAULT_ENCODING, ENCODINGS
@@ -59,8 +60,8 @@ def parse_params(items: list[str]) -> dict[str, int]:
     return out
 
 
-def _cell(args) -> tuple:
-    """(length, position, documents, gold_index) asked for, or all None (the task's own pages)."""
+def _cell(args) -> Cell | None:
+    """The cell asked for, or None (the task's own pages)."""
     if args.by_index and args.documents is None:
         raise ValueError("--by-index needs --documents N")
     if args.length is not None and args.documents is not None:
@@ -68,7 +69,7 @@ def _cell(args) -> tuple:
     if args.length is None and args.documents is None:
         if args.position is not None:
             raise ValueError("--position goes with --length or --documents")
-        return None, None, None, None
+        return None
     if args.position is None or args.position != args.position:  # NaN is not a position
         raise ValueError("--position is needed with --length or --documents (a number)")
     if args.documents is not None:
@@ -78,12 +79,12 @@ def _cell(args) -> tuple:
         j = i if i >= 0 else args.documents + i
         if not 0 <= j < args.documents:
             raise ValueError(f"--position {i} is not an index of {args.documents} documents")
-        return None, None, args.documents, j
+        return Cell(documents=args.documents, gold_index=j)
     if args.length < 1 or args.position < 0:
         raise ValueError("--length must be positive and --position 0 or more")
     if args.position > 1 and args.position > args.length:
         raise ValueError(f"--position {args.position:g} tokens is past the end of a {args.length}-token document")
-    return args.length, args.position, None, None
+    return Cell(length=args.length, position=args.position)
 
 
 def task_prompts_source(args):
@@ -104,16 +105,13 @@ def task_prompts_source(args):
     return chosen, ts.tasks, _cell(args)
 
 
-def task_document_for(task, all_tasks, cell, encoding):
-    """The document a sweep builds for this task and cell, or the task's own pages."""
-    from components.run.plan import cell_document
-    from components.tasks.sweepdocs import file_position, task_document
+def task_document_for(task, all_tasks, cell: Cell | None, encoding):
+    """The document a sweep builds for this task and cell, or the task's own pages (no cell)."""
+    from components.tasks.sweepdocs import cell_document, file_position, task_document
 
-    length, position, documents, gold_index = cell
-    if length is None and documents is None:
+    if cell is None:
         return task_document(task, encoding, file_index=file_position(task, all_tasks))
-    return cell_document(task, all_tasks, encoding=encoding, length=length, position=position,
-                         documents=documents, gold_index=gold_index).document
+    return cell_document(task, cell, encoding=encoding, tasks=all_tasks).document
 
 
 def record(strategy, doc, prompts, task=None) -> dict:

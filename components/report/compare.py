@@ -30,11 +30,12 @@ import pandas as pd
 from scipy.stats import binomtest, norm
 
 from components.core import evidence, stats
+from components.core.cells import Cell
 from components.providers import pricing
 from components.report import analysis, sweeps
 
 ARM_COLUMNS = ("strategy", "params", "model")
-MATCH_COLUMNS = ("task", "length", "position", "documents", "gold_index", "contexts", "questions_per_context",
+MATCH_COLUMNS = ("task", *Cell.columns, "contexts", "questions_per_context",
                  "mq_document")  # a multi-question trial: its question in one document of K contexts
 ALPHA = 0.05
 DEFAULT_DISCORDANCE = 0.2  # share of pairs answered differently, when none has been seen yet
@@ -349,8 +350,8 @@ def failures(df: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
     """Matched trials that at least one arm got wrong, with both answers side by side."""
     pairs_, _, _ = matched(df, a, b)
     if pairs_.empty:
-        return pd.DataFrame(columns=["task", "length", "position", "documents", "gold_index", "question",
-                                     "answers", "answer_a", "ok_a", "answer_b", "ok_b"])
+        return pd.DataFrame(columns=["task", *Cell.columns, "question", "answers", "answer_a", "ok_a", "answer_b",
+                                     "ok_b"])
     bad = pairs_[(pairs_["ok_a"] == 0) | (pairs_["ok_b"] == 0)]
     out = pd.DataFrame({c: bad.get(f"{c}_a") for c in MATCH_COLUMNS})
     for c in ("question", "answers"):

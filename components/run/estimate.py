@@ -148,15 +148,15 @@ def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = Non
     for _failed, calls, tin, tout, usd in done.values():
         tally.cached(calls or 0, tin or 0, tout or 0, usd)
     per: dict = {}
-    first = {c: i for i, c in enumerate(dict.fromkeys(s.cell for s in pending))}
+    first = {c: i for i, c in enumerate(dict.fromkeys(s.document_key for s in pending))}
     replay = []
     cell = None
     # a cell's trials together (the sum does not depend on order): each document is built once, kept or not,
     # and its prompts are dropped when the next cell begins (a dry run of 20,000 trials held every prompt:
     # 874 MB), so what a dry run holds does not grow with the sweep beyond its plan and the kept documents
-    for s in sorted(pending, key=lambda s: first[s.cell]):
-        if s.cell != cell:
-            cell = s.cell
+    for s in sorted(pending, key=lambda s: first[s.document_key]):
+        if s.document_key != cell:
+            cell = s.document_key
             per.clear()
         pkey = (s.strategy, params_json(s.params))
         if pkey not in per:

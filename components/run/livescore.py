@@ -6,7 +6,7 @@ as they come (progress callback, cancel).
                              progress=lambda p: ..., cancel=event)
 
 `docs` maps a position label (a gold index, a fraction) to the Document with the gold page there
-(tasks.sweepdocs.move_gold or run.plan.cell_document build them). Positions run in prefix order (run/plan.prefix_key),
+(tasks.sweepdocs.move_gold or tasks.sweepdocs.cell_document build them). Positions run in prefix order (run/plan.prefix_key),
 so a local model's KV cache keeps what consecutive prompts share; the result is keyed as given.
 Calls are cached in `store` like any sweep call: asking again costs nothing.
 

@@ -1,5 +1,6 @@
-"""The trial plan of a sweep: every trial in a fixed order, each with a stable key, and the document
-each trial reads (built from prefix sums, R&R §4.1 / LITM §3.1)."""
+"""The trial plan of a sweep: every trial in a fixed order, each with a stable key, in a cell of the
+grid (components.core.cells), and the document each trial reads (tasks.sweepdocs.cell_document: built
+from prefix sums, R&R §4.1 / LITM §3.1)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
 
+from components.core.cells import Cell
 from components.run.config import ModelConfig, SweepConfig, check_size, gold_indices
 from components.strategies import STRATEGIES
 
@@ -17,25 +19,36 @@ class TrialSpec:
     index: int
     key: str
     task: object  # components.tasks.model.Task
-    length: int | None  # tokens (R&R §4.1); None in a documents sweep
-    position: float | None
+    cell: Cell  # length and position (R&R §4.1), or documents and gold index (LITM §3.1)
     strategy: str
     params: dict
     model: ModelConfig
-    documents: int | None = None  # LITM §3.1: N documents, the gold one at 0-based gold_index
-    gold_index: int | None = None
 
     @property
-    def cell(self) -> tuple:
+    def length(self) -> int | None:
+        return self.cell.length
+
+    @property
+    def position(self) -> float | None:
+        return self.cell.position
+
+    @property
+    def documents(self) -> int | None:
+        return self.cell.documents
+
+    @property
+    def gold_index(self) -> int | None:
+        return self.cell.gold_index
+
+    @property
+    def document_key(self) -> tuple:
         """What the trial's document depends on (trials of one task and cell share a document)."""
-        return (self.task.id, self.length, self.position, self.documents, self.gold_index)
+        return (self.task.id, self.cell)
 
 
-def trial_key(config: SweepConfig, task_id: str, length, position, strategy: str, params: dict,
-              model: ModelConfig, documents: int | None = None, gold_index: int | None = None) -> str:
-    where = ({"length": length, "position": position} if documents is None
-             else {"documents": documents, "gold_index": gold_index})
-    blob = json.dumps({"task": task_id, **where, "strategy": strategy,
+def trial_key(config: SweepConfig, task_id: str, cell: Cell, strategy: str, params: dict,
+              model: ModelConfig) -> str:
+    blob = json.dumps({"task": task_id, **cell.fields(), "strategy": strategy,
                        "params": params, "model": model.label, "base_url": model.base_url or "",
                        "encoding": config.encoding, "max_tokens": model.max_tokens or config.max_tokens,
                        "seed": config.seed, **measure_key(config)}, sort_keys=True)
@@ -48,13 +61,14 @@ def measure_key(config: SweepConfig) -> dict:
     return {} if measure == "answer" else {"measure": measure}
 
 
-def cells(config: SweepConfig) -> list[tuple]:
-    """(length, position, documents, gold_index) of every cell of the grid, in order. A gold_index
-    counts from 0 (-1 is the last document); one that does not exist for N documents is left out.
-    Linear in the number of cells (a list membership test per cell made 40,000 cells take 48 s)."""
+def cells(config: SweepConfig) -> list[Cell]:
+    """Every cell of the grid, in order. A gold_index counts from 0 (-1 is the last document); one that
+    does not exist for N documents is left out. Linear in the number of cells (a list membership test
+    per cell made 40,000 cells take 48 s)."""
     if not config.documents:
-        return [(length, position, None, None) for length in config.lengths for position in config.positions]
-    return [(None, None, n, j) for n in dict.fromkeys(config.documents) for j in gold_indices(n, config.gold_index)]
+        return [Cell(length=length, position=position) for length in config.lengths for position in config.positions]
+    return [Cell(documents=n, gold_index=j) for n in dict.fromkeys(config.documents)
+            for j in gold_indices(n, config.gold_index)]
 
 
 def left_out(config: SweepConfig) -> list[tuple[int, int]]:
@@ -83,7 +97,7 @@ def _fit_needs(config: SweepConfig) -> list[tuple[str, str, int, bool]]:
     return out
 
 
-def check_fit(config: SweepConfig, tasks: list, grid: list[tuple]) -> None:
+def check_fit(config: SweepConfig, tasks: list, grid: list[Cell]) -> None:
     """ValueError (one line) when a sizing parameter (FITS: k pages, c tokens) does not fit even the
     largest document of the grid: every trial of that setting would fail. The
     largest cell's document is built for one task after another until one is large enough (usually the
@@ -91,13 +105,14 @@ def check_fit(config: SweepConfig, tasks: list, grid: list[tuple]) -> None:
     needs = _fit_needs(config)
     if not needs or not grid or not tasks:
         return
-    cell = max(grid, key=lambda c: (c[2] or 0, c[0] or 0))  # the most documents, or the longest length
+    cell = max(grid, key=lambda c: (c.documents or 0, c.length or 0))  # the most documents, or the longest length
     most = {"pages": 0, "tokens": 0}
     built = False
+    from components.tasks.sweepdocs import cell_document
+
     for task in tasks:
-        spec = TrialSpec(0, "", task, cell[0], cell[1], "", {}, None, cell[2], cell[3])
         try:
-            doc = trial_document(spec, config.encoding, tasks).document
+            doc = cell_document(task, cell, encoding=config.encoding, tasks=tasks).document
         except ValueError:
             continue
         built = True
@@ -109,7 +124,7 @@ def check_fit(config: SweepConfig, tasks: list, grid: list[tuple]) -> None:
     strategy, name, value, given = next(n for n in needs if not _fits(n[1], n[2], most))
     what = FITS[name]
     default = "" if given else " (its default)"
-    where = (f"{cell[2]:,} documents" if cell[2] is not None else f"a length of {cell[0]:,} tokens")
+    where = cell.where()
     raise ValueError(f"sweep {config.name!r}: {strategy}'s {name} = {value:,}{default} is more than the "
                      f"{most[what]:,} {what} of the largest document of the grid ({where}): every trial would be "
                      f"an error; give {name} a smaller value in params")
@@ -143,12 +158,10 @@ def plan(config: SweepConfig, tasks: list | None = None) -> list[TrialSpec]:
     for model in config.models:
         for strategy in config.strategies:
             for params in config.params_for(strategy):
-                for length, position, documents, gold_index in grid:
+                for cell in grid:
                     for task in tasks:
-                        key = trial_key(config, task.id, length, position, strategy, params, model, documents,
-                                        gold_index)
-                        out.append(TrialSpec(len(out), key, task, length, position, strategy, params, model,
-                                             documents, gold_index))
+                        key = trial_key(config, task.id, cell, strategy, params, model)
+                        out.append(TrialSpec(len(out), key, task, cell, strategy, params, model))
     if len({s.key for s in out}) != len(out):  # every trial the sweep counts has its own row in the store
         raise ValueError(f"sweep {config.name!r}: two trials of the plan have the same key")
     return out
@@ -163,46 +176,12 @@ def precount(tasks: list, encoding: str) -> None:
     count_passages([neutralise_tags(p.text) for t in tasks for p in t.passages], encoding)
 
 
-_POOLS: list[tuple[list, list]] = []  # (tasks, their shared distractor pool), most recent last
-
-
 def trial_document(spec: TrialSpec, encoding: str, tasks: list | None = None):
-    """The trial's document: sweepdocs.build_document (tokens) or build_by_index (documents). When a
-    task has too few passages of its own, the other tasks' passages are the distractor pool (R&R §4.1
-    takes other questions' passages)."""
-    from components.tasks.sweepdocs import (
-        TooFewPassages,
-        build_by_index,
-        build_document,
-        file_position,
-        shared_pool,
-    )
+    """The trial's document: its task's document in its cell (tasks.sweepdocs.cell_document), `tasks`
+    the whole task set (the distractor pool when a task has too few passages)."""
+    from components.tasks.sweepdocs import cell_document
 
-    def build(pool=None):
-        if spec.documents is not None:
-            return build_by_index(spec.task, spec.documents, spec.gold_index, encoding=encoding, pool=pool,
-                                  file_index=file_position(spec.task, tasks))
-        return build_document(spec.task, spec.length, spec.position, encoding=encoding, pool=pool)
-
-    try:
-        return build()
-    except TooFewPassages:
-        if tasks is None:
-            raise
-    pool = next((p for t, p in _POOLS if t is tasks), None)
-    if pool is None:
-        pool = shared_pool(tasks)
-        _POOLS[:] = [*_POOLS[-3:], (tasks, pool)]
-    return build(pool)
-
-
-def cell_document(task, tasks: list | None, *, encoding: str, length: int | None = None,
-                  position: float | None = None, documents: int | None = None, gold_index: int | None = None):
-    """The Built document a sweep makes for this task and cell (trial_document), for `litm prompt` and
-    the Playground, so they show exactly the prompt a sweep sends; `tasks` is the whole task set (the
-    distractor pool when the task has too few passages)."""
-    spec = TrialSpec(0, "", task, length, position, "", {}, None, documents, gold_index)
-    return trial_document(spec, encoding, tasks)
+    return cell_document(spec.task, spec.cell, encoding=encoding, tasks=tasks)
 
 
 ORDER_BLOCK = 256  # characters per block of a prompt's order key
@@ -262,12 +241,13 @@ class Documents:
 
     def get(self, spec: TrialSpec):
         """The trial's sweepdocs.Built; ValueError (the trial's error) when it cannot be built."""
-        built = self.kept.get(spec.cell)
+        key = spec.document_key
+        built = self.kept.get(key)
         if built is None:
             built = trial_document(spec, self.encoding, self.tasks)
-            self.kept[spec.cell] = built
+            self.kept[key] = built
             if len(self.kept) > self.keep:
                 self.kept.popitem(last=False)
         else:
-            self.kept.move_to_end(spec.cell)
+            self.kept.move_to_end(key)
         return built

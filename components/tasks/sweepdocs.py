@@ -26,6 +26,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 
+from components.core.cells import Cell
 from components.core.documents import Document, make_document, neutralise_tags
 from components.core.positions import nearest_boundary
 from components.core.tokens import DEFAULT_ENCODING, tokenizer
@@ -408,6 +409,35 @@ def build_by_index(
         doc.meta["file_index"] = file_index
     return Built(doc, n_documents, gold_index, n_documents, gold_index, tuple(doc.gold), gold_index,
                  "documents")
+
+
+_POOLS: list[tuple[list, list]] = []  # (tasks, their shared distractor pool), most recent last
+
+
+def cell_document(task: Task, cell: Cell, *, encoding: str = DEFAULT_ENCODING,
+                  tasks: list[Task] | None = None) -> Built:
+    """The document a sweep builds for this task and cell: build_by_index (documents, LITM §3.1) or
+    build_document (tokens, R&R §4.1). The plan, `litm prompt`, the Playground and the live scorer all
+    build a cell's document here, so each shows exactly what a sweep sends. `tasks` is the whole task
+    set, in file order: the task's place in it goes to the document (file_position), and when the task
+    has too few passages of its own, the other tasks' passages are the distractor pool (R&R §4.1 takes
+    other questions' passages)."""
+    def build(pool=None):
+        if cell.by_documents:
+            return build_by_index(task, cell.documents, cell.gold_index, encoding=encoding, pool=pool,
+                                  file_index=file_position(task, tasks))
+        return build_document(task, cell.length, cell.position, encoding=encoding, pool=pool)
+
+    try:
+        return build()
+    except TooFewPassages:
+        if tasks is None:
+            raise
+    pool = next((p for t, p in _POOLS if t is tasks), None)
+    if pool is None:
+        pool = shared_pool(tasks)
+        _POOLS[:] = [*_POOLS[-3:], (tasks, pool)]
+    return build(pool)
 
 
 def task_document(task: Task, encoding: str = DEFAULT_ENCODING, file_index: int | None = None) -> Document:

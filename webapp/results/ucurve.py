@@ -10,6 +10,9 @@ the selection has both (under it: side by side, neither chart's notes and legend
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import pandas as pd
 import streamlit as st
 
@@ -20,7 +23,7 @@ from webapp.ui import charts, pickers
 from webapp.ui.curves import has_likelihood, likelihood_chart, shape_sentences
 
 SERIES = {"strategy": ("strategy",), "model": ("model",), "strategy and model": ("strategy", "model")}
-AXES = {"position": "answer position (tokens or fraction)", "gold_index": "gold document index (of N documents)"}
+AXES = {x: layout.axis_title for x, layout in analysis.LAYOUTS.items()}  # the U-curve's two axes: a cell's layouts
 BOUNDS = ("closed-book", "oracle")
 SHIPPED_LITM = "local-qwen-nq-litm"  # the shipped LITM-style run the page opens on
 DEFAULT_PUBLISHED = "GPT-3.5-Turbo"  # LITM Tables 5-6: the published curve opened next to it
@@ -162,8 +165,45 @@ def note_of(df: pd.DataFrame, overlays: pd.DataFrame | None, metric_label: str) 
     return text
 
 
+@dataclass(frozen=True)
+class Sizes:
+    """What the tab offers on one axis (a cell's layout): the document sizes to pick from, the published
+    curves to overlay and the metric they were published in, the chart's title."""
+
+    key: object  # the size picker's session key
+    every: str  # the choice "every size"
+    format: Callable
+    help: str | None
+    overlays: Callable  # (trials, where) -> the chosen published curves, or None
+    published: str  # the metric of the published curves
+    published_note: str
+    title: Callable  # (metric label, the size picked) -> the chart's title
+
+
+SIZES = {
+    "gold_index": Sizes(State.res_u_docs, "all", lambda v: "every N" if v == "all" else f"{v} documents", None,
+                        index_overlays, "subspan_em",
+                        "The published curves are best-subspan EM; pick that metric to compare.",
+                        lambda m, _: f"{m[:1].upper()}{m[1:]} by the gold document's index"),
+    "position": Sizes(State.res_u_length, "all lengths", lambda v: v if isinstance(v, str) else f"{v:,}",
+                      "positions in tokens mean different places in documents of different lengths: compare one "
+                      "length at a time", position_overlays, "score",
+                      "The published curves are fuzzy match; pick the fuzzy match metric to compare.",
+                      lambda m, size: f"{m.capitalize()} by answer position" + (
+                          "" if size == "all lengths" else f" (length {size:,} tokens)")),
+}
+
+
+def size_default(layout: analysis.Layout, curve: pd.DataFrame, sizes: list) -> object:
+    """The size the picker opens on: every size, or the longest when positions are in tokens (a token
+    position means different places in documents of different lengths)."""
+    tokens = not layout.by_documents and analysis.position_kind(curve) == "tokens" and len(sizes) > 1
+    return sizes[-1] if tokens else SIZES[layout.x].every
+
+
 def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
-    """The chart, then its settings (folded, in presenter mode: the chart comes first on a projector)."""
+    """The chart, then its settings (folded, in presenter mode: the chart comes first on a projector).
+    One path for both axes: the cell's layout (components.core.cells) names the columns and titles."""
     state = State()
     df = with_names(df)
     chart_slot = st.container()
@@ -176,6 +216,8 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
         c0, c1, c2, c3 = st.columns([2, 2, 2, 4])
     axes = axes_of(df) or ["position"]
     axis = pickers.radio(c0, "Axis", axes, State.res_u_axis, horizontal=False, format_func=AXES.get)
+    layout, choice = analysis.LAYOUTS[axis], SIZES[axis]
+    size = layout.size
     series = pickers.radio(c1, "One line per", list(SERIES), State.res_u_series, horizontal=False)
     likely_only = metric == analysis.LIKELIHOOD.column
     if likely_only:
@@ -183,37 +225,18 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
                    "likelihood.")
     curve = df[~df["strategy"].isin(BOUNDS)]
     curve = curve[pd.to_numeric(curve[axis], errors="coerce").notna()]
-    if axis == "gold_index":
-        docs = sorted(pd.to_numeric(curve["documents"], errors="coerce").dropna().astype(int).unique())
-        pick = pickers.select(c2, "Documents (N)", ["all", *docs], State.res_u_docs, default="all",
-                              format_func=lambda v: "every N" if v == "all" else f"{v} documents")
-        part = curve if pick == "all" else curve[pd.to_numeric(curve["documents"], errors="coerce") == pick]
-        part = part.assign(N=pd.to_numeric(part["documents"], errors="coerce").astype("Int64").astype(str)
-                           + " documents")
-        overlays = None if likely_only else index_overlays(part, c3)
-        table = analysis.u_curve(part, metric, series_columns(series, "N"), x="gold_index")
-        table = table.rename(columns={"gold_index": "position"})
-        xt, title = "gold document index (0 = first)", f"{metric_label[:1].upper()}{metric_label[1:]} by the gold document's index"
-        if overlays is not None and metric != "subspan_em":
-            c3.caption("The published curves are best-subspan EM; pick that metric to compare.")
-    else:
-        lengths = sorted(pd.to_numeric(curve["length"], errors="coerce").dropna().astype(int).unique())
-        default = lengths[-1] if analysis.position_kind(curve) == "tokens" and len(lengths) > 1 else "all lengths"
-        length = pickers.select(c2, "Document length (tokens)", ["all lengths", *lengths], State.res_u_length,
-                                default=default, format_func=lambda v: v if isinstance(v, str) else f"{v:,}",
-                                help="positions in tokens mean different places in documents of different "
-                                     "lengths: compare one length at a time")
-        part = curve if length == "all lengths" else curve[pd.to_numeric(curve["length"], errors="coerce") == length]
-        overlays = None if likely_only else position_overlays(part, c3)
-        if overlays is not None and metric != "score":
-            c3.caption("The published curves are fuzzy match; pick the fuzzy match metric to compare.")
-        table = analysis.u_curve(part, metric, series_columns(series))
-        xt = ("answer position (fraction of the document)" if analysis.position_kind(part) == "fraction"
-              else "answer position (tokens)")
-        title = f"{metric_label.capitalize()} by answer position" + (
-            "" if length == "all lengths" else f" (length {length:,} tokens)")
-    cols = series_columns(series, "N") if axis == "gold_index" else series_columns(series)
-    size = "documents" if axis == "gold_index" else "length"
+    sizes = sorted(pd.to_numeric(curve[size], errors="coerce").dropna().astype(int).unique())
+    pick = pickers.select(c2, layout.size_title, [choice.every, *sizes], choice.key,
+                          default=size_default(layout, curve, sizes), format_func=choice.format, help=choice.help)
+    part = curve if pick == choice.every else curve[pd.to_numeric(curve[size], errors="coerce") == pick]
+    cols = series_columns(series, "N") if layout.by_documents else series_columns(series)
+    if layout.by_documents:  # one line per number of documents
+        part = part.assign(N=pd.to_numeric(part[size], errors="coerce").astype("Int64").astype(str) + " documents")
+    overlays = None if likely_only else choice.overlays(part, c3)
+    if overlays is not None and metric != choice.published:
+        c3.caption(choice.published_note)
+    table = analysis.u_curve(part, metric, cols, x=axis).rename(columns={axis: "position"})
+    xt, title = layout.x_title(analysis.position_kind(part)), choice.title(metric_label, pick)
     labels = analysis.series_label(part, list(cols))
     likely = has_likelihood(part)
     if likely_only:  # the likelihood on its own
@@ -223,7 +246,7 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
             st.dataframe(fmt_likelihood(lik), hide_index=True)
         return
     fig = figures.u_curve(table, x_title=xt, metric_label=metric_label, overlays=overlays, title=title)
-    if axis == "gold_index":
+    if layout.by_documents:
         fig.update_xaxes(dtick=1 if table["position"].max() < 12 else 2)
     bounds = bounds_lines(fig, df, metric)
     if state.present:
@@ -243,7 +266,7 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
         if likely:
             with right:
                 lik = likelihood_chart(part, labels, axis, size, xt, name=f"likelihood-{axis}")
-    if state.res_note and axis == "gold_index":
+    if state.res_note and layout.by_documents:
         st.info(SMALL_MODEL_NOTE + (LIKELIHOOD_NOTE if likely else ""), icon=":material/school:")
     with st.expander("The numbers"):
         st.dataframe(fmt_table(table[["series", "position", "n", "mean", "lo", "hi", "errors"]]), hide_index=True)

@@ -6,6 +6,7 @@ place (when an engine module is renamed, this file changes, not the pages)."""
 
 from __future__ import annotations
 
+from components.core.cells import LAYOUTS, Layout
 from components.core.metrics import LABELS as METRICS
 from components.core.metrics import LIKELIHOOD, PRIMARY
 from components.core.metrics import METRICS as METRIC_TABLE
@@ -43,7 +44,7 @@ from components.report.promptmap import rebuild_prompt
 from components.report.shape import by_series as shapes
 from components.strategies.litm import ClosedBook
 
-__all__ = ["CLOSED_BOOK", "DEFAULT_MARGIN", "DEFAULT_MIN_SAVING", "FAILURE_SOURCES", "LIKELIHOOD", "METRICS", "METRIC_TABLE", "NO_INTERVAL", "PRIMARY", "arms", "by_length",
+__all__ = ["CLOSED_BOOK", "LAYOUTS", "Layout", "DEFAULT_MARGIN", "DEFAULT_MIN_SAVING", "FAILURE_SOURCES", "LIKELIHOOD", "METRICS", "METRIC_TABLE", "NO_INTERVAL", "PRIMARY", "arms", "by_length",
            "by_position", "cells_per_task", "compare", "cost_table", "default_arms", "error_summary",
            "failures", "filter_length", "filter_trials", "first_pages_mask", "heatmap", "is_error", "likelihood_lines", "plan",
            "position_kind", "prepare", "proportion_ci", "rebuild_prompt", "report", "scored", "seconds_text",

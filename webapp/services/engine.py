@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 from components.core import positions
+from components.core.cells import Cell, fraction_label
 from components.core.documents import Document, find_pages, paginate
 from components.core.loaders import EXTENSIONS, MAX_UPLOAD_BYTES, DocumentError, read_upload
 from components.core.metrics import get_metric
@@ -25,10 +26,9 @@ from components.report.promptmap import COLORS as REGION_COLOURS
 from components.report.promptmap import LABELS as REGION_LABELS
 from components.report.promptmap import gold_places, n_tokens
 from components.run.estimate import estimate_trial
-from components.run.plan import cell_document
 from components.strategies import STRATEGIES, ParamError, get_strategy
 from components.tasks.samples import NQ_SET as NQ_SET  # re-exported: the pages reach the engine here
-from components.tasks.sweepdocs import move_gold
+from components.tasks.sweepdocs import cell_document, move_gold
 from webapp.services import figures
 
 __all__ = ["EXTENSIONS", "MAX_UPLOAD_BYTES", "REGION_COLOURS", "REGION_LABELS", "STRATEGIES", "Document",
@@ -40,9 +40,7 @@ Params = tuple[tuple[str, int], ...]
 FIVE_POSITIONS = positions.FIVE_POSITIONS
 
 
-def where(x: float) -> str:
-    """'start', 'middle', 'end' or '30%': a gold page's place as a fraction of the document."""
-    return "start" if x == 0 else "end" if x == 1 else "middle" if x == 0.5 else f"{x:.0%}"
+where = fraction_label  # 'start', 'middle', 'end' or '30%': a gold page's place as a fraction
 
 
 @dataclass(frozen=True)
@@ -52,9 +50,10 @@ class Recipe:
     kind "text": a document of the user's own (or a sample) paginated by `spec`, its gold page(s)
     `gold`; `move` None keeps the pages as written, else the gold page(s) go to `move` (a fraction of
     the document's tokens) as a sweep moves them (R&R §4.1), the other pages kept in order.
-    kind "task": task `index` of the task file `path`, built exactly as a sweep builds that cell: about
-    `length` tokens with the gold page at `position` (R&R §4.1), or `documents` documents with the gold
-    one at 0-based `gold_index` (LITM §3.1)."""
+    kind "task": task `index` of the task file `path`, built exactly as a sweep builds its `cell`
+    (components.core.cells): about `length` tokens with the gold page at `position` (R&R §4.1), or
+    `documents` documents with the gold one at 0-based `gold_index` (LITM §3.1). A text recipe's cell is
+    empty (its places are fractions of the document)."""
 
     kind: str
     text: str = ""
@@ -64,10 +63,7 @@ class Recipe:
     move: float | None = None
     path: str = ""
     index: int = 0
-    length: int | None = None
-    position: float | None = None
-    documents: int | None = None
-    gold_index: int | None = None
+    cell: Cell = Cell()
 
     @classmethod
     def of_text(cls, text: str, spec: str, name: str, gold: tuple[int, ...] = (), move: float | None = None):
@@ -76,13 +72,12 @@ class Recipe:
     @classmethod
     def of_task(cls, path: str, index: int, *, length: int | None = None, position: float | None = None,
                 documents: int | None = None, gold_index: int | None = None):
-        return cls("task", path=str(path), index=int(index), length=length, position=position,
-                   documents=documents, gold_index=gold_index)
+        return cls("task", path=str(path), index=int(index), cell=Cell(length, position, documents, gold_index))
 
     @property
     def by_index(self) -> bool:
         """N documents, the gold one at an index (LITM §3.1)."""
-        return self.kind == "task" and self.documents is not None
+        return self.cell.by_documents
 
     @property
     def moved(self) -> bool:
@@ -90,23 +85,7 @@ class Recipe:
 
     def at(self, x) -> Recipe:
         """The same recipe with the gold page at x (a fraction, or a gold index for N documents)."""
-        if self.kind == "text":
-            return replace(self, move=float(x))
-        if self.by_index:
-            return replace(self, gold_index=int(x))
-        return replace(self, position=float(x))
-
-    def spread(self) -> list:
-        """The five places "Run at 5 positions" visits: start to end."""
-        return positions.spread_indices(self.documents) if self.by_index else list(FIVE_POSITIONS)
-
-    def x_title(self) -> str:
-        if self.by_index:
-            return f"gold document index (of {self.documents})"
-        return "gold page position (fraction of the document)"
-
-    def place(self, x) -> str:
-        return str(x) if self.by_index else where(float(x))
+        return replace(self, move=float(x)) if self.kind == "text" else replace(self, cell=self.cell.at(x))
 
 
 def samples() -> list:
@@ -152,9 +131,7 @@ def built(recipe: Recipe) -> Document:
         doc = document(recipe.text, recipe.spec, recipe.name).with_gold(recipe.gold)
         return doc if recipe.move is None else move_gold(doc, recipe.move).document
     tasks = task_set(recipe.path)
-    return cell_document(tasks[recipe.index], tasks, encoding=DEFAULT_ENCODING, length=recipe.length,
-                                position=recipe.position, documents=recipe.documents,
-                                gold_index=recipe.gold_index).document
+    return cell_document(tasks[recipe.index], recipe.cell, encoding=DEFAULT_ENCODING, tasks=tasks).document
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -115,7 +115,7 @@ def test_clients_starting_at_once_all_read_the_one_key():
             paths = localworker.Paths(folder / str(round_), localworker.install_tag())
             barrier, keys = threading.Barrier(8), []
 
-            def ask() -> None:
+            def ask(barrier=barrier, keys=keys, paths=paths) -> None:
                 barrier.wait()
                 keys.append(paths.authkey())
 

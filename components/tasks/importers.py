@@ -37,7 +37,7 @@ from pathlib import Path
 
 from components.core.jsonlines import numbered_lines
 from components.tasks.model import Passage, Task, TaskFileError, TaskSet
-from components.tasks.squad import looks_like_squad, parse_squad
+from components.tasks.squad import NAMES, looks_like_derived, looks_like_squad, parse_derived, parse_squad
 
 MAX_TASK_BYTES = 256 * 1024 * 1024  # a task file, unpacked (a .gz is unpacked as a stream, up to this)
 MAX_UPLOAD_TASK_BYTES = 64 * 1024 * 1024  # a task file uploaded to the app, unpacked
@@ -53,11 +53,26 @@ class _RowError(ValueError):
 # --- reading ----------------------------------------------------------------------------------
 
 
+def bundled_name(path: str | Path) -> Path:
+    """A task set's name as a sweep config gives it (`squad-dev`, `rr-squad`: squad.NAMES) as the file that
+    ships; any other path as it is (a file of that name in the current folder comes first)."""
+    path = Path(path)
+    if path.exists() or path.parent != Path(".") or str(path) not in NAMES:
+        return path
+    from components.core.resources import sample_path
+
+    try:
+        return sample_path("tasks", NAMES[str(path)])
+    except LookupError:
+        return path
+
+
 def read_tasks(path: str | Path) -> TaskSet:
-    """Tasks from a file (a regular file of at most MAX_TASK_BYTES, unpacked too: core.loaders.read_bounded)."""
+    """Tasks from a file (a regular file of at most MAX_TASK_BYTES, unpacked too: core.loaders.read_bounded),
+    or a bundled set by its name (bundled_name: `litm prompt --task rr-squad`)."""
     from components.core.loaders import read_bounded
 
-    path = Path(path)
+    path = bundled_name(path)
     return parse_tasks_bytes(path.name, read_bounded(path, MAX_TASK_BYTES, "a task file", TaskFileError))
 
 
@@ -120,6 +135,8 @@ def parse_tasks_bytes(name: str, data: bytes, max_bytes: int = MAX_TASK_BYTES) -
     first = text.lstrip()[:1]
     if first == "{" and looks_like_squad(text):  # SQuAD v1.1 (components/tasks/squad.py)
         ts = parse_squad(stem, text)
+    elif first == "{" and looks_like_derived(text):  # R&R's SQuAD set, built from SQuAD (squad.parse_derived)
+        ts = parse_derived(stem, text)
     elif first in "{[" and not base.endswith(".csv"):
         ts = _parse_json(stem, text)
     elif base.endswith((".jsonl", ".json")):

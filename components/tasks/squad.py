@@ -23,14 +23,52 @@ from components.core.documents import Document, make_document
 from components.tasks.model import Passage, Task, TaskFileError, TaskSet
 
 SQUAD_DEV = "squad-dev-v1.1.json.gz"  # sample_docs/tasks: the official dev set (sample_docs/tasks/SQUAD.md)
-NAMES = {"squad-dev": SQUAD_DEV}  # names a sweep config may give for a bundled file
+RR_SQUAD = "rr-squad.json"  # sample_docs/tasks: R&R's SQuAD set (R&R §4.1), built from SQUAD_DEV when read
+# names a sweep config (`tasks = "rr-squad"`) or `litm prompt --task` may give for a bundled file
+NAMES = {"squad-dev": SQUAD_DEV, "rr-squad": RR_SQUAD}
 _SQUAD_START = re.compile(r'\s*\{\s*"(?:data|version)"\s*:')
+_DERIVED_START = re.compile(r'\s*\{\s*"derived"\s*:')
+DERIVED = ("rr-squad",)  # the task sets a `{"derived": ...}` file may name
 
 
 def looks_like_squad(text: str) -> bool:
     """A SQuAD file: one JSON object whose first key is "data" or "version" (a task file of JSON lines
     starts with a record's own keys)."""
     return _SQUAD_START.match(text[:200]) is not None
+
+
+def looks_like_derived(text: str) -> bool:
+    """A task set built from a bundled file when read: one JSON object whose first key is "derived"."""
+    return _DERIVED_START.match(text[:200]) is not None
+
+
+def parse_derived(stem: str, text: str) -> TaskSet:
+    """The task set a `{"derived": "rr-squad", "from": "squad-dev-v1.1.json.gz", "questions": 50,
+    "distractors": 600}` file names: R&R's SQuAD set (components.tasks.distractors.rr_squad_tasks) built
+    from a SQuAD file that ships (a bare name; nothing else is read)."""
+    from components.core.resources import sample_path
+    from components.tasks.distractors import rr_squad_tasks
+    from components.tasks.importers import read_tasks
+
+    try:
+        spec = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise TaskFileError(f"{stem}: not a derived task set ({exc.__class__.__name__})") from None
+    kind = spec.get("derived") if isinstance(spec, dict) else None
+    if kind not in DERIVED:
+        raise TaskFileError(f"{stem}: unknown derived task set {str(kind)[:40]!r}; known: {', '.join(DERIVED)}")
+    source = spec.get("from", SQUAD_DEV)
+    if source != SQUAD_DEV:
+        raise TaskFileError(f"{stem}: a derived task set is built from {SQUAD_DEV}, not {str(source)[:60]!r}")
+    sizes = {}
+    for key, default in (("questions", 50), ("distractors", 600)):
+        value = spec.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10_000:
+            raise TaskFileError(f"{stem}: {key} must be a whole number from 1 to 10,000, got {str(value)[:20]}")
+        sizes[key] = value
+    base = read_tasks(sample_path("tasks", source))
+    tasks = rr_squad_tasks(base.tasks, n=sizes["questions"], n_distractors=sizes["distractors"])
+    return TaskSet(tasks, [], format=kind)
 
 
 def parse_squad(stem: str, text: str) -> TaskSet:

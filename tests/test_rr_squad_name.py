@@ -8,9 +8,8 @@ import json
 import pytest
 
 from components.cli import main
-from components.tasks.importers import read_tasks
+from components.tasks.importers import parse_derived, read_tasks
 from components.tasks.model import TaskFileError
-from components.tasks.squad import parse_derived
 
 TOML = """[sweep]
 name = "rr-squad-check"

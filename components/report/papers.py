@@ -136,7 +136,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                        "positions": [0.0, 0.25, 0.5, 0.75, 1.0], "n_tasks": 20}),
     Experiment("alr2_2024", "alr2-passkey", "Multi-hop pass key retrieval and reasoning (Table 4)",
                "Exact match when the answer needs two pass keys found far apart and joined in the asked order.",
-               ("Table 4",), rows=("doc_length_tokens",), columns=("model", "method"), metric="exact match",
+               ("Table 4",), rows=("doc_length_tokens",), columns=("model", "method"), metric="exact match, 0-1",
                differs="Ours: the bundled pass key tasks (20) and the model you choose; the paper: Command R+ "
                        "on its own tasks.",
                config="papers-alr2-passkey",

@@ -37,7 +37,14 @@ from pathlib import Path
 
 from components.core.jsonlines import numbered_lines
 from components.tasks.model import Passage, Task, TaskFileError, TaskSet
-from components.tasks.squad import NAMES, looks_like_derived, looks_like_squad, parse_derived, parse_squad
+from components.tasks.squad import (
+    DERIVED,
+    NAMES,
+    SQUAD_DEV,
+    looks_like_derived,
+    looks_like_squad,
+    parse_squad,
+)
 
 MAX_TASK_BYTES = 256 * 1024 * 1024  # a task file, unpacked (a .gz is unpacked as a stream, up to this)
 MAX_UPLOAD_TASK_BYTES = 64 * 1024 * 1024  # a task file uploaded to the app, unpacked
@@ -148,6 +155,34 @@ def parse_tasks_bytes(name: str, data: bytes, max_bytes: int = MAX_TASK_BYTES) -
         line, msg = ts.errors[0] if ts.errors else (0, "no rows")
         raise TaskFileError(f"{name}: no task could be read (line {line}: {msg})")
     return ts
+
+
+def parse_derived(stem: str, text: str) -> TaskSet:
+    """The task set a `{"derived": "rr-squad", "from": "squad-dev-v1.1.json.gz", "questions": 50,
+    "distractors": 600}` file names: R&R's SQuAD set (components.tasks.distractors.rr_squad_tasks) built
+    from a SQuAD file that ships (a bare name; nothing else is read)."""
+    from components.core.resources import sample_path
+    from components.tasks.distractors import rr_squad_tasks
+
+    try:
+        spec = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise TaskFileError(f"{stem}: not a derived task set ({exc.__class__.__name__})") from None
+    kind = spec.get("derived") if isinstance(spec, dict) else None
+    if kind not in DERIVED:
+        raise TaskFileError(f"{stem}: unknown derived task set {str(kind)[:40]!r}; known: {', '.join(DERIVED)}")
+    source = spec.get("from", SQUAD_DEV)
+    if source != SQUAD_DEV:
+        raise TaskFileError(f"{stem}: a derived task set is built from {SQUAD_DEV}, not {str(source)[:60]!r}")
+    sizes = {}
+    for key, default in (("questions", 50), ("distractors", 600)):
+        value = spec.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10_000:
+            raise TaskFileError(f"{stem}: {key} must be a whole number from 1 to 10,000, got {str(value)[:20]}")
+        sizes[key] = value
+    base = read_tasks(sample_path("tasks", source))
+    tasks = rr_squad_tasks(base.tasks, n=sizes["questions"], n_distractors=sizes["distractors"])
+    return TaskSet(tasks, [], format=kind)
 
 
 def _rows_json(text: str, lossy: bool = False):

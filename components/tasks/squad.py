@@ -42,35 +42,6 @@ def looks_like_derived(text: str) -> bool:
     return _DERIVED_START.match(text[:200]) is not None
 
 
-def parse_derived(stem: str, text: str) -> TaskSet:
-    """The task set a `{"derived": "rr-squad", "from": "squad-dev-v1.1.json.gz", "questions": 50,
-    "distractors": 600}` file names: R&R's SQuAD set (components.tasks.distractors.rr_squad_tasks) built
-    from a SQuAD file that ships (a bare name; nothing else is read)."""
-    from components.core.resources import sample_path
-    from components.tasks.distractors import rr_squad_tasks
-    from components.tasks.importers import read_tasks
-
-    try:
-        spec = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise TaskFileError(f"{stem}: not a derived task set ({exc.__class__.__name__})") from None
-    kind = spec.get("derived") if isinstance(spec, dict) else None
-    if kind not in DERIVED:
-        raise TaskFileError(f"{stem}: unknown derived task set {str(kind)[:40]!r}; known: {', '.join(DERIVED)}")
-    source = spec.get("from", SQUAD_DEV)
-    if source != SQUAD_DEV:
-        raise TaskFileError(f"{stem}: a derived task set is built from {SQUAD_DEV}, not {str(source)[:60]!r}")
-    sizes = {}
-    for key, default in (("questions", 50), ("distractors", 600)):
-        value = spec.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10_000:
-            raise TaskFileError(f"{stem}: {key} must be a whole number from 1 to 10,000, got {str(value)[:20]}")
-        sizes[key] = value
-    base = read_tasks(sample_path("tasks", source))
-    tasks = rr_squad_tasks(base.tasks, n=sizes["questions"], n_distractors=sizes["distractors"])
-    return TaskSet(tasks, [], format=kind)
-
-
 def parse_squad(stem: str, text: str) -> TaskSet:
     """Tasks from a SQuAD file's text; a question without a usable answer or text is a row error (its
     number counted over the file's questions from 1)."""

@@ -198,27 +198,44 @@ def paper_tab(source: str, rows: pd.DataFrame) -> None:
         show_view(source, view, rows, (source, names.index(name)))
 
 
+WIDE = 130  # characters: two tables wider than this together go one above the other
+
+
 def open_in_experiments(exp) -> None:
     """Hand the experiment's grid to the Experiments page (applied once there), then open it."""
     State().sweep_plan = {k: v for k, v in exp.preset.items()}
     st.switch_page("experiments/page.py")
 
 
+def width(df: pd.DataFrame | None) -> int:
+    """About how many characters wide a table draws: its columns' widest text, header included."""
+    if df is None or df.empty:
+        return 30
+    return sum(max(len(str(c)), int(df[c].astype(str).str.len().max())) + 3 for c in df.columns)
+
+
+def shown(df: pd.DataFrame) -> pd.DataFrame:
+    """A table as text, a dash where the paper printed nothing (or a cell was not run)."""
+    return df.astype("string").fillna("–").replace("", "–")
+
+
 def experiment(exp) -> None:
-    """One experiment: what it measured, the published table and ours side by side, what differs, the
-    command that reruns it (and the Experiments page's grid where that page can draw it)."""
+    """One experiment: what it measured, the published table and ours side by side (one above the other
+    when they are too wide for that), what differs, the command that reruns it (and the Experiments
+    page's grid where that page can draw it)."""
     with st.container(border=True):
         st.markdown(f"**{md(exp.title)}**")
         st.caption(md(exp.measured))
-        left, right = st.columns([3, 2])
+        pub = experiments.published(exp.key)
+        ours = experiments.ours(exp) if exp.run else None
+        wide = width(pub) + width(ours) > WIDE
+        left, right = (st.container(), st.container()) if wide else st.columns([width(pub), width(ours)])
         left.markdown(f"Published: {md(PAPERS[exp.paper].split(' (')[0])}, {md(', '.join(exp.tables))} "
                       f"({md(exp.metric)}, as printed)")
-        pub = experiments.published(exp.key)
         if pub.empty:
             left.info("No published rows for this experiment.")
         else:
-            left.dataframe(pub, hide_index=True, width="stretch")
-        ours = experiments.ours(exp) if exp.run else None
+            left.dataframe(shown(pub), hide_index=True, width="stretch" if wide else "content")
         if ours is None or ours.empty:
             right.markdown("Ours")
             right.info("No shipped run of this experiment yet: the command below runs it.",
@@ -226,7 +243,7 @@ def experiment(exp) -> None:
         else:
             right.markdown(f"Ours: the shipped run {md(exp.run)}, {experiments.ours_n(exp):,} questions "
                            "(each cell: right / n = share, Wilson 95% interval)")
-            right.dataframe(ours, hide_index=True, width="stretch")
+            right.dataframe(shown(ours), hide_index=True, width="stretch" if wide else "content")
         st.caption(f"**What differs.** {md(exp.differs)}")
         path = experiments.config_file(exp)
         where = f"  # {path.parent.name}/{path.name}" if path is not None else ""

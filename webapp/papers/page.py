@@ -235,7 +235,7 @@ def experiment(exp) -> None:
         if pub.empty:
             left.info("No published rows for this experiment.")
         else:
-            left.dataframe(shown(pub), hide_index=True, width="stretch" if wide else "content")
+            left.dataframe(shown(pub), hide_index=True, width="stretch" if wide and width(pub) > 60 else "content")
         if ours is None or ours.empty:
             right.markdown("Ours")
             right.info("No shipped run of this experiment yet: the command below runs it.",
@@ -243,7 +243,8 @@ def experiment(exp) -> None:
         else:
             right.markdown(f"Ours: the shipped run {md(exp.run)}, {experiments.ours_n(exp):,} questions "
                            "(each cell: right / n = share, Wilson 95% interval)")
-            right.dataframe(shown(ours), hide_index=True, width="stretch" if wide else "content")
+            right.dataframe(shown(ours), hide_index=True,
+                            width="stretch" if wide and width(ours) > 60 else "content")
         st.caption(f"**What differs.** {md(exp.differs)}")
         path = experiments.config_file(exp)
         where = f"  # {path.parent.name}/{path.name}" if path is not None else ""

@@ -37,7 +37,14 @@ from pathlib import Path
 
 from components.core.jsonlines import numbered_lines
 from components.tasks.model import Passage, Task, TaskFileError, TaskSet
-from components.tasks.squad import looks_like_squad, parse_squad
+from components.tasks.squad import (
+    DERIVED,
+    NAMES,
+    SQUAD_DEV,
+    looks_like_derived,
+    looks_like_squad,
+    parse_squad,
+)
 
 MAX_TASK_BYTES = 256 * 1024 * 1024  # a task file, unpacked (a .gz is unpacked as a stream, up to this)
 MAX_UPLOAD_TASK_BYTES = 64 * 1024 * 1024  # a task file uploaded to the app, unpacked
@@ -53,11 +60,26 @@ class _RowError(ValueError):
 # --- reading ----------------------------------------------------------------------------------
 
 
+def bundled_name(path: str | Path) -> Path:
+    """A task set's name as a sweep config gives it (`squad-dev`, `rr-squad`: squad.NAMES) as the file that
+    ships; any other path as it is (a file of that name in the current folder comes first)."""
+    path = Path(path)
+    if path.exists() or path.parent != Path(".") or str(path) not in NAMES:
+        return path
+    from components.core.resources import sample_path
+
+    try:
+        return sample_path("tasks", NAMES[str(path)])
+    except LookupError:
+        return path
+
+
 def read_tasks(path: str | Path) -> TaskSet:
-    """Tasks from a file (a regular file of at most MAX_TASK_BYTES, unpacked too: core.loaders.read_bounded)."""
+    """Tasks from a file (a regular file of at most MAX_TASK_BYTES, unpacked too: core.loaders.read_bounded),
+    or a bundled set by its name (bundled_name: `litm prompt --task rr-squad`)."""
     from components.core.loaders import read_bounded
 
-    path = Path(path)
+    path = bundled_name(path)
     return parse_tasks_bytes(path.name, read_bounded(path, MAX_TASK_BYTES, "a task file", TaskFileError))
 
 
@@ -120,6 +142,8 @@ def parse_tasks_bytes(name: str, data: bytes, max_bytes: int = MAX_TASK_BYTES) -
     first = text.lstrip()[:1]
     if first == "{" and looks_like_squad(text):  # SQuAD v1.1 (components/tasks/squad.py)
         ts = parse_squad(stem, text)
+    elif first == "{" and looks_like_derived(text):  # R&R's SQuAD set, built from SQuAD (squad.parse_derived)
+        ts = parse_derived(stem, text)
     elif first in "{[" and not base.endswith(".csv"):
         ts = _parse_json(stem, text)
     elif base.endswith((".jsonl", ".json")):
@@ -131,6 +155,34 @@ def parse_tasks_bytes(name: str, data: bytes, max_bytes: int = MAX_TASK_BYTES) -
         line, msg = ts.errors[0] if ts.errors else (0, "no rows")
         raise TaskFileError(f"{name}: no task could be read (line {line}: {msg})")
     return ts
+
+
+def parse_derived(stem: str, text: str) -> TaskSet:
+    """The task set a `{"derived": "rr-squad", "from": "squad-dev-v1.1.json.gz", "questions": 50,
+    "distractors": 600}` file names: R&R's SQuAD set (components.tasks.distractors.rr_squad_tasks) built
+    from a SQuAD file that ships (a bare name; nothing else is read)."""
+    from components.core.resources import sample_path
+    from components.tasks.distractors import rr_squad_tasks
+
+    try:
+        spec = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise TaskFileError(f"{stem}: not a derived task set ({exc.__class__.__name__})") from None
+    kind = spec.get("derived") if isinstance(spec, dict) else None
+    if kind not in DERIVED:
+        raise TaskFileError(f"{stem}: unknown derived task set {str(kind)[:40]!r}; known: {', '.join(DERIVED)}")
+    source = spec.get("from", SQUAD_DEV)
+    if source != SQUAD_DEV:
+        raise TaskFileError(f"{stem}: a derived task set is built from {SQUAD_DEV}, not {str(source)[:60]!r}")
+    sizes = {}
+    for key, default in (("questions", 50), ("distractors", 600)):
+        value = spec.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10_000:
+            raise TaskFileError(f"{stem}: {key} must be a whole number from 1 to 10,000, got {str(value)[:20]}")
+        sizes[key] = value
+    base = read_tasks(sample_path("tasks", source))
+    tasks = rr_squad_tasks(base.tasks, n=sizes["questions"], n_distractors=sizes["distractors"])
+    return TaskSet(tasks, [], format=kind)
 
 
 def _rows_json(text: str, lossy: bool = False):

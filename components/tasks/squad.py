@@ -23,14 +23,23 @@ from components.core.documents import Document, make_document
 from components.tasks.model import Passage, Task, TaskFileError, TaskSet
 
 SQUAD_DEV = "squad-dev-v1.1.json.gz"  # sample_docs/tasks: the official dev set (sample_docs/tasks/SQUAD.md)
-NAMES = {"squad-dev": SQUAD_DEV}  # names a sweep config may give for a bundled file
+RR_SQUAD = "rr-squad.json"  # sample_docs/tasks: R&R's SQuAD set (R&R §4.1), built from SQUAD_DEV when read
+# names a sweep config (`tasks = "rr-squad"`) or `litm prompt --task` may give for a bundled file
+NAMES = {"squad-dev": SQUAD_DEV, "rr-squad": RR_SQUAD}
 _SQUAD_START = re.compile(r'\s*\{\s*"(?:data|version)"\s*:')
+_DERIVED_START = re.compile(r'\s*\{\s*"derived"\s*:')
+DERIVED = ("rr-squad",)  # the task sets a `{"derived": ...}` file may name
 
 
 def looks_like_squad(text: str) -> bool:
     """A SQuAD file: one JSON object whose first key is "data" or "version" (a task file of JSON lines
     starts with a record's own keys)."""
     return _SQUAD_START.match(text[:200]) is not None
+
+
+def looks_like_derived(text: str) -> bool:
+    """A task set built from a bundled file when read: one JSON object whose first key is "derived"."""
+    return _DERIVED_START.match(text[:200]) is not None
 
 
 def parse_squad(stem: str, text: str) -> TaskSet:

@@ -52,6 +52,8 @@ def apply_plan(state: State) -> None:
     if not plan:
         return
     state.sweep_plan = None
+    if plan.get("tasks"):  # a bundled task set by name (the Papers page's experiments)
+        state.exp_source, state.exp_bundled = "Bundled", plan["tasks"]
     state.exp_strategies = plan["strategies"]
     for name, values in plan["params"].items():
         State.exp_param(name).value = values

@@ -1,5 +1,8 @@
-"""Papers: the published curves of Lost in the Middle, R&R and ALR2, and of two later papers on LITM's NQ
-curve (Found in the Middle, Pos2Distill), by paper and table. Runs nothing."""
+"""Papers: the place to rerun the four papers the app is built on (Lost in the Middle, R&R, ALR2, Context
+Overloading in RAG Based Systems). For each, its main experiments (services/papers.py: a table of them):
+what each measured, the published table beside our shipped run (n and intervals), what differs, and the
+command (or the Experiments page's grid) that reruns it; then the published tables as charts, and the two
+later papers' curves of LITM's NQ experiment (Found in the Middle, Pos2Distill). Runs nothing itself."""
 
 from __future__ import annotations
 
@@ -8,16 +11,15 @@ import streamlit as st
 
 from webapp import session
 from webapp.services import figures, published
+from webapp.services import papers as experiments
 from webapp.session import State
 from webapp.ui import charts, pickers
-from webapp.ui.render import guard
+from webapp.ui.render import guard, md
 
 PUBLISHED_METRIC_LABELS = published.METRIC_LABELS
 
 PAPERS = {
-    "liu2023": "Lost in the Middle (Liu et al., 2023)",
-    "rr2024": "R&R (Agrawal et al., 2024)",
-    "alr2_2024": "ALR2 (Li et al., 2024)",
+    **experiments.PAPERS,  # the four the app is built on, each with its experiments to rerun
     "hsieh2024": "Found in the Middle (Hsieh et al., 2024)",
     "pos2distill2025": "Pos2Distill (Wang et al., 2025)",
 }
@@ -186,7 +188,8 @@ def show_view(source: str, view: dict, rows: pd.DataFrame, key: tuple) -> None:
 
 
 def paper_tab(source: str, rows: pd.DataFrame) -> None:
-    st.caption(f"**Source:** {citation(source, rows)}")
+    if source not in experiments.PAPERS:  # the four papers name their source above their experiments
+        st.caption(f"**Source:** {md(citation(source, rows))}")
     views = VIEWS[source]
     names = [v["name"] for v in views]
     name = pickers.select(st, "Table", names, State.papers(source, "view"))
@@ -195,22 +198,98 @@ def paper_tab(source: str, rows: pd.DataFrame) -> None:
         show_view(source, view, rows, (source, names.index(name)))
 
 
+WIDE = 130  # characters: two tables wider than this together go one above the other
+
+
+def open_in_experiments(exp) -> None:
+    """Hand the experiment's grid to the Experiments page (applied once there), then open it."""
+    State().sweep_plan = {k: v for k, v in exp.preset.items()}
+    st.switch_page("experiments/page.py")
+
+
+def width(df: pd.DataFrame | None) -> int:
+    """About how many characters wide a table draws: its columns' widest text, header included."""
+    if df is None or df.empty:
+        return 30
+    return sum(max(len(str(c)), int(df[c].astype(str).str.len().max())) + 3 for c in df.columns)
+
+
+def shown(df: pd.DataFrame) -> pd.DataFrame:
+    """A table as text, a dash where the paper printed nothing (or a cell was not run)."""
+    return df.astype("string").fillna("–").replace("", "–")
+
+
+def experiment(exp) -> None:
+    """One experiment: what it measured, the published table and ours side by side (one above the other
+    when they are too wide for that), what differs, the command that reruns it (and the Experiments
+    page's grid where that page can draw it)."""
+    with st.container(border=True):
+        st.markdown(f"**{md(exp.title)}**")
+        st.caption(md(exp.measured))
+        pub = experiments.published(exp.key)
+        ours = experiments.ours(exp) if exp.run else None
+        wide = width(pub) + width(ours) > WIDE
+        left, right = (st.container(), st.container()) if wide else st.columns([width(pub), width(ours)])
+        left.markdown(f"Published: {md(PAPERS[exp.paper].split(' (')[0])}, {md(', '.join(exp.tables))} "
+                      f"({md(exp.metric)}, as printed)")
+        if pub.empty:
+            left.info("No published rows for this experiment.")
+        else:
+            left.dataframe(shown(pub), hide_index=True, width="stretch" if wide and width(pub) > 60 else "content")
+        if ours is None or ours.empty:
+            right.markdown("Ours")
+            right.info("No shipped run of this experiment yet: the command below runs it.",
+                       icon=":material/hourglass_empty:")
+        else:
+            right.markdown(f"Ours: the shipped run {md(exp.run)}, {experiments.ours_n(exp):,} questions "
+                           "(each cell: right / n = share, Wilson 95% interval)")
+            right.dataframe(shown(ours), hide_index=True,
+                            width="stretch" if wide and width(ours) > 60 else "content")
+        st.caption(f"**What differs.** {md(exp.differs)}")
+        path = experiments.config_file(exp)
+        where = f"  # {path.parent.name}/{path.name}" if path is not None else ""
+        st.code(exp.command + where, language="bash")
+        if exp.preset:
+            if st.button("Open this grid in Experiments", key=State.paper_run(exp.key).key,
+                         icon=":material/science:",
+                         help="fills the Experiments page with this experiment's task set, strategies, "
+                              "parameters, lengths and positions; you choose the model there"):
+                open_in_experiments(exp)
+
+
+def rerun_section(source: str) -> None:
+    st.subheader("Rerun its experiments")
+    st.caption("Each command runs (or resumes) the experiment into a new store, `papers.sqlite` in the "
+               "current folder; add `--dry-run` to see its calls, tokens and cost first. The config named "
+               "ships with the app.")
+    for exp in experiments.experiments(source):
+        with guard(f"the experiment {exp.title}"):
+            experiment(exp)
+
+
 def main() -> None:
     session.start("papers")
     st.title("Papers")
-    st.write("The published results of the three method papers, and of two later papers that measured "
-             "LITM's 20-document NQ curve on open models with and without their fixes, by table, to compare "
-             "without running anything. "
-             "Every number here is **as published** by its paper, with the paper's own metric; "
-             "none of it was measured by this app.")
+    st.write("The four papers this app is built on, each with its main experiments: what it measured, its "
+             "published table beside the run of ours that ships with the app (with n and 95% intervals), what "
+             "differs between the two, and the command that reruns it. Then the published tables as charts, "
+             "and two later papers that measured LITM's 20-document NQ curve on open models with and without "
+             "their fixes. Numbers marked **as published** are the papers' own, with their own metrics.")
     pub = published.rows()
     tabs = st.tabs(list(PAPERS.values()))
     for tab, source in zip(tabs, PAPERS, strict=True):
         with tab:
             rows = pub[pub["source"] == source]
+            if source in experiments.PAPERS:
+                st.caption(f"**Source:** {md(experiments.citation(source))}")
+                rerun_section(source)
+            if source not in VIEWS:
+                continue
             if rows.empty:
                 st.info("No published rows for this paper.")
                 continue
+            if source in experiments.PAPERS:
+                st.subheader("The published tables as charts")
             paper_tab(source, rows)
 
 

@@ -13,6 +13,7 @@ from webapp.results import multiq
 from webapp.results.trial import trial_detail, trial_label
 from webapp.results.ucurve import BOUNDS, SERIES, fmt_table, open_on_real_curve, u_curve_tab, with_names
 from webapp.services import analysis, figures, sharing, stores
+from webapp.services import multiq as mq_service
 from webapp.services.names import models_of
 from webapp.session import State, url
 from webapp.ui import charts, pickers
@@ -253,6 +254,12 @@ def sweeps_list(sweeps: pd.DataFrame) -> None:
 TABS = ["U-curve", "Length × position", "Accuracy vs cost", "Accuracy vs length", "Trials", "Errors", "Download"]
 
 
+PLACED = (u_curve_tab, heatmap_tab, cost_tab, length_tab)  # views of an answer's position and a length
+MULTI_LINE = ("Multi-question trials (many questions asked at once) have no answer position and no document "
+              "length: their accuracy by K, their categories, and their calls and tokens per question are drawn "
+              "above.")
+
+
 def main() -> None:
     state = session.start("results")  # a copied link, or Experiments' "See the results" (?sweep=...)
     st.title("Results")
@@ -288,12 +295,20 @@ def main() -> None:
         sections = [(u_curve_tab, (df, metric, metric_label)), (heatmap_tab, (df, metric, metric_label)),
                     (cost_tab, (df, metric, metric_label)), (length_tab, (df, metric, metric_label)),
                     (trials_tab, (df,)), (errors_tab, (df,)), (download_tab, (df,))]
+        multi = mq_service.is_multi(df)
         for tab, (fn, args) in zip(tabs, sections, strict=True):
             with tab, guard(f"the {fn.__name__.removesuffix('_tab').replace('_', ' ')} view"):
                 if metric == analysis.LIKELIHOOD.column and fn in (heatmap_tab, cost_tab, length_tab):
                     st.info("This view shows accuracy: pick an accuracy metric in **Filters**. The likelihood "
                             f"({analysis.LIKELIHOOD.label}) is drawn on the **U-curve** tab.", icon=":material/info:")
                     continue
+                if fn in PLACED and multi.any():  # K x Q questions asked at once: no position, no length
+                    if multi.all():
+                        st.info(MULTI_LINE, icon=":material/info:")
+                        continue
+                    st.caption(f"{int(multi.sum()):,} multi-question trial(s) are left out of this view: "
+                               "they are drawn above, by K.")
+                    args = (df[~multi], *args[1:])
                 fn(*args)
     if state.present:
         with bottom:

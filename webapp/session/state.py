@@ -274,6 +274,7 @@ class State:
 
     # --- papers: papers_<paper>_view, papers_<paper>_<view>_<filter> ---
     papers = Family(None, kind=WIDGET)
+    paper_run = Family(kind=CONTROL)  # paper_run_<experiment>: open its grid in Experiments
 
     # --- every chart: chart_<name> (ui/charts.py) ---
     chart = Family(kind=CONTROL)

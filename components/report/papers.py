@@ -1,0 +1,346 @@
+"""The papers' main experiments, each beside the shipped run that reruns it (the Papers page).
+
+One row of EXPERIMENTS per experiment: the paper and its table, what it measured (one sentence), which
+published rows hold its numbers (report.published, or report.published_004 for Context Overloading),
+the shipped run of ours (sample_docs/runs/<run>.sqlite, opened read-only) and how its trials line up,
+what differs between the two (model, data, distractors) in one line, the bundled config that reruns it
+(`litm sweep <config>`), and the Experiments page's grid where that page can draw it (a grid of lengths
+and positions; LITM's documents design and the multi-question design are run from the command).
+
+`published_table(exp)` and `ours_table(exp)` are the two tables the page shows side by side; every
+accuracy of ours carries its n and its Wilson 95% interval (report.analysis.accuracy).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import pandas as pd
+
+from components.core.resources import sample_path
+from components.report.analysis import accuracy
+
+PAPERS: dict[str, str] = {
+    "liu2023": "Lost in the Middle (Liu et al., 2023)",
+    "rr2024": "R&R (Agrawal et al., 2024)",
+    "alr2_2024": "ALR2 (Li et al., 2024)",
+    "context_overloading_2025": "Context Overloading in RAG Based Systems (Naved et al., 2025)",
+}
+BUNDLED_MODEL = "Qwen2.5 Coder 0.5B Instruct (the bundled local model, on 2 CPU cores)"
+DB = "papers.sqlite"  # the store the commands write (a new file in the current folder)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    paper: str  # a key of PAPERS
+    key: str
+    title: str
+    measured: str  # one sentence
+    tables: tuple[str, ...]  # the published table(s)
+    where: dict = field(default_factory=dict)  # published rows: column -> value
+    rows: tuple[str, ...] = ()  # published columns that make a row of the table
+    columns: tuple[str, ...] = ()  # published columns that make a column of the table
+    metric: str = ""  # the published metric, as its label
+    run: str | None = None  # the shipped run (sample_docs/runs/<run>.sqlite; its sweep has the same name)
+    ours_where: dict = field(default_factory=dict)  # trials: column -> value
+    ours_rows: tuple[str, ...] = ()  # trial columns that make a row of ours
+    ours_columns: tuple[str, ...] = ("strategy",)
+    ours_metric: str = "score"  # the trial column scored
+    differs: str = ""  # one line: model, data, distractors
+    config: str = ""  # the bundled config that reruns it (sample_docs/runs or sample_docs/configs)
+    preset: dict | None = None  # the Experiments page's grid, where it can draw this experiment
+
+    @property
+    def command(self) -> str:
+        return f"litm sweep {self.config} --db {DB}"
+
+
+LITM_DIFFERS = ("Ours: {what} with {model}, BM25 distractors from other questions' passages; the paper: "
+                "GPT-3.5-Turbo, Claude-1.3 and open models, Contriever distractors from all of Wikipedia.")
+EXPERIMENTS: tuple[Experiment, ...] = (
+    Experiment("liu2023", "litm-20", "20 documents: accuracy by the gold document's position (Table 6)",
+               "How often the model answers an NQ-open question right when its one relevant passage sits at "
+               "index 0-19 among 20 passages.",
+               ("Table 6",), rows=("gold_index",), columns=("model",), metric="accuracy (%)",
+               run="local-qwen-nq-litm20", ours_where={"documents": 20}, ours_rows=("gold_index",),
+               ours_metric="subspan_em",
+               differs=LITM_DIFFERS.format(what="50 NQ-open questions", model="the bundled 0.5B model"),
+               config="local-qwen-nq-litm20"),
+    Experiment("liu2023", "litm-10", "10 documents: accuracy by the gold document's position (Table 5)",
+               "The same measure with 10 passages, the gold one at index 0-9.",
+               ("Table 5",), rows=("gold_index",), columns=("model",), metric="accuracy (%)",
+               run="local-qwen-nq-litm", ours_where={"documents": 10}, ours_rows=("gold_index",),
+               ours_metric="subspan_em",
+               differs=LITM_DIFFERS.format(what="50 NQ-open questions", model="the bundled 0.5B model"),
+               config="local-qwen-nq-litm"),
+    Experiment("liu2023", "litm-30", "30 documents: accuracy by the gold document's position (Table 7)",
+               "The same measure with 30 passages, the gold one at index 0-29.",
+               ("Table 7",), rows=("gold_index",), columns=("model",), metric="accuracy (%)",
+               differs=LITM_DIFFERS.format(what="NQ-open questions", model="the model you choose"),
+               config="papers-litm-nq30"),
+    Experiment("liu2023", "litm-bounds", "Closed-book and oracle (Table 1)",
+               "Accuracy with no passage at all (what the model knows) and with the gold passage alone (the "
+               "ceiling of reading).",
+               ("Table 1",), rows=("method",), columns=("model",), metric="accuracy (%)",
+               run="local-qwen-nq-bounds", ours_rows=("strategy",), ours_columns=(), ours_metric="subspan_em",
+               differs="Ours: 50 NQ-open questions with the bundled 0.5B model; the paper: the whole NQ-open "
+                       "set with GPT-3.5-Turbo, Claude-1.3 and open models.",
+               config="local-qwen-nq-bounds"),
+    Experiment("rr2024", "rr-nq", "Baseline, reprompting and R&R by answer position and length, NQ (Table 7)",
+               "Fuzzy-match accuracy as the answer moves through documents of 10k-80k tokens, with the "
+               "instructions repeated every r tokens (reprompt) and with retrieval of pages first (R&R).",
+               ("Table 7",), rows=("doc_length_tokens", "answer_position_tokens"), columns=("method",),
+               metric="fuzzy match (%)",
+               run="local-qwen-facts", ours_rows=("length", "position"), ours_columns=("strategy",),
+               ours_metric="score",
+               differs="Ours: 20 invented-fact questions in 2,000-token documents (r = 500, k = 3) with the "
+                       "bundled 0.5B model; the paper: NQ in 10k-80k-token documents (r = 10k) with GPT-4 "
+                       "Turbo.",
+               config="papers-rr-nq",
+               preset={"tasks": "nq-open-30docs", "strategies": ["baseline", "reprompt", "rr"],
+                       "params": {"r": [10000], "k": [5]}, "lengths": [10000, 20000, 40000, 80000],
+                       "positions": [0.0, 0.25, 0.5, 0.75, 1.0], "n_tasks": 50}),
+    Experiment("rr2024", "rr-squad", "The same on SQuAD (Table 8)",
+               "The same measure on SQuAD questions, each paragraph among paragraphs of other Wikipedia "
+               "articles sorted by relevance.",
+               ("Table 8",), rows=("doc_length_tokens", "answer_position_tokens"), columns=("method",),
+               metric="fuzzy match (%)",
+               differs="Ours: R&R's SQuAD set built from the SQuAD v1.1 development set (tasks = \"rr-squad\", "
+                       "BM25 relevance); the paper: its SQuAD set with GPT-4 Turbo.",
+               config="papers-rr-squad"),
+    Experiment("rr2024", "rr-chunked", "Chunked ICR and chunked R&R by chunk size (Table 2)",
+               "Accuracy on 80k-token documents cut into chunks of c tokens, one retrieval call per chunk "
+               "and one answer call.",
+               ("Table 2",), where={"dataset": "NQ"}, rows=("chunk_size_tokens",), columns=("model", "method"),
+               metric="fuzzy match (%)",
+               differs="Ours: NQ-open questions with BM25 distractors and the model you choose; the paper: NQ "
+                       "with GPT-4 Turbo and Claude 2.1.",
+               config="papers-rr-chunked",
+               preset={"tasks": "nq-open-30docs", "strategies": ["chunked-icr", "chunked-rr"],
+                       "params": {"c": [10000, 20000, 40000, 80000], "k": [5], "r": [10000]},
+                       "lengths": [80000], "positions": [0.0, 0.25, 0.5, 0.75, 1.0], "n_tasks": 50}),
+    Experiment("alr2_2024", "alr2-niah", "Direct answer against retrieve-then-reason, needle in a haystack "
+                                         "(Table 1, NIAH)",
+               "Exact match as the context grows from 4k to 128k tokens, answering directly (DA) or first "
+               "retrieving the relevant sentences and then answering from them (RR).",
+               ("Table 1",), where={"dataset": "NIAH"}, rows=("doc_length_tokens",), columns=("model", "method"),
+               metric="exact match (%)",
+               differs="Ours: the bundled needle-in-a-haystack tasks (a magic number in a built-in haystack) "
+                       "and the model you choose; the paper: Command R and other models on its own NIAH set.",
+               config="papers-alr2-niah",
+               preset={"tasks": "niah", "strategies": ["direct-answer", "retrieve-then-reason"], "params": {},
+                       "lengths": [4000, 8000, 16000, 32000, 64000],
+                       "positions": [0.0, 0.25, 0.5, 0.75, 1.0], "n_tasks": 20}),
+    Experiment("alr2_2024", "alr2-passkey", "Multi-hop pass key retrieval and reasoning (Table 4)",
+               "Exact match when the answer needs two pass keys found far apart and joined in the asked order.",
+               ("Table 4",), rows=("doc_length_tokens",), columns=("model", "method"), metric="exact match, 0-1",
+               differs="Ours: the bundled pass key tasks (20) and the model you choose; the paper: Command R+ "
+                       "on its own tasks.",
+               config="papers-alr2-passkey",
+               preset={"tasks": "passkey-concat", "strategies": ["direct-answer", "retrieve-then-reason"],
+                       "params": {}, "lengths": [16000, 32000, 64000],
+                       "positions": [0.0, 0.25, 0.5, 0.75, 1.0], "n_tasks": 20}),
+    Experiment("context_overloading_2025", "mq", "Many questions at once: whole context, chunks, keyword "
+                                                 "chunks (§5.3)",
+               "How many of K x Q questions about K SQuAD paragraphs are answered right when all are asked at "
+               "once with the whole document, with every chunk, or each with the chunk sharing most keywords.",
+               ("§5.3",), metric="questions",
+               run="local-qwen-squad-mq", ours_metric="mq_match",
+               differs="Ours: SQuAD development-set paragraphs, 600-token chunks, the bundled 0.5B model; the "
+                       "paper: SQuAD training-set paragraphs, about 800-token chunks, Mistral-7B-Instruct-v0.3.",
+               config="local-qwen-squad-mq"),
+)
+
+
+def experiments(paper: str | None = None) -> list[Experiment]:
+    return [e for e in EXPERIMENTS if paper is None or e.paper == paper]
+
+
+def config_file(exp: Experiment):
+    """The bundled config's file (sample_docs/runs or sample_docs/configs), or None."""
+    for folder in ("runs", "configs"):
+        path = sample_path(folder, f"{exp.config}.toml")
+        if path.is_file():
+            return path
+    return None
+
+
+# --- the published table ------------------------------------------------------------------------------------
+
+def _label(col: str, value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return "overall" if col in ("doc_length_tokens",) else ""
+    if col in ("doc_length_tokens", "answer_position_tokens", "chunk_size_tokens", "length"):
+        v = int(value)
+        return f"{v // 1000}k" if v >= 1000 and v % 1000 == 0 else f"{v:,}"
+    if col == "position":
+        v = float(value)
+        return f"{v:.0%}" if v <= 1 else f"{int(v):,} tokens"
+    return str(value)
+
+
+ROW_TITLES = {"gold_index": "gold index", "doc_length_tokens": "d (tokens)", "answer_position_tokens":
+              "answer at (tokens)", "chunk_size_tokens": "chunk c (tokens)", "method": "setting",
+              "length": "d (tokens)", "position": "answer at", "strategy": "setting", "K": "K", "Q": "Q"}
+
+
+def published_rows(exp: Experiment, rows: pd.DataFrame) -> pd.DataFrame:
+    part = rows[(rows["source"] == exp.paper) & rows["table"].isin(exp.tables)]
+    for col, value in exp.where.items():
+        part = part[part[col] == value]
+    return part
+
+
+def published_table(exp: Experiment, rows: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The paper's numbers as it printed them: a row per cell (exp.rows), a column per series (exp.columns).
+    `rows`: the published rows (report.published.load_published, or for Context Overloading
+    report.published_004.load_published_004); read here when not given."""
+    if exp.paper == "context_overloading_2025":
+        if rows is None:
+            from components.report.published_004 import load_published_004
+
+            rows = load_published_004()
+        return mq_published(rows)
+    if rows is None:
+        from components.report.published import load_published
+
+        rows = load_published()
+    part = published_rows(exp, rows)
+    if part.empty:
+        return pd.DataFrame()
+    part = part.assign(_col=part[list(exp.columns)].fillna("").astype(str).agg(" · ".join, axis=1).str.strip(" ·"))
+    order = part.sort_values(list(exp.rows), na_position="last", kind="stable")
+    keys = list(dict.fromkeys(tuple(None if pd.isna(v) else v for v in r) for r in order[list(exp.rows)].itertuples(index=False)))
+    out = []
+    for key in keys:
+        mask = pd.Series(True, index=part.index)
+        for col, v in zip(exp.rows, key, strict=True):
+            mask &= part[col].isna() if v is None else part[col] == v
+        cell = part[mask]
+        row = {ROW_TITLES.get(c, c): _label(c, v) for c, v in zip(exp.rows, key, strict=True)}
+        row.update(dict(zip(cell["_col"], cell["value_printed"].astype(str), strict=True)))
+        out.append(row)
+    return pd.DataFrame(out).fillna("")
+
+
+def mq_published(rows: pd.DataFrame) -> pd.DataFrame:
+    """Context Overloading §5.3 as the paper counts it: per K, Q and strategy, its questions and counts."""
+    from components.report.multiq import published
+
+    paper = published(rows)
+    out = []
+    for r in paper.itertuples(index=False):
+        out.append({"K": int(r.contexts), "Q": int(r.questions_per_context), "strategy": r.strategy,
+                    "method": r.method, "questions": int(r.questions),
+                    "incorrect": None if pd.isna(r.incorrect) else int(r.incorrect),
+                    "partially correct": None if pd.isna(r.partially_correct) else int(r.partially_correct),
+                    "in the paper's words": r.what})
+    out = pd.DataFrame(out)
+    if out.empty:
+        return out
+    from components.report.multiq import ORDER
+
+    for col in ("incorrect", "partially correct"):
+        out[col] = out[col].astype("Int64")
+    out["_o"] = out["strategy"].map(lambda s: ORDER.index(s) if s in ORDER else len(ORDER))
+    return out.sort_values(["K", "Q", "_o"], kind="stable").drop(columns="_o").reset_index(drop=True)
+
+
+# --- ours ---------------------------------------------------------------------------------------------------
+
+def run_path(exp: Experiment):
+    return sample_path("runs", f"{exp.run}.sqlite") if exp.run else None
+
+
+@lru_cache(maxsize=16)
+def _trials(name: str, stamp: tuple) -> pd.DataFrame:
+    from components.run.store import RunStore
+
+    with RunStore.for_reading(sample_path("runs", f"{name}.sqlite")) as store:
+        return store.trials_frame(name)
+
+
+def shipped_trials(exp: Experiment) -> pd.DataFrame:
+    """The shipped run's trials (read-only; read again when the store's file changes), or an empty frame."""
+    path = run_path(exp)
+    if path is None or not path.is_file():
+        return pd.DataFrame()
+    from components.run.reader import stamp
+
+    return _trials(exp.run, stamp(path)).copy()
+
+
+def _pct(x) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def cell_text(n: int, hits: int, lo: float, hi: float) -> str:
+    """'24/50 = 48% (35–61%)': the count, the share and its Wilson 95% interval."""
+    if not n:
+        return "not measured"
+    return f"{hits}/{n} = {_pct(hits / n)} ({_pct(lo)}–{_pct(hi)})"
+
+
+def setting(strategy: str, params) -> str:
+    """'Reprompt (reprompt) r = 500': the strategy's label and name, and its parameters."""
+    from components.strategies import STRATEGIES
+
+    try:
+        values = json.loads(params) if isinstance(params, str) and params else {}
+    except ValueError:
+        values = {}
+    label = STRATEGIES[strategy].label if strategy in STRATEGIES else str(strategy)
+    extra = ", ".join(f"{k} = {v:,}" if isinstance(v, int) else f"{k} = {v}" for k, v in sorted(values.items()))
+    return f"{label} ({strategy})" + (f", {extra}" if extra else "")
+
+
+def ours_table(exp: Experiment, trials: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Our shipped run: a row per cell, a column per setting, each 'hits/n = p% (lo–hi%)' (Wilson 95%)."""
+    trials = shipped_trials(exp) if trials is None else trials
+    if trials.empty:
+        return pd.DataFrame()
+    if exp.paper == "context_overloading_2025":
+        return mq_ours(trials)
+    part = trials
+    for col, value in exp.ours_where.items():
+        part = part[pd.to_numeric(part[col], errors="coerce") == value]
+    series = list(exp.ours_columns)
+    by = [*exp.ours_rows, *series, *(["params"] if series == ["strategy"] else [])]
+    stats = accuracy(part, by, exp.ours_metric)
+    if stats.empty:
+        return pd.DataFrame()
+    if series == ["strategy"]:
+        stats["series"] = [setting(s, p) for s, p in zip(stats["strategy"], stats["params"], strict=True)]
+    else:
+        stats["series"] = stats[series].astype(str).agg(" · ".join, axis=1) if series else "ours"
+    out = []
+    for key, group in stats.groupby(list(exp.ours_rows), sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        row = {ROW_TITLES.get(c, c): _label(c, v) for c, v in zip(exp.ours_rows, key, strict=True)}
+        for r in group.itertuples(index=False):
+            row[r.series] = cell_text(int(r.n), int(round(r.successes)), r.lo, r.hi)
+        out.append(row)
+    return pd.DataFrame(out).fillna("")
+
+
+def mq_ours(trials: pd.DataFrame) -> pd.DataFrame:
+    """Our multi-question run per K, Q and strategy: correct with its interval, and the paper's categories."""
+    from components.report import multiq
+
+    tab = multiq.table(multiq.trials(trials), "mq_match")
+    out = []
+    for r in tab.itertuples(index=False):
+        out.append({"K": int(getattr(r, multiq.K)), "Q": int(getattr(r, multiq.Q)), "strategy": r.setting,
+                    "questions": int(r.questions), "correct (95% CI)": cell_text(int(r.n), int(r.hits), r.lo, r.hi),
+                    "incorrect as the paper counts it": int(r.wrong + r.not_specified),
+                    "partially correct": int(r.partial)})
+    return pd.DataFrame(out)
+
+
+def ours_n(exp: Experiment, trials: pd.DataFrame | None = None) -> int:
+    """Questions of the shipped run (distinct tasks), 0 without one."""
+    trials = shipped_trials(exp) if trials is None else trials
+    return 0 if trials.empty or "task" not in trials else int(trials["task"].nunique())

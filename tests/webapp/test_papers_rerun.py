@@ -1,0 +1,119 @@
+"""AppTest of the Papers page as the place to rerun the papers: four paper sections, each experiment with its
+published table beside our shipped run (n and intervals), what differs, and a command naming a config
+that ships; Context Overloading's §5.3 numbers; the Experiments page's grid handed over."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from components.report import papers
+from components.tasks.samples import config_path
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "webapp" / "papers" / "page.py")
+EXPERIMENTS_PAGE = str(ROOT / "webapp" / "experiments" / "page.py")
+FOUR = ["Lost in the Middle (Liu et al., 2023)", "R&R (Agrawal et al., 2024)", "ALR2 (Li et al., 2024)",
+        "Context Overloading in RAG Based Systems (Naved et al., 2025)"]
+CELL = re.compile(r"^\d+/\d+ = \d+% \(\d+%–\d+%\)$")  # right/n = share (Wilson 95% interval)
+
+
+@pytest.fixture(scope="module")
+def at() -> AppTest:
+    app = AppTest.from_file(PAGE, default_timeout=120)
+    app.run()
+    assert not app.exception, app.exception
+    assert not app.error, [e.value for e in app.error]
+    return app
+
+
+def frames(tab) -> list:
+    return [d.value for d in tab.dataframe]
+
+
+def test_four_paper_sections_each_with_its_experiments(at):
+    labels = [t.label for t in at.tabs]
+    assert labels[:4] == FOUR
+    for tab, source in zip(at.tabs[:4], papers.PAPERS, strict=True):
+        assert "Rerun its experiments" in [h.value for h in tab.subheader]
+        titles = [m.value for m in tab.markdown if m.value.startswith("**")]
+        assert len(titles) == len(papers.experiments(source)) >= 1
+        assert any(c.value.startswith("**Source:**") for c in tab.caption)
+        assert sum(c.value.startswith("**What differs.**") for c in tab.caption) == len(titles)
+
+
+def test_each_experiment_shows_published_and_ours_with_n(at):
+    for tab, source in zip(at.tabs[:4], papers.PAPERS, strict=True):
+        shown = iter(frames(tab))
+        said = " ".join(m.value for m in tab.markdown).replace("\\", "")  # as shown: markdown escapes dropped
+        infos = " ".join(i.value for i in tab.info)
+        for exp in papers.experiments(source):
+            pub = next(shown)
+            assert len(pub) >= 2, exp.key  # the paper's rows, as printed
+            if exp.run is None:
+                assert "No shipped run of this experiment yet" in infos
+                continue
+            ours = next(shown)
+            n = papers.ours_n(exp)
+            assert n >= 20 and f"the shipped run {exp.run}, {n:,} questions" in said, exp.key
+            cells = [v for col in ours.columns for v in ours[col] if isinstance(v, str) and "/" in v]
+            assert cells and all(CELL.match(v) for v in cells), (exp.key, cells[:3])
+
+
+def test_litm_20_documents_beside_ours():
+    exp = next(e for e in papers.EXPERIMENTS if e.key == "litm-20")
+    pub = papers.published_table(exp).set_index("gold index")
+    assert pub.loc["0", "GPT-3.5-Turbo"] == "75.8" and pub.loc["9", "GPT-3.5-Turbo"] == "53.8"
+    ours = papers.ours_table(exp).set_index("gold index")
+    assert list(ours.index) == ["0", "4", "9", "14", "19"]
+    assert ours.loc["0", "LITM QA (litm)"].startswith(f"{int(ours.loc['0', 'LITM QA (litm)'].split('/')[0])}/")
+    assert all(int(v.split("/")[1].split(" ")[0]) == papers.ours_n(exp) for v in ours["LITM QA (litm)"])
+
+
+def test_context_overloading_table_is_section_5_3(at):
+    tab = at.tabs[3]
+    pub = frames(tab)[0].set_index(["K", "strategy"])  # shown as text, "–" where the paper printed nothing
+    assert pub.loc[("8", "mq-full"), ["incorrect", "partially correct"]].tolist() == ["9", "–"]
+    assert pub.loc[("8", "mq-keyword"), ["incorrect", "partially correct"]].tolist() == ["4", "2"]
+    assert pub.loc[("16", "mq-full"), "incorrect"] == "25" and pub.loc[("16", "mq-keyword"), "incorrect"] == "9"
+    ours = frames(tab)[1]
+    assert set(ours["K"]) == {"8", "16"} and set(ours["questions"]) == {"40", "80"}
+    assert all(CELL.match(v) for v in ours["correct (95% CI)"])
+
+
+def test_every_command_names_a_config_that_ships(at):
+    commands = [c.value for c in at.code]
+    assert len(commands) == len(papers.EXPERIMENTS)
+    for text, exp in zip(commands, papers.EXPERIMENTS, strict=True):
+        m = re.fullmatch(r"litm sweep (\S+) --db papers\.sqlite  # (runs|configs)/(\S+\.toml)", text)
+        assert m, text
+        assert m.group(1) == exp.config and config_path(exp.config).is_file()
+        assert (ROOT / "sample_docs" / m.group(2) / m.group(3)) == config_path(exp.config)
+
+
+def test_every_bundled_config_of_the_page_parses():
+    from components.run.config import SweepConfig
+
+    for exp in papers.EXPERIMENTS:
+        config = SweepConfig.from_toml(config_path(exp.config))
+        assert config.strategies, exp.key
+        if exp.preset:  # the Experiments grid is the config's own
+            assert list(config.strategies) == exp.preset["strategies"] and list(config.lengths) == exp.preset["lengths"]
+
+
+def test_the_grid_opens_in_experiments(at):
+    at.button(key="paper_run_rr-nq").click().run()
+    assert not at.exception, at.exception
+    plan = at.session_state["sweep_plan"]
+    assert plan["tasks"] == "nq-open-30docs" and plan["strategies"] == ["baseline", "reprompt", "rr"]
+    experiments = AppTest.from_file(EXPERIMENTS_PAGE, default_timeout=120)
+    experiments.session_state["sweep_plan"] = plan
+    experiments.run()
+    assert not experiments.exception, experiments.exception
+    ss = experiments.session_state
+    assert ss["exp_source"] == "Bundled" and ss["exp_bundled"] == "nq-open-30docs"
+    assert ss["exp_strategies"] == ["baseline", "reprompt", "rr"] and ss["exp_param_r"] == [10000]
+    assert ss["exp_lengths"] == [10000, 20000, 40000, 80000]

@@ -67,3 +67,17 @@ def test_a_bad_derived_file_is_one_line():
         parse_derived("x", '{"derived": "rr-squad", "from": "/etc/passwd"}')
     with pytest.raises(TaskFileError, match="questions must be a whole number"):
         parse_derived("x", '{"derived": "rr-squad", "questions": 0}')
+
+
+def test_litm_prompt_takes_a_shipped_task_file_by_its_bare_name(capsys, monkeypatch, tmp_path):
+    """As a sweep config does: `--task nq-open-30docs.jsonl.gz` from any folder is the file that ships;
+    a file of that name in the current folder comes first."""
+    monkeypatch.chdir(tmp_path)
+    args = ["prompt", "--task", "nq-open-30docs.jsonl.gz", "--documents", "20", "--position", "9", "--by-index",
+            "--strategy", "litm", "--json"]
+    assert main(args) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["task"] == "nq-open-oracle-1" and got["pages"] == 20
+    (tmp_path / "nq-open-30docs.jsonl.gz").write_bytes(b"")  # the user's own (empty) file wins
+    assert main(args) == 1
+    assert "nq-open-30docs.jsonl.gz" in capsys.readouterr().err

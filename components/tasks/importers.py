@@ -61,17 +61,19 @@ class _RowError(ValueError):
 
 
 def bundled_name(path: str | Path) -> Path:
-    """A task set's name as a sweep config gives it (`squad-dev`, `rr-squad`: squad.NAMES) as the file that
-    ships; any other path as it is (a file of that name in the current folder comes first)."""
+    """A task set's name as a sweep config gives it (`squad-dev`, `rr-squad`: squad.NAMES) or the bare name
+    of a task file that ships (`nq-open-30docs.jsonl.gz`) as that file; any other path as it is (a file of
+    that name in the current folder comes first)."""
     path = Path(path)
-    if path.exists() or path.parent != Path(".") or str(path) not in NAMES:
+    if path.exists() or path.parent != Path(".") or not path.name:
         return path
     from components.core.resources import sample_path
 
     try:
-        return sample_path("tasks", NAMES[str(path)])
+        shipped = sample_path("tasks", NAMES.get(str(path), str(path)))
     except LookupError:
         return path
+    return shipped if shipped.is_file() else path
 
 
 def read_tasks(path: str | Path) -> TaskSet:

@@ -53,6 +53,27 @@ def test_r_and_c_start_below_the_shortest_document(at):
     assert at.multiselect(key="exp_param_k").value == [5]  # not a length: the paper's default
 
 
+def test_r_and_c_refit_when_the_lengths_drop_below_them(at):
+    """r = 1,000 on 500-token documents injects no reminder (the arm equals baseline): when the lengths
+    change so that no chosen r fits, r takes the fitted default again and the page says so; a value that
+    still fits stays."""
+    at.session_state["exp_lengths"] = [2000, 4000]
+    at.session_state["exp_strategies"] = ["reprompt", "chunked-icr"]
+    run(at)
+    assert at.multiselect(key="exp_param_r").value == [1000]
+    at.multiselect(key="exp_lengths").set_value([500])
+    run(at)
+    assert at.multiselect(key="exp_param_r").value == [200]  # half the length, in r's steps of 200
+    assert at.multiselect(key="exp_param_c").value[0] < 500
+    said = " ".join(c.value for c in at.caption)
+    assert "r is now 200 tokens, to fit 500-token documents (it was 1,000" in said
+    at.multiselect(key="exp_param_r").set_value([400])
+    at.multiselect(key="exp_lengths").set_value([500, 1000])  # the shortest is still 500: nothing refits
+    run(at)
+    assert at.multiselect(key="exp_param_r").value == [400]
+    assert "r is now" not in " ".join(c.value for c in at.caption)
+
+
 def test_budget_below_the_estimate_is_pointed_out(at):
     at.session_state["choice"] = Choice(ModelSpec("openai", "gpt-4o"), "sk-test-not-a-key")
     at.session_state["exp_lengths"] = [4000]
@@ -128,3 +149,19 @@ def test_local_model_gets_a_time_estimate(at):
     assert m, note
     seconds = int(m.group(1) or 0) * 3600 + int(m.group(2) or 0) * 60 + int(m.group(3) or 0)
     assert abs(seconds - tokens / rate) <= max(60, 0.02 * seconds), (seconds, tokens / rate)
+
+
+def test_the_bundled_models_first_grid_is_small_and_a_paid_models_is_not(tmp_path, monkeypatch):
+    """Without a key the sidebar's model is the bundled one, which runs one call at a time: its first grid
+    is 18 trials of 500 tokens (3 tasks x 3 positions x baseline and reprompt), not 300 of 2,000-4,000."""
+    monkeypatch.setenv("LITM_DB", str(tmp_path / "runs" / "litm.sqlite"))
+    local = AppTest.from_file(PAGE, default_timeout=120)
+    local.session_state["choice"] = Choice(ModelSpec("local", "qwen2.5-coder-0.5b-instruct"), None)
+    run(local)
+    assert {m.label: m.value for m in local.metric}["Trials"] == "18"
+    assert local.multiselect(key="exp_lengths").value == [500]
+    assert local.multiselect(key="exp_strategies").value == ["baseline", "reprompt"]
+    paid = AppTest.from_file(PAGE, default_timeout=120)
+    paid.session_state["choice"] = Choice(ModelSpec("openai", "gpt-4o-mini"), "sk-test-not-a-key")
+    run(paid)
+    assert {m.label: m.value for m in paid.metric}["Trials"] == "300"

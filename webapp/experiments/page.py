@@ -30,6 +30,11 @@ MODES = {"live": "Live calls", "batch": "Provider batch (half price, results wit
 KEPT = [State.exp_source, State.exp_bundled, State.exp_kind, State.exp_gen_n, State.exp_gen_seed, State.exp_lengths,
         State.exp_positions, State.exp_strategies, State.exp_n_tasks, State.exp_models, State.exp_models_for,
         State.exp_mode, State.exp_name, State.exp_max_usd, State.exp_concurrency, State.exp_retry_errors]
+# the first grid offered: a paid model's, and the bundled model's (about 2 minutes on 2 cores: 18 calls of
+# about 500 tokens at the speed the sidebar measures; the estimate below the grid gives this machine's figure)
+FULL = {"lengths": [2000, 4000], "positions": [0.0, 0.25, 0.5, 0.75, 1.0], "strategies": ["baseline", "reprompt", "rr"],
+        "n_tasks": 10}
+SMALL = {"lengths": [500], "positions": [0.0, 0.5, 1.0], "strategies": ["baseline", "reprompt"], "n_tasks": 3}
 PARAM_PRESETS = {"r": [200, 300, 500, 1000, 2000, 5000, 10000], "k": [1, 2, 3, 5, 8, 10],
                  "c": [1000, 2000, 5000, 10000, 20000, 40000]}
 
@@ -44,6 +49,29 @@ def fitted_default(p, lengths: list[int]) -> int:
         step = int(p.step or 1)
         value = max(int(p.minimum or step), min(lengths) // 2 // step * step)
     return value
+
+
+def refit(taken: dict, lengths: list[int]) -> dict[str, tuple[int, int]]:
+    """When the shortest length changes, r and c whose every chosen value no longer fits it (r >= the
+    length injects no reminder: that arm equals baseline; c >= it makes one chunk) take the fitted default
+    again. Returns {name: (old value, new value)} for what changed, for the page to say so."""
+    state = State()
+    shortest = min(lengths, default=0)
+    if not shortest or state.exp_fitted_for == shortest:
+        return {}
+    first = state.exp_fitted_for is None
+    state.exp_fitted_for = shortest
+    if first:  # the page's first run: what is chosen (a default, a plan handed over) stays
+        return {}
+    changed = {}
+    for name in ("r", "c"):
+        key: Key = State.exp_param(name)
+        values = [v for v in (key.value or []) if isinstance(v, int | float)]
+        if name in taken and values and min(values) >= shortest:
+            new = fitted_default(taken[name], lengths)
+            key.value = [new]
+            changed[name] = (int(min(values)), new)
+    return changed
 
 
 def apply_plan(state: State) -> None:
@@ -64,21 +92,28 @@ def apply_plan(state: State) -> None:
     state.exp_n_tasks = int(plan["n_tasks"])
 
 
-def grid(n_available: int) -> dict:
+def grid(n_available: int, small: bool = False) -> dict:
+    """The grid's widgets. `small`: the sidebar's model is the bundled one (no key), which runs one call
+    at a time on this machine: the first grid it offers is SMALL (18 trials, a few minutes), not 300."""
+    first = State.exp_lengths.value is None
+    shape = SMALL if small else FULL
+    if first and small:
+        State().exp_n_tasks = min(shape["n_tasks"], max(1, n_available))
     c1, c2 = st.columns(2)
-    lengths = pickers.numbers(c1, "Document lengths (tokens)", LENGTHS, State.exp_lengths, [2000, 4000], integer=True,
+    lengths = pickers.numbers(c1, "Document lengths (tokens)", LENGTHS, State.exp_lengths, shape["lengths"], integer=True,
                               format_func=lambda v: f"{v:,}" if isinstance(v, int | float) else str(v),
                               help="pick or type any length, e.g. 40000 or 40k")
     positions = pickers.numbers(c2, "Answer positions (fraction of the document)", POSITIONS, State.exp_positions,
-                                [0.0, 0.25, 0.5, 0.75, 1.0], integer=False,
+                                shape["positions"], integer=False,
                                 format_func=lambda v: f"{v:.0%}" if isinstance(v, float) and v <= 1 else
                                 f"{v:,} tokens" if isinstance(v, int | float) else str(v),
                                 help="pick or type: up to 1 is a fraction of the length, above 1 tokens")
     names = list(sweeps.STRATEGIES)
-    strategies = pickers.multi(st, "Strategies", names, State.exp_strategies, default=["baseline", "reprompt", "rr"],
+    strategies = pickers.multi(st, "Strategies", names, State.exp_strategies, default=shape["strategies"],
                                format_func=lambda n: f"{sweeps.STRATEGIES[n].label} ({n})")
     params = {}
     taken = {p.name: p for s in strategies for p in sweeps.STRATEGIES[s].params}
+    refitted = refit(taken, lengths)
     if taken:
         cols = st.columns(max(3, len(taken)))
         for col, (name, p) in zip(cols, sorted(taken.items()), strict=False):
@@ -90,6 +125,10 @@ def grid(n_available: int) -> dict:
                                      format_func=lambda v: f"{v:,}" if isinstance(v, int | float) else str(v),
                                      help=f"{p.help}; several values sweep it (as a list in the TOML)")
             params[name] = values or [fitted_default(p, lengths)]
+    for name, (was, now) in refitted.items():
+        st.caption(f"{name} is now {now:,} tokens, to fit {min(lengths):,}-token documents (it was {was:,}: "
+                   f"{'no reminder would be injected' if name == 'r' else 'each document would be one chunk'}). "
+                   "Type another value to change it.")
     longest = max(lengths, default=0)
     for name, what in (("r", "no reminder is injected"), ("c", "each document is a single chunk")):
         if name in params and longest and min(params[name]) >= longest:
@@ -202,9 +241,9 @@ def main() -> None:
     if tasks:
         st.caption(f"{len(tasks):,} tasks available.")
     st.header("2 · Grid")
-    g = grid(len(tasks))
-    st.header("3 · Models")
     choice = state.choice
+    g = grid(len(tasks), small=choice is None or choice.spec.provider == "local")
+    st.header("3 · Models")
     models = models_box(choice)
     g["mode"] = st.radio("Send the calls as", list(MODES), format_func=MODES.get, key=State.exp_mode.key,
                          horizontal=True,

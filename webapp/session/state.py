@@ -208,6 +208,7 @@ class State:
     exp_strategies: Any = Key(None, kind=WIDGET)
     exp_param = Family(None, kind=WIDGET)  # exp_param_<name>: a list of values (r, k, c), as the TOML takes
     exp_n_tasks: int = Key(10, kind=WIDGET)
+    exp_fitted_for: Any = Key(None)  # the shortest length r and c were last fitted to (they refit when it changes)
     exp_models: str = Key("", kind=WIDGET)  # one model name per line (the sidebar's provider and key)
     exp_models_for: Any = Key(None)  # [provider, model] of the sidebar the Models box was last filled from
     exp_mode: str = Key("live", kind=WIDGET)  # live | batch

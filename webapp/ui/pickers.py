@@ -75,5 +75,7 @@ def numbers(where, label: str, presets: Sequence, key: Key, default: Sequence, *
     values = list(dict.fromkeys(v for v in (number(x, integer) for x in current) if ok(v)))
     key.value = values
     options = sorted(set(presets) | set(values))
-    chosen = where.multiselect(label, options, key=key.key, accept_new_options=True, **kwargs)
+    # select_all=False: Enter after typing adds the first match, never "Select N matches" (typing 200 where
+    # 200 and 2,000 are offered added both: a silent extra arm)
+    chosen = where.multiselect(label, options, key=key.key, accept_new_options=True, select_all=False, **kwargs)
     return sorted(dict.fromkeys(v for v in (number(x, integer) for x in chosen) if ok(v)))

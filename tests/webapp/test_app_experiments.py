@@ -109,6 +109,8 @@ def test_run_with_fake_provider_lands_in_store(db):
     at.run()
     text = all_text(at)
     assert "12/12 trials" in text and "finished" in text
+    # the finished sweep's links: at the top of the page and again where the Run button is (the user is there)
+    assert text.count("See the results on the Results page") == 2, text
     trials = RunStore(db).trials_frame()
     assert len(trials) == 12 and trials["error"].isna().all()
     assert set(trials["strategy"]) == {"litm", "baseline"}

@@ -15,7 +15,14 @@ import time
 import streamlit as st
 
 from webapp import session
-from webapp.experiments.sweeps import config_panel, live_bars, past_panel, past_sweeps, progress_panel
+from webapp.experiments.sweeps import (
+    config_panel,
+    finished_links,
+    live_bars,
+    past_panel,
+    past_sweeps,
+    progress_panel,
+)
 from webapp.experiments.tasks import task_source
 from webapp.services import jobs, sharing, sweeps
 from webapp.services.models import duration, speed
@@ -289,6 +296,8 @@ def main() -> None:
         config_panel(json.dumps(sweep.to_dict()), name.strip(), "new")
     if jobs.running_for(me):
         live_bars(me)
+    else:
+        finished_links(me)
     past_panel(me)
 
 

@@ -51,16 +51,23 @@ def jobs_panel(owner_: str) -> None:
                       disabled=job.cancel.is_set(), icon=":material/stop_circle:")
         else:
             c2.button("Dismiss", key=State.exp_dismiss(job.id).key, on_click=jobs.forget, args=(owner_, job.id))
-    done = [j for j in mine if not j.running and j.state == "finished"]
-    if done:
-        query = {"sweep": stores.sweep_key(done[0].sweep_id)} if done[0].sweep_id is not None else None
-        try:
-            c1, c2 = st.columns(2)
-            c1.page_link(RESULTS, label=f"See the results of {md(done[0].label)}", icon=":material/monitoring:",
-                         query_params=query)
-            c2.page_link(COMPARE, label="Compare its arms", icon=":material/compare_arrows:", query_params=query)
-        except Exception:  # noqa: BLE001 - the page runs outside the app's navigation
-            st.caption("See the results on the Results page, and compare its arms on Compare.")
+    finished_links(owner_)
+
+
+def finished_links(owner_: str, where=st) -> None:
+    """Links to the Results and Compare views of this browser's newest finished sweep: at the top of the
+    page and again where its Run button was (the user is there when it ends)."""
+    done = [j for j in jobs.jobs_for(owner_) if not j.running and j.state == "finished"]
+    if not done:
+        return
+    query = {"sweep": stores.sweep_key(done[0].sweep_id)} if done[0].sweep_id is not None else None
+    try:
+        c1, c2 = where.columns(2)
+        c1.page_link(RESULTS, label=f"See the results of {md(done[0].label)}", icon=":material/monitoring:",
+                     query_params=query)
+        c2.page_link(COMPARE, label="Compare its arms", icon=":material/compare_arrows:", query_params=query)
+    except Exception:  # noqa: BLE001 - the page runs outside the app's navigation
+        where.caption("See the results on the Results page, and compare its arms on Compare.")
 
 
 @st.fragment(run_every=1.0)

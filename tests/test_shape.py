@@ -109,6 +109,20 @@ def test_small_n_says_no_clear_shape_and_the_questions_needed():
     assert f"about {s.questions_needed:,} questions" in s.sentence
 
 
+def test_an_interval_inside_5_points_asks_for_no_more_questions():
+    """Index +0 with its interval inside +-5 points, recency's interval wider (so not "flat"): the
+    sentence says the edges and the middle differ by less than 5 points and asks for no more questions;
+    a figure not above the questions asked is never given either."""
+    rows = [[1, 1, 0]] * 120 + [[0, 0, 1]] * 120 + [[1, 1, 1]] * 160  # index -0.5 / +0.5 / 0 per question
+    s = shape.curve_shape(matrix(rows, xs=(0, 9, 19)))
+    assert s.label is None and -0.05 < s.index_ci[0] and s.index_ci[1] < 0.05
+    assert s.recency_ci[1] - s.recency_ci[0] > 0.1 and s.questions_needed is None
+    assert "differ by less than 5 points" in s.sentence and "would tell" not in s.sentence
+    assert "differ by less than 5 points" in shape.brief(s)
+    assert shape.needed(16, 50, [-0.2, 0.2], 0.05) is None  # 16 after 50 asked: says nothing
+    assert shape.needed(197, 50, [-0.2, 0.2], 0.05) == 197
+
+
 def test_real_values_work_too():
     rng = np.random.default_rng(3)
     v = rng.normal([-1.0, -3.0, -1.5], 0.5, size=(60, 3))  # log-probabilities: the middle far lower

@@ -20,7 +20,9 @@ the questions answered (scored) at every position of the curve, so each one is i
   middle above an edge, no edge above the middle); "flat" when every interval lies inside +-FLAT_MARGIN
   (5 points; accuracy only). Otherwise: "no clear shape at this n", with the questions that would tell
   an index as large as the one seen (at least MIN_EFFECT, 5 points, for accuracy) from zero with power
-  0.8 at two-sided alpha 0.05 (core.evidence.questions_needed, the spread of differences seen here).
+  0.8 at two-sided alpha 0.05 (core.evidence.questions_needed, the spread of differences seen here);
+  never a figure not above the questions asked, and none when the index's interval already lies inside
+  +-5 points (then the sentence says that instead).
 """
 
 from __future__ import annotations
@@ -193,9 +195,37 @@ def curve_shape(matrix: pd.DataFrame, *, left_out: int = 0, x_name: str = "posit
         primacy=primacy, primacy_ci=list(primacy_ci), recency=recency, recency_ci=list(recency_ci),
         edges_vs_middle={"test": "paired sign-flip permutation", "p_value": evidence.sign_flip_test(per_question)},
         across_positions=evidence.cochran_q(v),
-        questions_needed=None if label else evidence.questions_needed(effect, sd),
+        questions_needed=None if label else needed(evidence.questions_needed(effect, sd), n, index_ci, margin),
         effect_for_power=None if label else effect, flat_margin=margin, method=METHOD)
     return replace(shape, sentence=sentence(shape))
+
+
+def within(ci, margin: float | None) -> bool:
+    """The interval lies inside +-margin (accuracy): it already rules out an effect that large."""
+    return margin is not None and None not in ci[:2] and -margin < ci[0] and ci[1] < margin
+
+
+def needed(n_needed: int, n: int, index_ci, margin: float | None) -> int | None:
+    """The questions that would tell, or None when asking for them says nothing: the index's interval
+    already lies inside +-margin (an effect of `margin` or more is ruled out), or the figure is not more
+    than the questions already asked."""
+    if within(index_ci, margin) or n_needed <= n:
+        return None
+    return n_needed
+
+
+def _tell(s: CurveShape, short: bool = False) -> str:
+    """The clause after "no clear shape": the questions that would tell, or why none are asked for."""
+    if s.index_ci is not None and within(s.index_ci, s.flat_margin):
+        return (f"; the edges and the middle differ by less than {100 * s.flat_margin:.0f} points (the "
+                "interval lies inside that)")
+    need = s.questions_needed
+    if not need:
+        return ""
+    if short:
+        return f"; about {need:,} questions would tell"
+    return (f"; about {need:,} questions would tell an index of "
+            f"{_pts(s.effect_for_power, s.binary, s.unit).lstrip('+')} from zero (power 0.8, alpha 0.05)")
 
 
 def plain_number(x: float):
@@ -220,10 +250,7 @@ def sentence(s: CurveShape) -> str:
     index += ")"
     label = s.label
     if label is None:
-        need = s.questions_needed
-        tell = (f"; about {need:,} questions would tell an index of {_pts(s.effect_for_power, pct, unit).lstrip('+')} "
-                "from zero (power 0.8, alpha 0.05)") if need else ""
-        return f"No clear shape at this n: {levels}; {index}{tell}."
+        return f"No clear shape at this n: {levels}; {index}{_tell(s)}."
     names = {"U": "A U shape (lost in the middle)", "primacy": "Primacy (the start is best)",
              "recency": "Recency (the end is best)", "inverted U": "An inverted U (the middle is best)",
              "flat": "Flat (edges and middle within 5 points)"}
@@ -250,9 +277,7 @@ def brief(s: CurveShape) -> str:
             f"{s.questions} questions")
     if s.label:
         return f"Shape: {SHORT_NAMES[s.label]}; {what}."
-    need = s.questions_needed
-    tell = f"; about {need:,} questions would tell" if need else ""
-    return f"No clear shape at this n: {what}{tell}."
+    return f"No clear shape at this n: {what}{_tell(s, short=True)}."
 
 
 def curves(trials: pd.DataFrame, values: pd.Series) -> list[dict]:

@@ -22,9 +22,10 @@ def test_speed_is_measured_from_this_users_runs_first_then_the_shipped_ones():
     measured = speed("qwen2.5-coder-0.5b-instruct", shipped)
     assert measured is not None and round(measured.rate) == 100 and "shipped" in measured.where
     assert measured.n == 4 and round(measured.seconds(3000)) == 30  # prompts under 500 tokens left out
+    assert not measured.here  # made on another machine: callers say so, and the Playground's clock gives none
     mine = trials(model, False, [(2000, 10.0), (2000, 10.0), (4000, 20.0)])
     measured = speed("qwen", pd.concat([shipped, mine]))  # an alias of the same model
-    assert round(measured.rate) == 200 and measured.where == "your run store"
+    assert round(measured.rate) == 200 and measured.where == "your run store" and measured.here
     assert speed("qwen", trials("openai:gpt-4o-mini", False, [(2000, 1.0)] * 3)) is None  # not measured
 
 
@@ -64,3 +65,20 @@ def test_the_clock_shows_elapsed_time_against_the_estimate_while_the_call_runs()
     assert len(status.shown) >= 2  # redrawn while the call ran, not once at the end
     assert status.shown[-1].startswith("**Elapsed 1 s of about 20 s")
     assert any("sending 2,000 tokens" in line for line in status.lines)
+
+
+def test_the_playgrounds_estimate_comes_from_this_machine_only(monkeypatch):
+    """An estimate from the shipped runs (another machine: "about 13 s" took 34 s here) is not shown as
+    this machine's: the Playground's clock then shows elapsed time only."""
+    from components.providers.base import ModelSpec
+    from webapp.playground import run
+    from webapp.services.models import Choice
+
+    model = "local:qwen2.5-coder-0.5b-instruct"
+    choice = Choice(ModelSpec("local", "qwen2.5-coder-0.5b-instruct"), None)
+    shipped = trials(model, True, [(2000, 20.0)] * 3)
+    monkeypatch.setattr(run.sharing, "load_runs", lambda in_url=False: (shipped, None, None))
+    assert run.expected_seconds(choice, 2000) is None
+    mine = trials(model, False, [(2000, 10.0)] * 3)
+    monkeypatch.setattr(run.sharing, "load_runs", lambda in_url=False: (pd.concat([shipped, mine]), None, None))
+    assert round(run.expected_seconds(choice, 2000)) == 10

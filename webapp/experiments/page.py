@@ -198,6 +198,10 @@ def local_time(est: dict, models: list[dict]) -> str:
         return ("The local model runs one call at a time; its speed on this machine is not measured yet (a run in "
                 "the Playground measures it). Calls already cached cost no time.")
     seconds = measured.seconds(est["input_tokens"] * len(local) / len(models))
+    if not measured.here:
+        return (f"The local model runs one call at a time. Its speed on this machine is not measured yet (a run in "
+                f"the Playground measures it); at the speed of the machine that made the shipped runs, "
+                f"{measured.text()}, this sweep would take about {duration(seconds)}.")
     return (f"The local model runs one call at a time at {measured.text()}: about {duration(seconds)} for this "
             "sweep, less for calls already cached.")
 

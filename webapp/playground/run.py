@@ -32,7 +32,7 @@ def expected_seconds(choice, input_tokens: int) -> float | None:
     except Exception:  # noqa: BLE001 - no measurement, no estimate
         return None
     speed = models.speed(choice.spec.model, trials)
-    return None if speed is None else speed.seconds(input_tokens)
+    return None if speed is None or not speed.here else speed.seconds(input_tokens)  # never another machine's
 
 
 class Clock:

@@ -95,9 +95,17 @@ class Speed:
     def seconds(self, input_tokens: int) -> float:
         return input_tokens / self.rate
 
+    @property
+    def here(self) -> bool:
+        """Measured on this machine (this user's run store); else on the machine that made the shipped runs."""
+        return self.where == HERE
+
     def text(self) -> str:
-        """'about 120 prompt tokens/s (measured over 250 runs of the shipped runs)'."""
+        """'about 120 prompt tokens/s, measured over 250 runs in your run store'."""
         return f"about {self.rate:,.0f} prompt tokens/s, measured over {self.n:,} runs in {self.where}"
+
+
+HERE, SHIPPED = "your run store", "the runs shipped with the app (made on another machine)"
 
 
 MIN_TOKENS = 500  # shorter prompts measure the call's overhead more than the model's reading
@@ -115,8 +123,9 @@ def measure(trials: pd.DataFrame) -> float | None:
 
 
 def speed(model: str, trials: pd.DataFrame) -> Speed | None:
-    """How fast the local `model` has read prompts on this machine, from the stored trials (`trials` as
-    services.stores.load_all gives them): this user's runs first, else the shipped runs."""
+    """How fast the local `model` has read prompts, from the stored trials (`trials` as
+    services.stores.load_all gives them): this user's runs (this machine: `Speed.here`) first, else the
+    shipped runs, which were made on another machine (callers say so: it is a guess here)."""
     if trials is None or trials.empty or "model" not in trials:
         return None
     try:
@@ -125,7 +134,7 @@ def speed(model: str, trials: pd.DataFrame) -> Speed | None:
         return None
     same = trials[trials["model"].astype(str) == name]
     shipped = same["shipped"].astype(bool) if "shipped" in same else pd.Series(False, index=same.index)
-    for part, where in ((same[~shipped], "your run store"), (same[shipped], "the runs shipped with the app")):
+    for part, where in ((same[~shipped], HERE), (same[shipped], SHIPPED)):
         rate = measure(part)
         if rate is not None:
             return Speed(rate, len(part), where)

@@ -44,6 +44,9 @@ def local_caption(model: str) -> str:
     speed = local_speed(model)
     if speed is None:
         timing = "Its speed on this machine is not measured yet: the first run shows it."
+    elif not speed.here:
+        timing = (f"Its speed on this machine is not measured yet: the first run measures it (the shipped runs "
+                  f"read about {speed.rate:,.0f} prompt tokens/s on the machine that made them).")
     else:
         timing = (f"On this machine it reads {speed.text()}: a 2,000-token question takes about "
                   f"{models.duration(speed.seconds(2000))}.")

@@ -170,7 +170,7 @@ def test_results_view_is_in_its_url(stores):
     at.multiselect(key="res_strategies").set_value(["rr"])
     at.run()
     assert not at.exception
-    assert "strategy=rr" in at.code[0].value and "sweep=" not in at.code[0].value
+    assert "strategy=rr" in at.code[0].value and "sweep=your+runs%231" in at.code[0].value  # opened on the newest sweep
     again = AppTest.from_file(str(Path(PAGE).parents[1] / "results" / "page.py"), default_timeout=90)
     again.query_params["strategy"] = ["rr"]
     again.query_params["metric"] = "subspan_em"

@@ -75,7 +75,26 @@ def test_shipped_runs_are_labelled(stores):
     shipped = sweeps[sweeps["store"] != "your runs"]
     assert shipped["label"].iloc[0].startswith("shipped: shipped sweep · gpt-4o-mini")
     assert "strategies baseline, reprompt, rr" in shipped["settings"].iloc[0]
+    # the page opens on the newest sweep of the user's store, not on everything
+    assert at.multiselect(key="res_sweeps").value == ["your runs#1"]
+    assert {m.label: m.value for m in at.metric}["Trials"] == "108"
+    at.multiselect(key="res_sweeps").set_value([]).run()  # all sweeps: both stores
     assert {m.label: m.value for m in at.metric}["Trials"] == "216"
+
+
+def test_results_opens_on_the_newest_sweep_of_the_users_store(stores):
+    """A sweep just run (from the app or the command line) is where a researcher looks: the first visit
+    selects the newest sweep of the user's store; a link's own sweeps stand."""
+    fill(stores / "runs" / "litm.sqlite", name="older")
+    fill(stores / "runs" / "litm.sqlite", name="newer", model="other-model")
+    at = run()
+    assert at.multiselect(key="res_sweeps").value == ["your runs#2"]
+    assert set(next(d.value for d in at.dataframe if "95% CI low" in d.value.columns)["series"]) == {
+        f"{s} · other-model · this app" for s in ("baseline", "reprompt", "rr")}
+    linked = AppTest.from_file(PAGE, default_timeout=60)
+    linked.query_params["sweep"] = "your runs#1"
+    linked.run()
+    assert linked.multiselect(key="res_sweeps").value == ["your runs#1"]
 
 
 def test_trial_drill_down_shows_prompt_and_response(stores):
@@ -125,6 +144,8 @@ def test_a_browser_sees_its_own_runs_never_another_workspace(stores):
     at.query_params["run"] = mine
     at.run()
     assert not at.exception, at.exception
+    assert at.multiselect(key="res_sweeps").value == ["your runs#3"]  # opens on my newest sweep
+    at.multiselect(key="res_sweeps").set_value([]).run()
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Trials"] == "216"  # 2 sweeps of 108: the command line's and mine
     options = " ".join(str(o) for o in at.multiselect(key="res_sweeps").options)

@@ -58,15 +58,21 @@ def axes_of(df: pd.DataFrame) -> list[str]:
 
 
 def open_on_real_curve(trials: pd.DataFrame, sweeps: pd.DataFrame, asked: set[str]) -> None:
-    """First visit of this session: when the shipped LITM-style run is there, select it (and its bounds
-    run) on the gold-index axis with best-subspan EM and the published GPT-3.5-Turbo curves; unless the
-    link (`asked`: its query parameters) chose sweeps or the other axis."""
+    """First visit of this session: the newest sweep of the user's store (one just run from the command
+    line too); else, when the shipped LITM-style run is there, select it (and its bounds run) on the
+    gold-index axis with best-subspan EM and the published GPT-3.5-Turbo curves; unless the link
+    (`asked`: its query parameters) chose sweeps or the other axis."""
     state = State()
     if state.res_opened:
         return
     state.res_opened = True
     if "store" not in sweeps or state.res_u_axis == "position" and "axis" in asked:
         return
+    if state.res_sweeps in (None, []) and "sweep" not in asked:
+        newest = newest_own_sweep(sweeps, trials)
+        if newest is not None:  # the researcher's own sweep (the app's or the command line's) before the demo
+            state.res_sweeps = [newest]
+            return
     litm = sweeps[sweeps["store"].astype(str).str.contains(SHIPPED_LITM.removesuffix("-litm"), regex=False)]
     if litm.empty or state.res_sweeps not in (None, []):
         return
@@ -75,6 +81,16 @@ def open_on_real_curve(trials: pd.DataFrame, sweeps: pd.DataFrame, asked: set[st
         state.res_metric = "subspan_em"
     state.res_u_axis = "gold_index"
     state.res_note = True
+
+
+def newest_own_sweep(sweeps: pd.DataFrame, trials: pd.DataFrame) -> str | None:
+    """The newest sweep with trials in the user's store (not shipped), or None."""
+    if "shipped" not in sweeps or sweeps.empty:
+        return None
+    own = sweeps[~sweeps["shipped"].astype(bool) & sweeps["sweep_key"].isin(set(trials["sweep_key"]))]
+    if own.empty:
+        return None
+    return str(own.sort_values(["date", "sweep_id"], ascending=False)["sweep_key"].iloc[0])
 
 
 def index_overlays(part: pd.DataFrame, where) -> pd.DataFrame | None:

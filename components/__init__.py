@@ -31,7 +31,7 @@ PUBLIC: dict[str, str] = {
     "Prompt": "components.core.prompts",
     "Span": "components.core.prompts",
     "Completion": "components.core.completion",
-    "score": "components.core.scoring",
+    "score": "components.core.metrics",
     "METRICS": "components.core.metrics",
     "get_metric": "components.core.metrics",
     "proportion_ci": "components.core.stats",

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from components.cli import main
-from components.core.scoring import best_subspan_em, kv_match, score
+from components.core.metrics import score
+from components.core.scoring import best_subspan_em, kv_match
 from components.providers.base import ModelSpec
 from components.providers.fake import FakeProvider, plausible_answer
 from components.run.config import SweepConfig

@@ -1,5 +1,6 @@
 import pytest
 
+from components.core.metrics import score
 from components.core.scoring import (
     best_subspan_em,
     exact_match,
@@ -9,7 +10,6 @@ from components.core.scoring import (
     normalize_answer,
     retrieval_precision,
     retrieval_recall,
-    score,
 )
 
 

@@ -4,7 +4,7 @@ import pytest
 
 from components.core.completion import Completion
 from components.core.documents import make_document
-from components.core.scoring import score
+from components.core.metrics import score
 from components.core.tokens import tokenizer
 from components.strategies import ParamError, get_strategy
 from components.strategies.litm import kv_key, kv_record

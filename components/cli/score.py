@@ -14,8 +14,7 @@ from pathlib import Path
 
 from components.core.jsonlines import numbered_lines
 from components.core.loaders import read_bounded, read_stream
-from components.core.metrics import ANSWER_METRICS
-from components.core.scoring import score
+from components.core.metrics import ANSWER_METRICS, score
 from components.core.stats import proportion_ci
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024

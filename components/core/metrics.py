@@ -1,13 +1,22 @@
-"""Every metric, once: its name (CLI, strategies), the trial column that stores it, its label, its source.
+"""Every metric, once: its name (CLI, strategies), the trial column that stores it, its label, its source,
+and how it is scored. The other tables derive from `METRICS`: the answer metrics and their scorers
+(`ANSWER_METRICS`, `SCORERS`, `answer_scores`, which components.run.trial fills a trial with), the
+columns a summary reads (`SUMMARY_METRIC_COLUMNS`: components.run.reader), `BY_COLUMN` and `LABELS`.
 
-A trial stores every metric that applies to it (components.run.schema.Trial); a strategy names its
-primary one (`Strategy.metric`), which the Playground's verdict and the Results page both read from
-the stored trial. Fuzzy match lives in the column `score` for compatibility with older exports.
+A trial stores every metric that applies to it (components.run.schema.Trial, one field per metric
+column); a strategy names its primary one (`Strategy.metric`), which the Playground's verdict and the
+Results page both read from the stored trial. Fuzzy match lives in the column `score` for
+compatibility with older exports.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+from components.core.scoring import best_subspan_em, exact_match, fuzzy_match, kv_match, mq_match, scorer_for
+
+Scorer = Callable[[str, Iterable[str]], float]  # (prediction, gold answers) -> 0 or 1
 
 
 @dataclass(frozen=True)
@@ -18,27 +27,52 @@ class Metric:
     source: str  # where it is defined
     accuracy: bool = True  # a 0/1 accuracy (higher is better); False: not one (a rate, a log-probability)
     share: bool = True  # a value between 0 and 1 (shown as a percentage); False: a log-probability in nats
+    # an answer metric scores (prediction, gold answers) with its scorer (`litm score --metric` takes it);
+    # None: the runner fills the column from elsewhere (pages, sentences, the model's log-probabilities)
+    scorer: Scorer | None = None
+    # the scorer reads the response as the model wrote it when no answer could be parsed from it (LITM's
+    # evaluation scores the output itself); False: the parsed answer only
+    reads_raw: bool = False
+    # stored columns read with it wherever trials are summarised: the counts a cell pools, its category
+    companions: tuple[str, ...] = ()
+
+    @property
+    def answer(self) -> bool:
+        """An answer metric: a score of (prediction, gold answers)."""
+        return self.scorer is not None
+
+    @property
+    def summary_columns(self) -> tuple[str, ...]:
+        return (self.column, *self.companions)
 
 
 METRICS: dict[str, Metric] = {m.name: m for m in (
-    Metric("fuzzy", "score", "fuzzy match", "R&R §4.3"),
-    Metric("subspan-em", "subspan_em", "best subspan EM", "Lost in the Middle, its evaluation script"),
-    Metric("exact", "exact", "exact match", "ALR2 §4"),
-    Metric("kv-match", "kv_match", "value in response", "Lost in the Middle §4.1, its evaluate_kv_responses.py"),
-    Metric("mq-match", "mq_match", "two-way substring match", "Context Overloading §4.2"),
+    Metric("fuzzy", "score", "fuzzy match", "R&R §4.3", scorer=fuzzy_match),
+    Metric("subspan-em", "subspan_em", "best subspan EM", "Lost in the Middle, its evaluation script",
+           scorer=best_subspan_em, reads_raw=True),
+    Metric("exact", "exact", "exact match", "ALR2 §4", scorer=exact_match),
+    Metric("kv-match", "kv_match", "value in response", "Lost in the Middle §4.1, its evaluate_kv_responses.py",
+           scorer=kv_match, reads_raw=True),
+    Metric("mq-match", "mq_match", "two-way substring match", "Context Overloading §4.2", scorer=mq_match,
+           companions=("category",)),
     Metric("page-recall", "page_recall", "page recall", "R&R Table 4 (page retrieval)"),
     Metric("page-precision", "page_precision", "page precision", "retrieved pages that are gold"),
-    Metric("hallucination", "hallucination_rate", "hallucinated sentences", "ALR2 §5.1", accuracy=False),
-    Metric("sentence-recall", "sentence_recall", "gold-sentence recall", "ALR2 §5.1"),
+    Metric("hallucination", "hallucination_rate", "hallucinated sentences", "ALR2 §5.1", accuracy=False,
+           companions=("sentences_retrieved", "sentences_hallucinated")),
+    Metric("sentence-recall", "sentence_recall", "gold-sentence recall", "ALR2 §5.1",
+           companions=("gold_facts", "gold_facts_recalled")),
     # the likelihood measure (components.run.measure): the gold answer's log-probability after the prompt,
     # natural log summed over its tokens; closer to 0 is better. Ours: none of the papers report it.
     Metric("likelihood", "answer_logprob", "how likely the model finds the right answer (log scale)",
            "this app: the gold answer's log-probability after the prompt (teacher-forced, nats)",
-           accuracy=False, share=False),
+           accuracy=False, share=False, companions=("answer_logprob_mean", "answer_logprob_tokens")),
 )}
 LIKELIHOOD = METRICS["likelihood"]
-ANSWER_METRICS = ("fuzzy", "subspan-em", "exact", "kv-match", "mq-match")  # scores of (prediction, gold answers)
+ANSWER_METRICS = tuple(m.name for m in METRICS.values() if m.answer)  # scores of (prediction, gold answers)
+SCORERS: dict[str, Scorer] = {m.name: m.scorer for m in METRICS.values() if m.scorer is not None}
 BY_COLUMN: dict[str, Metric] = {m.column: m for m in METRICS.values()}
+# every metric's column and its companions: what a summary of trials reads beside the trials' own columns
+SUMMARY_METRIC_COLUMNS = tuple(c for m in METRICS.values() for c in m.summary_columns)
 # not a stored column: each trial's own strategy's metric (components.report.sweeps.primary_values), the
 # value the Playground's verdict shows for the same trial
 PRIMARY = "primary"
@@ -51,3 +85,22 @@ def get_metric(name_or_column: str) -> Metric:
     if found is None:
         raise ValueError(f"unknown metric {name_or_column!r}; choose one of {', '.join(METRICS)}")
     return found
+
+
+def score(metric: str, prediction: str, answers: Iterable[str]) -> float:
+    """One answer metric (by name) of a prediction against the gold answers (`litm score`)."""
+    try:
+        fn = SCORERS[metric]
+    except KeyError:
+        raise ValueError(f"unknown answer metric {metric!r}; choose one of {', '.join(SCORERS)}") from None
+    return fn(prediction, list(answers))
+
+
+def answer_scores(answer: str, answers: Iterable[str], answer_mode: str = "any",
+                  raw: str | None = None) -> dict[str, float]:
+    """Every answer metric of one trial, by column: each scorer reads the parsed answer, or (`reads_raw`)
+    the raw response when nothing was parsed; answer_mode "all": every gold answer is required."""
+    answers = list(answers)
+    prediction = answer or raw or ""
+    return {m.column: scorer_for(m.scorer, answer_mode)(prediction if m.reads_raw else answer, answers)
+            for m in METRICS.values() if m.scorer is not None}

@@ -156,19 +156,6 @@ def mq_category(prediction: str, answers: Iterable[str]) -> str:
     return "partial" if mostly_present(prediction, answers) else "wrong"
 
 
-# the answer metrics of components.core.metrics, by name
-SCORERS = {"fuzzy": fuzzy_match, "subspan-em": best_subspan_em, "exact": exact_match, "kv-match": kv_match,
-           "mq-match": mq_match}
-
-
-def score(metric: str, prediction: str, answers: Iterable[str]) -> float:
-    try:
-        fn = SCORERS[metric]
-    except KeyError:
-        raise ValueError(f"unknown answer metric {metric!r}; choose one of {', '.join(SCORERS)}") from None
-    return fn(prediction, list(answers))
-
-
 def retrieval_recall(retrieved: Iterable[int], gold: Iterable[int]) -> float | None:
     g = set(gold)
     if not g:

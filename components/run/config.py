@@ -1,8 +1,9 @@
-"""Sweep configuration (TOML), the trial plan, and the cost estimate made before a sweep runs.
+"""Sweep configuration (TOML): what a sweep is, read and checked, and the size of its plan counted.
 
-A sweep is task x length x position x strategy x model. `plan` lists its trials in a fixed order,
-each with a stable key (so a rerun finds what is already done); `estimate` counts calls, tokens and
-dollars from the real first-stage prompts, and estimates later stages (see estimate_trial).
+A sweep is task x cell x strategy x model. Every key of a [sweep] table is read by its rule in `RULES`
+(and of a [[sweep.models]] table in `MODEL_RULES`): its default, its check, its bounds and the one line a
+bad value gets; `CHECKS` then read several keys at once. The plan itself is components/run/plan.py and
+the cost estimate components/run/estimate.py.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ import json
 import math
 import re
 import tomllib
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from components.core.resources import sample_path
 from components.core.tokens import ENCODINGS
@@ -147,22 +150,6 @@ def _shown(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _num(x: float) -> str:
-    return f"{int(x):,}" if x == int(x) else f"{x:g}"
-
-
-def _number(where: str, value, low: float, high: float, unit: str) -> None:
-    """None, or a number from low to high (finite, not a bool)."""
-    if value is None:
-        return
-    try:
-        ok = not isinstance(value, bool) and isinstance(value, int | float) and low <= float(value) <= high
-    except OverflowError:  # an integer too large for a float
-        ok = False
-    if not ok:
-        _fail(f"{where} must be a number from {_num(low)} to {_num(high)} ({unit}), got {_shown(value)}")
-
-
 def _list(key: str, value, example: str) -> list:
     """A non-empty list of at most MAX_LIST values, else one line."""
     if not isinstance(value, list) or not value:
@@ -199,38 +186,17 @@ class ModelConfig:
 
     @property
     def spec(self) -> ModelSpec:
-        return ModelSpec(self.provider, self.model, self.base_url, self.api_key_env, self.context_window,
-                         self.timeout, self.max_retries, self.cache_prefix)
+        """The ModelSpec of this model: every ModelSpec field, by name, from this config."""
+        return ModelSpec(**{f.name: getattr(self, f.name) for f in fields(ModelSpec)})
 
     @classmethod
     def from_dict(cls, d: dict, i: int) -> ModelConfig:
+        """A model from its [[sweep.models]] table (the i-th): every key checked by its rule in MODEL_RULES."""
         where = f"models[{i}]"
         if not isinstance(d, dict):
             _fail(f"{where} must be a table with provider and model")
         _unknown(where, d, MODEL_KEYS)
-        if d.get("provider") not in PROVIDERS:
-            _fail(f"{where}: provider must be one of {', '.join(PROVIDERS)}, got {d.get('provider')!r}")
-        if not isinstance(d.get("model"), str) or not d["model"].strip():
-            _fail(f"{where}: model name is missing")
-        if d["provider"] == "openai-compatible" and not d.get("base_url"):
-            _fail(f"{where}: an openai-compatible model needs base_url (e.g. http://127.0.0.1:8000/v1)")
-        for k in ("context_window", "max_tokens"):
-            _positive_int(f"{where}.{k}", d.get(k), allow_none=True)
-        if d.get("base_url") is not None:
-            check_base_url(f"{where}.base_url", d["base_url"])
-        check_key_env(f"{where}.api_key_env", d.get("api_key_env"))
-        _number(f"{where}.requests_per_minute", d.get("requests_per_minute"), *RPM_BOUNDS, "requests per minute")
-        _number(f"{where}.timeout", d.get("timeout"), *TIMEOUT_BOUNDS, "seconds for one whole answer")
-        retries = d.get("max_retries")
-        if retries is not None and (isinstance(retries, bool) or not isinstance(retries, int)
-                                    or not 0 <= retries <= MAX_RETRIES):
-            _fail(f"{where}.max_retries must be a whole number from 0 to {MAX_RETRIES} "
-                  f"(the SDK's retries of one call), got {_shown(retries)}")
-        if d.get("cache_prefix") is not None and not isinstance(d["cache_prefix"], bool):
-            _fail(f"{where}.cache_prefix must be true or false, got {_shown(d['cache_prefix'])}")
-        if d.get("cache_prefix") and d["provider"] != "anthropic":
-            _fail(f"{where}.cache_prefix marks a prefix for Anthropic's prompt caching; OpenAI caches prompts of "
-                  "1,024+ tokens by itself (leave it out)")
+        read_rules(MODEL_RULES, d, where)
         return cls(**d)
 
 
@@ -302,118 +268,17 @@ class SweepConfig:
 
     @classmethod
     def from_dict(cls, d: dict, base_dir: str = ".") -> SweepConfig:
+        """A config from a [sweep] table (or a dict holding one): every key checked by its rule in RULES, in
+        order, then the checks that read several keys (CHECKS); the first failure is one line (ValueError)."""
         s = d.get("sweep", d)
         if not isinstance(s, dict):
             _fail("expected a [sweep] table")
         _unknown("[sweep]", s, SWEEP_KEYS)
-        if not isinstance(s.get("name"), str) or not s["name"].strip():
-            _fail("name is missing")
-        if not isinstance(s.get("tasks"), str) or not s["tasks"].strip():
-            _fail("tasks (a task file path) is missing")
-        lengths, positions, documents, gold_index = (s.get(k) for k in ("lengths", "positions", "documents",
-                                                                         "gold_index"))
-        by_documents = documents is not None or gold_index is not None
-        design = {}
-        if any(k in s for k in ("design", "contexts", "questions_per_context", "n")):
-            from components.run.multiq import check_design
-
-            design = check_design(s, _fail)  # its own grid: K and Q instead of lengths and positions
-        if design:
-            lengths, positions, documents, gold_index = [], [], [], []
-        elif by_documents and (lengths is not None or positions is not None):
-            _fail("give either lengths and positions (tokens, R&R §4.1) or documents and gold_index "
-                  "(Lost in the Middle §3.1), not both")
-        if by_documents:
-            _list("documents", documents, " of document counts, e.g. [10, 20, 30]")
-            for x in documents:
-                _positive_int("every number of documents", x)
-            _list("gold_index", gold_index, " of 0-based indices, e.g. [0, 4, 9] (-1 is the last)")
-            for x in gold_index:
-                if isinstance(x, bool) or not isinstance(x, int):
-                    _fail(f"a gold_index must be a whole number (0 is the first document, -1 the last), got {x!r}")
-            lengths, positions = [], []
-        elif not design:
-            documents, gold_index = [], []
-            _list("lengths", lengths, " of token counts, e.g. [2000, 4000]")
-            for x in lengths:
-                _positive_int("every length", x)
-            _list("positions", positions, ", e.g. [0.0, 0.5, 1.0]")
-            shortest = min(lengths)
-            for x in positions:
-                if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x) or x < 0:
-                    _fail(f"a position must be 0 or more: a fraction from 0 to 1 of the length, or a whole "
-                          f"number of tokens inside every length, got {x!r}")
-                if x > 1 and (x != int(x) or x > shortest):
-                    _fail(f"position {x:g} counts tokens (it is above 1), so it must be a whole number no larger "
-                          f"than the shortest length ({shortest:,}); for a fraction give 0 to 1")
-        strategies = s.get("strategies")
-        _list("strategies", strategies, f" of {', '.join(STRATEGIES)}")
-        for name in strategies:
-            if name not in STRATEGIES:
-                _fail(f"unknown strategy {name!r}; choose from {', '.join(STRATEGIES)}")
-        models = s.get("models")
-        if not isinstance(models, list) or not models:
-            _fail("at least one [[sweep.models]] table is needed")
-        _list("models", models, "")
-        params = s.get("params", {}) or {}
-        if not isinstance(params, dict):
-            _fail("params must be a table, e.g. { r = 1000, k = 3 }")
-        budget = s.get("budget", {}) or {}
-        _unknown("[sweep.budget]", budget, BUDGET_KEYS)
-        max_usd = budget.get("max_usd")
-        if max_usd is not None and (isinstance(max_usd, bool) or not isinstance(max_usd, int | float)
-                                    or not math.isfinite(max_usd) or max_usd < 0):
-            _fail(f"budget.max_usd must be a number of dollars, got {max_usd!r}")
-        encoding = s.get("encoding", "cl100k_base")
-        if encoding not in ENCODINGS:
-            _fail(f"encoding must be one of {', '.join(ENCODINGS)}")
-        seed = s.get("seed", 0)
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            _fail(f"seed must be a whole number, got {seed!r}")
-        max_retry_after = s.get("max_retry_after", 60.0)
-        if (isinstance(max_retry_after, bool) or not isinstance(max_retry_after, int | float)
-                or not 0 <= max_retry_after <= 86400):
-            _fail(f"max_retry_after must be a number of seconds from 0 to 86400, got {max_retry_after!r}")
-        fail_fast = s.get("fail_fast", 5)
-        if isinstance(fail_fast, bool) or not isinstance(fail_fast, int) or fail_fast < 0:
-            _fail(f"fail_fast must be a whole number of trials (0: never stop early), got {fail_fast!r}")
-        cfg = cls(
-            max_retry_after=float(max_retry_after), fail_fast=fail_fast,
-            name=s["name"].strip(), tasks=s["tasks"], lengths=tuple(lengths), positions=tuple(positions),
-            documents=tuple(documents), gold_index=tuple(gold_index),
-            strategies=tuple(strategies), models=tuple(ModelConfig.from_dict(m, i) for i, m in enumerate(models)),
-            n_tasks=_positive_int("n_tasks", s.get("n_tasks"), allow_none=True), params=dict(params),
-            concurrency=_positive_int("concurrency", s.get("concurrency", 8)),
-            max_calls=_positive_int("budget.max_calls", budget.get("max_calls"), allow_none=True),
-            max_usd=max_usd, encoding=encoding, max_tokens=_positive_int("max_tokens", s.get("max_tokens"), True),
-            seed=seed, mode=s.get("mode", "live"), measure=s.get("measure", "answer"),
-            order=s.get("order", "auto"), base_dir=base_dir, **design)
-        if cfg.mode not in MODES:
-            _fail(f"mode must be one of {', '.join(MODES)}, got {cfg.mode!r}")
-        if cfg.measure not in MEASURES:
-            _fail(f"measure must be one of {', '.join(MEASURES)}, got {cfg.measure!r}")
-        if cfg.order not in ORDERS:
-            _fail(f"order must be one of {', '.join(ORDERS)}, got {cfg.order!r}")
-        if cfg.measure != "answer":
-            from components.run.measure import check_measure
-
-            try:
-                check_measure(cfg)
-            except ValueError as exc:
-                _fail(str(exc))
-        if cfg.mode == "batch":
-            for m in cfg.models:
-                if m.provider not in BATCH_PROVIDERS:
-                    _fail(f"mode = \"batch\" works with openai, openai-compatible and anthropic models only; "
-                          f"{m.label} has no batch interface (use mode = \"live\")")
-        cfg.check_params()
-        try:
-            check_size(cfg, cfg.n_tasks or 1, at_least=True)  # the plan counts the tasks it reads
-        except ValueError as exc:
-            _fail(str(exc))
-        labels = [m.label for m in cfg.models]
-        if len(set(labels)) != len(labels):
-            _fail("the same model is listed twice")
+        got = read_rules(RULES, s)
+        kept = {rule.field: rule.keep(got[rule.key]) for rule in RULES if rule.field}
+        cfg = cls(**kept, **got["design"], base_dir=base_dir)
+        for check in CHECKS:
+            check(cfg)
         return cfg
 
     def check_params(self) -> None:
@@ -569,3 +434,302 @@ def check_size(config, n_tasks: int, *, at_least: bool = False) -> None:
                          f"({len(config.models)} model(s) x {settings:,} strategy setting(s) x "
                          f"{count_cells(config):,} cells x {tasks}); the limit is {MAX_TRIALS:,} trials a "
                          "sweep: split it into smaller sweeps")
+
+
+# the rules of a config: one per key of a [sweep] table (RULES) and of a [[sweep.models]] table (MODEL_RULES),
+# walked in order by SweepConfig.from_dict and ModelConfig.from_dict -----------------------------------------
+
+@dataclass
+class Reading:
+    """A table being read by its rules: the table, where it is in the config ("": the [sweep] table, else e.g.
+    "models[0]"), and the values its rules have given so far (key -> value)."""
+
+    table: dict
+    where: str = ""
+    got: dict = field(default_factory=dict)
+
+    def name(self, key: str) -> str:
+        """A key as a message names it: "budget.max_usd", "models[0].timeout"."""
+        return f"{self.where}.{key}" if self.where else key
+
+
+def _plain(x):
+    return int(x) if x is not None and x == int(x) else x
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One key of a table: its default when left out, its check, the message of a bad value or an example of
+    a good one, its bounds or choices, and how the config keeps it.
+
+    `check(rule, value, reading)` returns the value or fails with one line (`rule.fail`). A message fills in
+    {key} (as the config names it), {where}, {got} (the value's repr), {shown} (that repr cut to 60
+    characters), {low}, {high} and {choices}. A key "budget.x" is x in the [sweep.budget] table."""
+
+    key: str
+    check: Callable[[Rule, Any, Reading], Any]
+    default: Any = None
+    message: str = "{key} must be a positive whole number, got {got}"
+    example: str = ""  # what a good list looks like, after "{key} must be a non-empty list"
+    low: float | None = None
+    high: float | None = None
+    choices: tuple = ()
+    optional: bool = False  # None is a value (left out when the default is None)
+    keep: Callable[[Any], Any] = lambda value: value  # the value as the config's field holds it
+    field: str | None = ""  # the SweepConfig field ("": the key's last part; None: no field of its own)
+
+    def __post_init__(self):
+        if self.field == "":
+            object.__setattr__(self, "field", self.key.rsplit(".", 1)[-1])
+
+    def read(self, at: Reading):
+        section = at.got["budget"] if self.key.startswith("budget.") else at.table
+        value = section.get(self.key.rsplit(".", 1)[-1], self.default)
+        if value is None and self.optional:
+            return None
+        return self.check(self, value, at)
+
+    def fail(self, value, at: Reading) -> None:
+        _fail(self.message.format(key=at.name(self.key), where=at.where, got=repr(value), shown=_shown(value),
+                                  low=_plain(self.low), high=_plain(self.high), choices=", ".join(self.choices)))
+
+
+def read_rules(rules: tuple[Rule, ...], table: dict, where: str = "") -> dict:
+    """Every rule's value, in order (key -> value); the first bad value fails with one line."""
+    at = Reading(table, where)
+    for rule in rules:
+        at.got[rule.key] = rule.read(at)
+    return at.got
+
+
+def _text(rule: Rule, value, at: Reading) -> str:
+    """A string that is not blank."""
+    if not isinstance(value, str) or not value.strip():
+        rule.fail(value, at)
+    return value
+
+
+def _positive(rule: Rule, value, at: Reading) -> int:
+    return _positive_int(at.name(rule.key), value)
+
+
+def _whole(rule: Rule, value, at: Reading) -> int:
+    """A whole number (not a bool), from `low` and to `high` where the rule has them."""
+    if (isinstance(value, bool) or not isinstance(value, int) or (rule.low is not None and value < rule.low)
+            or (rule.high is not None and value > rule.high)):
+        rule.fail(value, at)
+    return value
+
+
+def _bounded(rule: Rule, value, at: Reading) -> float:
+    """A number (not a bool) from `low` and to `high` where the rule has them (NaN and infinity never)."""
+    ok = not isinstance(value, bool) and (isinstance(value, int) or isinstance(value, float) and math.isfinite(value))
+    if not ok or (rule.low is not None and value < rule.low) or (rule.high is not None and value > rule.high):
+        rule.fail(value, at)
+    return value
+
+
+def _choice(rule: Rule, value, at: Reading):
+    if not any(value == c for c in rule.choices):
+        rule.fail(value, at)
+    return value
+
+
+def _table(rule: Rule, value, at: Reading) -> dict:
+    """A table (an empty value is an empty table)."""
+    value = value or {}
+    if not isinstance(value, dict):
+        rule.fail(value, at)
+    return value
+
+
+def _budget(rule: Rule, value, at: Reading) -> dict:
+    value = _table(rule, value, at)
+    _unknown("[sweep.budget]", value, BUDGET_KEYS)
+    return value
+
+
+def _design(rule: Rule, value, at: Reading) -> dict:
+    """The multi-question design's fields (its own grid: K and Q instead of lengths and positions), or {}."""
+    if not any(k in at.table for k in ("design", "contexts", "questions_per_context", "n")):
+        return {}
+    from components.run.multiq import check_design
+
+    return check_design(at.table, _fail)
+
+
+def grid_of(table: dict, got: dict) -> str:
+    """Which grid a [sweep] table gives: "design" (multi-question, got["design"]), "documents" (documents and
+    gold_index, LITM §3.1) or "tokens" (lengths and positions, R&R §4.1); both of the last two fails."""
+    if got["design"]:
+        return "design"
+    by_documents = table.get("documents") is not None or table.get("gold_index") is not None
+    if by_documents and (table.get("lengths") is not None or table.get("positions") is not None):
+        _fail("give either lengths and positions (tokens, R&R §4.1) or documents and gold_index "
+              "(Lost in the Middle §3.1), not both")
+    return "documents" if by_documents else "tokens"
+
+
+def _grid_list(grid: str, each: Callable[[Any, dict], None]):
+    """The check of a grid key: [] unless the table's grid is `grid`, else a non-empty list of at most MAX_LIST
+    values (the rule's example says what a good list looks like), each value checked by `each(x, got)`."""
+    def check(rule: Rule, value, at: Reading) -> list:
+        if grid_of(at.table, at.got) != grid:
+            return []
+        _list(rule.key, value, rule.example)
+        for x in value:
+            each(x, at.got)
+        return value
+    return check
+
+
+def _length(x, got) -> None:
+    _positive_int("every length", x)
+
+
+def _position(x, got) -> None:
+    if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x) or x < 0:
+        _fail(f"a position must be 0 or more: a fraction from 0 to 1 of the length, or a whole "
+              f"number of tokens inside every length, got {x!r}")
+    shortest = min(got["lengths"])
+    if x > 1 and (x != int(x) or x > shortest):
+        _fail(f"position {x:g} counts tokens (it is above 1), so it must be a whole number no larger "
+              f"than the shortest length ({shortest:,}); for a fraction give 0 to 1")
+
+
+def _documents(x, got) -> None:
+    _positive_int("every number of documents", x)
+
+
+def _gold_index(x, got) -> None:
+    if isinstance(x, bool) or not isinstance(x, int):
+        _fail(f"a gold_index must be a whole number (0 is the first document, -1 the last), got {x!r}")
+
+
+def _strategies(rule: Rule, value, at: Reading) -> list:
+    _list(rule.key, value, rule.example)
+    for name in value:
+        if not isinstance(name, str) or name not in STRATEGIES:
+            _fail(f"unknown strategy {name!r}; choose from {', '.join(STRATEGIES)}")
+    return value
+
+
+def _models(rule: Rule, value, at: Reading) -> tuple[ModelConfig, ...]:
+    if not isinstance(value, list) or not value:
+        rule.fail(value, at)
+    _list(rule.key, value, "")
+    return tuple(ModelConfig.from_dict(m, i) for i, m in enumerate(value))
+
+
+_ONE_OF = "{key} must be one of {choices}, got {got}"
+
+RULES: tuple[Rule, ...] = (
+    Rule("name", _text, message="name is missing", keep=str.strip),
+    Rule("tasks", _text, message="tasks (a task file path) is missing"),
+    Rule("design", _design, field=None),
+    Rule("documents", _grid_list("documents", _documents), example=" of document counts, e.g. [10, 20, 30]",
+         keep=tuple),
+    Rule("gold_index", _grid_list("documents", _gold_index),
+         example=" of 0-based indices, e.g. [0, 4, 9] (-1 is the last)", keep=tuple),
+    Rule("lengths", _grid_list("tokens", _length), example=" of token counts, e.g. [2000, 4000]", keep=tuple),
+    Rule("positions", _grid_list("tokens", _position), example=", e.g. [0.0, 0.5, 1.0]", keep=tuple),
+    Rule("strategies", _strategies, example=f" of {', '.join(STRATEGIES)}", keep=tuple),
+    Rule("models", _models, message="at least one [[sweep.models]] table is needed"),
+    Rule("params", _table, default={}, message="{key} must be a table, e.g. {{ r = 1000, k = 3 }}", keep=dict),
+    Rule("budget", _budget, default={}, field=None,
+         message="[sweep.budget] must be a table, e.g. {{ max_usd = 5.0, max_calls = 1000 }}"),
+    Rule("budget.max_usd", _bounded, low=0, optional=True, message="{key} must be a number of dollars, got {got}"),
+    Rule("encoding", _choice, default="cl100k_base", choices=ENCODINGS, message="{key} must be one of {choices}"),
+    Rule("seed", _whole, default=0, optional=True, message="{key} must be a whole number, got {got}"),
+    Rule("max_retry_after", _bounded, default=60.0, low=0, high=86400, keep=float,
+         message="{key} must be a number of seconds from {low} to {high}, got {got}"),
+    Rule("fail_fast", _whole, default=5, low=0,
+         message="{key} must be a whole number of trials (0: never stop early), got {got}"),
+    Rule("n_tasks", _positive, optional=True),
+    Rule("concurrency", _positive, default=8),
+    Rule("budget.max_calls", _positive, optional=True),
+    Rule("max_tokens", _positive, optional=True),
+    Rule("mode", _choice, default="live", choices=MODES, message=_ONE_OF),
+    Rule("measure", _choice, default="answer", choices=MEASURES, message=_ONE_OF),
+    Rule("order", _choice, default="auto", choices=ORDERS, message=_ONE_OF),
+)
+RULE: dict[str, Rule] = {rule.key: rule for rule in RULES}
+
+
+def _base_url(rule: Rule, value, at: Reading) -> str | None:
+    """An openai-compatible model's address is needed; any address is checked (check_base_url)."""
+    if at.got["provider"] == "openai-compatible" and not value:
+        _fail(f"{at.where}: an openai-compatible model needs base_url (e.g. http://127.0.0.1:8000/v1)")
+    if value is not None:
+        check_base_url(at.name(rule.key), value)
+    return value
+
+
+def _key_env(rule: Rule, value, at: Reading) -> str:
+    check_key_env(at.name(rule.key), value)
+    return value
+
+
+def _cache_prefix(rule: Rule, value, at: Reading) -> bool:
+    if not isinstance(value, bool):
+        rule.fail(value, at)
+    if value and at.got["provider"] != "anthropic":
+        _fail(f"{at.name(rule.key)} marks a prefix for Anthropic's prompt caching; OpenAI caches prompts of "
+              "1,024+ tokens by itself (leave it out)")
+    return value
+
+
+_FROM_TO = "{key} must be a number from {low:,} to {high:,} ({unit}), got {shown}"
+
+MODEL_RULES: tuple[Rule, ...] = (
+    Rule("provider", _choice, choices=PROVIDERS, message="{where}: provider must be one of {choices}, got {got}"),
+    Rule("model", _text, message="{where}: model name is missing"),
+    Rule("context_window", _positive, optional=True),
+    Rule("max_tokens", _positive, optional=True),
+    Rule("base_url", _base_url),
+    Rule("api_key_env", _key_env, optional=True),
+    Rule("requests_per_minute", _bounded, optional=True, low=RPM_BOUNDS[0], high=RPM_BOUNDS[1],
+         message=_FROM_TO.replace("{unit}", "requests per minute")),
+    Rule("timeout", _bounded, optional=True, low=TIMEOUT_BOUNDS[0], high=TIMEOUT_BOUNDS[1],
+         message=_FROM_TO.replace("{unit}", "seconds for one whole answer")),
+    Rule("max_retries", _whole, optional=True, low=0, high=MAX_RETRIES,
+         message="{key} must be a whole number from {low} to {high} (the SDK's retries of one call), got {shown}"),
+    Rule("cache_prefix", _cache_prefix, optional=True, message="{key} must be true or false, got {shown}"),
+)
+
+
+# the checks that read several keys, after every key's own rule --------------------------------------------
+
+def _measure_fits(cfg: SweepConfig) -> None:
+    if cfg.measure != "answer":
+        from components.run.measure import check_measure
+
+        try:
+            check_measure(cfg)
+        except ValueError as exc:
+            _fail(str(exc))
+
+
+def _batch_fits(cfg: SweepConfig) -> None:
+    if cfg.mode == "batch":
+        for m in cfg.models:
+            if m.provider not in BATCH_PROVIDERS:
+                _fail(f"mode = \"batch\" works with openai, openai-compatible and anthropic models only; "
+                      f"{m.label} has no batch interface (use mode = \"live\")")
+
+
+def _size_fits(cfg: SweepConfig) -> None:
+    try:
+        check_size(cfg, cfg.n_tasks or 1, at_least=True)  # the plan counts the tasks it reads
+    except ValueError as exc:
+        _fail(str(exc))
+
+
+def _models_distinct(cfg: SweepConfig) -> None:
+    labels = [m.label for m in cfg.models]
+    if len(set(labels)) != len(labels):
+        _fail("the same model is listed twice")
+
+
+CHECKS: tuple[Callable[[SweepConfig], None], ...] = (
+    _measure_fits, _batch_fits, SweepConfig.check_params, _size_fits, _models_distinct)

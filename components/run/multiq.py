@@ -27,7 +27,8 @@ import json
 import logging
 from dataclasses import dataclass, field
 
-from components.core.scoring import best_subspan_em, exact_match, fuzzy_match, kv_match, mq_category, mq_match
+from components.core.metrics import answer_scores
+from components.core.scoring import mq_category
 from components.providers.base import ProviderError, cache_key
 from components.run.caller import BudgetExceeded, Cancelled
 from components.run.schema import Trial, params_json
@@ -186,11 +187,8 @@ def _stamp(trial: Trial, spec: MQSpec, md: MultiDocument) -> None:
 def score_answer(trial: Trial, answer: str, answers) -> None:
     """The project's answer metrics, the paper's match (§4.2) and the category, of one parsed answer."""
     answers = list(answers)
-    trial.score = fuzzy_match(answer, answers)
-    trial.subspan_em = best_subspan_em(answer, answers)
-    trial.exact = exact_match(answer, answers)
-    trial.kv_match = kv_match(answer, answers)
-    trial.mq_match = mq_match(answer, answers)
+    for column, value in answer_scores(answer, answers).items():
+        setattr(trial, column, value)
     trial.category = mq_category(answer, answers)
 
 

@@ -20,17 +20,16 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from components.core.metrics import SUMMARY_METRIC_COLUMNS
 from components.run.schema import EXPORT_COLUMNS, JSON_COLUMNS, STORED, decode, encode
 
-# what Results, Compare and the cost views aggregate: everything but the long texts and lists
+# what Results, Compare and the cost views aggregate: everything but the long texts and lists (every
+# metric's columns: components.core.metrics)
 SUMMARY_COLUMNS = ["trial_id", "sweep_id", "sweep", "trial_key", "task", "strategy", "params", "model", "length",
-                   "position", "documents", "gold_index", "actual_length", "actual_position", "metric", "score",
-                   "subspan_em", "exact", "kv_match", "page_recall", "page_precision", "hallucination_rate",
-                   "sentence_recall", "error", "error_kind", "calls", "cached_calls", "input_tokens", "output_tokens",
-                   "cached_input_tokens", "cache_write_tokens", "cost_usd", "latency_s", "created", "answer_logprob",
-                   "answer_logprob_mean", "answer_logprob_tokens", "contexts", "questions_per_context", "mq_document",
-                   "question_number", "mq_match", "category", "sentences_retrieved", "sentences_hallucinated",
-                   "gold_facts", "gold_facts_recalled"]
+                   "position", "documents", "gold_index", "actual_length", "actual_position", "metric",
+                   *SUMMARY_METRIC_COLUMNS, "error", "error_kind", "calls", "cached_calls", "input_tokens",
+                   "output_tokens", "cached_input_tokens", "cache_write_tokens", "cost_usd", "latency_s", "created",
+                   "contexts", "questions_per_context", "mq_document", "question_number"]
 
 
 def _present(store) -> set[str]:

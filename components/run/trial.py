@@ -11,18 +11,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from components.core.scoring import (
-    best_subspan_em,
-    exact_match,
-    fuzzy_match,
-    gold_fact_counts,
-    kv_match,
-    mq_match,
-    retrieval_precision,
-    retrieval_recall,
-    scorer_for,
-    sentence_counts,
-)
+from components.core.metrics import answer_scores
+from components.core.scoring import gold_fact_counts, retrieval_precision, retrieval_recall, sentence_counts
 from components.providers.base import ProviderError, Settings
 from components.providers.pricing import cost_usd
 from components.run.caller import BudgetExceeded, Caller, Cancelled, NeedsCall
@@ -64,12 +54,8 @@ def score_outcome(trial: Trial, outcome, doc, answers, answer_mode: str = "any",
     trial.raw_answer = outcome.completions[-1].text if outcome.completions else ""
     errors = ([] if outcome.parsed.ok else [outcome.parsed.error]) + list(outcome.stage_errors)
     trial.parse_error = "; ".join(e for e in errors if e) or None
-    prediction = trial.answer or trial.raw_answer
-    trial.score = scorer_for(fuzzy_match, answer_mode)(trial.answer, answers)
-    trial.subspan_em = scorer_for(best_subspan_em, answer_mode)(prediction, answers)
-    trial.exact = scorer_for(exact_match, answer_mode)(trial.answer, answers)
-    trial.kv_match = scorer_for(kv_match, answer_mode)(prediction, answers)
-    trial.mq_match = scorer_for(mq_match, answer_mode)(trial.answer, answers)
+    for column, value in answer_scores(trial.answer, answers, answer_mode, raw=trial.raw_answer).items():
+        setattr(trial, column, value)
     trial.retrieved_pages = list(outcome.retrieved_pages) if outcome.retrieved_pages is not None else None
     trial.cited_pages = list(outcome.cited_pages or ())
     pages = trial.retrieved_pages if trial.retrieved_pages is not None else trial.cited_pages

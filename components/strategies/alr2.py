@@ -15,7 +15,7 @@ from components.core.completion import Ask
 from components.core.documents import Document, Page
 from components.core.parsing import Parsed, parse_answer, parse_quotes_and_answer, parse_sentences
 from components.core.prompts import Prompt, PromptBuilder, load_template
-from components.strategies.base import Outcome, Strategy, answer_outcome, fill
+from components.strategies.base import OneCall, Outcome, Strategy, answer_outcome, fill
 
 
 def context_block(doc: Document, pages: list[Page] | tuple[Page, ...] | None = None):
@@ -44,7 +44,7 @@ def _plain_answer(text: str, doc: Document) -> Parsed:
     return parse_answer(text, len(doc.pages))
 
 
-class DirectAnswer(Strategy):
+class DirectAnswer(OneCall):
     """ALR2 Fig. 4 (DA, every "DA" row of its tables): one call, the context between the instruction
     said twice, then the question; the reply is the answer."""
 
@@ -54,15 +54,9 @@ class DirectAnswer(Strategy):
     paper = "ALR2 Fig. 4"
     metric = "exact"
 
-    def first_prompts(self, doc, question, params=None) -> list[Prompt]:
-        self.check(doc, question, params)
-        return [_prompt(doc, "alr2_direct_answer", question, label="answer", max_tokens=64,
-                        documents=context_block(doc))]
-
-    async def run(self, doc, question, params, ask: Ask) -> Outcome:
-        prompts = self.first_prompts(doc, question, params)
-        done = await ask(prompts[0])
-        return answer_outcome(self.parse(done.text, doc), prompts, [done])
+    def prompt(self, doc, question, params) -> Prompt:
+        return _prompt(doc, "alr2_direct_answer", question, label="answer", max_tokens=64,
+                       documents=context_block(doc))
 
     def parse(self, text, doc):
         return _plain_answer(text, doc)
@@ -118,8 +112,8 @@ class RetrieveThenReason(Strategy):
         return _plain_answer(text, doc)
 
 
-class QuotesFirst(Strategy):
-    """ALR2 Fig. 5 (QF): one call that writes the relevant quotes, then 'Answer:'."""
+class QuotesFirst(OneCall):
+    """ALR2 Fig. 5 (QF): one call that writes the relevant quotes, then 'Answer:' (the quotes are kept)."""
 
     name = "quotes-first"
     label = "Quotes first"
@@ -127,16 +121,9 @@ class QuotesFirst(Strategy):
     paper = "ALR2 Fig. 5"
     metric = "exact"
 
-    def first_prompts(self, doc, question, params=None) -> list[Prompt]:
-        self.check(doc, question, params)
-        return [_prompt(doc, "alr2_quotes_first", question, label="quotes and answer", max_tokens=512,
-                        documents=context_block(doc))]
-
-    async def run(self, doc, question, params, ask: Ask) -> Outcome:
-        prompts = self.first_prompts(doc, question, params)
-        done = await ask(prompts[0])
-        parsed = self.parse(done.text, doc)
-        return answer_outcome(parsed, prompts, [done], sentences=parsed.sentences)
+    def prompt(self, doc, question, params) -> Prompt:
+        return _prompt(doc, "alr2_quotes_first", question, label="quotes and answer", max_tokens=512,
+                       documents=context_block(doc))
 
     def parse(self, text, doc):
         return parse_quotes_and_answer(text)

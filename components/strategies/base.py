@@ -151,6 +151,23 @@ class Strategy:
         return parse_answer(text, len(doc.pages))
 
 
+class OneCall(Strategy):
+    """A strategy of one call: one prompt (`prompt`, from the checked parameters), one answer, parsed
+    (`parse`); the outcome keeps the answer, the pages it cites and the sentences or quotes it wrote."""
+
+    def prompt(self, doc: Document, question: str, params: dict) -> Prompt:
+        raise NotImplementedError
+
+    def first_prompts(self, doc: Document, question: str, params: dict | None = None) -> list[Prompt]:
+        return [self.prompt(doc, question, self.check(doc, question, params))]
+
+    async def run(self, doc: Document, question: str, params: dict | None, ask: Ask) -> Outcome:
+        prompts = self.first_prompts(doc, question, params)
+        done = await ask(prompts[0])
+        parsed = self.parse(done.text, doc)
+        return answer_outcome(parsed, prompts, [done], sentences=parsed.sentences)
+
+
 def answer_outcome(parsed: Parsed, prompts: list[Prompt], completions: list[Completion], **kw) -> Outcome:
     return Outcome(parsed.answer if parsed.ok else "", parsed, prompts, completions,
                    cited_pages=parsed.pages, **kw)

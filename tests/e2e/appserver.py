@@ -88,6 +88,12 @@ def llm_server() -> Iterator[str]:
 
 # ------------------------------------------------------------------ browser helpers (playwright page)
 
+def calm(page) -> None:
+    """The page shows no traceback and no "Something went wrong"."""
+    text = page.inner_text("body")
+    assert "Traceback" not in text and "Something went wrong" not in text, text[-600:]
+
+
 def settle(page, timeout: int = 60_000) -> None:
     """Wait until Streamlit has finished running the script (stApp's script state is not running)."""
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout)

@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.e2e.appserver import settle
+
 pytestmark = pytest.mark.browser
 
-
-def settle(page, timeout=60_000):
-    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
-    page.wait_for_timeout(500)
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
 
 
 def chosen(box) -> list[str]:
@@ -20,18 +17,19 @@ def chosen(box) -> list[str]:
     return sorted(tags.nth(i).get_attribute("aria-label") for i in range(tags.count()))
 
 
-def test_typing_200_and_enter_adds_exactly_200(new_page, app_url):
+def test_typing_1000_and_enter_adds_exactly_1000(new_page, app_url):
+    """1000 matches 1,000 and 10,000 among r's presets (as 200 matches 200 and 2,000)."""
     page = new_page(1440, 1000)
     page.goto(f"{app_url}/experiments")
     settle(page)
     box = page.locator('[data-testid="stMultiSelect"]').filter(has_text="r (tokens)")
     box.locator("[data-tag]").first.wait_for(timeout=60_000)
     before = chosen(box)
-    assert "200" not in before and "2,000" not in before, before  # the default r fits 2,000-token documents
+    assert "1,000" not in before and "10,000" not in before, before  # the first grid's r fits its lengths
     box.locator("input").first.click()
-    box.locator("input").first.type("200")
+    box.locator("input").first.type("1000")
     page.wait_for_timeout(500)
     page.keyboard.press("Enter")
     page.keyboard.press("Escape")
     settle(page)
-    assert chosen(box) == sorted([*before, "200"])  # exactly one value more, and it is 200
+    assert chosen(box) == sorted([*before, "1,000"])  # exactly one value more, and it is 1,000

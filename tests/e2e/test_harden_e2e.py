@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.appserver import llm_server, streamlit_app
+from tests.e2e.appserver import llm_server, settle, streamlit_app
 from tests.webapp.runs_fixture import fill
 from webapp.ui.render import WORD_JOINER
 
@@ -31,11 +31,6 @@ def contexts(new_page):
     """Pages in browser contexts of their own (own cookies, own Streamlit session): conftest's new_page."""
     return lambda: new_page(1400, 1400)
 
-
-def settle(page, timeout=60_000):
-    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
-    page.wait_for_timeout(500)
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
 
 
 def start_sweep(tab, url: str, v1: str, name: str) -> None:

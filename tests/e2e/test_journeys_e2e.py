@@ -12,7 +12,7 @@ import sqlite3
 import pytest
 
 from components.report.lesson import STEPS
-from tests.e2e.appserver import llm_server, settle, streamlit_app
+from tests.e2e.appserver import calm, llm_server, settle, streamlit_app
 from tests.webapp.runs_fixture import fill
 
 pytestmark = pytest.mark.browser
@@ -65,10 +65,6 @@ def readable(page) -> None:
     for size, whole, text in page.evaluate(SIZES):
         assert size >= 16 and whole, (size, whole, text)
 
-
-def calm(page) -> None:
-    text = page.inner_text("body")
-    assert "Traceback" not in text and "Something went wrong" not in text
 
 
 @pytest.mark.parametrize("width,height", [(1024, 576), (1440, 900)])

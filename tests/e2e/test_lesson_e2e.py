@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from components.report.lesson import STEPS
-from tests.e2e.appserver import settle
+from tests.e2e.appserver import calm, settle
 
 pytestmark = pytest.mark.browser
 SIZES = [(1024, 576), (1440, 900)]
@@ -23,11 +23,6 @@ def shot(page, name: str) -> None:
     if SHOTS.is_dir():
         page.screenshot(path=str(SHOTS / f"teach-{name}.png"))
 
-
-def calm(page) -> None:
-    text = page.inner_text("body")
-    assert "Traceback" not in text
-    assert "Something went wrong" not in text
 
 
 def gold_token(page) -> int:

@@ -11,7 +11,7 @@ import urllib.request
 
 import pytest
 
-from tests.e2e.appserver import choose, fill, llm_server, select, settle
+from tests.e2e.appserver import calm, choose, fill, llm_server, select, settle
 
 pytestmark = pytest.mark.browser
 
@@ -40,10 +40,6 @@ def aliases(n: int) -> list[int]:
     path = next(s.path for s in list_task_sets() if s.name == NQ_SET)
     return [len([a for a in dict.fromkeys(t.answers) if a.strip()]) for t in read_tasks(path).tasks[:n]]
 
-
-def calm(page) -> None:
-    text = page.inner_text("body")
-    assert "Traceback" not in text and "Something went wrong" not in text
 
 
 def open_task_set(page, url: str, v1: str, model: str) -> None:

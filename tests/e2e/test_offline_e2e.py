@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from components.report.lesson import STEPS
-from tests.e2e.appserver import settle
+from tests.e2e.appserver import calm, settle
 
 pytestmark = pytest.mark.browser
 
@@ -24,10 +24,6 @@ def outside(url: str) -> bool:
     parts = urlsplit(url)
     return parts.scheme not in ("data", "blob", "about") and (parts.hostname or "") not in LOCAL
 
-
-def calm(page) -> None:
-    text = page.inner_text("body")
-    assert "Traceback" not in text and "Something went wrong" not in text, text[-600:]
 
 
 def test_a_tour_of_every_page_makes_no_request_off_the_machine(new_page, app_url):

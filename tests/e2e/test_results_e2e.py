@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from tests.e2e.appserver import llm_server, streamlit_app
+from tests.e2e.appserver import llm_server, settle, streamlit_app
 from tests.webapp.runs_fixture import fill
 
 pytestmark = pytest.mark.browser
@@ -28,11 +28,6 @@ def app_with_runs(tmp_path_factory):
 def tab(new_page):
     return new_page(1400, 1400)
 
-
-def settle(page, timeout=60_000):
-    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
-    page.wait_for_timeout(500)
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
 
 
 def open_page(page, url: str, name: str) -> None:

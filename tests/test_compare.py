@@ -124,26 +124,30 @@ def test_recommendation_is_computed(two_arms):
     out = cmp.compare(two_arms)
     v = out["verdict"]
     # A is the most accurate and the cheaper; B is not significantly worse: not yet
-    assert v.line == ("Recommend A · gpt-4o-mini · saves $0.3060 per 1,000 questions against B · gpt-4o-mini"
-                         " · not yet")
+    assert v.line == ("Recommend A · gpt-4o-mini · saves $0.31 per 1,000 questions against B · gpt-4o-mini"
+                      " · not yet")
+    assert v.kind == "tie" and v.versus == "B · gpt-4o-mini"
     assert out["recommendation"].startswith(v.line + ". A · gpt-4o-mini is the most accurate (73%, n = 11)")
+    assert v.to_dict()["line"] == v.line
     assert "Holm-adjusted p = 0.38" in v.reasons
     need = math.ceil((Z * math.sqrt(0.5) + ZB * math.sqrt(0.5 - 0.09)) ** 2 / 0.09)
     assert f"about {need} matched trials" in v.reasons and need == 42 and v.confidence == "not yet"
-    # a cheaper arm within 9 points at half the cost is NOT recommended: its interval allows far worse
+    # a cheaper arm within 9 points at half the cost is not confidently recommended (its interval allows far
+    # worse); the data cannot tell it from A, so as a tie it is the one recommended, "not yet"
     c = _trials({"C": [1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1]}, tokens=(500, 10))
     out = cmp.compare(pd.concat([two_arms, c], ignore_index=True))
     v = out["verdict"]
-    assert v.recommend == "A · gpt-4o-mini" and v.confidence == "not yet"
+    assert v.recommend == "C · gpt-4o-mini" and v.versus == "A · gpt-4o-mini" and v.confidence == "not yet"
     assert "C · gpt-4o-mini would save 48%" in v.reasons and "not yet shown within 5 points" in v.reasons
     # a clear winner, after Holm
     win = _trials({"W": [1] * 20, "L": [0] * 20})
     v = cmp.compare(win)["verdict"]
-    assert v.line == "Recommend W · gpt-4o-mini · costs the same as L · gpt-4o-mini · confident"
+    assert v.line == "Recommend W · gpt-4o-mini · saves $0 per 1,000 questions against L · gpt-4o-mini · confident"
+    assert v.kind == "winner"
     assert "significantly better than every other arm after Holm's correction" in v.reasons
     free = cmp.compare(_trials({"W": [1] * 20, "L": [0] * 20}, model="local:qwen2.5-coder-0.5b-instruct"))
-    assert free["verdict"].line == ("Recommend W · qwen2.5-coder-0.5b-instruct · costs nothing, as "
-                                       "L · qwen2.5-coder-0.5b-instruct does · confident")
+    assert free["verdict"].line == ("Recommend W · qwen2.5-coder-0.5b-instruct · saves $0 per 1,000 questions at "
+                                    "gpt-4o-mini prices against L · qwen2.5-coder-0.5b-instruct (free here) · confident")
     assert cmp.compare(_trials({"W": [1]}))["recommendation"].startswith("No recommendation")
 
 
@@ -156,16 +160,17 @@ def test_cheaper_arm_is_recommended_only_when_non_inferior_and_saving_enough():
     cheap = _trials({"C": _same(300, (400, 10))}, tokens=(400, 10))
     v = cmp.compare(pd.concat([base, cheap], ignore_index=True))["verdict"]
     saving = 1000 * ((1000 - 400) * 0.15) / 1e6
-    assert v.line == f"Recommend C · gpt-4o-mini · saves ${saving:,.4f} per 1,000 questions · confident"
+    assert v.line == (f"Recommend C · gpt-4o-mini · saves {cmp.money(saving)} per 1,000 questions against "
+                      "A · gpt-4o-mini · confident")
     assert v.recommend == "C · gpt-4o-mini" and v.saving_per_1000_usd == pytest.approx(saving)
     assert "non-inferior within the 5 points margin" in v.reasons
-    # the same arm saving only 5% of the cost is not worth it: below the 10% minimum
+    # the same arm saving only 5% of the cost is below the 10% minimum: not confidently (as a tie, not yet)
     small = _trials({"C": _same(300, (950, 10))}, tokens=(950, 10))
     v = cmp.compare(pd.concat([base, small], ignore_index=True))["verdict"]
-    assert v.recommend != "C · gpt-4o-mini"
+    assert v.kind == "tie" and v.confidence == "not yet"
     # a minimum the user lowers lets it through; a tighter margin than its interval stops it
-    assert cmp.compare(pd.concat([base, small], ignore_index=True), min_saving=0.01)["verdict"].recommend == \
-        "C · gpt-4o-mini"
+    lowered = cmp.compare(pd.concat([base, small], ignore_index=True), min_saving=0.01)["verdict"]
+    assert (lowered.recommend, lowered.confidence) == ("C · gpt-4o-mini", "confident")
     assert cmp.compare(pd.concat([base, cheap], ignore_index=True), margin=0.001)["verdict"].confidence == "not yet"
 
 
@@ -178,10 +183,52 @@ def test_of_two_equally_cheap_non_inferior_arms_the_more_accurate_is_recommended
     assert v.recommend == "C · gpt-4o-mini" and v.confidence == "confident"
 
 
-def test_ties_are_ties():
-    v = cmp.compare(_trials({"A": [1, 0, 1, 0, 1, 1], "B": [1, 0, 1, 0, 1, 1]}))["verdict"]
-    assert v.line == "Tie · A · gpt-4o-mini and B · gpt-4o-mini · not yet" and v.recommend is None
-    assert "a tie, not a winner" in v.reasons
+def test_a_tie_recommends_the_cheaper_arm_first():
+    """Equal accuracy (or no significant difference): the cheaper arm is recommended, named first, with
+    its saving in the second clause; never the dearer one first, never without "Recommend"."""
+    dear = _trials({"A": [1, 0, 1, 0, 1, 1]}, tokens=(3000, 10))
+    cheap = _trials({"B": [1, 0, 1, 0, 1, 1]}, tokens=(1000, 10))
+    for order in (["A · gpt-4o-mini", "B · gpt-4o-mini"], ["B · gpt-4o-mini", "A · gpt-4o-mini"]):
+        v = cmp.compare(pd.concat([dear, cheap], ignore_index=True), order)["verdict"]
+        saving = 1000 * 2000 * 0.15 / 1e6
+        assert v.line == (f"Recommend B · gpt-4o-mini · saves {cmp.money(saving)} per 1,000 questions against "
+                          "A · gpt-4o-mini · not yet")
+        assert v.line.split()[0] == "Recommend" and v.recommend == "B · gpt-4o-mini" and v.kind == "tie"
+        assert v.saving_per_1000_usd == pytest.approx(saving) and "a tie" in v.reasons
+        assert v.reasons.startswith("B · gpt-4o-mini and A · gpt-4o-mini")  # the cheaper named first
+    # not significantly different though A is more accurate: still the cheaper, not yet
+    unsure = pd.concat([_trials({"A": [1, 1, 1, 0, 1, 1]}, tokens=(3000, 10)), cheap], ignore_index=True)
+    v = cmp.compare(unsure)["verdict"]
+    assert v.recommend == "B · gpt-4o-mini" and v.versus == "A · gpt-4o-mini" and v.confidence == "not yet"
+    assert v.line.startswith("Recommend B · gpt-4o-mini · saves $0.30 per 1,000 questions")
+
+
+def test_a_clear_winner_is_confident_and_says_what_it_costs_more():
+    win = pd.concat([_trials({"W": [1] * 20}, tokens=(3000, 10)), _trials({"L": [0] * 20}, tokens=(1000, 10))],
+                    ignore_index=True)
+    v = cmp.compare(win)["verdict"]
+    assert v.kind == "winner" and v.confidence == "confident" and v.recommend == "W · gpt-4o-mini"
+    assert v.line == "Recommend W · gpt-4o-mini · costs $0.30 more per 1,000 questions than L · gpt-4o-mini · confident"
+    assert v.saving_per_1000_usd == pytest.approx(-0.3)
+
+
+def test_all_free_arms_are_priced_at_a_reference_and_tied_arms_ranked_by_tokens():
+    local = "local:qwen2.5-coder-0.5b-instruct"
+    df = pd.concat([_trials({"A": [1, 0, 1, 0, 1, 1]}, model=local, tokens=(3000, 10)),
+                    _trials({"B": [1, 0, 1, 0, 1, 1]}, model=local, tokens=(1000, 10))], ignore_index=True)
+    v = cmp.compare(df)["verdict"]
+    assert v.free and v.reference == cmp.REFERENCE_MODEL and v.saving_per_1000_usd == 0
+    assert v.recommend == "B · qwen2.5-coder-0.5b-instruct" and v.tokens_saved_per_question == 2000
+    assert v.reference_saving_per_1000_usd == pytest.approx(0.3)
+    assert v.line == ("Recommend B · qwen2.5-coder-0.5b-instruct · saves $0.30 per 1,000 questions at gpt-4o-mini "
+                      "prices against A · qwen2.5-coder-0.5b-instruct (free here) · not yet")
+    none = cmp.compare(_trials({"W": [1]}))["verdict"]
+    assert none.line.startswith("No recommendation · ") and none.recommend is None
+
+
+def test_money_reads_as_money():
+    assert [cmp.money(x) for x in (3729.6633, 3.7296, 0.306, 0.0042, 0)] == \
+        ["$3,729.66", "$3.73", "$0.31", "$0.0042", "$0"]
 
 
 def test_holm_is_statsmodels_and_the_verdict_never_uses_a_raw_p_it_rejects():

@@ -281,9 +281,9 @@ def test_pareto_chart_greys_dominated_arms(two_arms):
 
     fig = charts.pareto(cmp.arms(two_arms))
     points = {t.name: t for t in fig.data if t.name != "Pareto front"}
-    assert points["B · gpt-4o-mini (dominated)"].marker.color == "#B0B0B0"
-    assert points["A · gpt-4o-mini"].marker.color != "#B0B0B0" and points["A · gpt-4o-mini"].mode == "markers+text"
-    assert points["A · gpt-4o-mini"].y == (8 / 11,)
+    assert points["2 B · gpt-4o-mini (dominated)"].marker.color == "#B0B0B0"
+    assert points["1 A · gpt-4o-mini"].marker.color != "#B0B0B0" and points["1 A · gpt-4o-mini"].text == ("1",)
+    assert points["1 A · gpt-4o-mini"].y == (8 / 11,)
     evil = two_arms.assign(model="openai:<b>gpt-4o-mini</b>")
     names = [t.name for t in charts.pareto(cmp.arms(evil, price_model="gpt-4o-mini")).data]
     assert all("<b>" not in n for n in names) and any("&lt;b&gt;" in n for n in names)
@@ -315,11 +315,30 @@ def test_untimed_batch_answers_make_seconds_unknown_not_zero(two_arms):
     assert "unknown" in html and "0.50" in html
 
 
-def test_pareto_names_sit_right_of_points_when_every_arm_costs_the_same(two_arms):
+def test_pareto_axes_start_at_zero_and_coinciding_arms_share_one_label(two_arms):
     from components.report import charts
 
-    free = cmp.arms(two_arms, price_model="no-such-model").assign(cost_per_1000_usd=0.0, dominated=False)
+    table = cmp.arms(two_arms)
+    fig = charts.pareto(table)
+    assert fig.layout.xaxis.range[0] == 0 and fig.layout.yaxis.range[0] == 0  # never negative dollars
+    assert fig.layout.xaxis.range[1] > table["cost_per_1000_usd"].max()
+    free = table.assign(cost_per_1000_usd=0.0, accuracy=0.5, dominated=False)  # two arms on one spot
     points = [t for t in charts.pareto(free).data if t.name != "Pareto front"]
-    assert points and all(t.textposition == "middle right" for t in points)  # not cut at the left edge
-    priced = [t for t in charts.pareto(cmp.arms(two_arms)).data if t.name != "Pareto front"]
-    assert {t.textposition for t in priced} <= {"top center", "bottom center"}
+    assert [t.text for t in points] == [("1, 2",), ("",)]  # one label naming both, by their numbers
+    assert "runs free" in charts.pareto(free).layout.xaxis.title.text
+    assert charts.arm_numbers(table) == {"A · gpt-4o-mini": 1, "B · gpt-4o-mini": 2}
+
+
+def test_point_labels_are_placed_apart():
+    from components.report import charts
+
+    xs, ys = [0.1, 0.12, 0.14, 0.5, 0.52], [0.50, 0.50, 0.52, 0.3, 0.31]
+    texts = ["1", "2", "3", "4", "5"]
+    places = charts.place_labels(xs, ys, texts, [0, 1], [0, 1])
+    w, h = charts.LABEL_PLOT
+    boxes = [charts._label_box(pl, x * w, y * h, t) for pl, x, y, t in zip(places, xs, ys, texts, strict=True)]
+    for i, a in enumerate(boxes):
+        assert a[0] >= 0 and a[2] <= w and a[1] >= 0 and a[3] <= h
+        assert all(charts._overlap(a, b) == 0 for b in boxes[i + 1:]), places
+    # a point at the left edge never has its label to its left (cut at the axis)
+    assert charts.place_labels([0.0], [0.5], ["1"], [0, 1], [0, 1]) == ["middle right"]

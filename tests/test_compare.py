@@ -323,9 +323,15 @@ def test_pareto_axes_start_at_zero_and_coinciding_arms_share_one_label(two_arms)
     assert fig.layout.xaxis.range[0] == 0 and fig.layout.yaxis.range[0] == 0  # never negative dollars
     assert fig.layout.xaxis.range[1] > table["cost_per_1000_usd"].max()
     free = table.assign(cost_per_1000_usd=0.0, accuracy=0.5, dominated=False)  # two arms on one spot
-    points = [t for t in charts.pareto(free).data if t.name != "Pareto front"]
+    points = [t for t in charts.pareto(free, reference=None).data if t.name != "Pareto front"]
     assert [t.text for t in points] == [("1, 2",), ("",)]  # one label naming both, by their numbers
-    assert "runs free" in charts.pareto(free).layout.xaxis.title.text
+    assert "runs free" in charts.pareto(free, reference=None).layout.xaxis.title.text
+    # free arms are drawn at the reference price from their tokens (the verdict's saving uses the same)
+    ref = charts.pareto(free)
+    xs = sorted(t.x[0] for t in ref.data if t.name != "Pareto front")
+    assert xs == pytest.approx(sorted(cmp.cost_per_1000(i, o, cmp.REFERENCE_MODEL) for i, o in zip(
+        table["input_tokens_per_question"], table["output_tokens_per_question"], strict=True)))
+    assert "at gpt-4o-mini list prices, for reference (every arm runs free here)" in ref.layout.xaxis.title.text
     assert charts.arm_numbers(table) == {"A · gpt-4o-mini": 1, "B · gpt-4o-mini": 2}
 
 

@@ -286,8 +286,8 @@ def accuracy_vs_cost(table: pd.DataFrame, cost: str = "cost_usd", *, metric_labe
         ))
         at += n
     set_layout(fig, title, x_title, metric_label)
-    fig.update_yaxes(range=ACCURACY_RANGE, autorange=False)
-    fig.update_xaxes(range=x_range, autorange=False, rangemode="nonnegative")
+    fig.update_yaxes(range=ACCURACY_RANGE, autorange=False, ticklabelstandoff=8)  # "0%" clear of the x axis' 0
+    fig.update_xaxes(range=x_range, autorange=False, ticklabelstandoff=4)
     if cost == "cost_usd":
         fig.update_xaxes(tickprefix="$", tickformat=",.4~f")
     else:
@@ -466,7 +466,27 @@ def arm_numbers(table: pd.DataFrame) -> dict[str, int]:
     return {label: i + 1 for i, label in enumerate(order["label"])}
 
 
-def pareto(table: pd.DataFrame, *, title: str = "Accuracy against cost per 1,000 questions") -> go.Figure:
+def _at_reference(data: pd.DataFrame, reference: str | None) -> tuple[pd.DataFrame, str]:
+    """Arms that all run free, priced at `reference`'s list price from their token counts (the verdict
+    words their saving at the same price): (the arms with `cost` and `dominated` at that price, the axis
+    note); unchanged, with a note that they are free, where there is no reference price."""
+    from components.report import compare  # the same layer: the one price rule
+
+    if not reference or compare.price_for(reference)[1] is None:
+        return data, " (every arm runs free here: a local model)"
+    cost = [compare.cost_per_1000(i, o, reference) for i, o in zip(data["input_tokens_per_question"],
+                                                                    data["output_tokens_per_question"], strict=True)]
+    priced = data.assign(cost=pd.to_numeric(pd.Series(cost, index=data.index), errors="coerce"))
+    if priced["cost"].isna().any():
+        return data, " (every arm runs free here: a local model)"
+    priced = priced.assign(cost_per_1000_usd=priced["cost"])
+    priced = priced.assign(dominated=compare.dominated(priced))
+    name = reference.partition(":")[2] or reference
+    return priced, f" at {name} list prices, for reference (every arm runs free here)"
+
+
+def pareto(table: pd.DataFrame, *, title: str = "Accuracy against cost per 1,000 questions",
+           reference: str | None = "openai:gpt-4o-mini") -> go.Figure:
     """One point per arm (accuracy ± Wilson 95% against dollars per 1,000 questions), both axes from 0,
     each point labelled with the arm's number (`arm_numbers`: the legend and the tables beside the chart
     name it in full); arms on one spot share one point and one label ("1, 3"), labels placed apart
@@ -480,6 +500,10 @@ def pareto(table: pd.DataFrame, *, title: str = "Accuracy against cost per 1,000
     numbers = arm_numbers(table)
     data = data.assign(cost=pd.to_numeric(data["cost_per_1000_usd"]), number=data["label"].map(numbers))
     data = data.sort_values("number")
+    free = bool((data["cost"] == 0).all())
+    if free:  # one cost, $0, tells the arms nothing: their tokens at a reference price do
+        data, note = _at_reference(data, reference)
+        x_title += note
     x_range = cost_range(data["cost"])
     front = data[~data["dominated"]].sort_values("cost")
     if len(front) > 1:
@@ -511,11 +535,9 @@ def pareto(table: pd.DataFrame, *, title: str = "Accuracy against cost per 1,000
                            "<br>n = %{customdata[0]}" + also
                            + ("<br>dominated: another arm is as accurate for less" if grey else "")
                            + "<extra></extra>")))
-    if (data["cost"] == 0).all():
-        x_title += " (every arm runs free here: a local model)"
     set_layout(fig, title, x_title, "accuracy")
-    fig.update_xaxes(tickprefix="$", tickformat=",.4~f", range=x_range, autorange=False, rangemode="nonnegative")
-    fig.update_yaxes(range=ACCURACY_RANGE, autorange=False)
+    fig.update_xaxes(tickprefix="$", tickformat=",.4~f", range=x_range, autorange=False, ticklabelstandoff=4)
+    fig.update_yaxes(range=ACCURACY_RANGE, autorange=False, ticklabelstandoff=8)  # "0%" clear of "$0"
     fig.update_layout(legend_title_text="Arms by number:")
     return fig
 

@@ -206,9 +206,9 @@ def verdict_box(result: dict) -> None:
     if parts.all_free(result["arms"]):
         ref = analysis.REFERENCE_MODEL
         c1, c2 = st.columns([3, 1], vertical_alignment="center")
-        c1.caption(f"Every arm here runs free (a local model), so the chart has one cost, $0. Token counts still "
-                   f"differ: price every arm as **{md(ref)}** (list price dated {models.PRICES_DATE}) to see what "
-                   "they would cost through an API.")
+        c1.caption(f"Every arm here runs free (a local model). Their token counts differ, so the verdict and the "
+                   f"chart price them at **{md(ref)}**'s list price (dated {models.PRICES_DATE}) for reference; "
+                   "price every arm so to see those dollars in the tables too.")
         c2.button(f"Price as {ref.partition(':')[2]}", key=State.cmp_use_reference.key, icon=":material/sell:",
                   on_click=parts.use_reference_price)
 

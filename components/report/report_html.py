@@ -23,8 +23,10 @@ METHODS = ("Accuracy: the share of scored trials whose primary metric is correct
            "Holm's step-down method (Holm 1979; statsmodels multipletests): every verdict reads the adjusted "
            "p-values. Verdict: a cheaper arm is recommended only when non-inferior within the margin (the lower "
            "bound of the 95% paired interval of its difference from the most accurate arm above minus the margin) "
-           "and saving at least the minimum share of cost; otherwise the most accurate arm, confident only when it "
-           "beats every other arm at Holm-adjusted p < 0.05; equal accuracies are a tie. Trials without a partner are "
+           "and saving at least the minimum share of cost; otherwise the most accurate arm when it beats every other "
+           "arm at Holm-adjusted p < 0.05; otherwise a tie, and the cheapest arm the data cannot tell from the most "
+           "accurate is recommended, not yet (where every arm runs free, priced at a reference model's list price "
+           "from its tokens). The chart numbers the arms as the arms table does. Trials without a partner are "
            "left out and counted. Failed calls are errors, never wrong answers. Cost per 1,000 questions: the "
            "mean stored input and output tokens of all stages of an arm's trials at the list price (or batch "
            "price) of the model named. Planner: Connor (1987) sample size for McNemar's test.")

@@ -81,16 +81,17 @@ def test_compare_leads_with_the_recommendation_and_its_chart_reads(new_page, app
     assert plot.bounding_box()["width"] > 0.6 * width  # full width, not half the page
 
 
-def test_results_accuracy_against_cost_reads(new_page, app_url):
-    page = new_page(1440, 900)
+@pytest.mark.parametrize("width, height, query", SIZES)
+def test_results_accuracy_against_cost_reads(new_page, app_url, width, height, query):
+    page = new_page(width, height)
     page.goto(app_url)
     settle(page, 120_000)
-    page.goto(f"{app_url}/results")
+    page.goto(f"{app_url}/results{query}")
     settle(page, 120_000)
     page.get_by_role("tab", name="Accuracy vs cost").click()
     settle(page)
     plot = chart(page, "against dollars per 1,000 questions")
-    shot(page, "decision-results-cost-1440x900.png")
+    shot(page, f"decision-results-cost-{width}x{height}.png")
     boxes = plot.evaluate(TEXT_BOXES)
     assert not overlaps(boxes), overlaps(boxes)
     tick = first_x_tick(plot)

@@ -87,7 +87,7 @@ def tables(result: dict) -> None:
         "errors": arms["errors"], "Pareto": ["dominated" if d else "front" for d in arms["dominated"]]})
     st.dataframe(table.sort_values("#"), hide_index=True, width="stretch", column_config={
             "#": st.column_config.NumberColumn(width="small", help="the arm's number on the accuracy-cost chart"),
-            "arm": st.column_config.TextColumn(width="large"),
+            "arm": st.column_config.TextColumn(help="strategy, parameters and model: the whole name"),
             "accuracy (95% CI)": st.column_config.TextColumn(help="accuracy and its Wilson 95% interval"),
             "$ per 1,000 questions": st.column_config.TextColumn(help="at the prices below"),
             "calls / q": st.column_config.NumberColumn(format="%.2f", help="LLM calls per question", width="small"),
@@ -191,8 +191,9 @@ def decision_rule(where) -> tuple[float, float]:
                                   "1,000 questions")
     c3.caption(f"**Decision rule.** Defaults: a margin of {100 * analysis.DEFAULT_MARGIN:.0f} points and a "
                f"minimum saving of {100 * analysis.DEFAULT_MIN_SAVING:.0f}% of cost. A cheaper arm is recommended "
-               "only when it is non-inferior within the margin and saves at least the minimum; otherwise the most "
-               "accurate arm, confident only if it beats every other arm after Holm's correction.")
+               "only when it is non-inferior within the margin and saves at least the minimum (confident); else "
+               "the most accurate arm if it beats every other after Holm's correction (confident); else it is a tie, "
+               "and the cheapest of the arms the data cannot tell apart is recommended (not yet).")
     return float(margin) / 100, float(saving) / 100
 
 

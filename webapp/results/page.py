@@ -152,7 +152,9 @@ def cost_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     charts.show(fig, f"accuracy-vs-{cost}", "one point per strategy setting (labelled with its parameters), "
                 "up is more accurate, left is cheaper; both axes start at zero; bars are 95% intervals; the best "
                 "trade-offs sit top left.",
-                note=f"Measured by this app with {models_of(df['model'])}: {metric_label}; cost as stored per trial.",
+                note=f"Measured by this app with {models_of(df['model'])}: {metric_label}; " + (
+                    f"dollars {note} (from the stored tokens)." if note and cost == "cost_usd" else
+                    "cost as stored per trial."),
                 alt=f"{metric_label} against {figures.COST_TITLES[cost]}, one point per strategy setting")
     if len(table) and not table["usd_known"].all():
         st.caption("Some trials have no price (an unpriced model or a failed call): their dollars are missing.")

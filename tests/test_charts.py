@@ -89,7 +89,7 @@ def test_heatmap_prints_accuracy_and_n():
 def test_accuracy_vs_cost_points_per_setting():
     fig = charts.accuracy_vs_cost(analysis.cost_table(grid()), "calls")
     assert len(fig.data) == 2
-    assert fig.layout.xaxis.title.text == "LLM calls per trial"
+    assert fig.layout.xaxis.title.text == "LLM calls per question"
 
 
 def test_empty_inputs_give_a_note_not_an_error():

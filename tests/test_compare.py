@@ -124,26 +124,30 @@ def test_recommendation_is_computed(two_arms):
     out = cmp.compare(two_arms)
     v = out["verdict"]
     # A is the most accurate and the cheaper; B is not significantly worse: not yet
-    assert v.line == ("Recommend A · gpt-4o-mini · saves $0.3060 per 1,000 questions against B · gpt-4o-mini"
-                         " · not yet")
+    assert v.line == ("Recommend A · gpt-4o-mini · saves $0.31 per 1,000 questions against B · gpt-4o-mini"
+                      " · not yet")
+    assert v.kind == "tie" and v.versus == "B · gpt-4o-mini"
     assert out["recommendation"].startswith(v.line + ". A · gpt-4o-mini is the most accurate (73%, n = 11)")
+    assert v.to_dict()["line"] == v.line
     assert "Holm-adjusted p = 0.38" in v.reasons
     need = math.ceil((Z * math.sqrt(0.5) + ZB * math.sqrt(0.5 - 0.09)) ** 2 / 0.09)
     assert f"about {need} matched trials" in v.reasons and need == 42 and v.confidence == "not yet"
-    # a cheaper arm within 9 points at half the cost is NOT recommended: its interval allows far worse
+    # a cheaper arm within 9 points at half the cost is not confidently recommended (its interval allows far
+    # worse); the data cannot tell it from A, so as a tie it is the one recommended, "not yet"
     c = _trials({"C": [1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1]}, tokens=(500, 10))
     out = cmp.compare(pd.concat([two_arms, c], ignore_index=True))
     v = out["verdict"]
-    assert v.recommend == "A · gpt-4o-mini" and v.confidence == "not yet"
+    assert v.recommend == "C · gpt-4o-mini" and v.versus == "A · gpt-4o-mini" and v.confidence == "not yet"
     assert "C · gpt-4o-mini would save 48%" in v.reasons and "not yet shown within 5 points" in v.reasons
     # a clear winner, after Holm
     win = _trials({"W": [1] * 20, "L": [0] * 20})
     v = cmp.compare(win)["verdict"]
-    assert v.line == "Recommend W · gpt-4o-mini · costs the same as L · gpt-4o-mini · confident"
+    assert v.line == "Recommend W · gpt-4o-mini · saves $0 per 1,000 questions against L · gpt-4o-mini · confident"
+    assert v.kind == "winner"
     assert "significantly better than every other arm after Holm's correction" in v.reasons
     free = cmp.compare(_trials({"W": [1] * 20, "L": [0] * 20}, model="local:qwen2.5-coder-0.5b-instruct"))
-    assert free["verdict"].line == ("Recommend W · qwen2.5-coder-0.5b-instruct · costs nothing, as "
-                                       "L · qwen2.5-coder-0.5b-instruct does · confident")
+    assert free["verdict"].line == ("Recommend W · qwen2.5-coder-0.5b-instruct · saves $0 per 1,000 questions at "
+                                    "gpt-4o-mini prices against L · qwen2.5-coder-0.5b-instruct (free here) · confident")
     assert cmp.compare(_trials({"W": [1]}))["recommendation"].startswith("No recommendation")
 
 
@@ -156,16 +160,17 @@ def test_cheaper_arm_is_recommended_only_when_non_inferior_and_saving_enough():
     cheap = _trials({"C": _same(300, (400, 10))}, tokens=(400, 10))
     v = cmp.compare(pd.concat([base, cheap], ignore_index=True))["verdict"]
     saving = 1000 * ((1000 - 400) * 0.15) / 1e6
-    assert v.line == f"Recommend C · gpt-4o-mini · saves ${saving:,.4f} per 1,000 questions · confident"
+    assert v.line == (f"Recommend C · gpt-4o-mini · saves {cmp.money(saving)} per 1,000 questions against "
+                      "A · gpt-4o-mini · confident")
     assert v.recommend == "C · gpt-4o-mini" and v.saving_per_1000_usd == pytest.approx(saving)
     assert "non-inferior within the 5 points margin" in v.reasons
-    # the same arm saving only 5% of the cost is not worth it: below the 10% minimum
+    # the same arm saving only 5% of the cost is below the 10% minimum: not confidently (as a tie, not yet)
     small = _trials({"C": _same(300, (950, 10))}, tokens=(950, 10))
     v = cmp.compare(pd.concat([base, small], ignore_index=True))["verdict"]
-    assert v.recommend != "C · gpt-4o-mini"
+    assert v.kind == "tie" and v.confidence == "not yet"
     # a minimum the user lowers lets it through; a tighter margin than its interval stops it
-    assert cmp.compare(pd.concat([base, small], ignore_index=True), min_saving=0.01)["verdict"].recommend == \
-        "C · gpt-4o-mini"
+    lowered = cmp.compare(pd.concat([base, small], ignore_index=True), min_saving=0.01)["verdict"]
+    assert (lowered.recommend, lowered.confidence) == ("C · gpt-4o-mini", "confident")
     assert cmp.compare(pd.concat([base, cheap], ignore_index=True), margin=0.001)["verdict"].confidence == "not yet"
 
 
@@ -178,10 +183,52 @@ def test_of_two_equally_cheap_non_inferior_arms_the_more_accurate_is_recommended
     assert v.recommend == "C · gpt-4o-mini" and v.confidence == "confident"
 
 
-def test_ties_are_ties():
-    v = cmp.compare(_trials({"A": [1, 0, 1, 0, 1, 1], "B": [1, 0, 1, 0, 1, 1]}))["verdict"]
-    assert v.line == "Tie · A · gpt-4o-mini and B · gpt-4o-mini · not yet" and v.recommend is None
-    assert "a tie, not a winner" in v.reasons
+def test_a_tie_recommends_the_cheaper_arm_first():
+    """Equal accuracy (or no significant difference): the cheaper arm is recommended, named first, with
+    its saving in the second clause; never the dearer one first, never without "Recommend"."""
+    dear = _trials({"A": [1, 0, 1, 0, 1, 1]}, tokens=(3000, 10))
+    cheap = _trials({"B": [1, 0, 1, 0, 1, 1]}, tokens=(1000, 10))
+    for order in (["A · gpt-4o-mini", "B · gpt-4o-mini"], ["B · gpt-4o-mini", "A · gpt-4o-mini"]):
+        v = cmp.compare(pd.concat([dear, cheap], ignore_index=True), order)["verdict"]
+        saving = 1000 * 2000 * 0.15 / 1e6
+        assert v.line == (f"Recommend B · gpt-4o-mini · saves {cmp.money(saving)} per 1,000 questions against "
+                          "A · gpt-4o-mini · not yet")
+        assert v.line.split()[0] == "Recommend" and v.recommend == "B · gpt-4o-mini" and v.kind == "tie"
+        assert v.saving_per_1000_usd == pytest.approx(saving) and "a tie" in v.reasons
+        assert v.reasons.startswith("B · gpt-4o-mini and A · gpt-4o-mini")  # the cheaper named first
+    # not significantly different though A is more accurate: still the cheaper, not yet
+    unsure = pd.concat([_trials({"A": [1, 1, 1, 0, 1, 1]}, tokens=(3000, 10)), cheap], ignore_index=True)
+    v = cmp.compare(unsure)["verdict"]
+    assert v.recommend == "B · gpt-4o-mini" and v.versus == "A · gpt-4o-mini" and v.confidence == "not yet"
+    assert v.line.startswith("Recommend B · gpt-4o-mini · saves $0.30 per 1,000 questions")
+
+
+def test_a_clear_winner_is_confident_and_says_what_it_costs_more():
+    win = pd.concat([_trials({"W": [1] * 20}, tokens=(3000, 10)), _trials({"L": [0] * 20}, tokens=(1000, 10))],
+                    ignore_index=True)
+    v = cmp.compare(win)["verdict"]
+    assert v.kind == "winner" and v.confidence == "confident" and v.recommend == "W · gpt-4o-mini"
+    assert v.line == "Recommend W · gpt-4o-mini · costs $0.30 more per 1,000 questions than L · gpt-4o-mini · confident"
+    assert v.saving_per_1000_usd == pytest.approx(-0.3)
+
+
+def test_all_free_arms_are_priced_at_a_reference_and_tied_arms_ranked_by_tokens():
+    local = "local:qwen2.5-coder-0.5b-instruct"
+    df = pd.concat([_trials({"A": [1, 0, 1, 0, 1, 1]}, model=local, tokens=(3000, 10)),
+                    _trials({"B": [1, 0, 1, 0, 1, 1]}, model=local, tokens=(1000, 10))], ignore_index=True)
+    v = cmp.compare(df)["verdict"]
+    assert v.free and v.reference == cmp.REFERENCE_MODEL and v.saving_per_1000_usd == 0
+    assert v.recommend == "B · qwen2.5-coder-0.5b-instruct" and v.tokens_saved_per_question == 2000
+    assert v.reference_saving_per_1000_usd == pytest.approx(0.3)
+    assert v.line == ("Recommend B · qwen2.5-coder-0.5b-instruct · saves $0.30 per 1,000 questions at gpt-4o-mini "
+                      "prices against A · qwen2.5-coder-0.5b-instruct (free here) · not yet")
+    none = cmp.compare(_trials({"W": [1]}))["verdict"]
+    assert none.line.startswith("No recommendation · ") and none.recommend is None
+
+
+def test_money_reads_as_money():
+    assert [cmp.money(x) for x in (3729.6633, 3.7296, 0.306, 0.0042, 0)] == \
+        ["$3,729.66", "$3.73", "$0.31", "$0.0042", "$0"]
 
 
 def test_holm_is_statsmodels_and_the_verdict_never_uses_a_raw_p_it_rejects():
@@ -234,9 +281,9 @@ def test_pareto_chart_greys_dominated_arms(two_arms):
 
     fig = charts.pareto(cmp.arms(two_arms))
     points = {t.name: t for t in fig.data if t.name != "Pareto front"}
-    assert points["B · gpt-4o-mini (dominated)"].marker.color == "#B0B0B0"
-    assert points["A · gpt-4o-mini"].marker.color != "#B0B0B0" and points["A · gpt-4o-mini"].mode == "markers+text"
-    assert points["A · gpt-4o-mini"].y == (8 / 11,)
+    assert points["2 B · gpt-4o-mini (dominated)"].marker.color == "#B0B0B0"
+    assert points["1 A · gpt-4o-mini"].marker.color != "#B0B0B0" and points["1 A · gpt-4o-mini"].text == ("1",)
+    assert points["1 A · gpt-4o-mini"].y == (8 / 11,)
     evil = two_arms.assign(model="openai:<b>gpt-4o-mini</b>")
     names = [t.name for t in charts.pareto(cmp.arms(evil, price_model="gpt-4o-mini")).data]
     assert all("<b>" not in n for n in names) and any("&lt;b&gt;" in n for n in names)
@@ -268,11 +315,36 @@ def test_untimed_batch_answers_make_seconds_unknown_not_zero(two_arms):
     assert "unknown" in html and "0.50" in html
 
 
-def test_pareto_names_sit_right_of_points_when_every_arm_costs_the_same(two_arms):
+def test_pareto_axes_start_at_zero_and_coinciding_arms_share_one_label(two_arms):
     from components.report import charts
 
-    free = cmp.arms(two_arms, price_model="no-such-model").assign(cost_per_1000_usd=0.0, dominated=False)
-    points = [t for t in charts.pareto(free).data if t.name != "Pareto front"]
-    assert points and all(t.textposition == "middle right" for t in points)  # not cut at the left edge
-    priced = [t for t in charts.pareto(cmp.arms(two_arms)).data if t.name != "Pareto front"]
-    assert {t.textposition for t in priced} <= {"top center", "bottom center"}
+    table = cmp.arms(two_arms)
+    fig = charts.pareto(table)
+    assert fig.layout.xaxis.range[0] == 0 and fig.layout.yaxis.range[0] == 0  # never negative dollars
+    assert fig.layout.xaxis.range[1] > table["cost_per_1000_usd"].max()
+    free = table.assign(cost_per_1000_usd=0.0, accuracy=0.5, dominated=False)  # two arms on one spot
+    points = [t for t in charts.pareto(free, reference=None).data if t.name != "Pareto front"]
+    assert [t.text for t in points] == [("1, 2",), ("",)]  # one label naming both, by their numbers
+    assert "runs free" in charts.pareto(free, reference=None).layout.xaxis.title.text
+    # free arms are drawn at the reference price from their tokens (the verdict's saving uses the same)
+    ref = charts.pareto(free)
+    xs = sorted(t.x[0] for t in ref.data if t.name != "Pareto front")
+    assert xs == pytest.approx(sorted(cmp.cost_per_1000(i, o, cmp.REFERENCE_MODEL) for i, o in zip(
+        table["input_tokens_per_question"], table["output_tokens_per_question"], strict=True)))
+    assert "at gpt-4o-mini list prices, for reference (every arm runs free here)" in ref.layout.xaxis.title.text
+    assert charts.arm_numbers(table) == {"A · gpt-4o-mini": 1, "B · gpt-4o-mini": 2}
+
+
+def test_point_labels_are_placed_apart():
+    from components.report import charts
+
+    xs, ys = [0.1, 0.12, 0.14, 0.5, 0.52], [0.50, 0.50, 0.52, 0.3, 0.31]
+    texts = ["1", "2", "3", "4", "5"]
+    places = charts.place_labels(xs, ys, texts, [0, 1], [0, 1])
+    w, h = charts.LABEL_PLOT
+    boxes = [charts._label_box(pl, x * w, y * h, t) for pl, x, y, t in zip(places, xs, ys, texts, strict=True)]
+    for i, a in enumerate(boxes):
+        assert a[0] >= 0 and a[2] <= w and a[1] >= 0 and a[3] <= h
+        assert all(charts._overlap(a, b) == 0 for b in boxes[i + 1:]), places
+    # a point at the left edge never has its label to its left (cut at the axis)
+    assert charts.place_labels([0.0], [0.5], ["1"], [0, 1], [0, 1]) == ["middle right"]

@@ -70,7 +70,9 @@ def _pct(x) -> str:
 
 
 def _usd(x) -> str:
-    return "unknown" if x is None or (isinstance(x, float) and math.isnan(x)) else f"${x:,.4f}"
+    from components.report.compare import money
+
+    return "unknown" if x is None or (isinstance(x, float) and math.isnan(x)) else money(x)
 
 
 def table_text(obj: dict) -> str:

@@ -12,6 +12,7 @@ goes through `esc` first, so it shows as the characters it is.
 from __future__ import annotations
 
 import html
+import math
 import zlib
 
 import numpy as np
@@ -231,34 +232,49 @@ def heatmap(mean: pd.DataFrame, n: pd.DataFrame, *, metric_label: str = "accurac
     return fig
 
 
-COST_TITLES = {"cost_usd": "dollars per trial", "calls": "LLM calls per trial",
-               "input_tokens": "input tokens per trial", "output_tokens": "output tokens per trial"}
+COST_TITLES = {"cost_usd": "dollars per 1,000 questions", "calls": "LLM calls per question",
+               "input_tokens": "input tokens per question", "output_tokens": "output tokens per question"}
 
 
 def accuracy_vs_cost(table: pd.DataFrame, cost: str = "cost_usd", *, metric_label: str = "accuracy",
-                     title: str = "Accuracy against cost") -> go.Figure:
-    """One point per setting (strategy + params, and model): x = mean cost per trial, y = accuracy ± CI.
-
+                     title: str = "Accuracy against cost", free_note: str = "") -> go.Figure:
+    """One point per setting (strategy + params, and model): x = mean cost per question (dollars per
+    1,000 questions), y = accuracy ± CI; both axes from 0; each point labelled with its parameters in
+    full ("r=200", "r=2000"), labels placed apart (`place_labels`); settings on one spot share a label.
     Points of one strategy are joined in order of cost, so chunk sizes read as a trade-off curve.
-    """
+    `free_note`: said under the axis when the dollars are a reference price (the trials ran free)."""
     fig = go.Figure()
-    x_title = COST_TITLES.get(cost, cost)
+    x_title = COST_TITLES.get(cost, cost) + (f" ({free_note})" if free_note else "")
     col = f"{cost}_per_trial"
     data = table[(table["n"] > 0) & table[col].notna()] if len(table) and col in table else table.iloc[0:0]
     if data.empty:
         _empty_note(fig, "No cost recorded for this selection" if len(table) else "No scored trials")
         return set_layout(fig, title, x_title, metric_label)
-    data = data.assign(strategy_name=data["setting"].astype(str).str.split(" ").str[0])
+    scale = 1000.0 if cost == "cost_usd" else 1.0
+    data = data.assign(strategy_name=data["setting"].astype(str).str.split(" ").str[0],
+                       x_=pd.to_numeric(data[col], errors="coerce") * scale)
     group_cols = ["strategy_name", "model"] if "model" in data else ["strategy_name"]
     labels = [" · ".join(map(str, k if isinstance(k, tuple) else (k,)))
               for k, _ in data.groupby(group_cols, sort=True)]
     styles = _series_style(labels)
-    for (_key, part), label in zip(data.groupby(group_cols, sort=True), labels, strict=True):
-        part = part.sort_values(col)
+    top = float(data["x_"].max() or 0)
+    x_range = [0.0, top * 1.15 if top > 0 else 1.0]
+    parts = [(label, part.sort_values("x_")) for (_key, part), label
+             in zip(data.groupby(group_cols, sort=True), labels, strict=True)]
+    xs = [x for _, part in parts for x in part["x_"]]
+    ys = [y for _, part in parts for y in part["mean"]]
+    short = [s.split(" ", 1)[1] if " " in s else "" for _, part in parts for s in part["setting"].astype(str)]
+    shown = [""] * len(short)
+    for g in _groups(xs, ys, x_range, ACCURACY_RANGE):  # settings on one spot: one label naming them all
+        shown[g[0]] = " / ".join(dict.fromkeys(short[i] for i in g if short[i]))
+    places = place_labels(xs, ys, shown, x_range, ACCURACY_RANGE)
+    at = 0
+    for label, part in parts:
+        n = len(part)
         st = styles[label]
-        short = [esc(s.split(" ", 1)[1]) if " " in s else "" for s in part["setting"].astype(str)]
         fig.add_trace(go.Scatter(
-            x=part[col], y=part["mean"], mode="lines+markers+text", text=short, textposition="middle right",
+            x=part["x_"], y=part["mean"], mode="lines+markers+text", text=[esc(t) for t in shown[at:at + n]],
+            textposition=places[at:at + n], cliponaxis=False, textfont=dict(size=13),
             name=f"{esc(label)} (n={int(part['n'].sum())})", line=dict(color=st["colour"], width=1.5, dash=st["dash"]),
             marker=dict(symbol=st["symbol"], size=10, color=st["colour"]),
             error_y=dict(type="data", symmetric=False, array=part["hi"] - part["mean"],
@@ -268,7 +284,10 @@ def accuracy_vs_cost(table: pd.DataFrame, cost: str = "cost_usd", *, metric_labe
                            "<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}<br>n = %{customdata[0]}"
                            "<br>errors (not scored): %{customdata[3]}<extra></extra>"),
         ))
+        at += n
     set_layout(fig, title, x_title, metric_label)
+    fig.update_yaxes(range=ACCURACY_RANGE, autorange=False, ticklabelstandoff=8)  # "0%" clear of the x axis' 0
+    fig.update_xaxes(range=x_range, autorange=False, ticklabelstandoff=4)
     if cost == "cost_usd":
         fig.update_xaxes(tickprefix="$", tickformat=",.4~f")
     else:
@@ -341,44 +360,185 @@ def _safe(text) -> str:
     return html.escape(str(text))
 
 
-def pareto(table: pd.DataFrame, *, title: str = "Accuracy against cost per 1,000 questions") -> go.Figure:
-    """One point per arm (accuracy ± Wilson 95% against dollars per 1,000 questions); the front is joined
-    and coloured, dominated arms are grey. `table` is compare.arms()."""
+# Point labels are placed, not left to chance: each label tries the places around its point in turn
+# (right first: the error bars are vertical) and takes the first one that overlaps no other label, no
+# marker and no edge of the plot, judged on a plot of at least LABEL_PLOT pixels (smaller than any the
+# app draws, so a label that fits there fits on screen). Points closer than a marker share one label.
+LABEL_PLOT = (520, 260)  # (width, height) in pixels of the smallest plot area the labels are placed for
+LABEL_FONT = 15  # px: presenter mode's point labels are the largest drawn
+MARKER_PX = 14
+PLACES = ("middle right", "middle left", "top right", "bottom right", "top left", "bottom left",
+          "top center", "bottom center")
+
+
+def _label_box(place: str, x: float, y: float, text: str) -> tuple[float, float, float, float]:
+    """(left, bottom, right, top) in pixels of `text` put at `place` around the point (x, y) in pixels."""
+    w, h, gap = 0.62 * LABEL_FONT * len(text) + 2, LABEL_FONT * 1.25, MARKER_PX / 2 + 2
+    vertical, horizontal = place.split(" ")
+    if horizontal == "right":
+        left = x + gap
+    elif horizontal == "left":
+        left = x - gap - w
+    else:
+        left = x - w / 2
+    if vertical == "top":
+        bottom = y + (gap if horizontal == "center" else 0)
+    elif vertical == "bottom":
+        bottom = y - h - (gap if horizontal == "center" else 0)
+    else:
+        bottom = y - h / 2
+    return left, bottom, left + w, bottom + h
+
+
+def _overlap(a, b) -> float:
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    return w * h if w > 0 and h > 0 else 0.0
+
+
+def place_labels(xs, ys, texts, x_range, y_range) -> list[str]:
+    """A plotly textposition for each point (data coordinates, axis ranges), so that no two labels
+    overlap each other, a marker or the plot's edge on a plot of LABEL_PLOT pixels (else the least
+    overlap). Empty texts take no room."""
+    (x0, x1), (y0, y1) = x_range, y_range
+    width, height = LABEL_PLOT
+    px = [(float(x) - x0) / ((x1 - x0) or 1) * width for x in xs]
+    py = [(float(y) - y0) / ((y1 - y0) or 1) * height for y in ys]
+    r = MARKER_PX / 2
+    markers = [(x - r, y - r, x + r, y + r) for x, y in zip(px, py, strict=True)]
+    taken: list[tuple] = []
+    out = []
+    for i, text in enumerate(texts):
+        if not text:
+            out.append("middle right")
+            continue
+        best, cost = PLACES[0], math.inf
+        for place in PLACES:
+            box = _label_box(place, px[i], py[i], text)
+            outside = (max(0.0, -box[0]) + max(0.0, box[2] - width) + max(0.0, -box[1])
+                       + max(0.0, box[3] - height)) * 100
+            hit = sum(_overlap(box, o) for o in taken) + sum(_overlap(box, m) for j, m in enumerate(markers)
+                                                            if j != i)
+            if outside + hit < cost:
+                best, cost = place, outside + hit
+            if cost == 0:
+                break
+        taken.append(_label_box(best, px[i], py[i], text))
+        out.append(best)
+    return out
+
+
+def _groups(xs, ys, x_range, y_range) -> list[list[int]]:
+    """Indices of points that fall on one spot (closer than a marker on a LABEL_PLOT plot), in order."""
+    (x0, x1), (y0, y1) = x_range, y_range
+    width, height = LABEL_PLOT
+    pos = [((float(x) - x0) / ((x1 - x0) or 1) * width, (float(y) - y0) / ((y1 - y0) or 1) * height)
+           for x, y in zip(xs, ys, strict=True)]
+    groups: list[list[int]] = []
+    for i, (x, y) in enumerate(pos):
+        for g in groups:
+            gx, gy = pos[g[0]]
+            if abs(gx - x) < MARKER_PX * 0.75 and abs(gy - y) < MARKER_PX * 0.75:
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    return groups
+
+
+def cost_range(costs) -> list[float]:
+    """The dollar axis: from $0 (never negative) to a little past the dearest arm ($1 when all are free)."""
+    top = float(pd.to_numeric(pd.Series(costs), errors="coerce").max() or 0)
+    return [0.0, top * 1.12 if top > 0 else 1.0]
+
+
+ACCURACY_RANGE = [0.0, 1.04]  # accuracy from 0: a zoomed axis makes small differences look large
+
+
+def arm_numbers(table: pd.DataFrame) -> dict[str, int]:
+    """Each arm's number on the accuracy-cost chart and in the tables beside it: most accurate first,
+    the cheaper first among equally accurate, arms without a score last."""
+    if table is None or not len(table):
+        return {}
+    order = table.assign(acc_=pd.to_numeric(table["accuracy"], errors="coerce"),
+                         cost_=pd.to_numeric(table["cost_per_1000_usd"], errors="coerce"))
+    order = order.sort_values(["acc_", "cost_", "label"], ascending=[False, True, True], na_position="last")
+    return {label: i + 1 for i, label in enumerate(order["label"])}
+
+
+def _at_reference(data: pd.DataFrame, reference: str | None) -> tuple[pd.DataFrame, str]:
+    """Arms that all run free, priced at `reference`'s list price from their token counts (the verdict
+    words their saving at the same price): (the arms with `cost` and `dominated` at that price, the axis
+    note); unchanged, with a note that they are free, where there is no reference price."""
+    from components.report import compare  # the same layer: the one price rule
+
+    if not reference or compare.price_for(reference)[1] is None:
+        return data, " (every arm runs free here: a local model)"
+    cost = [compare.cost_per_1000(i, o, reference) for i, o in zip(data["input_tokens_per_question"],
+                                                                    data["output_tokens_per_question"], strict=True)]
+    priced = data.assign(cost=pd.to_numeric(pd.Series(cost, index=data.index), errors="coerce"))
+    if priced["cost"].isna().any():
+        return data, " (every arm runs free here: a local model)"
+    priced = priced.assign(cost_per_1000_usd=priced["cost"])
+    priced = priced.assign(dominated=compare.dominated(priced))
+    name = reference.partition(":")[2] or reference
+    return priced, f" at {name} list prices, for reference (every arm runs free here)"
+
+
+def pareto(table: pd.DataFrame, *, title: str = "Accuracy against cost per 1,000 questions",
+           reference: str | None = "openai:gpt-4o-mini") -> go.Figure:
+    """One point per arm (accuracy ± Wilson 95% against dollars per 1,000 questions), both axes from 0,
+    each point labelled with the arm's number (`arm_numbers`: the legend and the tables beside the chart
+    name it in full); arms on one spot share one point and one label ("1, 3"), labels placed apart
+    (`place_labels`). The front is joined and coloured, dominated arms are grey. `table` is compare.arms()."""
     fig = go.Figure()
     x_title = "dollars per 1,000 questions"
     data = table[(table["n"] > 0) & table["cost_per_1000_usd"].notna()] if len(table) else table
     if data.empty:
         _empty_note(fig, "No arm with scored trials and a known price" if len(table) else "Choose arms")
         return set_layout(fig, title, x_title, "accuracy")
-    data = data.assign(cost=pd.to_numeric(data["cost_per_1000_usd"]))
+    numbers = arm_numbers(table)
+    data = data.assign(cost=pd.to_numeric(data["cost_per_1000_usd"]), number=data["label"].map(numbers))
+    data = data.sort_values("number")
+    free = bool((data["cost"] == 0).all())
+    if free:  # one cost, $0, tells the arms nothing: their tokens at a reference price do
+        data, note = _at_reference(data, reference)
+        x_title += note
+    x_range = cost_range(data["cost"])
     front = data[~data["dominated"]].sort_values("cost")
     if len(front) > 1:
         fig.add_trace(go.Scatter(x=front["cost"], y=front["accuracy"], mode="lines", name="Pareto front",
                                  line=dict(color="#0072B2", width=1.5, dash="dot"), hoverinfo="skip"))
     styles = _series_style(list(data["label"]))
-    # every arm at one cost (e.g. all $0, a local model): names to the right of the points, where the axis
-    # leaves room; centred above or below they were cut at the plot's left edge
-    flat = data["cost"].max() == data["cost"].min()
-    for i, r in enumerate(data.sort_values("cost").itertuples()):
+    rows = list(data.itertuples())
+    groups = _groups([r.cost for r in rows], [r.accuracy for r in rows], x_range, ACCURACY_RANGE)
+    texts = {g[0]: ", ".join(str(rows[i].number) for i in g) for g in groups}
+    shown = [texts.get(i, "") for i in range(len(rows))]
+    places = place_labels([r.cost for r in rows], [r.accuracy for r in rows], shown, x_range, ACCURACY_RANGE)
+    together = {i: g for g in groups for i in g}
+    for i, r in enumerate(rows):
         grey = bool(r.dominated)
         colour = "#B0B0B0" if grey else styles[r.label]["colour"]
+        same = [rows[j] for j in together[i] if j != i]
+        also = ("<br>on the same spot: " + ", ".join(f"{o.number} {_safe(o.label)}" for o in same)) if same else ""
         fig.add_trace(go.Scatter(
-            x=[r.cost], y=[r.accuracy], mode="markers" if grey else "markers+text", text=[_safe(r.label)],
-            # front arms named beside their points; every arm in the legend
-            textposition="middle right" if flat else "top center" if i % 2 == 0 else "bottom center",
-            textfont=dict(color="#999" if grey else "#222", size=12),
-            name=_safe(r.label) + (" (dominated)" if grey else ""),
-            marker=dict(size=13, color=colour, symbol=styles[r.label]["symbol"], line=dict(width=1, color="#444")),
+            x=[r.cost], y=[r.accuracy], mode="markers+text", text=[shown[i]], textposition=places[i],
+            textfont=dict(color="#555" if grey else "#222", size=13), cliponaxis=False,
+            name=f"{r.number} {_safe(r.label)}" + (" (dominated)" if grey else ""),
+            marker=dict(size=MARKER_PX, color=colour, symbol=styles[r.label]["symbol"],
+                        line=dict(width=1, color="#444")),
             error_y=dict(type="data", symmetric=False, array=[r.hi - r.accuracy], arrayminus=[r.accuracy - r.lo],
                          color=colour, thickness=1.2),
             customdata=[[r.n, r.lo, r.hi]],
-            hovertemplate=("<b>" + _safe(r.label) + "</b><br>$%{x:,.4f} per 1,000 questions<br>accuracy: %{y:.1%}"
-                           "<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}<br>n = %{customdata[0]}"
+            hovertemplate=(f"<b>{r.number} {_safe(r.label)}</b><br>$%{{x:,.4f}} per 1,000 questions"
+                           "<br>accuracy: %{y:.1%}<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}"
+                           "<br>n = %{customdata[0]}" + also
                            + ("<br>dominated: another arm is as accurate for less" if grey else "")
                            + "<extra></extra>")))
     set_layout(fig, title, x_title, "accuracy")
-    top = float(data["cost"].max()) or 1.0
-    fig.update_xaxes(tickprefix="$", tickformat=",.4~f", range=[-0.04 * top, 1.3 * top])  # room for the labels
+    fig.update_xaxes(tickprefix="$", tickformat=",.4~f", range=x_range, autorange=False, ticklabelstandoff=4)
+    fig.update_yaxes(range=ACCURACY_RANGE, autorange=False, ticklabelstandoff=8)  # "0%" clear of "$0"
+    fig.update_layout(legend_title_text="Arms by number:")
     return fig
 
 

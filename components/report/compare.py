@@ -408,22 +408,39 @@ def plan(pair: Pair | None, arm_table: pd.DataFrame | None = None, *, difference
 
 # --- recommendation -------------------------------------------------------------------------------------
 
+REFERENCE_MODEL = "openai:gpt-4o-mini"  # what free (local) arms are priced as for reference
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """What the rule decided (`recommend`, `versus`, `confidence`, the saving, the pairs that would tell, and
-    the rule's settings) and its wording (`line`, `reasons`): see `verdict`."""
+    """The decision `verdict` made: which arm (`recommend`) against which (`versus`), by which route
+    (`kind`: "cheaper" non-inferior and cheaper, "winner" beats every other arm, "tie" no significant
+    difference so the cheaper arm, "none"), how sure (`confidence`), the saving per 1,000 questions
+    against `versus` (dollars; tokens per question and dollars at a reference price where every arm is
+    free), the matched trials that would tell, and the rule's settings. `reasons` is the reasoning with
+    its numbers; `line` words the decision (`headline`): the one wording of every surface."""
 
     recommend: str | None = None
     versus: str | None = None
+    kind: str = "none"
     confidence: str = "not yet"  # "confident" or "not yet"
     saving_per_1000_usd: float | None = None  # against `versus`; negative: the recommended arm costs more
+    tokens_saved_per_question: float | None = None  # input + output tokens, against `versus`
+    free: bool = False  # every arm compared runs free (a local model)
+    reference: str | None = None  # the model a free comparison is priced as for reference
+    reference_saving_per_1000_usd: float | None = None
     margin: float = DEFAULT_MARGIN
     min_saving: float = DEFAULT_MIN_SAVING
     alpha: float = ALPHA
     correction: str = "Holm"
     pairs_needed: int | None = None
-    line: str = ""  # "Recommend X · saves Y per 1,000 questions · confident / not yet"
+    why_none: str = ""  # kind "none": what is missing, in a few words
     reasons: str = ""
+
+    @property
+    def line(self) -> str:
+        """"Recommend X · saves Y per 1,000 questions against Z · confident" (or "· not yet")."""
+        return headline(self)
 
     @property
     def text(self) -> str:
@@ -431,8 +448,50 @@ class Verdict:
         return f"{self.line}. {self.reasons}"
 
     def to_dict(self) -> dict:
-        """The JSON form (`litm compare --json`): every field by name."""
-        return asdict(self)
+        """The JSON form (`litm compare --json`): every field by name, and the line."""
+        return {**asdict(self), "line": self.line}
+
+
+def money(x) -> str:
+    """Dollars as people write them: "$3.73", "$3,729.66"; under a dollar, two significant digits
+    ("$0.0042"), so a small saving never reads as $0.00."""
+    if x is None or x != x:
+        return "an unknown amount"
+    if x == 0:
+        return "$0"
+    if abs(x) >= 1:
+        return f"${x:,.2f}"
+    digits = max(2, 1 - math.floor(math.log10(abs(x))))
+    return f"${x:,.{digits}f}"
+
+
+def _saving_phrase(v: Verdict) -> str:
+    """The verdict's second clause: what the recommended arm saves (or costs more) against `versus`."""
+    against = f" against {v.versus}" if v.versus else ""
+    if v.free:  # every arm runs free: the saving at a reference model's list price, said to be one
+        ref = v.reference_saving_per_1000_usd
+        if v.reference is None or ref is None or ref != ref:
+            return f"saves $0 per 1,000 questions{against} (every arm runs free here)"
+        at = f" at {v.reference.partition(':')[2] or v.reference} prices"
+        if ref >= 0:
+            return f"saves {money(ref)} per 1,000 questions{at}{against} (free here)"
+        return f"costs {money(-ref)} more per 1,000 questions{at}" + (f" than {v.versus}" if v.versus else "") + \
+            " (free here)"
+    s = v.saving_per_1000_usd
+    if s is None or s != s:
+        return f"saving per 1,000 questions unknown{against} (no price)"
+    if s >= 0:
+        return f"saves {money(s)} per 1,000 questions{against}"
+    return f"costs {money(-s)} more per 1,000 questions" + (f" than {v.versus}" if v.versus else "")
+
+
+def headline(v: Verdict) -> str:
+    """THE wording of a decision (the Compare page, the HTML report and `litm compare` show it):
+    "Recommend X · saves Y per 1,000 questions against Z · confident" or "· not yet"; without a
+    recommendation, "No recommendation · <why>"."""
+    if not v.recommend:
+        return f"No recommendation · {v.why_none or 'too little data'}"
+    return f"Recommend {v.recommend} · {_saving_phrase(v)} · {v.confidence}"
 
 
 def _pct(x: float) -> str:
@@ -456,22 +515,29 @@ def _versus(p: Pair, sign: int) -> tuple[float, tuple[float, float]]:
     return p.diff, (p.ci[0], p.ci[1])
 
 
-def _money(x) -> str:
-    return "an unknown amount" if x is None or x != x else f"${x:,.4f}"
+def _tokens(row) -> float:
+    t = (row.input_tokens_per_question if row.input_tokens_per_question == row.input_tokens_per_question else 0) + \
+        (row.output_tokens_per_question if row.output_tokens_per_question == row.output_tokens_per_question else 0)
+    return float(t)
 
 
-def _cost_phrase(best, other) -> str:
-    """How the recommended arm's cost per 1,000 questions compares with `other`'s."""
-    a, b = best.cost_, other.cost_
-    if pd.isna(a) or pd.isna(b):
-        return "cost per 1,000 questions unknown"
-    if a == b == 0:  # two local (or free) arms: "costs the same as" reads as if both cost something
-        return f"costs nothing, as {other.label} does"
-    if a == b:
-        return f"costs the same as {other.label}"
-    if a < b:
-        return f"saves {_money(b - a)} per 1,000 questions against {other.label}"
-    return f"costs {_money(a - b)} more per 1,000 questions than {other.label}"
+def _reference_cost(row, reference: str) -> float | None:
+    return cost_per_1000(row.input_tokens_per_question, row.output_tokens_per_question, reference)
+
+
+def _with_saving(rule: Verdict, rec, other) -> Verdict:
+    """The rule with `rec` recommended against `other` and the saving between them (dollars; tokens and
+    dollars at the reference price when every arm is free)."""
+    saving = _saving(rec, other)
+    out = replace(rule, recommend=rec.label, versus=None if other is None else other.label,
+                  saving_per_1000_usd=saving)
+    if other is None:
+        return out
+    out = replace(out, tokens_saved_per_question=_tokens(other) - _tokens(rec))
+    if rule.free and rule.reference:
+        a, b = _reference_cost(rec, rule.reference), _reference_cost(other, rule.reference)
+        out = replace(out, reference_saving_per_1000_usd=None if a is None or b is None else b - a)
+    return out
 
 
 @dataclass(frozen=True)
@@ -516,17 +582,13 @@ def _cheaper_verdict(rule: Verdict, best, cheaper: list[_Cheaper]) -> Verdict:
     """Step 1: the cheapest non-inferior arm; of equally cheap ones the most accurate (two arms at one
     price are not a coin toss)."""
     c = min(cheaper, key=lambda c: (c.cost, -c.arm.accuracy))
-    saving = best.cost_ - c.cost
     pts = f"{100 * rule.margin:.0f} points"
     reasons = (f"{_accurate(best)}, but {c.arm.label} is at most {pts} worse (non-inferior within the {pts} margin): "
                f"accuracy {100 * c.d:+.1f} points against it, 95% interval {100 * c.lo:+.1f} to {100 * c.hi:+.1f} "
                f"over {c.pair.n_matched} matched trials (Holm-adjusted p = {c.pair.p_holm:.2g}), and it costs "
-               f"{100 * c.share:.0f}% less ({_money(c.cost)} against {_money(best.cost_)} per 1,000 questions; "
+               f"{100 * c.share:.0f}% less ({money(c.cost)} against {money(best.cost_)} per 1,000 questions; "
                f"the minimum saving asked is {100 * rule.min_saving:.0f}%).")
-    return replace(rule, recommend=c.arm.label, versus=best.label, confidence="confident",
-                   saving_per_1000_usd=float(saving),
-                   line=f"Recommend {c.arm.label} · saves {_money(saving)} per 1,000 questions · confident",
-                   reasons=reasons)
+    return replace(_with_saving(rule, c.arm, best), kind="cheaper", confidence="confident", reasons=reasons)
 
 
 def _not_shown_note(rule: Verdict, best, not_shown: list[_Cheaper]) -> tuple[str, int | None]:
@@ -536,15 +598,23 @@ def _not_shown_note(rule: Verdict, best, not_shown: list[_Cheaper]) -> tuple[str
         return "", None
     c = min(not_shown, key=lambda c: c.cost)
     need = pairs_needed(rule.margin, c.pair.discordance)
-    return (f" {c.arm.label} would save {100 * c.share:.0f}% ({_money(best.cost_ - c.cost)} per 1,000 questions) but "
+    return (f" {c.arm.label} would save {100 * c.share:.0f}% ({money(best.cost_ - c.cost)} per 1,000 questions) but "
             f"is not yet shown within {100 * rule.margin:.0f} points: its 95% interval reaches {100 * c.lo:+.1f} "
             f"points; about {need} matched trials would show it if the two are really equal."), need
+
+
+def _cheapness(r) -> tuple:
+    """How an arm ranks for price: dollars per 1,000 questions (unknown last), then tokens a question
+    (what any price charges for), then the more accurate."""
+    cost = r.cost_ if r.cost_ == r.cost_ else math.inf
+    return (cost, _tokens(r), -r.accuracy)
 
 
 def _best_verdict(rule: Verdict, best, rest: pd.DataFrame, pair_list: list[Pair], extra: str,
                   difference: float) -> Verdict:
     """Step 2: the most accurate arm against the others: confident when it beats every one at Holm p <
-    alpha; else not yet (or a tie), naming the closest arm and the matched trials that would tell."""
+    alpha. Else a tie (no significant difference): the cheapest of the arms not shown worse than the
+    most accurate, not yet, with the matched trials that would tell."""
     compared, unpaired = [], []
     for r in rest.itertuples():
         p, sign = _pair_of(pair_list, best.label, r.label)
@@ -553,55 +623,73 @@ def _best_verdict(rule: Verdict, best, rest: pd.DataFrame, pair_list: list[Pair]
         else:
             compared.append((p.p_holm, r, p, _versus(p, sign)[0]))
     if not compared:
-        return replace(rule, line=f"No recommendation · no trials of {best.label} match another arm's",
+        return replace(rule, why_none=f"no trials of {best.label} match another arm's",
                        reasons=_accurate(best) + ", but no trials match between the arms (same task and cell), so "
-                       "no paired comparison can be made.", versus=None)
+                       "no paired comparison can be made.")
     p_max, runner, p, d = max(compared, key=lambda c: (c[0], -abs(c[3])))
     if p_max < ALPHA and not unpaired and d < 0:
         reasons = (f"{_accurate(best)}, significantly better than every other arm after Holm's correction for "
                    f"{len(pair_list)} pair{'' if len(pair_list) == 1 else 's'} (largest adjusted p = {p_max:.2g}).")
-        return replace(rule, line=f"Recommend {best.label} · {_cost_phrase(best, runner)} · confident",
-                       reasons=reasons + extra, recommend=best.label, versus=runner.label, confidence="confident",
-                       saving_per_1000_usd=_saving(best, runner))
+        cheapest = min((c[1] for c in compared), key=_cheapness)
+        return replace(_with_saving(rule, best, cheapest), kind="winner", confidence="confident",
+                       reasons=reasons + extra)
+    # a tie: the arms the data cannot tell from the most accurate one; the cheapest of them is recommended
+    tied = [best] + [c[1] for c in compared if not (c[0] < ALPHA and c[3] < 0)]
+    rec = min(tied, key=_cheapness)
     gap = max(abs(d) if d == d and d != 0 else difference, 0.01)
     need = plan(p, difference=gap)["pairs"]
     tell = (f"about {need} matched trials would tell a {100 * gap:.0f}-point difference apart (power 0.8, "
             f"alpha 0.05)")
-    if d == 0:
-        cost_note = (("both at no cost" if best.cost_ == 0 else "at the same cost") if best.cost_ == runner.cost_
-                     else _cost_phrase(best, runner))
-        reasons = (f"{best.label} and {runner.label} are equally accurate over {p.n_matched} matched trials "
-                   f"({cost_note}): a tie, not a winner; {tell}.")
-        return replace(rule, line=f"Tie · {best.label} and {runner.label} · not yet", reasons=reasons + extra,
-                       versus=runner.label, pairs_needed=need)
-    reasons = (f"{_accurate(best)}, but the data cannot decide between it and {runner.label} "
-               f"({_pct(runner.accuracy)}): Holm-adjusted p = {p_max:.2g} (raw {p.p_value:.2g}) over {p.n_matched} "
-               f"matched trials; {tell}.")
+    if rec.label == best.label:
+        other = runner
+        why = "it is also the cheapest of them" if _cheapness(best) < _cheapness(runner) else \
+            "no other is cheaper"
+    else:
+        other = best
+        why = "it is the cheaper" if len(tied) == 2 else "it is the cheapest of them"
+    names = " and ".join(r.label for r in ([rec] + [x for x in tied if x.label != rec.label]))
+    if d == 0 and len(tied) == 2:
+        head = (f"{names} are equally accurate over {p.n_matched} matched trials: a tie, so the cheaper is "
+                f"recommended ({why}); ")
+    else:
+        head = (f"{_accurate(best)}, but the data cannot tell {'it' if len(tied) == 2 else 'the arms'} apart "
+                f"({names}; closest: {runner.label} at {_pct(runner.accuracy)}, Holm-adjusted p = {p_max:.2g}, "
+                f"raw {p.p_value:.2g}, over {p.n_matched} matched trials): a tie, so {rec.label} is recommended "
+                f"because {why}; ")
+    reasons = head + f"{tell}."
     if unpaired:
         reasons += f" No trials match {', '.join(r.label for r in unpaired)}, so they are not compared."
-    return replace(rule, line=f"Recommend {best.label} · {_cost_phrase(best, runner)} · not yet",
-                   reasons=reasons + extra, recommend=best.label, versus=runner.label,
-                   saving_per_1000_usd=_saving(best, runner), pairs_needed=rule.pairs_needed or need)
+    return replace(_with_saving(rule, rec, other), kind="tie", confidence="not yet", reasons=reasons + extra,
+                   pairs_needed=rule.pairs_needed or need)
 
 
 def verdict(arm_table: pd.DataFrame, pair_list: list[Pair], *, margin: float = DEFAULT_MARGIN,
-            min_saving: float = DEFAULT_MIN_SAVING, difference: float = DEFAULT_DIFFERENCE) -> Verdict:
+            min_saving: float = DEFAULT_MIN_SAVING, difference: float = DEFAULT_DIFFERENCE,
+            reference: str = REFERENCE_MODEL) -> Verdict:
     """The decision, computed from the tables, with Holm-adjusted p-values (Pair.p_holm) only.
 
     1. The most accurate arm is the reference. A CHEAPER arm is recommended only when it is
        non-inferior within `margin` (the lower bound of the 95% paired interval of acc(cheaper) -
        acc(best) is above -margin) AND saves at least `min_saving` of the reference's cost: the
        cheapest such arm, "confident".
-    2. Else the most accurate arm: "confident" when it beats every other arm at Holm-adjusted p < 0.05;
-       otherwise "not yet", naming the closest arm and the matched trials that would tell them apart
-       (and, for a cheaper arm not yet shown within the margin, the trials a non-inferiority check needs).
-    Arms with the same accuracy on matched trials are a tie, never a winner."""
+    2. Else the most accurate arm when it beats every other arm at Holm-adjusted p < 0.05, "confident".
+    3. Else a tie: the data cannot tell the most accurate arm from some others, so the cheapest of those
+       (dollars, then tokens a question) is recommended, "not yet", with the matched trials that would
+       tell them apart (and, for a cheaper arm not yet shown within the margin, those a non-inferiority
+       check needs).
+    Where every arm runs free (a local model), the saving is in tokens, and in dollars at `reference`'s
+    list price."""
     rule = Verdict(margin=margin, min_saving=min_saving)
     t = arm_table[arm_table["n"] > 0] if not arm_table.empty else arm_table
     if len(t) < 2:
-        return replace(rule, line="No recommendation · choose at least two arms with scored trials",
+        return replace(rule, why_none="choose at least two arms with scored trials",
                        reasons="Choose at least two arms with scored trials to compare.")
     t = t.assign(cost_=pd.to_numeric(t["cost_per_1000_usd"], errors="coerce"))
+    free = bool((t["cost_"] == 0).all())
+    if free and price_for(reference)[1] is not None:
+        rule = replace(rule, free=True, reference=reference)
+    elif free:
+        rule = replace(rule, free=True)
     # the reference: the most accurate arm; among equally accurate ones the dearest, so that a cheaper
     # equal one is judged by the rule below (non-inferior and saving enough), never crowned by a tie
     best = next(t.sort_values(["accuracy", "cost_"], ascending=[False, False], na_position="last").itertuples())
@@ -615,7 +703,7 @@ def verdict(arm_table: pd.DataFrame, pair_list: list[Pair], *, margin: float = D
 
 def _saving(best, other) -> float | None:
     """Dollars per 1,000 questions the recommended arm saves against `other` (negative: it costs more)."""
-    if pd.isna(best.cost_) or pd.isna(other.cost_):
+    if other is None or pd.isna(best.cost_) or pd.isna(other.cost_):
         return None
     return float(other.cost_ - best.cost_)
 

@@ -13,7 +13,8 @@ from datetime import UTC, datetime
 import pandas as pd
 
 from components.providers import pricing
-from components.report.compare import seconds_text
+from components.report.charts import arm_numbers
+from components.report.compare import money, seconds_text
 
 METHODS = ("Accuracy: the share of scored trials whose primary metric is correct (non-zero), with a Wilson 95% "
            "interval. Pairs: trials matched on task and cell (length and position, or documents and gold index); "
@@ -22,8 +23,10 @@ METHODS = ("Accuracy: the share of scored trials whose primary metric is correct
            "Holm's step-down method (Holm 1979; statsmodels multipletests): every verdict reads the adjusted "
            "p-values. Verdict: a cheaper arm is recommended only when non-inferior within the margin (the lower "
            "bound of the 95% paired interval of its difference from the most accurate arm above minus the margin) "
-           "and saving at least the minimum share of cost; otherwise the most accurate arm, confident only when it "
-           "beats every other arm at Holm-adjusted p < 0.05; equal accuracies are a tie. Trials without a partner are "
+           "and saving at least the minimum share of cost; otherwise the most accurate arm when it beats every other "
+           "arm at Holm-adjusted p < 0.05; otherwise a tie, and the cheapest arm the data cannot tell from the most "
+           "accurate is recommended, not yet (where every arm runs free, priced at a reference model's list price "
+           "from its tokens). The chart numbers the arms as the arms table does. Trials without a partner are "
            "left out and counted. Failed calls are errors, never wrong answers. Cost per 1,000 questions: the "
            "mean stored input and output tokens of all stages of an arm's trials at the list price (or batch "
            "price) of the model named. Planner: Connor (1987) sample size for McNemar's test.")
@@ -51,7 +54,7 @@ def _pct(x) -> str:
 
 
 def _usd(x) -> str:
-    return "unknown" if x is None or (isinstance(x, float) and math.isnan(x)) else f"${x:,.4f}"
+    return "unknown" if x is None or (isinstance(x, float) and math.isnan(x)) else money(x)
 
 
 def _table(headers: list[str], rows: list[list[str]], classes: list[str] | None = None, user: int = 0) -> str:
@@ -70,15 +73,17 @@ def _td(x, num: bool = False) -> str:
 
 
 def arms_html(arms: pd.DataFrame) -> str:
+    """The arms table, numbered as on the accuracy-cost chart (charts.arm_numbers), in that order."""
     rows, classes = [], []
-    for r in arms.itertuples():
-        rows.append([_td(r.label), _td(r.n, True), _td(_pct(r.accuracy), True),
+    numbers = arm_numbers(arms)
+    for r in sorted(arms.itertuples(), key=lambda r: numbers.get(r.label, 0)):
+        rows.append([_td(numbers.get(r.label, ""), True), _td(r.label), _td(r.n, True), _td(_pct(r.accuracy), True),
                      _td(f"{_pct(r.lo)} – {_pct(r.hi)}", True), _td(_usd(r.cost_per_1000_usd), True),
                      _td(r.priced_as + (" (batch)" if r.batch else "")),
                      _td(f"{r.calls_per_question:.2f}", True), _td(seconds_text(r.latency_s_per_question), True),
                      _td(r.errors, True), _td("dominated" if r.dominated else "on the front")])
         classes.append("dominated" if r.dominated else "")
-    return _table(["arm", "n", "accuracy", "95% interval (Wilson)", "$ per 1,000 questions", "priced as",
+    return _table(["#", "arm", "n", "accuracy", "95% interval (Wilson)", "$ per 1,000 questions", "priced as",
                    "calls / question", "seconds / question", "errors", "Pareto"], rows, classes)
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from components.cli import main
 from tests.e2e.appserver import select, settle, streamlit_app
+from tests.e2e.test_decision_e2e import TEXT_BOXES, chart, first_x_tick, overlaps
 from tests.support import sweep_toml
 
 pytestmark = pytest.mark.browser
@@ -63,7 +64,15 @@ def test_compare_pareto_recommendation_link_and_report(app, new_page, tmp_path):
     page.get_by_text("Accuracy against cost per 1,000 questions").first.wait_for()
     page.wait_for_timeout(1000)
     rec, arms = state_of(page)
-    assert re.search(r"(most accurate|within \d+ points|cannot decide)", rec), rec
+    assert re.search(r"(most accurate|within \d+ points|a tie)", rec), rec
+    assert re.search(r"Recommend .+ · (saves|costs) \$[\d.,]+ (more )?per 1,000 questions", rec), rec
+    # the accuracy-cost chart, priced: numbered points whose texts never overlap, its dollar axis from $0
+    plot = chart(page, "Accuracy against cost per 1,000 questions")
+    boxes = plot.evaluate(TEXT_BOXES)
+    assert not overlaps(boxes), overlaps(boxes)
+    assert first_x_tick(plot) == "$0"
+    legend = " ".join(b["text"] for b in boxes)
+    assert "reprompt r=200 · loop-model" in legend and "reprompt r=400 · loop-model" in legend  # names whole
     assert sorted(arms) == ["baseline · loop-model", "reprompt r=200 · loop-model", "reprompt r=400 · loop-model"]
     assert page.locator(".js-plotly-plot").count() >= 3  # Pareto, U-curves, differences
     link = page.locator('[data-testid="stCode"]').first.inner_text().strip()

@@ -197,3 +197,36 @@ def test_the_trial_table_pages_a_big_selection(stores):
     assert "trials 501–540 shown" in texts(at)
     at.selectbox(key="res_trial").set_value(options[-1]).run()
     assert not at.exception and "Prompt map" in texts(at)
+
+
+def test_the_cost_table_shows_money_as_money(stores):
+    import re
+
+    fill(stores / "runs" / "litm.sqlite")
+    at = run()
+    cost = next(d.value for d in at.dataframe if "$ per 1,000 questions" in d.value.columns)
+    money = re.compile(r"^\$\d{1,3}(,\d{3})*(\.\d+)?$")
+    assert all(money.match(v) for v in cost["$ per 1,000 questions"]), list(cost["$ per 1,000 questions"])
+    assert all(money.match(v) for v in cost["$ in all"])
+    by = dict(zip(cost["setting"], cost["$ per 1,000 questions"], strict=True))
+    assert by["baseline"] == "$0.10"  # 0.0001 dollars a trial (one call) is $0.10 per 1,000 questions
+    assert all(re.match(r"^\d{1,3}(,\d{3})*$", v) for v in cost["input tokens / question"])  # no "3729.6633"
+    assert not any("ran free" in c.value for c in at.caption)
+
+
+def test_free_trials_are_priced_at_the_reference_model_up_front(stores):
+    import sqlite3
+
+    db = stores / "runs" / "litm.sqlite"
+    fill(db)
+    with sqlite3.connect(db) as con:  # as a local model's trials: free
+        con.execute("UPDATE trials SET cost_usd = 0 WHERE cost_usd IS NOT NULL")
+    at = run()
+    toggle = at.toggle(key="res_cost_reference")
+    assert toggle.value is True and toggle.label == "Price as gpt-4o-mini"  # offered up front, on
+    cost = next(d.value for d in at.dataframe if "$ per 1,000 questions" in d.value.columns)
+    by = dict(zip(cost["setting"], cost["$ per 1,000 questions"], strict=True))
+    assert by["baseline"] == "$0.023"  # 120 input and 8 output tokens at $0.15 and $0.60 per 1M, x 1,000
+    at.toggle(key="res_cost_reference").set_value(False).run()
+    cost = next(d.value for d in at.dataframe if "$ per 1,000 questions" in d.value.columns)
+    assert set(cost["$ per 1,000 questions"]) == {"$0"}

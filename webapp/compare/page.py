@@ -14,7 +14,7 @@ import streamlit as st
 
 from webapp import session
 from webapp.compare import multiq, parts
-from webapp.services import analysis, models, sharing, stores
+from webapp.services import analysis, figures, models, sharing, stores
 from webapp.session import State, url
 from webapp.ui import charts, curves, pickers
 from webapp.ui.render import guard, md
@@ -75,18 +75,21 @@ def pricing_controls() -> tuple[str | None, bool]:
 def tables(result: dict) -> None:
     arms = result["arms"]
     priced = sorted(set(arms["priced_as"].dropna().astype(str)))
-    st.dataframe(pd.DataFrame({
-        "arm": arms["label"], "n": arms["n"],
+    numbers = figures.arm_numbers(arms)
+    table = pd.DataFrame({
+        "#": arms["label"].map(numbers), "arm": arms["label"], "n": arms["n"],
         "accuracy (95% CI)": [f"{100 * a:.1f}% ({100 * lo:.0f}–{100 * hi:.0f})" if n else "not measured"
                               for n, a, lo, hi in zip(arms["n"], arms["accuracy"], arms["lo"], arms["hi"],
                                                       strict=True)],
-        "$ per 1,000 questions": arms["cost_per_1000_usd"], "calls / q": arms["calls_per_question"],
+        "$ per 1,000 questions": [analysis.money(x) if x == x else "unknown" for x in arms["cost_per_1000_usd"]],
+        "calls / q": arms["calls_per_question"],
         "s / q": [analysis.seconds_text(x) for x in arms["latency_s_per_question"]],
-        "errors": arms["errors"], "Pareto": ["dominated" if d else "front" for d in arms["dominated"]]}),
-        hide_index=True, width="stretch", column_config={
-            "arm": st.column_config.TextColumn(width="medium"),
+        "errors": arms["errors"], "Pareto": ["dominated" if d else "front" for d in arms["dominated"]]})
+    st.dataframe(table.sort_values("#"), hide_index=True, width="stretch", column_config={
+            "#": st.column_config.NumberColumn(width="small", help="the arm's number on the accuracy-cost chart"),
+            "arm": st.column_config.TextColumn(help="strategy, parameters and model: the whole name"),
             "accuracy (95% CI)": st.column_config.TextColumn(help="accuracy and its Wilson 95% interval"),
-            "$ per 1,000 questions": st.column_config.NumberColumn(format="$%.4f"),
+            "$ per 1,000 questions": st.column_config.TextColumn(help="at the prices below"),
             "calls / q": st.column_config.NumberColumn(format="%.2f", help="LLM calls per question", width="small"),
             "s / q": st.column_config.TextColumn(
                 help="mean seconds in calls per question; unknown for batch answers (no time per request)",
@@ -188,17 +191,27 @@ def decision_rule(where) -> tuple[float, float]:
                                   "1,000 questions")
     c3.caption(f"**Decision rule.** Defaults: a margin of {100 * analysis.DEFAULT_MARGIN:.0f} points and a "
                f"minimum saving of {100 * analysis.DEFAULT_MIN_SAVING:.0f}% of cost. A cheaper arm is recommended "
-               "only when it is non-inferior within the margin and saves at least the minimum; otherwise the most "
-               "accurate arm, confident only if it beats every other arm after Holm's correction.")
+               "only when it is non-inferior within the margin and saves at least the minimum (confident); else "
+               "the most accurate arm if it beats every other after Holm's correction (confident); else it is a tie, "
+               "and the cheapest of the arms the data cannot tell apart is recommended (not yet).")
     return float(margin) / 100, float(saving) / 100
 
 
 def verdict_box(result: dict) -> None:
-    """The one-line verdict first, then its reasoning."""
+    """The one-line verdict first (report.compare.headline: the words every surface uses), then its
+    reasoning; where every arm runs free, the offer to price them at a reference model."""
     v = result["verdict"]
     icon = ":material/verified:" if v.confidence == "confident" else ":material/hourglass_top:"
     box = st.success if v.confidence == "confident" else st.info
     box(f"**{md(v.line)}**\n\n{md(v.reasons)}", icon=icon)
+    if parts.all_free(result["arms"]):
+        ref = analysis.REFERENCE_MODEL
+        c1, c2 = st.columns([3, 1], vertical_alignment="center")
+        c1.caption(f"Every arm here runs free (a local model). Their token counts differ, so the verdict and the "
+                   f"chart price them at **{md(ref)}**'s list price (dated {models.PRICES_DATE}) for reference; "
+                   "price every arm so to see those dollars in the tables too.")
+        c2.button(f"Price as {ref.partition(':')[2]}", key=State.cmp_use_reference.key, icon=":material/sell:",
+                  on_click=parts.use_reference_price)
 
 
 def overlay_picker(where, t: pd.DataFrame, labels: list[str]) -> pd.DataFrame | None:
@@ -220,13 +233,11 @@ def charts_section(t: pd.DataFrame, result: dict, labels: list[str]) -> None:
     present = State().present
     note = parts.note(t, labels)
     with guard("the charts"):
-        left, right = st.columns(2) if not present else (st.container(), st.container())
-        with left:
-            charts.show(parts.pareto(result["arms"]), "pareto", "one point per arm: right costs more per "
-                        "1,000 questions, higher is more accurate (bars: 95% Wilson intervals); grey arms are "
-                        "dominated (another arm is as accurate for less).", series=False, note=note,
-                        height=420 if present else None)
-        with right:
+        charts.show(parts.pareto(result["arms"]), "pareto", "one point per arm, numbered as in the table above: "
+                    "right costs more per 1,000 questions, higher is more accurate (bars: 95% Wilson intervals); "
+                    "grey arms are dominated (another arm is as accurate for less); arms on one spot share a "
+                    "point.", series=False, note=note, height=420 if present else 480)
+        with st.container():
             over = overlay_picker(st, t, labels)
             charts.show(parts.u_curves(t, labels, over), "compare-u-curves", "accuracy of each arm where the "
                         "answer sits; lines apart by more than their bands differ at that position" + (

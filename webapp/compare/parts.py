@@ -122,33 +122,21 @@ def note(t: pd.DataFrame, labels: list[str], overlays: pd.DataFrame | None = Non
     return text
 
 
-POSITIONS = ("top center", "bottom center", "middle right", "middle left", "top right", "bottom left")
-
-
 def pareto(arms: pd.DataFrame):
-    """The accuracy-cost chart zoomed to its arms (not from $0), each arm's name placed apart from its
-    neighbours' (close arms take turns above, below, right and left)."""
-    fig = figures.pareto(arms)
-    data = arms[(arms["n"] > 0) & arms["cost_per_1000_usd"].notna()] if len(arms) else arms
-    if data.empty:
-        return fig
-    cost = pd.to_numeric(data["cost_per_1000_usd"], errors="coerce")
-    lo, hi = float(cost.min()), float(cost.max())
-    span = hi - lo
-    if span > 0:
-        pad = span * 0.25
-        fig.update_xaxes(range=[max(0.0, lo - pad) if lo >= 0 else lo - pad, hi + pad], autorange=False)
-    else:  # every arm at one cost (a local model: $0): the points in the middle, names to their right
-        pad = max(abs(hi) * 0.5, 0.01)
-        fig.update_xaxes(range=[lo - pad, hi + 2 * pad], autorange=False)
-    acc_lo = float(pd.to_numeric(data["lo"], errors="coerce").min())
-    acc_hi = float(pd.to_numeric(data["hi"], errors="coerce").max())
-    fig.update_yaxes(range=[max(-0.02, acc_lo - 0.08), min(1.05, acc_hi + 0.08)])
-    if span > 0:
-        labelled = [t for t in fig.data if getattr(t, "mode", "") == "markers+text"]
-        for i, t in enumerate(sorted(labelled, key=lambda t: (t.x[0], t.y[0]))):
-            t.textposition = POSITIONS[i % len(POSITIONS)]
-    return fig
+    """The accuracy-cost chart: both axes from zero, each arm numbered as in the arms table (report.charts)."""
+    return figures.pareto(arms)
+
+
+def all_free(arms: pd.DataFrame) -> bool:
+    """Every arm with scored trials runs free (a local model): cost cannot tell them apart."""
+    part = arms[arms["n"] > 0] if len(arms) else arms
+    cost = pd.to_numeric(part.get("cost_per_1000_usd"), errors="coerce") if len(part) else pd.Series(dtype=float)
+    return bool(len(cost)) and bool((cost == 0).all())
+
+
+def use_reference_price() -> None:
+    """Price every arm as the reference model (a button's callback: before the price picker is drawn)."""
+    State().cmp_price_model = analysis.REFERENCE_MODEL
 
 
 def recommended_pair(result: dict, labels: list[str]) -> tuple[str, str] | None:

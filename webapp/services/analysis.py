@@ -28,13 +28,16 @@ from components.report.compare import (
     DEFAULT_MARGIN,
     DEFAULT_MIN_SAVING,
     FAILURE_SOURCES,
+    REFERENCE_MODEL,
     arms,
     by_position,
     cells_per_task,
     compare,
+    cost_per_1000,
     default_arms,
     failures,
     filter_length,
+    money,
     plan,
     prepare,
     seconds_text,
@@ -44,10 +47,10 @@ from components.report.promptmap import rebuild_prompt
 from components.report.shape import by_series as shapes
 from components.strategies.litm import ClosedBook
 
-__all__ = ["CLOSED_BOOK", "LAYOUTS", "Layout", "DEFAULT_MARGIN", "DEFAULT_MIN_SAVING", "FAILURE_SOURCES", "LIKELIHOOD", "METRICS", "METRIC_TABLE", "NO_INTERVAL", "PRIMARY", "arms", "by_length",
-           "by_position", "cells_per_task", "compare", "cost_table", "default_arms", "error_summary",
+__all__ = ["CLOSED_BOOK", "LAYOUTS", "Layout", "DEFAULT_MARGIN", "DEFAULT_MIN_SAVING", "FAILURE_SOURCES", "LIKELIHOOD", "REFERENCE_MODEL", "METRICS", "METRIC_TABLE", "NO_INTERVAL", "PRIMARY", "arms", "by_length",
+           "by_position", "cells_per_task", "compare", "cost_per_1000", "cost_table", "default_arms", "error_summary",
            "failures", "filter_length", "filter_trials", "first_pages_mask", "heatmap", "is_error", "likelihood_lines", "plan",
-           "position_kind", "prepare", "proportion_ci", "rebuild_prompt", "report", "scored", "seconds_text",
+           "money", "position_kind", "prepare", "proportion_ci", "rebuild_prompt", "report", "scored", "seconds_text",
            "series_label", "shapes", "u_curve"]
 
 CLOSED_BOOK = ClosedBook.name

@@ -18,6 +18,7 @@ from components.report.charts import (
     accuracy_lines,
     accuracy_vs_cost,
     accuracy_vs_length,
+    arm_numbers,
     esc,
     export_config,
     heatmap,
@@ -32,7 +33,7 @@ from components.report.charts import (
     u_curve,
 )
 
-__all__ = ["COST_TITLES", "accuracy_lines", "copy", "once", "accuracy_vs_cost", "accuracy_vs_length", "esc", "export_config",
+__all__ = ["COST_TITLES", "accuracy_lines", "copy", "once", "accuracy_vs_cost", "accuracy_vs_length", "arm_numbers", "esc", "export_config",
            "heatmap", "likelihood_curve", "mini_curve", "pareto", "position_differences", "printed", "published_bars",
            "published_lines", "theme", "u_curve"]
 

@@ -240,6 +240,7 @@ class State:
     res_u_overlay_idx: Any = Key(None, kind=WIDGET)
     res_heat_series: Any = Key(None, kind=WIDGET)
     res_cost_measure: Any = Key(None, kind=WIDGET)
+    res_cost_reference: bool = Key(True, kind=WIDGET)  # free trials priced at a reference model
     res_len_series: Any = Key(None, kind=WIDGET)
     res_trial: Any = Key(None, kind=WIDGET)
     res_trial_page: int = Key(1, kind=WIDGET)  # page of the trial table (results/page.py PAGE rows each)
@@ -272,6 +273,7 @@ class State:
     cmp_price_reset: Any = Key(kind=CONTROL)
     cmp_to_experiments: Any = Key(kind=CONTROL)
     cmp_report: Any = Key(kind=CONTROL)
+    cmp_use_reference: Any = Key(kind=CONTROL)  # price every arm as the reference model
 
     # --- papers: papers_<paper>_view, papers_<paper>_<view>_<filter> ---
     papers = Family(None, kind=WIDGET)

@@ -230,3 +230,18 @@ def test_free_trials_are_priced_at_the_reference_model_up_front(stores):
     at.toggle(key="res_cost_reference").set_value(False).run()
     cost = next(d.value for d in at.dataframe if "$ per 1,000 questions" in d.value.columns)
     assert set(cost["$ per 1,000 questions"]) == {"$0"}
+
+
+def test_chart_titles_keep_a_metrics_capitals(stores):
+    """'best subspan EM' heads a chart as 'Best subspan EM', not 'Best subspan em' (str.capitalize)."""
+    import json
+
+    from webapp.ui.render import upper_first
+
+    assert upper_first("best subspan EM") == "Best subspan EM" and upper_first("") == ""
+    fill(stores / "runs" / "litm.sqlite")
+    at = run()
+    at.selectbox(key="res_metric").set_value("subspan_em").run()
+    titles = [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "") for c in at.get("plotly_chart")]
+    assert any(t.startswith("Best subspan EM by answer position") for t in titles), titles
+    assert not any("subspan em" in t for t in titles), titles

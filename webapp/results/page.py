@@ -17,7 +17,7 @@ from webapp.services import multiq as mq_service
 from webapp.services.names import models_of
 from webapp.session import State, url
 from webapp.ui import charts, pickers
-from webapp.ui.render import guard, md, short, thousands, usd
+from webapp.ui.render import guard, md, short, thousands, upper_first, usd
 
 
 def empty_state(problems: list[str]) -> None:
@@ -147,7 +147,7 @@ def cost_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     cost = pickers.radio(st, "Cost measure", list(figures.COST_TITLES), State.res_cost_measure, horizontal=True,
                          format_func=lambda c: figures.COST_TITLES[c])
     fig = figures.accuracy_vs_cost(table, cost, metric_label=metric_label,
-                                   title=f"{metric_label.capitalize()} against {figures.COST_TITLES[cost]}",
+                                   title=f"{upper_first(metric_label)} against {figures.COST_TITLES[cost]}",
                                    free_note=note if cost == "cost_usd" else "")
     charts.show(fig, f"accuracy-vs-{cost}", "one point per strategy setting (labelled with its parameters), "
                 "up is more accurate, left is cheaper; both axes start at zero; bars are 95% intervals; the best "
@@ -182,7 +182,7 @@ def length_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     table = analysis.by_length(with_names(df), metric, (*cols, *(() if "model_name" in cols else ("model_name",)),
                                                         "source"))
     fig = figures.accuracy_vs_length(table, metric_label=metric_label,
-                                     title=f"{metric_label.capitalize()} by document length")
+                                     title=f"{upper_first(metric_label)} by document length")
     charts.show(fig, "accuracy-vs-length", "accuracy (y) against document length (x), one line per series; "
                 "shaded bands are 95% intervals; a falling line means longer documents hurt.",
                 note=f"Measured by this app with {models_of(df['model'])}: {metric_label}, 95% Wilson intervals.",

@@ -21,6 +21,7 @@ from webapp.services.names import THIS_APP, model_title, models_of
 from webapp.session import State
 from webapp.ui import charts, pickers
 from webapp.ui.curves import has_likelihood, likelihood_chart, shape_sentences
+from webapp.ui.render import upper_first
 
 SERIES = {"strategy": ("strategy",), "model": ("model",), "strategy and model": ("strategy", "model")}
 AXES = {x: layout.axis_title for x, layout in analysis.LAYOUTS.items()}  # the U-curve's two axes: a cell's layouts
@@ -205,7 +206,7 @@ SIZES = {
                       "positions in tokens mean different places in documents of different lengths: compare one "
                       "length at a time", position_overlays, "score",
                       "The published curves are fuzzy match; pick the fuzzy match metric to compare.",
-                      lambda m, size: f"{m.capitalize()} by answer position" + (
+                      lambda m, size: f"{upper_first(m)} by answer position" + (
                           "" if size == "all lengths" else f" (length {size:,} tokens)")),
 }
 

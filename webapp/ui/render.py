@@ -182,6 +182,11 @@ def md(text: object) -> str:
     return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in s)
 
 
+def upper_first(text: str) -> str:
+    """'best subspan EM' -> 'Best subspan EM' (str.capitalize lowers the rest: 'Best subspan em')."""
+    return text[:1].upper() + text[1:]
+
+
 def thousands(n: int | float | None) -> str:
     if n is None:
         return "–"

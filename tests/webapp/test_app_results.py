@@ -245,3 +245,34 @@ def test_chart_titles_keep_a_metrics_capitals(stores):
     titles = [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "") for c in at.get("plotly_chart")]
     assert any(t.startswith("Best subspan EM by answer position") for t in titles), titles
     assert not any("subspan em" in t for t in titles), titles
+
+
+def test_an_exported_u_curve_names_its_sweep_model_sizes_n_and_date(stores):
+    """The camera button's file is not 'litm-u-curve-position' for every chart: it names the sweep, the
+    model, the lengths, n and the date; the note inside the chart names the sweep and says when lengths
+    are pooled (n then counts a question once per length)."""
+    import json
+
+    fill(stores / "runs" / "litm.sqlite", name="my sweep")
+    at = run()
+    charts = at.get("plotly_chart")
+    configs = [json.loads(c.proto.config) for c in charts]
+    names = [c["toImageButtonOptions"]["filename"] for c in configs if "toImageButtonOptions" in c]
+    day = __import__("datetime").date.today().isoformat()
+    want = "litm-u-curve-position-my-sweep-fake-model-"
+    assert any(n.startswith(want) and "-n6-" in n and n.endswith(day) for n in names), names
+    subtitles = " ".join(json.loads(c.proto.spec)["layout"].get("title", {}).get("subtitle", {}).get("text", "")
+                         for c in at.get("plotly_chart")).replace("<br>", " ")
+    assert f"Sweep my sweep, {day}." in subtitles, subtitles
+
+
+def test_a_curve_over_several_lengths_says_it_pools_them():
+    import pandas as pd
+
+    from webapp.results.ucurve import pooled_sizes
+
+    two = pd.DataFrame({"length": [2000, 4000, 2000], "documents": [None, None, None]})
+    assert pooled_sizes(two, "length", False) == (" Pooled over 2 lengths (2,000, 4,000 tokens): n counts a "
+                                                   "question once per length.")
+    assert pooled_sizes(two[two["length"] == 2000], "length", False) == ""
+    assert pooled_sizes(pd.DataFrame({"documents": [10, 20]}), "documents", True) == ""  # one line per N

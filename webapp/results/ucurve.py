@@ -171,11 +171,48 @@ def legend_names(table: pd.DataFrame, overlays: pd.DataFrame | None) -> dict[str
     return names
 
 
-def note_of(df: pd.DataFrame, overlays: pd.DataFrame | None, metric_label: str) -> str:
-    """The chart's note (inside the figure, so an export keeps it): whose numbers these are."""
+def _names(values: pd.Series, most: int = 2) -> list[str]:
+    found = sorted({str(x) for x in values.dropna() if str(x)})
+    return found if len(found) <= most else [*found[:most], f"{len(found) - most} more"]
+
+
+def made_on(df: pd.DataFrame) -> str:
+    """The newest trial's date, '2026-11-25' ('' when the frame has none)."""
+    created = pd.to_numeric(df.get("created", pd.Series(dtype=float)), errors="coerce").dropna()
+    return "" if created.empty else pd.Timestamp(created.max(), unit="s").strftime("%Y-%m-%d")
+
+
+def pooled_sizes(df: pd.DataFrame, size: str, by_documents: bool) -> str:
+    """'' or the sentence that says a curve pools several lengths (n then counts a question once per
+    length: 30 questions at 2 lengths are n = 60)."""
+    sizes = sorted(pd.to_numeric(df.get(size, pd.Series(dtype=float)), errors="coerce").dropna().astype(int).unique())
+    if len(sizes) < 2 or by_documents:  # documents: one line per N already
+        return ""
+    return (f" Pooled over {len(sizes)} lengths ({', '.join(f'{v:,}' for v in sizes)} tokens): n counts a question "
+            "once per length.")
+
+
+def export_name(df: pd.DataFrame, axis: str, size: str) -> str:
+    """The saved chart's file name: what, whose sweep, model, sizes, questions and date, e.g.
+    'u-curve-gold_index-local-qwen-nq-litm20-qwen2.5-coder-0.5b-instruct-20-n50-2026-11-25'."""
+    models = _names(df["model"].astype(str).str.split(":", n=1).str[-1]) if "model" in df else []
+    sizes = sorted(pd.to_numeric(df.get(size, pd.Series(dtype=float)), errors="coerce").dropna().astype(int).unique())
+    n = df["task"].nunique() if "task" in df else 0
+    parts = ["u-curve", axis, *_names(df.get("sweep", pd.Series(dtype=str))), *models,
+             "-".join(str(v) for v in sizes[:4]), f"n{n}", made_on(df)]
+    return "-".join(p for p in parts if p)[:150]
+
+
+def note_of(df: pd.DataFrame, overlays: pd.DataFrame | None, metric_label: str, size: str = "length",
+            by_documents: bool = False) -> str:
+    """The chart's note (inside the figure, so an export keeps it): whose numbers these are, from which
+    sweep and when, and whether it pools lengths."""
     sets = ", ".join(sorted({str(x) for x in df.get("task_set", pd.Series(dtype=str)).dropna() if str(x)}))
+    sweeps, date = ", ".join(_names(df.get("sweep", pd.Series(dtype=str)))), made_on(df)
     text = (f"Measured by {THIS_APP} with {models_of(df['model']) or 'a model'}"
-            + (f" on {sets}" if sets else "") + f": {metric_label}, 95% Wilson intervals.")
+            + (f" on {sets}" if sets else "") + f": {metric_label}, 95% Wilson intervals."
+            + (f" Sweep {sweeps}" + (f", {date}" if date else "") + "." if sweeps else "")
+            + pooled_sizes(df, size, by_documents))
     if overlays is not None and not overlays.empty:
         papers = "; ".join(dict.fromkeys(overlays["title"]))
         text += f" Dotted: as published ({papers}), not measured here."
@@ -276,7 +313,8 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
                         "intervals, n per point in the legend; a dip in the middle is the lost-in-the-middle effect; "
                         "dotted lines with hollow markers are published curves" + (
                             "; dashed lines the closed-book and oracle bounds." if bounds else "."),
-                        note=note_of(part, overlays, metric_label), names=legend_names(table, overlays),
+                        note=note_of(part, overlays, metric_label, size, layout.by_documents),
+                        names=legend_names(table, overlays), file_name=export_name(part, axis, size),
                         alt=f"U-curve: {metric_label} against {xt}, one line per {series}")
             shape_sentences(found, metric_label)
         lik = None

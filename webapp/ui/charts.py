@@ -98,18 +98,21 @@ def themed(fig, presenter: bool, series: bool, note: str, names: dict[str, str],
 
 
 def show(fig, name: str, how_to_read: str, *, note: str = "", series: bool = True, alt: str | None = None,
-         height: int | None = None, names: dict[str, str] | None = None, note_width: int = 90) -> None:
+         height: int | None = None, names: dict[str, str] | None = None, note_width: int = 90,
+         file_name: str | None = None) -> None:
     """Draw `fig` themed for the current mode, `note` (who measured what) inside it, legend `names` by
     series; the camera button of its toolbar saves it as PNG or SVG (the sidebar's choice) named
     `name`; `how_to_read` goes under it as one line. `note_width`: characters per line of the note (a
-    narrow chart wraps it sooner)."""
+    narrow chart wraps it sooner). `file_name`: the saved file's name when it should say more than `name`
+    (whose sweep, model, sizes, n and date)."""
     fmt = "png"
     try:
         fmt = State().export_format or "png"
     except Exception:  # noqa: BLE001
         pass
     fig = themed(fig, present(), series, note, names or {}, height, note_width)
-    st.plotly_chart(fig, key=State.chart(name).key, theme=None, config=figures.export_config(name, fmt), alt=alt)
+    st.plotly_chart(fig, key=State.chart(name).key, theme=None, config=figures.export_config(file_name or name, fmt),
+                    alt=alt)
     if present():  # on a projector the chart gets the room; the line is one click away
         with st.expander("How to read this chart"):
             st.caption(f"**How to read this chart:** {how_to_read}")

@@ -112,3 +112,28 @@ def test_shared_runs_import_from_the_results_page(tmp_path, tab):
     store = RunStore(mine)
     assert len(store.trials_frame()) == n
     store.close()
+
+
+def test_a_click_on_a_sweeps_row_shows_that_sweep(tmp_path, tab):
+    """Results opens on the newest sweep of the user's store; a click on another row of "Sweeps in the
+    run stores" makes that sweep the Sweeps filter."""
+    db = tmp_path / "runs.sqlite"
+    fill(db, name="older sweep")
+    fill(db, name="newer sweep", model="other-model")
+    with streamlit_app(env={"LITM_DB": str(db), "LITM_SHIPPED_RUNS": str(tmp_path / "none")}) as url:
+        tab.goto(f"{url}/results")
+        settle(tab, 90_000)
+        filt = tab.locator('[data-testid="stMultiSelect"]').filter(has_text="Sweeps")
+        assert "newer sweep" in filt.first.inner_text() and "older sweep" not in filt.first.inner_text()
+        tab.get_by_text(re.compile("Sweeps in the run stores")).click()
+        box = None
+        for frame in tab.locator('[data-testid="stDataFrame"]').all():
+            if frame.is_visible():
+                box = frame.bounding_box()
+        assert box is not None
+        # rows are 35 px under a 35 px header; the first row is the older sweep
+        tab.mouse.click(box["x"] + 12, box["y"] + 35 + 17)
+        settle(tab)
+        tab.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stMultiSelect"]')]
+            .some(e => e.innerText.includes('older sweep'))""", timeout=30_000)
+        assert "newer sweep" not in filt.first.inner_text()

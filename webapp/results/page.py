@@ -277,10 +277,23 @@ def import_section() -> None:
     st.rerun()  # the results above now include them
 
 
+def _pick_sweep() -> None:
+    """A click on a row of the sweeps list selects that sweep (it becomes the Sweeps filter)."""
+    event = State.res_sweep_table.value
+    rows = getattr(getattr(event, "selection", None), "rows", None)
+    if rows is None and isinstance(event, dict):
+        rows = event.get("selection", {}).get("rows")
+    keys = State().res_sweep_keys
+    if rows and rows[0] < len(keys):
+        State().res_sweeps = [keys[rows[0]]]
+
+
 def sweeps_list(sweeps: pd.DataFrame) -> None:
-    with st.expander(f"Sweeps in the run stores ({len(sweeps)})"):
+    with st.expander(f"Sweeps in the run stores ({len(sweeps)}): click a row to show that sweep"):
         show = sweeps[["label", "status", "task_set", "models", "date", "settings", "trials", "store"]]
-        st.dataframe(show, hide_index=True)
+        State().res_sweep_keys = list(sweeps["sweep_key"])
+        st.dataframe(show, hide_index=True, key=State.res_sweep_table.key, on_select=_pick_sweep,
+                     selection_mode="single-row")
 
 
 TABS = ["U-curve", "Length × position", "Accuracy vs cost", "Accuracy vs length", "Trials", "Errors", "Download"]

@@ -245,6 +245,8 @@ class State:
     res_trial: Any = Key(None, kind=WIDGET)
     res_trial_page: int = Key(1, kind=WIDGET)  # page of the trial table (results/page.py PAGE rows each)
     res_trial_table: Any = Key(kind=CONTROL)  # the trial table's row selection
+    res_sweep_table: Any = Key(kind=CONTROL)  # the sweeps list's row selection: that sweep becomes the filter
+    res_sweep_keys: list = Key(list)  # the sweep keys of the sweeps list's rows, in order
     res_trial_keys: list = Key(list)  # the trial table's rows -> trial keys
     res_opened: bool = Key(False)  # the page has opened on the shipped LITM run once in this session
     res_note: bool = Key(False)  # show the note on what a small model shows

@@ -169,12 +169,6 @@ class BatchStore:
     def batch_keys(self, row: int) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT call_key FROM batch_calls WHERE batch = ?", (row,))}
 
-    def batch_requests(self, row: int) -> list[tuple[str, list, dict]]:
-        """(key, messages, settings) of a batch's requests whose result is not stored yet."""
-        rows = self.db.execute("SELECT call_key, messages, settings FROM batch_calls "
-                               "WHERE batch = ? AND messages IS NOT NULL", (row,))
-        return [(k, json.loads(m), json.loads(s)) for k, m, s in rows]
-
     @writes
     def store_batch_result(self, row: int, key: str, spec, completion) -> bool:
         """A result as a normal cached call (the request's messages and settings come from batch_calls,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from components.core.resources import sample_path
 from components.core.tokens import ENCODINGS
-from components.providers.base import PROVIDERS, ModelSpec, Settings
+from components.providers.base import PROVIDERS, BadBaseUrl, ModelSpec, Settings, check_base_url
 from components.strategies import STRATEGIES, ParamError
 from components.tasks.squad import NAMES as TASK_NAMES
 
@@ -105,34 +105,13 @@ def check_key_env(where: str, env) -> None:
               f"letters, digits and _, not starting with a digit; got {_secret(env)}")
 
 
-def _shown_url(url: str) -> str:
-    """An address as shown in a message: its user-info and query (where keys hide) left out."""
-    return _shown(re.sub(r"\?.*", "?...", re.sub(r"//[^/?#]*@", "//...@", url, count=1), flags=re.DOTALL))
-
-
-def check_base_url(where: str, url) -> None:
-    """An http(s) address the SDKs can use (parsed as they parse it), with no key inside: neither
-    user-info (https://user:key@host) nor a query parameter named like a key or holding one; one line
-    each, never echoing the secret. The key goes in the environment variable api_key_env names."""
-    example = "(e.g. http://127.0.0.1:8000/v1)"
-    if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
-        _fail(f"{where} must be an http:// or https:// address {example}, got "
-              f"{_shown_url(url) if isinstance(url, str) else _shown(url)}")
-    if re.search(r"[\s\x00-\x1f\x7f]", url):
-        _fail(f"{where} must be an address without spaces or control characters {example}")
+def check_url_has_no_key(where: str, url: str) -> None:
+    """A base URL (checked as an address by providers.base.check_base_url) with no key inside: neither
+    user-info (https://user:key@host) nor a query parameter named like a key or holding one; one line each,
+    never echoing the secret. The key goes in the environment variable api_key_env names."""
     from urllib.parse import parse_qsl, urlsplit
 
-    import httpx2
-
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 (parsing the port is the check)
-        parsed = httpx2.URL(url)
-    except (ValueError, httpx2.InvalidURL) as exc:
-        _fail(f"{where} is not a valid address ({str(exc).splitlines()[0] if str(exc) else 'cannot parse it'}): "
-              f"{_shown_url(url)}; e.g. http://127.0.0.1:8000/v1 or http://[::1]:8000/v1")
-    if not parts.hostname or not parsed.host:
-        _fail(f"{where} names no host: {_shown_url(url)} {example}")
+    parts = urlsplit(url)
     if "@" in parts.netloc:
         _fail(f"{where} holds a user name or key before '@'; never put a key in a config: remove it and name the "
               "environment variable that holds it with api_key_env")
@@ -217,7 +196,11 @@ class ModelConfig:
         for k in ("context_window", "max_tokens"):
             _positive_int(f"{where}.{k}", d.get(k), allow_none=True)
         if d.get("base_url") is not None:
-            check_base_url(f"{where}.base_url", d["base_url"])
+            try:
+                check_base_url(d["base_url"], f"{where}.base_url", strip=False)
+            except BadBaseUrl as exc:
+                _fail(str(exc))
+            check_url_has_no_key(f"{where}.base_url", d["base_url"])
         check_key_env(f"{where}.api_key_env", d.get("api_key_env"))
         _number(f"{where}.requests_per_minute", d.get("requests_per_minute"), *RPM_BOUNDS, "requests per minute")
         _number(f"{where}.timeout", d.get("timeout"), *TIMEOUT_BOUNDS, "seconds for one whole answer")

@@ -54,6 +54,8 @@ class ProviderError(Exception):
 
     retryable = False
     kind = "error"
+    final = False  # True: ended for good, no outer retry loop waits for it again (RetryBudget.refuse)
+    retry_after: float | None = None  # seconds the server asked to wait, where it said
 
 
 class MissingKey(ProviderError):

@@ -50,24 +50,27 @@ class Ran:
 
 
 TIME = "/usr/bin/time"  # GNU time: its -v report gives a command's own peak RSS
-OWN_PROCESS = {"on": False}  # set for a test marked `own_process` (the autouse fixture below)
+# on for this module's tests not marked `own_process` (the autouse fixture below); other test modules
+# calling `run` (test_hostile_*, test_read_only) keep a process per command, their peak RSS measured
+IN_PROCESS = {"on": False}
 
 
 @pytest.fixture(autouse=True)
-def _process_per_case(request):
-    """A test marked `own_process` runs every command in its own process, its peak RSS measured."""
-    OWN_PROCESS["on"] = request.node.get_closest_marker("own_process") is not None
+def _in_process_unless_marked(request):
+    """This module's cases run inside the test process, but those marked `own_process`."""
+    IN_PROCESS["on"] = request.node.get_closest_marker("own_process") is None
     yield
-    OWN_PROCESS["on"] = False
+    IN_PROCESS["on"] = False
 
 
 def run(args: list[str], tmp: Path, *, timeout: float = 240, python: bool = False, env: dict | None = None,
         max_data_mb: int | None = None, timed: bool | None = None) -> Ran:
-    """`litm *args` with `tmp` as the working folder and LITM_DB in it: inside this process, or in its own
-    (`python -m components.cli *args`, or `python *args`) in a test marked `own_process` and whenever the call
-    needs a process (python, max_data_mb, timed, LITM_PRICES read at start)."""
-    own = OWN_PROCESS["on"] or python or max_data_mb is not None or bool(timed) or "LITM_PRICES" in (env or {})
-    if not own:
+    """`litm *args` with `tmp` as the working folder and LITM_DB in it: inside this process (this module's
+    cases), or in its own (`python -m components.cli *args`, or `python *args`): in a test marked
+    `own_process`, in other modules, and whenever the call needs a process (python, max_data_mb, timed,
+    LITM_PRICES read as it starts)."""
+    own = python or max_data_mb is not None or bool(timed) or "LITM_PRICES" in (env or {})
+    if IN_PROCESS["on"] and not own:
         return _in_process(args, tmp, env)
     return _own_process(args, tmp, timeout=timeout, python=python, env=env, max_data_mb=max_data_mb, timed=timed)
 

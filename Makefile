@@ -133,8 +133,9 @@ lint: install
 	$(BIN)/ruff check components webapp tests bench
 
 # What `make check` leaves out (pytest markers, registered in pyproject.toml): the browser tests, the
-# wheel build, the local model, and the bad-input cases that each run in a process of their own.
-CHECK_MARKERS ?= not browser and not wheel and not local_model and not own_process
+# wheel build, the local model, the bad-input cases that each run in a process of their own, and the
+# slow end-to-end runs through whole app servers (nginx workers, the benches).
+CHECK_MARKERS ?= not browser and not wheel and not local_model and not own_process and not slow
 CODE := components webapp tests bench
 
 # Every step runs, even after one fails (one run shows every problem), and check fails at the end if any

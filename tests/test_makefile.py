@@ -153,7 +153,7 @@ def test_make_check_runs_the_linters_mypy_and_the_fast_tests():
         assert any(line.startswith(command + " || failed=") for line in out), (command, out)
     (pytest_line,) = [x for x in out if "-m pytest" in x and not x.startswith("echo")]
     assert pytest_line.startswith('/v/bin/python -m pytest -q -m "not browser and not wheel and not local_model '
-                                  'and not own_process" ||'), pytest_line
+                                  'and not own_process and not slow" ||'), pytest_line
     assert out[-1].startswith('if [ -n "$failed" ]; then') and "exit 1" in out[-1]
     assert 'files = ["components"]' in (ROOT / "pyproject.toml").read_text()
     assert [n for n, _ in (re.match(r'echo "(\d)/(\d) ', x).groups() for x in out if re.match(r'echo "\d/', x))] == \
@@ -166,7 +166,7 @@ def test_make_check_selects_only_registered_markers_and_leaves_slow_parts_out():
     expr = re.search(r'-m "([^"]+)"', "\n".join(check_commands())).group(1)
     registered = re.findall(r'^\s*"(\w+): ', (ROOT / "pyproject.toml").read_text(), re.M)
     used = re.findall(r"not (\w+)", expr)
-    assert set(used) <= set(registered) and {"browser", "wheel", "local_model", "own_process"} <= set(used)
+    assert set(used) <= set(registered) and {"browser", "wheel", "local_model", "own_process", "slow"} <= set(used)
 
 
 def test_make_check_selects_at_least_400_tests_and_none_of_the_slow_kinds():

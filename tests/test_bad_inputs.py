@@ -745,6 +745,7 @@ def http_date(seconds_ahead: float) -> str:
     return email.utils.formatdate(time.time() + seconds_ahead, usegmt=True)
 
 
+@pytest.mark.slow  # waits 12 s, as the server asks
 def test_an_http_date_retry_after_is_honoured_and_capped(tmp_path, server):
     toml, db = config(tmp_path, server, max_retry_after="5"), tmp_path / "s.sqlite"
     server.set(status=429, retry_after=http_date(600))
@@ -816,6 +817,7 @@ def test_store_path_that_is_a_folder(tmp_path):
     one_line(run(["results", "--db", str(tmp_path)], tmp_path), "no run store")
 
 
+@pytest.mark.own_process  # two real processes at once
 def test_two_processes_start_the_same_new_sweep_at_once(tmp_path, server):
     toml, db = config(tmp_path, server, concurrency="2"), tmp_path / "both.sqlite"
     server.set(delay=0.05)

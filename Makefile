@@ -2,6 +2,10 @@
 #   make app    installs what the app needs into .venv and starts it on http://127.0.0.1:8501
 #   make test   installs what the tests need (Debian chromium too) and runs every test
 #   make docs   builds the documentation (docs/, MkDocs with the Material theme) into site/
+# The loop while you work (once `make install` has made .venv; installs nothing itself):
+#   make check  ruff, the format check, mypy on components/ and the unit tests and AppTests: a few
+#               minutes; no browser, wheel build, local model or bad-input case in its own process
+#   make help   these targets
 # Each step says what it does and how long it took.
 PY ?= python3
 VENV ?= .venv
@@ -13,7 +17,7 @@ SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .ONESHELL:
 
-.PHONY: app test lint bench docs install wheelhouse browser clean
+.PHONY: app test check lint bench docs install wheelhouse browser clean help
 
 # llama-cpp-python ships as source only: it is compiled once per machine into a wheelhouse named by its
 # version and build flags, and installed from there. pip's own wheel cache is not used: it
@@ -42,6 +46,7 @@ BEAT ?= 60
 STEPS ?= 4
 app: STEPS := 5
 test: STEPS := 7
+check: STEPS := 4
 
 # step N "what": prints "N/STEPS what ..."; done: prints the seconds since the step began
 define step
@@ -127,6 +132,34 @@ app: install
 lint: install
 	$(BIN)/ruff check components webapp tests bench
 
+# What `make check` leaves out (pytest markers, registered in pyproject.toml): the browser tests, the
+# wheel build, the local model, the bad-input cases that each run in a process of their own, and the
+# slow end-to-end runs through whole app servers (nginx workers, the benches).
+CHECK_MARKERS ?= not browser and not wheel and not local_model and not own_process and not slow
+CODE := components webapp tests bench
+
+# Every step runs, even after one fails (one run shows every problem), and check fails at the end if any
+# did, naming them. python -m pytest: the checkout's own code comes first on sys.path, whichever
+# checkout the venv was installed from.
+check:
+	@for tool in ruff mypy pytest; do
+	  [ -x $(BIN)/$$tool ] || { echo "make check: $(BIN)/$$tool is missing; run make install first"; exit 1; }
+	done
+	failed=""
+	$(call step,1,ruff check)
+	$(BIN)/ruff check $(CODE) || failed="$$failed ruff-check"
+	$(done)
+	$(call step,2,ruff format --check)
+	$(BIN)/ruff format --check $(CODE) || failed="$$failed ruff-format"
+	$(done)
+	$(call step,3,mypy (components/))
+	$(BIN)/mypy || failed="$$failed mypy"
+	$(done)
+	$(call step,4,pytest -q -m '$(CHECK_MARKERS)')
+	$(BIN)/python -m pytest -q -m "$(CHECK_MARKERS)" || failed="$$failed pytest"
+	$(done)
+	if [ -n "$$failed" ]; then echo "make check failed:$$failed"; exit 1; fi
+
 # pytest's summary is the last line printed.
 test: install browser
 	@$(call step,6,ruff check)
@@ -142,4 +175,14 @@ docs: install
 	$(BIN)/mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache site
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache site
+
+help:
+	@echo "make app      install into $(VENV) and start the app on http://127.0.0.1:$(PORT)"
+	echo "make check    the fast loop: ruff, ruff format --check, mypy, unit tests and AppTests"
+	echo "make test     install, then every test (browser, wheel and local model included)"
+	echo "make lint     ruff check only"
+	echo "make docs     build the documentation into site/"
+	echo "make bench    the benchmarks (bench/)"
+	echo "make install  the virtual environment $(VENV) with the project installed editable"
+	echo "make clean    remove $(VENV) and the caches"

@@ -18,6 +18,8 @@ import pytest
 from components.cli import workers
 from tests.e2e.appserver import CHROMIUM, CHROMIUM_ARGS, free_port, settle, streamlit_app, wait_healthy
 
+pytestmark = pytest.mark.slow  # tens of seconds end to end: make test, not make check
+
 HAVE_NGINX = bool(shutil.which("nginx") or os.access("/usr/sbin/nginx", os.X_OK))
 needs_nginx = pytest.mark.skipif(not HAVE_NGINX, reason="nginx is not installed (make test installs it)")
 

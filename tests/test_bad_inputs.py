@@ -1,13 +1,21 @@
-"""A corpus of bad inputs (issue 10), each run the way a user meets it: the real CLI in a subprocess
-(`python -m components.cli ...`) or the app's upload path. Every case asserts one clear line (no
-traceback), a bounded peak RSS of the process (os.wait4), and, for sweeps, that no trial is lost.
+"""A corpus of bad inputs (issue 10), each run the way a user meets it: the real CLI (`litm ...`,
+`components.cli.main`) or the app's upload path. Every case asserts one clear line (no traceback) and,
+for sweeps, that no trial is lost.
+
+Most cases run the CLI inside this test process (its stdout, stderr, working folder and environment
+swapped in for the call): a process per case cost minutes. A case marked `own_process` runs the CLI in its
+own process (`python -m components.cli ...`) and also asserts a bounded peak RSS of that process: the
+cases whose point is memory (bombs, huge files, endless inputs, answers past the size cap), and those
+that read the environment as a process starts (LITM_PRICES).
 
 Inputs are generated at test time (a 300 MB text run compresses to a few hundred KB), never committed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import io
 import json
 import os
 import sqlite3
@@ -25,7 +33,7 @@ import pytest
 from tests.support import facts_file, sweep_toml
 
 ROOT = Path(__file__).resolve().parent.parent
-PEAK_MB = 1024  # the issue's bound for every case
+PEAK_MB = 1024  # the issue's bound for every case run in its own process
 
 
 @dataclass
@@ -33,7 +41,7 @@ class Ran:
     code: int
     out: str
     err: str
-    peak_mb: float
+    peak_mb: float | None  # None: run inside the test process (no peak of its own)
     seconds: float
 
     @property
@@ -42,10 +50,66 @@ class Ran:
 
 
 TIME = "/usr/bin/time"  # GNU time: its -v report gives a command's own peak RSS
+# on for this module's tests not marked `own_process` (the autouse fixture below); other test modules
+# calling `run` (test_hostile_*, test_read_only) keep a process per command, their peak RSS measured
+IN_PROCESS = {"on": False}
+
+
+@pytest.fixture(autouse=True)
+def _in_process_unless_marked(request):
+    """This module's cases run inside the test process, but those marked `own_process`."""
+    IN_PROCESS["on"] = request.node.get_closest_marker("own_process") is None
+    yield
+    IN_PROCESS["on"] = False
 
 
 def run(args: list[str], tmp: Path, *, timeout: float = 240, python: bool = False, env: dict | None = None,
         max_data_mb: int | None = None, timed: bool | None = None) -> Ran:
+    """`litm *args` with `tmp` as the working folder and LITM_DB in it: inside this process (this module's
+    cases), or in its own (`python -m components.cli *args`, or `python *args`): in a test marked
+    `own_process`, in other modules, and whenever the call needs a process (python, max_data_mb, timed,
+    LITM_PRICES read as it starts)."""
+    own = python or max_data_mb is not None or bool(timed) or "LITM_PRICES" in (env or {})
+    if IN_PROCESS["on"] and not own:
+        return _in_process(args, tmp, env)
+    return _own_process(args, tmp, timeout=timeout, python=python, env=env, max_data_mb=max_data_mb, timed=timed)
+
+
+def _in_process(args: list[str], tmp: Path, env: dict | None) -> Ran:
+    """components.cli.main(args) with its own stdout and stderr (text over bytes, as a process has),
+    the working folder `tmp` and the environment of `run`, all put back afterwards. SystemExit (a usage
+    error) is an exit code, as it is for a process."""
+    from components.cli import main
+
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    out_bytes, err_bytes = io.BytesIO(), io.BytesIO()
+    out = io.TextIOWrapper(out_bytes, encoding="utf-8", write_through=True)
+    err = io.TextIOWrapper(err_bytes, encoding="utf-8", write_through=True)
+    os.environ.update({"LITM_DB": str(tmp / "default.sqlite"), **(env or {})})
+    os.environ.pop("LITM_DEBUG", None)
+    os.chdir(tmp)
+    t0 = time.monotonic()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(args)
+            except SystemExit as exc:
+                if isinstance(exc.code, str):
+                    print(exc.code, file=sys.stderr)
+                code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+            sys.stdout.flush()
+            sys.stderr.flush()
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    seconds = time.monotonic() - t0
+    return Ran(code, out_bytes.getvalue().decode("utf-8", "replace"), err_bytes.getvalue().decode("utf-8", "replace"),
+               None, seconds)
+
+
+def _own_process(args: list[str], tmp: Path, *, timeout: float, python: bool, env: dict | None,
+                 max_data_mb: int | None, timed: bool | None) -> Ran:
     """`python -m components.cli *args` (or `python *args`), with its own peak RSS. max_data_mb: the
     process's data segment limit (RLIMIT_DATA), so that a read without bound fails in the child instead of
     filling the shared machine's memory. The peak is /usr/bin/time -v's figure (timed, the default where
@@ -98,7 +162,7 @@ def one_line(r: Ran, *needles: str, code: int | None = 1) -> None:
         assert n.lower() in r.lines[0].lower(), (n, r.lines[0])
     if code is not None:
         assert r.code == code, (r.code, r.err)
-    assert r.peak_mb < PEAK_MB, f"peak RSS {r.peak_mb:.0f} MB"
+    assert r.peak_mb is None or r.peak_mb < PEAK_MB, f"peak RSS {r.peak_mb:.0f} MB"
 
 
 # --- files a user gives as a document ----------------------------------------------------------------
@@ -147,11 +211,13 @@ def run_docx(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.own_process
 def test_docx_with_a_300_mb_text_run(tmp_path, run_docx):
     r = prompt_doc(run_docx, tmp_path)
     one_line(r, "run.docx unpacks to", "the limit is 200 MB")
 
 
+@pytest.mark.own_process
 def test_docx_with_2_000_000_paragraphs(tmp_path):
     path = docx(tmp_path / "paras.docx", many_paragraphs(2_000_000))
     r = prompt_doc(path, tmp_path)
@@ -233,10 +299,12 @@ def bomb(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.own_process
 def test_gzip_bomb_task_file_in_the_cli(bomb, tmp_path):
     one_line(run(["tasks", "info", str(bomb)], tmp_path), "unpacks to more than 256 MB")
 
 
+@pytest.mark.own_process
 def test_gzip_bomb_task_upload(bomb, tmp_path):
     """The app's task upload (webapp/services/sweeps.uploaded) with its own, lower limit."""
     code = ("import sys; from pathlib import Path\n"
@@ -249,6 +317,7 @@ def test_gzip_bomb_task_upload(bomb, tmp_path):
     one_line(run(["-c", code], tmp_path, python=True), "unpacks to more than 64 MB")
 
 
+@pytest.mark.own_process
 def test_document_upload_of_a_zip_bomb_docx(tmp_path, run_docx):
     """The Playground's upload path (core.loaders.read_upload) with a 300 MB text run."""
     path = run_docx
@@ -361,6 +430,7 @@ def endless(r: Ran, *needles: str) -> None:
     assert r.seconds < 30, f"{r.seconds:.0f} s"
 
 
+@pytest.mark.own_process
 @pytest.mark.parametrize("source", ["/dev/zero", "fifo"])
 def test_a_device_or_fifo_as_any_input_is_refused_at_once(tmp_path, server, fifo, source):
     """tasks in a sweep, the sweep config, LITM_PRICES, tasks info, score --input, prompt --task and --doc."""
@@ -383,6 +453,7 @@ def test_a_device_or_fifo_as_any_input_is_refused_at_once(tmp_path, server, fifo
     endless(run(["prompt", "--doc", doc, "--question", "q"], tmp_path, **limits), what, "a document")
 
 
+@pytest.mark.own_process
 def test_inputs_over_their_size_limit_are_refused_before_parsing(tmp_path, server):
     big = tmp_path / "big.toml"
     big.write_bytes(b"#" * (2 * 2**20))
@@ -397,6 +468,7 @@ def test_inputs_over_their_size_limit_are_refused_before_parsing(tmp_path, serve
     one_line(run(["score", "--metric", "exact", "--input", str(preds)], tmp_path), "the limit is 64 MB")
 
 
+@pytest.mark.own_process
 @pytest.mark.parametrize("shape, needle", [
     ('{"models": [1, 2]}', "'models' must be an object"),
     ('{"models": {"openai": {"gpt-4o": {"input": "x", "output": 1}}}}', "must be numbers"),
@@ -635,6 +707,7 @@ def test_a_server_that_trickles_its_answer_does_not_hang_the_sweep(tmp_path, ser
     assert {x["error_kind"] for x in rows} == {"transient"} and "timed out" in rows[0]["error"]
 
 
+@pytest.mark.own_process
 @pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("how", ["huge", "bomb"])
 def test_an_answer_over_the_size_cap_is_an_error_in_bounded_memory(tmp_path, server, provider, how):
@@ -652,6 +725,7 @@ def test_an_answer_over_the_size_cap_is_an_error_in_bounded_memory(tmp_path, ser
           f"results peak {r2.peak_mb:.0f} MB")
 
 
+@pytest.mark.own_process
 def test_many_large_answers_at_once_stay_under_1_gb(tmp_path, server):
     """32 requests in flight, each answered with 50 MB: each is refused past 32 MB, and all the answers being
     read hold at most 256 MB at once (transport.HELD_BUDGET); peak RSS measured by /usr/bin/time -v (the
@@ -671,6 +745,7 @@ def http_date(seconds_ahead: float) -> str:
     return email.utils.formatdate(time.time() + seconds_ahead, usegmt=True)
 
 
+@pytest.mark.slow  # waits 12 s, as the server asks
 def test_an_http_date_retry_after_is_honoured_and_capped(tmp_path, server):
     toml, db = config(tmp_path, server, max_retry_after="5"), tmp_path / "s.sqlite"
     server.set(status=429, retry_after=http_date(600))
@@ -742,6 +817,7 @@ def test_store_path_that_is_a_folder(tmp_path):
     one_line(run(["results", "--db", str(tmp_path)], tmp_path), "no run store")
 
 
+@pytest.mark.own_process  # two real processes at once
 def test_two_processes_start_the_same_new_sweep_at_once(tmp_path, server):
     toml, db = config(tmp_path, server, concurrency="2"), tmp_path / "both.sqlite"
     server.set(delay=0.05)

@@ -2,10 +2,13 @@
 speak Streamlit's websocket protocol well enough that the pages' scripts run to the end and send
 their elements, and it must see the errors a class would see."""
 
+import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench import bench_classroom
 from bench.stclient import Visit, read
+
+pytestmark = pytest.mark.slow  # tens of seconds end to end: make test, not make check
 
 
 def test_three_students_get_the_lesson_rendered_to_the_end():

@@ -3,7 +3,11 @@ loopback server and reports medians with their range."""
 
 import re
 
+import pytest
+
 from bench import bench_runner
+
+pytestmark = pytest.mark.slow  # tens of seconds end to end: make test, not make check
 
 
 def test_spread_is_the_median_and_the_range():

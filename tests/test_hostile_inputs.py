@@ -35,6 +35,9 @@ from components.tasks.importers import MAX_CSV_CELL, parse_tasks_bytes
 from components.tasks.model import TaskFileError
 from tests.test_bad_inputs import W, docx, one_line, run
 
+# a process per case (tests/test_bad_inputs.run): make test, not make check
+pytestmark = pytest.mark.own_process
+
 # --- inputs, made at test time ------------------------------------------------------------------------------
 
 RUN = (b'<w:r><w:rPr><w:b/><w:i/><w:u w:val="single"/><w:color w:val="FF0000"/><w:sz w:val="24"/>'

@@ -21,6 +21,9 @@ import pytest
 from tests.support import sweep_toml
 from tests.test_bad_inputs import PEAK_MB, Ran, config, one_line, run
 
+# a process per case (tests/test_bad_inputs.run): make test, not make check
+pytestmark = pytest.mark.own_process
+
 
 def refused(r: Ran, *needles: str) -> None:
     """One line naming the fault (test_bad_inputs.one_line), exit 1, and no 'unexpected error'."""

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,52 @@ def test_make_test_ends_on_pytests_summary():
     """Nothing runs after pytest: its summary is the last line `make test` prints."""
     out = make("-n", "test", "VENV=/nonexistent").stdout.rstrip().splitlines()
     assert out[-1] == "exec /nonexistent/bin/pytest -q", out[-3:]
+
+
+def check_commands() -> list[str]:
+    return make("-n", "check", "VENV=/v").stdout.splitlines()
+
+
+def test_make_check_runs_the_linters_mypy_and_the_fast_tests():
+    """ruff, the format check and mypy on components/ (its files: pyproject's [tool.mypy]), then pytest
+    of a marker expression; every step runs even after one failed, and check fails at the end."""
+    out = check_commands()
+    code = "components webapp tests bench"
+    for command in (f"/v/bin/ruff check {code}", f"/v/bin/ruff format --check {code}", "/v/bin/mypy"):
+        assert any(line.startswith(command + " || failed=") for line in out), (command, out)
+    (pytest_line,) = [x for x in out if "-m pytest" in x and not x.startswith("echo")]
+    assert pytest_line.startswith('/v/bin/python -m pytest -q -m "not browser and not wheel and not local_model '
+                                  'and not own_process and not slow" ||'), pytest_line
+    assert out[-1].startswith('if [ -n "$failed" ]; then') and "exit 1" in out[-1]
+    assert 'files = ["components"]' in (ROOT / "pyproject.toml").read_text()
+    assert [n for n, _ in (re.match(r'echo "(\d)/(\d) ', x).groups() for x in out if re.match(r'echo "\d/', x))] == \
+        ["1", "2", "3", "4"]
+
+
+def test_make_check_selects_only_registered_markers_and_leaves_slow_parts_out():
+    """Each marker of the expression is registered (pytest would not warn of a misspelt one), and the
+    expression leaves out the browser tests, the wheel, the local model and the own-process cases."""
+    expr = re.search(r'-m "([^"]+)"', "\n".join(check_commands())).group(1)
+    registered = re.findall(r'^\s*"(\w+): ', (ROOT / "pyproject.toml").read_text(), re.M)
+    used = re.findall(r"not (\w+)", expr)
+    assert set(used) <= set(registered) and {"browser", "wheel", "local_model", "own_process", "slow"} <= set(used)
+
+
+def test_make_check_selects_at_least_400_tests_and_none_of_the_slow_kinds():
+    """The selection itself, as pytest collects it: 400 tests or more, no browser test (tests/e2e), no
+    wheel build, no own-process bad-input case."""
+    expr = re.search(r'-m "([^"]+)"', "\n".join(check_commands())).group(1)
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", expr, "-p", "no:cacheprovider"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    ids = [x for x in out.stdout.splitlines() if "::" in x]
+    assert len(ids) >= 400, out.stdout[-500:]
+    assert not [x for x in ids if x.startswith(("tests/e2e/", "tests/test_wheel.py"))]
+    corpus = [x for x in ids if x.startswith("tests/test_bad_inputs.py::")]
+    assert corpus  # the cases run in this process are in
+    own = ("test_docx_with_a_300_mb_text_run", "test_gzip_bomb_task_upload", "test_many_large_answers_at_once")
+    assert not [x for x in corpus if x.split("::")[1].startswith(own)]
+
+
+def test_make_help_names_the_loop():
+    out = make("help", "VENV=/v").stdout
+    assert "make check" in out and "make test" in out

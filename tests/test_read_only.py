@@ -15,6 +15,9 @@ import pytest
 from components.run.store import MIGRATIONS, RunStore, shipped_paths
 from tests.test_bad_inputs import run
 
+# a process per case (tests/test_bad_inputs.run): make test, not make check
+pytestmark = pytest.mark.own_process
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -67,7 +67,7 @@ def add_parser(sub, name):
 
 
 def _params(pairs: list[str]) -> dict:
-    out = {}
+    out: dict[str, int | str] = {}
     for item in pairs:
         name, sep, value = item.partition("=")
         if not sep or not name.strip():

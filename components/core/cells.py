@@ -122,7 +122,7 @@ class Cell:
 
     def spread(self) -> list:
         """The five places a mini U-curve visits, start to end: indices of the N documents, or fractions."""
-        return spread_indices(self.documents) if self.by_documents else list(FIVE_POSITIONS)
+        return spread_indices(int(self.documents or 0)) if self.by_documents else list(FIVE_POSITIONS)
 
     def place(self, x=None) -> str:
         """The answer's place as a label: the index ('9'), or 'start', 'middle', 'end', '30%'."""

@@ -18,7 +18,7 @@ import regex
 
 from components.core.documents import Page
 from components.core.resources import package_path
-from components.core.tokens import DEFAULT_ENCODING, pattern, tokenizer
+from components.core.tokens import DEFAULT_ENCODING, Tokenizer, pattern, tokenizer
 
 SPAN_KINDS = ("instruction", "reminder", "page", "gold", "chunk", "question")
 TEMPLATE_DIR = package_path("strategies", "templates")
@@ -143,8 +143,8 @@ class PromptBuilder:
     chars: int = 0
     toks: int = 0
     tail: str = ""  # the last pre-token so far, for the seam with the next piece
-    _tok: object = field(default=None, init=False, repr=False, compare=False)
-    _sm: Seams | None = field(default=None, init=False, repr=False, compare=False)
+    _tok: Tokenizer = field(init=False, repr=False, compare=False)  # both set by __post_init__
+    _sm: Seams = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._tok, self._sm = tokenizer(self.encoding), seams(self.encoding)  # looked up once, used per piece

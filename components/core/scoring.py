@@ -186,7 +186,7 @@ def _page_sentences(text: str) -> frozenset[str]:
     # the same passages into many documents
     from components.core.documents import split_sentences
 
-    out = set()
+    out: set[str] = set()
     for piece in _pieces(text):
         out.update(n for n in (_norm_sentence(s) for s in split_sentences(piece)) if n)
     return frozenset(out)

@@ -54,6 +54,8 @@ class ProviderError(Exception):
 
     retryable = False
     kind = "error"
+    final = False  # True: ended for good, no outer retry loop waits for it again (RetryBudget.refuse)
+    retry_after: float | None = None  # seconds the server asked to wait, where it said
 
 
 class MissingKey(ProviderError):
@@ -213,27 +215,45 @@ def safe_base_url(url: str | None) -> tuple[str | None, str | None]:
     return clean, next((s for s in secrets if s), None)
 
 
-def check_base_url(url) -> str:
-    """The base URL, checked: an http:// or https:// address with a host and a valid port, which the HTTP
-    client can parse. Anything else raises BadBaseUrl with one line (its secrets never shown)."""
-    shown = scrub(safe_base_url(url)[0] if isinstance(url, str) else repr(url))
-    shown = shown if len(shown) <= 80 else shown[:77] + "..."
-    example = "e.g. http://127.0.0.1:8000/v1"
-    if not isinstance(url, str) or not url.strip():
-        raise BadBaseUrl(f"base_url must be an http:// or https:// address ({example}), got {shown!s}")
+def _shown_url(url) -> str:
+    """An address as a message shows it: quoted, its user-info and query (where keys hide) left out, at most
+    60 characters."""
+    if isinstance(url, str):
+        url = re.sub(r"\?.*", "?...", re.sub(r"//[^/?#]*@", "//...@", url, count=1), flags=re.DOTALL)
+    text = repr(url)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_base_url(url, where: str = "base_url", *, strip: bool = True) -> str:
+    """The base URL, checked: an http:// or https:// address without spaces, with a host and a valid port,
+    parsed as the SDKs parse it. Anything else raises BadBaseUrl (a ValueError) with one line naming
+    `where`, its secrets never shown. strip: surrounding spaces are dropped first (a config keeps them,
+    and is refused for them). A key inside the address is the caller's business (safe_base_url takes it
+    out; a sweep config refuses it)."""
+    example = "(e.g. http://127.0.0.1:8000/v1)"
+    if strip and isinstance(url, str):
+        url = url.strip()
+    if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
+        raise BadBaseUrl(f"{where} must be an http:// or https:// address {example}, got {_shown_url(url)}")
+    if re.search(r"[\s\x00-\x1f\x7f]", url):
+        raise BadBaseUrl(f"{where} must be an address without spaces or control characters {example}")
+    from urllib.parse import urlsplit
+
     import httpx2
 
     try:
-        parsed = httpx2.URL(url.strip())
-    except (httpx2.InvalidURL, ValueError, TypeError) as exc:
-        raise BadBaseUrl(f"base_url {shown} is not a valid address ({scrub(str(exc))[:80]}); {example}") from None
-    if parsed.scheme not in ("http", "https"):
-        raise BadBaseUrl(f"base_url {shown} must start with http:// or https:// ({example})")
-    if not parsed.host:
-        raise BadBaseUrl(f"base_url {shown} has no host ({example})")
-    if parsed.port is not None and not 1 <= parsed.port <= 65535:
-        raise BadBaseUrl(f"base_url {shown} has port {parsed.port}, not one from 1 to 65535 ({example})")
-    return url.strip()
+        parts = urlsplit(url)
+        port = parts.port  # parsing the port is a check too (out of range: ValueError)
+        parsed = httpx2.URL(url)
+        if port == 0:
+            raise ValueError("port 0")
+    except (ValueError, TypeError, httpx2.InvalidURL) as exc:
+        why = scrub(str(exc).splitlines()[0])[:80] if str(exc) else "cannot parse it"
+        raise BadBaseUrl(f"{where} is not a valid address ({why}): {_shown_url(url)}; "
+                         "e.g. http://127.0.0.1:8000/v1 or http://[::1]:8000/v1") from None
+    if not parts.hostname or not parsed.host:
+        raise BadBaseUrl(f"{where} names no host: {_shown_url(url)} {example}")
+    return url
 
 
 # --- waiting between retries: one ceiling for a whole call ----------------------------------------------

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 from components.core.completion import Completion
 from components.providers.answers import MAX_ANSWER_BYTES, chat_completion, loads, message_completion
@@ -339,7 +340,7 @@ class AnthropicBatches:
         if isinstance(line, BatchResult):
             return line
         key, where = line["custom_id"], f"{where} line {n}"
-        result = line.get("result")
+        result: Any = line.get("result")
         kind = result.get("type") if isinstance(result, dict) else None
         if kind == "succeeded":
             try:

@@ -60,7 +60,7 @@ TESTING_IDLE_S = 60  # under the test suite (LITM_TESTING): a test run leaves no
 LOAD_TIMEOUT = 300.0  # seconds to load a model (a first load may also reassemble and hash its weights)
 START_TIMEOUT = 60.0  # seconds for a spawned worker to listen
 CHECK = "check: litm doctor"
-CPU_FAULTS = {signal.SIGSEGV: "segmentation fault", signal.SIGILL: "illegal instruction",
+CPU_FAULTS: dict[int, str] = {signal.SIGSEGV: "segmentation fault", signal.SIGILL: "illegal instruction",
               signal.SIGBUS: "bus error", signal.SIGFPE: "floating-point exception"}
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import email.utils
 import random
 import time
+from typing import Any
 
 from components.core.completion import Completion
 from components.providers.answers import BAD_BODY_ERRORS, MAX_ANSWER_BYTES, chat_completion
@@ -314,7 +315,7 @@ class OpenAIProvider:
             if not isinstance(prefix, str):
                 raise BadResponse(f"{self.spec.label}: /apply-template gave no prompt: the server cannot show "
                                   "its chat template, so its likelihood cannot be scored")
-            r = await self.live.post("/completions", cast_to=object, body={
+            r: Any = await self.live.post("/completions", cast_to=object, body={
                 "model": self.spec.model, "prompt": prefix + answer, "max_tokens": 1, "temperature": 0,
                 "echo": True, "logprobs": 1})
         except self._sdk.OpenAIError as exc:

@@ -102,7 +102,7 @@ def merge(table: dict, extra: dict, origin: str) -> dict:
         for model, price in (models or {}).items():
             if not isinstance(price, dict) or not {"input", "output"} <= set(price):
                 raise ValueError(f"price for {provider}:{model} needs 'input' and 'output' (USD per 1M tokens)")
-            entry = {rate: check_rate(provider, model, rate, price[rate]) for rate in ("input", "output")}
+            entry: dict[str, float | str] = {rate: check_rate(provider, model, rate, price[rate]) for rate in ("input", "output")}
             for rate in CACHE_RATES:
                 if price.get(rate) is not None and price[rate] == price[rate]:  # NaN (an empty grid cell): none
                     entry[rate] = check_rate(provider, model, rate, price[rate])

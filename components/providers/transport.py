@@ -125,7 +125,7 @@ def make_transport(httpx, limits, *, deadline_s: float | None, max_bytes: int, e
                 raise httpx.ReadTimeout(f"no complete answer within {self.deadline:g} s") from None
 
         def _too_large(self) -> Exception:
-            return error(f"the answer is larger than {self.cap // 2**20} MB, the most one answer may be")
+            return error(f"the answer is larger than {(self.cap or 0) // 2**20} MB, the most one answer may be")
 
         async def __aiter__(self):
             n = 0
@@ -167,14 +167,15 @@ def make_transport(httpx, limits, *, deadline_s: float | None, max_bytes: int, e
 
         def _unpacked(self, chunk: bytes, n: int):
             """Pieces of unpacked bytes, never more than one past the cap in all."""
-            data = chunk
-            while data and not self.unpack.eof:
+            data, unpack = chunk, self.unpack
+            assert unpack is not None  # called only for an encoded answer
+            while data and not unpack.eof:
                 room = PIECE if self.cap is None else max(1, min(PIECE, self.cap + 1 - n))
                 try:
-                    piece = self.unpack.decompress(data, room)
+                    piece = unpack.decompress(data, room)
                 except zlib.error as exc:
                     raise error(f"the answer's gzip or deflate encoding is broken ({exc})") from None
-                data = self.unpack.unconsumed_tail
+                data = unpack.unconsumed_tail
                 n += len(piece)
                 yield piece
                 if self.cap is not None and n > self.cap:

@@ -120,7 +120,8 @@ def _series_style(labels: list[str]) -> dict[str, dict]:
     share the reprompt colour and differ by dash)."""
     heads = [str(label).split(" · ")[0] for label in labels]
     colours = _head_colours(list(dict.fromkeys(heads)))
-    styles, seen = {}, {}
+    styles: dict[str, dict] = {}
+    seen: dict[str, int] = {}
     for label, head in zip(labels, heads, strict=True):
         k = seen.get(colours[head], 0)
         seen[colours[head]] = k + 1

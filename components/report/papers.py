@@ -174,11 +174,11 @@ def _label(col: str, value) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
         return "overall" if col in ("doc_length_tokens",) else ""
     if col in ("doc_length_tokens", "answer_position_tokens", "chunk_size_tokens", "length"):
-        v = int(value)
-        return f"{v // 1000}k" if v >= 1000 and v % 1000 == 0 else f"{v:,}"
+        n = int(value)
+        return f"{n // 1000}k" if n >= 1000 and n % 1000 == 0 else f"{n:,}"
     if col == "position":
-        v = float(value)
-        return f"{v:.0%}" if v <= 1 else f"{int(v):,} tokens"
+        x = float(value)
+        return f"{x:.0%}" if x <= 1 else f"{int(x):,} tokens"
     return str(value)
 
 

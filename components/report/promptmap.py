@@ -138,7 +138,7 @@ RETRIEVED = {"hit": ("#009E73", "circle", "retrieved: gold page (hit)"),
              "miss": ("#000000", "x-thin-open", "retrieved: not gold (miss)")}
 
 
-def retrieval_marks(prompts: list[Prompt], retrieved) -> list[tuple[str, int, float, int]]:
+def retrieval_marks(prompts: list[Prompt], retrieved) -> list[tuple[str, int, float, int | None]]:
     """(hit|miss, prompt row, token x, page) for every retrieved page in each retrieval-stage
     prompt (stage 1) that holds it: where the model's choice of pages points on the map."""
     wanted = set(retrieved or ())
@@ -179,6 +179,7 @@ def figure(prompts: list[Prompt], doc: Document | None = None, title: str = "", 
         sel = [r for r in rows if r.kind == kind]
         if not sel:
             continue
+        colors: list[str] | str
         if kind == "page":
             colors = [COLORS["page"] if (r.page or 0) % 2 else PAGE_ALT for r in sel]
         else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import pandas as pd
@@ -161,7 +162,7 @@ def figures_html(figures: list) -> str:
 
 
 def build(result: dict, *, figures: list, failures: pd.DataFrame | None = None, pair: tuple[str, str] | None = None,
-          prices: dict | None = None, prices_edited: bool = False, sources: list[str] = (),
+          prices: dict | None = None, prices_edited: bool = False, sources: Sequence[str] = (),
           title: str = "LITM Explorer: comparison", now: datetime | None = None,
           failures_total: int | None = None) -> str:
     """The report as one HTML string. `result` is compare.compare(); `figures` plotly figures;

@@ -140,7 +140,7 @@ def label_sweeps(sweeps: pd.DataFrame, trials: pd.DataFrame, store_label: str, s
     counts = trials["sweep_id"].value_counts() if "sweep_id" in trials else pd.Series(dtype=int)
     for s in sweeps.itertuples():
         cfg = _config(getattr(s, "config", None))
-        models = sorted({str(m) for m in pairs.loc[pairs["sweep_id"] == s.id, "model"]}) if has_models else []
+        models = sorted({str(m) for m in pairs.loc[pairs["sweep_id"] == s.id, "model"]}) if pairs is not None else []
         if not models:
             spec = cfg.get("models") or cfg.get("model")
             models = [str(m.get("model", m)) if isinstance(m, dict) else str(m)

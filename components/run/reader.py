@@ -103,7 +103,7 @@ def browse(path, readonly: bool = True):
 
 def stamp(path) -> tuple:
     """Changes whenever the store changes (the WAL file too): the version a kept read belongs to."""
-    out = []
+    out: list[tuple[int, int] | None] = []
     for p in (Path(path), Path(f"{path}-wal")):
         try:
             s = p.stat()

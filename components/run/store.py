@@ -28,7 +28,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
@@ -449,7 +449,7 @@ class RunStore(BatchStore):
         return {r[0]: (bool(r[1]), *(r[2:])) for r in rows}
 
     @writes
-    def put_trial(self, sweep_id: int, trial: dict, call_keys: list[str] = ()) -> int:
+    def put_trial(self, sweep_id: int, trial: dict, call_keys: Sequence[str] = ()) -> int:
         """Insert or replace (same sweep and trial key) one trial and its calls, in one transaction."""
         unknown = set(trial) - set(STORED)
         if unknown:

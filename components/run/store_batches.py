@@ -26,7 +26,9 @@ import socket
 import sqlite3
 import time
 import uuid
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 OPEN_STATES = ("submitting", "submitted", "ended")
 LEASE_S = 900.0  # seconds a claim holds a call for its owner (a killed process's claims free themselves after it)
@@ -100,6 +102,17 @@ class BatchStore:
 
     broken: StoreWriteError | None = None  # the write the place refused: no write is tried after it
 
+    if TYPE_CHECKING:  # what RunStore gives (store.py), declared for the type checker
+        path: Path
+
+        @property
+        def db(self) -> sqlite3.Connection: ...
+
+        def transaction(self, immediate: bool = False) -> AbstractContextManager[sqlite3.Connection]: ...
+
+        def put_call(self, key: str, spec, messages: list[dict], settings: dict, completion,
+                     release: str | None = None) -> None: ...
+
     def check_writable(self) -> None:
         """StoreWriteError when an earlier write failed for good (a full disk, a read-only store)."""
         if self.broken is not None:
@@ -154,7 +167,7 @@ class BatchStore:
 
     def batch_rows(self, *, spec=None, sweep_id: int | None = None, open_only: bool = True) -> list[dict]:
         """Batches (newest last), of one model (spec) and/or one sweep; only those not yet collected."""
-        sql, args = "SELECT * FROM batches WHERE 1", []
+        sql, args = "SELECT * FROM batches WHERE 1", list[object]()
         if open_only:
             sql += f" AND state IN ({', '.join('?' * len(OPEN_STATES))})"
             args += OPEN_STATES
@@ -168,12 +181,6 @@ class BatchStore:
 
     def batch_keys(self, row: int) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT call_key FROM batch_calls WHERE batch = ?", (row,))}
-
-    def batch_requests(self, row: int) -> list[tuple[str, list, dict]]:
-        """(key, messages, settings) of a batch's requests whose result is not stored yet."""
-        rows = self.db.execute("SELECT call_key, messages, settings FROM batch_calls "
-                               "WHERE batch = ? AND messages IS NOT NULL", (row,))
-        return [(k, json.loads(m), json.loads(s)) for k, m, s in rows]
 
     @writes
     def store_batch_result(self, row: int, key: str, spec, completion) -> bool:

@@ -44,7 +44,7 @@ def add_totals(trial: Trial, completions: list, spec, batch: bool = False) -> No
     costs = [cost_usd(spec.provider, spec.model, c.input_tokens, c.output_tokens, batch=batch,
                       cached_input_tokens=c.cached_input_tokens, cache_write_tokens=c.cache_write_tokens)
              for c in completions]
-    trial.cost_usd = None if any(c is None for c in costs) else sum(costs)
+    trial.cost_usd = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
 
 
 def score_outcome(trial: Trial, outcome, doc, answers, answer_mode: str = "any", gold_sentences=()) -> None:

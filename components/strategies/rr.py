@@ -30,14 +30,16 @@ C = Param("c", 20_000, "chunk size c in tokens (R&R §3.4, Table 2: 10k-80k)", s
 def answer_blocks(question: str) -> tuple[str, str, str]:
     """(instructions, final, reminder) of the answer stage: R&R's, and the strategies built on it."""
     f = fmt("answer")
-    return tuple(render(load_template(f"rr_answer_{part}"), question=question, format_instructions=f)
-                 for part in ("instructions", "final", "reminder"))
+    instructions, final, reminder = (render(load_template(f"rr_answer_{part}"), question=question,
+                                            format_instructions=f) for part in ("instructions", "final", "reminder"))
+    return instructions, final, reminder
 
 
 def _retrieve_blocks(question: str, k: int) -> tuple[str, str, str]:
     f = fmt("pages")
-    return tuple(render(load_template(f"rr_retrieve_{part}"), question=question, k=k, format_instructions=f)
-                 for part in ("instructions", "final", "reminder"))
+    instructions, final, reminder = (render(load_template(f"rr_retrieve_{part}"), question=question, k=k,
+                                            format_instructions=f) for part in ("instructions", "final", "reminder"))
+    return instructions, final, reminder
 
 
 def reminder_inserts(doc: Document, pages: list[Page] | tuple[Page, ...], r: int | None, reminder: str,
@@ -54,7 +56,7 @@ def reminder_inserts(doc: Document, pages: list[Page] | tuple[Page, ...], r: int
     if variant == "before-gold":
         gold = set(doc.gold)
         return {i: [("reminder", reminder)] for i, p in enumerate(pages) if p.number in gold}
-    offsets = (0,)
+    offsets: tuple[int, ...] = (0,)
     for p in pages:
         offsets += (offsets[-1] + p.tokens,)
     points = every(offsets, r) if r else []
@@ -82,7 +84,7 @@ class Reprompt(Strategy):
     label = "Reprompt"
     summary = "Repeats the instructions as a reminder block about every r tokens, between pages."
     paper = "R&R §3.2, App. A"
-    params = (R,)
+    params: tuple[Param, ...] = (R,)
     variant = "uniform"
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
@@ -127,7 +129,7 @@ class ICR(Strategy):
     label = "ICR"
     summary = "Stage 1 asks for up to k page numbers; stage 2 answers from only those pages."
     paper = "R&R §3.3, App. A"
-    params = (K,)
+    params: tuple[Param, ...] = (K,)
     stages = 2
     reprompt = False
 
@@ -195,7 +197,7 @@ class ChunkedICR(ICR):
     label = "Chunked ICR"
     summary = "Chunks of about c tokens: one retrieval call per chunk, then one answer call."
     paper = "R&R §3.4"
-    params = (K, C)
+    params: tuple[Param, ...] = (K, C)
 
     def chunks(self, doc: Document, c: int) -> list[tuple[Page, ...]]:
         return [doc.pages[a:b] for a, b in chunk_ranges(doc.offsets, c)]

@@ -34,7 +34,7 @@ class Relevance:
         self.bm25 = BM25Okapi([keywords(f"{p.title} {p.text}") or [""] for p in passages]) if self.n else None
 
     def ranked(self, question: str) -> list[int]:
-        if not self.n:
+        if self.bm25 is None:  # no passages
             return []
         scores = self.bm25.get_scores(keywords(question))
         return [int(i) for i in np.argsort(-scores, kind="stable")]

@@ -405,7 +405,7 @@ def _parse_csv(stem: str, text: str, name: str) -> TaskSet:
 
 def _read_csv(stem: str, text: str, name: str) -> TaskSet:
     stripped = text.lstrip()
-    head = _FIRST_LINE.match(stripped).group()  # splitlines()[0], without splitting the whole file
+    head = _FIRST_LINE.match(stripped).group()  # type: ignore[union-attr]  # matches any text  # splitlines()[0], without splitting the whole file
     delimiter = "\t" if "\t" in head else ";" if ";" in head and "," not in head else ","
     reader = csv.DictReader(io.StringIO(stripped, newline=""), delimiter=delimiter)
     try:

@@ -62,14 +62,14 @@ def parse_squad(stem: str, text: str) -> TaskSet:
             for qa in qas if isinstance(qas, list) and isinstance(context, str) else ():
                 n += 1
                 q = qa.get("question") if isinstance(qa, dict) else None
-                answers = [x.get("text") for x in qa.get("answers") or () if isinstance(x, dict)] \
+                answers: list = [x.get("text") for x in qa.get("answers") or () if isinstance(x, dict)] \
                     if isinstance(qa, dict) and isinstance(qa.get("answers"), list) else []
                 answers = list(dict.fromkeys(x for x in answers if isinstance(x, str) and x.strip()))
                 if not isinstance(q, str) or not q.strip() or not answers:
                     errors.append((n, "a question without its text or an answer"))
                     continue
                 tasks.append(Task(str(qa.get("id") or f"{stem}-{n}"), q, tuple(answers),
-                                  (Passage(context, title.replace("_", " "), True),), "qa",
+                                  (Passage(str(context), title.replace("_", " "), True),), "qa",
                                   meta={"source_format": "squad", "article": a, "paragraph": paragraph}))
             paragraph += 1
     return TaskSet(tasks, errors, format="squad")

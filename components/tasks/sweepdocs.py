@@ -461,11 +461,11 @@ def file_position(task: Task, tasks: list[Task] | None) -> int | None:
     when it is not in it. Task ids are unique within a set a sweep runs (run.plan refuses repeats)."""
     if not tasks:
         return None
-    hit = next((pos for t, pos in _POSITIONS if t is tasks), None)
+    hit: dict[str, int] | None = next((pos for t, pos in _POSITIONS if t is tasks), None)
     if hit is None:
         hit = {}
-        for i, t in enumerate(tasks):
-            hit.setdefault(t.id, i)
+        for n, t in enumerate(tasks):
+            hit.setdefault(t.id, n)
         _POSITIONS[:] = [*_POSITIONS[-3:], (tasks, hit)]
     i = hit.get(task.id)
     if i is None or not (tasks[i] is task or tasks[i] == task):

@@ -59,7 +59,7 @@ def main() -> None:
     state.lesson_step = n = STEPS.index(s) + 1
     url.link("lesson")  # ?step=N follows the buttons
     head(n, f"Lesson · {n}. {s.title}", state.present)
-    words, widget = st.columns([1, 1] if state.present else [2, 3], gap="medium")  # side by side: one screen
+    words, widget = st.columns([2, 3], gap="medium")  # side by side: one screen
     with words:
         st.markdown(s.text)
         st.markdown(f"**Try this:** {s.try_this}")

@@ -15,13 +15,20 @@ from webapp.ui import charts
 
 SAMPLE = "harrowmere_history"
 N_DOCS = 20
-HEIGHT = 390  # a chart and its legend beside the step's text, on one 1024x576 screen (presenter mode)
-MAP_HEIGHT = 250
-MOVE_MAP_HEIGHT = 210  # the move step has a row more (the prompt / accuracy / likelihood switch)
+# Presenter mode: one 1024x576 screen per step, the chart in the wider column beside the step's text, under
+# the step's title row, above its "how to read" line.
+HEIGHT = 400
+MAP_HEIGHT = 330
+MOVE_MAP_HEIGHT = 235  # the move step has rows more (the prompt / accuracy / likelihood switch, the slider)
+NOTE_WIDTH = charts.PRESENTER_NOTE_WIDTH
 
 
 def height() -> int:
     return HEIGHT if State().present else 460
+
+
+def note_width() -> int:
+    return NOTE_WIDTH if State().present else 90
 
 
 def sample_recipe() -> tuple[Recipe, str]:
@@ -46,30 +53,50 @@ def prompt_map(recipe: Recipe, strategy: str, params: tuple, question: str, name
     if above is not None:
         above(prompts)
     fig = engine.figure(recipe, strategy, params, question)
-    if State().present and height < MAP_HEIGHT:  # too low for a legend and axis titles: the line under it reads them
-        fig.update_layout(showlegend=False)
-        fig.update_yaxes(title_text="")
-    charts.show(fig, name, how, series=False, height=height if State().present else None)
+    layout = None
+    if State().present:
+        layout = present_map(fig, height)
+    charts.show(fig, name, how, series=False, height=height if State().present else None, layout=layout)
     return prompts
+
+
+def present_map(fig, height: int) -> dict:
+    """A prompt map for a projector: two round ticks on the low distance panel (never one over another),
+    its title in one word; the legend over the map, or none when the map is too low for one (the line
+    under the chart names the colours). Returns the margins to set after the theme."""
+    fig.update_layout(yaxis2=dict(nticks=2, title_text="distance", title_standoff=8),  # the lower panel
+                      xaxis2=dict(nticks=5))
+    if height < MAP_HEIGHT:
+        fig.update_layout(showlegend=False)
+        return {"margin": {"t": 14, "b": 10, "l": 10, "r": 20}}
+    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.04, x=0, entrywidth=0))
+    return {"margin": {"t": 80, "b": 10, "l": 10, "r": 20}}
 
 
 MAP_HOW = ("each row is a prompt along its tokens: blue instructions, orange reminders, grey pages, the red star "
            "the gold page; below, each page's distance in tokens to the nearest instruction.")
+# Short legend names beside the published curves (presenter mode): the plot keeps its width.
+LITM_SHORT = {"GPT-3.5-Turbo (16K)": "GPT-3.5 (16K)", "LongChat-13B (16K)": "LongChat-13B", "MPT-30B-Instruct": "MPT-30B"}
 
 
 def published_litm() -> None:
     fig = lesson.litm_curves(N_DOCS)
-    if State().present:  # seven lines: the plot keeps its height (the step's title names the table)
-        fig.update_layout(title_text="Lost in the Middle, Table 6", margin=dict(b=10))
-        fig.update_xaxes(title_text="")
+    present = State().present
+    if present:  # seven lines, their legend beside the plot in one column of short names
+        fig.update_layout(title_text="Lost in the Middle, Table 6")
+        fig.update_xaxes(title_text="gold document index")
         for t in fig.data:
             if str(t.legendgroup or "").startswith("ref:"):
-                t.name = "GPT-3.5, no documents"
+                t.name = "GPT-3.5, no docs"
+            elif t.name in LITM_SHORT:
+                t.name = LITM_SHORT[t.name]
     charts.show(fig, "lesson-litm-20-documents",
                 "one line per model, accuracy (y) against where the answer document sits among 20 (x); "
                 "the dashed line is answering with no documents at all.",
                 note="As published in Lost in the Middle (Liu et al., 2023), Table 6 and Table 1 (closed-book); "
-                     "not measured by this app.", height=height())
+                     "not measured by this app." if not present else
+                     "As published in Lost in the Middle (2023), Tables 6 and 1; not measured by this app.",
+                height=height(), note_width=note_width(), legend="side")
 
 
 def one_prompt() -> None:
@@ -77,13 +104,25 @@ def one_prompt() -> None:
     prompt_map(recipe, "baseline", (), question, "lesson-one-prompt", MAP_HOW, above=place_caption)
 
 
-def place_caption(prompts) -> None:
+def ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def place_text(prompts, index: int | None = None) -> str:
+    """Where the gold page starts; `index`: the gold document's index among the task's documents (counted
+    from 0, as the slider counts), said with its place counted from 1 (the map's page number)."""
     places = engine.gold_places(prompts)
-    if places:
-        g = places[0]
-        st.caption(f"Gold page {g.page} starts at token {g.start:,} of {prompts[0].tokens:,}"
-                   + ("" if g.distance is None else f", {engine.n_tokens(g.distance)} from the nearest instruction")
-                   + ".")
+    if not places:
+        return ""
+    g = places[0]
+    what = f"Gold page {g.page}" if index is None else f"The gold document, index {index} (the {ordinal(index + 1)}),"
+    return (f"{what} starts at token {g.start:,} of {prompts[0].tokens:,}"
+            + ("" if g.distance is None else f", {engine.n_tokens(g.distance)} from the nearest instruction") + ".")
+
+
+def place_caption(prompts) -> None:
+    if text := place_text(prompts):
+        st.caption(text)
 
 
 VIEWS = {"prompt": "The prompt", "accuracy": "Accuracy", "likelihood": "Likelihood (ours)"}
@@ -105,13 +144,19 @@ def move() -> None:
     else:
         st.slider(f"Gold document index (0 = first, {N_DOCS - 1} = last)", 0, N_DOCS - 1,
                   key=State.lesson_move.key)
-        recipe, question = nq_recipe(int(state.lesson_move))
-        st.html(f"<div style='font-size:1.05rem'><b>Question:</b> {html.escape(question)}</div>")
-        prompt_map(recipe, "litm", (), question, "lesson-move-the-answer", MAP_HOW, above=place_caption,
+        index = int(state.lesson_move)
+        recipe, question = nq_recipe(index)
+
+        def above(prompts) -> None:  # the question and where its gold document is, in one block
+            st.html(f"<div style='font-size:1.05rem'><b>Question:</b> {html.escape(question)}<br>"
+                    f"<span style='color:#333'>{html.escape(place_text(prompts, index))}</span></div>")
+
+        prompt_map(recipe, "litm", (), question, "lesson-move-the-answer", MAP_HOW, above=above,
                    height=MOVE_MAP_HEIGHT)
 
 
-CURVE_HEIGHT = 300  # presenter mode: the switch, the chart and one sentence under it on a 1024x576 screen
+CURVE_HEIGHT = 310  # presenter mode: the switch, the chart and one sentence under it on a 1024x576 screen
+CURVE_X = "gold document index"  # presenter mode: the x title that fits the half-width chart
 
 
 def shape_caption(s) -> None:
@@ -122,13 +167,13 @@ def accuracy_view() -> None:
     present = State().present
     s = shipped.shipped_accuracy()
     fig, note, names = shipped.accuracy_figure(title="Accuracy: this app and the paper")
-    if present and s is not None:  # a half-width chart on a projector: short note and names, no x title
-        note = f"Solid: this app, {s.model}, n={s.questions}. Dotted: LITM Table 6."
-        names = {k: ("GPT-3.5, published" if "LITM" in v else "this app") for k, v in names.items()}
-        fig.update_xaxes(title_text="")
+    if present and s is not None:  # a narrower chart on a projector: short note, names and x title
+        note = f"Solid: measured by this app, n={s.questions}. Dotted: LITM Table 6."
+        names = {k: ("GPT-3.5, published" if "LITM" in v else f"{s.model} (this app)") for k, v in names.items()}
+        fig.update_xaxes(title_text=CURVE_X)
     charts.show(fig, "lesson-accuracy-20-documents", "accuracy (y) against where the answer document sits among "
                 "20 (x); the solid line is this app's bundled model, the dotted one GPT-3.5 as published.",
-                note=note, names=names, height=CURVE_HEIGHT if present else 420, note_width=60 if present else 90)
+                note=note, names=names, height=CURVE_HEIGHT if present else 420, note_width=note_width())
     if s is not None:
         shape_caption(s)
 
@@ -141,14 +186,15 @@ def likelihood_view() -> None:
         return
     fig = shipped.likelihood_figure(s, title="How likely the model finds the right answer", legend=not present)
     note = f"Measured by this app with {s.model} on {s.n_text()}. {likelihood.OURS}"
-    if present:
+    if present:  # the note names the model (no legend); the y title short, clear of the note above it
         more = "" if s.finished else " so far"
         note = f"This app, {s.model}, n={s.questions} questions{more}. Ours, not the papers'."
-        fig.update_xaxes(title_text="")
+        fig.update_xaxes(title_text=CURVE_X)
+        fig.update_yaxes(title_text="log-probability", title_standoff=6)
     charts.show(fig, "lesson-likelihood-20-documents", "the mean log-probability the model gives the right answer "
                 "(y; closer to 0 is more likely) against where the answer document sits among 20 (x), with a 95% "
                 "band over questions: the same prompts as the accuracy curve, scored instead of answered.",
-                note=note, height=CURVE_HEIGHT if present else 420, note_width=60 if present else 90)
+                note=note, height=CURVE_HEIGHT if present else 420, note_width=note_width())
     shape_caption(s)
 
 
@@ -177,7 +223,7 @@ def rr() -> None:
                 "one line per method, fuzzy match (y) against where the answer sits in an 80k-token document "
                 "(x); a line that stays high across x has beaten the lost-in-the-middle effect.",
                 note="As published in R&R (Agrawal et al., 2024), Table 7, GPT-4 Turbo; not measured by this app.",
-                height=height())
+                height=height(), note_width=note_width())
 
 
 def chunking() -> None:
@@ -185,7 +231,7 @@ def chunking() -> None:
                 "accuracy (y) against chunk size (x, with the calls m it costs); left is more calls, right is "
                 "fewer; the gap between the lines is what reminders inside chunks buy.",
                 note="As published in R&R (Agrawal et al., 2024), Tables 2-3, GPT-4 Turbo; not measured by this app.",
-                height=height())
+                height=height(), note_width=note_width())
 
 
 CHOICES = (("baseline", "baseline", ()), ("reprompt", "reprompt r=300", (("r", 300),)),
@@ -202,11 +248,27 @@ def choose() -> None:
         except ValueError:
             continue
         rows.append({"label": label, "calls": calls, "input_tokens": tin})
-    charts.show(lesson.strategy_costs(rows), "lesson-what-it-costs",
+    fig = lesson.strategy_costs(rows)
+    if State().present:
+        present_costs(fig, rows)
+    charts.show(fig, "lesson-what-it-costs",
                 "blue bars: calls per question; orange bars: input tokens (right axis), as the engine estimates "
                 "them for the 20-document prompt of step 3 (later stages assume k pages come back).",
                 note="Estimated by this app's engine for one NQ-open question with 20 documents; no model called.",
-                height=height())
+                height=height(), note_width=note_width())
+
+
+def present_costs(fig, rows: list[dict]) -> None:
+    """The cost bars for a projector: names on two lines (not slanted), bar labels at 16 px that are never
+    shrunk (tokens in thousands), and the token axis in round thousands."""
+    top = max([r["input_tokens"] for r in rows] or [1000])
+    step = 1000 if top <= 5000 else 2000 if top <= 10_000 else 5000
+    fig.update_traces(textfont_size=16, constraintext="none", textangle=0)
+    fig.update_traces(text=[f"{r['input_tokens'] / 1000:.1f}k" for r in rows], selector=dict(name="input tokens"))
+    fig.update_xaxes(tickvals=[r["label"] for r in rows], tickangle=0, title_text="",
+                     ticktext=[r["label"].replace(" ", "<br>", 1) for r in rows])
+    fig.update_layout(bargap=0.25, yaxis2=dict(dtick=step, tickformat="~s", range=[0, (top // step + 1.4) * step],
+                                               nticks=None))
 
 
 WIDGETS = {"published_litm": published_litm, "one_prompt": one_prompt, "move": move, "reminders": reminders,

@@ -6,6 +6,8 @@ task id never widens a page)."""
 
 from __future__ import annotations
 
+import secrets
+
 import streamlit as st
 
 from webapp.session import State, url
@@ -61,6 +63,42 @@ def controls() -> None:
                                          "with its title and the note on whose numbers they are.")
 
 
-def apply() -> None:
+# Closes the sidebar if it is open: Streamlit applies `initial_sidebar_state` on a first load only (and
+# not at all once the visitor has opened or closed the sidebar in this browser), so presenter mode
+# clicks the sidebar's own collapse button, once each time it is turned on and once on each page it
+# opens, never on a rerun of the same page: a presenter who opens the sidebar keeps it open.
+COLLAPSE_JS = """<script>
+(() => {
+  let tries = 0;
+  const collapse = () => {
+    const bar = document.querySelector('[data-testid="stSidebar"]');
+    const button = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
+    if (bar && bar.getAttribute("data-collapsed") === "true") return;
+    if (bar && button) { button.click(); return; }
+    if (++tries < 50) setTimeout(collapse, 100);
+  };
+  collapse();
+})();
+</script>"""
+
+
+def collapse_sidebar(page: str) -> None:
+    """In presenter mode, collapse the sidebar when the mode was just turned on or `page` was just opened."""
+    state = State()
+    if not state.present:
+        state.present_collapsed = ""
+        return
+    st.set_page_config(initial_sidebar_state="collapsed")  # a first load in presenter mode opens collapsed
+    if state.present_collapsed == page:
+        return
+    state.present_collapsed = page
+    with st.sidebar:  # the script's own element takes no room in the page
+        # a body of its own each time: the same body as the last run's would not run its script again
+        st.html(f'<span data-litm-collapse="{secrets.token_hex(4)}"></span>' + COLLAPSE_JS,
+                unsafe_allow_javascript=True)
+
+
+def apply(page: str = "") -> None:
     url.keep_shared()
     st.html("<style>" + COMMON_CSS + (PRESENTER_CSS if State().present else NORMAL_CSS) + "</style>")
+    collapse_sidebar(page or "page")

@@ -51,6 +51,14 @@ CHART_TEXTS = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap
 })"""
 
 
+# The plot area inside each chart (its panels, top of the first to bottom of the last), not its frame.
+PLOT_AREAS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(plot => {
+    const boxes = [...plot.querySelectorAll('.draglayer .nsewdrag')].map(r => r.getBoundingClientRect());
+    return boxes.length ? Math.round(Math.max(...boxes.map(b => b.bottom)) - Math.min(...boxes.map(b => b.top))) : 0;
+})"""
+MIN_AREA = 150
+
+
 def assert_fits(page, where: str) -> None:
     try:
         page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot .main-svg')]"
@@ -65,6 +73,9 @@ def assert_fits(page, where: str) -> None:
         box = plots.nth(i).bounding_box()
         assert box and box["height"] >= 200, f"{where}: plot {i} is {box and round(box['height'])} px tall"
         assert box["x"] + box["width"] <= WIDTH + 1, f"{where}: plot {i} reaches past the window ({box})"
+        assert box["y"] + box["height"] <= HEIGHT + 1, f"{where}: plot {i} ends below the screen ({box})"
+    areas = page.evaluate(PLOT_AREAS)
+    assert all(a >= MIN_AREA for a in areas), f"{where}: plot areas {areas} px tall (legend or notes crowd them)"
     texts = page.evaluate(CHART_TEXTS)
     assert texts, f"{where}: no chart text found"
     small = [t for t in texts if t["size"] < 16]

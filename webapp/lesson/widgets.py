@@ -147,9 +147,9 @@ def move() -> None:
         index = int(state.lesson_move)
         recipe, question = nq_recipe(index)
 
-        def above(prompts) -> None:  # the question and where its gold document is, in one block
-            st.html(f"<div style='font-size:1.05rem'><b>Question:</b> {html.escape(question)}<br>"
-                    f"<span style='color:#333'>{html.escape(place_text(prompts, index))}</span></div>")
+        def above(prompts) -> None:  # the question, then where its gold document is
+            st.html(f"<div style='font-size:1.05rem'><b>Question:</b> {html.escape(question)}</div>")
+            st.caption(place_text(prompts, index))
 
         prompt_map(recipe, "litm", (), question, "lesson-move-the-answer", MAP_HOW, above=above,
                    height=MOVE_MAP_HEIGHT)
@@ -157,6 +157,11 @@ def move() -> None:
 
 CURVE_HEIGHT = 310  # presenter mode: the switch, the chart and one sentence under it on a 1024x576 screen
 CURVE_X = "gold document index"  # presenter mode: the x title that fits the half-width chart
+# presenter mode: the accuracy legend in the plot's empty top band (the curves stay under 80%), so the plot
+# keeps the height a legend row under the axis title would take
+INSIDE_LEGEND = {"legend": {"orientation": "h", "yref": "paper", "y": 1, "yanchor": "top", "xref": "paper",
+                            "x": 0.01, "xanchor": "left", "bgcolor": "rgba(255,255,255,0.85)"},
+                 "margin": {"b": 10}}
 
 
 def shape_caption(s) -> None:
@@ -173,7 +178,8 @@ def accuracy_view() -> None:
         fig.update_xaxes(title_text=CURVE_X)
     charts.show(fig, "lesson-accuracy-20-documents", "accuracy (y) against where the answer document sits among "
                 "20 (x); the solid line is this app's bundled model, the dotted one GPT-3.5 as published.",
-                note=note, names=names, height=CURVE_HEIGHT if present else 420, note_width=note_width())
+                note=note, names=names, height=CURVE_HEIGHT if present else 420, note_width=note_width(),
+                layout=INSIDE_LEGEND)
     if s is not None:
         shape_caption(s)
 

@@ -20,15 +20,10 @@ N_DOCS = 20
 HEIGHT = 400
 MAP_HEIGHT = 330
 MOVE_MAP_HEIGHT = 235  # the move step has rows more (the prompt / accuracy / likelihood switch, the slider)
-NOTE_WIDTH = charts.PRESENTER_NOTE_WIDTH
 
 
 def height() -> int:
     return HEIGHT if State().present else 460
-
-
-def note_width() -> int:
-    return NOTE_WIDTH if State().present else 90
 
 
 def sample_recipe() -> tuple[Recipe, str]:
@@ -96,7 +91,7 @@ def published_litm() -> None:
                 note="As published in Lost in the Middle (Liu et al., 2023), Table 6 and Table 1 (closed-book); "
                      "not measured by this app." if not present else
                      "As published in Lost in the Middle (2023), Tables 6 and 1; not measured by this app.",
-                height=height(), note_width=note_width(), legend="side")
+                height=height(), legend="side")
 
 
 def one_prompt() -> None:
@@ -178,7 +173,7 @@ def accuracy_view() -> None:
         fig.update_xaxes(title_text=CURVE_X)
     charts.show(fig, "lesson-accuracy-20-documents", "accuracy (y) against where the answer document sits among "
                 "20 (x); the solid line is this app's bundled model, the dotted one GPT-3.5 as published.",
-                note=note, names=names, height=CURVE_HEIGHT if present else 420, note_width=note_width(),
+                note=note, names=names, height=CURVE_HEIGHT if present else 420,
                 layout=INSIDE_LEGEND)
     if s is not None:
         shape_caption(s)
@@ -200,7 +195,7 @@ def likelihood_view() -> None:
     charts.show(fig, "lesson-likelihood-20-documents", "the mean log-probability the model gives the right answer "
                 "(y; closer to 0 is more likely) against where the answer document sits among 20 (x), with a 95% "
                 "band over questions: the same prompts as the accuracy curve, scored instead of answered.",
-                note=note, height=CURVE_HEIGHT if present else 420, note_width=note_width())
+                note=note, height=CURVE_HEIGHT if present else 420)
     shape_caption(s)
 
 
@@ -229,7 +224,7 @@ def rr() -> None:
                 "one line per method, fuzzy match (y) against where the answer sits in an 80k-token document "
                 "(x); a line that stays high across x has beaten the lost-in-the-middle effect.",
                 note="As published in R&R (Agrawal et al., 2024), Table 7, GPT-4 Turbo; not measured by this app.",
-                height=height(), note_width=note_width())
+                height=height())
 
 
 def chunking() -> None:
@@ -237,7 +232,7 @@ def chunking() -> None:
                 "accuracy (y) against chunk size (x, with the calls m it costs); left is more calls, right is "
                 "fewer; the gap between the lines is what reminders inside chunks buy.",
                 note="As published in R&R (Agrawal et al., 2024), Tables 2-3, GPT-4 Turbo; not measured by this app.",
-                height=height(), note_width=note_width())
+                height=height())
 
 
 CHOICES = (("baseline", "baseline", ()), ("reprompt", "reprompt r=300", (("r", 300),)),
@@ -261,7 +256,7 @@ def choose() -> None:
                 "blue bars: calls per question; orange bars: input tokens (right axis), as the engine estimates "
                 "them for the 20-document prompt of step 3 (later stages assume k pages come back).",
                 note="Estimated by this app's engine for one NQ-open question with 20 documents; no model called.",
-                height=height(), note_width=note_width())
+                height=height())
 
 
 def present_costs(fig, rows: list[dict]) -> None:

@@ -31,7 +31,6 @@ def present() -> bool:
 
 NOTE_SIZE = 12  # px, the note under a chart's title; presenter mode: PRESENTER_NOTE_SIZE
 PRESENTER_NOTE_SIZE = 16  # no chart text under 16 px on a projector
-PRESENTER_NOTE_WIDTH = 62  # characters per line of a note at 16 px in a Lesson chart (about 570 px wide)
 
 
 def with_note(fig, note: str, width: int = 90, size: int = NOTE_SIZE) -> None:
@@ -125,15 +124,15 @@ def show(fig, name: str, how_to_read: str, *, note: str = "", series: bool = Tru
     """Draw `fig` themed for the current mode, `note` (who measured what) inside it, legend `names` by
     series; the camera button of its toolbar saves it as PNG or SVG (the sidebar's choice) named
     `name`; `how_to_read` goes under it as one line. `note_width`: characters per line of the note (a
-    narrow chart wraps it sooner). `legend="side"`: in presenter mode the legend stands beside the plot
+    narrow chart wraps it sooner; presenter mode wraps at three quarters of it, its notes being larger). `legend="side"`: in presenter mode the legend stands beside the plot
     in one column; `layout`: presenter mode's own layout changes, made after the theme (its margins)."""
     fmt = "png"
     try:
         fmt = State().export_format or "png"
     except Exception:  # noqa: BLE001
         pass
-    if present():  # 16 px notes wrap sooner than 12 px ones
-        note_width = min(note_width, PRESENTER_NOTE_WIDTH)
+    if present():  # a 16 px note wraps sooner than a 12 px one on the same width
+        note_width = note_width * NOTE_SIZE // PRESENTER_NOTE_SIZE
     fig = themed(fig, present(), series, note, names or {}, height, note_width, legend, layout)
     st.plotly_chart(fig, key=State.chart(name).key, theme=None, config=figures.export_config(name, fmt), alt=alt)
     if present():  # on a projector the chart gets the room; the line is one click away

@@ -26,7 +26,9 @@ COMMON_CSS = """
   overflow: visible; text-overflow: clip;}
 .stApp [data-testid="stMetricValue"] {white-space: normal; overflow-wrap: anywhere;}
 """
-# Larger text and dark captions; narrow margins so charts get the width (readable at 1024x576).
+# Larger text and dark captions; narrow margins so charts get the width (readable at 1024x576). A title
+# keeps Streamlit's bottom padding (its heading box has a negative bottom margin of the same size): without
+# it the next element covers the title's lower edge.
 PRESENTER_CSS = """
 .stMainBlockContainer, .block-container {padding-top: 3.9rem; padding-bottom: 0; padding-left: 1.5rem;
   padding-right: 1.5rem; max-width: 100%;}
@@ -35,7 +37,7 @@ PRESENTER_CSS = """
 .stApp [data-testid="stExpander"] summary p {font-size: 1rem;}
 .stApp [data-testid="stCaptionContainer"], .stApp [data-testid="stCaptionContainer"] p {font-size: 1rem;
   color: #262626;}
-.stApp h1 {font-size: 1.7rem; padding: .9rem 0 0 0;} .stApp [data-testid="stColumn"] h1 {padding-top: 0;} .stApp h2 {font-size: 1.5rem;} .stApp h3 {font-size: 1.3rem;}
+.stApp h1 {font-size: 1.7rem; padding: .9rem 0 1rem 0;} .stApp [data-testid="stColumn"] h1 {padding: 0;} .stApp h2 {font-size: 1.5rem;} .stApp h3 {font-size: 1.3rem;}
 .stApp [data-testid="stMetricValue"], .stApp [data-testid="stMetricValue"] * {font-size: 1.8rem;}
 .stApp [data-testid="stMetricLabel"], .stApp [data-testid="stMetricLabel"] p {font-size: 1rem;}
 .stApp [data-baseweb="select"] div, .stApp [data-baseweb="tag"] span, .stApp input, .stApp textarea

@@ -2,7 +2,7 @@
 link /?present=1 then "Teach it"; the sidebar's toggle then the Lesson; the URL on any page, also in a
 browser that remembers an open sidebar), the sidebar is collapsed; and every Lesson step (step 3 in each
 of its three views) fits the screen: every plot at least 200 px tall, no chart text under 16 px, no
-chart text cut at the plot's right edge, nothing wider than the window."""
+chart text cut at the plot's right edge, nothing wider or taller than the window."""
 
 from __future__ import annotations
 
@@ -85,6 +85,10 @@ def assert_fits(page, where: str) -> None:
     wide = page.evaluate("() => [document.documentElement.scrollWidth, "
                          "document.querySelector('[data-testid=\"stMain\"]').scrollWidth]")
     assert max(wide) <= WIDTH, f"{where}: the page is {wide} px wide in a {WIDTH} px window"
+    lower = page.evaluate("() => Math.max(...[document.scrollingElement, ...document.querySelectorAll("
+                          "'[data-testid=\"stMain\"], [data-testid=\"stAppViewContainer\"]')]"
+                          ".map(e => e.scrollHeight - e.clientHeight))")
+    assert lower <= 1, f"{where}: the step is {lower} px taller than the screen"
 
 
 def test_link_then_teach_it_opens_the_lesson_with_the_sidebar_collapsed(new_page, app_url):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from webapp import session
-from webapp.lesson.widgets import WIDGETS
+from webapp.lesson.widgets import ASIDE, WIDGETS
 from webapp.services.lesson import STEPS, step
 from webapp.session import State, url
 from webapp.ui.render import guard
@@ -69,7 +69,10 @@ def main() -> None:
         if n == 1 and not state.present:
             st.caption("Projecting? Turn on **Presenter mode** in the sidebar (or add ?present=1 to the URL).")
     with widget, guard(f"step {n}'s widget"):
-        WIDGETS[s.widget]()
+        if s.widget in ASIDE:
+            WIDGETS[s.widget](words)
+        else:
+            WIDGETS[s.widget]()
 
 
 main()

@@ -18,8 +18,8 @@ N_DOCS = 20
 # Presenter mode: one 1024x576 screen per step, the chart in the wider column beside the step's text, under
 # the step's title row, above its "how to read" line.
 HEIGHT = 400
-MAP_HEIGHT = 330
-MOVE_MAP_HEIGHT = 235  # the move step has rows more (the prompt / accuracy / likelihood switch, the slider)
+MAP_HEIGHT = 320
+MOVE_MAP_HEIGHT = 285  # the move step has the view switch and the slider above its map
 
 
 def height() -> int:
@@ -123,9 +123,17 @@ def place_caption(prompts) -> None:
 VIEWS = {"prompt": "The prompt", "accuracy": "Accuracy", "likelihood": "Likelihood (ours)"}
 
 
-def move() -> None:
+def beside(aside):
+    """Where a widget's line of text goes: in presenter mode the step's text column (`aside`), so the chart
+    keeps its height on a 1024x576 screen; else right here, under the chart."""
+    return aside if aside is not None and State().present else st.container()
+
+
+def move(aside=None) -> None:
     """Move the answer through 20 documents (the prompt map), then what this app measured on that grid:
-    accuracy beside the published curve, and how likely the model finds the right answer (ours)."""
+    accuracy beside the published curve, and how likely the model finds the right answer (ours).
+    `aside`: where the question and the gold document's place go in presenter mode (under the step's
+    text, so the map keeps its height on a 1024x576 screen)."""
     state = State()
     if state.lesson_view not in VIEWS:
         state.lesson_view = "prompt"
@@ -133,9 +141,9 @@ def move() -> None:
                          label_visibility="collapsed")
     view = state.lesson_view or "prompt"
     if view == "accuracy":
-        accuracy_view()
+        accuracy_view(aside)
     elif view == "likelihood":
-        likelihood_view()
+        likelihood_view(aside)
     else:
         st.slider(f"Gold document index (0 = first, {N_DOCS - 1} = last)", 0, N_DOCS - 1,
                   key=State.lesson_move.key)
@@ -143,14 +151,15 @@ def move() -> None:
         recipe, question = nq_recipe(index)
 
         def above(prompts) -> None:  # the question, then where its gold document is
-            st.html(f"<div style='font-size:1.05rem'><b>Question:</b> {html.escape(question)}</div>")
-            st.caption(place_text(prompts, index))
+            with beside(aside):
+                st.html(f"<div style='font-size:1.05rem'><b>Question:</b> {html.escape(question)}</div>")
+                st.caption(place_text(prompts, index))
 
         prompt_map(recipe, "litm", (), question, "lesson-move-the-answer", MAP_HOW, above=above,
                    height=MOVE_MAP_HEIGHT)
 
 
-CURVE_HEIGHT = 310  # presenter mode: the switch, the chart and one sentence under it on a 1024x576 screen
+CURVE_HEIGHT = 340  # presenter mode: the view switch and the chart on a 1024x576 screen (the sentence beside)
 CURVE_X = "gold document index"  # presenter mode: the x title that fits the half-width chart
 # presenter mode: the accuracy legend in the plot's empty top band (the curves stay under 80%), so the plot
 # keeps the height a legend row under the axis title would take
@@ -163,7 +172,7 @@ def shape_caption(s) -> None:
     st.caption(likelihood.brief(s.shape))
 
 
-def accuracy_view() -> None:
+def accuracy_view(aside=None) -> None:
     present = State().present
     s = shipped.shipped_accuracy()
     fig, note, names = shipped.accuracy_figure(title="Accuracy: this app and the paper")
@@ -176,10 +185,11 @@ def accuracy_view() -> None:
                 note=note, names=names, height=CURVE_HEIGHT if present else 420,
                 layout=INSIDE_LEGEND)
     if s is not None:
-        shape_caption(s)
+        with beside(aside):
+            shape_caption(s)
 
 
-def likelihood_view() -> None:
+def likelihood_view(aside=None) -> None:
     present = State().present
     s = shipped.shipped_likelihood()
     if s is None:
@@ -196,27 +206,28 @@ def likelihood_view() -> None:
                 "(y; closer to 0 is more likely) against where the answer document sits among 20 (x), with a 95% "
                 "band over questions: the same prompts as the accuracy curve, scored instead of answered.",
                 note=note, height=CURVE_HEIGHT if present else 420)
-    shape_caption(s)
+    with beside(aside):
+        shape_caption(s)
 
 
-def reminders() -> None:
+def reminders(aside=None) -> None:
     st.select_slider("r: a reminder every … tokens", [200, 300, 500, 1000, 2000], key=State.lesson_r.key,
                      format_func=lambda v: f"{v:,}")
     recipe, question = sample_recipe()
     prompts = prompt_map(recipe, "reprompt", (("r", int(State().lesson_r)),), question, "lesson-reminders", MAP_HOW)
     n = sum(1 for s in prompts[0].spans if s.kind == "reminder")
-    st.caption(f"{n} reminder block(s) in a {prompts[0].tokens:,}-token prompt.")
+    beside(aside).caption(f"{n} reminder block(s) in a {prompts[0].tokens:,}-token prompt.")
 
 
-def icr() -> None:
+def icr(aside=None) -> None:
     st.slider("k: pages to retrieve", 1, 8, key=State.lesson_k.key)
     k = int(State().lesson_k)
     recipe, question = sample_recipe()
     prompt_map(recipe, "icr", (("k", k),), question, "lesson-icr-stage-1", MAP_HOW)
     doc = engine.built(recipe)
     biggest = sum(sorted((p.tokens for p in doc.pages), reverse=True)[:k])
-    st.caption(f"Stage 1 reads all {doc.tokens:,} document tokens; stage 2 reads at most {k} page(s): "
-               f"{biggest:,} tokens or fewer.")
+    beside(aside).caption(f"Stage 1 reads all {doc.tokens:,} document tokens; stage 2 reads at most {k} page(s): "
+                          f"{biggest:,} tokens or fewer.")
 
 
 def rr() -> None:
@@ -272,5 +283,6 @@ def present_costs(fig, rows: list[dict]) -> None:
                                                nticks=None))
 
 
+ASIDE = {"move", "reminders", "icr"}  # widgets that take the step's text column for a line of their own (presenter mode)
 WIDGETS = {"published_litm": published_litm, "one_prompt": one_prompt, "move": move, "reminders": reminders,
            "icr": icr, "rr": rr, "chunking": chunking, "choose": choose}

@@ -69,7 +69,7 @@ with render.guard("the sidebar"):
     State().choice = sidebar.render()
 with st.sidebar, render.guard("presenter mode"):
     presenter.controls()
-presenter.apply()
+presenter.apply(page.url_path)
 warm_up()
 with render.guard(page.title):
     page.run()

@@ -49,7 +49,7 @@ def test_walk_the_lesson_in_presenter_mode(new_page, app_url, width, height):
         page.wait_for_timeout(600)
         calm(page)
         assert f"step={n}" in page.url and "present=1" in page.url
-        assert page.locator('[data-testid="stSidebar"][aria-expanded="true"]').count() == 0, "sidebar collapsed"
+        assert page.locator('[data-testid="stSidebar"][data-collapsed="false"]').count() == 0, "sidebar collapsed"
         ticks = page.locator(".js-plotly-plot .xaxislayer-above text").first
         assert float(ticks.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")) >= 16
         shot(page, f"lesson-{n}-{width}")

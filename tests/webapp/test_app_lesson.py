@@ -61,8 +61,9 @@ def test_step_from_the_url_and_the_move_slider():
     for i in (0, 9, 19):
         at.slider(key="lesson_move").set_value(i).run()
         calm(at)
-        cap = next(c.value for c in at.caption if c.value.startswith("Gold page"))
-        assert cap.startswith(f"Gold page {i + 1} starts")
+        cap = next(c.value for c in at.caption if c.value.startswith("The gold document"))
+        place = {0: "1st", 9: "10th", 19: "20th"}[i]  # the index counted from 0, its place from 1
+        assert cap.startswith(f"The gold document, index {i} (the {place}), starts")
         starts.append(int(cap.split("token ")[1].split(" ")[0].replace(",", "")))
     assert starts == sorted(starts) and starts[0] < starts[-1]
 

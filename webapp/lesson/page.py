@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from webapp import session
-from webapp.lesson.widgets import WIDGETS
+from webapp.lesson.widgets import ASIDE, WIDGETS
 from webapp.services.lesson import STEPS, step
 from webapp.session import State, url
 from webapp.ui.render import guard
@@ -59,7 +59,7 @@ def main() -> None:
     state.lesson_step = n = STEPS.index(s) + 1
     url.link("lesson")  # ?step=N follows the buttons
     head(n, f"Lesson · {n}. {s.title}", state.present)
-    words, widget = st.columns([1, 1] if state.present else [2, 3], gap="medium")  # side by side: one screen
+    words, widget = st.columns([2, 3], gap="medium")  # side by side: one screen
     with words:
         st.markdown(s.text)
         st.markdown(f"**Try this:** {s.try_this}")
@@ -69,7 +69,10 @@ def main() -> None:
         if n == 1 and not state.present:
             st.caption("Projecting? Turn on **Presenter mode** in the sidebar (or add ?present=1 to the URL).")
     with widget, guard(f"step {n}'s widget"):
-        WIDGETS[s.widget]()
+        if s.widget in ASIDE:
+            WIDGETS[s.widget](words)
+        else:
+            WIDGETS[s.widget]()
 
 
 main()

@@ -15,9 +15,11 @@ from webapp.ui import charts
 
 SAMPLE = "harrowmere_history"
 N_DOCS = 20
-HEIGHT = 390  # a chart and its legend beside the step's text, on one 1024x576 screen (presenter mode)
-MAP_HEIGHT = 250
-MOVE_MAP_HEIGHT = 210  # the move step has a row more (the prompt / accuracy / likelihood switch)
+# Presenter mode: one 1024x576 screen per step, the chart in the wider column beside the step's text, under
+# the step's title row, above its "how to read" line.
+HEIGHT = 400
+MAP_HEIGHT = 320
+MOVE_MAP_HEIGHT = 285  # the move step has the view switch and the slider above its map
 
 
 def height() -> int:
@@ -46,30 +48,50 @@ def prompt_map(recipe: Recipe, strategy: str, params: tuple, question: str, name
     if above is not None:
         above(prompts)
     fig = engine.figure(recipe, strategy, params, question)
-    if State().present and height < MAP_HEIGHT:  # too low for a legend and axis titles: the line under it reads them
-        fig.update_layout(showlegend=False)
-        fig.update_yaxes(title_text="")
-    charts.show(fig, name, how, series=False, height=height if State().present else None)
+    layout = None
+    if State().present:
+        layout = present_map(fig, height)
+    charts.show(fig, name, how, series=False, height=height if State().present else None, layout=layout)
     return prompts
+
+
+def present_map(fig, height: int) -> dict:
+    """A prompt map for a projector: two round ticks on the low distance panel (never one over another),
+    its title in one word; the legend over the map, or none when the map is too low for one (the line
+    under the chart names the colours). Returns the margins to set after the theme."""
+    fig.update_layout(yaxis2=dict(nticks=2, title_text="distance", title_standoff=8),  # the lower panel
+                      xaxis2=dict(nticks=5))
+    if height < MAP_HEIGHT:
+        fig.update_layout(showlegend=False)
+        return {"margin": {"t": 14, "b": 10, "l": 10, "r": 20}}
+    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.04, x=0, entrywidth=0))
+    return {"margin": {"t": 80, "b": 10, "l": 10, "r": 20}}
 
 
 MAP_HOW = ("each row is a prompt along its tokens: blue instructions, orange reminders, grey pages, the red star "
            "the gold page; below, each page's distance in tokens to the nearest instruction.")
+# Short legend names beside the published curves (presenter mode): the plot keeps its width.
+LITM_SHORT = {"GPT-3.5-Turbo (16K)": "GPT-3.5 (16K)", "LongChat-13B (16K)": "LongChat-13B", "MPT-30B-Instruct": "MPT-30B"}
 
 
 def published_litm() -> None:
     fig = lesson.litm_curves(N_DOCS)
-    if State().present:  # seven lines: the plot keeps its height (the step's title names the table)
-        fig.update_layout(title_text="Lost in the Middle, Table 6", margin=dict(b=10))
-        fig.update_xaxes(title_text="")
+    present = State().present
+    if present:  # seven lines, their legend beside the plot in one column of short names
+        fig.update_layout(title_text="Lost in the Middle, Table 6")
+        fig.update_xaxes(title_text="gold document index")
         for t in fig.data:
             if str(t.legendgroup or "").startswith("ref:"):
-                t.name = "GPT-3.5, no documents"
+                t.name = "GPT-3.5, no docs"
+            elif t.name in LITM_SHORT:
+                t.name = LITM_SHORT[t.name]
     charts.show(fig, "lesson-litm-20-documents",
                 "one line per model, accuracy (y) against where the answer document sits among 20 (x); "
                 "the dashed line is answering with no documents at all.",
                 note="As published in Lost in the Middle (Liu et al., 2023), Table 6 and Table 1 (closed-book); "
-                     "not measured by this app.", height=height())
+                     "not measured by this app." if not present else
+                     "As published in Lost in the Middle (2023), Tables 6 and 1; not measured by this app.",
+                height=height(), legend="side")
 
 
 def one_prompt() -> None:
@@ -77,21 +99,41 @@ def one_prompt() -> None:
     prompt_map(recipe, "baseline", (), question, "lesson-one-prompt", MAP_HOW, above=place_caption)
 
 
-def place_caption(prompts) -> None:
+def ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def place_text(prompts, index: int | None = None) -> str:
+    """Where the gold page starts; `index`: the gold document's index among the task's documents (counted
+    from 0, as the slider counts), said with its place counted from 1 (the map's page number)."""
     places = engine.gold_places(prompts)
-    if places:
-        g = places[0]
-        st.caption(f"Gold page {g.page} starts at token {g.start:,} of {prompts[0].tokens:,}"
-                   + ("" if g.distance is None else f", {engine.n_tokens(g.distance)} from the nearest instruction")
-                   + ".")
+    if not places:
+        return ""
+    g = places[0]
+    what = f"Gold page {g.page}" if index is None else f"The gold document, index {index} (the {ordinal(index + 1)}),"
+    return (f"{what} starts at token {g.start:,} of {prompts[0].tokens:,}"
+            + ("" if g.distance is None else f", {engine.n_tokens(g.distance)} from the nearest instruction") + ".")
+
+
+def place_caption(prompts) -> None:
+    if text := place_text(prompts):
+        st.caption(text)
 
 
 VIEWS = {"prompt": "The prompt", "accuracy": "Accuracy", "likelihood": "Likelihood (ours)"}
 
 
-def move() -> None:
+def beside(aside):
+    """Where a widget's line of text goes: in presenter mode the step's text column (`aside`), so the chart
+    keeps its height on a 1024x576 screen; else right here, under the chart."""
+    return aside if aside is not None and State().present else st.container()
+
+
+def move(aside=None) -> None:
     """Move the answer through 20 documents (the prompt map), then what this app measured on that grid:
-    accuracy beside the published curve, and how likely the model finds the right answer (ours)."""
+    accuracy beside the published curve, and how likely the model finds the right answer (ours).
+    `aside`: where the question and the gold document's place go in presenter mode (under the step's
+    text, so the map keeps its height on a 1024x576 screen)."""
     state = State()
     if state.lesson_view not in VIEWS:
         state.lesson_view = "prompt"
@@ -99,41 +141,55 @@ def move() -> None:
                          label_visibility="collapsed")
     view = state.lesson_view or "prompt"
     if view == "accuracy":
-        accuracy_view()
+        accuracy_view(aside)
     elif view == "likelihood":
-        likelihood_view()
+        likelihood_view(aside)
     else:
         st.slider(f"Gold document index (0 = first, {N_DOCS - 1} = last)", 0, N_DOCS - 1,
                   key=State.lesson_move.key)
-        recipe, question = nq_recipe(int(state.lesson_move))
-        st.html(f"<div style='font-size:1.05rem'><b>Question:</b> {html.escape(question)}</div>")
-        prompt_map(recipe, "litm", (), question, "lesson-move-the-answer", MAP_HOW, above=place_caption,
+        index = int(state.lesson_move)
+        recipe, question = nq_recipe(index)
+
+        def above(prompts) -> None:  # the question, then where its gold document is
+            with beside(aside):
+                st.html(f"<div style='font-size:1.05rem'><b>Question:</b> {html.escape(question)}</div>")
+                st.caption(place_text(prompts, index))
+
+        prompt_map(recipe, "litm", (), question, "lesson-move-the-answer", MAP_HOW, above=above,
                    height=MOVE_MAP_HEIGHT)
 
 
-CURVE_HEIGHT = 300  # presenter mode: the switch, the chart and one sentence under it on a 1024x576 screen
+CURVE_HEIGHT = 340  # presenter mode: the view switch and the chart on a 1024x576 screen (the sentence beside)
+CURVE_X = "gold document index"  # presenter mode: the x title that fits the half-width chart
+# presenter mode: the accuracy legend in the plot's empty top band (the curves stay under 80%), so the plot
+# keeps the height a legend row under the axis title would take
+INSIDE_LEGEND = {"legend": {"orientation": "h", "yref": "paper", "y": 1, "yanchor": "top", "xref": "paper",
+                            "x": 0.01, "xanchor": "left", "bgcolor": "rgba(255,255,255,0.85)"},
+                 "margin": {"b": 10}}
 
 
 def shape_caption(s) -> None:
     st.caption(likelihood.brief(s.shape))
 
 
-def accuracy_view() -> None:
+def accuracy_view(aside=None) -> None:
     present = State().present
     s = shipped.shipped_accuracy()
     fig, note, names = shipped.accuracy_figure(title="Accuracy: this app and the paper")
-    if present and s is not None:  # a half-width chart on a projector: short note and names, no x title
-        note = f"Solid: this app, {s.model}, n={s.questions}. Dotted: LITM Table 6."
-        names = {k: ("GPT-3.5, published" if "LITM" in v else "this app") for k, v in names.items()}
-        fig.update_xaxes(title_text="")
+    if present and s is not None:  # a narrower chart on a projector: short note, names and x title
+        note = f"Solid: measured by this app, n={s.questions}. Dotted: LITM Table 6."
+        names = {k: ("GPT-3.5, published" if "LITM" in v else f"{s.model} (this app)") for k, v in names.items()}
+        fig.update_xaxes(title_text=CURVE_X)
     charts.show(fig, "lesson-accuracy-20-documents", "accuracy (y) against where the answer document sits among "
                 "20 (x); the solid line is this app's bundled model, the dotted one GPT-3.5 as published.",
-                note=note, names=names, height=CURVE_HEIGHT if present else 420, note_width=60 if present else 90)
+                note=note, names=names, height=CURVE_HEIGHT if present else 420,
+                layout=INSIDE_LEGEND)
     if s is not None:
-        shape_caption(s)
+        with beside(aside):
+            shape_caption(s)
 
 
-def likelihood_view() -> None:
+def likelihood_view(aside=None) -> None:
     present = State().present
     s = shipped.shipped_likelihood()
     if s is None:
@@ -141,35 +197,37 @@ def likelihood_view() -> None:
         return
     fig = shipped.likelihood_figure(s, title="How likely the model finds the right answer", legend=not present)
     note = f"Measured by this app with {s.model} on {s.n_text()}. {likelihood.OURS}"
-    if present:
+    if present:  # the note names the model (no legend); the y title short, clear of the note above it
         more = "" if s.finished else " so far"
         note = f"This app, {s.model}, n={s.questions} questions{more}. Ours, not the papers'."
-        fig.update_xaxes(title_text="")
+        fig.update_xaxes(title_text=CURVE_X)
+        fig.update_yaxes(title_text="log-probability", title_standoff=6)
     charts.show(fig, "lesson-likelihood-20-documents", "the mean log-probability the model gives the right answer "
                 "(y; closer to 0 is more likely) against where the answer document sits among 20 (x), with a 95% "
                 "band over questions: the same prompts as the accuracy curve, scored instead of answered.",
-                note=note, height=CURVE_HEIGHT if present else 420, note_width=60 if present else 90)
-    shape_caption(s)
+                note=note, height=CURVE_HEIGHT if present else 420)
+    with beside(aside):
+        shape_caption(s)
 
 
-def reminders() -> None:
+def reminders(aside=None) -> None:
     st.select_slider("r: a reminder every … tokens", [200, 300, 500, 1000, 2000], key=State.lesson_r.key,
                      format_func=lambda v: f"{v:,}")
     recipe, question = sample_recipe()
     prompts = prompt_map(recipe, "reprompt", (("r", int(State().lesson_r)),), question, "lesson-reminders", MAP_HOW)
     n = sum(1 for s in prompts[0].spans if s.kind == "reminder")
-    st.caption(f"{n} reminder block(s) in a {prompts[0].tokens:,}-token prompt.")
+    beside(aside).caption(f"{n} reminder block(s) in a {prompts[0].tokens:,}-token prompt.")
 
 
-def icr() -> None:
+def icr(aside=None) -> None:
     st.slider("k: pages to retrieve", 1, 8, key=State.lesson_k.key)
     k = int(State().lesson_k)
     recipe, question = sample_recipe()
     prompt_map(recipe, "icr", (("k", k),), question, "lesson-icr-stage-1", MAP_HOW)
     doc = engine.built(recipe)
     biggest = sum(sorted((p.tokens for p in doc.pages), reverse=True)[:k])
-    st.caption(f"Stage 1 reads all {doc.tokens:,} document tokens; stage 2 reads at most {k} page(s): "
-               f"{biggest:,} tokens or fewer.")
+    beside(aside).caption(f"Stage 1 reads all {doc.tokens:,} document tokens; stage 2 reads at most {k} page(s): "
+                          f"{biggest:,} tokens or fewer.")
 
 
 def rr() -> None:
@@ -202,12 +260,29 @@ def choose() -> None:
         except ValueError:
             continue
         rows.append({"label": label, "calls": calls, "input_tokens": tin})
-    charts.show(lesson.strategy_costs(rows), "lesson-what-it-costs",
+    fig = lesson.strategy_costs(rows)
+    if State().present:
+        present_costs(fig, rows)
+    charts.show(fig, "lesson-what-it-costs",
                 "blue bars: calls per question; orange bars: input tokens (right axis), as the engine estimates "
                 "them for the 20-document prompt of step 3 (later stages assume k pages come back).",
                 note="Estimated by this app's engine for one NQ-open question with 20 documents; no model called.",
                 height=height())
 
 
+def present_costs(fig, rows: list[dict]) -> None:
+    """The cost bars for a projector: names on two lines (not slanted), bar labels at 16 px that are never
+    shrunk (tokens in thousands), and the token axis in round thousands."""
+    top = max([r["input_tokens"] for r in rows] or [1000])
+    step = 1000 if top <= 5000 else 2000 if top <= 10_000 else 5000
+    fig.update_traces(textfont_size=16, constraintext="none", textangle=0)
+    fig.update_traces(text=[f"{r['input_tokens'] / 1000:.1f}k" for r in rows], selector=dict(name="input tokens"))
+    fig.update_xaxes(tickvals=[r["label"] for r in rows], tickangle=0, title_text="",
+                     ticktext=[r["label"].replace(" ", "<br>", 1) for r in rows])
+    fig.update_layout(bargap=0.25, yaxis2=dict(dtick=step, tickformat="~s", range=[0, (top // step + 1.4) * step],
+                                               nticks=None))
+
+
+ASIDE = {"move", "reminders", "icr"}  # widgets that take the step's text column for a line of their own (presenter mode)
 WIDGETS = {"published_litm": published_litm, "one_prompt": one_prompt, "move": move, "reminders": reminders,
            "icr": icr, "rr": rr, "chunking": chunking, "choose": choose}

@@ -124,6 +124,7 @@ class State:
     # --- presenter mode (also ?present=1 in the URL) and chart export ---
     present: bool = Key(False, kind=WIDGET)
     export_format: str = Key("png", kind=WIDGET)  # the chart toolbar's camera button: png | svg
+    present_collapsed: str = Key("")  # the page presenter mode last collapsed the sidebar on
 
     # --- the URL (session/url.py) and this browser's sweeps (services/sharing.py) ---
     url_seen: dict = Key(dict)  # scope -> the query parameters already applied in this session

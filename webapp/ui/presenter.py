@@ -6,6 +6,8 @@ task id never widens a page)."""
 
 from __future__ import annotations
 
+import secrets
+
 import streamlit as st
 
 from webapp.session import State, url
@@ -24,7 +26,9 @@ COMMON_CSS = """
   overflow: visible; text-overflow: clip;}
 .stApp [data-testid="stMetricValue"] {white-space: normal; overflow-wrap: anywhere;}
 """
-# Larger text and dark captions; narrow margins so charts get the width (readable at 1024x576).
+# Larger text and dark captions; narrow margins so charts get the width (readable at 1024x576). A title
+# keeps Streamlit's bottom padding (its heading box has a negative bottom margin of the same size): without
+# it the next element covers the title's lower edge.
 PRESENTER_CSS = """
 .stMainBlockContainer, .block-container {padding-top: 3.9rem; padding-bottom: 0; padding-left: 1.5rem;
   padding-right: 1.5rem; max-width: 100%;}
@@ -33,7 +37,7 @@ PRESENTER_CSS = """
 .stApp [data-testid="stExpander"] summary p {font-size: 1rem;}
 .stApp [data-testid="stCaptionContainer"], .stApp [data-testid="stCaptionContainer"] p {font-size: 1rem;
   color: #262626;}
-.stApp h1 {font-size: 1.7rem; padding: .9rem 0 0 0;} .stApp [data-testid="stColumn"] h1 {padding-top: 0;} .stApp h2 {font-size: 1.5rem;} .stApp h3 {font-size: 1.3rem;}
+.stApp h1 {font-size: 1.7rem; padding: .9rem 0 1rem 0;} .stApp [data-testid="stColumn"] h1 {padding: 0;} .stApp h2 {font-size: 1.5rem;} .stApp h3 {font-size: 1.3rem;}
 .stApp [data-testid="stMetricValue"], .stApp [data-testid="stMetricValue"] * {font-size: 1.8rem;}
 .stApp [data-testid="stMetricLabel"], .stApp [data-testid="stMetricLabel"] p {font-size: 1rem;}
 .stApp [data-baseweb="select"] div, .stApp [data-baseweb="tag"] span, .stApp input, .stApp textarea
@@ -61,6 +65,42 @@ def controls() -> None:
                                          "with its title and the note on whose numbers they are.")
 
 
-def apply() -> None:
+# Closes the sidebar if it is open: Streamlit applies `initial_sidebar_state` on a first load only (and
+# not at all once the visitor has opened or closed the sidebar in this browser), so presenter mode
+# clicks the sidebar's own collapse button, once each time it is turned on and once on each page it
+# opens, never on a rerun of the same page: a presenter who opens the sidebar keeps it open.
+COLLAPSE_JS = """<script>
+(() => {
+  let tries = 0;
+  const collapse = () => {
+    const bar = document.querySelector('[data-testid="stSidebar"]');
+    const button = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
+    if (bar && bar.getAttribute("data-collapsed") === "true") return;
+    if (bar && button) { button.click(); return; }
+    if (++tries < 50) setTimeout(collapse, 100);
+  };
+  collapse();
+})();
+</script>"""
+
+
+def collapse_sidebar(page: str) -> None:
+    """In presenter mode, collapse the sidebar when the mode was just turned on or `page` was just opened."""
+    state = State()
+    if not state.present:
+        state.present_collapsed = ""
+        return
+    st.set_page_config(initial_sidebar_state="collapsed")  # a first load in presenter mode opens collapsed
+    if state.present_collapsed == page:
+        return
+    state.present_collapsed = page
+    with st.sidebar:  # the script's own element takes no room in the page
+        # a body of its own each time: the same body as the last run's would not run its script again
+        st.html(f'<span data-litm-collapse="{secrets.token_hex(4)}"></span>' + COLLAPSE_JS,
+                unsafe_allow_javascript=True)
+
+
+def apply(page: str = "") -> None:
     url.keep_shared()
     st.html("<style>" + COMMON_CSS + (PRESENTER_CSS if State().present else NORMAL_CSS) + "</style>")
+    collapse_sidebar(page or "page")

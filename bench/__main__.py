@@ -14,11 +14,18 @@ def main(argv: list[str] | None = None) -> int:
     first_option = next((i for i, a in enumerate(argv) if a.startswith("-")), len(argv))
     wanted, options = argv[:first_option], argv[first_option:]
     names = sorted(p.stem for p in Path(__file__).parent.glob("bench_*.py"))
-    chosen = [n for n in names if not wanted or n.removeprefix("bench_") in {w.removeprefix("bench_") for w in wanted}]
+    chosen = [
+        n
+        for n in names
+        if not wanted or n.removeprefix("bench_") in {w.removeprefix("bench_") for w in wanted}
+    ]
     unknown = {w.removeprefix("bench_") for w in wanted} - {n.removeprefix("bench_") for n in names}
     if unknown:
-        print(f"no such bench: {', '.join(sorted(unknown))} (there are: "
-              f"{', '.join(n.removeprefix('bench_') for n in names)})", file=sys.stderr)
+        print(
+            f"no such bench: {', '.join(sorted(unknown))} (there are: "
+            f"{', '.join(n.removeprefix('bench_') for n in names)})",
+            file=sys.stderr,
+        )
         return 2
     if options:
         if len(chosen) != 1:

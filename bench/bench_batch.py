@@ -55,16 +55,40 @@ base_url = "{srv.openai_url}"
         t = time.perf_counter()
         again = run_sweep_any(cfg, store, **kw)
         rerun = time.perf_counter() - t
-        return {"mode": mode, "trials": s.done, "errors": s.errors, "sent": s.calls_sent, "wall_s": wall,
-                "usd": s.spend_usd, "batches": srv.counts["batches"], "live_calls": srv.counts["chat"],
-                "rerun_sent": again.calls_sent, "rerun_s": rerun,
-                "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+        return {
+            "mode": mode,
+            "trials": s.done,
+            "errors": s.errors,
+            "sent": s.calls_sent,
+            "wall_s": wall,
+            "usd": s.spend_usd,
+            "batches": srv.counts["batches"],
+            "live_calls": srv.counts["chat"],
+            "rerun_sent": again.calls_sent,
+            "rerun_s": rerun,
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        }
 
 
 def measure(mode: str, strategy: str, n_tasks: int) -> dict:
-    out = subprocess.run([sys.executable, "-m", "bench.bench_batch", "--one", mode, "--strategy", strategy,
-                          "--tasks", str(n_tasks)], cwd=ROOT, capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.bench_batch",
+            "--one",
+            mode,
+            "--strategy",
+            strategy,
+            "--tasks",
+            str(n_tasks),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -72,12 +96,16 @@ def run(strategy: str = "icr", n_tasks: int = 50) -> list[str]:
     live, batch = measure("live", strategy, n_tasks), measure("batch", strategy, n_tasks)
     lines = []
     for r in (live, batch):
-        lines.append(f"{r['mode']:>5}: {r['trials']:,} {strategy} trials, {r['sent']:,} requests "
-                     f"({r['batches']} batches, {r['live_calls']:,} live calls) in {r['wall_s']:.1f} s, "
-                     f"${r['usd']:.4f}, errors {r['errors']}; rerun sends {r['rerun_sent']} in {r['rerun_s']:.2f} s; "
-                     f"peak {r['peak_mb']:.0f} MB")
+        lines.append(
+            f"{r['mode']:>5}: {r['trials']:,} {strategy} trials, {r['sent']:,} requests "
+            f"({r['batches']} batches, {r['live_calls']:,} live calls) in {r['wall_s']:.1f} s, "
+            f"${r['usd']:.4f}, errors {r['errors']}; rerun sends {r['rerun_sent']} in {r['rerun_s']:.2f} s; "
+            f"peak {r['peak_mb']:.0f} MB"
+        )
     ratio = batch["usd"] / live["usd"] if live["usd"] else float("nan")
-    lines.append(f"batch/live dollars {ratio:.2f} (target 0.50); batch/live wall {batch['wall_s'] / live['wall_s']:.2f}")
+    lines.append(
+        f"batch/live dollars {ratio:.2f} (target 0.50); batch/live wall {batch['wall_s'] / live['wall_s']:.2f}"
+    )
     return lines
 
 

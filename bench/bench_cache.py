@@ -40,12 +40,23 @@ HAS_ORDER = "order" in getattr(SweepConfig, "__dataclass_fields__", {})
 
 def config(server: LLMServer, provider: str, n_tasks: int, order: str) -> SweepConfig:
     model, marked = MODELS[provider]
-    m = {"provider": provider, "model": model,
-         "base_url": server.openai_url if provider == "openai" else server.anthropic_url}
+    m = {
+        "provider": provider,
+        "model": model,
+        "base_url": server.openai_url if provider == "openai" else server.anthropic_url,
+    }
     if marked:
         m["cache_prefix"] = True
-    sweep = {"name": f"cache-{provider}-{order}", "tasks": str(NQ30), "n_tasks": n_tasks, "documents": [20],
-             "gold_index": [0, 4, 9, 14, 19], "strategies": ["litm"], "concurrency": 1, "models": [m]}
+    sweep = {
+        "name": f"cache-{provider}-{order}",
+        "tasks": str(NQ30),
+        "n_tasks": n_tasks,
+        "documents": [20],
+        "gold_index": [0, 4, 9, 14, 19],
+        "strategies": ["litm"],
+        "concurrency": 1,
+        "models": [m],
+    }
     if order == "prefix" and HAS_ORDER:
         sweep["order"] = "prefix"
     return SweepConfig.from_dict({"sweep": sweep})
@@ -96,37 +107,52 @@ def one(server: LLMServer, provider: str, n_tasks: int, order: str, folder: Path
     n = len(trials)
     tin, tout = trials["input_tokens"].sum() / n, trials["output_tokens"].sum() / n
     plain = compare.cost_per_1000(tin, tout, f"{provider}:{MODELS[provider][0]}")
-    return {"errors": summary.errors, "trials": n, "cost": float(arm["cost_per_1000_usd"]), "plain": plain,
-            "cached_share": trials["cached_input_tokens"].sum() / trials["input_tokens"].sum(),
-            "written_share": trials["cache_write_tokens"].sum() / trials["input_tokens"].sum()}
+    return {
+        "errors": summary.errors,
+        "trials": n,
+        "cost": float(arm["cost_per_1000_usd"]),
+        "plain": plain,
+        "cached_share": trials["cached_input_tokens"].sum() / trials["input_tokens"].sum(),
+        "written_share": trials["cache_write_tokens"].sum() / trials["input_tokens"].sum(),
+    }
 
 
 def run(n_tasks: int = 50, capacity: int = 16) -> list[str]:
     """The bench's lines (python -m bench cache)."""
     os.environ.setdefault("OPENAI_API_KEY", "sk-loopback")  # the loopback server takes any key
     os.environ.setdefault("ANTHROPIC_API_KEY", "sk-ant-loopback")
-    how = "the sweep's order = \"prefix\"" if HAS_ORDER else "this bench's stand-in (planned trials sorted by prompt)"
-    out = [f"LITM 20 documents, {n_tasks} NQ-open questions x 5 gold positions; the loopback cache keeps "
-           f"{capacity} prompts; prefix order by {how}"]
+    how = (
+        'the sweep\'s order = "prefix"'
+        if HAS_ORDER
+        else "this bench's stand-in (planned trials sorted by prompt)"
+    )
+    out = [
+        f"LITM 20 documents, {n_tasks} NQ-open questions x 5 gold positions; the loopback cache keeps "
+        f"{capacity} prompts; prefix order by {how}"
+    ]
     with tempfile.TemporaryDirectory() as tmp, LLMServer() as server:
         for provider in MODELS:
             plan_ = one(server, provider, n_tasks, "plan", Path(tmp), capacity)
             pref = one(server, provider, n_tasks, "prefix", Path(tmp), capacity)
             assert plan_["errors"] == pref["errors"] == 0
             model = MODELS[provider][0]
-            out.append(f"{provider}:{model}: $/1,000 questions without caching {plan_['plain']:.4f}; "
-                       f"plan order {plan_['cost']:.4f} ({100 * plan_['cached_share']:.0f}% of input read from the "
-                       f"cache, {100 * plan_['written_share']:.0f}% written); prefix order {pref['cost']:.4f} "
-                       f"({100 * pref['cached_share']:.0f}% read, {100 * pref['written_share']:.0f}% written); "
-                       f"prefix/plan = {pref['cost'] / plan_['cost']:.3f}, "
-                       f"prefix/uncached = {pref['cost'] / pref['plain']:.3f}")
+            out.append(
+                f"{provider}:{model}: $/1,000 questions without caching {plan_['plain']:.4f}; "
+                f"plan order {plan_['cost']:.4f} ({100 * plan_['cached_share']:.0f}% of input read from the "
+                f"cache, {100 * plan_['written_share']:.0f}% written); prefix order {pref['cost']:.4f} "
+                f"({100 * pref['cached_share']:.0f}% read, {100 * pref['written_share']:.0f}% written); "
+                f"prefix/plan = {pref['cost'] / plan_['cost']:.3f}, "
+                f"prefix/uncached = {pref['cost'] / pref['plain']:.3f}"
+            )
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=50)
-    ap.add_argument("--capacity", type=int, default=16, help="prompts whose prefixes the loopback cache keeps")
+    ap.add_argument(
+        "--capacity", type=int, default=16, help="prompts whose prefixes the loopback cache keeps"
+    )
     args = ap.parse_args(argv)
     for line in run(args.tasks, args.capacity):
         print(line, flush=True)

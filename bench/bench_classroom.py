@@ -61,6 +61,7 @@ class Classroom:
 
 # ------------------------------------------------------------------ the server process
 
+
 def tree(pid: int) -> list[int]:
     """The process and all its descendants (`litm app --workers N`: the app servers and nginx)."""
     children: dict[int, list[int]] = {}
@@ -126,14 +127,18 @@ def app_server_pid(before: set[int] = frozenset()) -> int:
     a test's server in the same pytest process)."""
     new = app_servers() - set(before)
     if len(new) != 1:
-        raise LookupError(f"the app server started by this bench was not found among its child processes ({new})")
+        raise LookupError(
+            f"the app server started by this bench was not found among its child processes ({new})"
+        )
     return new.pop()
 
 
 # ------------------------------------------------------------------ the class
 
-async def teacher(url: str, pages: list[str], explicit: bool, timeout: float
-                  ) -> tuple[list[Visit], list[str], tuple]:
+
+async def teacher(
+    url: str, pages: list[str], explicit: bool, timeout: float
+) -> tuple[list[Visit], list[str], tuple]:
     """Open the app's root URL, then every page once, in order. With the default pages, those the app
     does not have are left out (returned second). Returns the app's pages third (Session.app)."""
     visits, skipped = [], []
@@ -149,8 +154,16 @@ async def teacher(url: str, pages: list[str], explicit: bool, timeout: float
         return visits, skipped, s.app
 
 
-async def student(url: str, pages: list[str], known: tuple | None, delay: float, timeout: float,
-                  done: asyncio.Queue, hold: asyncio.Event, out: Classroom) -> None:
+async def student(
+    url: str,
+    pages: list[str],
+    known: tuple | None,
+    delay: float,
+    timeout: float,
+    done: asyncio.Queue,
+    hold: asyncio.Event,
+    out: Classroom,
+) -> None:
     await asyncio.sleep(delay)
     t0 = time.perf_counter()
     signalled = False
@@ -171,8 +184,15 @@ async def student(url: str, pages: list[str], known: tuple | None, delay: float,
             done.put_nowait(1)
 
 
-async def classroom(url: str, sessions: int, window: float, pages: list[str] | None, pid: int | None,
-                    timeout: float = 300.0, warm: bool = True) -> Classroom:
+async def classroom(
+    url: str,
+    sessions: int,
+    window: float,
+    pages: list[str] | None,
+    pid: int | None,
+    timeout: float = 300.0,
+    warm: bool = True,
+) -> Classroom:
     explicit = pages is not None
     out = Classroom(sessions, window, list(pages or DEFAULT_PAGES))
     known = None
@@ -184,8 +204,10 @@ async def classroom(url: str, sessions: int, window: float, pages: list[str] | N
     me0, load0 = resource.getrusage(resource.RUSAGE_SELF), os.getloadavg()[0]
     hold, done = asyncio.Event(), asyncio.Queue()
     t0 = time.perf_counter()
-    tasks = [asyncio.create_task(student(url, out.pages, known, i * window / sessions, timeout, done, hold, out))
-             for i in range(sessions)]
+    tasks = [
+        asyncio.create_task(student(url, out.pages, known, i * window / sessions, timeout, done, hold, out))
+        for i in range(sessions)
+    ]
     for _ in range(sessions):
         await done.get()
     out.wall_s = time.perf_counter() - t0
@@ -203,6 +225,7 @@ async def classroom(url: str, sessions: int, window: float, pages: list[str] | N
 
 # ------------------------------------------------------------------ the report
 
+
 def p95(values: list[float]) -> float:
     if len(values) == 1:
         return values[0]
@@ -214,27 +237,40 @@ def report(c: Classroom) -> list[str]:
     if c.skipped:
         lines.append(f"pages left out (not in this app): {', '.join(c.skipped)}")
     if c.teacher:
-        lines.append("teacher (first visitor, every page once): " + ", ".join(
-            f"{v.page} {v.seconds:.1f} s" + (f" ({len(v.errors)} errors)" if v.errors else "") for v in c.teacher))
-    lines.append(f"{c.sessions} students arriving over {c.window:g} s, each visiting "
-                 f"{' -> '.join(c.pages)} in one session ({c.wall_s:.0f} s until the last was done):")
+        lines.append(
+            "teacher (first visitor, every page once): "
+            + ", ".join(
+                f"{v.page} {v.seconds:.1f} s" + (f" ({len(v.errors)} errors)" if v.errors else "")
+                for v in c.teacher
+            )
+        )
+    lines.append(
+        f"{c.sessions} students arriving over {c.window:g} s, each visiting "
+        f"{' -> '.join(c.pages)} in one session ({c.wall_s:.0f} s until the last was done):"
+    )
     for page in c.pages:
         done = [v.seconds for v in c.visits if v.page == page and v.ok]
         n = sum(v.page == page for v in c.visits)
         elements = [v.elements for v in c.visits if v.page == page and v.ok]
         if done:
-            lines.append(f"  {page:<10} to script finished: median {statistics.median(done):.1f} s, "
-                         f"p95 {p95(done):.1f} s, max {max(done):.1f} s ({len(done)}/{n} finished without error, "
-                         f"{statistics.median(elements):.0f} elements)")
+            lines.append(
+                f"  {page:<10} to script finished: median {statistics.median(done):.1f} s, "
+                f"p95 {p95(done):.1f} s, max {max(done):.1f} s ({len(done)}/{n} finished without error, "
+                f"{statistics.median(elements):.0f} elements)"
+            )
         else:
             lines.append(f"  {page:<10} no visit finished without error ({n} asked)")
     if c.server_cpu_s is not None:
         summed = f" ({c.processes} processes, summed)" if c.processes > 1 else ""
-        lines.append(f"server CPU{summed}: {c.server_cpu_s:.1f} s for {c.sessions} students = "
-                     f"{c.server_cpu_s / c.sessions:.2f} s per student; peak memory (VmHWM) {c.peak_mb:.0f} MB "
-                     f"(resident {c.rss_before_mb:.0f} MB before the class)")
-    lines.append(f"client CPU (this load generator): {c.client_cpu_s:.1f} s; machine: {os.cpu_count()} cores, "
-                 f"load average {c.load[0]:.1f} at the start, {c.load[1]:.1f} at the end")
+        lines.append(
+            f"server CPU{summed}: {c.server_cpu_s:.1f} s for {c.sessions} students = "
+            f"{c.server_cpu_s / c.sessions:.2f} s per student; peak memory (VmHWM) {c.peak_mb:.0f} MB "
+            f"(resident {c.rss_before_mb:.0f} MB before the class)"
+        )
+    lines.append(
+        f"client CPU (this load generator): {c.client_cpu_s:.1f} s; machine: {os.cpu_count()} cores, "
+        f"load average {c.load[0]:.1f} at the start, {c.load[1]:.1f} at the end"
+    )
     errors = c.errors
     kinds = sorted({e.split(" within ")[0][:140] for e in errors})
     lines.append(f"errors: {len(errors)}" + (f" ({'; '.join(kinds[:5])})" if errors else ""))
@@ -244,18 +280,36 @@ def report(c: Classroom) -> list[str]:
         if done:
             goals.append(f"{page} p95 {p95(done):.1f} s ({'met' if p95(done) < GOAL_S else 'not met'})")
     if goals:
-        lines.append(f"goal p95 < {GOAL_S:g} s for {' and '.join(GOAL_PAGES)} (50 students within 10 s): "
-                     + ", ".join(goals))
+        lines.append(
+            f"goal p95 < {GOAL_S:g} s for {' and '.join(GOAL_PAGES)} (50 students within 10 s): "
+            + ", ".join(goals)
+        )
     return lines
 
 
-def run(sessions: int = 50, window: float = 10.0, pages: list[str] | None = None, url: str | None = None,
-        pid: int | None = None, timeout: float = 300.0, warm: bool = True, workers: int = 1) -> list[str]:
+def run(
+    sessions: int = 50,
+    window: float = 10.0,
+    pages: list[str] | None = None,
+    url: str | None = None,
+    pid: int | None = None,
+    timeout: float = 300.0,
+    warm: bool = True,
+    workers: int = 1,
+) -> list[str]:
     return report(measure(sessions, window, pages, url, pid, timeout, warm, workers))
 
 
-def measure(sessions: int = 50, window: float = 10.0, pages: list[str] | None = None, url: str | None = None,
-            pid: int | None = None, timeout: float = 300.0, warm: bool = True, workers: int = 1) -> Classroom:
+def measure(
+    sessions: int = 50,
+    window: float = 10.0,
+    pages: list[str] | None = None,
+    url: str | None = None,
+    pid: int | None = None,
+    timeout: float = 300.0,
+    warm: bool = True,
+    workers: int = 1,
+) -> Classroom:
     with ExitStack() as stack:
         if url is None:
             from tests.e2e.appserver import streamlit_app
@@ -270,21 +324,38 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench classroom", description=__doc__.splitlines()[0])
     ap.add_argument("--sessions", type=int, default=50, help="students (default 50)")
     ap.add_argument("--window", type=float, default=10.0, help="seconds over which they arrive (default 10)")
-    ap.add_argument("--pages", nargs="+", metavar="PATH",
-                    help=f"url paths, in the order a student visits them (default: {' '.join(DEFAULT_PAGES)})")
+    ap.add_argument(
+        "--pages",
+        nargs="+",
+        metavar="PATH",
+        help=f"url paths, in the order a student visits them (default: {' '.join(DEFAULT_PAGES)})",
+    )
     ap.add_argument("--url", help="a running app server (default: start one, as `litm app` does)")
-    ap.add_argument("--pid", type=int, help="with --url: the server's process id, for its CPU and memory "
-                                            "(with its child processes: `litm app --workers N`)")
-    ap.add_argument("--workers", type=int, default=1,
-                    help="start `litm app --workers N` (N app servers behind nginx) instead of one server")
+    ap.add_argument(
+        "--pid",
+        type=int,
+        help="with --url: the server's process id, for its CPU and memory "
+        "(with its child processes: `litm app --workers N`)",
+    )
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="start `litm app --workers N` (N app servers behind nginx) instead of one server",
+    )
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds a page may take (default 300)")
-    ap.add_argument("--no-teacher", dest="warm", action="store_false",
-                    help="no teacher visit first: the first students pay the server's first-visit costs")
+    ap.add_argument(
+        "--no-teacher",
+        dest="warm",
+        action="store_false",
+        help="no teacher visit first: the first students pay the server's first-visit costs",
+    )
     args = ap.parse_args(argv)
     if args.sessions < 1 or args.window < 0:
         ap.error("--sessions must be at least 1 and --window at least 0")
-    for line in run(args.sessions, args.window, args.pages, args.url, args.pid, args.timeout, args.warm,
-                    args.workers):
+    for line in run(
+        args.sessions, args.window, args.pages, args.url, args.pid, args.timeout, args.warm, args.workers
+    ):
         print(line, flush=True)
     return 0
 

@@ -29,10 +29,22 @@ GOAL = 1.3
 def config(model: str, questions: int, order: str, name: str):
     from components.run.config import SweepConfig
 
-    return SweepConfig.from_dict({"sweep": {
-        "name": name, "tasks": str(ROOT / "sample_docs/tasks/nq-open-30docs.jsonl.gz"), "n_tasks": questions,
-        "documents": [20], "gold_index": [0, 4, 9, 14, 19], "strategies": ["litm"], "measure": "likelihood",
-        "order": order, "concurrency": 1, "models": [{"provider": "local", "model": model}]}})
+    return SweepConfig.from_dict(
+        {
+            "sweep": {
+                "name": name,
+                "tasks": str(ROOT / "sample_docs/tasks/nq-open-30docs.jsonl.gz"),
+                "n_tasks": questions,
+                "documents": [20],
+                "gold_index": [0, 4, 9, 14, 19],
+                "strategies": ["litm"],
+                "measure": "likelihood",
+                "order": order,
+                "concurrency": 1,
+                "models": [{"provider": "local", "model": model}],
+            }
+        }
+    )
 
 
 def one(model: str, questions: int, order: str, reuse: bool, folder: Path) -> dict:
@@ -53,9 +65,15 @@ def one(model: str, questions: int, order: str, reuse: bool, folder: Path) -> di
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     frame = store.trials_frame()
     store.close()
-    return {"wall": wall, "cpu": cpu, "prompted": loaded.prompted - before[0], "evaluated": loaded.evaluated - before[1],
-            "trials": summary.ran, "errors": summary.errors,
-            "values": dict(zip(frame["trial_key"], frame["answer_logprob"], strict=True))}
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "prompted": loaded.prompted - before[0],
+        "evaluated": loaded.evaluated - before[1],
+        "trials": summary.ran,
+        "errors": summary.errors,
+        "values": dict(zip(frame["trial_key"], frame["answer_logprob"], strict=True)),
+    }
 
 
 def shared_share(sweep: dict, order: str) -> float:
@@ -68,7 +86,9 @@ def shared_share(sweep: dict, order: str) -> float:
 
     cfg = SweepConfig.from_dict({"sweep": {**sweep, "order": order}})
     docs = Documents(cfg.encoding, cfg.all_tasks().tasks)
-    texts = [first_prompt_text(s, docs) for s in ordered(plan(cfg), order, lambda s: first_prompt_text(s, docs))]
+    texts = [
+        first_prompt_text(s, docs) for s in ordered(plan(cfg), order, lambda s: first_prompt_text(s, docs))
+    ]
     shared = 0
     for a, b in zip(texts, texts[1:], strict=False):
         n = len(os.path.commonprefix([a, b]))
@@ -78,14 +98,27 @@ def shared_share(sweep: dict, order: str) -> float:
 
 ORDER_SWEEPS = {
     "LITM QA, 20 documents x gold at 0/4/9/14/19, 10 questions": {
-        "tasks": str(ROOT / "sample_docs/tasks/nq-open-30docs.jsonl.gz"), "n_tasks": 10, "documents": [20],
-        "gold_index": [0, 4, 9, 14, 19], "strategies": ["litm"]},
+        "tasks": str(ROOT / "sample_docs/tasks/nq-open-30docs.jsonl.gz"),
+        "n_tasks": 10,
+        "documents": [20],
+        "gold_index": [0, 4, 9, 14, 19],
+        "strategies": ["litm"],
+    },
     "baseline, 2,000 tokens x gold at 0/25/50/75/100%, 10 questions": {
-        "tasks": str(ROOT / "sample_docs/tasks/facts.jsonl"), "n_tasks": 10, "lengths": [2000],
-        "positions": [0.0, 0.25, 0.5, 0.75, 1.0], "strategies": ["baseline"]},
+        "tasks": str(ROOT / "sample_docs/tasks/facts.jsonl"),
+        "n_tasks": 10,
+        "lengths": [2000],
+        "positions": [0.0, 0.25, 0.5, 0.75, 1.0],
+        "strategies": ["baseline"],
+    },
     "reprompt r = 500, 2,000 tokens x 5 positions, 10 questions": {
-        "tasks": str(ROOT / "sample_docs/tasks/facts.jsonl"), "n_tasks": 10, "lengths": [2000],
-        "positions": [0.0, 0.25, 0.5, 0.75, 1.0], "strategies": ["reprompt"], "params": {"r": 500}},
+        "tasks": str(ROOT / "sample_docs/tasks/facts.jsonl"),
+        "n_tasks": 10,
+        "lengths": [2000],
+        "positions": [0.0, 0.25, 0.5, 0.75, 1.0],
+        "strategies": ["reprompt"],
+        "params": {"r": 500},
+    },
 }
 
 
@@ -94,8 +127,10 @@ def order_lines() -> list[str]:
     for label, sweep in ORDER_SWEEPS.items():
         base = {"name": "order", "models": [{"provider": "fake", "model": "fake"}], **sweep}
         plan_share, prefix_share = shared_share(base, "plan"), shared_share(base, "prefix")
-        out.append(f"prompt characters shared with the prompt before, {label}: plan order {plan_share:.2f}, "
-                   f"prefix order {prefix_share:.2f}")
+        out.append(
+            f"prompt characters shared with the prompt before, {label}: plan order {plan_share:.2f}, "
+            f"prefix order {prefix_share:.2f}"
+        )
     return out
 
 
@@ -118,8 +153,10 @@ def run(argv: list[str] | None = None) -> list[str]:
         find_model(args.model)
     except LocalModelError as exc:
         return [*lines, f"skipped: {exc}"]
-    lines += [f"{args.model}, {args.questions} question(s) x 20 documents x gold at 0/4/9/14/19, "
-             f"{os.environ.get('LITM_LOCAL_THREADS', '2')} thread(s)"]
+    lines += [
+        f"{args.model}, {args.questions} question(s) x 20 documents x gold at 0/4/9/14/19, "
+        f"{os.environ.get('LITM_LOCAL_THREADS', '2')} thread(s)"
+    ]
     with tempfile.TemporaryDirectory() as tmp:
         base = one(args.model, args.questions, "prefix", False, Path(tmp))
         runs = [("no reuse", "prefix", False), ("reuse, prefix order", "prefix", True)]
@@ -132,10 +169,12 @@ def run(argv: list[str] | None = None) -> list[str]:
             verdict = ""
             if reuse and order == "prefix":
                 verdict = f"  goal >= {GOAL}x: {'met' if speed >= GOAL and same else 'NOT met'}"
-            lines.append(f"{label}: evaluated/prompted {r['evaluated']:,}/{r['prompted']:,} = "
-                         f"{r['evaluated'] / max(r['prompted'], 1):.2f}, {r['trials']} trials, wall {r['wall']:.1f} s "
-                         f"({speed:.2f}x), CPU {r['cpu']:.1f} s ({cpu_speed:.2f}x), numbers "
-                         f"{'identical' if same else 'DIFFERENT'}{verdict}")
+            lines.append(
+                f"{label}: evaluated/prompted {r['evaluated']:,}/{r['prompted']:,} = "
+                f"{r['evaluated'] / max(r['prompted'], 1):.2f}, {r['trials']} trials, wall {r['wall']:.1f} s "
+                f"({speed:.2f}x), CPU {r['cpu']:.1f} s ({cpu_speed:.2f}x), numbers "
+                f"{'identical' if same else 'DIFFERENT'}{verdict}"
+            )
     return lines
 
 

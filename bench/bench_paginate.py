@@ -43,7 +43,9 @@ def run(sizes: tuple[int, int] = (200_000, 400_000)) -> list[str]:
     t_large, pages_large = timed(paragraph(large), "sentence")
     lines.append(f"by sentence, one paragraph of {small // 1000} KB: {t_small:.2f} s ({pages_small})")
     lines.append(f"by sentence, one paragraph of {large // 1000} KB: {t_large:.2f} s ({pages_large})")
-    lines.append(f"ratio {large // 1000} KB / {small // 1000} KB: {t_large / t_small:.2f} (linear ~2, quadratic ~4)")
+    lines.append(
+        f"ratio {large // 1000} KB / {small // 1000} KB: {t_large / t_small:.2f} (linear ~2, quadratic ~4)"
+    )
     t_tok, outcome = timed(paragraph(4_000_000), "tokens:1")
     lines.append(f"tokens:1 on 4 MB: {t_tok:.2f} s, {outcome}")
     return lines

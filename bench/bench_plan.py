@@ -52,8 +52,10 @@ def config(folder: Path, kind: str, a: int, b: int) -> Path:
         grid = f"documents = {list(range(1000, 1000 + a))}\ngold_index = {list(range(b))}"
     else:
         step = 1200 / a
-        grid = (f"lengths = {[300 + int(i * step) for i in range(a)]}\n"
-                f"positions = {[round(i / (b - 1), 6) for i in range(b)]}")
+        grid = (
+            f"lengths = {[300 + int(i * step) for i in range(a)]}\n"
+            f"positions = {[round(i / (b - 1), 6) for i in range(b)]}"
+        )
     path = folder / f"{kind}-{a}x{b}.toml"
     path.write_text(f"""[sweep]
 name = "plan-bench"
@@ -72,8 +74,12 @@ def measure(path: Path, folder: Path, kind: str) -> tuple[int, int, float, float
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": str(root)}
     with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen([sys.executable, "-c", CHILD, str(path), str(folder / "none.sqlite"), kind], stdout=out,
-                                env=env, cwd=str(folder))
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(path), str(folder / "none.sqlite"), kind],
+            stdout=out,
+            env=env,
+            cwd=str(folder),
+        )
         _, status, usage = os.wait4(proc.pid, 0)
         out.seek(0)
         text = out.read().decode()
@@ -93,8 +99,10 @@ def run() -> list[str]:
                 trials, tokens, seconds, peak = measure(config(folder, kind, a, b), folder, kind)
                 times.append(seconds)
                 counted = f", {tokens:,} input tokens" if tokens else ""
-                lines.append(f"{what} of {a * b:,} cells ({trials:,} trials{counted}): {seconds:.2f} s after the "
-                             f"imports, peak {peak:,.0f} MB (goal < 1,024 MB)")
+                lines.append(
+                    f"{what} of {a * b:,} cells ({trials:,} trials{counted}): {seconds:.2f} s after the "
+                    f"imports, peak {peak:,.0f} MB (goal < 1,024 MB)"
+                )
             lines.append(f"{what}: time ratio 40k/5k cells {times[1] / times[0]:.1f} (linear ~8; goal < 10)")
     return lines
 

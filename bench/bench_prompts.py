@@ -33,7 +33,7 @@ bridge island valley forest museum library castle railway canal tower festival c
 
 def passage(rng: random.Random, i: int) -> str:
     words = [rng.choice(_WORDS) for _ in range(136)]
-    sentences = [" ".join(words[j:j + 13]).capitalize() + "." for j in range(0, len(words), 13)]
+    sentences = [" ".join(words[j : j + 13]).capitalize() + "." for j in range(0, len(words), 13)]
     return f"Record {i}: " + " ".join(sentences)
 
 
@@ -91,10 +91,12 @@ def run() -> list[str]:
             encode_s += t2 - t1
             n_prompts += len(prompts)
             n_tokens += sum(p.tokens for p in prompts)
-    return [f"prompts: {n_prompts} prompts, {n_tokens / 1e6:.1f}M tokens built in {build_s:.2f} s; "
-            f"tiktoken encode of the same text: {encode_s:.2f} s; ratio X/Y = {build_s / encode_s:.2f} (goal < 1)",
-            f"token count from prefix sums vs encoding the prompts: {n_tokens:,} vs {n_encoded:,} "
-            f"({(n_tokens - n_encoded) / n_encoded:+.4%})"]
+    return [
+        f"prompts: {n_prompts} prompts, {n_tokens / 1e6:.1f}M tokens built in {build_s:.2f} s; "
+        f"tiktoken encode of the same text: {encode_s:.2f} s; ratio X/Y = {build_s / encode_s:.2f} (goal < 1)",
+        f"token count from prefix sums vs encoding the prompts: {n_tokens:,} vs {n_encoded:,} "
+        f"({(n_tokens - n_encoded) / n_encoded:+.4%})",
+    ]
 
 
 if __name__ == "__main__":

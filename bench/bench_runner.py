@@ -44,23 +44,50 @@ def free_port() -> int:
 
 
 def tiny_tasks(n: int) -> list[Task]:
-    return [Task(f"t{i:05d}", f"What is the code word of item {i}?", (f"word{i}",),
-                 (Passage(f"The code word of item {i} is word{i}.", gold=True),
-                  Passage(f"Item {i + 1} is stored in room {i % 97}."))) for i in range(n)]
+    return [
+        Task(
+            f"t{i:05d}",
+            f"What is the code word of item {i}?",
+            (f"word{i}",),
+            (
+                Passage(f"The code word of item {i} is word{i}.", gold=True),
+                Passage(f"Item {i + 1} is stored in room {i % 97}."),
+            ),
+        )
+        for i in range(n)
+    ]
 
 
 def sweep_config(tasks: Path, port: int, concurrency: int) -> SweepConfig:
     """Baseline on ~30-token documents, one call per task, against the loopback server on `port`."""
-    return SweepConfig.from_dict({"sweep": {
-        "name": "bench", "tasks": str(tasks), "lengths": [30], "positions": [0.0],
-        "strategies": ["baseline"], "concurrency": concurrency,
-        "models": [{"provider": "openai-compatible", "model": "bench",
-                    "base_url": f"http://127.0.0.1:{port}/v1"}]}})
+    return SweepConfig.from_dict(
+        {
+            "sweep": {
+                "name": "bench",
+                "tasks": str(tasks),
+                "lengths": [30],
+                "positions": [0.0],
+                "strategies": ["baseline"],
+                "concurrency": concurrency,
+                "models": [
+                    {
+                        "provider": "openai-compatible",
+                        "model": "bench",
+                        "base_url": f"http://127.0.0.1:{port}/v1",
+                    }
+                ],
+            }
+        }
+    )
 
 
 def start_server(port: int, delay: float) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "tests.support.llm_server", "--port", str(port),
-                             "--delay", str(delay)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.llm_server", "--port", str(port), "--delay", str(delay)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     for _ in range(100):
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/admin/counts", timeout=1)
@@ -82,6 +109,7 @@ def bare_client_rate(port: int, n: int, concurrency: int) -> float:
         sem = asyncio.Semaphore(concurrency)
         limits = httpx2.Limits(max_connections=concurrency * 2, max_keepalive_connections=concurrency * 2)
         async with httpx2.AsyncClient(limits=limits) as client:
+
             async def one(i: int) -> None:
                 async with sem:
                     body = {"model": "bare", "messages": [{"role": "user", "content": f"bare call {i}"}]}
@@ -153,8 +181,10 @@ def run(trials: int = 2000, concurrency: int = 32, delay: float = 0.1, repeat: i
     a goal is met when the median meets it."""
     loaded = "openai" in sys.modules  # an earlier bench of `python -m bench` imported it
     took = warm()
-    lines = [f"one-off start-up of a process (OpenAI SDK import, tokenizer load): {took:.2f}s, not counted below"
-             + (" (already loaded by an earlier bench of this process)" if loaded else "")]
+    lines = [
+        f"one-off start-up of a process (OpenAI SDK import, tokenizer load): {took:.2f}s, not counted below"
+        + (" (already loaded by an earlier bench of this process)" if loaded else "")
+    ]
     port = free_port()
     server = start_server(port, delay)
     ideal = concurrency / delay
@@ -163,21 +193,42 @@ def run(trials: int = 2000, concurrency: int = 32, delay: float = 0.1, repeat: i
             write_tasks(tiny_tasks(trials), Path(tmp) / "tasks.jsonl")
             config = sweep_config(Path(tmp) / "tasks.jsonl", port, concurrency)
             store = RunStore(Path(tmp) / "bench.sqlite")
-            longs = (("1,000-token documents of 10-token passages", dataclasses.replace(
-                         config, name="bench-1k", lengths=(1000,), positions=(0.5,), n_tasks=min(trials, 1000))),
-                     ("1,000-token documents of NQ-open passages", dataclasses.replace(
-                         config, name="bench-1k-nq", tasks=str(nq_tasks()), lengths=(1000,), positions=(0.25, 0.75),
-                         n_tasks=min(trials // 2, 500))))  # its 500 questions at two positions: 1,000 calls
+            longs = (
+                (
+                    "1,000-token documents of 10-token passages",
+                    dataclasses.replace(
+                        config, name="bench-1k", lengths=(1000,), positions=(0.5,), n_tasks=min(trials, 1000)
+                    ),
+                ),
+                (
+                    "1,000-token documents of NQ-open passages",
+                    dataclasses.replace(
+                        config,
+                        name="bench-1k-nq",
+                        tasks=str(nq_tasks()),
+                        lengths=(1000,),
+                        positions=(0.25, 0.75),
+                        n_tasks=min(trials // 2, 500),
+                    ),
+                ),
+            )  # its 500 questions at two positions: 1,000 calls
             tiny: dict[str, list[float]] = {"rate": [], "bare": [], "ratio": [], "mine": [], "theirs": []}
-            kilo: dict[str, dict[str, list[float]]] = {label: {"ratio": [], "mine": [], "theirs": [], "calls": []}
-                                                        for label, _ in longs}
+            kilo: dict[str, dict[str, list[float]]] = {
+                label: {"ratio": [], "mine": [], "theirs": [], "calls": []} for label, _ in longs
+            }
             errors = 0
             for r in range(repeat):
                 cold()
                 first, elapsed, mine, theirs = timed(dataclasses.replace(config, seed=r), store, server.pid)
                 rate = first.calls_sent / elapsed
                 bare = bare_client_rate(port, min(trials, 1000), concurrency)
-                for k, v in (("rate", rate), ("bare", bare), ("ratio", rate / bare), ("mine", mine), ("theirs", theirs)):
+                for k, v in (
+                    ("rate", rate),
+                    ("bare", bare),
+                    ("ratio", rate / bare),
+                    ("mine", mine),
+                    ("theirs", theirs),
+                ):
                     tiny[k].append(v)
                 errors += first.errors
                 if r == 0:
@@ -187,25 +238,37 @@ def run(trials: int = 2000, concurrency: int = 32, delay: float = 0.1, repeat: i
                 for label, long in longs:
                     cold()
                     done, elapsed, mine, theirs = timed(dataclasses.replace(long, seed=r), store, server.pid)
-                    for k, v in (("ratio", done.calls_sent / elapsed / ideal), ("mine", mine), ("theirs", theirs),
-                                 ("calls", done.calls_sent)):
+                    for k, v in (
+                        ("ratio", done.calls_sent / elapsed / ideal),
+                        ("mine", mine),
+                        ("theirs", theirs),
+                        ("calls", done.calls_sent),
+                    ):
                         kilo[label][k].append(v)
                     errors += done.errors
-            lines.append(f"runner, tiny documents, {first.calls_sent} calls, {repeat} runs: runner/bare "
-                         f"{spread(tiny['ratio'])} (goal >= 0.95 by the median); runner {spread(tiny['rate'], 0)} calls/s, "
-                         f"bare httpx client {spread(tiny['bare'], 0)} calls/s, ideal {ideal:.0f}/s; cores used: runner "
-                         f"{spread(tiny['mine'])}, server {spread(tiny['theirs'])}")
-            lines.append(f"cache rerun: {again.total} trials in {rerun:.2f}s, {again.calls_sent} calls sent (goal < 2 s)")
+            lines.append(
+                f"runner, tiny documents, {first.calls_sent} calls, {repeat} runs: runner/bare "
+                f"{spread(tiny['ratio'])} (goal >= 0.95 by the median); runner {spread(tiny['rate'], 0)} calls/s, "
+                f"bare httpx client {spread(tiny['bare'], 0)} calls/s, ideal {ideal:.0f}/s; cores used: runner "
+                f"{spread(tiny['mine'])}, server {spread(tiny['theirs'])}"
+            )
+            lines.append(
+                f"cache rerun: {again.total} trials in {rerun:.2f}s, {again.calls_sent} calls sent (goal < 2 s)"
+            )
             for label, _ in longs:
                 k = kilo[label]
-                lines.append(f"{label}, {max(k['calls']):,.0f} calls, {repeat} runs: ratio to ideal {spread(k['ratio'])} (goal >= 0.8 by "
-                             f"the median); cores used: runner {spread(k['mine'])}, server {spread(k['theirs'])}")
+                lines.append(
+                    f"{label}, {max(k['calls']):,.0f} calls, {repeat} runs: ratio to ideal {spread(k['ratio'])} (goal >= 0.8 by "
+                    f"the median); cores used: runner {spread(k['mine'])}, server {spread(k['theirs'])}"
+                )
             lines.append(f"errors in all runs: {errors}")
             other = dataclasses.replace(config, name="bench-again")
             t0 = time.perf_counter()
             fresh = run_sweep(other, store)
-            lines.append(f"new sweep, same prompts: {fresh.total} trials in {time.perf_counter() - t0:.2f}s, "
-                         f"{fresh.cached_calls} calls from the cache, {fresh.calls_sent} sent")
+            lines.append(
+                f"new sweep, same prompts: {fresh.total} trials in {time.perf_counter() - t0:.2f}s, "
+                f"{fresh.cached_calls} calls from the cache, {fresh.calls_sent} sent"
+            )
     finally:
         server.terminate()
         server.wait(5)

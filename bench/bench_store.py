@@ -47,15 +47,37 @@ def build(path: Path, n: int) -> RunStore:
         s, pos = strategies[i % 4], (0.0, 0.25, 0.5, 0.75, 1.0)[(i // 4) % 5]
         length = (2000, 4000, 8000, 16000, 32000)[(i // 20) % 5]
         ok = rng.random() < 0.7
-        rows.append(Trial(
-            trial_key=f"k{i:07d}", task=f"task-{i // 100}", question=f"What is the code word of item {i}?",
-            answers=[f"word{i}"], strategy=s, params=params_json({"r": 1000, "k": 3} if s != "baseline" else {}),
-            model="openai:gpt-4o-mini", length=length, position=pos, actual_length=length,
-            actual_position=int(pos * length), gold_pages=[3], retrieved_pages=[3, 4] if s in ("rr", "icr") else None,
-            cited_pages=[3], answer=f"word{i}" if ok else "unknown", raw_answer=f"Answer: word{i}\nPage: 3",
-            metric="fuzzy", score=float(ok), subspan_em=float(ok), exact=float(ok), page_recall=1.0,
-            page_precision=0.5, calls=2 if s in ("rr", "icr") else 1, input_tokens=length + 200, output_tokens=20,
-            cost_usd=(length + 200) * 0.15e-6, latency_s=1.2).row())
+        rows.append(
+            Trial(
+                trial_key=f"k{i:07d}",
+                task=f"task-{i // 100}",
+                question=f"What is the code word of item {i}?",
+                answers=[f"word{i}"],
+                strategy=s,
+                params=params_json({"r": 1000, "k": 3} if s != "baseline" else {}),
+                model="openai:gpt-4o-mini",
+                length=length,
+                position=pos,
+                actual_length=length,
+                actual_position=int(pos * length),
+                gold_pages=[3],
+                retrieved_pages=[3, 4] if s in ("rr", "icr") else None,
+                cited_pages=[3],
+                answer=f"word{i}" if ok else "unknown",
+                raw_answer=f"Answer: word{i}\nPage: 3",
+                metric="fuzzy",
+                score=float(ok),
+                subspan_em=float(ok),
+                exact=float(ok),
+                page_recall=1.0,
+                page_precision=0.5,
+                calls=2 if s in ("rr", "icr") else 1,
+                input_tokens=length + 200,
+                output_tokens=20,
+                cost_usd=(length + 200) * 0.15e-6,
+                latency_s=1.2,
+            ).row()
+        )
     put_trials(store, sid, rows)
     store.finish_sweep(sid, "done")
     return store
@@ -127,14 +149,18 @@ def in_browser(path: Path, dwell: float = 0.0) -> dict[str, float]:
 
 # A child forked from this (large) process would report this process's pages as its own peak, so a
 # small launcher process starts the command and reports its child's peak (ru_maxrss, KB).
-LAUNCHER = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
-            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+LAUNCHER = (
+    "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+)
 
 
 def peak_of(cmd: list[str]) -> tuple[float, float]:
     """(seconds, peak MB) of a command run in a fresh process."""
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", LAUNCHER, *cmd], cwd=ROOT, check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", LAUNCHER, *cmd], cwd=ROOT, check=True, capture_output=True, text=True
+    )
     return time.perf_counter() - t0, int(out.stdout.strip()) / 1024
 
 
@@ -157,22 +183,29 @@ def run(n: int = 100_000) -> list[str]:
         store.close()
         try:
             browser = []
-            for dwell, how in ((0.0, "straight from the Playground"),
-                               (DWELL_S, f"after {DWELL_S:.0f} s on the Playground")):
+            for dwell, how in (
+                (0.0, "straight from the Playground"),
+                (DWELL_S, f"after {DWELL_S:.0f} s on the Playground"),
+            ):
                 shown = in_browser(path, dwell)
-                browser += [f"in chromium, {name} ({how}): first chart after {t:.2f} s; target {TARGET_S:.0f} s: "
-                            f"{'met' if t < TARGET_S else 'NOT met'} ({t / TARGET_S:.2f} of the target)"
-                            for name, t in shown.items()]
+                browser += [
+                    f"in chromium, {name} ({how}): first chart after {t:.2f} s; target {TARGET_S:.0f} s: "
+                    f"{'met' if t < TARGET_S else 'NOT met'} ({t / TARGET_S:.2f} of the target)"
+                    for name, t in shown.items()
+                ]
         except Exception as exc:  # noqa: BLE001 - no chromium here: say so, keep the other figures
             browser = [f"in chromium: not measured ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})"]
-        return [f"built a store of {n:,} trials in {built:.1f} s ({path.stat().st_size / 2**20:.0f} MB)",
-                f"first Results chart, every column decoded (before): {old:.2f} s",
-                f"first Results chart, the columns the pages hold (now): {new:.2f} s; target {TARGET_S:.0f} s: "
-                f"{'met' if new < TARGET_S else 'NOT met'} ({new / TARGET_S:.2f} of the target; {old / new:.1f}x faster)",
-                f"first Compare answer (3 arms, pairs, Pareto, U-curves): {cmp:.2f} s; target {TARGET_S:.0f} s: "
-                f"{'met' if cmp < TARGET_S else 'NOT met'} ({cmp / TARGET_S:.2f} of the target)",
-                f"one trial-table page (500 trials with their texts): {page:.2f} s",
-                f"litm results (csv, streamed): {seconds:.2f} s, peak {peak:.0f} MB", *browser]
+        return [
+            f"built a store of {n:,} trials in {built:.1f} s ({path.stat().st_size / 2**20:.0f} MB)",
+            f"first Results chart, every column decoded (before): {old:.2f} s",
+            f"first Results chart, the columns the pages hold (now): {new:.2f} s; target {TARGET_S:.0f} s: "
+            f"{'met' if new < TARGET_S else 'NOT met'} ({new / TARGET_S:.2f} of the target; {old / new:.1f}x faster)",
+            f"first Compare answer (3 arms, pairs, Pareto, U-curves): {cmp:.2f} s; target {TARGET_S:.0f} s: "
+            f"{'met' if cmp < TARGET_S else 'NOT met'} ({cmp / TARGET_S:.2f} of the target)",
+            f"one trial-table page (500 trials with their texts): {page:.2f} s",
+            f"litm results (csv, streamed): {seconds:.2f} s, peak {peak:.0f} MB",
+            *browser,
+        ]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -52,11 +52,15 @@ async def measure(args: argparse.Namespace) -> dict:
 
     depths, trials = grid(args.calls)
     config = ExperimentConfig(
-        name="litm-explorer bench", task_type=TaskType.S_RT,
+        name="litm-explorer bench",
+        task_type=TaskType.S_RT,
         context_lengths=[256],  # the smallest haystack its config accepts
-        depth_percents=depths, trials_per_cell=trials, num_needles=[1],
+        depth_percents=depths,
+        trials_per_cell=trials,
+        num_needles=[1],
         models=[ModelConfig(provider="openai", model="bench")],
-        max_concurrency=args.concurrency)
+        max_concurrency=args.concurrency,
+    )
     store = ResultStore(db_path=args.db)
     await store.init_db()
     providers = {"openai": OpenAIProvider(api_key="dummy-not-a-key", base_url=args.base_url)}
@@ -64,8 +68,13 @@ async def measure(args: argparse.Namespace) -> dict:
     result = await TestRunner(storage=store).run_experiment(config, providers)
     seconds = time.perf_counter() - t0
     errors = [r.error for r in result.results if r.error]
-    return {"cells": result.total_cells, "errors": len(errors), "correct": result.cells_correct,
-            "seconds": seconds, "first_error": errors[0] if errors else None}
+    return {
+        "cells": result.total_cells,
+        "errors": len(errors),
+        "correct": result.cells_correct,
+        "seconds": seconds,
+        "first_error": errors[0] if errors else None,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

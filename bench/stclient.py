@@ -95,8 +95,14 @@ class Session:
     named by its title in lower case ("home" for a default page titled Home). The first visit of a
     session opens a URL; later ones click the page's link, as a student does."""
 
-    def __init__(self, base_url: str, *, timeout: float = 300.0, query: str = "",
-                 app: tuple[dict[str, str], dict[str, str]] | None = None):
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout: float = 300.0,
+        query: str = "",
+        app: tuple[dict[str, str], dict[str, str]] | None = None,
+    ):
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.query = query
@@ -108,8 +114,13 @@ class Session:
 
     async def __aenter__(self) -> Session:
         # No keep-alive pings: a browser sends none, and a busy server would be dropped for a late pong.
-        self.ws = await websockets.connect(stream_url(self.base_url), subprotocols=["streamlit"],
-                                           max_size=None, ping_interval=None, open_timeout=self.timeout)
+        self.ws = await websockets.connect(
+            stream_url(self.base_url),
+            subprotocols=["streamlit"],
+            max_size=None,
+            ping_interval=None,
+            open_timeout=self.timeout,
+        )
         return self
 
     async def __aexit__(self, *exc) -> None:

@@ -41,7 +41,7 @@ def state(path: Path) -> tuple[int, str]:
 
 
 def journal_mode(path: Path) -> str:
-    """"wal" or "delete", from the file header's read/write version bytes (18 and 19: 2 is WAL): an
+    """ "wal" or "delete", from the file header's read/write version bytes (18 and 19: 2 is WAL): an
     immutable connection's PRAGMA journal_mode says "delete" for a store left in WAL mode."""
     with open(path, "rb") as f:
         header = f.read(20)
@@ -60,8 +60,11 @@ def machine_paths(path: Path) -> dict[int, str]:
     for sweep_id, blob in rows:
         config = json.loads(blob or "{}")
         tasks = Path(str(config.get("tasks", "")))
-        if tasks.is_absolute() and tasks.parent.parts[-2:] == ("sample_docs", "tasks") \
-                and bundled_task_file(tasks.name) is not None:
+        if (
+            tasks.is_absolute()
+            and tasks.parent.parts[-2:] == ("sample_docs", "tasks")
+            and bundled_task_file(tasks.name) is not None
+        ):
             out[int(sweep_id)] = json.dumps({**config, "tasks": tasks.name}, sort_keys=True)
     return out
 

@@ -37,8 +37,11 @@ def _sample_docs_state() -> dict[str, str]:
     import hashlib
 
     folder = ROOT / "sample_docs"
-    return {str(p.relative_to(ROOT)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(ROOT)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -48,8 +51,13 @@ def _sample_docs_unchanged():
     before = _sample_docs_state()
     yield
     after = _sample_docs_state()
-    changed = [f"{p} ({'changed' if p in before else 'appeared'})" for p in after if before.get(p) != after[p]]
+    changed = [
+        f"{p} ({'changed' if p in before else 'appeared'})" for p in after if before.get(p) != after[p]
+    ]
     changed += [f"{p} (removed)" for p in before if p not in after]
     if changed:
-        pytest.fail("files under sample_docs/ changed during the test run (shipped files must stay as they are): "
-                    + ", ".join(changed), pytrace=False)
+        pytest.fail(
+            "files under sample_docs/ changed during the test run (shipped files must stay as they are): "
+            + ", ".join(changed),
+            pytrace=False,
+        )

@@ -20,20 +20,25 @@ from components.run.reader import summary_frame
 from components.run.runner import run_sweep
 from components.run.store import RunStore
 
-CONTEXT = ["Hamlet was written by William Shakespeare. It is set in Denmark.",
-           "Othello is set in Venice. Mr. Smith saw it in 1999."]
+CONTEXT = [
+    "Hamlet was written by William Shakespeare. It is set in Denmark.",
+    "Othello is set in Venice. Mr. Smith saw it in 1999.",
+]
 
 
 def test_a_sentence_is_in_the_context_when_it_matches_one_of_its_sentences():
     # case, punctuation and spacing do not matter; an abbreviation does not split a sentence
-    assert sentence_counts(["hamlet was written by william shakespeare", "Mr. Smith saw it in 1999"],
-                           CONTEXT) == (2, 0)
+    assert sentence_counts(
+        ["hamlet was written by william shakespeare", "Mr. Smith saw it in 1999"], CONTEXT
+    ) == (2, 0)
     # a 3-word fragment and a span across two sentences are not sentences of the context
-    assert sentence_counts(["written by William", "It is set in Denmark. Othello is set in Venice."],
-                           CONTEXT) == (2, 2)
+    assert sentence_counts(
+        ["written by William", "It is set in Denmark. Othello is set in Venice."], CONTEXT
+    ) == (2, 2)
     # nor is a span across two pages, nor an invented sentence
-    assert sentence_counts(["It is set in Denmark Othello is set in Venice", "Macbeth is Scottish."],
-                           CONTEXT) == (2, 2)
+    assert sentence_counts(
+        ["It is set in Denmark Othello is set in Venice", "Macbeth is Scottish."], CONTEXT
+    ) == (2, 2)
     assert hallucination_rate(["Othello is set in Venice.", "Macbeth is Scottish."], CONTEXT) == 0.5
     assert hallucination_rate([], CONTEXT) is None and sentence_counts(["...", ""], CONTEXT) == (0, 0)
 
@@ -50,22 +55,37 @@ def test_a_gold_fact_is_recalled_when_a_retrieved_sentence_contains_it():
     assert gold_fact_counts(["Hamlet was written by William", "set in Denmark"], gold) == (2, 0)
     # whole words only: "in Denmarks" does not contain "in Denmark"
     assert gold_fact_counts(["It is set in Denmarks."], gold) == (2, 0)
-    assert gold_sentence_recall(["It is set in Denmark!", "Hamlet was written by William Shakespeare"], gold) == 1.0
+    assert (
+        gold_sentence_recall(["It is set in Denmark!", "Hamlet was written by William Shakespeare"], gold)
+        == 1.0
+    )
     assert gold_sentence_recall(["x"], []) is None
 
 
-SENTENCES = [f"Fact number {w} is true." for w in
-             ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")]
+SENTENCES = [
+    f"Fact number {w} is true."
+    for w in ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+]
 
 
 def tasks_file(folder):
     rows = [
-        {"id": "q1", "question": "What is invented?", "answers": ["x"], "gold": [0],
-         "passages": ["Alpha is the first letter.", "Omega is the last letter."],
-         "gold_sentences": ["Alpha is the first letter."]},
-        {"id": "q2", "question": "What are the facts?", "answers": ["y"], "gold": [0],
-         "passages": [" ".join(SENTENCES[:5]), " ".join(SENTENCES[5:])],
-         "gold_sentences": [SENTENCES[0], SENTENCES[8], "Fact number ten is true."]},
+        {
+            "id": "q1",
+            "question": "What is invented?",
+            "answers": ["x"],
+            "gold": [0],
+            "passages": ["Alpha is the first letter.", "Omega is the last letter."],
+            "gold_sentences": ["Alpha is the first letter."],
+        },
+        {
+            "id": "q2",
+            "question": "What are the facts?",
+            "answers": ["y"],
+            "gold": [0],
+            "passages": [" ".join(SENTENCES[:5]), " ".join(SENTENCES[5:])],
+            "gold_sentences": [SENTENCES[0], SENTENCES[8], "Fact number ten is true."],
+        },
     ]
     path = folder / "facts.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -87,7 +107,8 @@ def test_the_pooled_rate_of_a_cell_over_a_real_sweep_and_store(tmp_path):
     tasks_file(tmp_path)
     (tmp_path / "s.toml").write_text(
         '[sweep]\nname = "alr2"\ntasks = "facts.jsonl"\ndocuments = [2]\ngold_index = [0]\n'
-        'strategies = ["retrieve-then-reason"]\n[[sweep.models]]\nprovider = "fake"\nmodel = "fake"\n')
+        'strategies = ["retrieve-then-reason"]\n[[sweep.models]]\nprovider = "fake"\nmodel = "fake"\n'
+    )
     cfg = SweepConfig.from_toml(tmp_path / "s.toml")
     fake = FakeProvider(responder=reply)
     with RunStore(tmp_path / "runs.sqlite") as store:

@@ -8,8 +8,21 @@ from components.report import analysis, overlays, sweeps
 
 
 def trials(rows):
-    cols = ["sweep", "task", "strategy", "model", "length", "position", "score", "error", "calls",
-            "input_tokens", "output_tokens", "cost_usd", "params"]
+    cols = [
+        "sweep",
+        "task",
+        "strategy",
+        "model",
+        "length",
+        "position",
+        "score",
+        "error",
+        "calls",
+        "input_tokens",
+        "output_tokens",
+        "cost_usd",
+        "params",
+    ]
     return pd.DataFrame([dict(zip(cols, r, strict=True)) for r in rows], columns=cols)
 
 
@@ -18,8 +31,23 @@ def grid():
     for strategy, hits in (("baseline", [1, 0, 1]), ("rr", [1, 1, 1])):
         for pos, hit in zip((0, 5000, 10000), hits, strict=True):
             for i in range(4):
-                rows.append((1, f"t{i}", strategy, "fake", 10000, pos, hit if i else 0, None,
-                             1 if strategy == "baseline" else 2, 1000, 10, 0.01, "{}"))
+                rows.append(
+                    (
+                        1,
+                        f"t{i}",
+                        strategy,
+                        "fake",
+                        10000,
+                        pos,
+                        hit if i else 0,
+                        None,
+                        1 if strategy == "baseline" else 2,
+                        1000,
+                        10,
+                        0.01,
+                        "{}",
+                    )
+                )
     rows.append((1, "t9", "rr", "fake", 10000, 0, None, "RateLimited: slow down", 1, 0, 0, None, "{}"))
     return trials(rows)
 
@@ -94,14 +122,80 @@ def test_empty_frames():
     assert analysis.cost_table(empty).empty
 
 
-PUB = pd.DataFrame([
-    ("rr2024", "Table 7", "GPT-4 Turbo", "NQ", "Baseline", 10000, None, None, 0, None, "fuzzy_match_pct", 60.0),
-    ("rr2024", "Table 7", "GPT-4 Turbo", "NQ", "Baseline", 10000, None, None, 10000, None, "fuzzy_match_pct", 68.0),
-    ("rr2024", "Table 7", "GPT-4 Turbo", "NQ", "Baseline", 20000, None, None, 0, None, "fuzzy_match_pct", 60.0),
-    ("liu2023", "Table 5", "GPT-3.5-Turbo", "NaturalQuestions-Open", "multi-document QA", None, 10, None, None, 0,
-     "accuracy_pct", 76.8),
-], columns=["source", "table", "model", "dataset", "method", "doc_length_tokens", "n_documents",
-            "chunk_size_tokens", "answer_position_tokens", "gold_index", "metric", "value"])
+PUB = pd.DataFrame(
+    [
+        (
+            "rr2024",
+            "Table 7",
+            "GPT-4 Turbo",
+            "NQ",
+            "Baseline",
+            10000,
+            None,
+            None,
+            0,
+            None,
+            "fuzzy_match_pct",
+            60.0,
+        ),
+        (
+            "rr2024",
+            "Table 7",
+            "GPT-4 Turbo",
+            "NQ",
+            "Baseline",
+            10000,
+            None,
+            None,
+            10000,
+            None,
+            "fuzzy_match_pct",
+            68.0,
+        ),
+        (
+            "rr2024",
+            "Table 7",
+            "GPT-4 Turbo",
+            "NQ",
+            "Baseline",
+            20000,
+            None,
+            None,
+            0,
+            None,
+            "fuzzy_match_pct",
+            60.0,
+        ),
+        (
+            "liu2023",
+            "Table 5",
+            "GPT-3.5-Turbo",
+            "NaturalQuestions-Open",
+            "multi-document QA",
+            None,
+            10,
+            None,
+            None,
+            0,
+            "accuracy_pct",
+            76.8,
+        ),
+    ],
+    columns=[
+        "source",
+        "table",
+        "model",
+        "dataset",
+        "method",
+        "doc_length_tokens",
+        "n_documents",
+        "chunk_size_tokens",
+        "answer_position_tokens",
+        "gold_index",
+        "metric",
+        "value",
+    ],
+)
 
 
 def test_published_overlay_tokens_and_fraction():
@@ -122,10 +216,20 @@ def test_published_index_curves():
 def test_with_setting_labels_each_row_as_setting_label_does():
     """with_setting labels once per distinct strategy and params: the same labels as row by row, for
     params as JSON text, dicts, empty, broken JSON, None and NaN, and strategies of other types."""
-    rows = [("rr", '{"r": 500, "k": 3}'), ("rr", '{"k": 3, "r": 500}'), ("rr", {"r": 500, "k": 3}),
-            ("baseline", "{}"), ("baseline", ""), ("baseline", None), ("baseline", float("nan")),
-            ("reprompt", "{not json"), ("chunked-rr", {"c": 20000, "k": [1, 2]}), (7, '{"x": 1}'),
-            ("rr", '{"r": 500, "k": 3}'), ("rr", {"r": 1000, "k": 3})]
+    rows = [
+        ("rr", '{"r": 500, "k": 3}'),
+        ("rr", '{"k": 3, "r": 500}'),
+        ("rr", {"r": 500, "k": 3}),
+        ("baseline", "{}"),
+        ("baseline", ""),
+        ("baseline", None),
+        ("baseline", float("nan")),
+        ("reprompt", "{not json"),
+        ("chunked-rr", {"c": 20000, "k": [1, 2]}),
+        (7, '{"x": 1}'),
+        ("rr", '{"r": 500, "k": 3}'),
+        ("rr", {"r": 1000, "k": 3}),
+    ]
     df = pd.DataFrame(rows * 3, columns=["strategy", "params"])
     got = sweeps.with_setting(df)["setting"].tolist()
     assert got == [sweeps.setting_label(r) for _, r in df.iterrows()]

@@ -26,12 +26,16 @@ needs_nginx = pytest.mark.skipif(not HAVE_NGINX, reason="nginx is not installed 
 
 def worker_of(url: str, cookie: str | None = None) -> tuple[str, str]:
     """(the server that answered, the cookie nginx set)."""
-    req = urllib.request.Request(f"{url}/_stcore/health", headers={"Cookie": f"{workers.COOKIE}={cookie}"} if cookie
-                                 else {})
+    req = urllib.request.Request(
+        f"{url}/_stcore/health", headers={"Cookie": f"{workers.COOKIE}={cookie}"} if cookie else {}
+    )
     with urllib.request.urlopen(req, timeout=10) as r:
         assert r.read() == b"ok"
-        mine = [c.split(";")[0].partition("=")[2] for c in r.headers.get_all("Set-Cookie") or []
-                if c.startswith(f"{workers.COOKIE}=")]  # the server may set its own cookies too (XSRF)
+        mine = [
+            c.split(";")[0].partition("=")[2]
+            for c in r.headers.get_all("Set-Cookie") or []
+            if c.startswith(f"{workers.COOKIE}=")
+        ]  # the server may set its own cookies too (XSRF)
         return r.headers["X-LITM-Worker"], mine[0] if mine else ""
 
 
@@ -87,12 +91,21 @@ def test_two_servers_behind_nginx_serve_a_class_and_keep_each_browser_on_one():
 def test_stopping_the_command_stops_every_process_it_started(tmp_path):
     port = free_port()
     env = {**os.environ, "HOME": str(tmp_path), "LITM_DB": str(tmp_path / "runs.sqlite")}
-    proc = subprocess.Popen([sys.executable, "-m", "components.cli", "app", "--port", str(port), "--workers", "2"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "components.cli", "app", "--port", str(port), "--workers", "2"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         wait_healthy(f"http://127.0.0.1:{port}/_stcore/health", proc, timeout=180)
-        children = [int(p) for p in subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
-                                                   text=True).stdout.split()]
+        children = [
+            int(p)
+            for p in subprocess.run(
+                ["pgrep", "-P", str(proc.pid)], capture_output=True, text=True
+            ).stdout.split()
+        ]
         assert len(children) == 3  # two app servers and nginx
     finally:
         proc.send_signal(signal.SIGTERM)

@@ -109,8 +109,10 @@ def test_the_engine_never_imports_the_ui():
 
 
 def test_import_components_works_and_is_cheap():
-    code = ("import sys, components; assert 'pandas' not in sys.modules and 'streamlit' not in sys.modules; "
-            "print(len(components.__all__))")
+    code = (
+        "import sys, components; assert 'pandas' not in sys.modules and 'streamlit' not in sys.modules; "
+        "print(len(components.__all__))"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert int(out.stdout) >= 30
@@ -196,17 +198,27 @@ def private_name_breaches(app: Path = APP) -> list[str]:
                     if node.module.split(".")[0] in ("webapp", "components"):
                         aliases.add(a.asname or a.name)
             elif isinstance(node, ast.Import):
-                aliases |= {(a.asname or a.name).split(".")[0] for a in node.names
-                            if a.name.split(".")[0] in ("webapp", "components")}
+                aliases |= {
+                    (a.asname or a.name).split(".")[0]
+                    for a in node.names
+                    if a.name.split(".")[0] in ("webapp", "components")
+                }
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
-                    and isinstance(node.value, ast.Name) and node.value.id in aliases):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+            ):
                 bad.append(f"{path.relative_to(app.parent)}:{node.lineno}: {node.value.id}.{node.attr}")
     return bad
 
 
-SQL = __import__("re").compile(r"\b(SELECT\b.*\bFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|"
-                               r"CREATE\s+TABLE)\b")
+SQL = __import__("re").compile(
+    r"\b(SELECT\b.*\bFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|"
+    r"CREATE\s+TABLE)\b"
+)
 
 
 def sql_breaches(roots=(APP, ENGINE)) -> list[str]:
@@ -240,11 +252,14 @@ def test_the_private_name_rule_finds_a_breach_in_the_engine(tmp_path):
     (engine / "run").mkdir(parents=True)
     (engine / "run" / "batch.py").write_text("from components.run.runner import _key_for\n")
     (engine / "report").mkdir()
-    (engine / "report" / "likelihood.py").write_text("from components.report import shape as shapes\n"
-                                                     "x = shapes._num(4.0)\nok = shapes.plain_number(4.0)\n")
+    (engine / "report" / "likelihood.py").write_text(
+        "from components.report import shape as shapes\nx = shapes._num(4.0)\nok = shapes.plain_number(4.0)\n"
+    )
     found = private_name_breaches(engine)
-    assert found == ["components/report/likelihood.py:2: shapes._num",
-                     "components/run/batch.py: from components.run.runner import _key_for"]
+    assert found == [
+        "components/report/likelihood.py:2: shapes._num",
+        "components/run/batch.py: from components.run.runner import _key_for",
+    ]
 
 
 def test_no_sql_outside_the_run_store():
@@ -263,8 +278,9 @@ def test_the_rule_finds_a_breach(tmp_path):
     app = tmp_path / "webapp"
     (app / "results").mkdir(parents=True)
     (app / "compare").mkdir()
-    (app / "results" / "page.py").write_text("from webapp.compare import parts\nfrom components.report import charts\n"
-                                             "x = charts._safe('a')\n")
+    (app / "results" / "page.py").write_text(
+        "from webapp.compare import parts\nfrom components.report import charts\nx = charts._safe('a')\n"
+    )
     (app / "compare" / "parts.py").write_text("from webapp.services.stores import _private\n")
     (app / "runs.py").write_text("Q = 'SELECT owner FROM sweeps WHERE name = ?'\n")
     found = "\n".join(import_rule_breaches(app))

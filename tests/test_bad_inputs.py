@@ -63,8 +63,16 @@ def _in_process_unless_marked(request):
     IN_PROCESS["on"] = False
 
 
-def run(args: list[str], tmp: Path, *, timeout: float = 240, python: bool = False, env: dict | None = None,
-        max_data_mb: int | None = None, timed: bool | None = None) -> Ran:
+def run(
+    args: list[str],
+    tmp: Path,
+    *,
+    timeout: float = 240,
+    python: bool = False,
+    env: dict | None = None,
+    max_data_mb: int | None = None,
+    timed: bool | None = None,
+) -> Ran:
     """`litm *args` with `tmp` as the working folder and LITM_DB in it: inside this process (this module's
     cases), or in its own (`python -m components.cli *args`, or `python *args`): in a test marked
     `own_process`, in other modules, and whenever the call needs a process (python, max_data_mb, timed,
@@ -72,7 +80,9 @@ def run(args: list[str], tmp: Path, *, timeout: float = 240, python: bool = Fals
     own = python or max_data_mb is not None or bool(timed) or "LITM_PRICES" in (env or {})
     if IN_PROCESS["on"] and not own:
         return _in_process(args, tmp, env)
-    return _own_process(args, tmp, timeout=timeout, python=python, env=env, max_data_mb=max_data_mb, timed=timed)
+    return _own_process(
+        args, tmp, timeout=timeout, python=python, env=env, max_data_mb=max_data_mb, timed=timed
+    )
 
 
 def _in_process(args: list[str], tmp: Path, env: dict | None) -> Ran:
@@ -104,12 +114,25 @@ def _in_process(args: list[str], tmp: Path, env: dict | None) -> Ran:
         os.environ.clear()
         os.environ.update(saved_env)
     seconds = time.monotonic() - t0
-    return Ran(code, out_bytes.getvalue().decode("utf-8", "replace"), err_bytes.getvalue().decode("utf-8", "replace"),
-               None, seconds)
+    return Ran(
+        code,
+        out_bytes.getvalue().decode("utf-8", "replace"),
+        err_bytes.getvalue().decode("utf-8", "replace"),
+        None,
+        seconds,
+    )
 
 
-def _own_process(args: list[str], tmp: Path, *, timeout: float, python: bool, env: dict | None,
-                 max_data_mb: int | None, timed: bool | None) -> Ran:
+def _own_process(
+    args: list[str],
+    tmp: Path,
+    *,
+    timeout: float,
+    python: bool,
+    env: dict | None,
+    max_data_mb: int | None,
+    timed: bool | None,
+) -> Ran:
     """`python -m components.cli *args` (or `python *args`), with its own peak RSS. max_data_mb: the
     process's data segment limit (RLIMIT_DATA), so that a read without bound fails in the child instead of
     filling the shared machine's memory. The peak is /usr/bin/time -v's figure (timed, the default where
@@ -124,8 +147,15 @@ def _own_process(args: list[str], tmp: Path, *, timeout: float, python: bool, en
     full_env.pop("LITM_DEBUG", None)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.monotonic()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=str(tmp), env=full_env, start_new_session=True,
-                                preexec_fn=None if max_data_mb is None else _limit_data(max_data_mb))
+        proc = subprocess.Popen(
+            cmd,
+            stdout=out,
+            stderr=err,
+            cwd=str(tmp),
+            env=full_env,
+            start_new_session=True,
+            preexec_fn=None if max_data_mb is None else _limit_data(max_data_mb),
+        )
         timer = threading.Timer(timeout, lambda: os.killpg(proc.pid, 9))
         timer.start()
         try:
@@ -150,6 +180,7 @@ def _limit_data(mb: int):
         import resource
 
         resource.setrlimit(resource.RLIMIT_DATA, (mb * 2**20, mb * 2**20))
+
     return limit
 
 
@@ -168,8 +199,10 @@ def one_line(r: Ran, *needles: str, code: int | None = 1) -> None:
 # --- files a user gives as a document ----------------------------------------------------------------
 
 W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
-TYPES = ('<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
-         '<Default Extension="xml" ContentType="application/xml"/></Types>')
+TYPES = (
+    '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+    '<Default Extension="xml" ContentType="application/xml"/></Types>'
+)
 
 
 def docx(path: Path, chunks, *, with_document: bool = True) -> Path:
@@ -283,6 +316,7 @@ def test_text_over_the_upload_limit(tmp_path):
 
 # --- task files ----------------------------------------------------------------------------------------
 
+
 def gzip_bomb(path: Path, mb: int) -> Path:
     line = b'{"question": "q", "answers": ["a"], "passages": ["' + b"z" * 1000 + b'"]}\n'
     with gzip.open(path, "wb", compresslevel=9) as gz:
@@ -307,13 +341,15 @@ def test_gzip_bomb_task_file_in_the_cli(bomb, tmp_path):
 @pytest.mark.own_process
 def test_gzip_bomb_task_upload(bomb, tmp_path):
     """The app's task upload (webapp/services/sweeps.uploaded) with its own, lower limit."""
-    code = ("import sys; from pathlib import Path\n"
-            "from components.tasks.importers import MAX_UPLOAD_TASK_BYTES, parse_tasks_bytes\n"
-            "from components.tasks.model import TaskFileError\n"
-            "try:\n"
-            f"    parse_tasks_bytes('bomb.jsonl.gz', Path({str(bomb)!r}).read_bytes(), MAX_UPLOAD_TASK_BYTES)\n"
-            "except TaskFileError as exc:\n"
-            "    print('litm: ' + str(exc), file=sys.stderr); sys.exit(1)\n")
+    code = (
+        "import sys; from pathlib import Path\n"
+        "from components.tasks.importers import MAX_UPLOAD_TASK_BYTES, parse_tasks_bytes\n"
+        "from components.tasks.model import TaskFileError\n"
+        "try:\n"
+        f"    parse_tasks_bytes('bomb.jsonl.gz', Path({str(bomb)!r}).read_bytes(), MAX_UPLOAD_TASK_BYTES)\n"
+        "except TaskFileError as exc:\n"
+        "    print('litm: ' + str(exc), file=sys.stderr); sys.exit(1)\n"
+    )
     one_line(run(["-c", code], tmp_path, python=True), "unpacks to more than 64 MB")
 
 
@@ -321,12 +357,14 @@ def test_gzip_bomb_task_upload(bomb, tmp_path):
 def test_document_upload_of_a_zip_bomb_docx(tmp_path, run_docx):
     """The Playground's upload path (core.loaders.read_upload) with a 300 MB text run."""
     path = run_docx
-    code = ("import sys; from pathlib import Path\n"
-            "from components.core.loaders import DocumentError, read_upload\n"
-            "try:\n"
-            f"    read_upload('run.docx', Path({str(path)!r}).read_bytes())\n"
-            "except DocumentError as exc:\n"
-            "    print('litm: ' + str(exc), file=sys.stderr); sys.exit(1)\n")
+    code = (
+        "import sys; from pathlib import Path\n"
+        "from components.core.loaders import DocumentError, read_upload\n"
+        "try:\n"
+        f"    read_upload('run.docx', Path({str(path)!r}).read_bytes())\n"
+        "except DocumentError as exc:\n"
+        "    print('litm: ' + str(exc), file=sys.stderr); sys.exit(1)\n"
+    )
     one_line(run(["-c", code], tmp_path, python=True), "unpacks to")
 
 
@@ -358,10 +396,19 @@ def test_sweep_says_how_many_task_rows_it_skips(tmp_path, server):
     assert r.lines == [r.lines[0]] and "2 task row(s) could not be read" in r.lines[0], r.err
 
 
-@pytest.mark.parametrize("bad, why", [
-    (b'{"question": "deep", "answers": ["a"], "passages": ' + b"[" * 200_000 + b"]" * 200_000 + b"}", "nests too deep"),
-    (b'{"question": "caf\xe9 au lait?", "answers": ["yes"], "passages": ["caf\xe9"], "gold": [0]}', "not UTF-8 text"),
-])
+@pytest.mark.parametrize(
+    "bad, why",
+    [
+        (
+            b'{"question": "deep", "answers": ["a"], "passages": ' + b"[" * 200_000 + b"]" * 200_000 + b"}",
+            "nests too deep",
+        ),
+        (
+            b'{"question": "caf\xe9 au lait?", "answers": ["yes"], "passages": ["caf\xe9"], "gold": [0]}',
+            "not UTF-8 text",
+        ),
+    ],
+)
 def test_one_bad_row_is_skipped_and_counted_never_the_whole_file(tmp_path, server, bad, why):
     """A deeply nested row or a Latin-1 row in a UTF-8 file refused the whole file; now it is one bad row."""
     toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline",))
@@ -369,11 +416,16 @@ def test_one_bad_row_is_skipped_and_counted_never_the_whole_file(tmp_path, serve
     good = tasks.read_bytes().splitlines()
     tasks.write_bytes(b"\n".join(good[:2] + [bad] + good[2:]) + b"\n")
     info = run(["tasks", "info", str(tasks)], tmp_path)
-    assert info.code == 0 and f"{len(good)} tasks" in info.out and "1 bad rows" in info.out, (info.out, info.err)
+    assert info.code == 0 and f"{len(good)} tasks" in info.out and "1 bad rows" in info.out, (
+        info.out,
+        info.err,
+    )
     assert "line 3: " in info.out and why in info.out, info.out
     r = run(["sweep", str(toml), "--dry-run"], tmp_path)
     assert r.code == 0 and "Traceback" not in r.err, r.err
-    assert r.lines == [r.lines[0]] and "1 task row(s) could not be read" in r.lines[0] and "line 3" in r.lines[0]
+    assert (
+        r.lines == [r.lines[0]] and "1 task row(s) could not be read" in r.lines[0] and "line 3" in r.lines[0]
+    )
 
 
 def test_prompt_says_how_many_task_rows_it_skips(tmp_path):
@@ -394,8 +446,15 @@ def same_ids(tasks: Path, task_id: str = "same") -> None:
 def test_every_trial_a_sweep_says_it_ran_is_in_the_store(tmp_path, server, shared):
     """Tasks that share an id would be one trial in the store while the sweep counts four: such a task set
     is refused with one line naming the id, before anything is sent or written."""
-    toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline",), n_tasks=4, lengths=(600,),
-                      positions=(0.0, 1.0), concurrency=2)
+    toml = sweep_toml(
+        tmp_path,
+        base_url=server.openai_url,
+        strategies=("baseline",),
+        n_tasks=4,
+        lengths=(600,),
+        positions=(0.0, 1.0),
+        concurrency=2,
+    )
     if shared:
         same_ids(tmp_path / "facts.jsonl")
     db = tmp_path / "s.sqlite"
@@ -416,6 +475,7 @@ def test_every_trial_a_sweep_says_it_ran_is_in_the_store(tmp_path, server, share
 
 
 # --- inputs that are not regular files, or too large: one bounded reader -----------------------------
+
 
 @pytest.fixture
 def fifo(tmp_path) -> Path:
@@ -438,11 +498,17 @@ def test_a_device_or_fifo_as_any_input_is_refused_at_once(tmp_path, server, fifo
     path = "/dev/zero" if source == "/dev/zero" else str(fifo)
     limits = {"timeout": 60, "max_data_mb": 3000}
     toml = config(tmp_path, server, tasks=f'"{path}"')
-    endless(run(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite"), "--quiet"], tmp_path, **limits), what)
+    endless(
+        run(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite"), "--quiet"], tmp_path, **limits), what
+    )
     endless(run(["sweep", str(toml), "--dry-run"], tmp_path, **limits), what)
     endless(run(["sweep", path, "--dry-run"], tmp_path, **limits), what, "sweep config")
     good = config(tmp_path, server)
-    endless(run(["sweep", str(good), "--dry-run"], tmp_path, env={"LITM_PRICES": path}, **limits), what, "price file")
+    endless(
+        run(["sweep", str(good), "--dry-run"], tmp_path, env={"LITM_PRICES": path}, **limits),
+        what,
+        "price file",
+    )
     endless(run(["tasks", "info", path], tmp_path, **limits), what, "task file")
     endless(run(["score", "--metric", "exact", "--input", path], tmp_path, **limits), what)
     endless(run(["prompt", "--task", path], tmp_path, **limits), what)
@@ -460,8 +526,12 @@ def test_inputs_over_their_size_limit_are_refused_before_parsing(tmp_path, serve
     one_line(run(["sweep", str(big), "--dry-run"], tmp_path), "the limit is 1 MB for a sweep config")
     prices = tmp_path / "prices.json"
     prices.write_bytes(b" " * (2 * 2**20))
-    one_line(run(["sweep", str(config(tmp_path, server)), "--dry-run"], tmp_path, env={"LITM_PRICES": str(prices)}),
-             "the limit is 1 MB for a price file")
+    one_line(
+        run(
+            ["sweep", str(config(tmp_path, server)), "--dry-run"], tmp_path, env={"LITM_PRICES": str(prices)}
+        ),
+        "the limit is 1 MB for a price file",
+    )
     preds = tmp_path / "preds.jsonl"
     with preds.open("wb") as f:
         f.truncate(65 * 2**20)  # sparse: 65 MB of NUL bytes without writing them
@@ -469,12 +539,15 @@ def test_inputs_over_their_size_limit_are_refused_before_parsing(tmp_path, serve
 
 
 @pytest.mark.own_process
-@pytest.mark.parametrize("shape, needle", [
-    ('{"models": [1, 2]}', "'models' must be an object"),
-    ('{"models": {"openai": {"gpt-4o": {"input": "x", "output": 1}}}}', "must be numbers"),
-    ('{"batch_discount": {"openai": {"factor": 7}}}', "needs a factor from 0 to 1"),
-    ('[' * 200_000, "nests too deep"),
-])
+@pytest.mark.parametrize(
+    "shape, needle",
+    [
+        ('{"models": [1, 2]}', "'models' must be an object"),
+        ('{"models": {"openai": {"gpt-4o": {"input": "x", "output": 1}}}}', "must be numbers"),
+        ('{"batch_discount": {"openai": {"factor": 7}}}', "needs a factor from 0 to 1"),
+        ("[" * 200_000, "nests too deep"),
+    ],
+)
 def test_a_price_file_of_the_wrong_shape_is_one_line(tmp_path, server, shape, needle):
     prices = tmp_path / "prices.json"
     prices.write_text(shape)
@@ -484,10 +557,19 @@ def test_a_price_file_of_the_wrong_shape_is_one_line(tmp_path, server, shape, ne
 
 # --- sweep configs and parameters ------------------------------------------------------------------
 
+
 def config(tmp: Path, server, **sweep_keys) -> Path:
     """A small sweep config; sweep_keys replace (or add) keys of the [sweep] table (TOML values)."""
-    toml = sweep_toml(tmp, base_url=server.openai_url, strategies=("baseline",), n_tasks=3, lengths=(600,),
-                      positions=(0.0, 1.0), concurrency=1, extra_model="max_retries = 0")
+    toml = sweep_toml(
+        tmp,
+        base_url=server.openai_url,
+        strategies=("baseline",),
+        n_tasks=3,
+        lengths=(600,),
+        positions=(0.0, 1.0),
+        concurrency=1,
+        extra_model="max_retries = 0",
+    )
     lines = toml.read_text().splitlines()
     for key, value in sweep_keys.items():
         lines = [x for x in lines if not x.startswith(f"{key} =")]
@@ -496,38 +578,48 @@ def config(tmp: Path, server, **sweep_keys) -> Path:
     return toml
 
 
-@pytest.mark.parametrize("keys, needle", [
-    ({"positions": "[5000]"}, "position 5000 counts tokens"),
-    ({"positions": "[nan]"}, "position must be 0 or more"),
-    ({"positions": "[inf]"}, "position must be 0 or more"),
-    ({"positions": "[-1]"}, "position must be 0 or more"),
-    ({"positions": "[2.5]"}, "must be a whole number"),
-    ({"colour": '"red"'}, "unknown key(s) colour"),
-    ({"max_retry_after": "-5"}, "max_retry_after must be"),
-    ({"fail_fast": "true"}, "fail_fast must be"),
-    ({"tasks": '"missing.jsonl"'}, "missing.jsonl"),
-])
+@pytest.mark.parametrize(
+    "keys, needle",
+    [
+        ({"positions": "[5000]"}, "position 5000 counts tokens"),
+        ({"positions": "[nan]"}, "position must be 0 or more"),
+        ({"positions": "[inf]"}, "position must be 0 or more"),
+        ({"positions": "[-1]"}, "position must be 0 or more"),
+        ({"positions": "[2.5]"}, "must be a whole number"),
+        ({"colour": '"red"'}, "unknown key(s) colour"),
+        ({"max_retry_after": "-5"}, "max_retry_after must be"),
+        ({"fail_fast": "true"}, "fail_fast must be"),
+        ({"tasks": '"missing.jsonl"'}, "missing.jsonl"),
+    ],
+)
 def test_bad_config_values(tmp_path, server, keys, needle):
     one_line(run(["sweep", str(config(tmp_path, server, **keys)), "--dry-run"], tmp_path), needle)
 
 
-@pytest.mark.parametrize("setting, needle", [
-    ('timeout = "abc"', "timeout must be a number from 0.001 to 86,400"),
-    ("timeout = -1", "timeout must be a number"),
-    ("base_url = 5", "base_url must be an http:// or https:// address"),
-    ("api_key_env = 5", "api_key_env must be the name of an environment variable"),
-    ('max_retries = "x"', "max_retries must be a whole number from 0 to 10"),
-    ("requests_per_minute = 1e-300", "requests_per_minute must be a number from 0.01"),
-])
+@pytest.mark.parametrize(
+    "setting, needle",
+    [
+        ('timeout = "abc"', "timeout must be a number from 0.001 to 86,400"),
+        ("timeout = -1", "timeout must be a number"),
+        ("base_url = 5", "base_url must be an http:// or https:// address"),
+        ("api_key_env = 5", "api_key_env must be the name of an environment variable"),
+        ('max_retries = "x"', "max_retries must be a whole number from 0 to 10"),
+        ("requests_per_minute = 1e-300", "requests_per_minute must be a number from 0.01"),
+    ],
+)
 def test_every_model_setting_is_checked_when_the_config_is_read(tmp_path, server, setting, needle):
     """Before: a TypeError on every trial ('abc'), 612 requests (-1), an unexpected error, a sweep that hung."""
     text = config(tmp_path, server).read_text()
     key = setting.split(" = ")[0]
-    lines = [x for x in text.splitlines() if not x.startswith(f"{key} =") and not x.startswith("max_retries =")]
+    lines = [
+        x for x in text.splitlines() if not x.startswith(f"{key} =") and not x.startswith("max_retries =")
+    ]
     toml = tmp_path / "bad.toml"
     toml.write_text("\n".join(lines) + f"\n{setting}\n")
     one_line(run(["sweep", str(toml), "--dry-run"], tmp_path), f"models[0].{key}", needle)
-    one_line(run(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite"), "--quiet"], tmp_path, timeout=60), needle)
+    one_line(
+        run(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite"), "--quiet"], tmp_path, timeout=60), needle
+    )
     assert server.counts["total"] == 0
 
 
@@ -544,24 +636,42 @@ def test_api_key_in_a_config_is_refused(tmp_path, server):
     assert "sk-secret" not in r.err
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["--length", "1000", "--position", "nan"], "--position is needed"),
-    (["--length", "1000", "--position", "5000"], "past the end"),
-    (["--param", "r=abc"], "not a whole number"),
-    (["--index", "99"], "--index 99 is outside"),
-    (["--documents", "5", "--position", "7"], "not an index of 5 documents"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--length", "1000", "--position", "nan"], "--position is needed"),
+        (["--length", "1000", "--position", "5000"], "past the end"),
+        (["--param", "r=abc"], "not a whole number"),
+        (["--index", "99"], "--index 99 is outside"),
+        (["--documents", "5", "--position", "7"], "not an index of 5 documents"),
+    ],
+)
 def test_bad_prompt_parameters(tmp_path, args, needle):
     tasks = facts_file(tmp_path, 2)
     one_line(run(["prompt", "--task", str(tasks), *args], tmp_path), needle)
 
 
-@pytest.mark.parametrize("position, needle", [("nan", "position must be 0 or more"),
-                                             ("5000", "past the end of a 1,000-token document")])
+@pytest.mark.parametrize(
+    "position, needle",
+    [("nan", "position must be 0 or more"), ("5000", "past the end of a 1,000-token document")],
+)
 def test_bad_build_positions(tmp_path, position, needle):
     tasks = facts_file(tmp_path, 2)
-    r = run(["tasks", "build", "--task", str(tasks), "--length", "1000", "--position", position,
-             "--out", str(tmp_path / "o.jsonl")], tmp_path)
+    r = run(
+        [
+            "tasks",
+            "build",
+            "--task",
+            str(tasks),
+            "--length",
+            "1000",
+            "--position",
+            position,
+            "--out",
+            str(tmp_path / "o.jsonl"),
+        ],
+        tmp_path,
+    )
     one_line(r, needle)
 
 
@@ -570,6 +680,7 @@ def test_usage_error_is_one_line_exit_2(tmp_path):
 
 
 # --- server answers ------------------------------------------------------------------------------------
+
 
 def results(db: Path, tmp: Path) -> list[dict]:
     r = run(["results", "--db", str(db), "--format", "json"], tmp)
@@ -630,8 +741,16 @@ def test_retry_after_beyond_the_cap_is_not_waited_for(tmp_path, server):
 
 
 def test_every_http_request_is_counted_with_sdk_retries(tmp_path, server):
-    toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline",), n_tasks=2, lengths=(600,),
-                      positions=(0.0,), concurrency=1, extra_model="max_retries = 2")
+    toml = sweep_toml(
+        tmp_path,
+        base_url=server.openai_url,
+        strategies=("baseline",),
+        n_tasks=2,
+        lengths=(600,),
+        positions=(0.0,),
+        concurrency=1,
+        extra_model="max_retries = 2",
+    )
     server.set(status=429, retry_after=0, fail_times=2)  # the SDK retries twice, then it answers
     r = run(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite"), "--quiet"], tmp_path)
     assert r.code == 0, r.err
@@ -640,8 +759,16 @@ def test_every_http_request_is_counted_with_sdk_retries(tmp_path, server):
 
 
 def test_rate_limit_wait_is_on_the_progress_line(tmp_path, server):
-    toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline",), n_tasks=2, lengths=(600,),
-                      positions=(0.0,), concurrency=1, extra_model="max_retries = 0")
+    toml = sweep_toml(
+        tmp_path,
+        base_url=server.openai_url,
+        strategies=("baseline",),
+        n_tasks=2,
+        lengths=(600,),
+        positions=(0.0,),
+        concurrency=1,
+        extra_model="max_retries = 0",
+    )
     server.set(status=429, retry_after=2, fail_times=1)
     r = run(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite")], tmp_path)
     assert r.code == 0, r.err
@@ -652,19 +779,31 @@ KEYS = {"ANTHROPIC_API_KEY": "sk-ant-test-0000", "OPENAI_API_KEY": "sk-test-0000
 PROVIDERS = ["openai-compatible", "anthropic"]
 
 
-def model_config(tmp: Path, server, provider: str, extra: str = "max_retries = 0", concurrency: int = 1) -> Path:
+def model_config(
+    tmp: Path, server, provider: str, extra: str = "max_retries = 0", concurrency: int = 1
+) -> Path:
     """3 tasks x 2 positions of baseline (6 trials) against the loopback server, as `provider`."""
-    return sweep_toml(tmp, base_url=server.openai_url if provider != "anthropic" else server.anthropic_url,
-                      strategies=("baseline",), n_tasks=3, lengths=(600,), positions=(0.0, 1.0),
-                      concurrency=concurrency, extra_model=extra, provider=provider)
+    return sweep_toml(
+        tmp,
+        base_url=server.openai_url if provider != "anthropic" else server.anthropic_url,
+        strategies=("baseline",),
+        n_tasks=3,
+        lengths=(600,),
+        positions=(0.0, 1.0),
+        concurrency=concurrency,
+        extra_model=extra,
+        provider=provider,
+    )
 
 
 def kinds(db: Path, tmp: Path) -> list[str]:
     return [x["error_kind"] for x in results(db, tmp)]
 
 
-@pytest.mark.parametrize("provider, kind", [(p, k) for k in ("deep", "inf_usage", "huge_usage") for p in PROVIDERS]
-                         + [("anthropic", "text_int")])
+@pytest.mark.parametrize(
+    "provider, kind",
+    [(p, k) for k in ("deep", "inf_usage", "huge_usage") for p in PROVIDERS] + [("anthropic", "text_int")],
+)
 def test_absurd_or_mistyped_answers_are_bad_responses_not_bugs(tmp_path, server, provider, kind):
     """A 200,000-deep JSON (RecursionError), an infinite or 10^30 usage (OverflowError), Anthropic text: 5
     (TypeError): each trial an error of kind bad_response (it was `bug`), then retried."""
@@ -679,12 +818,17 @@ def test_absurd_or_mistyped_answers_are_bad_responses_not_bugs(tmp_path, server,
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-@pytest.mark.parametrize("how, kind, said", [
-    ("gzip_garbage", "bad_response", "gzip"),
-    ("reset", "transient", "the connection was dropped before the answer was complete"),
-    ("redirect_file", "bad_response", "not http or https"),
-])
-def test_a_broken_answer_names_its_cause_and_does_not_stop_the_sweep(tmp_path, server, provider, how, kind, said):
+@pytest.mark.parametrize(
+    "how, kind, said",
+    [
+        ("gzip_garbage", "bad_response", "gzip"),
+        ("reset", "transient", "the connection was dropped before the answer was complete"),
+        ("redirect_file", "bad_response", "not http or https"),
+    ],
+)
+def test_a_broken_answer_names_its_cause_and_does_not_stop_the_sweep(
+    tmp_path, server, provider, how, kind, said
+):
     """Not 'unreachable: could not connect' (the wrong advice), and not counted toward fail-fast as such."""
     toml, db = model_config(tmp_path, server, provider), tmp_path / "s.sqlite"
     server.set(misbehave=how)
@@ -721,8 +865,10 @@ def test_an_answer_over_the_size_cap_is_an_error_in_bounded_memory(tmp_path, ser
     assert r.peak_mb < PEAK_MB and db.stat().st_size < 5 * 2**20, (r.peak_mb, db.stat().st_size)
     r2 = run(["results", "--db", str(db)], tmp_path)
     assert r2.code == 0 and r2.peak_mb < PEAK_MB
-    print(f"{provider} {how}: sweep peak {r.peak_mb:.0f} MB, {r.seconds:.1f} s; store {db.stat().st_size / 1e6:.1f} MB; "
-          f"results peak {r2.peak_mb:.0f} MB")
+    print(
+        f"{provider} {how}: sweep peak {r.peak_mb:.0f} MB, {r.seconds:.1f} s; store {db.stat().st_size / 1e6:.1f} MB; "
+        f"results peak {r2.peak_mb:.0f} MB"
+    )
 
 
 @pytest.mark.own_process
@@ -730,8 +876,16 @@ def test_many_large_answers_at_once_stay_under_1_gb(tmp_path, server):
     """32 requests in flight, each answered with 50 MB: each is refused past 32 MB, and all the answers being
     read hold at most 256 MB at once (transport.HELD_BUDGET); peak RSS measured by /usr/bin/time -v (the
     process's own, without the test runner's memory that wait4 counts from before exec)."""
-    toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline",), n_tasks=16, lengths=(600,),
-                      positions=(0.0, 1.0), concurrency=32, extra_model="max_retries = 0\ntimeout = 120")
+    toml = sweep_toml(
+        tmp_path,
+        base_url=server.openai_url,
+        strategies=("baseline",),
+        n_tasks=16,
+        lengths=(600,),
+        positions=(0.0, 1.0),
+        concurrency=32,
+        extra_model="max_retries = 0\ntimeout = 120",
+    )
     server.set(misbehave="huge")
     r = run(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite"), "--quiet"], tmp_path, timed=True)
     assert r.code == 3 and "errors 32" in r.out, (r.out, r.err[-2000:])
@@ -753,8 +907,10 @@ def test_an_http_date_retry_after_is_honoured_and_capped(tmp_path, server):
     assert r.code == 3 and r.seconds < 60, (r.code, r.seconds, r.err)
     rows = results(db, tmp_path)
     assert {x["error_kind"] for x in rows} == {"rate_limited"}
-    assert all("the server asks to wait 59" in x["error"] or "the server asks to wait 600" in x["error"]
-               for x in rows), rows[0]["error"]
+    assert all(
+        "the server asks to wait 59" in x["error"] or "the server asks to wait 600" in x["error"]
+        for x in rows
+    ), rows[0]["error"]
     server.reset()  # a date a few seconds ahead (the process takes a few to start): waited for, as the server asks
     server.set(status=429, retry_after=http_date(12), fail_times=1)
     toml = config(tmp_path, server, max_retry_after="30")
@@ -763,6 +919,7 @@ def test_an_http_date_retry_after_is_honoured_and_capped(tmp_path, server):
 
 
 # --- run stores ---------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def store(tmp_path, server) -> Path:
@@ -823,8 +980,10 @@ def test_two_processes_start_the_same_new_sweep_at_once(tmp_path, server):
     server.set(delay=0.05)
     cmds = [[sys.executable, "-m", "components.cli", "sweep", str(toml), "--db", str(db), "--quiet"]] * 2
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen(c, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for c in cmds]
+    procs = [
+        subprocess.Popen(c, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for c in cmds
+    ]
     outs = [p.communicate(timeout=240) for p in procs]
     for p, (_out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0 and b"Traceback" not in err and b"IntegrityError" not in err, err
@@ -843,13 +1002,22 @@ def test_results_into_a_closed_pipe_is_quiet(tmp_path):
     db = tmp_path / "big.sqlite"
     rs = RunStore(db)
     sid = rs.open_sweep("big", {})
-    put_trials(rs, sid, [{"trial_key": f"k{i}", "task": f"t{i}", "answer": "x" * 200, "strategy": "baseline"}
-                         for i in range(3000)])  # ~700 KB of CSV: far more than a pipe holds
+    put_trials(
+        rs,
+        sid,
+        [
+            {"trial_key": f"k{i}", "task": f"t{i}", "answer": "x" * 200, "strategy": "baseline"}
+            for i in range(3000)
+        ],
+    )  # ~700 KB of CSV: far more than a pipe holds
     rs.close()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for fmt in ("csv", "json"):
         cmd = f"{sys.executable} -m components.cli results --db {db} --format {fmt} | head -1; exit ${{PIPESTATUS[0]}}"
         done = subprocess.run(["bash", "-c", cmd], cwd=tmp_path, env=env, capture_output=True, timeout=120)
         assert b"Broken pipe" not in done.stderr and b"Traceback" not in done.stderr, done.stderr
-        assert done.stderr.strip() == b"" and done.stdout.strip() in (b"[", b"sweep,task" + done.stdout[10:].strip())
+        assert done.stderr.strip() == b"" and done.stdout.strip() in (
+            b"[",
+            b"sweep,task" + done.stdout[10:].strip(),
+        )
         assert done.returncode == 141  # documented: the reader went away

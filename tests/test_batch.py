@@ -40,11 +40,22 @@ def url_for(server, provider: str) -> str:
     return server.openai_url if provider == "openai" else server.anthropic_url
 
 
-def write_toml(folder: Path, server, provider: str, *, strategies=("baseline",), params="{ k = 2 }",
-               mode="batch", n_tasks=3, budget="", name="bsweep") -> Path:
+def write_toml(
+    folder: Path,
+    server,
+    provider: str,
+    *,
+    strategies=("baseline",),
+    params="{ k = 2 }",
+    mode="batch",
+    n_tasks=3,
+    budget="",
+    name="bsweep",
+) -> Path:
     tasks = facts_file(folder, max(n_tasks, 2))
     path = folder / f"{name}.toml"
-    path.write_text(f"""[sweep]
+    path.write_text(
+        f"""[sweep]
 name = "{name}"
 mode = "{mode}"
 tasks = "{tasks.name}"
@@ -58,7 +69,8 @@ params = {params}
 provider = "{provider}"
 model = "{MODELS[provider]}"
 base_url = "{url_for(server, provider)}"
-""".replace("'", '"'))
+""".replace("'", '"')
+    )
     return path
 
 
@@ -115,8 +127,10 @@ def _submitted(db: Path) -> bool:
 def _stage_two_out(db: Path) -> bool:
     try:
         with sqlite3.connect(db, timeout=1) as c:
-            return c.execute("SELECT COUNT(*) FROM batches WHERE state = 'submitted'").fetchone()[0] == 1 and \
-                c.execute("SELECT COUNT(*) FROM batches WHERE state = 'collected'").fetchone()[0] == 1
+            return (
+                c.execute("SELECT COUNT(*) FROM batches WHERE state = 'submitted'").fetchone()[0] == 1
+                and c.execute("SELECT COUNT(*) FROM batches WHERE state = 'collected'").fetchone()[0] == 1
+            )
     except sqlite3.OperationalError:
         return False
 
@@ -124,9 +138,24 @@ def _stage_two_out(db: Path) -> bool:
 def kill_while_pending(toml: Path, db: Path, pending=_submitted) -> None:
     """`litm sweep` in its own process, killed with SIGKILL once its batch is submitted and polled."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "components.cli", "sweep", str(toml), "--db", str(db), "--quiet",
-                             "--poll-interval", "0.1"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "components.cli",
+            "sweep",
+            str(toml),
+            "--db",
+            str(db),
+            "--quiet",
+            "--poll-interval",
+            "0.1",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         _wait_for(lambda: pending(db) or proc.poll() is not None)
         assert proc.poll() is None, "the sweep ended before it could be killed"
@@ -162,11 +191,14 @@ def test_kill_9_while_stage_two_is_pending_then_resume(tmp_path, server, capsys)
     out = capsys.readouterr().out
     assert "trials 18/18" in out and "calls sent 0," in out and "errors 0" in out
     assert server.counts["batches"] == 2 and server.counts["batch_requests"] == len(
-        {cid for b in server.batches.values() for cid, _ in b["requests"]})  # no request went out twice
+        {cid for b in server.batches.values() for cid, _ in b["requests"]}
+    )  # no request went out twice
 
 
 @BOTH
-def test_failed_requests_are_trial_errors_and_retry_errors_resubmits_only_them(tmp_path, server, capsys, provider):
+def test_failed_requests_are_trial_errors_and_retry_errors_resubmits_only_them(
+    tmp_path, server, capsys, provider
+):
     from components.tasks.importers import read_tasks
 
     toml, db = write_toml(tmp_path, server, provider), tmp_path / "runs.sqlite"
@@ -192,7 +224,9 @@ def test_two_stage_rr_submits_stage_two_after_stage_one(tmp_path, server, capsys
     assert sweep(toml, db) == 0
     assert "errors 0" in capsys.readouterr().out
     trials = RunStore(db).trials_frame()
-    assert len(trials) == 18 and (trials["calls"] == 2).all() and trials["retrieved_pages"].map(len).gt(0).all()
+    assert (
+        len(trials) == 18 and (trials["calls"] == 2).all() and trials["retrieved_pages"].map(len).gt(0).all()
+    )
     first, second = list(server.batches.values())
     assert server.counts["batches"] == 2 and len(first["requests"]) == 18
     assert second["created"] >= first["created"] + first["delay"]  # stage 2 went out once stage 1 was back
@@ -219,7 +253,11 @@ def test_estimate_shows_batch_prices(tmp_path, server, capsys, provider):
     toml = write_toml(tmp_path, server, provider, strategies=("baseline", "icr"))
     batch = estimate(SweepConfig.from_toml(toml))
     live = estimate(SweepConfig.from_stored({**SweepConfig.from_toml(toml).to_dict(), "mode": "live"}))
-    assert batch.usd == pytest.approx(live.usd / 2) and batch.usd > 0 and batch.list_usd == pytest.approx(live.usd)
+    assert (
+        batch.usd == pytest.approx(live.usd / 2)
+        and batch.usd > 0
+        and batch.list_usd == pytest.approx(live.usd)
+    )
     assert main(["sweep", str(toml), "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert f"${batch.usd:,.4f} at batch prices (half of ${live.usd:,.4f} live)" in out
@@ -242,7 +280,9 @@ def test_cancel_cancels_the_provider_batch_and_a_rerun_sends_the_rest(tmp_path, 
             cancel.set()
 
     t0 = time.monotonic()
-    summary = run_batch_sweep(SweepConfig.from_toml(toml), store, cancel=cancel, progress=progress, poll_interval=0.05)
+    summary = run_batch_sweep(
+        SweepConfig.from_toml(toml), store, cancel=cancel, progress=progress, poll_interval=0.05
+    )
     assert summary.status == "cancelled" and time.monotonic() - t0 < 20
     assert server.counts["batch_cancels"] == 1 and summary.done < 18
     assert any("in_progress" in s or "processing" in s for s in seen)  # the batch's own status and counts
@@ -328,7 +368,9 @@ def test_a_batch_lost_between_create_and_saving_its_id_is_found_again(tmp_path, 
             built = trial_document(spec, config.encoding, config.all_tasks().tasks)
             from components.strategies import get_strategy
 
-            for p in get_strategy(spec.strategy).first_prompts(built.document, spec.task.question, spec.params):
+            for p in get_strategy(spec.strategy).first_prompts(
+                built.document, spec.task.question, spec.params
+            ):
                 caller.want(p.messages, config.settings(spec.model, p.max_tokens))
         api = batch_api(prov)
         reqs = [(k, m, asdict(s)) for k, (m, s) in caller.wanted.items()]
@@ -348,14 +390,17 @@ def test_config_mode_is_checked(tmp_path, server, capsys):
     assert main(["sweep", str(toml)]) == 1
     assert "mode must be one of live, batch" in capsys.readouterr().err
     fake = tmp_path / "fake.toml"
-    fake.write_text(write_toml(tmp_path, server, "openai").read_text()
-                    .replace('provider = "openai"', 'provider = "fake"'))
+    fake.write_text(
+        write_toml(tmp_path, server, "openai").read_text().replace('provider = "openai"', 'provider = "fake"')
+    )
     assert main(["sweep", str(fake)]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "fake:gpt-4o-mini has no batch interface" in err
     live = write_toml(tmp_path, server, "openai", mode="live", name="live")
     assert main(["sweep", str(live), "--cancel"]) == 1
     assert "are for batch mode" in capsys.readouterr().err
-    assert "mode" not in SweepConfig.from_toml(live).to_dict()  # live is the default: stored configs stay as they were
+    assert (
+        "mode" not in SweepConfig.from_toml(live).to_dict()
+    )  # live is the default: stored configs stay as they were
     batch = SweepConfig.from_toml(write_toml(tmp_path, server, "openai", name="b2"))
     assert SweepConfig.from_stored(batch.to_dict()).mode == "batch"

@@ -43,8 +43,9 @@ def sent_ids(server) -> list[str]:
 
 @BOTH
 @pytest.mark.parametrize("kind", BAD_LINES)
-def test_a_bad_result_line_is_its_trials_error_and_retry_errors_sends_it_again(tmp_path, server, capsys,
-                                                                                provider, kind):
+def test_a_bad_result_line_is_its_trials_error_and_retry_errors_sends_it_again(
+    tmp_path, server, capsys, provider, kind
+):
     toml, db = write_toml(tmp_path, server, provider), tmp_path / "runs.sqlite"
     server.set(batch_bad=kind, batch_bad_match=first_question(tmp_path))  # one task of three: 6 trials
     code = sweep(toml, db)
@@ -76,7 +77,9 @@ def test_a_batch_whose_every_line_is_bad_fails_once_with_one_line(tmp_path, serv
     assert code == 3 and "Traceback" not in err, (out, err)
     lines = [x for x in err.splitlines() if x.strip()]
     batch_id = next(iter(server.batches))
-    assert len(lines) == 1 and batch_id in lines[0] and "none of its 18 results could be used" in lines[0], err
+    assert len(lines) == 1 and batch_id in lines[0] and "none of its 18 results could be used" in lines[0], (
+        err
+    )
     assert server.counts["batches"] == 1 and len(sent_ids(server)) == 18
     frame = RunStore(db).batches_frame()
     assert list(frame["state"]) == ["failed"] and batch_id in frame["reason"][0]
@@ -106,10 +109,22 @@ def test_two_batch_sweeps_at_once_on_one_store_send_each_request_once(tmp_path, 
     toml = write_toml(tmp_path, server, "openai", strategies=("rr",), params="{ k = 2, r = 300 }", n_tasks=4)
     db = tmp_path / "runs.sqlite"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, "-m", "components.cli", "sweep", str(toml), "--db", str(db), "--quiet",
-           "--poll-interval", "0.05"]
-    procs = [subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for _ in range(2)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "components.cli",
+        "sweep",
+        str(toml),
+        "--db",
+        str(db),
+        "--quiet",
+        "--poll-interval",
+        "0.05",
+    ]
+    procs = [
+        subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=240) for p in procs]
     for p, (out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0 and b"Traceback" not in err, (out, err)
@@ -150,9 +165,17 @@ def foreign_batch(server, n: int) -> str:
     import anthropic
 
     client = anthropic.Anthropic(api_key="sk-ant-test-batch-0000", base_url=server.anthropic_url)
-    reqs = [{"custom_id": f"someone-else-{i}", "params": {"model": "claude-3-5-haiku-20241022", "max_tokens": 8,
-                                                          "messages": [{"role": "user", "content": f"hi {i}"}]}}
-            for i in range(n)]
+    reqs = [
+        {
+            "custom_id": f"someone-else-{i}",
+            "params": {
+                "model": "claude-3-5-haiku-20241022",
+                "max_tokens": 8,
+                "messages": [{"role": "user", "content": f"hi {i}"}],
+            },
+        }
+        for i in range(n)
+    ]
     return client.messages.batches.create(requests=reqs).id
 
 

@@ -10,19 +10,40 @@ from bench import bench_peer, peer_haystackbench
 
 
 def test_driver_arguments():
-    args = peer_haystackbench.parse_args(["--base-url", "http://127.0.0.1:8123/v1", "--calls", "300",
-                                          "--concurrency", "16", "--db", "/tmp/x.sqlite"])
-    assert (args.base_url, args.calls, args.concurrency, args.db) == ("http://127.0.0.1:8123/v1", 300, 16,
-                                                                      "/tmp/x.sqlite")
-    assert peer_haystackbench.parse_args(["--base-url", "http://localhost:1/v1", "--calls", "1",
-                                          "--db", "d"]).concurrency == 32
+    args = peer_haystackbench.parse_args(
+        [
+            "--base-url",
+            "http://127.0.0.1:8123/v1",
+            "--calls",
+            "300",
+            "--concurrency",
+            "16",
+            "--db",
+            "/tmp/x.sqlite",
+        ]
+    )
+    assert (args.base_url, args.calls, args.concurrency, args.db) == (
+        "http://127.0.0.1:8123/v1",
+        300,
+        16,
+        "/tmp/x.sqlite",
+    )
+    assert (
+        peer_haystackbench.parse_args(
+            ["--base-url", "http://localhost:1/v1", "--calls", "1", "--db", "d"]
+        ).concurrency
+        == 32
+    )
 
 
-@pytest.mark.parametrize("argv", [
-    ["--base-url", "https://api.openai.com/v1", "--calls", "10", "--db", "d"],  # never a real provider
-    ["--base-url", "http://127.0.0.1:1/v1", "--calls", "0", "--db", "d"],
-    ["--base-url", "http://127.0.0.1:1/v1", "--calls", "10"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--base-url", "https://api.openai.com/v1", "--calls", "10", "--db", "d"],  # never a real provider
+        ["--base-url", "http://127.0.0.1:1/v1", "--calls", "0", "--db", "d"],
+        ["--base-url", "http://127.0.0.1:1/v1", "--calls", "10"],
+    ],
+)
 def test_driver_refuses(argv, capsys):
     with pytest.raises(SystemExit):
         peer_haystackbench.parse_args(argv)
@@ -37,7 +58,7 @@ def test_grid_has_exactly_the_calls(calls):
 
 
 def test_result_line_is_found_among_other_output():
-    out = "Resuming: 0/3 cells\nRESULT {\"cells\": 3, \"errors\": 0, \"correct\": 2, \"seconds\": 1.5}\n"
+    out = 'Resuming: 0/3 cells\nRESULT {"cells": 3, "errors": 0, "correct": 2, "seconds": 1.5}\n'
     assert bench_peer.parse_result(out) == {"cells": 3, "errors": 0, "correct": 2, "seconds": 1.5}
     with pytest.raises(ValueError):
         bench_peer.parse_result("Traceback (most recent call last):\n  ...\n")
@@ -47,7 +68,9 @@ def test_peer_env_keeps_the_peer_on_loopback(tmp_path):
     env = bench_peer.peer_env(str(tmp_path), tmp_path / "venv")
     assert env["OPENAI_API_KEY"] == "dummy-not-a-key"
     assert env["HTTPS_PROXY"].startswith("http://127.0.0.1:") and env["NO_PROXY"] == "127.0.0.1,localhost"
-    assert env["HOME"] == str(tmp_path) and env["TIKTOKEN_CACHE_DIR"] == str(tmp_path / "venv" / "tiktoken-cache")
+    assert env["HOME"] == str(tmp_path) and env["TIKTOKEN_CACHE_DIR"] == str(
+        tmp_path / "venv" / "tiktoken-cache"
+    )
 
 
 def test_peer_dir_follows_xdg_cache_home(tmp_path, monkeypatch):
@@ -81,10 +104,15 @@ def test_run_says_not_measured_when_the_venv_cannot_be_made(tmp_path, monkeypatc
 
 def test_run_says_not_measured_when_pip_is_offline(monkeypatch):
     def offline(root):
-        raise subprocess.CalledProcessError(1, ["python", "-m", "pip", "install"],
-                                            stderr="ERROR: No matching distribution found for haystackbench==0.1.0\n")
+        raise subprocess.CalledProcessError(
+            1,
+            ["python", "-m", "pip", "install"],
+            stderr="ERROR: No matching distribution found for haystackbench==0.1.0\n",
+        )
 
     monkeypatch.setattr(bench_peer, "make_peer_venv", offline)
     monkeypatch.setattr(bench_peer, "start_server", no_server)
-    assert bench_peer.run(trials=10) == ["peer: not measured (python -m pip install... failed: "
-                                         "ERROR: No matching distribution found for haystackbench==0.1.0)"]
+    assert bench_peer.run(trials=10) == [
+        "peer: not measured (python -m pip install... failed: "
+        "ERROR: No matching distribution found for haystackbench==0.1.0)"
+    ]

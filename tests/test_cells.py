@@ -24,20 +24,38 @@ FAKE = [{"provider": "fake", "model": "fake"}]
 
 
 def token_config(tmp_path, **over):
-    s = {"name": "t", "tasks": str(facts_file(tmp_path, 3)), "lengths": [300, 600], "positions": [0.0, 0.5, 1.0, 250],
-         "strategies": ["baseline", "icr"], "params": {"k": 2}, "models": FAKE}
+    s = {
+        "name": "t",
+        "tasks": str(facts_file(tmp_path, 3)),
+        "lengths": [300, 600],
+        "positions": [0.0, 0.5, 1.0, 250],
+        "strategies": ["baseline", "icr"],
+        "params": {"k": 2},
+        "models": FAKE,
+    }
     s.update(over)
     return SweepConfig.from_dict({"sweep": s}, base_dir=str(tmp_path))
 
 
 def documents_config(tmp_path):
-    return SweepConfig.from_dict({"sweep": {"name": "d", "tasks": "nq-open-30docs.jsonl.gz", "n_tasks": 3,
-                                            "documents": [5, 10], "gold_index": [0, -1, 4],
-                                            "strategies": ["litm", "baseline"], "models": FAKE}},
-                                 base_dir=str(tmp_path))
+    return SweepConfig.from_dict(
+        {
+            "sweep": {
+                "name": "d",
+                "tasks": "nq-open-30docs.jsonl.gz",
+                "n_tasks": 3,
+                "documents": [5, 10],
+                "gold_index": [0, -1, 4],
+                "strategies": ["litm", "baseline"],
+                "models": FAKE,
+            }
+        },
+        base_dir=str(tmp_path),
+    )
 
 
 # ---- the two placements and their layouts -------------------------------------------------------------
+
 
 def test_a_token_cell_is_laid_out_by_position_and_length():
     c = Cell(length=4000, position=0.5)
@@ -45,7 +63,13 @@ def test_a_token_cell_is_laid_out_by_position_and_length():
     assert (c.layout.x, c.layout.size) == ("position", "length") and (c.x, c.size) == (0.5, 4000)
     assert c.fields() == {"length": 4000, "position": 0.5}
     assert c.spread() == list(FIVE_POSITIONS) == [0.0, 0.25, 0.5, 0.75, 1.0]
-    assert [c.place(x) for x in c.spread()] == ["start", "25%", "middle", "75%", "end"] and c.place() == "middle"
+    assert [c.place(x) for x in c.spread()] == [
+        "start",
+        "25%",
+        "middle",
+        "75%",
+        "end",
+    ] and c.place() == "middle"
     assert c.x_title == "gold page position (fraction of the document)"
     assert c.at(0.25) == Cell(length=4000, position=0.25) and c.where() == "a length of 4,000 tokens"
 
@@ -74,10 +98,14 @@ def test_an_empty_cell_places_nothing_and_a_cell_is_frozen_and_hashable():
     assert not Cell().placed and not Cell().by_documents
     with pytest.raises(FrozenInstanceError):
         Cell(length=1).length = 2
-    assert len({Cell(length=300, position=0.5), Cell(length=300, position=0.5), Cell(documents=5, gold_index=0)}) == 2
+    assert (
+        len({Cell(length=300, position=0.5), Cell(length=300, position=0.5), Cell(documents=5, gold_index=0)})
+        == 2
+    )
 
 
 # ---- the columns that name a cell, and a cell read back from a trial row -------------------------------
+
 
 def test_columns_are_the_trials_cell_columns_and_compare_matches_on_them():
     from components.report.compare import MATCH_COLUMNS
@@ -87,16 +115,29 @@ def test_columns_are_the_trials_cell_columns_and_compare_matches_on_them():
     trial_columns = [f.name for f in fields(Trial)]
     assert set(Cell.columns) <= set(trial_columns)
     assert MATCH_COLUMNS[:5] == ("task", *Cell.columns)
-    assert Cell(documents=5, gold_index=2).to_dict() == {"length": None, "position": None, "documents": 5,
-                                                         "gold_index": 2}
+    assert Cell(documents=5, gold_index=2).to_dict() == {
+        "length": None,
+        "position": None,
+        "documents": 5,
+        "gold_index": 2,
+    }
 
 
-@pytest.mark.parametrize("cell", [Cell(length=600, position=0.25), Cell(length=8000, position=2500.0),
-                                  Cell(documents=20, gold_index=0), Cell(documents=10, gold_index=9)])
+@pytest.mark.parametrize(
+    "cell",
+    [
+        Cell(length=600, position=0.25),
+        Cell(length=8000, position=2500.0),
+        Cell(documents=20, gold_index=0),
+        Cell(documents=10, gold_index=9),
+    ],
+)
 def test_a_cell_round_trips_through_a_stored_trial_row(tmp_path, cell):
     store = RunStore(tmp_path / "runs.sqlite")
     sid = store.open_sweep("s", {})
-    store.put_trial(sid, {"trial_key": "k", "task": "t", "strategy": "litm", "model": "fake:fake", **cell.to_dict()})
+    store.put_trial(
+        sid, {"trial_key": "k", "task": "t", "strategy": "litm", "model": "fake:fake", **cell.to_dict()}
+    )
     frame = store.trials_frame(sid)
     row = frame.iloc[0]
     assert Cell.of(row) == cell  # a pandas row, NaN where the placement does not use a column
@@ -108,11 +149,13 @@ def test_a_cell_round_trips_through_a_stored_trial_row(tmp_path, cell):
 
 def test_a_cell_of_a_row_with_missing_or_empty_values():
     assert Cell.of({}) == Cell()
-    assert Cell.of({"length": math.nan, "position": pd.NA, "documents": 20.0, "gold_index": 3.0}) == \
-        Cell(documents=20, gold_index=3)
+    assert Cell.of({"length": math.nan, "position": pd.NA, "documents": 20.0, "gold_index": 3.0}) == Cell(
+        documents=20, gold_index=3
+    )
 
 
 # ---- the plan yields the config's cells ------------------------------------------------------------------
+
 
 def test_the_plan_yields_the_token_grid_as_cells(tmp_path):
     c = token_config(tmp_path)
@@ -126,8 +169,13 @@ def test_the_plan_yields_the_token_grid_as_cells(tmp_path):
 
 def test_the_plan_yields_the_documents_grid_as_cells(tmp_path):
     c = documents_config(tmp_path)
-    grid = [Cell(documents=5, gold_index=0), Cell(documents=5, gold_index=4), Cell(documents=10, gold_index=0),
-            Cell(documents=10, gold_index=9), Cell(documents=10, gold_index=4)]
+    grid = [
+        Cell(documents=5, gold_index=0),
+        Cell(documents=5, gold_index=4),
+        Cell(documents=10, gold_index=0),
+        Cell(documents=10, gold_index=9),
+        Cell(documents=10, gold_index=4),
+    ]
     assert cells(c) == grid  # -1 is the last document; 4 twice for 5 documents is one cell
     specs = plan(c)
     assert list(dict.fromkeys(s.cell for s in specs)) == grid
@@ -136,13 +184,16 @@ def test_the_plan_yields_the_documents_grid_as_cells(tmp_path):
 
 def test_trial_keys_made_from_cells_are_the_keys_stores_already_hold(tmp_path):
     """The digest of every key of two plans, as the plan made them before cells had a class."""
-    for config, n, digest in ((token_config(tmp_path), 48, "958cfac0f19a1fe2"),
-                              (documents_config(tmp_path), 30, "8a173e5dde614af5")):
+    for config, n, digest in (
+        (token_config(tmp_path), 48, "958cfac0f19a1fe2"),
+        (documents_config(tmp_path), 30, "8a173e5dde614af5"),
+    ):
         keys = [s.key for s in plan(config)]
         assert len(keys) == n and hashlib.sha256(" ".join(keys).encode()).hexdigest()[:16] == digest
 
 
 # ---- the document of a cell --------------------------------------------------------------------------------
+
 
 def test_cell_document_builds_what_each_placement_builds():
     tasks = read_tasks(NQ).tasks[:3]

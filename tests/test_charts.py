@@ -49,18 +49,34 @@ def test_published_curves_share_their_strategys_colour():
     assert charts.colour_for("DA") == charts.STRATEGY_COLOURS["direct-answer"]
     assert charts.colour_for("multi-document QA") == charts.STRATEGY_COLOURS["litm"]
     assert charts.colour_for("Reprompt (r=10k)") == charts.STRATEGY_COLOURS["reprompt"]
-    runs = grid().assign(strategy="litm", documents=20, gold_index=grid()["position"].rank(method="dense") - 1)
+    runs = grid().assign(
+        strategy="litm", documents=20, gold_index=grid()["position"].rank(method="dense") - 1
+    )
     over = overlays.published_index_curves(load_published())
     over = over[over["n_documents"] == 20].assign(x=lambda d: d["position"])
-    fig = charts.accuracy_lines(analysis.u_curve(runs, x="gold_index"), "gold_index", title="t", x_title="x",
-                                metric_label="m", overlays=over)
+    fig = charts.accuracy_lines(
+        analysis.u_curve(runs, x="gold_index"),
+        "gold_index",
+        title="t",
+        x_title="x",
+        metric_label="m",
+        overlays=over,
+    )
     ours = next(t for t in fig.data if t.name.startswith("litm") and t.fill is None)
-    theirs = [t for t in fig.data if t.name.startswith("published (liu2023") and "closed" not in t.name
-              and "oracle" not in t.name]
+    theirs = [
+        t
+        for t in fig.data
+        if t.name.startswith("published (liu2023") and "closed" not in t.name and "oracle" not in t.name
+    ]
     assert theirs and all(t.line.color == ours.line.color == charts.STRATEGY_COLOURS["litm"] for t in theirs)
     # a strategy's published variants share its colour and differ by dash
-    rows = pd.DataFrame({"method": ["Reprompt (r=5k)"] * 2 + ["Reprompt (r=10k)"] * 2, "x": [1, 2, 1, 2],
-                         "value": [50, 60, 55, 65]})
+    rows = pd.DataFrame(
+        {
+            "method": ["Reprompt (r=5k)"] * 2 + ["Reprompt (r=10k)"] * 2,
+            "x": [1, 2, 1, 2],
+            "value": [50, 60, 55, 65],
+        }
+    )
     fig = charts.published_lines(rows, "x", "method", title="t", x_title="x", y_title="y")
     assert {t.line.color for t in fig.data} == {charts.STRATEGY_COLOURS["reprompt"]}
     assert len({t.line.dash for t in fig.data}) == 2
@@ -94,17 +110,27 @@ def test_accuracy_vs_cost_points_per_setting():
 
 def test_empty_inputs_give_a_note_not_an_error():
     empty = pd.DataFrame(columns=grid().columns)
-    for fig in (charts.u_curve(analysis.u_curve(empty)), charts.heatmap(*analysis.heatmap(empty)),
-                charts.accuracy_vs_cost(analysis.cost_table(empty)),
-                charts.accuracy_vs_length(analysis.by_length(empty))):
+    for fig in (
+        charts.u_curve(analysis.u_curve(empty)),
+        charts.heatmap(*analysis.heatmap(empty)),
+        charts.accuracy_vs_cost(analysis.cost_table(empty)),
+        charts.accuracy_vs_length(analysis.by_length(empty)),
+    ):
         assert fig.layout.annotations and "No" in fig.layout.annotations[0].text
 
 
 def test_published_lines_with_reference_lines():
     rows = PUB[PUB.source == "rr2024"]
     refs = pd.DataFrame({"label": ["closed-book"], "value": [35.0]})
-    fig = charts.published_lines(rows, "answer_position_tokens", "method", title="t", x_title="x",
-                                 y_title="fuzzy match (%) as published", references=refs)
+    fig = charts.published_lines(
+        rows,
+        "answer_position_tokens",
+        "method",
+        title="t",
+        x_title="x",
+        y_title="fuzzy match (%) as published",
+        references=refs,
+    )
     assert fig.data[0].name == "Baseline"
     assert fig.layout.shapes and fig.layout.annotations[0].text == "closed-book: 35.0"
 

@@ -11,7 +11,9 @@ def curve_table() -> pd.DataFrame:
     rows = []
     for s in ("baseline", "reprompt", "rr"):
         for x, m in ((0, 0.8), (0.5, 0.5), (1, 0.7)):
-            rows.append({"series": s, "position": x, "n": 10, "mean": m, "lo": m - 0.2, "hi": m + 0.1, "errors": 0})
+            rows.append(
+                {"series": s, "position": x, "n": 10, "mean": m, "lo": m - 0.2, "hi": m + 0.1, "errors": 0}
+            )
     return pd.DataFrame(rows)
 
 
@@ -53,8 +55,17 @@ def test_export_config_names_the_file_and_picks_the_format():
 
 
 def test_mini_curve_escapes_answers_and_marks_first_pages():
-    rows = [{"x": 0.0, "label": "start", "gold_token": 0, "correct": True, "answer": "<b>x</b>", "first_pages": True},
-            {"x": 1.0, "label": "end", "gold_token": 900, "correct": False, "answer": "y", "first_pages": False}]
+    rows = [
+        {
+            "x": 0.0,
+            "label": "start",
+            "gold_token": 0,
+            "correct": True,
+            "answer": "<b>x</b>",
+            "first_pages": True,
+        },
+        {"x": 1.0, "label": "end", "gold_token": 900, "correct": False, "answer": "y", "first_pages": False},
+    ]
     fig = charts.mini_curve(rows, x_title="position")
     t = fig.data[0]
     assert list(t.y) == [1, 0] and list(t.marker.symbol) == ["circle-open", "circle"]

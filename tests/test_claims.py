@@ -15,7 +15,9 @@ from components.providers.factory import make_provider
 from components.run.caller import Caller
 from components.run.store import RunStore
 
-PROMPTS = [[{"role": "user", "content": f"Question {i}: what is the capital of country {i}?"}] for i in range(6)]
+PROMPTS = [
+    [{"role": "user", "content": f"Question {i}: what is the capital of country {i}?"}] for i in range(6)
+]
 
 
 def _ask_all(server, db, out: list, claims: bool = True) -> None:
@@ -93,4 +95,6 @@ def test_a_caller_waits_for_a_claimed_call_and_returns_its_answer(tmp_path, serv
 
     store.put_call(key, spec, PROMPTS[0], {"max_tokens": 16, "temperature": 0.0, "seed": 0}, Done)
     t.join(10)
-    assert out and out[0][0].text == "Paris" and out[0][0].cached and server.counts["chat"] == len(PROMPTS) - 1
+    assert (
+        out and out[0][0].text == "Paris" and out[0][0].cached and server.counts["chat"] == len(PROMPTS) - 1
+    )

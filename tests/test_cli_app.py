@@ -26,8 +26,12 @@ def test_litm_app_passes_the_settings_of_the_checkouts_streamlit_config():
     import tomllib
 
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
-    flat = {f"{section}.{key}": str(value).lower() if isinstance(value, bool) else str(value)
-            for section, values in config.items() for key, value in values.items() if key != "port"}
+    flat = {
+        f"{section}.{key}": str(value).lower() if isinstance(value, bool) else str(value)
+        for section, values in config.items()
+        for key, value in values.items()
+        if key != "port"
+    }
     assert flat == SETTINGS
     argv = command(8765)
     for key, value in flat.items():
@@ -37,11 +41,19 @@ def test_litm_app_passes_the_settings_of_the_checkouts_streamlit_config():
 def test_the_server_preloads_what_the_first_page_needs():
     """webapp.serve's thread imports these before the first visitor: a renamed module fails here, not
     silently in a server log."""
-    code = ("import sys, webapp.serve as s; s.preload(); "
-            "print(all(m in sys.modules for m in ('scipy.stats', 'plotly.graph_objects', 'pandas', "
-            "'components.report.analysis', 'components.report.compare')))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                         env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    code = (
+        "import sys, webapp.serve as s; s.preload(); "
+        "print(all(m in sys.modules for m in ('scipy.stats', 'plotly.graph_objects', 'pandas', "
+        "'components.report.analysis', 'components.report.compare')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "True"
 
@@ -49,16 +61,24 @@ def test_the_server_preloads_what_the_first_page_needs():
 def test_the_preload_starts_only_once_streamlit_and_pandas_are_loaded_whole():
     """Plotly looks pandas up in sys.modules without importing it: a thread still importing pandas made
     the server's own start fail ("partially initialized module 'pandas'"), about 1 start in 8."""
-    code = ("import sys, threading, webapp.serve as s\n"
-            "class Spy:\n"
-            "    def __init__(self, target=None, **kw):\n"
-            "        self.loaded = all(m in sys.modules for m in ('streamlit', 'pandas', 'plotly'))\n"
-            "    def start(self):\n"
-            "        raise SystemExit(0 if self.loaded else 3)\n"
-            "threading.Thread = Spy\n"
-            "s.main()\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                         env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    code = (
+        "import sys, threading, webapp.serve as s\n"
+        "class Spy:\n"
+        "    def __init__(self, target=None, **kw):\n"
+        "        self.loaded = all(m in sys.modules for m in ('streamlit', 'pandas', 'plotly'))\n"
+        "    def start(self):\n"
+        "        raise SystemExit(0 if self.loaded else 3)\n"
+        "threading.Thread = Spy\n"
+        "s.main()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+    )
     assert out.returncode == 0, out.stderr
 
 
@@ -66,9 +86,13 @@ def test_litm_app_serves_the_app(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "components.cli", "app", "--port", str(port)], cwd=tmp_path,
-                            env={**__import__("os").environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "components.cli", "app", "--port", str(port)],
+        cwd=tmp_path,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         for _ in range(120):
             try:

@@ -16,8 +16,16 @@ from tests.support import sweep_toml
 @pytest.fixture
 def swept(tmp_path, server, capsys):
     server.set(middle_loss=0.7)
-    toml = sweep_toml(tmp_path, name="two", base_url=server.openai_url, n_tasks=4, lengths=(600, 1500),
-                      positions=(0.0, 0.5, 1.0), strategies=("baseline", "reprompt"), params="{ r = 200 }")
+    toml = sweep_toml(
+        tmp_path,
+        name="two",
+        base_url=server.openai_url,
+        n_tasks=4,
+        lengths=(600, 1500),
+        positions=(0.0, 0.5, 1.0),
+        strategies=("baseline", "reprompt"),
+        params="{ r = 200 }",
+    )
     db = tmp_path / "runs.sqlite"
     assert main(["sweep", str(toml), "--db", str(db), "--quiet"]) == 0
     capsys.readouterr()
@@ -39,8 +47,10 @@ def test_compare_json_equals_recomputation_from_results(swept, capsys):
     obj = _json(capsys, "--db", str(db), "--sweep", "two", "--model-price", "gpt-4o-mini")
     labels = {a["label"]: a for a in obj["arms"]}
     assert set(labels) == {"baseline · loop-model", "reprompt r=200 · loop-model"}
-    by_arm = {"baseline · loop-model": [r for r in rows if r["strategy"] == "baseline"],
-              "reprompt r=200 · loop-model": [r for r in rows if r["strategy"] == "reprompt"]}
+    by_arm = {
+        "baseline · loop-model": [r for r in rows if r["strategy"] == "baseline"],
+        "reprompt r=200 · loop-model": [r for r in rows if r["strategy"] == "reprompt"],
+    }
     for label, arm_rows in by_arm.items():
         a = labels[label]
         ok = [float(r["score"]) > 0 for r in arm_rows if not r["error"]]
@@ -66,7 +76,8 @@ def test_compare_json_equals_recomputation_from_results(swept, capsys):
     assert all(a["cost_per_1000_usd"] == 0 for a in own["arms"])
     batch = _json(capsys, "--db", str(db), "--model-price", "gpt-4o-mini", "--batch")
     assert batch["arms"][0]["cost_per_1000_usd"] == pytest.approx(
-        {a["label"]: a for a in obj["arms"]}[batch["arms"][0]["label"]]["cost_per_1000_usd"] / 2)
+        {a["label"]: a for a in obj["arms"]}[batch["arms"][0]["label"]]["cost_per_1000_usd"] / 2
+    )
 
 
 def test_compare_table_arms_length_and_errors(swept, capsys):
@@ -74,13 +85,24 @@ def test_compare_table_arms_length_and_errors(swept, capsys):
     assert main(["compare", "--db", str(db), "--length", "600"]) == 0
     out = capsys.readouterr().out
     assert "baseline · loop-model" in out and "matched" in out and "planner:" in out
-    obj = _json(capsys, "--db", str(db), "--length", "600", "--arms", "reprompt r=200 · loop-model",
-                "baseline · loop-model")
+    obj = _json(
+        capsys,
+        "--db",
+        str(db),
+        "--length",
+        "600",
+        "--arms",
+        "reprompt r=200 · loop-model",
+        "baseline · loop-model",
+    )
     assert [a["label"] for a in obj["arms"]] == ["reprompt r=200 · loop-model", "baseline · loop-model"]
     assert obj["arms"][0]["n"] == 12 and obj["pairs"][0]["n_matched"] == 12
-    for argv, message in ((["--arms", "nope"], "no arm named 'nope'"), (["--length", "5"], "no trials of length 5"),
-                          (["--model-price", "no-such"], "no price for 'no-such'"),
-                          (["--sweep", "missing"], "")):
+    for argv, message in (
+        (["--arms", "nope"], "no arm named 'nope'"),
+        (["--length", "5"], "no trials of length 5"),
+        (["--model-price", "no-such"], "no price for 'no-such'"),
+        (["--sweep", "missing"], ""),
+    ):
         assert main(["compare", "--db", str(db), *argv]) == 1
         err = capsys.readouterr().err
         assert err.startswith("litm: ") and err.count("\n") == 1 and message in err
@@ -94,19 +116,32 @@ def test_five_arms_on_the_loopback_server_holm_and_verdict(tmp_path, server, cap
     from statsmodels.stats.multitest import multipletests
 
     server.set(middle_loss=0.9)
-    toml = sweep_toml(tmp_path, name="five", base_url=server.openai_url, n_tasks=6, lengths=(900,),
-                      positions=(0.0, 0.25, 0.5, 0.75, 1.0), strategies=("baseline", "reprompt", "icr"),
-                      params="{ r = [150, 300, 600], k = 2 }")
+    toml = sweep_toml(
+        tmp_path,
+        name="five",
+        base_url=server.openai_url,
+        n_tasks=6,
+        lengths=(900,),
+        positions=(0.0, 0.25, 0.5, 0.75, 1.0),
+        strategies=("baseline", "reprompt", "icr"),
+        params="{ r = [150, 300, 600], k = 2 }",
+    )
     db = tmp_path / "five.sqlite"
     assert main(["sweep", str(toml), "--db", str(db), "--quiet"]) == 0
     capsys.readouterr()
-    obj = _json(capsys, "--db", str(db), "--model-price", "gpt-4o-mini", "--margin", "5", "--min-saving", "10")
+    obj = _json(
+        capsys, "--db", str(db), "--model-price", "gpt-4o-mini", "--margin", "5", "--min-saving", "10"
+    )
     assert len(obj["arms"]) == 5 and len(obj["pairs"]) == 10
     raw = [p["p_value"] for p in obj["pairs"]]
     assert [p["p_holm"] for p in obj["pairs"]] == pytest.approx(list(multipletests(raw, method="holm")[1]))
     assert all(p["p_holm"] >= p["p_value"] for p in obj["pairs"])
     v = obj["verdict"]
-    assert obj["margin"] == 0.05 and obj["min_saving"] == 0.10 and v["line"].split(" · ")[-1] in ("confident", "not yet")
+    assert (
+        obj["margin"] == 0.05
+        and obj["min_saving"] == 0.10
+        and v["line"].split(" · ")[-1] in ("confident", "not yet")
+    )
     assert obj["recommendation"].startswith(v["line"])
     if v["confidence"] == "confident" and v["recommend"] == v.get("versus"):
         raise AssertionError("an arm recommended against itself")

@@ -26,10 +26,21 @@ def doctor():
 
     def run(**env) -> subprocess.CompletedProcess:
         folders.append(fresh_dir())
-        environ = {**os.environ, "LITM_WORKER_DIR": folders[-1], "LITM_LOCAL_THREADS": "1", "PYTHONPATH": str(ROOT),
-                   **env}
-        return subprocess.run([sys.executable, "-m", "components.cli", "doctor", "--model", "smollm2"], cwd=ROOT,
-                              env=environ, capture_output=True, text=True, timeout=600)
+        environ = {
+            **os.environ,
+            "LITM_WORKER_DIR": folders[-1],
+            "LITM_LOCAL_THREADS": "1",
+            "PYTHONPATH": str(ROOT),
+            **env,
+        }
+        return subprocess.run(
+            [sys.executable, "-m", "components.cli", "doctor", "--model", "smollm2"],
+            cwd=ROOT,
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
 
     yield run
     for folder in folders:
@@ -42,7 +53,9 @@ def test_doctor_passes_on_a_build_that_runs(doctor):
     assert out.returncode == 0, out.stdout + out.stderr
     assert lines[0].startswith("ok    llama-cpp-python 0.3.36 imports")
     assert lines[1].startswith("ok    model smollm2-135m-instruct: files present, sha256 right")
-    assert lines[2].startswith("ok    generate in the worker:") and lines[3].startswith("ok    score in the worker:")
+    assert lines[2].startswith("ok    generate in the worker:") and lines[3].startswith(
+        "ok    score in the worker:"
+    )
     assert lines[-1] == "the local model runs here" and not out.stderr
 
 
@@ -50,7 +63,8 @@ def test_doctor_names_a_crash_and_its_fix_and_exits_1(doctor):
     out = doctor(LITM_WORKER_TEST_CRASH="segv")
     assert out.returncode == 1, out.stdout + out.stderr  # an exit code, not a signal
     fail = [line for line in out.stdout.splitlines() if line.startswith("FAIL")]
-    assert len(fail) == 1 and fail[0].startswith("FAIL  generate in the worker: the local model stopped "
-                                                 "(segmentation fault")
+    assert len(fail) == 1 and fail[0].startswith(
+        "FAIL  generate in the worker: the local model stopped (segmentation fault"
+    )
     assert fail[0].endswith(f"fix: {REBUILD}")
     assert "Traceback" not in out.stdout + out.stderr

@@ -24,15 +24,28 @@ def run_json(capsys, *argv):
 
 
 def test_prompt_json_shape_and_spans(capsys, doc_path):
-    out = run_json(capsys, "--doc", str(doc_path), "--question", "Who wrote Hamlet?", "--strategy", "rr",
-                   "--param", "k=2", "--param", "r=10", "--gold", "2")
+    out = run_json(
+        capsys,
+        "--doc",
+        str(doc_path),
+        "--question",
+        "Who wrote Hamlet?",
+        "--strategy",
+        "rr",
+        "--param",
+        "k=2",
+        "--param",
+        "r=10",
+        "--gold",
+        "2",
+    )
     assert out["strategy"] == "rr"
     (prompt,) = out["prompts"]
     assert prompt["stage"] == 1 and prompt["tokens"] > 0
     text = prompt["text"]
     for s in prompt["spans"]:
         assert set(s) >= {"kind", "page", "start_char", "end_char", "start_token", "end_token"}
-        region = text[s["start_char"]:s["end_char"]]
+        region = text[s["start_char"] : s["end_char"]]
         if s["kind"] in ("page", "gold"):
             assert region.startswith(f"<PAGE {s['page']}>")
     assert [s["page"] for s in prompt["spans"] if s["kind"] == "gold"] == [2]
@@ -46,24 +59,46 @@ def test_prompt_without_gold_marks_none(capsys, doc_path):
 
 
 def test_prompt_sentence_pages(capsys, doc_path):
-    out = run_json(capsys, "--doc", str(doc_path), "--question", "Who?", "--pages", "sentence",
-                   "--encoding", "o200k_base")
+    out = run_json(
+        capsys,
+        "--doc",
+        str(doc_path),
+        "--question",
+        "Who?",
+        "--pages",
+        "sentence",
+        "--encoding",
+        "o200k_base",
+    )
     assert out["pages"] == 3 and out["strategy"] == "baseline"
 
 
 def test_prompt_readable(capsys, doc_path):
-    assert main(["prompt", "--doc", str(doc_path), "--question", "Who?", "--strategy", "icr", "--param", "k=1"]) == 0
+    assert (
+        main(["prompt", "--doc", str(doc_path), "--question", "Who?", "--strategy", "icr", "--param", "k=1"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "=== stage 1: retrieve" in out and "<PAGE 2>" in out and "2 stages in all" in out
 
 
 def test_prompt_from_task_file(capsys, tmp_path):
     path = tmp_path / "qa.jsonl"
-    rows = [{"question": "who wrote hamlet", "answers": ["Shakespeare"],
-             "ctxs": [{"title": "Macbeth", "text": "Macbeth is a play."},
-                      {"title": "Hamlet", "text": "Hamlet was written by Shakespeare.", "isgold": True}]},
-            {"question": "capital of france", "answers": ["Paris"],
-             "ctxs": [{"title": "Paris", "text": "Paris is the capital.", "isgold": True}]}]
+    rows = [
+        {
+            "question": "who wrote hamlet",
+            "answers": ["Shakespeare"],
+            "ctxs": [
+                {"title": "Macbeth", "text": "Macbeth is a play."},
+                {"title": "Hamlet", "text": "Hamlet was written by Shakespeare.", "isgold": True},
+            ],
+        },
+        {
+            "question": "capital of france",
+            "answers": ["Paris"],
+            "ctxs": [{"title": "Paris", "text": "Paris is the capital.", "isgold": True}],
+        },
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     out = run_json(capsys, "--task", str(path), "--strategy", "litm")
     assert out["gold"] == [2]
@@ -74,20 +109,25 @@ def test_prompt_from_task_file(capsys, tmp_path):
 
 def test_prompt_from_kv_task_defaults_to_kv(capsys, tmp_path):
     path = tmp_path / "kv.jsonl"
-    path.write_text(json.dumps({"ordered_kv_records": [["k1", "v1"], ["k2", "v2"]], "key": "k2", "value": "v2"})
-                    + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps({"ordered_kv_records": [["k1", "v1"], ["k2", "v2"]], "key": "k2", "value": "v2"}) + "\n",
+        encoding="utf-8",
+    )
     out = run_json(capsys, "--task", str(path))
     assert out["strategy"] == "kv"
     assert '{"k1": "v1",\n "k2": "v2"}' in out["prompts"][0]["text"]
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--strategy", "nope"], "unknown strategy 'nope'"),
-    (["--strategy", "rr", "--param", "k=9"], "more than the document's 3 pages"),
-    (["--param", "k"], "write NAME=VALUE"),
-    (["--param", "r=ten"], "not a whole number"),
-    (["--gold", "7"], "outside 1..3"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--strategy", "nope"], "unknown strategy 'nope'"),
+        (["--strategy", "rr", "--param", "k=9"], "more than the document's 3 pages"),
+        (["--param", "k"], "write NAME=VALUE"),
+        (["--param", "r=ten"], "not a whole number"),
+        (["--gold", "7"], "outside 1..3"),
+    ],
+)
 def test_prompt_errors_are_one_line(capsys, doc_path, argv, message):
     assert main(["prompt", "--doc", str(doc_path), "--question", "Who?", *argv]) == 1
     err = capsys.readouterr().err
@@ -104,20 +144,55 @@ def test_prompt_missing_file_and_question(capsys, tmp_path, doc_path):
 
 
 def test_prompt_as_subprocess(doc_path):
-    done = subprocess.run([sys.executable, "-m", "components.cli", "prompt", "--doc", str(doc_path),
-                           "--question", "Who wrote Hamlet?", "--strategy", "reorder", "--json"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "components.cli",
+            "prompt",
+            "--doc",
+            str(doc_path),
+            "--question",
+            "Who wrote Hamlet?",
+            "--strategy",
+            "reorder",
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     pages = [s["page"] for s in out["prompts"][0]["spans"] if s["kind"] == "page"]
     assert pages[0] == 2 and sorted(pages) == [1, 2, 3]
-    bad = subprocess.run([sys.executable, "-m", "components.cli", "prompt", "--doc", str(doc_path),
-                          "--question", "x", "--strategy", "chunked-icr", "--param", "c=0"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "components.cli",
+            "prompt",
+            "--doc",
+            str(doc_path),
+            "--question",
+            "x",
+            "--strategy",
+            "chunked-icr",
+            "--param",
+            "c=0",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 1 and bad.stderr.startswith("litm: c must be a positive whole number")
 
 
-@pytest.mark.parametrize("task_file", sorted((ROOT / "sample_docs" / "tasks").glob("*.jsonl")), ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "task_file", sorted((ROOT / "sample_docs" / "tasks").glob("*.jsonl")), ids=lambda p: p.stem
+)
 @pytest.mark.parametrize("strategy", ["baseline", "rr", "litm"])
 def test_prompt_works_on_every_bundled_task_set(capsys, task_file, strategy):
     params = ["--param", "k=2", "--param", "r=300"] if strategy == "rr" else []
@@ -125,4 +200,4 @@ def test_prompt_works_on_every_bundled_task_set(capsys, task_file, strategy):
     prompt = json.loads(capsys.readouterr().out)["prompts"][0]
     gold = [s for s in prompt["spans"] if s["kind"] == "gold"]
     assert gold, "the task's gold page is marked"
-    assert all(prompt["text"][s["start_char"]:s["end_char"]].strip() for s in gold)
+    assert all(prompt["text"][s["start_char"] : s["end_char"]].strip() for s in gold)

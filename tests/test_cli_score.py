@@ -13,11 +13,14 @@ def write(tmp_path, lines):
 
 
 def test_score_lines_and_summary(capsys, tmp_path):
-    p = write(tmp_path, [
-        json.dumps({"id": 1, "prediction": "Shakespeare", "answers": ["William Shakespeare"]}),
-        "",
-        json.dumps({"id": 2, "prediction": "Marlowe", "answers": ["William Shakespeare"]}),
-    ])
+    p = write(
+        tmp_path,
+        [
+            json.dumps({"id": 1, "prediction": "Shakespeare", "answers": ["William Shakespeare"]}),
+            "",
+            json.dumps({"id": 2, "prediction": "Marlowe", "answers": ["William Shakespeare"]}),
+        ],
+    )
     assert main(["score", "--metric", "fuzzy", "--input", str(p)]) == 0
     lines = capsys.readouterr().out.splitlines()
     rows = [json.loads(x) for x in lines[:2]]
@@ -32,12 +35,15 @@ def test_subspan_metric(capsys, tmp_path):
     assert json.loads(capsys.readouterr().out.splitlines()[0])["score"] == 0.0
 
 
-@pytest.mark.parametrize("line, message", [
-    ("{not json", "line 2: not valid JSON"),
-    ('["a"]', "line 2: expected an object"),
-    ('{"prediction": 3, "answers": ["a"]}', "line 2: 'prediction' must be a string"),
-    ('{"prediction": "a", "answers": "a"}', "line 2: 'answers' must be a non-empty list"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("{not json", "line 2: not valid JSON"),
+        ('["a"]', "line 2: expected an object"),
+        ('{"prediction": 3, "answers": ["a"]}', "line 2: 'prediction' must be a string"),
+        ('{"prediction": "a", "answers": "a"}', "line 2: 'answers' must be a non-empty list"),
+    ],
+)
 def test_bad_line_names_its_number(capsys, tmp_path, line, message):
     p = write(tmp_path, [json.dumps({"prediction": "a", "answers": ["a"]}), line])
     assert main(["score", "--metric", "exact", "--input", str(p)]) == 1

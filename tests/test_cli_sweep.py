@@ -9,8 +9,23 @@ import pytest
 from components.cli import main
 from tests.support import sweep_toml
 
-RESULT_MIN = ["sweep", "task", "strategy", "model", "length", "position", "actual_length", "actual_position",
-              "answer", "score", "error", "calls", "input_tokens", "output_tokens", "cost_usd"]
+RESULT_MIN = [
+    "sweep",
+    "task",
+    "strategy",
+    "model",
+    "length",
+    "position",
+    "actual_length",
+    "actual_position",
+    "answer",
+    "score",
+    "error",
+    "calls",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+]
 
 
 def test_dry_run_prints_estimate_and_sends_nothing(tmp_path, server, capsys):
@@ -43,11 +58,17 @@ def test_dry_run_counts_cached_calls_apart(tmp_path, server, capsys):
     out = capsys.readouterr().out
     assert "trials:        36 (36 already in the store: not run again)" in out
     assert f"calls:         0 to send; {calls} already cached in the store" in out
-    assert f"input tokens:  0 to send; {tin:,} cached" in out and f"output tokens: 0 to send; {tout:,} cached" in out
+    assert (
+        f"input tokens:  0 to send; {tin:,} cached" in out
+        and f"output tokens: 0 to send; {tout:,} cached" in out
+    )
     again = sweep_toml(tmp_path, name="again", base_url=server.openai_url)  # a new sweep, the same prompts
     assert main(["sweep", str(again), "--dry-run", "--db", str(db)]) == 0
     out = capsys.readouterr().out
-    assert f"calls:         0 to send; {calls} already cached in the store" in out and "already in the store" not in out
+    assert (
+        f"calls:         0 to send; {calls} already cached in the store" in out
+        and "already in the store" not in out
+    )
     assert server.counts["total"] == sent  # dry runs send nothing
 
 
@@ -68,7 +89,9 @@ def test_sweep_then_results_csv_and_json(tmp_path, server, capsys):
 
 def test_retry_errors_flag(tmp_path, server, capsys):
     server.reset()
-    toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline",), extra_model="max_retries = 0")
+    toml = sweep_toml(
+        tmp_path, base_url=server.openai_url, strategies=("baseline",), extra_model="max_retries = 0"
+    )
     db = tmp_path / "r.sqlite"
     server.set(status=500)
     assert main(["sweep", str(toml), "--db", str(db), "--quiet"]) == 3  # trials ended in error

@@ -28,6 +28,9 @@ def test_the_hook_runs_it_on_the_message_file(tmp_path):
     assert hook["stages"] == ["commit-msg"] and hook["entry"].endswith("scripts/commit_subject.py")
     msg = tmp_path / "COMMIT_EDITMSG"
     msg.write_text("y" * 80 + "\n")
-    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "commit_subject.py"), str(msg)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "commit_subject.py"), str(msg)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 1 and "80 characters" in done.stderr

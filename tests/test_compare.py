@@ -32,7 +32,9 @@ def test_wilson_interval_by_hand():
     df = _trials({"x": [1] * 7 + [0] * 3})
     row = cmp.arms(df).iloc[0]
     assert row["n"] == 10 and row["accuracy"] == 0.7
-    assert row["lo"] == pytest.approx(centre - half, abs=1e-9) and row["hi"] == pytest.approx(centre + half, abs=1e-9)
+    assert row["lo"] == pytest.approx(centre - half, abs=1e-9) and row["hi"] == pytest.approx(
+        centre + half, abs=1e-9
+    )
 
 
 def test_newcombe_paired_interval_matches_the_published_example():
@@ -47,14 +49,14 @@ def test_newcombe_paired_interval_matches_the_published_example():
 def test_exact_mcnemar_by_hand():
     below = sum(math.comb(22, k) for k in range(7))
     assert below == 110056
-    assert cmp.mcnemar_exact(6, 16) == pytest.approx(2 * below / 2 ** 22, rel=1e-12)
+    assert cmp.mcnemar_exact(6, 16) == pytest.approx(2 * below / 2**22, rel=1e-12)
     assert cmp.mcnemar_exact(16, 6) == pytest.approx(0.0524787, abs=1e-7)
     assert cmp.mcnemar_exact(0, 0) == 1.0
     assert cmp.mcnemar_exact(4, 1) == pytest.approx(2 * (1 + 5) / 32)  # 2 * P(X <= 1), X ~ Bin(5, 1/2)
 
 
 def test_planner_by_hand():
-    need = (Z * math.sqrt(0.2) + ZB * math.sqrt(0.2 - 0.05 ** 2)) ** 2 / 0.05 ** 2
+    need = (Z * math.sqrt(0.2) + ZB * math.sqrt(0.2 - 0.05**2)) ** 2 / 0.05**2
     assert math.ceil(need) == 626
     assert cmp.pairs_needed(0.05, 0.2) == 626
     assert cmp.pairs_needed(0.05) == 626  # the stated default discordance is 0.2
@@ -64,14 +66,30 @@ def test_planner_by_hand():
         cmp.pairs_needed(5)
 
 
-def _trials(arms: dict[str, list[int]], *, model: str = "openai:gpt-4o-mini", tokens=(1000, 10)) -> pd.DataFrame:
+def _trials(
+    arms: dict[str, list[int]], *, model: str = "openai:gpt-4o-mini", tokens=(1000, 10)
+) -> pd.DataFrame:
     """One trial per task and arm (strategy = the arm's name), fuzzy scores as given."""
     rows = []
     for name, scores in arms.items():
         for i, s in enumerate(scores):
-            rows.append({"task": f"t{i}", "length": 1000, "position": 0.5, "strategy": name, "params": "{}",
-                         "model": model, "metric": "fuzzy", "score": s, "error": None, "calls": 1,
-                         "input_tokens": tokens[0], "output_tokens": tokens[1], "latency_s": 0.5})
+            rows.append(
+                {
+                    "task": f"t{i}",
+                    "length": 1000,
+                    "position": 0.5,
+                    "strategy": name,
+                    "params": "{}",
+                    "model": model,
+                    "metric": "fuzzy",
+                    "score": s,
+                    "error": None,
+                    "calls": 1,
+                    "input_tokens": tokens[0],
+                    "output_tokens": tokens[1],
+                    "latency_s": 0.5,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -124,8 +142,9 @@ def test_recommendation_is_computed(two_arms):
     out = cmp.compare(two_arms)
     v = out["verdict"]
     # A is the most accurate and the cheaper; B is not significantly worse: not yet
-    assert v.line == ("Recommend A · gpt-4o-mini · saves $0.31 per 1,000 questions against B · gpt-4o-mini"
-                      " · not yet")
+    assert v.line == (
+        "Recommend A · gpt-4o-mini · saves $0.31 per 1,000 questions against B · gpt-4o-mini · not yet"
+    )
     assert v.kind == "tie" and v.versus == "B · gpt-4o-mini"
     assert out["recommendation"].startswith(v.line + ". A · gpt-4o-mini is the most accurate (73%, n = 11)")
     assert v.to_dict()["line"] == v.line
@@ -142,12 +161,17 @@ def test_recommendation_is_computed(two_arms):
     # a clear winner, after Holm
     win = _trials({"W": [1] * 20, "L": [0] * 20})
     v = cmp.compare(win)["verdict"]
-    assert v.line == "Recommend W · gpt-4o-mini · saves $0 per 1,000 questions against L · gpt-4o-mini · confident"
+    assert (
+        v.line
+        == "Recommend W · gpt-4o-mini · saves $0 per 1,000 questions against L · gpt-4o-mini · confident"
+    )
     assert v.kind == "winner"
     assert "significantly better than every other arm after Holm's correction" in v.reasons
     free = cmp.compare(_trials({"W": [1] * 20, "L": [0] * 20}, model="local:qwen2.5-coder-0.5b-instruct"))
-    assert free["verdict"].line == ("Recommend W · qwen2.5-coder-0.5b-instruct · saves $0 per 1,000 questions at "
-                                    "gpt-4o-mini prices against L · qwen2.5-coder-0.5b-instruct (free here) · confident")
+    assert free["verdict"].line == (
+        "Recommend W · qwen2.5-coder-0.5b-instruct · saves $0 per 1,000 questions at "
+        "gpt-4o-mini prices against L · qwen2.5-coder-0.5b-instruct (free here) · confident"
+    )
     assert cmp.compare(_trials({"W": [1]}))["recommendation"].startswith("No recommendation")
 
 
@@ -160,8 +184,10 @@ def test_cheaper_arm_is_recommended_only_when_non_inferior_and_saving_enough():
     cheap = _trials({"C": _same(300, (400, 10))}, tokens=(400, 10))
     v = cmp.compare(pd.concat([base, cheap], ignore_index=True))["verdict"]
     saving = 1000 * ((1000 - 400) * 0.15) / 1e6
-    assert v.line == (f"Recommend C · gpt-4o-mini · saves {cmp.money(saving)} per 1,000 questions against "
-                      "A · gpt-4o-mini · confident")
+    assert v.line == (
+        f"Recommend C · gpt-4o-mini · saves {cmp.money(saving)} per 1,000 questions against "
+        "A · gpt-4o-mini · confident"
+    )
     assert v.recommend == "C · gpt-4o-mini" and v.saving_per_1000_usd == pytest.approx(saving)
     assert "non-inferior within the 5 points margin" in v.reasons
     # the same arm saving only 5% of the cost is below the 10% minimum: not confidently (as a tie, not yet)
@@ -171,7 +197,10 @@ def test_cheaper_arm_is_recommended_only_when_non_inferior_and_saving_enough():
     # a minimum the user lowers lets it through; a tighter margin than its interval stops it
     lowered = cmp.compare(pd.concat([base, small], ignore_index=True), min_saving=0.01)["verdict"]
     assert (lowered.recommend, lowered.confidence) == ("C · gpt-4o-mini", "confident")
-    assert cmp.compare(pd.concat([base, cheap], ignore_index=True), margin=0.001)["verdict"].confidence == "not yet"
+    assert (
+        cmp.compare(pd.concat([base, cheap], ignore_index=True), margin=0.001)["verdict"].confidence
+        == "not yet"
+    )
 
 
 def test_of_two_equally_cheap_non_inferior_arms_the_more_accurate_is_recommended():
@@ -191,8 +220,10 @@ def test_a_tie_recommends_the_cheaper_arm_first():
     for order in (["A · gpt-4o-mini", "B · gpt-4o-mini"], ["B · gpt-4o-mini", "A · gpt-4o-mini"]):
         v = cmp.compare(pd.concat([dear, cheap], ignore_index=True), order)["verdict"]
         saving = 1000 * 2000 * 0.15 / 1e6
-        assert v.line == (f"Recommend B · gpt-4o-mini · saves {cmp.money(saving)} per 1,000 questions against "
-                          "A · gpt-4o-mini · not yet")
+        assert v.line == (
+            f"Recommend B · gpt-4o-mini · saves {cmp.money(saving)} per 1,000 questions against "
+            "A · gpt-4o-mini · not yet"
+        )
         assert v.line.split()[0] == "Recommend" and v.recommend == "B · gpt-4o-mini" and v.kind == "tie"
         assert v.saving_per_1000_usd == pytest.approx(saving) and "a tie" in v.reasons
         assert v.reasons.startswith("B · gpt-4o-mini and A · gpt-4o-mini")  # the cheaper named first
@@ -204,31 +235,48 @@ def test_a_tie_recommends_the_cheaper_arm_first():
 
 
 def test_a_clear_winner_is_confident_and_says_what_it_costs_more():
-    win = pd.concat([_trials({"W": [1] * 20}, tokens=(3000, 10)), _trials({"L": [0] * 20}, tokens=(1000, 10))],
-                    ignore_index=True)
+    win = pd.concat(
+        [_trials({"W": [1] * 20}, tokens=(3000, 10)), _trials({"L": [0] * 20}, tokens=(1000, 10))],
+        ignore_index=True,
+    )
     v = cmp.compare(win)["verdict"]
     assert v.kind == "winner" and v.confidence == "confident" and v.recommend == "W · gpt-4o-mini"
-    assert v.line == "Recommend W · gpt-4o-mini · costs $0.30 more per 1,000 questions than L · gpt-4o-mini · confident"
+    assert (
+        v.line
+        == "Recommend W · gpt-4o-mini · costs $0.30 more per 1,000 questions than L · gpt-4o-mini · confident"
+    )
     assert v.saving_per_1000_usd == pytest.approx(-0.3)
 
 
 def test_all_free_arms_are_priced_at_a_reference_and_tied_arms_ranked_by_tokens():
     local = "local:qwen2.5-coder-0.5b-instruct"
-    df = pd.concat([_trials({"A": [1, 0, 1, 0, 1, 1]}, model=local, tokens=(3000, 10)),
-                    _trials({"B": [1, 0, 1, 0, 1, 1]}, model=local, tokens=(1000, 10))], ignore_index=True)
+    df = pd.concat(
+        [
+            _trials({"A": [1, 0, 1, 0, 1, 1]}, model=local, tokens=(3000, 10)),
+            _trials({"B": [1, 0, 1, 0, 1, 1]}, model=local, tokens=(1000, 10)),
+        ],
+        ignore_index=True,
+    )
     v = cmp.compare(df)["verdict"]
     assert v.free and v.reference == cmp.REFERENCE_MODEL and v.saving_per_1000_usd == 0
     assert v.recommend == "B · qwen2.5-coder-0.5b-instruct" and v.tokens_saved_per_question == 2000
     assert v.reference_saving_per_1000_usd == pytest.approx(0.3)
-    assert v.line == ("Recommend B · qwen2.5-coder-0.5b-instruct · saves $0.30 per 1,000 questions at gpt-4o-mini "
-                      "prices against A · qwen2.5-coder-0.5b-instruct (free here) · not yet")
+    assert v.line == (
+        "Recommend B · qwen2.5-coder-0.5b-instruct · saves $0.30 per 1,000 questions at gpt-4o-mini "
+        "prices against A · qwen2.5-coder-0.5b-instruct (free here) · not yet"
+    )
     none = cmp.compare(_trials({"W": [1]}))["verdict"]
     assert none.line.startswith("No recommendation · ") and none.recommend is None
 
 
 def test_money_reads_as_money():
-    assert [cmp.money(x) for x in (3729.6633, 3.7296, 0.306, 0.0042, 0)] == \
-        ["$3,729.66", "$3.73", "$0.31", "$0.0042", "$0"]
+    assert [cmp.money(x) for x in (3729.6633, 3.7296, 0.306, 0.0042, 0)] == [
+        "$3,729.66",
+        "$3.73",
+        "$0.31",
+        "$0.0042",
+        "$0",
+    ]
 
 
 def test_holm_is_statsmodels_and_the_verdict_never_uses_a_raw_p_it_rejects():
@@ -256,7 +304,10 @@ def test_by_position_and_failures():
     assert per.loc[0.5, "diff"] == 0.5 and per.loc[1.0, "diff"] == 0.0 and per.loc[0.5, "n_matched"] == 2
     bad = cmp.failures(cmp.prepare(df), "A · gpt-4o-mini", "B · gpt-4o-mini")
     assert list(bad["task"]) == ["t0", "t1"]
-    assert list(bad["answer_a"]) == ["ans-A-t0", "ans-A-t1"] and list(bad["answer_b"]) == ["ans-B-t0", "ans-B-t1"]
+    assert list(bad["answer_a"]) == ["ans-A-t0", "ans-A-t1"] and list(bad["answer_b"]) == [
+        "ans-B-t0",
+        "ans-B-t1",
+    ]
 
 
 def test_choosing_arms_and_lengths(two_arms):
@@ -272,8 +323,10 @@ def test_choosing_arms_and_lengths(two_arms):
 def test_arm_label_names_strategy_params_and_model():
     from components.report.sweeps import arm_label
 
-    assert arm_label({"strategy": "rr", "params": '{"k": 3, "r": 5000}', "model": "openai:gpt-4o-mini"}) == \
-        "rr k=3 r=5000 · gpt-4o-mini"
+    assert (
+        arm_label({"strategy": "rr", "params": '{"k": 3, "r": 5000}', "model": "openai:gpt-4o-mini"})
+        == "rr k=3 r=5000 · gpt-4o-mini"
+    )
 
 
 def test_pareto_chart_greys_dominated_arms(two_arms):
@@ -282,7 +335,9 @@ def test_pareto_chart_greys_dominated_arms(two_arms):
     fig = charts.pareto(cmp.arms(two_arms))
     points = {t.name: t for t in fig.data if t.name != "Pareto front"}
     assert points["2 B · gpt-4o-mini (dominated)"].marker.color == "#B0B0B0"
-    assert points["1 A · gpt-4o-mini"].marker.color != "#B0B0B0" and points["1 A · gpt-4o-mini"].text == ("1",)
+    assert points["1 A · gpt-4o-mini"].marker.color != "#B0B0B0" and points["1 A · gpt-4o-mini"].text == (
+        "1",
+    )
     assert points["1 A · gpt-4o-mini"].y == (8 / 11,)
     evil = two_arms.assign(model="openai:<b>gpt-4o-mini</b>")
     names = [t.name for t in charts.pareto(cmp.arms(evil, price_model="gpt-4o-mini")).data]
@@ -294,8 +349,9 @@ def test_default_arms_come_from_one_sweep_so_they_can_be_paired():
 
     from components.report.compare import default_arms
 
-    t = pd.DataFrame({"sweep_key": ["a", "a", "b", "b", "b", "b"],
-                      "arm": ["oracle", "oracle", "base", "re", "rr", "base"]})
+    t = pd.DataFrame(
+        {"sweep_key": ["a", "a", "b", "b", "b", "b"], "arm": ["oracle", "oracle", "base", "re", "rr", "base"]}
+    )
     assert default_arms(t, ["oracle", "base", "re", "rr"]) == ["base", "re", "rr"]
     assert default_arms(t, ["oracle", "base", "re", "rr"], most=2) == ["base", "re"]
     single = pd.DataFrame({"sweep_key": ["a", "b"], "arm": ["x", "y"]})
@@ -329,9 +385,17 @@ def test_pareto_axes_start_at_zero_and_coinciding_arms_share_one_label(two_arms)
     # free arms are drawn at the reference price from their tokens (the verdict's saving uses the same)
     ref = charts.pareto(free)
     xs = sorted(t.x[0] for t in ref.data if t.name != "Pareto front")
-    assert xs == pytest.approx(sorted(cmp.cost_per_1000(i, o, cmp.REFERENCE_MODEL) for i, o in zip(
-        table["input_tokens_per_question"], table["output_tokens_per_question"], strict=True)))
-    assert "at gpt-4o-mini list prices, for reference (every arm runs free here)" in ref.layout.xaxis.title.text
+    assert xs == pytest.approx(
+        sorted(
+            cmp.cost_per_1000(i, o, cmp.REFERENCE_MODEL)
+            for i, o in zip(
+                table["input_tokens_per_question"], table["output_tokens_per_question"], strict=True
+            )
+        )
+    )
+    assert (
+        "at gpt-4o-mini list prices, for reference (every arm runs free here)" in ref.layout.xaxis.title.text
+    )
     assert charts.arm_numbers(table) == {"A · gpt-4o-mini": 1, "B · gpt-4o-mini": 2}
 
 
@@ -342,9 +406,11 @@ def test_point_labels_are_placed_apart():
     texts = ["1", "2", "3", "4", "5"]
     places = charts.place_labels(xs, ys, texts, [0, 1], [0, 1])
     w, h = charts.LABEL_PLOT
-    boxes = [charts._label_box(pl, x * w, y * h, t) for pl, x, y, t in zip(places, xs, ys, texts, strict=True)]
+    boxes = [
+        charts._label_box(pl, x * w, y * h, t) for pl, x, y, t in zip(places, xs, ys, texts, strict=True)
+    ]
     for i, a in enumerate(boxes):
         assert a[0] >= 0 and a[2] <= w and a[1] >= 0 and a[3] <= h
-        assert all(charts._overlap(a, b) == 0 for b in boxes[i + 1:]), places
+        assert all(charts._overlap(a, b) == 0 for b in boxes[i + 1 :]), places
     # a point at the left edge never has its label to its left (cut at the axis)
     assert charts.place_labels([0.0], [0.5], ["1"], [0, 1], [0, 1]) == ["middle right"]

@@ -17,9 +17,19 @@ from components.run.config import (
     SweepConfig,
 )
 
-BASE = {"name": "t", "tasks": "tasks.jsonl", "lengths": [1000, 2000], "positions": [0.0, 0.5, 1.0],
-        "strategies": ["baseline"], "models": [{"provider": "fake", "model": "m"}]}
-DESIGN_KEYS = {"contexts", "questions_per_context", "n"}  # read by run.multiq.check_design, the design rule's check
+BASE = {
+    "name": "t",
+    "tasks": "tasks.jsonl",
+    "lengths": [1000, 2000],
+    "positions": [0.0, 0.5, 1.0],
+    "strategies": ["baseline"],
+    "models": [{"provider": "fake", "model": "m"}],
+}
+DESIGN_KEYS = {
+    "contexts",
+    "questions_per_context",
+    "n",
+}  # read by run.multiq.check_design, the design rule's check
 
 
 def message(d: dict) -> str:
@@ -44,14 +54,35 @@ def test_a_config_without_a_key_gets_its_rules_default():
         assert getattr(cfg, rule.field) == rule.keep(rule.default), rule.key
     assert cfg.max_retry_after == 60.0 and isinstance(cfg.max_retry_after, float)
     assert (cfg.concurrency, cfg.fail_fast, cfg.seed, cfg.encoding) == (8, 5, 0, "cl100k_base")
-    assert (cfg.mode, cfg.measure, cfg.order, cfg.documents, cfg.gold_index) == ("live", "answer", "auto", (), ())
+    assert (cfg.mode, cfg.measure, cfg.order, cfg.documents, cfg.gold_index) == (
+        "live",
+        "answer",
+        "auto",
+        (),
+        (),
+    )
 
 
 def test_a_config_round_trips_through_its_rules():
-    d = BASE | {"n_tasks": 3, "concurrency": 2, "budget": {"max_usd": 1.5, "max_calls": 10}, "seed": 7,
-                "max_retry_after": 5, "fail_fast": 0, "max_tokens": 64, "order": "plan", "name": " spaced "}
+    d = BASE | {
+        "n_tasks": 3,
+        "concurrency": 2,
+        "budget": {"max_usd": 1.5, "max_calls": 10},
+        "seed": 7,
+        "max_retry_after": 5,
+        "fail_fast": 0,
+        "max_tokens": 64,
+        "order": "plan",
+        "name": " spaced ",
+    }
     cfg = SweepConfig.from_dict(d)
-    assert (cfg.name, cfg.max_usd, cfg.max_calls, cfg.seed, cfg.max_retry_after) == ("spaced", 1.5, 10, 7, 5.0)
+    assert (cfg.name, cfg.max_usd, cfg.max_calls, cfg.seed, cfg.max_retry_after) == (
+        "spaced",
+        1.5,
+        10,
+        7,
+        5.0,
+    )
     assert SweepConfig.from_dict({"seed": None} | BASE).seed is None
     assert SweepConfig.from_stored(cfg.to_dict()).to_dict() == cfg.to_dict()
 
@@ -59,38 +90,55 @@ def test_a_config_round_trips_through_its_rules():
 P = "sweep config: "
 
 
-@pytest.mark.parametrize("change, expected", [
-    ({"name": " "}, "name is missing"),
-    ({"tasks": 5}, "tasks (a task file path) is missing"),
-    ({"lengths": None}, "lengths must be a non-empty list of token counts, e.g. [2000, 4000]"),
-    ({"lengths": [100, 0]}, "every length must be a positive whole number, got 0"),
-    ({"positions": "x"}, "positions must be a non-empty list, e.g. [0.0, 0.5, 1.0]"),
-    ({"lengths": [100], "positions": [5.5]}, "position 5.5 counts tokens (it is above 1), so it must be a whole number "
-                                            "no larger than the shortest length (100); for a fraction give 0 to 1"),
-    ({"documents": [10]}, "give either lengths and positions (tokens, R&R §4.1) or documents and gold_index "
-                          "(Lost in the Middle §3.1), not both"),
-    ({"lengths": None, "positions": None, "documents": [10], "gold_index": [True]},
-     "a gold_index must be a whole number (0 is the first document, -1 the last), got True"),
-    ({"strategies": ["nope"]}, "unknown strategy 'nope'; choose from baseline, ..."),
-    ({"strategies": [["baseline"]]}, "unknown strategy ['baseline']; choose from baseline, ..."),
-    ({"models": []}, "at least one [[sweep.models]] table is needed"),
-    ({"params": [1]}, "params must be a table, e.g. { r = 1000, k = 3 }"),
-    ({"budget": 5}, "[sweep.budget] must be a table, e.g. { max_usd = 5.0, max_calls = 1000 }"),
-    ({"budget": {"max_usd": -1}}, "budget.max_usd must be a number of dollars, got -1"),
-    ({"budget": {"max_usd": float("nan")}}, "budget.max_usd must be a number of dollars, got nan"),
-    ({"budget": {"max_calls": 0}}, "budget.max_calls must be a positive whole number, got 0"),
-    ({"encoding": "gpt2"}, "encoding must be one of cl100k_base, o200k_base"),
-    ({"seed": 1.5}, "seed must be a whole number, got 1.5"),
-    ({"max_retry_after": 86401}, "max_retry_after must be a number of seconds from 0 to 86400, got 86401"),
-    ({"max_retry_after": 10**400}, "max_retry_after must be a number of seconds from 0 to 86400, got " + str(10**400)),
-    ({"fail_fast": True}, "fail_fast must be a whole number of trials (0: never stop early), got True"),
-    ({"n_tasks": 0}, "n_tasks must be a positive whole number, got 0"),
-    ({"concurrency": "8"}, "concurrency must be a positive whole number, got '8'"),
-    ({"max_tokens": -1}, "max_tokens must be a positive whole number, got -1"),
-    ({"mode": "fast"}, "mode must be one of live, batch, got 'fast'"),
-    ({"measure": ["answer"]}, "measure must be one of answer, likelihood, both, got ['answer']"),
-    ({"order": None}, "order must be one of auto, prefix, plan, got None"),
-])
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        ({"name": " "}, "name is missing"),
+        ({"tasks": 5}, "tasks (a task file path) is missing"),
+        ({"lengths": None}, "lengths must be a non-empty list of token counts, e.g. [2000, 4000]"),
+        ({"lengths": [100, 0]}, "every length must be a positive whole number, got 0"),
+        ({"positions": "x"}, "positions must be a non-empty list, e.g. [0.0, 0.5, 1.0]"),
+        (
+            {"lengths": [100], "positions": [5.5]},
+            "position 5.5 counts tokens (it is above 1), so it must be a whole number "
+            "no larger than the shortest length (100); for a fraction give 0 to 1",
+        ),
+        (
+            {"documents": [10]},
+            "give either lengths and positions (tokens, R&R §4.1) or documents and gold_index "
+            "(Lost in the Middle §3.1), not both",
+        ),
+        (
+            {"lengths": None, "positions": None, "documents": [10], "gold_index": [True]},
+            "a gold_index must be a whole number (0 is the first document, -1 the last), got True",
+        ),
+        ({"strategies": ["nope"]}, "unknown strategy 'nope'; choose from baseline, ..."),
+        ({"strategies": [["baseline"]]}, "unknown strategy ['baseline']; choose from baseline, ..."),
+        ({"models": []}, "at least one [[sweep.models]] table is needed"),
+        ({"params": [1]}, "params must be a table, e.g. { r = 1000, k = 3 }"),
+        ({"budget": 5}, "[sweep.budget] must be a table, e.g. { max_usd = 5.0, max_calls = 1000 }"),
+        ({"budget": {"max_usd": -1}}, "budget.max_usd must be a number of dollars, got -1"),
+        ({"budget": {"max_usd": float("nan")}}, "budget.max_usd must be a number of dollars, got nan"),
+        ({"budget": {"max_calls": 0}}, "budget.max_calls must be a positive whole number, got 0"),
+        ({"encoding": "gpt2"}, "encoding must be one of cl100k_base, o200k_base"),
+        ({"seed": 1.5}, "seed must be a whole number, got 1.5"),
+        (
+            {"max_retry_after": 86401},
+            "max_retry_after must be a number of seconds from 0 to 86400, got 86401",
+        ),
+        (
+            {"max_retry_after": 10**400},
+            "max_retry_after must be a number of seconds from 0 to 86400, got " + str(10**400),
+        ),
+        ({"fail_fast": True}, "fail_fast must be a whole number of trials (0: never stop early), got True"),
+        ({"n_tasks": 0}, "n_tasks must be a positive whole number, got 0"),
+        ({"concurrency": "8"}, "concurrency must be a positive whole number, got '8'"),
+        ({"max_tokens": -1}, "max_tokens must be a positive whole number, got -1"),
+        ({"mode": "fast"}, "mode must be one of live, batch, got 'fast'"),
+        ({"measure": ["answer"]}, "measure must be one of answer, likelihood, both, got ['answer']"),
+        ({"order": None}, "order must be one of auto, prefix, plan, got None"),
+    ],
+)
 def test_each_sweep_key_fails_with_its_rules_line(change, expected):
     same(message(BASE | change), expected)
 
@@ -104,24 +152,44 @@ def same(got: str, expected: str) -> None:
         assert got == P + expected
 
 
-@pytest.mark.parametrize("change, expected", [
-    ({"provider": "acme"}, "models[0]: provider must be one of ..."),
-    ({"model": ""}, "models[0]: model name is missing"),
-    ({"provider": "openai-compatible"}, "models[0]: an openai-compatible model needs base_url "
-                                        "(e.g. http://127.0.0.1:8000/v1)"),
-    ({"context_window": 0}, "models[0].context_window must be a positive whole number, got 0"),
-    ({"timeout": "abc"}, "models[0].timeout must be a number from 0.001 to 86,400 (seconds for one whole answer), "
-                         "got 'abc'"),
-    ({"requests_per_minute": 1e-300}, "models[0].requests_per_minute must be a number from 0.01 to 1,000,000 "
-                                      "(requests per minute), got 1e-300"),
-    ({"max_retries": 11}, "models[0].max_retries must be a whole number from 0 to 10 (the SDK's retries of one call), "
-                          "got 11"),
-    ({"cache_prefix": "yes"}, "models[0].cache_prefix must be true or false, got 'yes'"),
-    ({"cache_prefix": True}, "models[0].cache_prefix marks a prefix for Anthropic's prompt caching; OpenAI caches "
-                             "prompts of 1,024+ tokens by itself (leave it out)"),
-    ({"api_key_env": "sk-abcdefghijklmnopqrstuvwxyz123456"}, "models[0].api_key_env holds what looks like an API key "
-                                                            "itself ('sk-a…' (35 characters)); put the key ..."),
-])
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        ({"provider": "acme"}, "models[0]: provider must be one of ..."),
+        ({"model": ""}, "models[0]: model name is missing"),
+        (
+            {"provider": "openai-compatible"},
+            "models[0]: an openai-compatible model needs base_url (e.g. http://127.0.0.1:8000/v1)",
+        ),
+        ({"context_window": 0}, "models[0].context_window must be a positive whole number, got 0"),
+        (
+            {"timeout": "abc"},
+            "models[0].timeout must be a number from 0.001 to 86,400 (seconds for one whole answer), "
+            "got 'abc'",
+        ),
+        (
+            {"requests_per_minute": 1e-300},
+            "models[0].requests_per_minute must be a number from 0.01 to 1,000,000 "
+            "(requests per minute), got 1e-300",
+        ),
+        (
+            {"max_retries": 11},
+            "models[0].max_retries must be a whole number from 0 to 10 (the SDK's retries of one call), "
+            "got 11",
+        ),
+        ({"cache_prefix": "yes"}, "models[0].cache_prefix must be true or false, got 'yes'"),
+        (
+            {"cache_prefix": True},
+            "models[0].cache_prefix marks a prefix for Anthropic's prompt caching; OpenAI caches "
+            "prompts of 1,024+ tokens by itself (leave it out)",
+        ),
+        (
+            {"api_key_env": "sk-abcdefghijklmnopqrstuvwxyz123456"},
+            "models[0].api_key_env holds what looks like an API key "
+            "itself ('sk-a…' (35 characters)); put the key ...",
+        ),
+    ],
+)
 def test_each_model_key_fails_with_its_rules_line(change, expected):
     got = message(BASE | {"models": [{"provider": "fake", "model": "m"} | change]})
     same(got, expected)
@@ -134,9 +202,21 @@ def test_the_first_bad_key_in_table_order_is_the_one_reported():
 
 
 def test_model_spec_is_built_field_by_field():
-    m = ModelConfig.from_dict({"provider": "anthropic", "model": "c", "base_url": "http://127.0.0.1:9/v1",
-                               "api_key_env": "K", "context_window": 100, "timeout": 5.0, "max_retries": 2,
-                               "cache_prefix": True, "max_tokens": 7, "requests_per_minute": 60.0}, 0)
+    m = ModelConfig.from_dict(
+        {
+            "provider": "anthropic",
+            "model": "c",
+            "base_url": "http://127.0.0.1:9/v1",
+            "api_key_env": "K",
+            "context_window": 100,
+            "timeout": 5.0,
+            "max_retries": 2,
+            "cache_prefix": True,
+            "max_tokens": 7,
+            "requests_per_minute": 60.0,
+        },
+        0,
+    )
     spec = m.spec
     assert spec == ModelSpec("anthropic", "c", "http://127.0.0.1:9/v1", "K", 100, 5.0, 2, True)
     assert all(getattr(spec, f.name) == getattr(m, f.name) for f in fields(ModelSpec))

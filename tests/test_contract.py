@@ -9,7 +9,9 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ENTRY = re.compile(r"^- `([a-z_]+(?:\.[A-Za-z_0-9]+)+)")  # "- `core.tokens`: ...", "- `run.store.RunStore(..."
+ENTRY = re.compile(
+    r"^- `([a-z_]+(?:\.[A-Za-z_0-9]+)+)"
+)  # "- `core.tokens`: ...", "- `run.store.RunStore(..."
 CALLED = re.compile(r"`([A-Za-z_][A-Za-z_0-9]*)\(")  # `tokenizer(encoding=...)`; `layer.module.name(` is not
 # one of them: a name qualified by another module is that module's, and is not checked here
 CONSTANT = re.compile(r"`([A-Z][A-Z_0-9]{2,})`")  # `METRICS`
@@ -46,8 +48,12 @@ def test_every_listed_module_exists_and_defines_what_it_names():
         if obj is None:
             missing.append(f"{dotted}: not defined")
         names = set(CALLED.findall(text)) | set(CONSTANT.findall(text))
-        missing += [f"{mod.__name__}.{n}" for n in sorted(names)
-                    if not hasattr(mod, n) and not any(hasattr(c, n) for c in vars(mod).values() if isinstance(c, type))]
+        missing += [
+            f"{mod.__name__}.{n}"
+            for n in sorted(names)
+            if not hasattr(mod, n)
+            and not any(hasattr(c, n) for c in vars(mod).values() if isinstance(c, type))
+        ]
     assert not missing, missing
 
 

@@ -22,16 +22,32 @@ import cli_reference  # noqa: E402
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     out = tmp_path_factory.mktemp("site")
-    run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    run = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     return out
 
 
 def test_the_site_builds_strict_with_every_page(site):
-    for page in ("index.html", "install/index.html", "app/index.html", "teachers/index.html", "deciders/index.html",
-                 "sweeps/index.html", "cli/index.html", "providers/index.html", "faults/index.html",
-                 "benchmarks/index.html", "architecture/index.html"):
+    for page in (
+        "index.html",
+        "install/index.html",
+        "app/index.html",
+        "teachers/index.html",
+        "deciders/index.html",
+        "sweeps/index.html",
+        "cli/index.html",
+        "providers/index.html",
+        "faults/index.html",
+        "benchmarks/index.html",
+        "architecture/index.html",
+    ):
         assert (site / page).is_file(), page
 
 
@@ -50,8 +66,13 @@ def test_the_cli_reference_agrees_with_litm_help():
     assert {("sweep",), ("app",), ("compare",), ("tasks", "generate"), ("tasks", "build")} <= names
     env = {**os.environ, "COLUMNS": cli_reference.WIDTH, "PYTHONPATH": str(ROOT)}
     for argv, _short, text in commands:
-        out = subprocess.run([sys.executable, "-m", "components.cli", *argv, "--help"], capture_output=True,
-                             text=True, env=env, timeout=60)
+        out = subprocess.run(
+            [sys.executable, "-m", "components.cli", *argv, "--help"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
         assert out.returncode == 0, out.stderr
         assert out.stdout == text, argv
         assert f"```text\n{out.stdout.rstrip()}\n```" in reference
@@ -75,8 +96,11 @@ def test_a_changed_option_shows_in_the_reference(monkeypatch):
 
 README = ROOT / "README.md"
 USER_PAGES = [README, *sorted(DOCS.glob("*.md"))]
-FORBIDDEN = re.compile(r"/work/|/root/|/home/\w|/tmp/|/Users/|\bissues? #?\d+|#\d{1,4}\b(?!\])|\bmilestone \d|"
-                       r"What the app gained|what changed|\bphase \d\b|'s fixes\b", re.I)
+FORBIDDEN = re.compile(
+    r"/work/|/root/|/home/\w|/tmp/|/Users/|\bissues? #?\d+|#\d{1,4}\b(?!\])|\bmilestone \d|"
+    r"What the app gained|what changed|\bphase \d\b|'s fixes\b",
+    re.I,
+)
 README_MAX_LINES = 250
 
 
@@ -89,8 +113,16 @@ def test_user_docs_have_no_machine_paths_or_history(page):
 
 def test_the_user_docs_check_catches_history_and_machine_paths():
     """The pattern above can fail: each of these lines is refused."""
-    for line in ("Screenshots go to /work/notes.", "Experiments page: what changed", "the fix of issue 12",
-                 "see issues #24", "fixed in #31", "measured in phase 2", "issue 12's fixes", "C:/Users/x"):
+    for line in (
+        "Screenshots go to /work/notes.",
+        "Experiments page: what changed",
+        "the fix of issue 12",
+        "see issues #24",
+        "fixed in #31",
+        "measured in phase 2",
+        "issue 12's fixes",
+        "C:/Users/x",
+    ):
         assert FORBIDDEN.search(line), line
     for line in ("gold at index 4, 9", "a 95% interval", "`litm sweep` step 2 of 8", "R&R §3.2 (Table 6)"):
         assert not FORBIDDEN.search(line), line
@@ -108,6 +140,14 @@ def test_the_readme_is_short_with_a_committed_screenshot_and_links_that_resolve(
     assert "make app" in text and "make test" in text
     for target in re.findall(r"\]\((docs/[^)#]+)(?:#[^)]*)?\)", text):
         assert (ROOT / target).is_file(), target
-    for page in ("teachers.md", "deciders.md", "sweeps.md", "cli.md", "providers.md", "faults.md",
-                 "benchmarks.md", "architecture.md"):
+    for page in (
+        "teachers.md",
+        "deciders.md",
+        "sweeps.md",
+        "cli.md",
+        "providers.md",
+        "faults.md",
+        "benchmarks.md",
+        "architecture.md",
+    ):
         assert f"docs/{page}" in text, f"the README links docs/{page}"

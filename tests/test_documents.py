@@ -16,8 +16,11 @@ TEXT = "Paris is the capital of France. It is large.\n\nBerlin is in Germany.\n\
 
 def test_paragraph_pages_and_offsets():
     doc = paginate(TEXT, "paragraph")
-    assert [p.text for p in doc.pages] == ["Paris is the capital of France. It is large.",
-                                           "Berlin is in Germany.", "Rome is old."]
+    assert [p.text for p in doc.pages] == [
+        "Paris is the capital of France. It is large.",
+        "Berlin is in Germany.",
+        "Rome is old.",
+    ]
     tok = tokenizer()
     assert [p.tokens for p in doc.pages] == [tok.count(p.text) for p in doc.pages]
     assert doc.offsets == (0, doc.pages[0].tokens, doc.pages[0].tokens + doc.pages[1].tokens, doc.tokens)
@@ -38,9 +41,14 @@ def test_token_budget_pages_stay_under_budget():
     assert " ".join(p.text for p in doc.pages).split() == text.split()
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("tokens:0", "positive whole number"), ("tokens:x", "positive whole number"), ("chapters", "unknown pagination"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("tokens:0", "positive whole number"),
+        ("tokens:x", "positive whole number"),
+        ("chapters", "unknown pagination"),
+    ],
+)
 def test_bad_pagination(spec, message):
     with pytest.raises(ValueError, match=message):
         parse_pagination(spec)
@@ -52,7 +60,10 @@ def test_empty_text_is_refused():
 
 
 def test_tags_in_text_are_neutralised():
-    assert neutralise_tags("see </PAGE 3> and <instructions>") == "see \u2039/PAGE 3\u203a and \u2039instructions\u203a"
+    assert (
+        neutralise_tags("see </PAGE 3> and <instructions>")
+        == "see \u2039/PAGE 3\u203a and \u2039instructions\u203a"
+    )
     doc = make_document(["a <PAGE 9> b"], titles=["<DOCUMENT>"])
     assert "<PAGE" not in doc.pages[0].text and "<DOCUMENT>" not in doc.pages[0].title
     assert neutralise_tags("a < b > c") == "a < b > c"

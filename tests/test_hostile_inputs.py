@@ -40,8 +40,10 @@ pytestmark = pytest.mark.own_process
 
 # --- inputs, made at test time ------------------------------------------------------------------------------
 
-RUN = (b'<w:r><w:rPr><w:b/><w:i/><w:u w:val="single"/><w:color w:val="FF0000"/><w:sz w:val="24"/>'
-       b'<w:szCs w:val="24"/><w:lang w:val="en-GB"/></w:rPr></w:r>')
+RUN = (
+    b'<w:r><w:rPr><w:b/><w:i/><w:u w:val="single"/><w:color w:val="FF0000"/><w:sz w:val="24"/>'
+    b'<w:szCs w:val="24"/><w:lang w:val="en-GB"/></w:rPr></w:r>'
+)
 
 
 def formatted_paragraphs(n: int = 9_000, runs: int = 130):
@@ -70,8 +72,15 @@ def rows_bomb(path: Path, rows: int = 2_000_000, text: str = "t") -> Path:
     def same(value: str):
         return pa.DictionaryArray.from_arrays(index, pa.array([value]))
 
-    table = pa.table({"task": same("t"), "strategy": same("baseline"), "model": same("fake:x"),
-                      "score": pa.array([1.0] * rows), "answer": same(text)})
+    table = pa.table(
+        {
+            "task": same("t"),
+            "strategy": same("baseline"),
+            "model": same("fake:x"),
+            "score": pa.array([1.0] * rows),
+            "answer": same(text),
+        }
+    )
     pq.write_table(table, path, compression="zstd")
     return path
 
@@ -92,16 +101,19 @@ def one_paragraph(chars: int, seed: int = 7) -> str:
 
 def app_upload(path: Path) -> list[str]:
     """The Playground's upload path (core.loaders.read_upload) in a subprocess, its error as a litm line."""
-    code = ("import sys; from pathlib import Path\n"
-            "from components.core.loaders import DocumentError, read_upload\n"
-            "try:\n"
-            f"    read_upload({path.name!r}, Path({str(path)!r}).read_bytes())\n"
-            "except DocumentError as exc:\n"
-            "    print('litm: ' + str(exc), file=sys.stderr); sys.exit(1)\n")
+    code = (
+        "import sys; from pathlib import Path\n"
+        "from components.core.loaders import DocumentError, read_upload\n"
+        "try:\n"
+        f"    read_upload({path.name!r}, Path({str(path)!r}).read_bytes())\n"
+        "except DocumentError as exc:\n"
+        "    print('litm: ' + str(exc), file=sys.stderr); sys.exit(1)\n"
+    )
     return ["-c", code]
 
 
 # --- the heavy cases: a subprocess each, peak RSS under 1 GB -----------------------------------------------
+
 
 def _docx_formatted(tmp: Path) -> Path:
     path = docx(tmp / "formatted.docx", formatted_paragraphs())
@@ -121,23 +133,41 @@ def _text(tmp: Path) -> Path:
 
 HEAVY = {
     "0.7 MB .docx of 9,000 formatted empty paragraphs (170 MB of XML), litm prompt": (
-        _docx_formatted, lambda p: ["prompt", "--doc", str(p), "--question", "what?"], False,
-        ("formatted.docx", f"more than {MAX_DOCX_ELEMENTS:,} XML elements")),
+        _docx_formatted,
+        lambda p: ["prompt", "--doc", str(p), "--question", "what?"],
+        False,
+        ("formatted.docx", f"more than {MAX_DOCX_ELEMENTS:,} XML elements"),
+    ),
     "the same .docx through the app's upload": (
-        _docx_formatted, app_upload, True, ("formatted.docx", f"more than {MAX_DOCX_ELEMENTS:,} XML elements")),
+        _docx_formatted,
+        app_upload,
+        True,
+        ("formatted.docx", f"more than {MAX_DOCX_ELEMENTS:,} XML elements"),
+    ),
     ".docx of 600 paragraphs with 100 KB attributes (60 MB of XML), litm prompt": (
-        _docx_attributes, lambda p: ["prompt", "--doc", str(p), "--question", "what?"], False,
-        ("attributes.docx", "XML unpacks to more than 50 MB")),
+        _docx_attributes,
+        lambda p: ["prompt", "--doc", str(p), "--question", "what?"],
+        False,
+        ("attributes.docx", "XML unpacks to more than 50 MB"),
+    ),
     "4 MB text split by tokens:1, litm prompt": (
-        _text, lambda p: ["prompt", "--doc", str(p), "--question", "what?", "--pages", "tokens:1"], False,
-        (f"more than {MAX_PAGES:,} pages",)),
+        _text,
+        lambda p: ["prompt", "--doc", str(p), "--question", "what?", "--pages", "tokens:1"],
+        False,
+        (f"more than {MAX_PAGES:,} pages",),
+    ),
     "35 KB parquet of 2,000,000 dictionary-encoded rows, litm import": (
-        lambda tmp: rows_bomb(tmp / "rows.parquet"), lambda p: ["import", str(p), "--db", str(p.parent / "i.sqlite")],
-        False, ("rows.parquet holds 2,000,000 rows", f"the limit is {MAX_IMPORT_ROWS:,} trials")),
+        lambda tmp: rows_bomb(tmp / "rows.parquet"),
+        lambda p: ["import", str(p), "--db", str(p.parent / "i.sqlite")],
+        False,
+        ("rows.parquet holds 2,000,000 rows", f"the limit is {MAX_IMPORT_ROWS:,} trials"),
+    ),
     "parquet of 20,000 rows repeating one 100 KB text (1.9 GB unpacked), litm import": (
         lambda tmp: rows_bomb(tmp / "text.parquet", 20_000, "a" * 100_000),
-        lambda p: ["import", str(p), "--db", str(p.parent / "i.sqlite")], False,
-        ("text.parquet unpacks to 1,908 MB", "the limit is 32 MB")),
+        lambda p: ["import", str(p), "--db", str(p.parent / "i.sqlite")],
+        False,
+        ("text.parquet unpacks to 1,908 MB", "the limit is 32 MB"),
+    ),
 }
 
 
@@ -173,6 +203,7 @@ def real_docx(path: Path, chunks) -> Path:
 def test_a_docx_just_under_the_limits_is_read_under_1_gb(tmp_path):
     """900,000 elements of formatting around one word: python-docx builds it, and the peak stays far below
     1 GB (the element limit is what keeps a tree small)."""
+
     def chunks():
         yield f'<?xml version="1.0"?><w:document {W}><w:body><w:p><w:r><w:t>needle</w:t></w:r></w:p>'.encode()
         yield b"<w:p>" + RUN * 100_000 + b"</w:p>"
@@ -185,6 +216,7 @@ def test_a_docx_just_under_the_limits_is_read_under_1_gb(tmp_path):
 
 
 # --- page splitting: linear, bounded, byte-exact ------------------------------------------------------------
+
 
 def test_a_400_kb_paragraph_by_sentence_is_split_in_linear_time(monkeypatch):
     """pysbd's cost grows with the square of its input (400 KB took 40.8 s): it is handed windows of at most
@@ -210,7 +242,9 @@ def test_a_400_kb_paragraph_by_sentence_is_split_in_linear_time(monkeypatch):
         assert found >= at and text[at:found].strip() == "", page.number
         at = found + len(page.text)
     assert text[at:].strip() == ""
-    assert all(p.text.endswith(".") for p in doc.pages[:-1]) and not any("Dr." == p.text[-3:] for p in doc.pages)
+    assert all(p.text.endswith(".") for p in doc.pages[:-1]) and not any(
+        "Dr." == p.text[-3:] for p in doc.pages
+    )
 
 
 def test_windows_give_the_sentences_pysbd_gives_the_whole_paragraph():
@@ -232,11 +266,15 @@ def test_a_run_on_sentence_is_cut_at_spaces_into_slices():
     assert " ".join(p.text for p in doc.pages) == text
 
 
-@pytest.mark.parametrize("text, spec", [
-    (one_paragraph(4_000_000), "tokens:1"),
-    ("a\n\n" * 3_000_000, "paragraph"),
-    ("Yes. " * 200_000, "sentence"),
-], ids=["4 MB text by tokens:1", "3,000,000 one-letter paragraphs", "200,000 two-word sentences"])
+@pytest.mark.parametrize(
+    "text, spec",
+    [
+        (one_paragraph(4_000_000), "tokens:1"),
+        ("a\n\n" * 3_000_000, "paragraph"),
+        ("Yes. " * 200_000, "sentence"),
+    ],
+    ids=["4 MB text by tokens:1", "3,000,000 one-letter paragraphs", "200,000 two-word sentences"],
+)
 def test_too_many_pages_is_one_line_at_once(text, spec):
     t0 = time.monotonic()
     with pytest.raises(TooManyPages, match=f"more than {MAX_PAGES:,} pages, the limit") as caught:
@@ -250,6 +288,7 @@ def test_pages_up_to_the_limit_are_kept():
 
 
 # --- .docx: the streaming pre-pass, in process ----------------------------------------------------------------
+
 
 def test_formatted_docx_is_refused_before_python_docx_builds_it(monkeypatch):
     import docx as python_docx
@@ -270,8 +309,10 @@ def test_formatting_in_another_part_counts_too():
     """python-docx parses every XML part (styles, numbering, ...), so every part is counted."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr("word/document.xml", f'<w:document {W}><w:body><w:p><w:r><w:t>hi</w:t></w:r></w:p>'
-                                         "</w:body></w:document>")
+        zf.writestr(
+            "word/document.xml",
+            f"<w:document {W}><w:body><w:p><w:r><w:t>hi</w:t></w:r></w:p></w:body></w:document>",
+        )
         zf.writestr("word/styles.xml", b"<s>" + b"<x/>" * (MAX_DOCX_ELEMENTS + 1) + b"</s>")
     with pytest.raises(DocumentError, match="XML elements"):
         read_upload("styled.docx", buf.getvalue())
@@ -279,9 +320,12 @@ def test_formatting_in_another_part_counts_too():
 
 # --- imports: rows and bytes bounded before the data is read -----------------------------------------------
 
+
 def _trials(n: int) -> list[dict]:
-    return [{"task": f"t{i}", "strategy": "baseline", "model": "fake:x", "score": 1.0, "answer": "a"}
-            for i in range(n)]
+    return [
+        {"task": f"t{i}", "strategy": "baseline", "model": "fake:x", "score": 1.0, "answer": "a"}
+        for i in range(n)
+    ]
 
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
@@ -310,8 +354,15 @@ def test_a_list_column_repeating_a_long_text_is_measured_before_unpacking(tmp_pa
     path = tmp_path / "lists.parquet"
     value = pa.DictionaryArray.from_arrays(pa.array([0] * 2_000, pa.int32()), pa.array(["b" * 50_000]))
     answers = pa.ListArray.from_arrays(pa.array(range(0, 2_001), pa.int32()), value)
-    table = pa.table({"task": pa.array(["t"] * 2_000), "strategy": pa.array(["s"] * 2_000),
-                      "model": pa.array(["m"] * 2_000), "score": pa.array([0.0] * 2_000), "answers": answers})
+    table = pa.table(
+        {
+            "task": pa.array(["t"] * 2_000),
+            "strategy": pa.array(["s"] * 2_000),
+            "model": pa.array(["m"] * 2_000),
+            "score": pa.array([0.0] * 2_000),
+            "answers": answers,
+        }
+    )
     pq.write_table(table, path)
     assert path.stat().st_size < 200_000
     with pytest.raises(ImportTooLarge, match="lists.parquet unpacks to 95 MB"):
@@ -337,13 +388,21 @@ HEADER = "question,answers,gold_passage\n"
 LONG = "x" * (MAX_CSV_CELL + 10)
 
 CSV_CASES = {
-    "a 131,082-character gold_passage between two good rows":
-        (HEADER + "q1,a1,p1 a1\n" + f"q2,a2,{LONG}\n" + "q3,a3,p3 a3\n", 2, [(3, "gold_passage cell has 131,082")]),
-    "the long cell quoted over three lines":
-        (HEADER + "q1,a1,p1 a1\n" + f'q2,a2,"{LONG}\nmore\nand more"\n' + "q3,a3,p3 a3\n", 2,
-         [(3, "gold_passage cell has 131,096")]),
-    "a long question, semicolon-separated":
-        ("question;answers;gold_passage\n" + f"{LONG};a;p\n" + "q;a;p a\n", 1, [(2, "question cell has 131,082")]),
+    "a 131,082-character gold_passage between two good rows": (
+        HEADER + "q1,a1,p1 a1\n" + f"q2,a2,{LONG}\n" + "q3,a3,p3 a3\n",
+        2,
+        [(3, "gold_passage cell has 131,082")],
+    ),
+    "the long cell quoted over three lines": (
+        HEADER + "q1,a1,p1 a1\n" + f'q2,a2,"{LONG}\nmore\nand more"\n' + "q3,a3,p3 a3\n",
+        2,
+        [(3, "gold_passage cell has 131,096")],
+    ),
+    "a long question, semicolon-separated": (
+        "question;answers;gold_passage\n" + f"{LONG};a;p\n" + "q;a;p a\n",
+        1,
+        [(2, "question cell has 131,082")],
+    ),
 }
 
 
@@ -359,7 +418,9 @@ def test_a_csv_row_with_a_cell_too_long_is_skipped_and_reported(case):
 
 
 def test_a_file_of_only_too_long_rows_is_one_line():
-    with pytest.raises(TaskFileError, match=r"no task could be read \(line 2: the gold_passage cell has 131,082"):
+    with pytest.raises(
+        TaskFileError, match=r"no task could be read \(line 2: the gold_passage cell has 131,082"
+    ):
         parse_tasks_bytes("long.csv", (HEADER + f"q,a,{LONG}\n").encode())
 
 
@@ -387,7 +448,10 @@ def test_the_experiments_page_survives_the_upload(tmp_path, monkeypatch):
     at.run()
     assert not at.exception, at.exception
     at.file_uploader(key="exp_upload").upload(
-        "tasks.csv", CSV_CASES["a 131,082-character gold_passage between two good rows"][0].encode(), "text/csv")
+        "tasks.csv",
+        CSV_CASES["a 131,082-character gold_passage between two good rows"][0].encode(),
+        "text/csv",
+    )
     at.run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
@@ -399,15 +463,31 @@ def test_the_experiments_page_survives_the_upload(tmp_path, monkeypatch):
 
 # --- CSV exports: no cell a spreadsheet runs ------------------------------------------------------------------
 
-FORMULAS = ['=HYPERLINK("http://example.com","click")', "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A2)", "\tx=1",
-            "\r=1"]
+FORMULAS = [
+    '=HYPERLINK("http://example.com","click")',
+    "+cmd|' /C calc'!A0",
+    "-2+3",
+    "@SUM(A1:A2)",
+    "\tx=1",
+    "\r=1",
+]
 
 
-@pytest.mark.parametrize("value, written", [
-    *[(f, "'" + f) for f in FORMULAS],
-    ("'=already", "''=already"), ("''", "'''"), ("'tis", "'tis"), ("plain", "plain"), ("", ""),
-    (-1.5, -1.5), (0, 0), (None, None),
-], ids=lambda v: repr(v))
+@pytest.mark.parametrize(
+    "value, written",
+    [
+        *[(f, "'" + f) for f in FORMULAS],
+        ("'=already", "''=already"),
+        ("''", "'''"),
+        ("'tis", "'tis"),
+        ("plain", "plain"),
+        ("", ""),
+        (-1.5, -1.5),
+        (0, 0),
+        (None, None),
+    ],
+    ids=lambda v: repr(v),
+)
 def test_csv_cell(value, written):
     assert csv_cell(value) == written
     assert csv_text(csv_cell(value)) == value  # what a CSV import reads back
@@ -417,9 +497,23 @@ def _formula_store(tmp_path) -> tuple[RunStore, int]:
     store = RunStore(tmp_path / "runs.sqlite")
     sid = store.open_sweep("=cmd sweep", {})
     for i, answer in enumerate(FORMULAS):
-        store.put_trial(sid, {"trial_key": f"k{i}", "task": f"=task{i}", "question": "-q?", "answers": ["@a"],
-                              "strategy": "baseline", "params": "{}", "model": "fake:x", "answer": answer,
-                              "score": 0.0, "answer_logprob": -1.5 - i, "length": 100, "position": 0.5})
+        store.put_trial(
+            sid,
+            {
+                "trial_key": f"k{i}",
+                "task": f"=task{i}",
+                "question": "-q?",
+                "answers": ["@a"],
+                "strategy": "baseline",
+                "params": "{}",
+                "model": "fake:x",
+                "answer": answer,
+                "score": 0.0,
+                "answer_logprob": -1.5 - i,
+                "length": 100,
+                "position": 0.5,
+            },
+        )
     return store, sid
 
 
@@ -455,13 +549,17 @@ def test_the_apps_csv_download_has_no_formula_and_imports_back(tmp_path):
     numeric = {i for i, c in enumerate(header) if c in ("answer_logprob", "score", "position")}
     for row in body:
         _no_formula(row, numeric)
-    assert {row[header.index("answer_logprob")] for row in body} == {str(-1.5 - i) for i in range(len(FORMULAS))}
+    assert {row[header.index("answer_logprob")] for row in body} == {
+        str(-1.5 - i) for i in range(len(FORMULAS))
+    }
     path = tmp_path / "out.csv"
     path.write_bytes(data)
     other = RunStore(tmp_path / "other.sqlite")
     [new] = other.import_trials(path)
     back = other.trials_frame(new).sort_values("trial_key")
-    assert list(back["answer"]) == FORMULAS and list(back["task"]) == [f"=task{i}" for i in range(len(FORMULAS))]
+    assert list(back["answer"]) == FORMULAS and list(back["task"]) == [
+        f"=task{i}" for i in range(len(FORMULAS))
+    ]
     assert list(back["answers"]) == [["@a"]] * len(FORMULAS)
     assert other.sweeps_frame().iloc[0]["name"].startswith("=cmd sweep (imported ")
     other.close_all()

@@ -38,7 +38,9 @@ from tests.support import sweep_toml
 from tests.support.llm_server import LLMServer
 
 ROOT = Path(__file__).resolve().parent.parent
-MESSAGES = [{"role": "user", "content": "The capital of Zorbia is Quenton.\n\nWhat is the capital of Zorbia?"}]
+MESSAGES = [
+    {"role": "user", "content": "The capital of Zorbia is Quenton.\n\nWhat is the capital of Zorbia?"}
+]
 KEY = "sk-test-hostile-0123456789abcdef"  # the key the provider is given: never in a message
 PASTED = "sk-proj-" + "a1B2c3D4e5" * 5  # a key pasted where a variable's name goes (58 characters)
 PASTED_NAME = "sk_live_" + "Zx9Qw8Er7Ty6" * 3  # a key shaped like a variable name
@@ -71,43 +73,96 @@ PROVIDERS3 = ("openai-compatible", "openai", "anthropic")
 CASES: dict[str, Case] = {}
 for p in PROVIDERS3:
     CASES[f"empty-answer-{p}"] = Case(p, {"malformed": "empty_text"}, "bad_response", "the answer is empty")
-    CASES[f"whitespace-answer-{p}"] = Case(p, {"malformed": "blank_text"}, "bad_response",
-                                           "the answer is only whitespace")
-    CASES[f"max-tokens-before-any-text-{p}"] = Case(p, {"malformed": "length_empty"}, "bad_response",
-                                                    "max_tokens ended it before any text")
+    CASES[f"whitespace-answer-{p}"] = Case(
+        p, {"malformed": "blank_text"}, "bad_response", "the answer is only whitespace"
+    )
+    CASES[f"max-tokens-before-any-text-{p}"] = Case(
+        p, {"malformed": "length_empty"}, "bad_response", "max_tokens ended it before any text"
+    )
 for p in ("openai-compatible", "anthropic"):
-    CASES[f"key-pasted-as-api-key-env-{p}"] = Case(p, {}, "missing_key", "'sk-p…'", api_key_env=PASTED,
-                                                   no_request=True)
-    CASES[f"key-shaped-like-a-variable-name-{p}"] = Case(p, {}, "missing_key", "'sk_l…'", api_key_env=PASTED_NAME,
-                                                         no_request=True)
-    CASES[f"redirect-to-another-origin-{p}"] = Case(p, {"misbehave": "redirect_other"}, "bad_response",
-                                                    "redirected the request to another origin")
-    CASES[f"redirect-loop-{p}"] = Case(p, {"misbehave": "redirect_loop"}, "bad_response",
-                                       "redirects the request in a loop")
-    CASES[f"unparseable-base-url-{p}"] = Case(p, {}, "bad_request", "is not a valid address",
-                                              base_url="http://[::1", no_request=True)
-    CASES[f"key-in-base-url-user-info-{p}"] = Case(p, {"status": 500}, "transient", "server error (500)",
-                                                   base_url="http://user:" + URL_KEY + "@{host}", max_retries=0)
-    CASES[f"key-in-base-url-query-{p}"] = Case(p, {"status": 500}, "transient", "server error (500)",
-                                               base_url="{url}?api_key=" + URL_KEY, max_retries=0)
-CASES["retry-after-70-past-the-limit-anthropic"] = Case("anthropic", {"status": 429, "retry_after": 70}, "rate_limited",
-                                                        "asks to wait 70 s", max_retry_after=10, within_s=13)
-CASES["retry-after-300-past-the-limit-anthropic"] = Case("anthropic", {"status": 429, "retry_after": 300},
-                                                         "rate_limited", "asks to wait 300 s", max_retry_after=60,
-                                                         within_s=13)
-CASES["retry-after-100-past-the-limit-openai"] = Case("openai", {"status": 429, "retry_after": 100}, "rate_limited",
-                                                      "asks to wait 100 s", max_retry_after=10, within_s=13)
+    CASES[f"key-pasted-as-api-key-env-{p}"] = Case(
+        p, {}, "missing_key", "'sk-p…'", api_key_env=PASTED, no_request=True
+    )
+    CASES[f"key-shaped-like-a-variable-name-{p}"] = Case(
+        p, {}, "missing_key", "'sk_l…'", api_key_env=PASTED_NAME, no_request=True
+    )
+    CASES[f"redirect-to-another-origin-{p}"] = Case(
+        p, {"misbehave": "redirect_other"}, "bad_response", "redirected the request to another origin"
+    )
+    CASES[f"redirect-loop-{p}"] = Case(
+        p, {"misbehave": "redirect_loop"}, "bad_response", "redirects the request in a loop"
+    )
+    CASES[f"unparseable-base-url-{p}"] = Case(
+        p, {}, "bad_request", "is not a valid address", base_url="http://[::1", no_request=True
+    )
+    CASES[f"key-in-base-url-user-info-{p}"] = Case(
+        p,
+        {"status": 500},
+        "transient",
+        "server error (500)",
+        base_url="http://user:" + URL_KEY + "@{host}",
+        max_retries=0,
+    )
+    CASES[f"key-in-base-url-query-{p}"] = Case(
+        p,
+        {"status": 500},
+        "transient",
+        "server error (500)",
+        base_url="{url}?api_key=" + URL_KEY,
+        max_retries=0,
+    )
+CASES["retry-after-70-past-the-limit-anthropic"] = Case(
+    "anthropic",
+    {"status": 429, "retry_after": 70},
+    "rate_limited",
+    "asks to wait 70 s",
+    max_retry_after=10,
+    within_s=13,
+)
+CASES["retry-after-300-past-the-limit-anthropic"] = Case(
+    "anthropic",
+    {"status": 429, "retry_after": 300},
+    "rate_limited",
+    "asks to wait 300 s",
+    max_retry_after=60,
+    within_s=13,
+)
+CASES["retry-after-100-past-the-limit-openai"] = Case(
+    "openai",
+    {"status": 429, "retry_after": 100},
+    "rate_limited",
+    "asks to wait 100 s",
+    max_retry_after=10,
+    within_s=13,
+)
 CASES["retry-after-100-past-the-limit-openai-compatible"] = Case(
-    "openai-compatible", {"status": 429, "retry_after": 100}, "rate_limited", "asks to wait 100 s",
-    max_retry_after=10, within_s=13)
+    "openai-compatible",
+    {"status": 429, "retry_after": 100},
+    "rate_limited",
+    "asks to wait 100 s",
+    max_retry_after=10,
+    within_s=13,
+)
 CASES["server-error-retry-after-past-the-limit-openai"] = Case(
-    "openai", {"status": 503, "retry_after": 100}, "transient", "asks to wait 100 s", max_retry_after=10, within_s=13)
+    "openai",
+    {"status": 503, "retry_after": 100},
+    "transient",
+    "asks to wait 100 s",
+    max_retry_after=10,
+    within_s=13,
+)
 # Retry-After 4 s again and again: waited for while it fits (10 s in all, SDK-style retries and the Caller's
 # together), then the call ends: never past max_retry_after plus the requests' own time
 for p in ("openai", "anthropic"):
     CASES[f"retry-after-4-until-the-total-is-spent-{p}"] = Case(
-        p, {"status": 429, "retry_after": 4}, "rate_limited", "s left of the 10 s a call waits in all",
-        max_retry_after=10, max_retries=10, within_s=10 + 3)
+        p,
+        {"status": 429, "retry_after": 4},
+        "rate_limited",
+        "s left of the 10 s a call waits in all",
+        max_retry_after=10,
+        max_retries=10,
+        within_s=10 + 3,
+    )
 
 
 def base_url(case: Case, server: LLMServer) -> str:
@@ -119,11 +174,13 @@ def base_url(case: Case, server: LLMServer) -> str:
 
 def call(spec: ModelSpec, key: str | None, store: RunStore | None, max_retry_after: float | None = None):
     """One call the way a trial makes it: make_provider, then Caller.ask (cache, store, retries)."""
+
     async def go():
         provider = make_provider(spec, key)
         try:
             return await Caller(provider, store, concurrency=1, max_retry_after=max_retry_after).ask(
-                MESSAGES, Settings(max_tokens=32))
+                MESSAGES, Settings(max_tokens=32)
+            )
         finally:
             await provider.aclose()
 
@@ -139,8 +196,13 @@ def test_hostile_provider_case(case_id, server, other, tmp_path, monkeypatch):
     other.reset()
     if case.api_key_env:
         monkeypatch.delenv(case.api_key_env, raising=False)
-    spec = ModelSpec(case.provider, "gpt-4o-mini" if case.provider == "openai" else "loop-model",
-                     base_url(case, server), api_key_env=case.api_key_env, max_retries=case.max_retries)
+    spec = ModelSpec(
+        case.provider,
+        "gpt-4o-mini" if case.provider == "openai" else "loop-model",
+        base_url(case, server),
+        api_key_env=case.api_key_env,
+        max_retries=case.max_retries,
+    )
     store = RunStore(tmp_path / "s.sqlite")
     t0 = time.perf_counter()
     with pytest.raises(ProviderError) as err:
@@ -165,20 +227,35 @@ def test_hostile_provider_case(case_id, server, other, tmp_path, monkeypatch):
 
 # --- empty answers, end to end: never scored, never cached, resent by --retry-errors -------------------------
 
+
 @pytest.mark.parametrize("provider", ["openai-compatible", "anthropic"])
-def test_empty_answers_are_errors_in_a_sweep_and_retry_errors_resends_them(provider, server, tmp_path, monkeypatch):
+def test_empty_answers_are_errors_in_a_sweep_and_retry_errors_resends_them(
+    provider, server, tmp_path, monkeypatch
+):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0000")
     url = server.anthropic_url if provider == "anthropic" else server.openai_url
-    config = SweepConfig.from_toml(sweep_toml(tmp_path, base_url=url, strategies=("baseline",), n_tasks=2,
-                                              lengths=(600,), positions=(0.0, 1.0), provider=provider,
-                                              extra_model="max_retries = 0"))
+    config = SweepConfig.from_toml(
+        sweep_toml(
+            tmp_path,
+            base_url=url,
+            strategies=("baseline",),
+            n_tasks=2,
+            lengths=(600,),
+            positions=(0.0, 1.0),
+            provider=provider,
+            extra_model="max_retries = 0",
+        )
+    )
     server.set(malformed="blank_text")
     with RunStore(tmp_path / "s.sqlite") as store:
         first = run_sweep(config, store)
         frame = store.trials_frame()
         assert first.errors == 4 and set(frame["error_kind"]) == {"bad_response"}
         # the sweep's last line says why, not only how many (a sweep shorter than fail_fast said nothing more)
-        assert first.reason.startswith("4 trial(s) failed (bad_response x4; ") and "only whitespace" in first.reason
+        assert (
+            first.reason.startswith("4 trial(s) failed (bad_response x4; ")
+            and "only whitespace" in first.reason
+        )
         assert first.reason.endswith("rerun with --retry-errors") and "\n" not in first.reason
         assert frame["score"].isna().all()  # never scored as a wrong answer
         assert all("only whitespace" in e for e in frame["error"])
@@ -214,6 +291,7 @@ def test_every_provider_answer_passes_the_one_empty_check(tmp_path):
 
 # --- Retry-After: waited for when it fits ---------------------------------------------------------------
 
+
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_a_short_retry_after_is_still_waited_for(provider, server):
     server.set(status=429, retry_after=1, fail_times=1)
@@ -245,8 +323,11 @@ def test_the_wait_shows_on_the_callers_waiting_line(server):
 
 # --- keys in base URLs, invalid base URLs -----------------------------------------------------------------
 
+
 def test_a_key_inside_the_base_url_is_never_stored(server, tmp_path):
-    url = server.openai_url.replace("http://", f"http://user:{URL_KEY}@")  # (the SDKs misplace a query's path)
+    url = server.openai_url.replace(
+        "http://", f"http://user:{URL_KEY}@"
+    )  # (the SDKs misplace a query's path)
     db = tmp_path / "s.sqlite"
     store = RunStore(db)
     completion, key = call(ModelSpec("openai-compatible", "m", url), KEY, store)
@@ -272,24 +353,44 @@ def test_providers_given_a_spec_directly_refuse_an_invalid_base_url(provider):
 def test_url_helpers():
     assert safe_base_url("http://u:" + URL_KEY + "@h:8/v1") == ("http://h:8/v1", URL_KEY)
     assert safe_base_url("https://h/v1?api-version=2&token=abc") == ("https://h/v1?api-version=2", "abc")
-    assert safe_base_url("https://h/v1?x=" + "q7W" * 8) == ("https://h/v1", "q7W" * 8)  # a value shaped like a key
+    assert safe_base_url("https://h/v1?x=" + "q7W" * 8) == (
+        "https://h/v1",
+        "q7W" * 8,
+    )  # a value shaped like a key
     assert safe_base_url("http://127.0.0.1:8000/v1") == ("http://127.0.0.1:8000/v1", None)
     assert safe_base_url(None) == (None, None)
     assert check_base_url(" http://127.0.0.1:8000/v1 ") == "http://127.0.0.1:8000/v1"
-    with pytest.raises(ValueError, match="not a valid address"):  # a ValueError too: a config check's one line
+    with pytest.raises(
+        ValueError, match="not a valid address"
+    ):  # a ValueError too: a config check's one line
         check_base_url("http://[::1")
     with pytest.raises(BadBaseUrl) as err:
         check_base_url("http://user:" + URL_KEY + "@[::1")
     assert URL_KEY not in str(err.value)
-    assert "***" in scrub(f"GET http://a:{URL_KEY}@h/?key=zz&x=1") and URL_KEY not in scrub(f"http://a:{URL_KEY}@h/")
+    assert "***" in scrub(f"GET http://a:{URL_KEY}@h/?key=zz&x=1") and URL_KEY not in scrub(
+        f"http://a:{URL_KEY}@h/"
+    )
     assert "key=***" in scrub("http://h/v1?key=zz&x=1") and "x=1" in scrub("http://h/v1?key=zz&x=1")
 
 
-@pytest.mark.parametrize("value, key", [
-    ("OPENAI_API_KEY", False), ("MY_VAR_2", False), ("AZURE_OPENAI_KEY_PROD", False), ("X", False),
-    ("sk-abc123", True), (PASTED, True), (PASTED_NAME, True), ("sk-ant-api03-xyz", True), ("gsk_" + "a" * 20, True),
-    ("has space", True), ("9STARTS_WITH_DIGIT", True), ("a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6", True),
-    ("PREFIX_9f8e7d6c5b4a39281706", True)])
+@pytest.mark.parametrize(
+    "value, key",
+    [
+        ("OPENAI_API_KEY", False),
+        ("MY_VAR_2", False),
+        ("AZURE_OPENAI_KEY_PROD", False),
+        ("X", False),
+        ("sk-abc123", True),
+        (PASTED, True),
+        (PASTED_NAME, True),
+        ("sk-ant-api03-xyz", True),
+        ("gsk_" + "a" * 20, True),
+        ("has space", True),
+        ("9STARTS_WITH_DIGIT", True),
+        ("a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6", True),
+        ("PREFIX_9f8e7d6c5b4a39281706", True),
+    ],
+)
 def test_what_looks_like_a_key(value, key):
     assert looks_like_key(value) is key
     shown = shown_name(value)
@@ -300,19 +401,36 @@ def test_what_looks_like_a_key(value, key):
 
 # --- the command line: one line, never "unexpected error" -------------------------------------------------
 
+
 def litm(args: list[str], cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "components.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "components.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
-@pytest.mark.parametrize("fault, extra, line", [
-    ("invalid-base-url", None, "is not a valid address"),
-    ("key-shaped-like-a-variable-name", f'api_key_env = "{PASTED_NAME}"', "'sk_l…'"),
-])
+@pytest.mark.parametrize(
+    "fault, extra, line",
+    [
+        ("invalid-base-url", None, "is not a valid address"),
+        ("key-shaped-like-a-variable-name", f'api_key_env = "{PASTED_NAME}"', "'sk_l…'"),
+    ],
+)
 def test_the_command_line_names_the_fault_in_one_line(fault, extra, line, server, tmp_path):
-    toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline",), n_tasks=2, lengths=(600,),
-                      positions=(0.0,), extra_model=extra or "")
+    toml = sweep_toml(
+        tmp_path,
+        base_url=server.openai_url,
+        strategies=("baseline",),
+        n_tasks=2,
+        lengths=(600,),
+        positions=(0.0,),
+        extra_model=extra or "",
+    )
     if fault == "invalid-base-url":
         toml.write_text(toml.read_text().replace(server.openai_url, "http://[::1"))
     r = litm(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite"), "--quiet"], tmp_path)
@@ -323,6 +441,7 @@ def test_the_command_line_names_the_fault_in_one_line(fault, extra, line, server
 
 
 # --- empty answers in batch mode: the same check (providers/answers.py) on every result line -----------------
+
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 @pytest.mark.parametrize("fault", ["empty_text", "blank_text"])

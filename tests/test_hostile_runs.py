@@ -51,21 +51,43 @@ def with_model_setting(toml: Path, key: str, value: str) -> Path:
 # --- grids: sizes bounded with one line, plans in linear time ----------------------------------------------
 
 GRIDS = {
-    "lengths-list-of-100000": ({"lengths": str(list(range(600, 100_600)))}, ("lengths has 100,000 values",
-                                                                             "the limit is 1,000 a list")),
-    "gold-index-list-of-20000": ({"documents": str(list(range(10, 70))), "gold_index": str(list(range(20_000))),
-                                  "lengths": None, "positions": None},
-                                 ("gold_index has 20,000 values", "the limit is 1,000")),
-    "documents-list-of-1001": ({"documents": str(list(range(1, 1002))), "gold_index": "[0]", "lengths": None,
-                                "positions": None}, ("documents has 1,001 values",)),
-    "param-list-of-1001": ({"strategies": '["icr"]', "params": "{ k = " + str(list(range(1, 1002))) + " }"},
-                           ("params: k has 1,001 values", "the limit is 1,000")),
-    "trials-over-the-limit-at-parse": ({"n_tasks": None, "lengths": str(list(range(600, 1600))),
-                                        "positions": str([round(i / 999, 6) for i in range(1000)])},
-                                       ("at least 1,000,000 trials", "the limit is 200,000 trials")),
-    "trials-over-the-limit-with-tasks": ({"n_tasks": None, "lengths": str(list(range(600, 1100))),
-                                          "positions": str([round(i / 199, 6) for i in range(200)])},
-                                         ("has 300,000 trials", "x 3 tasks", "the limit is 200,000 trials")),
+    "lengths-list-of-100000": (
+        {"lengths": str(list(range(600, 100_600)))},
+        ("lengths has 100,000 values", "the limit is 1,000 a list"),
+    ),
+    "gold-index-list-of-20000": (
+        {
+            "documents": str(list(range(10, 70))),
+            "gold_index": str(list(range(20_000))),
+            "lengths": None,
+            "positions": None,
+        },
+        ("gold_index has 20,000 values", "the limit is 1,000"),
+    ),
+    "documents-list-of-1001": (
+        {"documents": str(list(range(1, 1002))), "gold_index": "[0]", "lengths": None, "positions": None},
+        ("documents has 1,001 values",),
+    ),
+    "param-list-of-1001": (
+        {"strategies": '["icr"]', "params": "{ k = " + str(list(range(1, 1002))) + " }"},
+        ("params: k has 1,001 values", "the limit is 1,000"),
+    ),
+    "trials-over-the-limit-at-parse": (
+        {
+            "n_tasks": None,
+            "lengths": str(list(range(600, 1600))),
+            "positions": str([round(i / 999, 6) for i in range(1000)]),
+        },
+        ("at least 1,000,000 trials", "the limit is 200,000 trials"),
+    ),
+    "trials-over-the-limit-with-tasks": (
+        {
+            "n_tasks": None,
+            "lengths": str(list(range(600, 1100))),
+            "positions": str([round(i / 199, 6) for i in range(200)]),
+        },
+        ("has 300,000 trials", "x 3 tasks", "the limit is 200,000 trials"),
+    ),
 }
 
 
@@ -95,10 +117,16 @@ print(len(plan(config)), f"{time.perf_counter() - t0:.3f}")
 
 def test_a_plan_of_40000_cells_is_made_in_linear_time(tmp_path, server):
     """40 document counts x 1,000 gold indices: a list membership test per cell took 57 s (0.7 s for 5,000)."""
-    toml = with_keys(config(tmp_path, server), n_tasks="1", documents=str(list(range(1000, 1040))),
-                     gold_index=str(list(range(1000))))
-    toml.write_text("\n".join(x for x in toml.read_text().splitlines()
-                              if not x.startswith(("lengths =", "positions ="))) + "\n")
+    toml = with_keys(
+        config(tmp_path, server),
+        n_tasks="1",
+        documents=str(list(range(1000, 1040))),
+        gold_index=str(list(range(1000))),
+    )
+    toml.write_text(
+        "\n".join(x for x in toml.read_text().splitlines() if not x.startswith(("lengths =", "positions =")))
+        + "\n"
+    )
     r = run([*("-c", PLAN), str(toml)], tmp_path, python=True, timeout=120)
     assert r.code == 0 and "Traceback" not in r.err, r.err
     trials, seconds = r.out.split()
@@ -131,15 +159,34 @@ model = "gpt-4o-mini"
 
 # --- parameters that no document of the grid can take -------------------------------------------------------
 
-@pytest.mark.parametrize("fault, keys, needles", [
-    ("icr-k-above-every-document", {"strategies": '["icr"]', "params": "{ k = [2, 40] }"},
-     ("icr's k = 40 is more than the", "pages of the largest document")),
-    ("icr-default-k-above-3-documents", {"strategies": '["icr"]', "params": "{}", "documents": "[3]", "gold_index": "[0]",
-                                         "lengths": None, "positions": None},
-     ("icr's k = 5 (its default) is more than the 3 pages", "3 documents")),
-    ("chunked-icr-c-above-every-document", {"strategies": '["chunked-icr"]', "params": "{ k = 2, c = 50000 }"},
-     ("chunked-icr's c = 50,000 is more than the", "tokens of the largest document")),
-])
+
+@pytest.mark.parametrize(
+    "fault, keys, needles",
+    [
+        (
+            "icr-k-above-every-document",
+            {"strategies": '["icr"]', "params": "{ k = [2, 40] }"},
+            ("icr's k = 40 is more than the", "pages of the largest document"),
+        ),
+        (
+            "icr-default-k-above-3-documents",
+            {
+                "strategies": '["icr"]',
+                "params": "{}",
+                "documents": "[3]",
+                "gold_index": "[0]",
+                "lengths": None,
+                "positions": None,
+            },
+            ("icr's k = 5 (its default) is more than the 3 pages", "3 documents"),
+        ),
+        (
+            "chunked-icr-c-above-every-document",
+            {"strategies": '["chunked-icr"]', "params": "{ k = 2, c = 50000 }"},
+            ("chunked-icr's c = 50,000 is more than the", "tokens of the largest document"),
+        ),
+    ],
+)
 def test_a_parameter_no_document_can_take_is_refused(tmp_path, server, fault, keys, needles):
     toml = config(tmp_path, server)
     lines = [x for x in toml.read_text().splitlines() if not any(x.startswith(f"{k} =") for k in keys)]
@@ -161,18 +208,25 @@ def test_reprompt_with_r_past_every_document_is_a_setting_not_an_error(tmp_path,
 
 # --- prices --------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("fault, price, needle", [
-    ("price-1e308", "1e308", "input must be a number from 0 to 10,000"),
-    ("price-above-10000", "20000", "input must be a number from 0 to 10,000"),
-    ("price-infinite-as-json", "Infinity", "input must be a number from 0 to 10,000"),
-])
+
+@pytest.mark.parametrize(
+    "fault, price, needle",
+    [
+        ("price-1e308", "1e308", "input must be a number from 0 to 10,000"),
+        ("price-above-10000", "20000", "input must be a number from 0 to 10,000"),
+        ("price-infinite-as-json", "Infinity", "input must be a number from 0 to 10,000"),
+    ],
+)
 def test_absurd_prices_are_refused(tmp_path, server, fault, price, needle):
     """A price of 1e308 estimated "$inf"."""
     prices = tmp_path / "prices.json"
     prices.write_text('{"models": {"openai": {"gpt-4o-mini": {"input": ' + price + ', "output": 1}}}}')
     toml = config(tmp_path, server)
-    text = toml.read_text().replace('provider = "openai-compatible"', 'provider = "openai"').replace(
-        'model = "loop-model"', 'model = "gpt-4o-mini"')
+    text = (
+        toml.read_text()
+        .replace('provider = "openai-compatible"', 'provider = "openai"')
+        .replace('model = "loop-model"', 'model = "gpt-4o-mini"')
+    )
     toml.write_text(text)
     r = run(["sweep", str(toml), "--dry-run"], tmp_path, env={"LITM_PRICES": str(prices)})
     refused(r, "price file", needle)
@@ -184,7 +238,9 @@ def test_cost_is_never_infinite():
 
     with pytest.raises(ValueError, match="from 0 to 10,000"):
         cost_usd("openai", "x", 1000, 10, {"openai": {"x": {"input": 1e308, "output": 1.0}}})
-    assert cost_usd("openai", "x", 1_000_000, 0, {"openai": {"x": {"input": 10_000, "output": 1.0}}}) == 10_000
+    assert (
+        cost_usd("openai", "x", 1_000_000, 0, {"openai": {"x": {"input": 10_000, "output": 1.0}}}) == 10_000
+    )
 
 
 # --- addresses and keys in a config --------------------------------------------------------------------------
@@ -192,24 +248,58 @@ def test_cost_is_never_infinite():
 SECRET = "sk-proj-Zq81mXv0Lr55TTbWc2e9YhQk"
 
 
-@pytest.mark.parametrize("fault, key, value, needles", [
-    ("base-url-broken-ipv6", "base_url", '"http://[::1"', ("base_url is not a valid address", "[::1]:8000")),
-    ("base-url-port-out-of-range", "base_url", '"http://127.0.0.1:99999/v1"', ("not a valid address",)),
-    ("base-url-no-host", "base_url", '"http:///v1"', ("base_url names no host",)),
-    ("base-url-with-a-space", "base_url", '"http://exa mple.com/v1"', ("without spaces",)),
-    ("base-url-user-info-key", "base_url", f'"http://user:{SECRET}@127.0.0.1:9/v1"',
-     ("holds a user name or key", "api_key_env")),
-    ("base-url-query-key", "base_url", f'"http://127.0.0.1:9/v1?api_key={SECRET}"',
-     ("holds a key in its query", "api_key_env")),
-    ("base-url-query-key-unnamed", "base_url", f'"http://127.0.0.1:9/v1?x={SECRET}"', ("holds a key in its query",)),
-    ("base-url-bad-scheme-with-key", "base_url", f'"ftp://u:{SECRET}@h/"', ("http:// or https://",)),
-    ("api-key-env-holds-a-key", "api_key_env", f'"{SECRET}"', ("looks like an API key", "'sk-p…'")),
-    ("api-key-env-holds-a-name-shaped-key", "api_key_env", '"sk_live_4eC39HqLyjWDarjtT1zdp7dc"',
-     ("looks like an API key", "'sk_l…'")),
-    ("api-key-env-holds-a-random-key", "api_key_env", '"a81f3c09e6b24d7f9a0c55e1b2d3f4a6"',
-     ("looks like an API key", "'a81f…'")),
-    ("api-key-env-not-a-name", "api_key_env", '"MY OPENAI KEY"', ("must be the name of an environment variable",)),
-])
+@pytest.mark.parametrize(
+    "fault, key, value, needles",
+    [
+        (
+            "base-url-broken-ipv6",
+            "base_url",
+            '"http://[::1"',
+            ("base_url is not a valid address", "[::1]:8000"),
+        ),
+        ("base-url-port-out-of-range", "base_url", '"http://127.0.0.1:99999/v1"', ("not a valid address",)),
+        ("base-url-no-host", "base_url", '"http:///v1"', ("base_url names no host",)),
+        ("base-url-with-a-space", "base_url", '"http://exa mple.com/v1"', ("without spaces",)),
+        (
+            "base-url-user-info-key",
+            "base_url",
+            f'"http://user:{SECRET}@127.0.0.1:9/v1"',
+            ("holds a user name or key", "api_key_env"),
+        ),
+        (
+            "base-url-query-key",
+            "base_url",
+            f'"http://127.0.0.1:9/v1?api_key={SECRET}"',
+            ("holds a key in its query", "api_key_env"),
+        ),
+        (
+            "base-url-query-key-unnamed",
+            "base_url",
+            f'"http://127.0.0.1:9/v1?x={SECRET}"',
+            ("holds a key in its query",),
+        ),
+        ("base-url-bad-scheme-with-key", "base_url", f'"ftp://u:{SECRET}@h/"', ("http:// or https://",)),
+        ("api-key-env-holds-a-key", "api_key_env", f'"{SECRET}"', ("looks like an API key", "'sk-p…'")),
+        (
+            "api-key-env-holds-a-name-shaped-key",
+            "api_key_env",
+            '"sk_live_4eC39HqLyjWDarjtT1zdp7dc"',
+            ("looks like an API key", "'sk_l…'"),
+        ),
+        (
+            "api-key-env-holds-a-random-key",
+            "api_key_env",
+            '"a81f3c09e6b24d7f9a0c55e1b2d3f4a6"',
+            ("looks like an API key", "'a81f…'"),
+        ),
+        (
+            "api-key-env-not-a-name",
+            "api_key_env",
+            '"MY OPENAI KEY"',
+            ("must be the name of an environment variable",),
+        ),
+    ],
+)
 def test_addresses_and_keys_are_checked_when_the_config_is_read(tmp_path, server, fault, key, value, needles):
     """Before: http://[::1 passed and failed later as `unexpected error (InvalidURL)`; a key in base_url was
     stored with the sweep's config (and shown in the app's TOML panel); a key pasted into api_key_env was
@@ -228,8 +318,14 @@ def test_addresses_and_keys_are_checked_when_the_config_is_read(tmp_path, server
     assert not db.exists() or SECRET.encode() not in db.read_bytes()
 
 
-@pytest.mark.parametrize("url", ["http://[::1]:8000/v1", "https://example.org/openai/v1?api-version=2024-02-15-preview",
-                                 "http://127.0.0.1:8000/v1"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[::1]:8000/v1",
+        "https://example.org/openai/v1?api-version=2024-02-15-preview",
+        "http://127.0.0.1:8000/v1",
+    ],
+)
 def test_good_addresses_pass(tmp_path, server, url):
     toml = with_model_setting(config(tmp_path, server), "base_url", f'"{url}"')
     r = run(["sweep", str(toml), "--dry-run"], tmp_path)
@@ -237,6 +333,7 @@ def test_good_addresses_pass(tmp_path, server, url):
 
 
 # --- run stores on a full disk, read-only ---------------------------------------------------------------------
+
 
 def _mount(*args: str) -> None:
     subprocess.run(["mount", *args], check=True, capture_output=True, timeout=30)
@@ -270,8 +367,10 @@ def fill(disk: Path, leave_kb: int) -> Path:
 
 def trials_of(db: Path) -> list[tuple]:
     with contextlib.closing(sqlite3.connect(db)) as c:
-        return c.execute("SELECT s.name, t.trial_key, t.error_kind FROM trials t JOIN sweeps s ON s.id = t.sweep_id "
-                         "ORDER BY t.id").fetchall()
+        return c.execute(
+            "SELECT s.name, t.trial_key, t.error_kind FROM trials t JOIN sweeps s ON s.id = t.sweep_id "
+            "ORDER BY t.id"
+        ).fetchall()
 
 
 def claims_of(db: Path) -> int:
@@ -280,10 +379,26 @@ def claims_of(db: Path) -> int:
 
 
 def small_and_big(tmp: Path, server) -> tuple[Path, Path]:
-    small = sweep_toml(tmp / "small", name="small", base_url=server.openai_url, strategies=("baseline",), n_tasks=2,
-                       lengths=(600,), positions=(0.0, 1.0), concurrency=2)
-    big = sweep_toml(tmp / "big", name="big", base_url=server.openai_url, strategies=("baseline",), n_tasks=20,
-                     lengths=(1200,), positions=(0.0, 0.5, 1.0), concurrency=4)
+    small = sweep_toml(
+        tmp / "small",
+        name="small",
+        base_url=server.openai_url,
+        strategies=("baseline",),
+        n_tasks=2,
+        lengths=(600,),
+        positions=(0.0, 1.0),
+        concurrency=2,
+    )
+    big = sweep_toml(
+        tmp / "big",
+        name="big",
+        base_url=server.openai_url,
+        strategies=("baseline",),
+        n_tasks=20,
+        lengths=(1200,),
+        positions=(0.0, 0.5, 1.0),
+        concurrency=4,
+    )
     return small, big
 
 
@@ -300,7 +415,7 @@ def test_a_full_disk_is_named_loses_nothing_and_the_sweep_resumes(tmp_path, serv
         r = run(["sweep", str(big), "--db", str(db), "--quiet"], tmp_path)
         refused(r, f"the disk is full at {disk}", "free space and rerun; nothing was lost")
         during = trials_of(db)
-        assert during[:len(before)] == before  # what was stored stays
+        assert during[: len(before)] == before  # what was stored stays
         assert not [t for t in during if t[2] == "bug"], during
         filler.unlink()
         r = run(["sweep", str(big), "--db", str(db), "--quiet"], tmp_path)
@@ -317,8 +432,10 @@ def test_a_store_made_on_a_full_disk_is_named(tmp_path, server):
     small, _ = small_and_big(tmp_path, server)
     with tmpfs(tmp_path / "disk", "1m") as disk:
         fill(disk, 0)
-        refused(run(["sweep", str(small), "--db", str(disk / "s.sqlite"), "--quiet"], tmp_path),
-                f"the disk is full at {disk}")
+        refused(
+            run(["sweep", str(small), "--db", str(disk / "s.sqlite"), "--quiet"], tmp_path),
+            f"the disk is full at {disk}",
+        )
 
 
 def test_a_read_only_store_is_named_and_untouched(tmp_path, server):
@@ -360,22 +477,35 @@ def test_a_read_only_place_is_named(tmp_path, server):
 
 # --- calls claimed by a process killed on another host --------------------------------------------------------
 
+
 def test_claims_of_another_host_are_named_and_can_be_taken_over(tmp_path, server):
     """A resume held at 0/8 for the claims' 900 s lease without a word."""
-    toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline",), n_tasks=4, lengths=(600,),
-                      positions=(0.0, 1.0), concurrency=2)
+    toml = sweep_toml(
+        tmp_path,
+        base_url=server.openai_url,
+        strategies=("baseline",),
+        n_tasks=4,
+        lengths=(600,),
+        positions=(0.0, 1.0),
+        concurrency=2,
+    )
     db = tmp_path / "s.sqlite"
     assert run(["sweep", str(toml), "--db", str(db), "--quiet"], tmp_path).code == 0
     with contextlib.closing(sqlite3.connect(db)) as c, c:
         c.execute("DELETE FROM trial_calls")
         c.execute("DELETE FROM trials")
-        c.execute("INSERT INTO claims SELECT key, 'elsewhere:4242:deadbeef', ? FROM calls", (time.time() + 720,))
+        c.execute(
+            "INSERT INTO claims SELECT key, 'elsewhere:4242:deadbeef', ? FROM calls", (time.time() + 720,)
+        )
         c.execute("DELETE FROM calls")
     r = run(["sweep", str(toml), "--db", str(db), "--quiet"], tmp_path, timeout=6)  # it waits: stopped here
     assert "Traceback" not in r.err and len(r.lines) == 1, r.err
     line = r.lines[0]
-    for needle in ("litm: 8 calls are claimed by another process (host elsewhere, pid 4242, 3 min ago)",
-                   "they free themselves in 12 min", "--steal-claims"):
+    for needle in (
+        "litm: 8 calls are claimed by another process (host elsewhere, pid 4242, 3 min ago)",
+        "they free themselves in 12 min",
+        "--steal-claims",
+    ):
         assert needle in line, line
     sent = server.counts["total"]
     r = run(["sweep", str(toml), "--db", str(db), "--quiet", "--steal-claims"], tmp_path)
@@ -388,8 +518,14 @@ def test_claims_line_in_the_progress_note():
     from components.run.store_batches import LEASE_S, claims_line
 
     now = 10_000.0
-    held = [("k1", "far:17:x", now + LEASE_S - 60), ("k2", "far:17:x", now + LEASE_S - 30), ("k3", "other:9:y", now + 5)]
+    held = [
+        ("k1", "far:17:x", now + LEASE_S - 60),
+        ("k2", "far:17:x", now + LEASE_S - 30),
+        ("k3", "other:9:y", now + 5),
+    ]
     line = claims_line(held, now)
-    assert line.startswith("3 calls are claimed by another process (host far, pid 17, 60 s ago, and 1 other process)")
+    assert line.startswith(
+        "3 calls are claimed by another process (host far, pid 17, 60 s ago, and 1 other process)"
+    )
     assert "free themselves in 14 min" in line
     assert claims_line([], now) == ""

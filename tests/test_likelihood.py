@@ -25,23 +25,41 @@ NQ = "sample_docs/tasks/nq-open-30docs.jsonl.gz"
 
 
 def cfg(**kw) -> SweepConfig:
-    sweep = {"name": "lik", "tasks": NQ, "n_tasks": 3, "documents": [10], "gold_index": [0, 4, 9],
-             "strategies": ["litm"], "measure": "likelihood", "concurrency": 1,
-             "models": [{"provider": "fake", "model": "fake"}], **kw}
+    sweep = {
+        "name": "lik",
+        "tasks": NQ,
+        "n_tasks": 3,
+        "documents": [10],
+        "gold_index": [0, 4, 9],
+        "strategies": ["litm"],
+        "measure": "likelihood",
+        "concurrency": 1,
+        "models": [{"provider": "fake", "model": "fake"}],
+        **kw,
+    }
     return SweepConfig.from_dict({"sweep": sweep})
 
 
 # ---- config -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kw, message", [
-    ({"measure": "logprob"}, "measure must be one of answer, likelihood, both"),
-    ({"order": "random"}, "order must be one of auto, prefix, plan"),
-    ({"strategies": ["rr"]}, "strategy 'rr' has 2 stages"),
-    ({"models": [{"provider": "openai", "model": "gpt-4o"}]}, "openai:gpt-4o cannot score"),
-    ({"models": [{"provider": "anthropic", "model": "claude"}]}, "anthropic:claude cannot score"),
-    ({"mode": "batch", "models": [{"provider": "openai-compatible", "model": "m", "base_url": "http://x/v1"}]},
-     "runs live only"),
-])
+
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"measure": "logprob"}, "measure must be one of answer, likelihood, both"),
+        ({"order": "random"}, "order must be one of auto, prefix, plan"),
+        ({"strategies": ["rr"]}, "strategy 'rr' has 2 stages"),
+        ({"models": [{"provider": "openai", "model": "gpt-4o"}]}, "openai:gpt-4o cannot score"),
+        ({"models": [{"provider": "anthropic", "model": "claude"}]}, "anthropic:claude cannot score"),
+        (
+            {
+                "mode": "batch",
+                "models": [{"provider": "openai-compatible", "model": "m", "base_url": "http://x/v1"}],
+            },
+            "runs live only",
+        ),
+    ],
+)
 def test_a_sweep_that_cannot_be_scored_gets_one_clear_line(kw, message):
     with pytest.raises(ValueError, match=message) as info:
         cfg(**kw)
@@ -65,6 +83,7 @@ def test_measure_and_order_round_trip_and_the_default_keys_stay_as_they_were():
 
 # ---- order --------------------------------------------------------------------------------------
 
+
 def test_prefix_order_keeps_a_questions_positions_together_and_shares_the_most():
     c = cfg(gold_index=[0, 2, 4, 7, 9])
     specs = plan(c)
@@ -72,8 +91,10 @@ def test_prefix_order_keeps_a_questions_positions_together_and_shares_the_most()
     from components.strategies import get_strategy
 
     docs = Documents(c.encoding, c.all_tasks().tasks)
-    text = {s.key: get_strategy("litm").first_prompts(docs.get(s).document, s.task.question, {})[0].text
-            for s in specs}
+    text = {
+        s.key: get_strategy("litm").first_prompts(docs.get(s).document, s.task.question, {})[0].text
+        for s in specs
+    }
 
     def shared(order):
         total = 0
@@ -87,13 +108,15 @@ def test_prefix_order_keeps_a_questions_positions_together_and_shares_the_most()
     assert ordered(specs, "plan", lambda s: text[s.key]) == specs
     assert sorted(s.key for s in prefix) == sorted(s.key for s in specs)
     runs = [s.task.id for s in prefix]
-    assert all(runs[i:i + 5] == [runs[i]] * 5 for i in range(0, len(runs), 5))  # whole questions
+    assert all(runs[i : i + 5] == [runs[i]] * 5 for i in range(0, len(runs), 5))  # whole questions
     assert shared(prefix) > 1.5 * shared(specs)
     # resumed with the second question begun (two of its five positions stored): it is finished first
     begun = specs[1].task.id
     left = [s for s in specs if not (s.task.id == begun and s.gold_index in (0, 9))]
     resumed = ordered(left, "prefix", lambda s: text[s.key])
-    assert [s.task.id for s in resumed[:3]] == [begun] * 3 and resumed[3:] == [s for s in prefix if s.task.id != begun]
+    assert [s.task.id for s in resumed[:3]] == [begun] * 3 and resumed[3:] == [
+        s for s in prefix if s.task.id != begun
+    ]
 
 
 def test_prefix_key_sorts_prompts_by_shared_blocks():
@@ -104,6 +127,7 @@ def test_prefix_key_sorts_prompts_by_shared_blocks():
 
 
 # ---- a sweep with the fake provider --------------------------------------------------------------
+
 
 def test_a_likelihood_sweep_stores_its_scores_and_a_rerun_sends_nothing(tmp_path):
     fake = FakeProvider(ModelSpec("fake", "fake"))
@@ -144,8 +168,9 @@ def test_the_best_alias_is_kept(tmp_path):
 
     doc = make_document(["Paris is the capital.", "Lyon is a city."], gold=[1])
     trial = Trial()
-    keys = asyncio.run(score_trial(trial, doc, "capital?", ["Paris", "paris city", "PARIS", "Paris"], "litm", {},
-                                   Caller()))
+    keys = asyncio.run(
+        score_trial(trial, doc, "capital?", ["Paris", "paris city", "PARIS", "Paris"], "litm", {}, Caller())
+    )
     assert keys == ["k-Paris", "k-paris city", "k-PARIS"]  # each alias once
     assert trial.answer_logprob == -2.5 and trial.answer_logprob_tokens == 2
     assert trial.answer_logprob_mean == -1.25 and trial.calls == 3
@@ -161,6 +186,7 @@ def test_both_generates_and_scores(tmp_path):
 
 
 # ---- an OpenAI-compatible server -----------------------------------------------------------------
+
 
 def test_an_openai_compatible_server_scores_the_answer_from_echoed_logprobs(server):
     from components.providers.factory import make_provider
@@ -191,7 +217,9 @@ def test_an_openai_compatible_likelihood_sweep_is_cached(tmp_path, server):
 
 def test_a_server_without_echoed_logprobs_is_a_trial_error(tmp_path, server):
     server.set(status=404)
-    c = cfg(models=[{"provider": "openai-compatible", "model": "m", "base_url": server.openai_url}], fail_fast=0)
+    c = cfg(
+        models=[{"provider": "openai-compatible", "model": "m", "base_url": server.openai_url}], fail_fast=0
+    )
     store = RunStore(tmp_path / "s.sqlite")
     summary = run_sweep(c, store)
     frame = store.trials_frame()
@@ -209,6 +237,7 @@ def test_score_key_differs_from_a_completion_key():
 
 
 # ---- curve statistics ----------------------------------------------------------------------------
+
 
 def test_curve_and_edges_minus_middle_pair_questions():
     from components.report.likelihood import curve, edges_minus_middle
@@ -231,6 +260,7 @@ def test_curve_and_edges_minus_middle_pair_questions():
 
 # ---- the page API ---------------------------------------------------------------------------------
 
+
 def test_score_positions_runs_in_prefix_order_with_progress_and_cancel(tmp_path):
     from components.run.livescore import estimate, score_positions
     from components.tasks.sweepdocs import move_gold
@@ -245,8 +275,15 @@ def test_score_positions_runs_in_prefix_order_with_progress_and_cancel(tmp_path)
     assert est.prompts == 3 and est.tokens >= est.evaluated > 0 and est.seconds is None  # no speed known
     seen = []
     store = RunStore(tmp_path / "s.sqlite")
-    out = score_positions(docs, "What is the tallest tower in Utopia?", ["Zircon Spire"], spec, store=store,
-                          provider=fake, progress=seen.append)
+    out = score_positions(
+        docs,
+        "What is the tallest tower in Utopia?",
+        ["Zircon Spire"],
+        spec,
+        store=store,
+        provider=fake,
+        progress=seen.append,
+    )
     assert set(out) == {0.0, 0.5, 1.0} and all(t.answer_logprob <= 0 for t in out.values())
     assert [p.done for p in seen] == [0, 1, 2, 3] and seen[-1].trial is out[seen[-1].position]
     cancel = threading.Event()

@@ -48,10 +48,22 @@ def provider(reuse: bool = True):
 def sweep_config(tmp_path, measure="likelihood", order="prefix", name="smol-lik"):
     from components.run.config import SweepConfig
 
-    return SweepConfig.from_dict({"sweep": {
-        "name": name, "tasks": "sample_docs/tasks/nq-open-30docs.jsonl.gz", "n_tasks": 2,
-        "documents": [5], "gold_index": [0, 2, 4], "strategies": ["litm"], "measure": measure, "order": order,
-        "concurrency": 1, "models": [{"provider": "local", "model": SMOL, "context_window": CTX}]}})
+    return SweepConfig.from_dict(
+        {
+            "sweep": {
+                "name": name,
+                "tasks": "sample_docs/tasks/nq-open-30docs.jsonl.gz",
+                "n_tasks": 2,
+                "documents": [5],
+                "gold_index": [0, 2, 4],
+                "strategies": ["litm"],
+                "measure": measure,
+                "order": order,
+                "concurrency": 1,
+                "models": [{"provider": "local", "model": SMOL, "context_window": CTX}],
+            }
+        }
+    )
 
 
 @pytest.mark.local_model
@@ -81,18 +93,31 @@ def test_a_stored_value_matches_a_direct_llama_cpp_computation(smol_path, tmp_pa
     row = frame.iloc[0]
     best = max(calls, key=lambda c: sum(json.loads(c["response"])["token_logprobs"]))
     answer = best["settings"]["answer"]
-    llm = llama_cpp.Llama(model_path=str(smol_path), n_ctx=CTX, n_threads=1, n_batch=512, n_ubatch=512,
-                          logits_all=True, flash_attn=True, verbose=False, seed=0)
+    llm = llama_cpp.Llama(
+        model_path=str(smol_path),
+        n_ctx=CTX,
+        n_threads=1,
+        n_batch=512,
+        n_ubatch=512,
+        logits_all=True,
+        flash_attn=True,
+        verbose=False,
+        seed=0,
+    )
     prefix = chat_tokens(llm, best["messages"])
     target = llm.tokenize(answer.encode(), add_bos=False, special=False)
     llm.reset()
     llm.eval(prefix[:-1])
     llm.eval(prefix[-1:] + target)
-    logits = np.asarray(llm.scores[len(prefix) - 1: len(prefix) + len(target) - 1], dtype=np.float64)
+    logits = np.asarray(llm.scores[len(prefix) - 1 : len(prefix) + len(target) - 1], dtype=np.float64)
     logz = logits.max(axis=1) + np.log(np.exp(logits - logits.max(axis=1, keepdims=True)).sum(axis=1))
     direct = float(sum(logits[i, t] - logz[i] for i, t in enumerate(target)))
     llm.close()
-    assert row["answer_logprob_tokens"] == len(target) == json.loads(best["response"])["token_logprobs"].__len__()
+    assert (
+        row["answer_logprob_tokens"]
+        == len(target)
+        == json.loads(best["response"])["token_logprobs"].__len__()
+    )
     assert row["answer_logprob"] == pytest.approx(direct, abs=1e-4)
     assert row["answer_logprob_mean"] == pytest.approx(row["answer_logprob"] / len(target))
 
@@ -117,12 +142,22 @@ def test_a_rerun_reads_every_score_from_the_store(smol_path, tmp_path):
 def test_kv_cache_reuse_gives_the_same_numbers_as_whole_prompts(smol_path):
     """Prompts sharing prefixes of every length (as a gold-index sweep has), scored and generated with
     the cache kept and with every prompt evaluated whole: the same values, the same text."""
-    docs = [f"Document [{i}] The river number {i} flows {i * 7} miles through the valley of {i}." for i in range(30)]
+    docs = [
+        f"Document [{i}] The river number {i} flows {i * 7} miles through the valley of {i}."
+        for i in range(30)
+    ]
     prompts = []
     for cut in (29, 12, 0):  # about 600 tokens each: they share 0 to 540 tokens, across a chunk's edge
         body = docs[:cut] + ["Document [x] The tallest tower in Utopia is the Zircon Spire."] + docs[cut:]
-        prompts.append([{"role": "user", "content": "\n".join(body) + "\n\nQuestion: what is the tallest tower "
-                         "in Utopia?\nAnswer:"}])
+        prompts.append(
+            [
+                {
+                    "role": "user",
+                    "content": "\n".join(body) + "\n\nQuestion: what is the tallest tower "
+                    "in Utopia?\nAnswer:",
+                }
+            ]
+        )
     out = {}
     for reuse in (False, True):
         p = provider(reuse)
@@ -156,13 +191,27 @@ def test_a_trial_s_alias_scores_run_back_to_back(smol_path, tmp_path):
     assert all(len(json.loads(r)["answers"]) >= 2 for r in rows)  # questions with several gold aliases
     tasks = tmp_path / "aliases.jsonl"
     tasks.write_text("".join(rows))
-    config = SweepConfig.from_dict({"sweep": {
-        "name": "smol-aliases", "tasks": str(tasks), "documents": [5], "gold_index": [0, 2, 4],
-        "strategies": ["litm"], "measure": "likelihood", "concurrency": 1,
-        "models": [{"provider": "local", "model": SMOL, "context_window": CTX}]}})
+    config = SweepConfig.from_dict(
+        {
+            "sweep": {
+                "name": "smol-aliases",
+                "tasks": str(tasks),
+                "documents": [5],
+                "gold_index": [0, 2, 4],
+                "strategies": ["litm"],
+                "measure": "likelihood",
+                "concurrency": 1,
+                "models": [{"provider": "local", "model": SMOL, "context_window": CTX}],
+            }
+        }
+    )
     with RunStore(tmp_path / "s.sqlite") as store:
         assert run_sweep(config, store).errors == 0
-        order = [r[0] for r in store.db.execute(
-            "SELECT tc.trial_id FROM calls c JOIN trial_calls tc ON tc.call_key = c.key ORDER BY c.rowid")]
+        order = [
+            r[0]
+            for r in store.db.execute(
+                "SELECT tc.trial_id FROM calls c JOIN trial_calls tc ON tc.call_key = c.key ORDER BY c.rowid"
+            )
+        ]
     runs = [t for i, t in enumerate(order) if i == 0 or order[i - 1] != t]  # one entry per unbroken run
     assert len(order) > len(runs) == len(set(order)) == 6, order

@@ -19,8 +19,10 @@ from components.strategies import get_strategy
 from components.strategies.litm import reference_order, shuffled_pages
 
 NQ30 = Path(__file__).resolve().parent.parent / "sample_docs" / "tasks" / "nq-open-30docs.jsonl.gz"
-HEAD = ("Write a high-quality answer for the given question using only the provided search results "
-        "(some of which might be irrelevant). The search results are ordered randomly.")
+HEAD = (
+    "Write a high-quality answer for the given question using only the provided search results "
+    "(some of which might be irrelevant). The search results are ordered randomly."
+)
 
 
 def rows() -> list[dict]:
@@ -38,7 +40,9 @@ def reference_prompts(examples: list[list[dict]], questions: list[str]) -> list[
         distractors = [c for c in ctxs if not c["isgold"]]
         random.shuffle(distractors)
         distractors.insert(gold_index, ctxs[gold_index])
-        docs = "\n".join(f"Document [{i + 1}](Title: {c['title']}) {c['text']}" for i, c in enumerate(distractors))
+        docs = "\n".join(
+            f"Document [{i + 1}](Title: {c['title']}) {c['text']}" for i, c in enumerate(distractors)
+        )
         out.append(f"{HEAD}\n\n{docs}\n\nQuestion: {question}\nAnswer:")
     return out
 
@@ -62,8 +66,25 @@ def test_twenty_documents_equal_the_reference_shuffle(capsys, gold_index):
         assert got["gold"] == [gold_index + 1] and got["pages"] == 20
     # not a shuffle that happens to keep the order: the examples' orders differ from the file's
     plain = cli_prompt(capsys, "--index", "11", "--documents", "20", "--position", str(gold_index))
-    assert main(["prompt", "--task", str(NQ30), "--strategy", "litm", "--json", "--index", "11",
-                 "--documents", "20", "--position", str(gold_index)]) == 0
+    assert (
+        main(
+            [
+                "prompt",
+                "--task",
+                str(NQ30),
+                "--strategy",
+                "litm",
+                "--json",
+                "--index",
+                "11",
+                "--documents",
+                "20",
+                "--position",
+                str(gold_index),
+            ]
+        )
+        == 0
+    )
     unshuffled = json.loads(capsys.readouterr().out)["prompts"][0]["text"]
     assert plain["prompts"][0]["text"].split("\n\n")[1] != unshuffled.split("\n\n")[1]
 
@@ -113,15 +134,29 @@ def test_a_sweep_sends_the_reference_prompts():
     from components.run.config import SweepConfig
     from components.run.plan import Documents, plan
 
-    config = SweepConfig.from_dict({"sweep": {
-        "name": "r", "tasks": str(NQ30), "n_tasks": 6, "documents": [10], "gold_index": [4],
-        "strategies": ["litm-random"], "models": [{"provider": "openai", "model": "gpt-4o-mini"}]}})
+    config = SweepConfig.from_dict(
+        {
+            "sweep": {
+                "name": "r",
+                "tasks": str(NQ30),
+                "n_tasks": 6,
+                "documents": [10],
+                "gold_index": [4],
+                "strategies": ["litm-random"],
+                "models": [{"provider": "openai", "model": "gpt-4o-mini"}],
+            }
+        }
+    )
     data = rows()[:6]
-    want = reference_prompts([r["ctxs"][1:10][:4] + [r["ctxs"][0]] + r["ctxs"][1:10][4:] for r in data],
-                             [r["question"] for r in data])
+    want = reference_prompts(
+        [r["ctxs"][1:10][:4] + [r["ctxs"][0]] + r["ctxs"][1:10][4:] for r in data],
+        [r["question"] for r in data],
+    )
     docs = Documents(config.encoding, config.all_tasks().tasks)
     strategy = get_strategy("litm-random")
     specs = plan(config)
-    got = {s.task.id: strategy.first_prompts(docs.get(s).document, s.task.question)[0].text
-           for s in reversed(specs)}
+    got = {
+        s.task.id: strategy.first_prompts(docs.get(s).document, s.task.question)[0].text
+        for s in reversed(specs)
+    }
     assert [got[r["id"]] for r in data] == want

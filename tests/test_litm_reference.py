@@ -16,8 +16,10 @@ from components.cli import main
 ROOT = Path(__file__).resolve().parent.parent
 NQ = ROOT / "sample_docs" / "tasks" / "nq-open-oracle.jsonl.gz"
 NQ30 = ROOT / "sample_docs" / "tasks" / "nq-open-30docs.jsonl.gz"
-INSTRUCTION = ("Write a high-quality answer for the given question using only the provided search results "
-               "(some of which might be irrelevant).")
+INSTRUCTION = (
+    "Write a high-quality answer for the given question using only the provided search results "
+    "(some of which might be irrelevant)."
+)
 
 
 def rows(path: Path) -> list[dict]:
@@ -34,7 +36,9 @@ def reference(strategy: str, row: dict) -> str:
     if strategy == "litm-qac":
         return f"{INSTRUCTION}\n\nQuestion: {q}\n\n{documents}\n\nQuestion: {q}\nAnswer:"
     if strategy == "litm-random":  # qa_ordered_randomly.prompt
-        return f"{INSTRUCTION} The search results are ordered randomly.\n\n{documents}\n\nQuestion: {q}\nAnswer:"
+        return (
+            f"{INSTRUCTION} The search results are ordered randomly.\n\n{documents}\n\nQuestion: {q}\nAnswer:"
+        )
     return f"{INSTRUCTION}\n\n{documents}\n\nQuestion: {q}\nAnswer:"
 
 
@@ -44,8 +48,10 @@ def prompts_all(capsys, *args) -> list[dict]:
 
 
 def test_the_shipped_file_is_the_credited_one():
-    assert hashlib.sha256(NQ.read_bytes()).hexdigest() == \
-        "6a7f72b846f663a133ef952244e5a4e43f06bcf190afe34e8fbe687ce0d1653e"
+    assert (
+        hashlib.sha256(NQ.read_bytes()).hexdigest()
+        == "6a7f72b846f663a133ef952244e5a4e43f06bcf190afe34e8fbe687ce0d1653e"
+    )
 
 
 @pytest.mark.parametrize("strategy", ["litm", "litm-qac", "litm-random", "oracle", "closed-book"])
@@ -71,8 +77,25 @@ def test_documents_and_gold_index_reproduce_litm_document_order(capsys):
     gold = row["ctxs"][0]
     distractors = row["ctxs"][1:]
     for i in (0, 4, 9, 19):
-        assert main(["prompt", "--task", str(NQ30), "--index", "5", "--documents", "20", "--position", str(i),
-                     "--strategy", "litm", "--json"]) == 0
+        assert (
+            main(
+                [
+                    "prompt",
+                    "--task",
+                    str(NQ30),
+                    "--index",
+                    "5",
+                    "--documents",
+                    "20",
+                    "--position",
+                    str(i),
+                    "--strategy",
+                    "litm",
+                    "--json",
+                ]
+            )
+            == 0
+        )
         got = json.loads(capsys.readouterr().out)
         order = distractors[:i] + [gold] + distractors[i:19]
         assert got["prompts"][0]["text"] == reference("litm", {"question": row["question"], "ctxs": order})
@@ -82,8 +105,25 @@ def test_documents_and_gold_index_reproduce_litm_document_order(capsys):
 @pytest.mark.parametrize("position", [0.0, 0.25, 0.5, 0.75, 1.0, 900])
 def test_prompt_with_a_position_puts_the_gold_page_there(capsys, position):
     facts = ROOT / "sample_docs" / "tasks" / "facts.jsonl"
-    assert main(["prompt", "--task", str(facts), "--index", "2", "--length", "3000", "--position", str(position),
-                 "--strategy", "baseline", "--json"]) == 0
+    assert (
+        main(
+            [
+                "prompt",
+                "--task",
+                str(facts),
+                "--index",
+                "2",
+                "--length",
+                "3000",
+                "--position",
+                str(position),
+                "--strategy",
+                "baseline",
+                "--json",
+            ]
+        )
+        == 0
+    )
     got = json.loads(capsys.readouterr().out)
     pages = [s for s in got["prompts"][0]["spans"] if s["kind"] in ("page", "gold")]
     target = position * 3000 if position <= 1 else position

@@ -101,14 +101,17 @@ def test_html_blocks_and_scripts():
     assert read_upload("page.html", html) == "Heading\n\nFirst bold para.\n\nSecond para.\n\none\n\ntwo"
 
 
-@pytest.mark.parametrize("name, data, pattern", [
-    ("empty.txt", b"", "empty"),
-    ("blank.txt", b"  \n\n ", "empty"),
-    ("bin.txt", b"abc\x00def", "binary"),
-    ("ctrl.md", bytes(range(1, 9)) * 100, "binary"),
-    ("image.png", b"\x89PNG....", r"unsupported file type \(\.png\)"),
-    ("noext", b"text", "unsupported file type"),
-])
+@pytest.mark.parametrize(
+    "name, data, pattern",
+    [
+        ("empty.txt", b"", "empty"),
+        ("blank.txt", b"  \n\n ", "empty"),
+        ("bin.txt", b"abc\x00def", "binary"),
+        ("ctrl.md", bytes(range(1, 9)) * 100, "binary"),
+        ("image.png", b"\x89PNG....", r"unsupported file type \(\.png\)"),
+        ("noext", b"text", "unsupported file type"),
+    ],
+)
 def test_refusals(name, data, pattern):
     with pytest.raises(DocumentError, match=pattern):
         read_upload(name, data)

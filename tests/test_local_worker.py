@@ -68,21 +68,31 @@ def model_pid(deadline_s: float = 120, running: bool = False) -> int:
 
 
 def long_prompt(n: int = 40) -> list[dict]:
-    docs = [f"Document [{i}] The river number {i} flows {i * 7} miles through the valley of {i}." for i in range(n)]
+    docs = [
+        f"Document [{i}] The river number {i} flows {i * 7} miles through the valley of {i}."
+        for i in range(n)
+    ]
     return [{"role": "user", "content": "\n".join(docs) + "\n\nQuestion: which river is longest?\nAnswer:"}]
 
 
 # ---- no model needed -----------------------------------------------------------------------------------
 
+
 def test_a_fault_is_one_line_that_says_what_to_do():
     segv = localworker.fault_line(-signal.SIGSEGV, 'File "/x/llama_cpp/_internals.py", line 9 in decode')
-    assert segv.startswith("the local model stopped (segmentation fault in llama.cpp): this llama-cpp-python "
-                           "build does not run on this CPU; fix: CMAKE_ARGS=")
+    assert segv.startswith(
+        "the local model stopped (segmentation fault in llama.cpp): this llama-cpp-python "
+        "build does not run on this CPU; fix: CMAKE_ARGS="
+    )
     assert REBUILD in segv and segv.endswith("check: litm doctor") and "\n" not in segv
     assert "killed: out of memory" in localworker.fault_line(-signal.SIGKILL)
     assert "no answer within 30 s" in localworker.fault_line(None, timeout=30)
     assert "(illegal instruction)" in localworker.fault_line(-signal.SIGILL, "")
-    assert issubclass(LocalCrash, ProviderError) and LocalCrash.kind == "local_crash" and "local_crash" in FATAL_KINDS
+    assert (
+        issubclass(LocalCrash, ProviderError)
+        and LocalCrash.kind == "local_crash"
+        and "local_crash" in FATAL_KINDS
+    )
 
 
 def test_the_timeout_grows_with_the_prompt_and_a_given_one_wins():
@@ -136,29 +146,53 @@ def test_clients_starting_at_once_all_read_the_one_key():
 
 # ---- with the model -------------------------------------------------------------------------------------
 
+
 @pytest.mark.local_model
 def test_the_worker_gives_the_same_numbers_as_in_process_bit_for_bit(worker_env):
     """Prompts sharing prefixes across a 512-token chunk's edge, scored and generated in turn: the worker
     (KV cache kept between calls) and the in-process model (every prompt whole) agree exactly."""
     from components.providers.local import LocalProvider
 
-    docs = [f"Document [{i}] The river number {i} flows {i * 7} miles through the valley of {i}." for i in range(30)]
+    docs = [
+        f"Document [{i}] The river number {i} flows {i * 7} miles through the valley of {i}."
+        for i in range(30)
+    ]
     prompts = []
     for cut in (29, 12, 0):
         body = docs[:cut] + ["Document [x] The tallest tower in Utopia is the Zircon Spire."] + docs[cut:]
-        prompts.append([{"role": "user", "content": "\n".join(body) + "\n\nQuestion: what is the tallest tower "
-                         "in Utopia?\nAnswer:"}])
-    worker, here = client(reuse=True), LocalProvider(ModelSpec("local", SMOL, context_window=CTX), reuse=False)
+        prompts.append(
+            [
+                {
+                    "role": "user",
+                    "content": "\n".join(body) + "\n\nQuestion: what is the tallest tower "
+                    "in Utopia?\nAnswer:",
+                }
+            ]
+        )
+    worker, here = (
+        client(reuse=True),
+        LocalProvider(ModelSpec("local", SMOL, context_window=CTX), reuse=False),
+    )
     before = worker.info()
     got, want = [], []
     for m in prompts:
-        got.append((worker.score_sync(m, "the Zircon Spire").token_logprobs,
-                    worker.complete_sync(m, Settings(max_tokens=6)).text))
-        want.append((here.score_sync(m, "the Zircon Spire").token_logprobs,
-                     here.complete_sync(m, Settings(max_tokens=6)).text))
+        got.append(
+            (
+                worker.score_sync(m, "the Zircon Spire").token_logprobs,
+                worker.complete_sync(m, Settings(max_tokens=6)).text,
+            )
+        )
+        want.append(
+            (
+                here.score_sync(m, "the Zircon Spire").token_logprobs,
+                here.complete_sync(m, Settings(max_tokens=6)).text,
+            )
+        )
     after = worker.info()
     assert got == want  # bit for bit
-    assert after["evaluated"] - before["evaluated"] < 0.75 * (after["prompted"] - before["prompted"])  # reused
+    assert after["evaluated"] - before["evaluated"] < 0.75 * (
+        after["prompted"] - before["prompted"]
+    )  # reused
     assert after["pid"] != os.getpid() and after["n_ctx"] == CTX
 
 
@@ -182,8 +216,9 @@ def test_a_model_killed_mid_call_ends_that_call_with_one_line_and_the_next_call_
     error = out.get("error")
     assert isinstance(error, LocalCrash), out
     assert str(error).startswith("the local model stopped (killed") and "\n" not in str(error)
-    again = worker.complete_sync([{"role": "user", "content": "What is the capital of France?"}],
-                                 Settings(max_tokens=8))
+    again = worker.complete_sync(
+        [{"role": "user", "content": "What is the capital of France?"}], Settings(max_tokens=8)
+    )
     assert again.output_tokens > 0
     assert model_pid() != pid  # a fresh model process
     assert localworker.queue_length(worker.spec) == 0
@@ -195,10 +230,21 @@ def test_a_sweep_records_a_killed_call_as_local_crash_and_goes_on(worker_env, tm
     from components.run.runner import run_sweep
     from components.run.store import RunStore
 
-    config = SweepConfig.from_dict({"sweep": {
-        "name": "smol-crash", "tasks": "nq-open-30docs.jsonl.gz", "n_tasks": 2, "documents": [5],
-        "gold_index": [0, 2, 4], "strategies": ["litm"], "measure": "likelihood", "concurrency": 1,
-        "models": [{"provider": "local", "model": SMOL, "context_window": CTX}]}})
+    config = SweepConfig.from_dict(
+        {
+            "sweep": {
+                "name": "smol-crash",
+                "tasks": "nq-open-30docs.jsonl.gz",
+                "n_tasks": 2,
+                "documents": [5],
+                "gold_index": [0, 2, 4],
+                "strategies": ["litm"],
+                "measure": "likelihood",
+                "concurrency": 1,
+                "models": [{"provider": "local", "model": SMOL, "context_window": CTX}],
+            }
+        }
+    )
     client().complete_sync([{"role": "user", "content": "Hi"}], Settings(max_tokens=2))  # loaded
     killed = []
 
@@ -216,7 +262,9 @@ def test_a_sweep_records_a_killed_call_as_local_crash_and_goes_on(worker_env, tm
     crashed = frame[frame["error_kind"] == "local_crash"]
     assert len(crashed) == 1 and summary.errors == 1
     assert crashed.iloc[0]["error"].startswith("the local model stopped (killed")
-    assert frame[frame["error_kind"] != "local_crash"]["answer_logprob"].notna().all()  # the others were scored
+    assert (
+        frame[frame["error_kind"] != "local_crash"]["answer_logprob"].notna().all()
+    )  # the others were scored
 
 
 CLIENT = """
@@ -234,15 +282,25 @@ def test_two_client_processes_share_one_worker(worker_env):
     folder = fresh_dir()  # no worker yet: both clients start at once, one spawns it
     env = {**os.environ, localworker.ENV_DIR: folder, "PYTHONPATH": str(ROOT)}
     try:
-        procs = [subprocess.Popen([sys.executable, "-c", CLIENT], env=env, cwd=ROOT, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", CLIENT],
+                env=env,
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
         outs = [p.communicate(timeout=600) for p in procs]
         assert all(p.returncode == 0 for p in procs), outs
         pids = {o[0].split()[0] for o in outs}
         models = {o[0].split()[1] for o in outs}
         assert len(pids) == 1 and len(models) == 1, outs  # one worker, one model process
-        alive = subprocess.run(["pgrep", "-f", "components.providers.localworker serve"], capture_output=True,
-                               text=True).stdout.split()
+        alive = subprocess.run(
+            ["pgrep", "-f", "components.providers.localworker serve"], capture_output=True, text=True
+        ).stdout.split()
         assert pids <= set(alive)
     finally:
         stop_worker(folder)

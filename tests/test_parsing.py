@@ -36,7 +36,7 @@ def test_parse_answer_formats():
     assert got.ok and got.answer == "William Shakespeare" and got.pages == (2,)
     got = parse_answer('```json\n{"answer": "Paris", "page": 12}\n```', 5)
     assert got.answer == "Paris" and got.pages == () and got.dropped == (12,)
-    assert parse_answer("**Answer:** \"Paris\"", 5).answer == "Paris"
+    assert parse_answer('**Answer:** "Paris"', 5).answer == "Paris"
     assert parse_answer("Just Paris.\nMore", 5).answer == "Just Paris."
     assert not parse_answer("   ", 5).ok
     assert not parse_answer(None, 5).ok  # type: ignore[arg-type]
@@ -57,7 +57,9 @@ def test_parse_sentences_and_quotes():
     got = parse_sentences('Here:\n- "First one."\n* Second one.\n1. Third one.\nnot a bullet')
     assert got.sentences == ("First one.", "Second one.", "Third one.")
     assert not parse_sentences("no bullets here").ok
-    got = parse_quotes_and_answer('Relevant quotes:\n[1] "Revenue was $12 million."\n\nAnswer: $12 million [1].')
+    got = parse_quotes_and_answer(
+        'Relevant quotes:\n[1] "Revenue was $12 million."\n\nAnswer: $12 million [1].'
+    )
     assert got.ok and got.answer == "$12 million" and got.sentences == ("Revenue was $12 million.",)
     assert not parse_quotes_and_answer('Relevant quotes: [1] "abc def"').ok
 

@@ -26,9 +26,20 @@ def litm20(server, provider: str, model: str, *, n_tasks: int = 4, cache_prefix:
     m = {"provider": provider, "model": model, "base_url": url}
     if cache_prefix:
         m["cache_prefix"] = True
-    return SweepConfig.from_dict({"sweep": {
-        "name": f"litm20-{provider}", "tasks": str(NQ30), "n_tasks": n_tasks, "documents": [20],
-        "gold_index": [0, 4, 9, 14, 19], "strategies": ["litm"], "concurrency": 1, "models": [m]}})
+    return SweepConfig.from_dict(
+        {
+            "sweep": {
+                "name": f"litm20-{provider}",
+                "tasks": str(NQ30),
+                "n_tasks": n_tasks,
+                "documents": [20],
+                "gold_index": [0, 4, 9, 14, 19],
+                "strategies": ["litm"],
+                "concurrency": 1,
+                "models": [m],
+            }
+        }
+    )
 
 
 @pytest.fixture
@@ -38,8 +49,12 @@ def keys(monkeypatch):
 
 
 def _calls(store) -> list[dict]:
-    return [dict(r) for r in store.db.execute(
-        "SELECT input_tokens, output_tokens, cached_input_tokens, cache_write_tokens FROM calls")]
+    return [
+        dict(r)
+        for r in store.db.execute(
+            "SELECT input_tokens, output_tokens, cached_input_tokens, cache_write_tokens FROM calls"
+        )
+    ]
 
 
 def test_openai_litm20_cost_per_1000_with_caching(tmp_path, server, keys):
@@ -52,13 +67,17 @@ def test_openai_litm20_cost_per_1000_with_caching(tmp_path, server, keys):
     assert len(trials) == 20 and len(calls) == 20
     # the server saw shared prefixes (the distractors before the gold document) and said so
     assert sum(c["cached_input_tokens"] for c in calls) > 0
-    assert all(c["cached_input_tokens"] % 128 == 0 and c["cached_input_tokens"] <= c["input_tokens"] for c in calls)
+    assert all(
+        c["cached_input_tokens"] % 128 == 0 and c["cached_input_tokens"] <= c["input_tokens"] for c in calls
+    )
     assert trials["cached_input_tokens"].sum() == sum(c["cached_input_tokens"] for c in calls)
     price = pricing.price_of("openai", "gpt-4o-mini")
     assert price["cached_input"] == 0.075 and price["input"] == 0.15
     # cost per 1,000 questions = mean (uncached x input + cached x cached rate + output x output) x 1,000
     n = len(trials)
-    tin, tcached, tout = (trials[c].sum() / n for c in ("input_tokens", "cached_input_tokens", "output_tokens"))
+    tin, tcached, tout = (
+        trials[c].sum() / n for c in ("input_tokens", "cached_input_tokens", "output_tokens")
+    )
     expected = 1000 * ((tin - tcached) * 0.15 + tcached * 0.075 + tout * 0.6) / 1e6
     arm = compare.compare(trials)["arms"].iloc[0]
     assert arm["cost_per_1000_usd"] == pytest.approx(expected, rel=1e-12)
@@ -66,8 +85,14 @@ def test_openai_litm20_cost_per_1000_with_caching(tmp_path, server, keys):
     assert arm["cost_per_1000_usd"] < without
     # each trial's own cost is priced the same way
     row = trials.iloc[-1]
-    assert row["cost_usd"] == pytest.approx(((row["input_tokens"] - row["cached_input_tokens"]) * 0.15
-                                             + row["cached_input_tokens"] * 0.075 + row["output_tokens"] * 0.6) / 1e6)
+    assert row["cost_usd"] == pytest.approx(
+        (
+            (row["input_tokens"] - row["cached_input_tokens"]) * 0.15
+            + row["cached_input_tokens"] * 0.075
+            + row["output_tokens"] * 0.6
+        )
+        / 1e6
+    )
     # a rerun reads every call from the store, cached-token counts included: same trials, same cost
     again = RunStore(tmp_path / "again.sqlite")
     again.db.execute("ATTACH DATABASE ? AS src", (str(tmp_path / "s.sqlite"),))
@@ -96,18 +121,24 @@ def test_anthropic_cache_prefix_marks_the_shared_prefix(tmp_path, server, keys):
     content = bodies[-1]["messages"][0]["content"]
     assert isinstance(content, list) and sum(1 for c in content if c.get("cache_control")) == 1
     calls = _calls(store)
-    assert sum(c["cache_write_tokens"] for c in calls) > 0 and sum(c["cached_input_tokens"] for c in calls) > 0
+    assert (
+        sum(c["cache_write_tokens"] for c in calls) > 0 and sum(c["cached_input_tokens"] for c in calls) > 0
+    )
     trials = store.trials_frame()
     n = len(trials)
-    tin, tread, twrite, tout = (trials[c].sum() / n for c in
-                                ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens"))
+    tin, tread, twrite, tout = (
+        trials[c].sum() / n
+        for c in ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
+    )
     # Haiku 4.5: $1 input, $0.10 cache hits, $1.25 5-minute cache writes, $5 output per 1M
     expected = 1000 * ((tin - tread - twrite) * 1.0 + tread * 0.10 + twrite * 1.25 + tout * 5.0) / 1e6
     arm = compare.compare(trials)["arms"].iloc[0]
     assert arm["cost_per_1000_usd"] == pytest.approx(expected, rel=1e-12)
     assert arm["cost_per_1000_usd"] < 1000 * (tin * 1.0 + tout * 5.0) / 1e6
     batch = compare.compare(trials, batch=True)["arms"].iloc[0]
-    assert batch["cost_per_1000_usd"] == pytest.approx(expected / 2, rel=1e-12)  # the batch half of every rate
+    assert batch["cost_per_1000_usd"] == pytest.approx(
+        expected / 2, rel=1e-12
+    )  # the batch half of every rate
 
 
 def test_without_cache_prefix_anthropic_requests_stay_plain(tmp_path, server, keys):
@@ -121,13 +152,15 @@ def test_without_cache_prefix_anthropic_requests_stay_plain(tmp_path, server, ke
 def test_cache_cuts_are_the_pages_before_the_gold_one_and_blocks_rebuild_the_prompt():
     from components.providers.anthropic_provider import blocks
 
-    doc = make_document([f"Passage {i} text." for i in range(6)], titles=[f"T{i}" for i in range(6)], gold=[4])
+    doc = make_document(
+        [f"Passage {i} text." for i in range(6)], titles=[f"T{i}" for i in range(6)], gold=[4]
+    )
     # gold = page 4 (1-based): Document [4](Title: T3)
     prompt = get_strategy("litm").first_prompts(doc, "what is it?")[0]
     cuts = prompt.cache_cuts()
     gold = prompt.spans_of("gold")[0]
     assert cuts[-1] == gold.start_char and len(cuts) == 4  # pages 1, 2, 3 start, then the gold one
-    assert prompt.text[cuts[-1]:].startswith("Document [4](Title: T3)")
+    assert prompt.text[cuts[-1] :].startswith("Document [4](Title: T3)")
     parts = blocks(prompt.text, cuts)
     assert "".join(p["text"] for p in parts) == prompt.text  # byte for byte
     marked = [i for i, p in enumerate(parts) if p.get("cache_control")]
@@ -140,9 +173,13 @@ def test_cached_rates_in_the_price_file_carry_their_source():
         for name, entry in models.items():
             if "cached_input" in entry:
                 assert entry["cached_input"] < entry["input"] and "2026-11-25" in entry["cache_checked"], name
-    assert pricing.cost_usd("openai", "gpt-4", 2000, 0, cached_input_tokens=1024) == pytest.approx(2000 * 30 / 1e6)
+    assert pricing.cost_usd("openai", "gpt-4", 2000, 0, cached_input_tokens=1024) == pytest.approx(
+        2000 * 30 / 1e6
+    )
     with pytest.raises(ValueError, match="cached_input must be a number"):
-        pricing.merge({}, {"models": {"openai": {"x": {"input": 1, "output": 2, "cached_input": "cheap"}}}}, "t")
+        pricing.merge(
+            {}, {"models": {"openai": {"x": {"input": 1, "output": 2, "cached_input": "cheap"}}}}, "t"
+        )
 
 
 def test_batch_results_carry_cached_tokens_and_batch_prices(tmp_path, server, keys):
@@ -158,6 +195,12 @@ def test_batch_results_carry_cached_tokens_and_batch_prices(tmp_path, server, ke
     assert trials["cached_input_tokens"].sum() > 0
     assert trials["cached_input_tokens"].sum() == sum(c["cached_input_tokens"] for c in _calls(store))
     row = trials.iloc[-1]
-    assert row["cost_usd"] == pytest.approx(0.5 * ((row["input_tokens"] - row["cached_input_tokens"]) * 0.15
-                                                   + row["cached_input_tokens"] * 0.075 + row["output_tokens"] * 0.6)
-                                            / 1e6)
+    assert row["cost_usd"] == pytest.approx(
+        0.5
+        * (
+            (row["input_tokens"] - row["cached_input_tokens"]) * 0.15
+            + row["cached_input_tokens"] * 0.075
+            + row["output_tokens"] * 0.6
+        )
+        / 1e6
+    )

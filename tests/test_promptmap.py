@@ -31,8 +31,11 @@ def test_distances_by_hand():
     )
     p = Prompt(1, "x" * 7, 320, spans)
     assert promptmap.page_distances(p) == {1: 0, 2: 0, 3: 0, 4: 10}
-    spans2 = (Span("instruction", 0, 1, 0, 10), Span("page", 1, 2, 30, 60, page=1),
-              Span("page", 2, 3, 60, 90, page=2))
+    spans2 = (
+        Span("instruction", 0, 1, 0, 10),
+        Span("page", 1, 2, 30, 60, page=1),
+        Span("page", 2, 3, 60, 90, page=2),
+    )
     assert promptmap.page_distances(Prompt(1, "xxx", 90, spans2)) == {1: 20, 2: 50}
     assert promptmap.page_distances(Prompt(1, "x", 5, (Span("page", 0, 1, 0, 5, page=1),))) == {}
 

@@ -23,8 +23,13 @@ from components.providers.guard import check_fits, context_window
 from components.providers.openai_provider import map_error
 from components.providers.pricing import cost_usd, load_prices
 
-MSG = [{"role": "user", "content": "<PAGE 1>\nThe capital of Zorbia is Quenton.\n</PAGE 1>\n\n"
-        "Answer the following question:\nWhat is the capital of Zorbia?\n\nRespond as Answer: ...\nPage: N"}]
+MSG = [
+    {
+        "role": "user",
+        "content": "<PAGE 1>\nThe capital of Zorbia is Quenton.\n</PAGE 1>\n\n"
+        "Answer the following question:\nWhat is the capital of Zorbia?\n\nRespond as Answer: ...\nPage: N",
+    }
+]
 S = Settings(max_tokens=32)
 
 
@@ -106,9 +111,13 @@ def test_anthropic_errors_map_too(server):
 def test_missing_key_is_clear_and_sends_nothing(server, monkeypatch):
     monkeypatch.delenv("LITM_TEST_NO_SUCH_KEY", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    for spec in (ModelSpec("openai", "gpt-4o", server.openai_url),
-                 ModelSpec("openai-compatible", "loop", server.openai_url, api_key_env="LITM_TEST_NO_SUCH_KEY"),
-                 ModelSpec("anthropic", "claude-3-5-sonnet", server.anthropic_url, api_key_env="LITM_TEST_NO_SUCH_KEY")):
+    for spec in (
+        ModelSpec("openai", "gpt-4o", server.openai_url),
+        ModelSpec("openai-compatible", "loop", server.openai_url, api_key_env="LITM_TEST_NO_SUCH_KEY"),
+        ModelSpec(
+            "anthropic", "claude-3-5-sonnet", server.anthropic_url, api_key_env="LITM_TEST_NO_SUCH_KEY"
+        ),
+    ):
         with pytest.raises(MissingKey) as err:
             make_provider(spec)
         assert "no API key" in str(err.value) and (spec.api_key_env or "OPENAI_API_KEY") in str(err.value)
@@ -117,7 +126,9 @@ def test_missing_key_is_clear_and_sends_nothing(server, monkeypatch):
 
 def test_key_from_the_named_environment_variable(server, monkeypatch):
     monkeypatch.setenv("LITM_TEST_KEY", "sk-test-fromenv")
-    assert complete(ModelSpec("openai", "gpt-4o", server.openai_url, api_key_env="LITM_TEST_KEY"), key=None).text
+    assert complete(
+        ModelSpec("openai", "gpt-4o", server.openai_url, api_key_env="LITM_TEST_KEY"), key=None
+    ).text
 
 
 def test_guard_refuses_a_prompt_too_long_before_sending(server):
@@ -157,12 +168,21 @@ def test_fake_provider_enqueue_history_responder():
 
 
 def test_plausible_answer_retrieval_and_litm_formats():
-    pages = "".join(f"<PAGE {i}>\n{t}\n</PAGE {i}>\n\n" for i, t in
-                    enumerate(["Bread is baked daily.", "The capital of Zorbia is Quenton.", "Zorbia exports tin."], 1))
-    retrieval = pages + "Identify up to 2 page numbers relevant to the following question:\nWhat is the capital of Zorbia?\n"
+    pages = "".join(
+        f"<PAGE {i}>\n{t}\n</PAGE {i}>\n\n"
+        for i, t in enumerate(
+            ["Bread is baked daily.", "The capital of Zorbia is Quenton.", "Zorbia exports tin."], 1
+        )
+    )
+    retrieval = (
+        pages
+        + "Identify up to 2 page numbers relevant to the following question:\nWhat is the capital of Zorbia?\n"
+    )
     assert plausible_answer(retrieval) == "Pages: 2, 3"
-    litm = ("Write a high-quality answer.\n\nDocument [1](Title: A) Bread is baked.\n"
-            "Document [2](Title: B) The capital of Zorbia is Quenton.\n\nQuestion: what is the capital of zorbia?\nAnswer:")
+    litm = (
+        "Write a high-quality answer.\n\nDocument [1](Title: A) Bread is baked.\n"
+        "Document [2](Title: B) The capital of Zorbia is Quenton.\n\nQuestion: what is the capital of zorbia?\nAnswer:"
+    )
     assert plausible_answer(litm) == "Quenton"
 
 
@@ -173,11 +193,15 @@ def test_pricing(tmp_path, monkeypatch):
     assert cost_usd("fake", "x", 10, 10) == 0.0 and cost_usd("local", "x", 10, 10) == 0.0
     assert cost_usd("openai-compatible", "my-vllm", 10, 10) == 0.0
     over = tmp_path / "prices.json"
-    over.write_text(json.dumps({"date": "2030-01-01", "models": {"openai": {"gpt-4o": {"input": 1, "output": 2}}}}))
+    over.write_text(
+        json.dumps({"date": "2030-01-01", "models": {"openai": {"gpt-4o": {"input": 1, "output": 2}}}})
+    )
     monkeypatch.setenv("LITM_PRICES", str(over))
     table, date = load_prices()
     assert date == "2030-01-01" and table["openai"]["gpt-4o"]["input"] == 1.0
-    assert table["openai"]["gpt-4o"]["output"] == 2.0 and table["openai"]["gpt-4o"]["source"].startswith("override")
+    assert table["openai"]["gpt-4o"]["output"] == 2.0 and table["openai"]["gpt-4o"]["source"].startswith(
+        "override"
+    )
     assert cost_usd("openai", "gpt-4o", 1_000_000, 0, prices=table) == 1.0
     assert table["openai"]["gpt-4o-mini"]["input"] == 0.15  # the rest of the table stays
 
@@ -195,14 +219,22 @@ def test_price_table_entries_have_sources_and_batch_discounts(tmp_path, monkeypa
     # a longer listed name wins over its prefix: claude-opus-4-5 is not priced as claude-opus-4
     assert cost_usd("anthropic", "claude-opus-4-5-20251101", 1_000_000, 0, prices=table) == 5.0
     assert cost_usd("anthropic", "claude-opus-4-20250514", 1_000_000, 0, prices=table) == 15.0
-    assert pricing.load_batch()["openai"]["factor"] == 0.5 and pricing.load_batch()["anthropic"]["factor"] == 0.5
+    assert (
+        pricing.load_batch()["openai"]["factor"] == 0.5 and pricing.load_batch()["anthropic"]["factor"] == 0.5
+    )
     assert cost_usd("openai", "gpt-4o", 1_000_000, 0, batch=True) == 1.25  # $2.50 list, half in a batch
     assert cost_usd("openai-compatible", "mine", 10, 10, batch=True) == 0.0
     # the per-user file is read when LITM_PRICES is not set
     user = tmp_path / "litm-explorer" / "prices.json"
     user.parent.mkdir()
-    user.write_text(json.dumps({"models": {"openai": {"gpt-4o": {"input": 7, "output": 9}}},
-                                "batch_discount": {"openai": {"factor": 0.4}}}))
+    user.write_text(
+        json.dumps(
+            {
+                "models": {"openai": {"gpt-4o": {"input": 7, "output": 9}}},
+                "batch_discount": {"openai": {"factor": 0.4}},
+            }
+        )
+    )
     assert pricing.override_path() == user
     table, _ = load_prices()
     assert table["openai"]["gpt-4o"]["input"] == 7.0 and pricing.load_batch()["openai"]["factor"] == 0.4

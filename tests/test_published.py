@@ -13,8 +13,10 @@ from components.report.published import (
 
 # sha256 of the checked transcriptions (shared/reference/published_results.csv and published_newer.csv,
 # checked number by number against the papers): the shipped copies are those files, byte for byte
-SHA256 = {PUBLISHED_PATH.name: "0ec7926d6ff975484c90ef92ebec67ad7d0d79bcb780bd9a253bbe448e19d7e1",
-          NEWER_PATH.name: "67828d02d73b53cb3ff80931403b77adc625b3aee7be5a97316dc8cc830c6ad6"}
+SHA256 = {
+    PUBLISHED_PATH.name: "0ec7926d6ff975484c90ef92ebec67ad7d0d79bcb780bd9a253bbe448e19d7e1",
+    NEWER_PATH.name: "67828d02d73b53cb3ff80931403b77adc625b3aee7be5a97316dc8cc830c6ad6",
+}
 
 
 def test_rows_and_columns():
@@ -22,9 +24,20 @@ def test_rows_and_columns():
     assert len(df) == 672 + 111
     assert set(df["source"]) == set(CITATIONS)
     assert df["value"].dtype == float and df["citation"].notna().all()
-    assert list(df.columns[:12]) == ["source", "table", "model", "dataset", "method", "doc_length_tokens",
-                                     "n_documents", "chunk_size_tokens", "answer_position_tokens", "gold_index",
-                                     "metric", "value"]
+    assert list(df.columns[:12]) == [
+        "source",
+        "table",
+        "model",
+        "dataset",
+        "method",
+        "doc_length_tokens",
+        "n_documents",
+        "chunk_size_tokens",
+        "answer_position_tokens",
+        "gold_index",
+        "metric",
+        "value",
+    ]
 
 
 def _one(df, **kw):
@@ -37,11 +50,28 @@ def _one(df, **kw):
 
 def test_known_values():
     df = load_published()
-    row = _one(df, source="rr2024", table="Table 1", model="GPT-4 Turbo", dataset="NQ", method="Baseline",
-               doc_length_tokens=10000)
+    row = _one(
+        df,
+        source="rr2024",
+        table="Table 1",
+        model="GPT-4 Turbo",
+        dataset="NQ",
+        method="Baseline",
+        doc_length_tokens=10000,
+    )
     assert row["value"] == 64.0 and "R&R" in row["citation"]
-    assert _one(df, source="rr2024", table="Table 1", model="Claude-2.1", dataset="NQ", method="Baseline",
-                doc_length_tokens=10000)["value"] == 50.0
+    assert (
+        _one(
+            df,
+            source="rr2024",
+            table="Table 1",
+            model="Claude-2.1",
+            dataset="NQ",
+            method="Baseline",
+            doc_length_tokens=10000,
+        )["value"]
+        == 50.0
+    )
     liu = df[(df.source == "liu2023") & (df.method == "closed-book")]
     assert len(liu) > 0 and (liu["n_documents"] == 0).all()
     assert "Lost in the Middle" in liu.iloc[0]["citation"]
@@ -72,13 +102,21 @@ def test_every_newer_row_ships_as_printed():
         for col in ("source", "table", "model", "dataset", "method", "metric"):
             assert got[col] == row[col], (i, col)
         assert got["value_printed"] == row["value"] and got["value"] == float(row["value"])
-        assert int(got["n_documents"]) == int(row["n_documents"]) and int(got["gold_index"]) == int(row["gold_index"])
+        assert int(got["n_documents"]) == int(row["n_documents"]) and int(got["gold_index"]) == int(
+            row["gold_index"]
+        )
         assert got["citation"] == CITATIONS[row["source"]] and got["paper"] == SHORT_NAMES[row["source"]]
     # cells re-read from the papers (their README: Table 5 p. 14; Table 1, NQ block)
-    one = newer[(newer["model"] == "Vicuna-7B-v1.5-16k") & (newer["method"] == "Vanilla attention")
-                & (newer["n_documents"] == 10) & (newer["gold_index"] == 0)]
+    one = newer[
+        (newer["model"] == "Vicuna-7B-v1.5-16k")
+        & (newer["method"] == "Vanilla attention")
+        & (newer["n_documents"] == 10)
+        & (newer["gold_index"] == 0)
+    ]
     assert one["value_printed"].tolist() == ["74.35"]
-    last = newer[(newer["model"] == "Mistral-7B") & (newer["method"] == "Pos2Distill") & (newer["gold_index"] == 19)]
+    last = newer[
+        (newer["model"] == "Mistral-7B") & (newer["method"] == "Pos2Distill") & (newer["gold_index"] == 19)
+    ]
     assert last["value"].tolist() == [73.3] and set(last["metric"]) == {"subspan_em_pct"}
 
 

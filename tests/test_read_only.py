@@ -22,7 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def files(folder: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()
+    }
 
 
 def old_store(path: Path, version: int) -> Path:
@@ -37,9 +39,11 @@ def old_store(path: Path, version: int) -> Path:
         conn.execute("INSERT INTO schema_version VALUES (?, 0)", (v,))
     conn.execute("INSERT INTO sweeps (id, name, config, status) VALUES (1, 'old', '{}', 'done')")
     for i, score in enumerate((1.0, 0.0)):
-        conn.execute("INSERT INTO trials (sweep_id, trial_key, task, strategy, model, length, position, score, "
-                     "calls, cost_usd) VALUES (1, ?, ?, 'baseline', 'fake:m', 600, 0.5, ?, 1, 0)",
-                     (f"k{i}", f"t{i}", score))
+        conn.execute(
+            "INSERT INTO trials (sweep_id, trial_key, task, strategy, model, length, position, score, "
+            "calls, cost_usd) VALUES (1, ?, ?, 'baseline', 'fake:m', 600, 0.5, ?, 1, 0)",
+            (f"k{i}", f"t{i}", score),
+        )
     conn.commit()
     conn.close()
     return path
@@ -92,10 +96,14 @@ def test_shipped_stores_are_at_the_current_schema():
         assert mode == "delete", f"{path.name} is in journal mode {mode}: run scripts/ship_stores.py"
         # the header too (an immutable connection says "delete" for a WAL file): a reader of a WAL
         # store makes -wal and -shm files next to it
-        assert path.read_bytes()[18:20] == b"\x01\x01", f"{path.name} is in WAL mode: run scripts/ship_stores.py"
+        assert path.read_bytes()[18:20] == b"\x01\x01", (
+            f"{path.name} is in WAL mode: run scripts/ship_stores.py"
+        )
 
 
-def test_shipped_stores_name_their_task_files_as_they_ship_not_by_a_path_of_the_machine_that_ran_them(tmp_path):
+def test_shipped_stores_name_their_task_files_as_they_ship_not_by_a_path_of_the_machine_that_ran_them(
+    tmp_path,
+):
     """A shipped sweep's stored config names its bundled task file by its bare name, so its TOML (Results'
     "its TOML and command") runs on any machine, from any folder; and no store holds a path of ours."""
     from components.run.config import SweepConfig
@@ -139,7 +147,10 @@ def test_ship_stores_migrates_a_copy_and_is_idempotent(tmp_path):
     assert done.returncode == 1 and "schema 3" in done.stdout
     done = subprocess.run([*script, str(db)], capture_output=True, text=True)
     assert done.returncode == 0 and f"now schema {len(MIGRATIONS)}, journal mode delete" in done.stdout, done
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy.sqlite", "old.sqlite"]  # no -wal, no leftovers
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "copy.sqlite",
+        "old.sqlite",
+    ]  # no -wal, no leftovers
     first = db.read_bytes()
     assert subprocess.run([*script, str(db)], capture_output=True).returncode == 0
     assert db.read_bytes() == first  # already current: left byte for byte

@@ -19,15 +19,36 @@ def report() -> str:
     rows = []
     for arm, scores in (("A" + "a" * 300, [1, 0, 1, 1]), ("B", [0, 1, 1, 0])):
         for i, s in enumerate(scores):
-            rows.append({"task": f"{LONG}-{i}", "length": 1000, "position": 0.5, "strategy": arm, "params": "{}",
-                         "model": "openai:gpt-4o-mini", "metric": "fuzzy", "score": s, "error": None, "calls": 1,
-                         "input_tokens": 1000, "output_tokens": 10, "latency_s": 0.5, "question": "q" * 3000,
-                         "answers": ["z" * 2500], "answer": "y" * 4000})
+            rows.append(
+                {
+                    "task": f"{LONG}-{i}",
+                    "length": 1000,
+                    "position": 0.5,
+                    "strategy": arm,
+                    "params": "{}",
+                    "model": "openai:gpt-4o-mini",
+                    "metric": "fuzzy",
+                    "score": s,
+                    "error": None,
+                    "calls": 1,
+                    "input_tokens": 1000,
+                    "output_tokens": 10,
+                    "latency_s": 0.5,
+                    "question": "q" * 3000,
+                    "answers": ["z" * 2500],
+                    "answer": "y" * 4000,
+                }
+            )
     t = cmp.prepare(pd.DataFrame(rows))
     labels = list(t["arm"].unique())
     result = cmp.compare(t, labels)
-    return report_html.build(result, figures=[], failures=cmp.failures(t, labels[0], labels[1]),
-                             pair=(labels[0], labels[1]), sources=["s" * 2000])
+    return report_html.build(
+        result,
+        figures=[],
+        failures=cmp.failures(t, labels[0], labels[1]),
+        pair=(labels[0], labels[1]),
+        sources=["s" * 2000],
+    )
 
 
 def test_long_unbroken_strings_wrap_inside_the_window(tmp_path):
@@ -40,7 +61,9 @@ def test_long_unbroken_strings_wrap_inside_the_window(tmp_path):
             page = browser.new_page(viewport={"width": WIDTH, "height": 900})
             page.goto(page_file.as_uri())
             width = page.evaluate("document.documentElement.scrollWidth")
-            widest = page.evaluate("Math.max(...[...document.querySelectorAll('table')].map(t => t.scrollWidth))")
+            widest = page.evaluate(
+                "Math.max(...[...document.querySelectorAll('table')].map(t => t.scrollWidth))"
+            )
             text = page.inner_text("body")
         finally:
             browser.close()

@@ -22,8 +22,20 @@ QUESTIONS = (0, 7, 42)
 
 
 def prompt(capsys, index: int, length: int, position: int, strategy: str, **params) -> dict:
-    args = ["prompt", "--task", str(NQ30), "--index", str(index), "--length", str(length),
-            "--position", str(position), "--strategy", strategy, "--json"]
+    args = [
+        "prompt",
+        "--task",
+        str(NQ30),
+        "--index",
+        str(index),
+        "--length",
+        str(length),
+        "--position",
+        str(position),
+        "--strategy",
+        strategy,
+        "--json",
+    ]
     for name, value in params.items():
         args += ["--param", f"{name}={value}"]
     assert main(args) == 0
@@ -48,8 +60,10 @@ def test_reprompt_reminder_counts_are_table_1s(capsys, length, want):
 def test_chunk_counts_at_80k_are_table_3s(capsys):
     for index in QUESTIONS:
         for position in (0, 80_000):
-            counts = [len(prompt(capsys, index, 80_000, position, "chunked-icr", k=5, c=c)["prompts"])
-                      for c in (10_000, 20_000, 40_000, 80_000)]
+            counts = [
+                len(prompt(capsys, index, 80_000, position, "chunked-icr", k=5, c=c)["prompts"])
+                for c in (10_000, 20_000, 40_000, 80_000)
+            ]
             assert counts == [8, 4, 2, 1], (index, position)  # m = 9/5/3/2 with the answer call
 
 

@@ -25,25 +25,46 @@ def squad_tasks(path: Path) -> list[Task]:
         for para in article["paragraphs"]:
             for qa in para["qas"]:
                 answers = tuple(dict.fromkeys(x["text"] for x in qa["answers"]))
-                out.append(Task(qa["id"], qa["question"], answers,
-                                (Passage(para["context"], article["title"].replace("_", " "), True),),
-                                meta={"article": a, "paragraph": paragraph}))
+                out.append(
+                    Task(
+                        qa["id"],
+                        qa["question"],
+                        answers,
+                        (Passage(para["context"], article["title"].replace("_", " "), True),),
+                        meta={"article": a, "paragraph": paragraph},
+                    )
+                )
             paragraph += 1
     return out
 
 
 def small() -> list[Task]:
-    texts = {(0, 0): "Kestrel Bay lighthouse was built in 1820 by Ana Roth.",
-             (0, 1): "The Kestrel Bay lighthouse keeper lived on the rock.",
-             (1, 2): "Lighthouse lamps burned whale oil before 1860.",
-             (1, 3): "Bread rises with yeast.",
-             (2, 4): "Ana Roth built the Kestrel Bay lighthouse in 1820, records say.",  # holds the answer
-             (2, 5): "Tides and a lighthouse keeper's log."}
-    qs = {0: ("When was the Kestrel Bay lighthouse built?", "1820"), 1: ("Who kept the light?", "a keeper"),
-          2: ("What did lamps burn?", "whale oil"), 3: ("What makes bread rise?", "yeast"),
-          4: ("Who built it?", "Ana Roth"), 5: ("What log?", "keeper's log")}
-    return [Task(f"q{p}", qs[p][0], (qs[p][1],), (Passage(t, f"Article {a}", True),),
-                 meta={"article": a, "paragraph": p}) for (a, p), t in texts.items()]
+    texts = {
+        (0, 0): "Kestrel Bay lighthouse was built in 1820 by Ana Roth.",
+        (0, 1): "The Kestrel Bay lighthouse keeper lived on the rock.",
+        (1, 2): "Lighthouse lamps burned whale oil before 1860.",
+        (1, 3): "Bread rises with yeast.",
+        (2, 4): "Ana Roth built the Kestrel Bay lighthouse in 1820, records say.",  # holds the answer
+        (2, 5): "Tides and a lighthouse keeper's log.",
+    }
+    qs = {
+        0: ("When was the Kestrel Bay lighthouse built?", "1820"),
+        1: ("Who kept the light?", "a keeper"),
+        2: ("What did lamps burn?", "whale oil"),
+        3: ("What makes bread rise?", "yeast"),
+        4: ("Who built it?", "Ana Roth"),
+        5: ("What log?", "keeper's log"),
+    }
+    return [
+        Task(
+            f"q{p}",
+            qs[p][0],
+            (qs[p][1],),
+            (Passage(t, f"Article {a}", True),),
+            meta={"article": a, "paragraph": p},
+        )
+        for (a, p), t in texts.items()
+    ]
 
 
 def test_distractors_are_other_articles_paragraphs_by_relevance():

@@ -34,15 +34,32 @@ def test_the_name_reads_rr_squad_set(rr_squad):
     assert rr_squad.format == "rr-squad" and len(rr_squad.tasks) == 50
     first = rr_squad.tasks[0]
     assert first.question == "Which NFL team represented the AFC at Super Bowl 50?"
-    assert len(first.passages) == 601 and first.passages[0].gold and not any(p.gold for p in first.passages[1:])
+    assert (
+        len(first.passages) == 601 and first.passages[0].gold and not any(p.gold for p in first.passages[1:])
+    )
     # distractors come from other articles only (their titles differ from the gold paragraph's article)
     assert all(p.title != first.passages[0].title for p in first.passages[1:])
 
 
 def test_litm_prompt_builds_a_sweep_document_from_the_name(capsys, monkeypatch, tmp_path, rr_squad):
     monkeypatch.chdir(tmp_path)
-    assert main(["prompt", "--task", "rr-squad", "--index", "1", "--length", "4000", "--position", "0.5",
-                 "--json"]) == 0
+    assert (
+        main(
+            [
+                "prompt",
+                "--task",
+                "rr-squad",
+                "--index",
+                "1",
+                "--length",
+                "4000",
+                "--position",
+                "0.5",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     task = rr_squad.tasks[1]
     assert out["task"] == task.id and out["strategy"] == "baseline"
@@ -73,8 +90,19 @@ def test_litm_prompt_takes_a_shipped_task_file_by_its_bare_name(capsys, monkeypa
     """As a sweep config does: `--task nq-open-30docs.jsonl.gz` from any folder is the file that ships;
     a file of that name in the current folder comes first."""
     monkeypatch.chdir(tmp_path)
-    args = ["prompt", "--task", "nq-open-30docs.jsonl.gz", "--documents", "20", "--position", "9", "--by-index",
-            "--strategy", "litm", "--json"]
+    args = [
+        "prompt",
+        "--task",
+        "nq-open-30docs.jsonl.gz",
+        "--documents",
+        "20",
+        "--position",
+        "9",
+        "--by-index",
+        "--strategy",
+        "litm",
+        "--json",
+    ]
     assert main(args) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["task"] == "nq-open-oracle-1" and got["pages"] == 20

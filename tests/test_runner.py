@@ -19,9 +19,29 @@ from components.run.store import RunStore
 from tests.support import sweep_toml
 
 ROOT = Path(__file__).resolve().parent.parent
-COMPARE = ["trial_key", "task", "strategy", "model", "length", "position", "actual_length", "actual_position",
-           "answer", "raw_answer", "score", "subspan_em", "exact", "page_recall", "page_precision", "error",
-           "calls", "input_tokens", "output_tokens", "gold_pages", "retrieved_pages"]
+COMPARE = [
+    "trial_key",
+    "task",
+    "strategy",
+    "model",
+    "length",
+    "position",
+    "actual_length",
+    "actual_position",
+    "answer",
+    "raw_answer",
+    "score",
+    "subspan_em",
+    "exact",
+    "page_recall",
+    "page_precision",
+    "error",
+    "calls",
+    "input_tokens",
+    "output_tokens",
+    "gold_pages",
+    "retrieved_pages",
+]
 
 
 def config(tmp_path, server, **kw) -> SweepConfig:
@@ -104,7 +124,9 @@ def test_budget_cap_stops_cleanly(tmp_path, server):
 
 def test_dollar_budget(tmp_path, server, monkeypatch):
     prices = tmp_path / "p.json"
-    prices.write_text(json.dumps({"models": {"openai-compatible": {"loop-model": {"input": 1000, "output": 0}}}}))
+    prices.write_text(
+        json.dumps({"models": {"openai-compatible": {"loop-model": {"input": 1000, "output": 0}}}})
+    )
     monkeypatch.setenv("LITM_PRICES", str(prices))
     import components.providers.pricing as pricing
     import components.run.caller as caller
@@ -156,30 +178,45 @@ def test_cancel_stops_and_resume_finishes(tmp_path, server):
 
 def test_rate_limited_calls_wait_and_retry(tmp_path):
     fake = FakeProvider(ModelSpec("fake", "fake")).enqueue(RateLimited("429", retry_after=0.3))
-    c = SweepConfig.from_dict({"sweep": {
-        "name": "rl", "tasks": str(sweep_toml(tmp_path, base_url="x").parent / "facts.jsonl"), "n_tasks": 1,
-        "lengths": [300], "positions": [0.0], "strategies": ["baseline"],
-        "models": [{"provider": "fake", "model": "fake", "requests_per_minute": 600}]}})
+    c = SweepConfig.from_dict(
+        {
+            "sweep": {
+                "name": "rl",
+                "tasks": str(sweep_toml(tmp_path, base_url="x").parent / "facts.jsonl"),
+                "n_tasks": 1,
+                "lengths": [300],
+                "positions": [0.0],
+                "strategies": ["baseline"],
+                "models": [{"provider": "fake", "model": "fake", "requests_per_minute": 600}],
+            }
+        }
+    )
     t0 = time.perf_counter()
     s = run_sweep(c, RunStore(tmp_path / "s.sqlite"), providers={"fake:fake": fake})
     assert time.perf_counter() - t0 >= 0.3 and s.errors == 0 and len(fake.history) == 2
 
 
 def test_run_one_is_cached(tmp_path):
-    doc = make_document(["Bread is baked daily.", "The capital of Zorbia is Quenton.", "Tin is mined."], gold=[2])
+    doc = make_document(
+        ["Bread is baked daily.", "The capital of Zorbia is Quenton.", "Tin is mined."], gold=[2]
+    )
     store = RunStore(tmp_path / "s.sqlite")
     fake = FakeProvider()
     spec = ModelSpec("fake", "fake")
-    ran = run_one(doc, "What is the capital of Zorbia?", ["Quenton"], "icr", {"k": 2}, spec, store, provider=fake)
+    ran = run_one(
+        doc, "What is the capital of Zorbia?", ["Quenton"], "icr", {"k": 2}, spec, store, provider=fake
+    )
     r = ran.trial
     assert r.error is None and r.score == 1.0 and r.calls == 2 and r.page_recall == 1.0
     assert r.retrieved_pages == [2] and len(ran.outcome.prompts) == 2
     assert r.metric == "fuzzy" and r.primary == 1.0 and r.model == "fake:fake" and r.params == '{"k": 2}'
-    again = run_one(doc, "What is the capital of Zorbia?", ["Quenton"], "icr", {"k": 2}, spec, store,
-                    provider=fake).trial
+    again = run_one(
+        doc, "What is the capital of Zorbia?", ["Quenton"], "icr", {"k": 2}, spec, store, provider=fake
+    ).trial
     assert len(fake.history) == 2 and again.cached_calls == 2 and again.answer == r.answer
-    bad = run_one(doc, "What is the capital of Zorbia?", ["Quenton"], "icr", {"k": 9}, spec, store,
-                  provider=fake).trial
+    bad = run_one(
+        doc, "What is the capital of Zorbia?", ["Quenton"], "icr", {"k": 9}, spec, store, provider=fake
+    ).trial
     assert bad.score is None and "k = 9" in bad.error and bad.primary is None
 
 
@@ -192,8 +229,13 @@ def _count(db: Path) -> int:
 
 
 def test_sigkill_mid_sweep_then_resume(tmp_path, server):
-    toml = sweep_toml(tmp_path, base_url=server.openai_url, strategies=("baseline", "icr", "rr"),
-                      params="{ k = 2, r = 150 }", concurrency=4)
+    toml = sweep_toml(
+        tmp_path,
+        base_url=server.openai_url,
+        strategies=("baseline", "icr", "rr"),
+        params="{ k = 2, r = 150 }",
+        concurrency=4,
+    )
     server.set(delay=0.05)
     db = tmp_path / "killed.sqlite"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -233,10 +275,13 @@ def test_documents_draw_distractors_from_the_whole_task_file(tmp_path):
     write_tasks(generate("facts", 12, 3), tmp_path / "facts.jsonl")
     (tmp_path / "s.toml").write_text(
         '[sweep]\nname = "pool"\ntasks = "facts.jsonl"\nn_tasks = 1\nlengths = [4000]\npositions = [0.5]\n'
-        'strategies = ["baseline"]\n[[sweep.models]]\nprovider = "fake"\nmodel = "fake"\n')
+        'strategies = ["baseline"]\n[[sweep.models]]\nprovider = "fake"\nmodel = "fake"\n'
+    )
     cfg = SweepConfig.from_toml(tmp_path / "s.toml")
     store = RunStore(tmp_path / "runs.sqlite")
-    run_sweep(cfg, store, providers={cfg.models[0].label: FakeProvider(responder=lambda m, s: "Answer: x\nPage: 1")})
+    run_sweep(
+        cfg, store, providers={cfg.models[0].label: FakeProvider(responder=lambda m, s: "Answer: x\nPage: 1")}
+    )
     f = store.trials_frame()
     assert len(f) == 1
     assert f.loc[0, "error"] in (None, "") or f.loc[0, "error"] != f.loc[0, "error"]  # no error (None/NaN)
@@ -260,11 +305,22 @@ def test_sweeps_pace_garbage_collection_and_put_the_thresholds_back(tmp_path):
     before = gc.get_threshold()
     gc.set_threshold(900, 11, 12)
     try:
-        c = SweepConfig.from_dict({"sweep": {
-            "name": "gc", "tasks": str(sweep_toml(tmp_path, base_url="x").parent / "facts.jsonl"), "n_tasks": 2,
-            "lengths": [300], "positions": [0.0], "strategies": ["baseline"],
-            "models": [{"provider": "fake", "model": "fake"}]}})
-        s = run_sweep(c, RunStore(tmp_path / "s.sqlite"), providers={"fake:fake": Recording(ModelSpec("fake", "fake"))})
+        c = SweepConfig.from_dict(
+            {
+                "sweep": {
+                    "name": "gc",
+                    "tasks": str(sweep_toml(tmp_path, base_url="x").parent / "facts.jsonl"),
+                    "n_tasks": 2,
+                    "lengths": [300],
+                    "positions": [0.0],
+                    "strategies": ["baseline"],
+                    "models": [{"provider": "fake", "model": "fake"}],
+                }
+            }
+        )
+        s = run_sweep(
+            c, RunStore(tmp_path / "s.sqlite"), providers={"fake:fake": Recording(ModelSpec("fake", "fake"))}
+        )
         assert s.errors == 0
         assert seen and set(seen) == {SWEEP_THRESHOLDS}
         assert gc.get_threshold() == (900, 11, 12)
@@ -295,7 +351,9 @@ def test_documents_are_kept_up_to_a_bound_and_rebuilt_the_same(tmp_path, server)
     assert len(docs.kept) == 3 and list(docs.kept) == cells[-3:]  # the most recently used
     assert docs.get(specs[-1]) is first[specs[-1].document_key]  # kept: the same object
     again = docs.get(specs[0])  # evicted long ago: built again, and the same document
-    assert again is not first[specs[0].document_key] and again.document == first[specs[0].document_key].document
+    assert (
+        again is not first[specs[0].document_key] and again.document == first[specs[0].document_key].document
+    )
     assert len(docs.kept) == 3
 
 
@@ -306,7 +364,9 @@ def test_a_plan_made_once_is_run_as_given(tmp_path, server, monkeypatch):
 
     c = config(tmp_path, server, strategies=("baseline",))
     specs = plan(c)
-    monkeypatch.setattr(runner, "plan", lambda *a, **k: (_ for _ in ()).throw(AssertionError("planned again")))
+    monkeypatch.setattr(
+        runner, "plan", lambda *a, **k: (_ for _ in ()).throw(AssertionError("planned again"))
+    )
     store = RunStore(tmp_path / "once.sqlite")
     done = run_sweep(c, store, specs=specs)
     assert done.status == "done" and done.total == done.ran == len(specs)

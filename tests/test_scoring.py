@@ -15,34 +15,44 @@ from components.core.scoring import (
 
 # R&R §4.3: every unique word of the gold answer in the prediction, or vice versa, after lower-casing
 # and dropping non-alphanumeric, non-space characters.
-@pytest.mark.parametrize("pred, answers, expected", [
-    ("William Shakespeare", ["Shakespeare"], 1.0),          # gold words within prediction
-    ("Shakespeare", ["William Shakespeare"], 1.0),          # vice versa: prediction words within gold
-    ("shakespeare, william!", ["William Shakespeare"], 1.0),  # order, case and punctuation ignored
-    ("It was Marlowe", ["William Shakespeare"], 0.0),
-    ("1,210", ["1210"], 1.0),                               # punctuation dropped inside a number
-    ("the the the", ["The"], 1.0),                          # unique words
-    ("Paris", ["Lyon", "paris"], 1.0),                      # any gold answer
-    ("", ["Paris"], 0.0),
-    ("Paris", [""], 0.0),
-])
+@pytest.mark.parametrize(
+    "pred, answers, expected",
+    [
+        ("William Shakespeare", ["Shakespeare"], 1.0),  # gold words within prediction
+        ("Shakespeare", ["William Shakespeare"], 1.0),  # vice versa: prediction words within gold
+        ("shakespeare, william!", ["William Shakespeare"], 1.0),  # order, case and punctuation ignored
+        ("It was Marlowe", ["William Shakespeare"], 0.0),
+        ("1,210", ["1210"], 1.0),  # punctuation dropped inside a number
+        ("the the the", ["The"], 1.0),  # unique words
+        ("Paris", ["Lyon", "paris"], 1.0),  # any gold answer
+        ("", ["Paris"], 0.0),
+        ("Paris", [""], 0.0),
+    ],
+)
 def test_fuzzy_match(pred, answers, expected):
     assert fuzzy_match(pred, answers) == expected
 
 
 # R&R §4.3 removes non-alphanumeric characters only: letters and digits of every script stay
-@pytest.mark.parametrize("pred, answers, expected", [
-    ("東京", ["東京"], 1.0),
-    ("東京", ["大阪"], 0.0),                                  # not everything equal to nothing
-    ("Wilhelm Conrad Röntgen", ["Röntgen"], 1.0),
-    ("Rontgen", ["Röntgen"], 0.0),                            # ö is a letter of its own, not dropped
-    ("Wilhelm Conrad Ro\u0308ntgen", ["Röntgen"], 1.0),       # decomposed accent reads as composed
-    ("MÜNCHEN", ["münchen"], 1.0), ("STRASSE", ["Straße"], 1.0),  # capitals removed (casefold)
-    ("Москва!", ["москва"], 1.0), ("Москва", ["Киев"], 0.0),
-    ("हिन्दी", ["हिन्दी भाषा"], 1.0), ("हिन्दी", ["हिंदू"], 0.0),  # vowel signs kept with their letters
-    ("«Paris»", ["Paris"], 1.0), ("snake_case", ["snakecase"], 1.0),  # symbols and "_" still go
-    ("٣ apples", ["٣"], 1.0),                                  # digits of any script
-])
+@pytest.mark.parametrize(
+    "pred, answers, expected",
+    [
+        ("東京", ["東京"], 1.0),
+        ("東京", ["大阪"], 0.0),  # not everything equal to nothing
+        ("Wilhelm Conrad Röntgen", ["Röntgen"], 1.0),
+        ("Rontgen", ["Röntgen"], 0.0),  # ö is a letter of its own, not dropped
+        ("Wilhelm Conrad Ro\u0308ntgen", ["Röntgen"], 1.0),  # decomposed accent reads as composed
+        ("MÜNCHEN", ["münchen"], 1.0),
+        ("STRASSE", ["Straße"], 1.0),  # capitals removed (casefold)
+        ("Москва!", ["москва"], 1.0),
+        ("Москва", ["Киев"], 0.0),
+        ("हिन्दी", ["हिन्दी भाषा"], 1.0),
+        ("हिन्दी", ["हिंदू"], 0.0),  # vowel signs kept with their letters
+        ("«Paris»", ["Paris"], 1.0),
+        ("snake_case", ["snakecase"], 1.0),  # symbols and "_" still go
+        ("٣ apples", ["٣"], 1.0),  # digits of any script
+    ],
+)
 def test_fuzzy_match_keeps_letters_of_every_script(pred, answers, expected):
     assert fuzzy_match(pred, answers) == expected
 
@@ -52,9 +62,12 @@ def test_litm_score_fuzzy_keeps_non_ascii_letters(tmp_path, capsys):
 
     from components.cli import main
 
-    rows = [{"prediction": "東京", "answers": ["東京"]}, {"prediction": "大阪", "answers": ["東京"]},
-            {"prediction": "Antoine de Saint-Exupéry", "answers": ["Saint-Exupéry"]},
-            {"prediction": "Moscow", "answers": ["Москва"]}]
+    rows = [
+        {"prediction": "東京", "answers": ["東京"]},
+        {"prediction": "大阪", "answers": ["東京"]},
+        {"prediction": "Antoine de Saint-Exupéry", "answers": ["Saint-Exupéry"]},
+        {"prediction": "Moscow", "answers": ["Москва"]},
+    ]
     path = tmp_path / "preds.jsonl"
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     assert main(["score", "--metric", "fuzzy", "--input", str(path)]) == 0
@@ -65,19 +78,22 @@ def test_litm_score_fuzzy_keeps_non_ascii_letters(tmp_path, capsys):
 
 
 # Lost in the Middle: SQuAD-normalised gold is a substring of the normalised first line.
-@pytest.mark.parametrize("pred, answers, expected", [
-    ("The answer is William Shakespeare.", ["william shakespeare"], 1.0),
-    ("Shakespeare", ["William Shakespeare"], 0.0),           # no "vice versa" here
-    ("first line\nWilliam Shakespeare", ["William Shakespeare"], 0.0),  # cut at the first newline
-    # the LITM evaluation cuts at the first newline BEFORE stripping: a leading newline scores 0
-    ("\n  William Shakespeare\nmore", ["William Shakespeare"], 0.0),
-    ("  William Shakespeare  \nmore", ["William Shakespeare"], 1.0),
-    ("anything at all", ["*"], 1.0),  # a gold answer that normalises to "" is always found (as there)
-    ("", ["*"], 1.0),
-    ("Paris", [], 0.0),
-    ("An apple a day", ["apple"], 1.0),
-    ("It's the U.S.A.", ["usa"], 1.0),
-])
+@pytest.mark.parametrize(
+    "pred, answers, expected",
+    [
+        ("The answer is William Shakespeare.", ["william shakespeare"], 1.0),
+        ("Shakespeare", ["William Shakespeare"], 0.0),  # no "vice versa" here
+        ("first line\nWilliam Shakespeare", ["William Shakespeare"], 0.0),  # cut at the first newline
+        # the LITM evaluation cuts at the first newline BEFORE stripping: a leading newline scores 0
+        ("\n  William Shakespeare\nmore", ["William Shakespeare"], 0.0),
+        ("  William Shakespeare  \nmore", ["William Shakespeare"], 1.0),
+        ("anything at all", ["*"], 1.0),  # a gold answer that normalises to "" is always found (as there)
+        ("", ["*"], 1.0),
+        ("Paris", [], 0.0),
+        ("An apple a day", ["apple"], 1.0),
+        ("It's the U.S.A.", ["usa"], 1.0),
+    ],
+)
 def test_best_subspan_em(pred, answers, expected):
     assert best_subspan_em(pred, answers) == expected
 
@@ -87,11 +103,14 @@ def test_normalize_answer():
     assert normalize_answer("an Anchor a") == "anchor"
 
 
-@pytest.mark.parametrize("pred, answers, expected", [
-    ("The Eiffel Tower.", ["eiffel tower"], 1.0),
-    ("Eiffel Tower in Paris", ["eiffel tower"], 0.0),
-    ("", ["x"], 0.0),
-])
+@pytest.mark.parametrize(
+    "pred, answers, expected",
+    [
+        ("The Eiffel Tower.", ["eiffel tower"], 1.0),
+        ("Eiffel Tower in Paris", ["eiffel tower"], 0.0),
+        ("", ["x"], 0.0),
+    ],
+)
 def test_exact_match(pred, answers, expected):
     assert exact_match(pred, answers) == expected
 
@@ -100,7 +119,9 @@ def test_score_dispatch_and_unknown_metric():
     assert score("fuzzy", "Shakespeare", ["William Shakespeare"]) == 1.0
     assert score("subspan-em", "Shakespeare", ["William Shakespeare"]) == 0.0
     assert score("exact", "william shakespeare", ["William Shakespeare"]) == 1.0
-    with pytest.raises(ValueError, match="unknown answer metric 'bleu'; choose one of fuzzy, subspan-em, exact"):
+    with pytest.raises(
+        ValueError, match="unknown answer metric 'bleu'; choose one of fuzzy, subspan-em, exact"
+    ):
         score("bleu", "a", ["a"])
 
 
@@ -115,8 +136,13 @@ def test_sentence_scores():
     context = "Hamlet was written by Shakespeare. Othello is set in Venice."
     assert hallucination_rate(["Hamlet was written by Shakespeare.", "Macbeth is Scottish."], context) == 0.5
     assert hallucination_rate([], context) is None
-    assert gold_sentence_recall(["hamlet was written by shakespeare"], ["Hamlet was written by Shakespeare.",
-                                                                       "Othello is set in Venice."]) == 0.5
+    assert (
+        gold_sentence_recall(
+            ["hamlet was written by shakespeare"],
+            ["Hamlet was written by Shakespeare.", "Othello is set in Venice."],
+        )
+        == 0.5
+    )
 
 
 def test_all_answers_required_for_multi_value_tasks():

@@ -11,7 +11,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "webapp"
-NOT_WIDGETS = {"sorted", "min", "max", "sort", "groupby", "sort_values", "sort_index"}  # key= is a function there
+NOT_WIDGETS = {
+    "sorted",
+    "min",
+    "max",
+    "sort",
+    "groupby",
+    "sort_values",
+    "sort_index",
+}  # key= is a function there
 
 
 def _state():
@@ -31,8 +39,12 @@ def _annotated_keys(func: ast.AST) -> set[str]:
             if isinstance(a.annotation, ast.Name) and a.annotation.id == "Key":
                 out.add(a.arg)
     for node in ast.walk(func):
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
-                and isinstance(node.annotation, ast.Name) and node.annotation.id == "Key":
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(node.annotation, ast.Name)
+            and node.annotation.id == "Key"
+        ):
             out.add(node.target.id)
     return out
 
@@ -70,13 +82,26 @@ def key_breaches(app: Path = APP) -> list[str]:
                 if kw.arg != "key" or isinstance(kw.value, ast.Lambda):
                     continue
                 v = kw.value
-                ok = isinstance(v, ast.Attribute) and v.attr == "key" and (
-                    (isinstance(v.value, ast.Attribute) and isinstance(v.value.value, ast.Name)
-                     and v.value.value.id == "State" and v.value.attr in keys)
-                    or (isinstance(v.value, ast.Call) and isinstance(v.value.func, ast.Attribute)
-                        and isinstance(v.value.func.value, ast.Name) and v.value.func.value.id == "State"
-                        and v.value.func.attr in families)
-                    or (isinstance(v.value, ast.Name) and v.value.id in typed))
+                ok = (
+                    isinstance(v, ast.Attribute)
+                    and v.attr == "key"
+                    and (
+                        (
+                            isinstance(v.value, ast.Attribute)
+                            and isinstance(v.value.value, ast.Name)
+                            and v.value.value.id == "State"
+                            and v.value.attr in keys
+                        )
+                        or (
+                            isinstance(v.value, ast.Call)
+                            and isinstance(v.value.func, ast.Attribute)
+                            and isinstance(v.value.func.value, ast.Name)
+                            and v.value.func.value.id == "State"
+                            and v.value.func.attr in families
+                        )
+                        or (isinstance(v.value, ast.Name) and v.value.id in typed)
+                    )
+                )
                 if not ok:
                     bad.append(f"{rel}:{node.lineno}: key={ast.unparse(v)} is not a declared State key")
     return sorted(set(bad))
@@ -95,7 +120,8 @@ def test_the_walk_finds_an_undeclared_key(tmp_path):
         "st.button('a', key='res_go')\n"
         "st.button('b', key=State.res_not_declared.key)\n"
         "st.button('c', key=State.res_trial_table.key)\n"
-        "sorted([1], key=lambda v: v)\n")
+        "sorted([1], key=lambda v: v)\n"
+    )
     found = key_breaches(app)
     assert len(found) == 3, found
     assert any("st.session_state outside" in f for f in found)

@@ -41,11 +41,12 @@ def test_sign_flip_test_by_hand():
 def test_cochran_q_by_hand():
     v = np.array([[1, 0, 1], [1, 1, 1], [0, 0, 1], [1, 0, 0], [1, 0, 1]], dtype=float)
     k, cols, rows = 3, v.sum(axis=0), v.sum(axis=1)
-    q = (k - 1) * (k * (cols ** 2).sum() - cols.sum() ** 2) / (k * rows.sum() - (rows ** 2).sum())
+    q = (k - 1) * (k * (cols**2).sum() - cols.sum() ** 2) / (k * rows.sum() - (rows**2).sum())
     got = evidence.cochran_q(v)
     assert got["test"] == "Cochran's Q" and got["df"] == 2
-    assert got["statistic"] == pytest.approx(q) and got["p_value"] == pytest.approx(1 - __import__(
-        "scipy.stats", fromlist=["chi2"]).chi2.cdf(q, 2))
+    assert got["statistic"] == pytest.approx(q) and got["p_value"] == pytest.approx(
+        1 - __import__("scipy.stats", fromlist=["chi2"]).chi2.cdf(q, 2)
+    )
     assert evidence.cochran_q(np.ones((4, 3)))["p_value"] == 1.0  # nobody answered differently anywhere
     assert evidence.cochran_q(v + 0.5)["test"] == "Friedman"  # real values
 
@@ -69,11 +70,15 @@ def test_bootstrap_interval_is_the_stated_percentile_one():
     rng = np.random.default_rng(7)
     v = (rng.random((40, 3)) < [0.7, 0.4, 0.6]).astype(float)
     combo = np.array([[0.5, -1.0, 0.5]])
-    (lo, hi), = evidence.bootstrap_means(v, combo)
+    ((lo, hi),) = evidence.bootstrap_means(v, combo)
     # the same resamples drawn by hand: multinomial counts from default_rng(0), in blocks of 500
     gen = np.random.default_rng(evidence.SEED)
-    stats = np.concatenate([gen.multinomial(40, np.full(40, 1 / 40), size=min(500, 9999 - s)) @ (v @ combo[0]) / 40
-                            for s in range(0, 9999, 500)])
+    stats = np.concatenate(
+        [
+            gen.multinomial(40, np.full(40, 1 / 40), size=min(500, 9999 - s)) @ (v @ combo[0]) / 40
+            for s in range(0, 9999, 500)
+        ]
+    )
     assert (lo, hi) == pytest.approx(tuple(np.percentile(stats, [2.5, 97.5])))
     assert lo < (v @ combo[0]).mean() < hi
 
@@ -84,17 +89,24 @@ def _curve(first, mid, last, n, seed=1):
     return matrix((rng.random((n, 5)) < p).astype(float))
 
 
-@pytest.mark.parametrize("probs, label", [
-    ((0.9, 0.4, 0.9), "U"),
-    ((0.9, 0.4, 0.4), "primacy"),
-    ((0.4, 0.4, 0.9), "recency"),
-    ((0.3, 0.8, 0.3), "inverted U"),
-])
+@pytest.mark.parametrize(
+    "probs, label",
+    [
+        ((0.9, 0.4, 0.9), "U"),
+        ((0.9, 0.4, 0.4), "primacy"),
+        ((0.4, 0.4, 0.9), "recency"),
+        ((0.3, 0.8, 0.3), "inverted U"),
+    ],
+)
 def test_shapes_are_named_when_their_interval_excludes_zero(probs, label):
     s = shape.curve_shape(_curve(*probs, n=300), x_name="gold_index")
     assert s.label == label and s.clear and s.questions_needed is None
-    assert s.sentence.split(":")[0] in {"A U shape (lost in the middle)", "Primacy (the start is best)",
-                                           "Recency (the end is best)", "An inverted U (the middle is best)"}
+    assert s.sentence.split(":")[0] in {
+        "A U shape (lost in the middle)",
+        "Primacy (the start is best)",
+        "Recency (the end is best)",
+        "An inverted U (the middle is best)",
+    }
 
 
 def test_flat_needs_every_interval_inside_the_margin():
@@ -143,7 +155,12 @@ def test_shipped_20_document_run_has_no_clear_shape_at_n_50(capsys):
     (curve,) = obj["curves"]
     assert curve["documents"] == 20 and curve["x"] == "gold_index"
     assert [(p["gold_index"], p["n"], p["mean"]) for p in curve["points"]] == [
-        (0, 50, 0.48), (4, 50, 0.34), (9, 50, 0.34), (14, 50, 0.28), (19, 50, 0.38)]
+        (0, 50, 0.48),
+        (4, 50, 0.34),
+        (9, 50, 0.34),
+        (14, 50, 0.28),
+        (19, 50, 0.38),
+    ]
     s = curve["shape"]
     assert s["questions"] == 50 and s["index"] == pytest.approx((0.48 + 0.38) / 2 - 0.34)
     assert s["index_ci"][0] < 0 < s["index_ci"][1] and s["label"] is None
@@ -155,15 +172,24 @@ def test_by_series_says_no_test_where_questions_are_not_paired_and_splits_sizes(
     from components.report.shape import by_series
 
     # every question asked at one position only: nothing is paired, so nothing is claimed
-    rows = [{"task": f"q{i}", "position": [0.0, 0.5, 1.0][i % 3], "length": 1000, "value": float(i % 2)}
-            for i in range(30)]
+    rows = [
+        {"task": f"q{i}", "position": [0.0, 0.5, 1.0][i % 3], "length": 1000, "value": float(i % 2)}
+        for i in range(30)
+    ]
     t = pd.DataFrame(rows)
     found = by_series(t, t["value"], pd.Series("line", index=t.index), "position", "length")
     assert len(found) == 1 and found[0]["shape"].index is None and found[0]["shape"].label is None
-    assert found[0]["left_out"] == 30 and "at least two questions asked at every position" in found[0]["shape"].sentence
+    assert (
+        found[0]["left_out"] == 30
+        and "at least two questions asked at every position" in found[0]["shape"].sentence
+    )
     # the same questions at two lengths: one test per length, named by it
-    paired = [{"task": f"q{i}", "position": p, "length": n, "value": float(p != 0.5 or i % 4 == 0)}
-              for i in range(20) for p in (0.0, 0.5, 1.0) for n in (1000, 2000)]
+    paired = [
+        {"task": f"q{i}", "position": p, "length": n, "value": float(p != 0.5 or i % 4 == 0)}
+        for i in range(20)
+        for p in (0.0, 0.5, 1.0)
+        for n in (1000, 2000)
+    ]
     t = pd.DataFrame(paired)
     found = by_series(t, t["value"], pd.Series("line", index=t.index), "position", "length")
     assert [f["name"] for f in found] == ["line · 1,000 tokens", "line · 2,000 tokens"]
@@ -177,11 +203,39 @@ def test_curve_shape_is_a_record_whose_json_keeps_its_keys_in_order():
     s = shape.curve_shape(_curve(0.6, 0.45, 0.6, n=20), x_name="gold_index")
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.label = "U"
-    head = ["questions", "left_out", "positions", "x", "binary", "first", "middle", "last", "label", "clear", "unit"]
-    assert list(s.to_dict()) == head + ["means", "index", "index_ci", "positive", "primacy", "primacy_ci", "recency",
-                                        "recency_ci", "edges_vs_middle", "across_positions", "questions_needed",
-                                        "effect_for_power", "flat_margin", "method", "sentence"]
+    head = [
+        "questions",
+        "left_out",
+        "positions",
+        "x",
+        "binary",
+        "first",
+        "middle",
+        "last",
+        "label",
+        "clear",
+        "unit",
+    ]
+    assert list(s.to_dict()) == head + [
+        "means",
+        "index",
+        "index_ci",
+        "positive",
+        "primacy",
+        "primacy_ci",
+        "recency",
+        "recency_ci",
+        "edges_vs_middle",
+        "across_positions",
+        "questions_needed",
+        "effect_for_power",
+        "flat_margin",
+        "method",
+        "sentence",
+    ]
     short = shape.curve_shape(matrix([[1, 0]] * 5, xs=(0, 9)))
-    assert list(short.to_dict()) == head + ["index", "index_ci", "sentence"] and short.to_dict()["index"] is None
+    assert (
+        list(short.to_dict()) == head + ["index", "index_ci", "sentence"] and short.to_dict()["index"] is None
+    )
     assert shape.brief(s).startswith("No clear shape at this n: edges minus middle")
     assert shape.brief(short) == short.sentence

@@ -21,8 +21,10 @@ IN_PROGRESS = {"local-qwen-nq-likelihood20"}
 # made by an earlier document builder: their trials stay as they were made, but the current code builds
 # other documents for them (so a replay would send calls). Each is remade in the background and its name
 # taken out of here when the new store ships; the test below fails if a name here replays after all.
-EARLIER_BUILDER = {"local-qwen-facts": "made 2026-11-23, before sweep documents stopped at d tokens and "
-                                       "pool distractors were sorted by BM25 (R&R §4.1)"}
+EARLIER_BUILDER = {
+    "local-qwen-facts": "made 2026-11-23, before sweep documents stopped at d tokens and "
+    "pool distractors were sorted by BM25 (R&R §4.1)"
+}
 
 
 def complete_tasks(trials, config) -> int:
@@ -90,7 +92,9 @@ def test_shipped_sweep_reruns_from_the_cache_with_zero_calls(cfg, tmp_path):
         renamed = {**tomllib.loads(cfg.read_text())["sweep"], "name": "again"}  # every trial planned anew
         store = RunStore(cfg.with_suffix(".sqlite"), readonly=True)
         try:
-            sent = estimate(SweepConfig.from_dict({"sweep": renamed}, base_dir=str(cfg.parent)), store=store).calls
+            sent = estimate(
+                SweepConfig.from_dict({"sweep": renamed}, base_dir=str(cfg.parent)), store=store
+            ).calls
         finally:
             store.close()
         assert sent > 0, f"{cfg.stem} replays from its cache again: take it out of EARLIER_BUILDER"

@@ -9,20 +9,66 @@ from components.core.completion import Completion
 from components.providers.base import ModelSpec
 from components.run.store import MIGRATIONS, RunStore
 
-CONTRACT_COLUMNS = ["sweep", "task", "strategy", "model", "length", "position", "actual_length", "actual_position",
-                    "answer", "score", "error", "calls", "input_tokens", "output_tokens", "cost_usd", "params",
-                    "gold_pages", "retrieved_pages", "subspan_em", "exact", "page_recall", "page_precision",
-                    "latency_s", "parse_error"]
+CONTRACT_COLUMNS = [
+    "sweep",
+    "task",
+    "strategy",
+    "model",
+    "length",
+    "position",
+    "actual_length",
+    "actual_position",
+    "answer",
+    "score",
+    "error",
+    "calls",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "params",
+    "gold_pages",
+    "retrieved_pages",
+    "subspan_em",
+    "exact",
+    "page_recall",
+    "page_precision",
+    "latency_s",
+    "parse_error",
+]
 
 
 def trial(key="k1", **kw):
-    row = {"trial_key": key, "task": "t1", "question": "Q?", "answers": ["a"], "strategy": "icr",
-           "params": '{"k": 2}', "model": "fake:fake", "length": 300, "position": 0.5, "actual_length": 310,
-           "actual_position": 150, "gold_pages": [2], "retrieved_pages": [2, 3], "cited_pages": [2],
-           "answer": "a", "raw_answer": "Answer: a\nPage: 2", "parse_error": None, "score": 1.0,
-           "subspan_em": 1.0, "exact": 1.0, "page_recall": 1.0, "page_precision": 0.5, "error": None,
-           "calls": 2, "cached_calls": 0, "input_tokens": 500, "output_tokens": 20, "cost_usd": 0.0,
-           "latency_s": 0.2}
+    row = {
+        "trial_key": key,
+        "task": "t1",
+        "question": "Q?",
+        "answers": ["a"],
+        "strategy": "icr",
+        "params": '{"k": 2}',
+        "model": "fake:fake",
+        "length": 300,
+        "position": 0.5,
+        "actual_length": 310,
+        "actual_position": 150,
+        "gold_pages": [2],
+        "retrieved_pages": [2, 3],
+        "cited_pages": [2],
+        "answer": "a",
+        "raw_answer": "Answer: a\nPage: 2",
+        "parse_error": None,
+        "score": 1.0,
+        "subspan_em": 1.0,
+        "exact": 1.0,
+        "page_recall": 1.0,
+        "page_precision": 0.5,
+        "error": None,
+        "calls": 2,
+        "cached_calls": 0,
+        "input_tokens": 500,
+        "output_tokens": 20,
+        "cost_usd": 0.0,
+        "latency_s": 0.2,
+    }
     row.update(kw)
     return row
 
@@ -38,13 +84,20 @@ def test_migrations_numbered_and_idempotent(store, tmp_path):
     assert again.schema_version == len(MIGRATIONS)
     db = sqlite3.connect(store.path)
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert [r[0] for r in db.execute("SELECT version FROM schema_version")] == list(range(1, len(MIGRATIONS) + 1))
+    assert [r[0] for r in db.execute("SELECT version FROM schema_version")] == list(
+        range(1, len(MIGRATIONS) + 1)
+    )
 
 
 def test_call_cache_round_trip(store):
     spec = ModelSpec("fake", "m")
-    store.put_call("key1", spec, [{"role": "user", "content": "hi"}], {"max_tokens": 5},
-                   Completion("hello", 3, 1, 0.25, "m", finish_reason="stop"))
+    store.put_call(
+        "key1",
+        spec,
+        [{"role": "user", "content": "hi"}],
+        {"max_tokens": 5},
+        Completion("hello", 3, 1, 0.25, "m", finish_reason="stop"),
+    )
     row = store.get_call("key1")
     assert row["response"] == "hello" and row["input_tokens"] == 3 and row["provider"] == "fake"
     assert store.get_call("nope") is None
@@ -157,8 +210,13 @@ def test_schema_5_adds_prompt_cache_and_likelihood_columns(store):
     calls = {r[1] for r in store.db.execute("PRAGMA table_info(calls)")}
     trials = {r[1] for r in store.db.execute("PRAGMA table_info(trials)")}
     assert {"cached_input_tokens", "cache_write_tokens"} <= calls
-    assert {"cached_input_tokens", "cache_write_tokens", "answer_logprob", "answer_logprob_mean",
-            "answer_logprob_tokens"} <= trials
+    assert {
+        "cached_input_tokens",
+        "cache_write_tokens",
+        "answer_logprob",
+        "answer_logprob_mean",
+        "answer_logprob_tokens",
+    } <= trials
 
 
 def test_a_store_as_a_context_manager_closes_every_connection(tmp_path):

@@ -13,8 +13,10 @@ CONTEXT = "Macbeth is a tragedy.\n\nHamlet was written by William Shakespeare.\n
 
 @pytest.fixture
 def doc():
-    return make_document(["Macbeth is a tragedy.", "Hamlet was written by William Shakespeare.",
-                          "Othello is set in Venice."], gold=[2])
+    return make_document(
+        ["Macbeth is a tragedy.", "Hamlet was written by William Shakespeare.", "Othello is set in Venice."],
+        gold=[2],
+    )
 
 
 def fake(*replies):
@@ -33,9 +35,12 @@ STAGE1 = (
     "the question.\nQuestion: Who wrote Hamlet?\nThe following are given documents.\n\n" + CONTEXT + "\n\n"
     "Please retrieve all the sentences in the given documents that are important and relevant to answer "
     "the question. The question is highlighted again at below.\nQuestion: Who wrote Hamlet?\n"
-    'Retrieved sentences: (For each retrieved sentence, please start from the bullet symbol "-")')
-STAGE2 = ("Please answer the question based on the given retrieved information. Only give me the answer and "
-          "do not output any other words.\nQuestion: Who wrote Hamlet?\nAnswer:")
+    'Retrieved sentences: (For each retrieved sentence, please start from the bullet symbol "-")'
+)
+STAGE2 = (
+    "Please answer the question based on the given retrieved information. Only give me the answer and "
+    "do not output any other words.\nQuestion: Who wrote Hamlet?\nAnswer:"
+)
 
 
 def test_retrieve_then_reason_stage1_exact(doc):
@@ -82,11 +87,17 @@ def test_direct_answer_exact(doc):
     strategy = get_strategy("direct-answer")
     assert (strategy.paper, strategy.stages, strategy.metric) == ("ALR2 Fig. 4", 1, "exact")
     p = strategy.first_prompts(doc, Q)[0]
-    assert p.messages == [{"role": "user", "content": (
-        "Answer the question based on the given documents. Only give me the answer and do not output any other "
-        "words.\nThe following are given documents.\n\n" + CONTEXT + "\n\n"
-        "Answer the question based on the given documents. Only give me the answer and do not output any other "
-        "words.\nQuestion: Who wrote Hamlet?")}]
+    assert p.messages == [
+        {
+            "role": "user",
+            "content": (
+                "Answer the question based on the given documents. Only give me the answer and do not output any other "
+                "words.\nThe following are given documents.\n\n" + CONTEXT + "\n\n"
+                "Answer the question based on the given documents. Only give me the answer and do not output any other "
+                "words.\nQuestion: Who wrote Hamlet?"
+            ),
+        }
+    ]
     ask, seen = fake("William Shakespeare\n")
     out = asyncio.run(strategy.run(doc, Q, None, ask))
     assert len(seen) == 1 and out.answer == "William Shakespeare" and out.calls == 1
@@ -117,19 +128,24 @@ def test_quotes_first_exact(doc):
         '[2] "Almost 90% of revenue came from widget sales, with gadget sales making up the remaining 10%."\n\n'
         "Answer: $12 million [1].\n</example>\n\n"
         "Here is the first question: Who wrote Hamlet?\n"
-        "Give me the quotes and answer for the question immediately without preamble.")
+        "Give me the quotes and answer for the question immediately without preamble."
+    )
 
 
 def test_quotes_first_run(doc):
-    ask, _ = fake('Relevant quotes:\n[1] "Hamlet was written by William Shakespeare."\n\nAnswer: William Shakespeare [1].')
+    ask, _ = fake(
+        'Relevant quotes:\n[1] "Hamlet was written by William Shakespeare."\n\nAnswer: William Shakespeare [1].'
+    )
     out = asyncio.run(get_strategy("quotes-first").run(doc, Q, None, ask))
     assert out.answer == "William Shakespeare"
     assert out.sentences == ("Hamlet was written by William Shakespeare.",)
 
 
-S2A_INSTR = ("Given the following text by a user, extract the part that is unbiased and not their opinion winthin "
-             "a single paragraph, so that using that text alone would be good context for providing an unbiased "
-             "answer to the question portion of the text.")
+S2A_INSTR = (
+    "Given the following text by a user, extract the part that is unbiased and not their opinion winthin "
+    "a single paragraph, so that using that text alone would be good context for providing an unbiased "
+    "answer to the question portion of the text."
+)
 DASHES = "-" * 22
 
 
@@ -140,10 +156,16 @@ def test_s2a_stage1_exact(doc):
         "Answer the question based on the given documents. Only give me the answer and do not output any "
         "other words.\nThe following are given documents.\n\n" + CONTEXT + "\n\n"
         "Answer the question based on the given documents. Only give me the answer and do not output any "
-        "other words.\nQuestion: Who wrote Hamlet?\n" + DASHES + " End of Text by User " + DASHES + "\n\n"
-        + S2A_INSTR.replace("the following text", "the above text") + " Please include the actual question or query that the user is asking. Separate this into "
+        "other words.\nQuestion: Who wrote Hamlet?\n"
+        + DASHES
+        + " End of Text by User "
+        + DASHES
+        + "\n\n"
+        + S2A_INSTR.replace("the following text", "the above text")
+        + " Please include the actual question or query that the user is asking. Separate this into "
         'two categories labeled with "Unbiased text context (includes all content except user\'s bias):" and '
-        '"Question/Query (does not include user bias/preference):".')
+        '"Question/Query (does not include user bias/preference):".'
+    )
 
 
 def test_s2a_stage2_is_the_rewritten_text_only(doc):
@@ -165,7 +187,11 @@ def test_metric_spans_and_tokens(doc, name):
     strategy = get_strategy(name)
     assert strategy.metric == "exact"
     p = strategy.first_prompts(doc, Q)[0]
-    pages = [(s.kind, s.page, p.text[s.start_char:s.end_char]) for s in p.spans if s.page]
-    assert pages == [("page", 1, doc.page(1).text), ("gold", 2, doc.page(2).text), ("page", 3, doc.page(3).text)]
-    assert all(p.text[s.start_char:s.end_char] == Q for s in p.spans if s.kind == "question")
+    pages = [(s.kind, s.page, p.text[s.start_char : s.end_char]) for s in p.spans if s.page]
+    assert pages == [
+        ("page", 1, doc.page(1).text),
+        ("gold", 2, doc.page(2).text),
+        ("page", 3, doc.page(3).text),
+    ]
+    assert all(p.text[s.start_char : s.end_char] == Q for s in p.spans if s.kind == "question")
     assert p.tokens == len(tokenizer().encode(p.text))

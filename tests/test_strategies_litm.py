@@ -16,7 +16,9 @@ Q = "who wrote hamlet"
 def doc():
     return make_document(
         ["Macbeth is a tragedy.", "Hamlet was written by William Shakespeare.", "Othello is set in Venice."],
-        titles=["Macbeth", "Hamlet", "Othello"], gold=[2])
+        titles=["Macbeth", "Hamlet", "Othello"],
+        gold=[2],
+    )
 
 
 @pytest.fixture
@@ -24,11 +26,15 @@ def kv_doc():
     return make_document([kv_record("a1", "v1"), kv_record("b2", "v2"), kv_record("c3", "v3")], gold=[2])
 
 
-INSTR = ("Write a high-quality answer for the given question using only the provided search results "
-         "(some of which might be irrelevant).")
-DOCS = ("Document [1](Title: Macbeth) Macbeth is a tragedy.\n"
-        "Document [2](Title: Hamlet) Hamlet was written by William Shakespeare.\n"
-        "Document [3](Title: Othello) Othello is set in Venice.")
+INSTR = (
+    "Write a high-quality answer for the given question using only the provided search results "
+    "(some of which might be irrelevant)."
+)
+DOCS = (
+    "Document [1](Title: Macbeth) Macbeth is a tragedy.\n"
+    "Document [2](Title: Hamlet) Hamlet was written by William Shakespeare.\n"
+    "Document [3](Title: Othello) Othello is set in Venice."
+)
 
 
 def text_of(name, doc, question=Q, params=None):
@@ -43,7 +49,8 @@ def test_qa_exact(doc):
 
 def test_qa_query_aware_exact(doc):
     assert text_of("litm-qac", doc) == (
-        INSTR + "\n\nQuestion: who wrote hamlet\n\n" + DOCS + "\n\nQuestion: who wrote hamlet\nAnswer:")
+        INSTR + "\n\nQuestion: who wrote hamlet\n\n" + DOCS + "\n\nQuestion: who wrote hamlet\nAnswer:"
+    )
 
 
 def test_random_order_exact(doc):
@@ -54,10 +61,16 @@ def test_random_order_exact(doc):
     tail = "\n\nQuestion: who wrote hamlet\nAnswer:"
     assert text_of("litm-random", doc) == random_head + DOCS + tail  # a document from no file: example 0
     doc.meta["file_index"] = 2
-    assert text_of("litm-random", doc) == random_head + (
-        "Document [1](Title: Othello) Othello is set in Venice.\n"
-        "Document [2](Title: Hamlet) Hamlet was written by William Shakespeare.\n"
-        "Document [3](Title: Macbeth) Macbeth is a tragedy.") + tail
+    assert (
+        text_of("litm-random", doc)
+        == random_head
+        + (
+            "Document [1](Title: Othello) Othello is set in Venice.\n"
+            "Document [2](Title: Hamlet) Hamlet was written by William Shakespeare.\n"
+            "Document [3](Title: Macbeth) Macbeth is a tragedy."
+        )
+        + tail
+    )
     assert get_strategy("litm-random").metric == "subspan-em"
 
 
@@ -67,8 +80,10 @@ def test_closed_book_exact(doc):
 
 def test_oracle_exact_and_keeps_page_number(doc):
     p = get_strategy("oracle").first_prompts(doc, Q)[0]
-    assert p.text == (INSTR + "\n\nDocument [1](Title: Hamlet) Hamlet was written by William Shakespeare."
-                      "\n\nQuestion: who wrote hamlet\nAnswer:")
+    assert p.text == (
+        INSTR + "\n\nDocument [1](Title: Hamlet) Hamlet was written by William Shakespeare."
+        "\n\nQuestion: who wrote hamlet\nAnswer:"
+    )
     assert [(s.kind, s.page) for s in p.spans if s.page] == [("gold", 2)]
 
 
@@ -81,7 +96,8 @@ def test_kv_exact(kv_doc):
     assert text_of("kv", kv_doc, "b2") == (
         "Extract the value corresponding to the specified key in the JSON object below.\n\n"
         'JSON data:\n{"a1": "v1",\n "b2": "v2",\n "c3": "v3"}\n\n'
-        'Key: "b2"\nCorresponding value:')
+        'Key: "b2"\nCorresponding value:'
+    )
 
 
 def test_kv_query_aware_exact(kv_doc):
@@ -89,7 +105,8 @@ def test_kv_query_aware_exact(kv_doc):
         "Extract the value corresponding to the specified key in the JSON object below.\n\n"
         'Key: "b2"\n\n'
         'JSON data:\n{"a1": "v1",\n "b2": "v2",\n "c3": "v3"}\n\n'
-        'Key: "b2"\nCorresponding value:')
+        'Key: "b2"\nCorresponding value:'
+    )
 
 
 def test_kv_single_record(kv_doc):
@@ -116,7 +133,7 @@ def test_kv_key_strips_quotes():
 def test_spans_are_exact_and_tokens_match(doc, name):
     p = get_strategy(name).first_prompts(doc, Q)[0]
     for s in p.spans:
-        region = p.text[s.start_char:s.end_char]
+        region = p.text[s.start_char : s.end_char]
         if s.kind in ("page", "gold"):
             page = doc.page(s.page)
             assert region.startswith("Document [") and region.endswith(page.text)
@@ -130,9 +147,9 @@ def test_spans_are_exact_and_tokens_match(doc, name):
 
 def test_kv_spans_cover_records(kv_doc):
     p = get_strategy("kv").first_prompts(kv_doc, "b2", {"qac": 1})[0]
-    pages = [(s.kind, s.page, p.text[s.start_char:s.end_char]) for s in p.spans if s.page]
+    pages = [(s.kind, s.page, p.text[s.start_char : s.end_char]) for s in p.spans if s.page]
     assert pages == [("page", 1, '"a1": "v1"'), ("gold", 2, '"b2": "v2"'), ("page", 3, '"c3": "v3"')]
-    assert [p.text[s.start_char:s.end_char] for s in p.spans if s.kind == "question"] == ["b2", "b2"]
+    assert [p.text[s.start_char : s.end_char] for s in p.spans if s.kind == "question"] == ["b2", "b2"]
 
 
 def test_metric_and_raw_answer(doc):

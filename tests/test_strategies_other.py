@@ -53,8 +53,12 @@ def test_reorder_prompt_keeps_page_numbers(doc):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.text(alphabet="abcdefgh ", min_size=1, max_size=40).filter(str.strip), min_size=1, max_size=20),
-       st.text(alphabet="abcdefgh ", min_size=1, max_size=30).filter(str.strip))
+@given(
+    st.lists(
+        st.text(alphabet="abcdefgh ", min_size=1, max_size=40).filter(str.strip), min_size=1, max_size=20
+    ),
+    st.text(alphabet="abcdefgh ", min_size=1, max_size=30).filter(str.strip),
+)
 def test_reorder_is_a_permutation_of_pages(texts, question):
     doc = make_document(texts)
     pages = reorder_pages(doc, question)
@@ -69,8 +73,12 @@ def test_keywords_drop_stopwords_and_case():
 def test_assign_questions_picks_most_matching_chunk():
     doc = make_document(TEXTS, counts=[10] * 5)  # chunks of c = 20: pages 1-2, 3-4, 5
     assert chunk_ranges(doc.offsets, 20) == [(0, 2), (2, 4), (4, 5)]
-    qs = ["Which insects make honey from nectar?", "How often do trains leave the station?",
-          "What do volcanoes erupt?", "Completely unrelated words"]
+    qs = [
+        "Which insects make honey from nectar?",
+        "How often do trains leave the station?",
+        "What do volcanoes erupt?",
+        "Completely unrelated words",
+    ]
     assert assign_questions(doc, qs, 20) == [1, 2, 0, 0]  # no match -> first chunk
 
 
@@ -81,7 +89,7 @@ def test_keyword_strategy_sends_only_the_chosen_chunk():
     assert p.label == "answer (chunk 2 of 3)"
     (chunk,) = p.spans_of("chunk")
     assert chunk.chunk == 2
-    assert p.text[chunk.start_char:chunk.end_char].startswith("<PAGE 3>")
+    assert p.text[chunk.start_char : chunk.end_char].startswith("<PAGE 3>")
 
 
 def test_keyword_param_errors():

@@ -11,18 +11,29 @@ from components.core.tokens import tokenizer
 from components.strategies import STRATEGIES, ParamError, get_strategy
 
 Q = "Who wrote Hamlet?"
-FMT_ANSWER = ("Respond in exactly this format and nothing else:\n"
-              "Answer: <the answer, in as few words as possible>\n"
-              "Page: <the number of the page that contains the answer>")
-FMT_PAGES = ("Respond with the page numbers only, most relevant first, separated by commas, in exactly this "
-             "format and nothing else:\nPages: <number>, <number>, ...")
-HEAD = ("<INSTRUCTIONS>\nAnswer the following question based on the document provided and no additional "
-        "extraneous information:\nWho wrote Hamlet?\n\n" + FMT_ANSWER + "\n</INSTRUCTIONS>")
-TAIL = ("<INSTRUCTIONS>\nNow, answer the following question based on the above document and no additional "
-        "extraneous information:\nWho wrote Hamlet?\n\n" + FMT_ANSWER + "\n</INSTRUCTIONS>")
-REMINDER = ("<INSTRUCTIONS_REMINDER>\nRemember, your task is to answer the following question based on this "
-            "document and no additional extraneous information:\nWho wrote Hamlet?\n\n" + FMT_ANSWER
-            + "</INSTRUCTIONS_REMINDER>")
+FMT_ANSWER = (
+    "Respond in exactly this format and nothing else:\n"
+    "Answer: <the answer, in as few words as possible>\n"
+    "Page: <the number of the page that contains the answer>"
+)
+FMT_PAGES = (
+    "Respond with the page numbers only, most relevant first, separated by commas, in exactly this "
+    "format and nothing else:\nPages: <number>, <number>, ..."
+)
+HEAD = (
+    "<INSTRUCTIONS>\nAnswer the following question based on the document provided and no additional "
+    "extraneous information:\nWho wrote Hamlet?\n\n" + FMT_ANSWER + "\n</INSTRUCTIONS>"
+)
+TAIL = (
+    "<INSTRUCTIONS>\nNow, answer the following question based on the above document and no additional "
+    "extraneous information:\nWho wrote Hamlet?\n\n" + FMT_ANSWER + "\n</INSTRUCTIONS>"
+)
+REMINDER = (
+    "<INSTRUCTIONS_REMINDER>\nRemember, your task is to answer the following question based on this "
+    "document and no additional extraneous information:\nWho wrote Hamlet?\n\n"
+    + FMT_ANSWER
+    + "</INSTRUCTIONS_REMINDER>"
+)
 P1 = "<PAGE 1>\nMacbeth is a tragedy.\n</PAGE 1>"
 P2 = "<PAGE 2>\nHamlet was written by William Shakespeare.\n</PAGE 2>"
 P3 = "<PAGE 3>\nOthello is set in Venice.\n</PAGE 3>"
@@ -31,8 +42,11 @@ P3 = "<PAGE 3>\nOthello is set in Venice.\n</PAGE 3>"
 @pytest.fixture
 def doc():
     # counts fixed at 10 tokens per page so reminder places are known: r = 10 -> before pages 2 and 3
-    return make_document(["Macbeth is a tragedy.", "Hamlet was written by William Shakespeare.",
-                          "Othello is set in Venice."], gold=[2], counts=[10, 10, 10])
+    return make_document(
+        ["Macbeth is a tragedy.", "Hamlet was written by William Shakespeare.", "Othello is set in Venice."],
+        gold=[2],
+        counts=[10, 10, 10],
+    )
 
 
 def one(name, doc, params=None, question=Q):
@@ -58,8 +72,10 @@ def test_reprompt_none_when_r_reaches_the_end(doc):
 
 
 def test_reprompt_tags_only_exact(doc):
-    tags = ('<INSTRUCTIONS_REMINDER>\nRemember, your task is to follow the instructions under the '
-            '"<INSTRUCTIONS>"\n</INSTRUCTIONS_REMINDER>')
+    tags = (
+        "<INSTRUCTIONS_REMINDER>\nRemember, your task is to follow the instructions under the "
+        '"<INSTRUCTIONS>"\n</INSTRUCTIONS_REMINDER>'
+    )
     assert one("reprompt-tags-only", doc, {"r": 10}) == wrap(P1, tags, P2, tags, P3)
 
 
@@ -73,14 +89,22 @@ def test_reprompt_before_gold_exact(doc):
         one("reprompt-before-gold", doc.with_gold([]))
 
 
-RHEAD = ("<INSTRUCTIONS>\nBelow is a document that is separated into page numbers. Identify up to 2 page numbers "
-         "in the document that are most relevant to the following question:\nWho wrote Hamlet?\n\n"
-         + FMT_PAGES + "\n</INSTRUCTIONS>")
-RTAIL = ("<INSTRUCTIONS>\nNow, identify up to 2 page numbers in the document that are most relevant to the "
-         "following question.\nWho wrote Hamlet?\n\n" + FMT_PAGES + "\n</INSTRUCTIONS>")
-RREMINDER = ("<INSTRUCTIONS_REMINDER>\nRemember, your task is to identify up to 2 page numbers in the document "
-             "that are most relevant to the following question:\nWho wrote Hamlet?\n\n" + FMT_PAGES
-             + "</INSTRUCTIONS_REMINDER>")
+RHEAD = (
+    "<INSTRUCTIONS>\nBelow is a document that is separated into page numbers. Identify up to 2 page numbers "
+    "in the document that are most relevant to the following question:\nWho wrote Hamlet?\n\n"
+    + FMT_PAGES
+    + "\n</INSTRUCTIONS>"
+)
+RTAIL = (
+    "<INSTRUCTIONS>\nNow, identify up to 2 page numbers in the document that are most relevant to the "
+    "following question.\nWho wrote Hamlet?\n\n" + FMT_PAGES + "\n</INSTRUCTIONS>"
+)
+RREMINDER = (
+    "<INSTRUCTIONS_REMINDER>\nRemember, your task is to identify up to 2 page numbers in the document "
+    "that are most relevant to the following question:\nWho wrote Hamlet?\n\n"
+    + FMT_PAGES
+    + "</INSTRUCTIONS_REMINDER>"
+)
 
 
 def test_icr_stage1_exact(doc):
@@ -115,15 +139,21 @@ def test_chunked_rr_exact(doc):
     prompts = get_strategy("chunked-rr").first_prompts(doc, Q, {"k": 1, "c": 20, "r": 10})
     head, tail = RHEAD.replace("up to 2", "up to 1"), RTAIL.replace("up to 2", "up to 1")
     rem = RREMINDER.replace("up to 2", "up to 1")
-    assert [p.text for p in prompts] == [wrap(P1, rem, P2, head=head, tail=tail), wrap(P3, head=head, tail=tail)]
+    assert [p.text for p in prompts] == [
+        wrap(P1, rem, P2, head=head, tail=tail),
+        wrap(P3, head=head, tail=tail),
+    ]
 
 
-@pytest.mark.parametrize("params, message", [
-    ({"k": 0}, "k must be a positive whole number"),
-    ({"k": 4}, "more than the document's 3 pages"),
-    ({"k": 2, "r": -5}, "r must be a positive"),
-    ({"k": 1, "zz": 3}, "takes no parameter zz"),
-])
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"k": 0}, "k must be a positive whole number"),
+        ({"k": 4}, "more than the document's 3 pages"),
+        ({"k": 2, "r": -5}, "r must be a positive"),
+        ({"k": 1, "zz": 3}, "takes no parameter zz"),
+    ],
+)
 def test_rr_param_errors(doc, params, message):
     with pytest.raises(ParamError, match=message):
         get_strategy("rr").first_prompts(doc, Q, params)
@@ -146,10 +176,14 @@ def test_chunked_rr_reprompts_only_in_chunks_of_about_2r_or_more():
         doc = make_document(texts, gold=[7], counts=counts)
         for c, want in ((100, 0), (200, 1), (400, 3)):
             prompts = get_strategy("chunked-rr").first_prompts(doc, Q, {"k": 1, "c": c, "r": 100})
-            assert [len(p.spans_of("reminder")) for p in prompts] == [want] * round(doc.tokens / c), (counts, c)
+            assert [len(p.spans_of("reminder")) for p in prompts] == [want] * round(doc.tokens / c), (
+                counts,
+                c,
+            )
 
 
 # ---- properties -------------------------------------------------------------------------------
+
 
 def synthetic(sizes, gold=()):
     pages = tuple(Page(i + 1, f"text of page {i + 1}.", n) for i, n in enumerate(sizes))
@@ -169,8 +203,8 @@ def test_reminders_sit_between_pages_near_each_multiple(sizes, r, name):
     p = get_strategy(name).first_prompts(doc, Q, params)[0]
     reminders = p.spans_of("reminder")
     for s in reminders:
-        before = p.text[:s.start_char]
-        after = p.text[s.end_char:]
+        before = p.text[: s.start_char]
+        after = p.text[s.end_char :]
         closed = re.findall(r"</PAGE (\d+)>", before)
         opened = re.match(r"\s*<PAGE (\d+)>", after)
         assert closed and opened, "a reminder must follow a page and precede one"
@@ -180,7 +214,7 @@ def test_reminders_sit_between_pages_near_each_multiple(sizes, r, name):
     offsets = doc.offsets
     places = []
     for s in reminders:
-        page_after = int(re.match(r"\s*<PAGE (\d+)>", p.text[s.end_char:]).group(1))
+        page_after = int(re.match(r"\s*<PAGE (\d+)>", p.text[s.end_char :]).group(1))
         places.append(offsets[page_after - 1])
     m = 1
     biggest = max(sizes)
@@ -204,7 +238,7 @@ def test_chunks_never_split_a_page_and_stay_near_c(sizes, c):
         pages = [s.page for s in p.spans if s.kind in ("page", "gold")]
         chunk = p.spans_of("chunk")
         assert len(chunk) == 1
-        region = p.text[chunk[0].start_char:chunk[0].end_char]
+        region = p.text[chunk[0].start_char : chunk[0].end_char]
         assert region.startswith("<PAGE ") and region.endswith(f"</PAGE {pages[-1]}>")
         assert region.count("<PAGE ") == region.count("</PAGE ") == len(pages)
         seen.extend(pages)
@@ -215,11 +249,21 @@ def test_chunks_never_split_a_page_and_stay_near_c(sizes, c):
 
 
 def test_spans_index_the_text_for_every_strategy():
-    doc = make_document([f"Paragraph {i} says that item {i} costs {i * 3} coins." for i in range(1, 13)],
-                        titles=[f"T{i}" for i in range(1, 13)], gold=[5])
-    params = {"reprompt": {"r": 40}, "reprompt-tags-only": {"r": 40}, "reprompt-at-beginning": {"r": 40},
-              "icr": {"k": 3}, "rr": {"k": 3, "r": 40}, "chunked-icr": {"k": 2, "c": 60},
-              "chunked-rr": {"k": 2, "c": 60, "r": 30}, "keyword": {"c": 60}}
+    doc = make_document(
+        [f"Paragraph {i} says that item {i} costs {i * 3} coins." for i in range(1, 13)],
+        titles=[f"T{i}" for i in range(1, 13)],
+        gold=[5],
+    )
+    params = {
+        "reprompt": {"r": 40},
+        "reprompt-tags-only": {"r": 40},
+        "reprompt-at-beginning": {"r": 40},
+        "icr": {"k": 3},
+        "rr": {"k": 3, "r": 40},
+        "chunked-icr": {"k": 2, "c": 60},
+        "chunked-rr": {"k": 2, "c": 60, "r": 30},
+        "keyword": {"c": 60},
+    }
     tok = tokenizer()
     for name, strategy in STRATEGIES.items():
         if name == "kv":
@@ -227,12 +271,12 @@ def test_spans_index_the_text_for_every_strategy():
         for p in strategy.first_prompts(doc, "What does item 5 cost?", params.get(name)):
             assert p.tokens == len(tok.encode(p.text)), name
             for s in p.spans:
-                region = p.text[s.start_char:s.end_char]
+                region = p.text[s.start_char : s.end_char]
                 assert 0 <= s.start_char < s.end_char <= len(p.text), name
                 assert region == region.strip(), (name, s)
                 assert s.start_token <= s.end_token <= p.tokens
                 # the token offsets agree with encoding the text up to each span
-                assert abs(len(tok.encode(p.text[:s.start_char])) - s.start_token) <= 1, (name, s)
+                assert abs(len(tok.encode(p.text[: s.start_char])) - s.start_token) <= 1, (name, s)
                 if s.kind in ("page", "gold"):
                     assert doc.page(s.page).text in region
                     assert (s.kind == "gold") == (s.page == 5)
@@ -244,8 +288,16 @@ def test_reorder_exact():
     Keywords of "Who wrote Hamlet in Denmark?": wrote, hamlet, denmark. Page 4 ("denmark", 2 words)
     outscores page 2 ("hamlet", 4 words): the same idf, a shorter page. Ranking 4, 2, 1, 3 (no match:
     document order), so the edges get 4 and 2 and the middle 1 and 3: 4, 1, 3, 2."""
-    doc = make_document(["Macbeth is a tragedy.", "Hamlet was written by William Shakespeare.",
-                         "Othello is set in Venice.", "Denmark is a kingdom."], gold=[2], counts=[10, 10, 10, 10])
+    doc = make_document(
+        [
+            "Macbeth is a tragedy.",
+            "Hamlet was written by William Shakespeare.",
+            "Othello is set in Venice.",
+            "Denmark is a kingdom.",
+        ],
+        gold=[2],
+        counts=[10, 10, 10, 10],
+    )
     q = "Who wrote Hamlet in Denmark?"
     head, tail = (x.replace("Who wrote Hamlet?", q) for x in (HEAD, TAIL))
     p4 = "<PAGE 4>\nDenmark is a kingdom.\n</PAGE 4>"
@@ -254,10 +306,19 @@ def test_reorder_exact():
 
 def test_keyword_exact():
     """Context Overloading §4.4: the question goes with the chunk (about c tokens, between pages) sharing most keywords."""
-    doc = make_document(["Macbeth is a tragedy.", "Othello is set in Venice.",
-                         "Hamlet was written by William Shakespeare.", "Lear has three daughters."],
-                        gold=[3], counts=[10, 10, 10, 10])
+    doc = make_document(
+        [
+            "Macbeth is a tragedy.",
+            "Othello is set in Venice.",
+            "Hamlet was written by William Shakespeare.",
+            "Lear has three daughters.",
+        ],
+        gold=[3],
+        counts=[10, 10, 10, 10],
+    )
     prompts = get_strategy("keyword").first_prompts(doc, Q, {"c": 20})
     assert len(prompts) == 1 and prompts[0].label == "answer (chunk 2 of 2)"
-    assert prompts[0].text == wrap("<PAGE 3>\nHamlet was written by William Shakespeare.\n</PAGE 3>",
-                                   "<PAGE 4>\nLear has three daughters.\n</PAGE 4>")
+    assert prompts[0].text == wrap(
+        "<PAGE 3>\nHamlet was written by William Shakespeare.\n</PAGE 3>",
+        "<PAGE 4>\nLear has three daughters.\n</PAGE 4>",
+    )

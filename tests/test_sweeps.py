@@ -9,17 +9,28 @@ from tests.support import facts_file, sweep_toml
 
 
 def cfg(tmp_path, **over):
-    s = {"name": "demo", "tasks": str(facts_file(tmp_path, 3)), "lengths": [300, 600], "positions": [0.0, 1.0],
-         "strategies": ["baseline", "icr"], "params": {"k": 2},
-         "models": [{"provider": "fake", "model": "fake"}]}
+    s = {
+        "name": "demo",
+        "tasks": str(facts_file(tmp_path, 3)),
+        "lengths": [300, 600],
+        "positions": [0.0, 1.0],
+        "strategies": ["baseline", "icr"],
+        "params": {"k": 2},
+        "models": [{"provider": "fake", "model": "fake"}],
+    }
     s.update(over)
     return SweepConfig.from_dict({"sweep": s}, base_dir=str(tmp_path))
 
 
 def test_toml_example_parses(tmp_path):
-    path = sweep_toml(tmp_path, base_url="http://127.0.0.1:9/v1",
-                      budget="[sweep.budget]\nmax_calls = 1000\nmax_usd = 2.0", strategies=("baseline", "reprompt", "icr", "rr"),
-                      params="{ r = 1000, k = 3 }", extra_model='api_key_env = "MY_KEY"\nrequests_per_minute = 600')
+    path = sweep_toml(
+        tmp_path,
+        base_url="http://127.0.0.1:9/v1",
+        budget="[sweep.budget]\nmax_calls = 1000\nmax_usd = 2.0",
+        strategies=("baseline", "reprompt", "icr", "rr"),
+        params="{ r = 1000, k = 3 }",
+        extra_model='api_key_env = "MY_KEY"\nrequests_per_minute = 600',
+    )
     c = SweepConfig.from_toml(path)
     assert c.name == "demo" and c.lengths == (600, 1200) and c.max_calls == 1000 and c.max_usd == 2.0
     assert c.models[0].api_key_env == "MY_KEY" and c.models[0].requests_per_minute == 600
@@ -28,31 +39,39 @@ def test_toml_example_parses(tmp_path):
     assert "MY_KEY" in str(c.to_dict()) and "base_dir" not in c.to_dict()
 
 
-@pytest.mark.parametrize("over, message", [
-    ({"strategies": ["baseline", "nope"]}, "unknown strategy 'nope'"),
-    ({"positions": [0.5, -1]}, "position must be 0 or more"),
-    ({"lengths": []}, "lengths must be a non-empty list"),
-    ({"lengths": [100, 0]}, "every length must be a positive whole number"),
-    ({"params": {"k": 0}}, "params (icr): k must be a positive whole number, got 0"),
-    ({"params": {"k": [2, 0]}}, "params (icr): k must be a positive whole number, got 0"),
-    ({"params": {"k": [2, 2]}}, "params: k lists a value twice"),
-    ({"params": {"k": []}}, "params: k is an empty list"),
-    ({"params": {"k": 2.5}}, "k must be a positive whole number, got 2.5"),
-    ({"strategies": ["kv"], "params": {"qac": 2}}, "params (kv): qac must be 0 or 1, got 2"),
-    ({"strategies": ["kv"], "params": {"qac": -1}}, "params (kv): qac must be 0 or 1, got -1"),
-    ({"documents": [10]}, "give either lengths and positions"),
-    ({"lengths": None, "positions": None, "documents": [10]}, "gold_index must be a non-empty list"),
-    ({"lengths": None, "positions": None, "documents": [0], "gold_index": [0]},
-     "every number of documents must be a positive whole number"),
-    ({"lengths": None, "positions": None, "documents": [5], "gold_index": [1.5]}, "a gold_index must be a whole"),
-    ({"params": {"kk": 1000}}, "no strategy takes kk"),
-    ({"colour": "red"}, "unknown key(s) colour"),
-    ({"models": [{"provider": "openai", "model": "gpt-4o", "api_key": "sk-x"}]}, "never put an API key"),
-    ({"models": [{"provider": "openai-compatible", "model": "m"}]}, "needs base_url"),
-    ({"models": [{"provider": "acme", "model": "m"}]}, "provider must be one of"),
-    ({"models": []}, "at least one"),
-    ({"concurrency": 0}, "concurrency must be a positive whole number"),
-])
+@pytest.mark.parametrize(
+    "over, message",
+    [
+        ({"strategies": ["baseline", "nope"]}, "unknown strategy 'nope'"),
+        ({"positions": [0.5, -1]}, "position must be 0 or more"),
+        ({"lengths": []}, "lengths must be a non-empty list"),
+        ({"lengths": [100, 0]}, "every length must be a positive whole number"),
+        ({"params": {"k": 0}}, "params (icr): k must be a positive whole number, got 0"),
+        ({"params": {"k": [2, 0]}}, "params (icr): k must be a positive whole number, got 0"),
+        ({"params": {"k": [2, 2]}}, "params: k lists a value twice"),
+        ({"params": {"k": []}}, "params: k is an empty list"),
+        ({"params": {"k": 2.5}}, "k must be a positive whole number, got 2.5"),
+        ({"strategies": ["kv"], "params": {"qac": 2}}, "params (kv): qac must be 0 or 1, got 2"),
+        ({"strategies": ["kv"], "params": {"qac": -1}}, "params (kv): qac must be 0 or 1, got -1"),
+        ({"documents": [10]}, "give either lengths and positions"),
+        ({"lengths": None, "positions": None, "documents": [10]}, "gold_index must be a non-empty list"),
+        (
+            {"lengths": None, "positions": None, "documents": [0], "gold_index": [0]},
+            "every number of documents must be a positive whole number",
+        ),
+        (
+            {"lengths": None, "positions": None, "documents": [5], "gold_index": [1.5]},
+            "a gold_index must be a whole",
+        ),
+        ({"params": {"kk": 1000}}, "no strategy takes kk"),
+        ({"colour": "red"}, "unknown key(s) colour"),
+        ({"models": [{"provider": "openai", "model": "gpt-4o", "api_key": "sk-x"}]}, "never put an API key"),
+        ({"models": [{"provider": "openai-compatible", "model": "m"}]}, "needs base_url"),
+        ({"models": [{"provider": "acme", "model": "m"}]}, "provider must be one of"),
+        ({"models": []}, "at least one"),
+        ({"concurrency": 0}, "concurrency must be a positive whole number"),
+    ],
+)
 def test_validation_messages(tmp_path, over, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         cfg(tmp_path, **over)
@@ -82,11 +101,13 @@ def test_plan_order_and_stable_keys(tmp_path):
 def test_estimate_tells_parameter_settings_apart(tmp_path):
     # reprompt every 100 tokens puts reminders in a 600-token document; every 100,000 tokens puts none
     def tokens(r):
-        return estimate(cfg(tmp_path, lengths=[600], positions=[0.5], strategies=["reprompt"],
-                            params={"r": r})).input_tokens
+        return estimate(
+            cfg(tmp_path, lengths=[600], positions=[0.5], strategies=["reprompt"], params={"r": r})
+        ).input_tokens
 
-    both = estimate(cfg(tmp_path, lengths=[600], positions=[0.5], strategies=["reprompt"],
-                        params={"r": [100, 100000]}))
+    both = estimate(
+        cfg(tmp_path, lengths=[600], positions=[0.5], strategies=["reprompt"], params={"r": [100, 100000]})
+    )
     assert tokens(100) > tokens(100000)
     assert both.input_tokens == tokens(100) + tokens(100000)
 
@@ -114,22 +135,42 @@ def test_param_bounds_are_the_params_own(tmp_path, qac):
 
 def test_a_list_sweeps_a_param_and_each_setting_is_an_arm(tmp_path):
     c = cfg(tmp_path, strategies=["baseline", "rr"], params={"r": [200, 400], "k": [1, 2]})
-    assert c.params_for("rr") == [{"r": 200, "k": 1}, {"r": 200, "k": 2}, {"r": 400, "k": 1}, {"r": 400, "k": 2}]
+    assert c.params_for("rr") == [
+        {"r": 200, "k": 1},
+        {"r": 200, "k": 2},
+        {"r": 400, "k": 1},
+        {"r": 400, "k": 2},
+    ]
     specs = plan(c)
     assert len(specs) == 3 * 4 * (1 + 4)  # tasks x cells x (baseline + 4 rr settings)
     assert len({s.key for s in specs}) == len(specs)
     assert {tuple(sorted(s.params.items())) for s in specs if s.strategy == "rr"} == {
-        (("k", 1), ("r", 200)), (("k", 2), ("r", 200)), (("k", 1), ("r", 400)), (("k", 2), ("r", 400))}
+        (("k", 1), ("r", 200)),
+        (("k", 2), ("r", 200)),
+        (("k", 1), ("r", 400)),
+        (("k", 2), ("r", 400)),
+    }
 
 
 def test_documents_sweep_cells_and_order(tmp_path):
     from components.core.cells import Cell
     from components.run.plan import cells, left_out
 
-    c = cfg(tmp_path, lengths=None, positions=None, documents=[3, 5], gold_index=[0, -1, 4],
-            strategies=["litm"], params={})
-    assert cells(c) == [Cell(documents=3, gold_index=0), Cell(documents=3, gold_index=2), Cell(documents=5, gold_index=0),
-                        Cell(documents=5, gold_index=4)]
+    c = cfg(
+        tmp_path,
+        lengths=None,
+        positions=None,
+        documents=[3, 5],
+        gold_index=[0, -1, 4],
+        strategies=["litm"],
+        params={},
+    )
+    assert cells(c) == [
+        Cell(documents=3, gold_index=0),
+        Cell(documents=3, gold_index=2),
+        Cell(documents=5, gold_index=0),
+        Cell(documents=5, gold_index=4),
+    ]
     assert left_out(c) == [(3, 4)]
     specs = plan(c)
     assert len(specs) == 3 * 4 and {s.documents for s in specs} == {3, 5}
@@ -146,9 +187,13 @@ def test_estimate_builds_each_document_once_however_few_are_kept(tmp_path, monke
 
     built = []
     real = plan_module.trial_document
-    monkeypatch.setattr(plan_module, "trial_document", lambda spec, *a: built.append(spec.document_key) or real(spec, *a))
+    monkeypatch.setattr(
+        plan_module, "trial_document", lambda spec, *a: built.append(spec.document_key) or real(spec, *a)
+    )
     monkeypatch.setattr(plan_module, "Documents", partial(plan_module.Documents, keep=2))
-    c = cfg(tmp_path, strategies=["baseline", "reprompt"], params={"r": [200, 400]})  # 12 cells, 3 settings each
+    c = cfg(
+        tmp_path, strategies=["baseline", "reprompt"], params={"r": [200, 400]}
+    )  # 12 cells, 3 settings each
     est = estimate(c)
     assert est.trials == 36 and len(built) == len(set(built)) == 12
 
@@ -157,9 +202,18 @@ def test_a_bundled_task_file_is_stored_by_its_bare_name_and_found_from_any_folde
     from components.core.resources import sample_path
 
     monkeypatch.chdir(tmp_path)
-    c = SweepConfig.from_dict({"sweep": {"name": "b", "tasks": "nq-open-30docs.jsonl.gz", "documents": [5],
-                                         "gold_index": [0], "strategies": ["litm"],
-                                         "models": [{"provider": "openai", "model": "gpt-4o-mini"}]}})
+    c = SweepConfig.from_dict(
+        {
+            "sweep": {
+                "name": "b",
+                "tasks": "nq-open-30docs.jsonl.gz",
+                "documents": [5],
+                "gold_index": [0],
+                "strategies": ["litm"],
+                "models": [{"provider": "openai", "model": "gpt-4o-mini"}],
+            }
+        }
+    )
     assert c.tasks_path == sample_path("tasks", "nq-open-30docs.jsonl.gz")
     assert c.to_dict()["tasks"] == "nq-open-30docs.jsonl.gz"  # no path of this machine in a stored sweep
     assert SweepConfig.from_stored(c.to_dict()).load_tasks() == c.load_tasks()
@@ -168,4 +222,6 @@ def test_a_bundled_task_file_is_stored_by_its_bare_name_and_found_from_any_folde
     assert c.tasks_path == own.relative_to(tmp_path) and c.to_dict()["tasks"] == str(own)
     mine = tmp_path / "mine.jsonl"
     mine.write_text('{"id": "q", "question": "who?", "answers": ["x"], "ctxs": []}\n')
-    assert SweepConfig.from_dict({"sweep": {**c.to_dict(), "tasks": "mine.jsonl"}}).to_dict()["tasks"] == str(mine)
+    assert SweepConfig.from_dict({"sweep": {**c.to_dict(), "tasks": "mine.jsonl"}}).to_dict()["tasks"] == str(
+        mine
+    )

@@ -9,13 +9,40 @@ def test_generate_and_build(tmp_path, capsys):
     assert main(["tasks", "generate", "facts", "--n", "4", "--seed", "2", "--out", str(out)]) == 0
     assert len(read_tasks(out).tasks) == 4
     built = tmp_path / "built.jsonl"
-    assert main(["tasks", "build", "--task", str(out), "--length", "1500", "3000", "--position", "0", "0.5", "1",
-                 "--strategy", "baseline", "--out", str(built)]) == 0
+    assert (
+        main(
+            [
+                "tasks",
+                "build",
+                "--task",
+                str(out),
+                "--length",
+                "1500",
+                "3000",
+                "--position",
+                "0",
+                "0.5",
+                "1",
+                "--strategy",
+                "baseline",
+                "--out",
+                str(built),
+            ]
+        )
+        == 0
+    )
     recs = [json.loads(line) for line in built.read_text().splitlines()]
     assert len(recs) == 4 * 2 * 3
     for r in recs:
-        assert {"requested_length", "requested_position", "actual_length", "actual_position", "gold_pages",
-                "pages", "prompts"} <= set(r)
+        assert {
+            "requested_length",
+            "requested_position",
+            "actual_length",
+            "actual_position",
+            "gold_pages",
+            "pages",
+            "prompts",
+        } <= set(r)
         gold = r["pages"][r["gold_pages"][0] - 1]
         assert r["actual_position"] == sum(p["tokens"] for p in r["pages"][: r["gold_pages"][0] - 1])
         assert any(a in gold["text"] for a in r["answers"])
@@ -26,8 +53,25 @@ def test_build_by_index_and_errors(tmp_path, capsys):
     out = tmp_path / "kv.jsonl"
     main(["tasks", "generate", "kv", "--n", "2", "--param", "pairs=10", "--out", str(out)])
     built = tmp_path / "b.jsonl"
-    assert main(["tasks", "build", "--task", str(out), "--by-index", "--length", "10", "--position", "3",
-                 "--no-texts", "--out", str(built)]) == 0
+    assert (
+        main(
+            [
+                "tasks",
+                "build",
+                "--task",
+                str(out),
+                "--by-index",
+                "--length",
+                "10",
+                "--position",
+                "3",
+                "--no-texts",
+                "--out",
+                str(built),
+            ]
+        )
+        == 0
+    )
     rec = json.loads(built.read_text().splitlines()[0])
     assert rec["unit"] == "documents" and rec["gold_pages"] == [4] and "pages" not in rec
     assert main(["tasks", "info", str(out)]) == 0

@@ -53,7 +53,9 @@ def test_kv_is_litm_style():
 def test_niah_needles_and_variants():
     single = generate("niah", 1, 0)[0]
     (g,) = single.gold_indices
-    assert re.fullmatch(r"One of the special magic numbers for [a-z]+-[a-z]+ is: \d{7}\.", single.passages[g].text)
+    assert re.fullmatch(
+        r"One of the special magic numbers for [a-z]+-[a-z]+ is: \d{7}\.", single.passages[g].text
+    )
     mk = generate("niah-multikey", 1, 0)[0]
     needles = [p for p in mk.passages if p.text.startswith("One of the special magic numbers")]
     assert len(needles) == 4 and sum(p.gold for p in needles) == 1

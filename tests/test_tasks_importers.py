@@ -12,13 +12,35 @@ from components.tasks.sweepdocs import build_by_index, build_document, shared_po
 def _litm_qa_rows():
     rows = []
     for q in range(3):
-        ctxs = [{"id": str(100 * q + i), "title": f"Title {q}-{i}", "text": f"Distractor passage {q}-{i} " * 12,
-                 "score": "1.0", "hasanswer": False, "isgold": False, "original_retrieval_index": i}
-                for i in range(10)]
-        ctxs[4] = {"id": "g", "title": f"Gold {q}", "text": f"The capital of Vesk{q} is Orlandia{q}. " * 5,
-                   "score": "2.0", "hasanswer": True, "isgold": True, "original_retrieval_index": 0}
-        rows.append({"question": f"what is the capital of vesk{q}", "answers": [f"Orlandia{q}"], "ctxs": ctxs,
-                     "nq_annotated_gold": {"title": f"Gold {q}"}})
+        ctxs = [
+            {
+                "id": str(100 * q + i),
+                "title": f"Title {q}-{i}",
+                "text": f"Distractor passage {q}-{i} " * 12,
+                "score": "1.0",
+                "hasanswer": False,
+                "isgold": False,
+                "original_retrieval_index": i,
+            }
+            for i in range(10)
+        ]
+        ctxs[4] = {
+            "id": "g",
+            "title": f"Gold {q}",
+            "text": f"The capital of Vesk{q} is Orlandia{q}. " * 5,
+            "score": "2.0",
+            "hasanswer": True,
+            "isgold": True,
+            "original_retrieval_index": 0,
+        }
+        rows.append(
+            {
+                "question": f"what is the capital of vesk{q}",
+                "answers": [f"Orlandia{q}"],
+                "ctxs": ctxs,
+                "nq_annotated_gold": {"title": f"Gold {q}"},
+            }
+        )
     return rows
 
 
@@ -73,16 +95,25 @@ def test_round_trip(tmp_path, kind):
 
 
 def test_our_jsonl_gold_is_zero_based_and_pages_alias():
-    rows = [{"question": "q?", "answers": ["a"], "pages": ["x", {"text": "a here", "title": "T"}], "gold": [1]}]
+    rows = [
+        {"question": "q?", "answers": ["a"], "pages": ["x", {"text": "a here", "title": "T"}], "gold": [1]}
+    ]
     t = parse_tasks_bytes("mine.jsonl", _jsonl(rows)).tasks[0]
     assert t.gold_indices == (1,) and t.passages[1].title == "T" and t.id == "mine-1"
 
 
 def test_malformed_rows_get_line_numbers_and_good_rows_kept():
     good = {"question": "q?", "answers": ["a"], "passages": ["a b"], "gold": [0]}
-    lines = [json.dumps(good), "{not json", "", json.dumps({"question": "q?", "answers": [], "passages": ["x"]}),
-             json.dumps({**good, "gold": [5]}), json.dumps(good), json.dumps([1, 2]),
-             json.dumps({"ordered_kv_records": [["a", "b"]], "key": "zz", "value": "b"})]
+    lines = [
+        json.dumps(good),
+        "{not json",
+        "",
+        json.dumps({"question": "q?", "answers": [], "passages": ["x"]}),
+        json.dumps({**good, "gold": [5]}),
+        json.dumps(good),
+        json.dumps([1, 2]),
+        json.dumps({"ordered_kv_records": [["a", "b"]], "key": "zz", "value": "b"}),
+    ]
     ts = parse_tasks_bytes("mixed.jsonl", "\n".join(lines).encode())
     assert len(ts.tasks) == 2
     assert [line for line, _ in ts.errors] == [2, 4, 5, 7, 8]
@@ -91,23 +122,40 @@ def test_malformed_rows_get_line_numbers_and_good_rows_kept():
 
 
 def test_csv_with_and_without_distractors():
-    text = ("question,answers,gold_passage,distractors\n"
-            'Who?,Ann|Anne,"Ann wrote it, in ink.",one || two\n'
-            ",x,y,\n"
-            "Where?,Paris,Paris is here.,\n")
+    text = (
+        "question,answers,gold_passage,distractors\n"
+        'Who?,Ann|Anne,"Ann wrote it, in ink.",one || two\n'
+        ",x,y,\n"
+        "Where?,Paris,Paris is here.,\n"
+    )
     ts = parse_tasks_bytes("qa.csv", text.encode())
     assert ts.format == "csv" and len(ts.tasks) == 2 and ts.errors == [(3, "missing or empty question")]
     t = ts.tasks[0]
-    assert t.answers == ("Ann", "Anne") and [p.text for p in t.passages] == ["Ann wrote it, in ink.", "one", "two"]
+    assert t.answers == ("Ann", "Anne") and [p.text for p in t.passages] == [
+        "Ann wrote it, in ink.",
+        "one",
+        "two",
+    ]
     assert t.gold_indices == (0,) and not ts.pool
-    plain = parse_tasks_bytes("qa.csv", b"question,answers,gold_passage\nA?,a1,first gold\nB?,b1,second gold\n")
+    plain = parse_tasks_bytes(
+        "qa.csv", b"question,answers,gold_passage\nA?,a1,first gold\nB?,b1,second gold\n"
+    )
     assert [p.text for p in plain.pool] == ["first gold", "second gold"]
     b = build_document(plain.tasks[0], 4, 1.0, pool=plain.pool)
     assert [p.text for p in b.document.pages] == ["second gold", "first gold"]
 
 
-@pytest.mark.parametrize("data", [b"", b"   \n", b"\x00\x01\x02binary", b"hello world\nno format here\n",
-                                  b"\xff\xfe\xfa", gzip.compress(b"")])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"   \n",
+        b"\x00\x01\x02binary",
+        b"hello world\nno format here\n",
+        b"\xff\xfe\xfa",
+        gzip.compress(b""),
+    ],
+)
 def test_unreadable_files_raise_one_line(data):
     with pytest.raises(TaskFileError) as exc:
         parse_tasks_bytes("bad.txt", data)

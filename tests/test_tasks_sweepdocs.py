@@ -72,7 +72,11 @@ def test_too_short_without_pool(facts):
 def test_pool_filters_answer_and_own_gold():
     gold = Passage("The answer is Zubrovka.", gold=True)
     task = Task("t", "What is it?", ("Zubrovka",), (gold, Passage("filler one two three")))
-    pool = [Passage("Zubrovka is mentioned here."), Passage("The answer is Zubrovka."), Passage("plain text " * 20)]
+    pool = [
+        Passage("Zubrovka is mentioned here."),
+        Passage("The answer is Zubrovka."),
+        Passage("plain text " * 20),
+    ]
     b = build_document(task, 60, 1.0, pool=pool)
     texts = [p.text for p in b.document.pages]
     assert texts.count("The answer is Zubrovka.") == 1
@@ -86,12 +90,14 @@ def test_pool_distractors_follow_the_own_ones_by_relevance_to_the_question():
     gold = Passage("The lighthouse keeper of Farsund was Ole Brekke.", "Farsund lighthouse", gold=True)
     own = Passage("Farsund is a town on the south coast of Norway.", "Farsund")
     task = Task("t", "who was the lighthouse keeper of farsund", ("Ole Brekke",), (gold, own))
-    pool = [Passage("Bread is baked from flour, water and yeast.", "Bread"),
-            Passage("A lighthouse keeper tends the lamp of a lighthouse.", "Lighthouse keeper"),
-            Passage("The Farsund lighthouse stands on a rocky islet.", "Farsund lighthouse (building)"),
-            Passage("Tides rise and fall twice a day.", "Tides"),
-            Passage("Ole Brekke kept the Farsund lighthouse.", "Keeper"),  # holds the answer: left out
-            Passage("Keepers of lighthouses often lived alone.", "Lighthouse")]
+    pool = [
+        Passage("Bread is baked from flour, water and yeast.", "Bread"),
+        Passage("A lighthouse keeper tends the lamp of a lighthouse.", "Lighthouse keeper"),
+        Passage("The Farsund lighthouse stands on a rocky islet.", "Farsund lighthouse (building)"),
+        Passage("Tides rise and fall twice a day.", "Tides"),
+        Passage("Ole Brekke kept the Farsund lighthouse.", "Keeper"),  # holds the answer: left out
+        Passage("Keepers of lighthouses often lived alone.", "Lighthouse"),
+    ]
     from components.tasks.sweepdocs import count_passages
 
     kept = [gold, own, *pool[:4], pool[5]]
@@ -144,10 +150,32 @@ def test_pool_filter_keeps_exactly_what_one_regex_per_passage_keeps():
 
     from components.tasks.sweepdocs import _clean, _pool_for
 
-    texts = ["The Kremlin", "the KREMLIN wall", "Kremlinology", "\u212aremlin by the Kelvin sign",
-             "Mo\u017fcow (long s)", "MOSCOW", "moscowite", "\u0130stanbul", "istanbul", "\u0131stanbul",
-             "Ærøskøbing", "ærøskøbing harbour", "ÆRØSKØBING", "Straße", "STRASSE", "New  York", "New York",
-             "new york city", "York", "3 x 4", "plain text", "Zürich", "ZÜRICH", "zurich"]
+    texts = [
+        "The Kremlin",
+        "the KREMLIN wall",
+        "Kremlinology",
+        "\u212aremlin by the Kelvin sign",
+        "Mo\u017fcow (long s)",
+        "MOSCOW",
+        "moscowite",
+        "\u0130stanbul",
+        "istanbul",
+        "\u0131stanbul",
+        "Ærøskøbing",
+        "ærøskøbing harbour",
+        "ÆRØSKØBING",
+        "Straße",
+        "STRASSE",
+        "New  York",
+        "New York",
+        "new york city",
+        "York",
+        "3 x 4",
+        "plain text",
+        "Zürich",
+        "ZÜRICH",
+        "zurich",
+    ]
     pool = [Passage(t) for t in texts]
 
     def reference(answers):  # the filter as it was: one regex search per passage, one pattern per answer
@@ -156,9 +184,19 @@ def test_pool_filter_keeps_exactly_what_one_regex_per_passage_keeps():
         rx = re.compile("|".join(f"(?:{p})" for p in pats), re.IGNORECASE) if pats else None
         return [t for t in dict.fromkeys(_clean(x) for x in texts) if not (rx and rx.search(t))]
 
-    for answers in [("Kremlin",), ("moscow",), ("Istanbul",), ("ærøskøbing",), ("strasse",), ("New York",),
-                    ("Zürich", "3 x 4"), ("no",), ("York", "kremlin"), ("Kremlin", "Kremlinology"),
-                    ("York City", "New York")]:
+    for answers in [
+        ("Kremlin",),
+        ("moscow",),
+        ("Istanbul",),
+        ("ærøskøbing",),
+        ("strasse",),
+        ("New York",),
+        ("Zürich", "3 x 4"),
+        ("no",),
+        ("York", "kremlin"),
+        ("Kremlin", "Kremlinology"),
+        ("York City", "New York"),
+    ]:
         task = Task("t", "Where?", answers, (Passage("gold text here", gold=True),))
         assert [p.text for p in _pool_for(task, pool)] == reference(answers), answers
 
@@ -175,11 +213,22 @@ def test_counting_only_the_pool_prefix_a_document_uses_builds_the_same_documents
 
     rng = random.Random(7)
     words = ["alpha", "beta", "gamma", "delta", "river", "stone", "  ", "\n", "x" * 40]
-    pool = [Passage(" ".join(rng.choice(words) for _ in range(rng.choice([1, 3, 20, 150, 600]))))
-            for _ in range(400)]
-    tasks = [Task(f"t{i}", "Where is it?", ("Quuxville",), (
-        Passage(f"It is in Quuxville, case {i}.", gold=True), *[Passage(f"Own passage {i}.{j}.") for j in range(i % 3)]))
-        for i in range(6)]
+    pool = [
+        Passage(" ".join(rng.choice(words) for _ in range(rng.choice([1, 3, 20, 150, 600]))))
+        for _ in range(400)
+    ]
+    tasks = [
+        Task(
+            f"t{i}",
+            "Where is it?",
+            ("Quuxville",),
+            (
+                Passage(f"It is in Quuxville, case {i}.", gold=True),
+                *[Passage(f"Own passage {i}.{j}.") for j in range(i % 3)],
+            ),
+        )
+        for i in range(6)
+    ]
 
     def outcome(task, length, position):
         try:
@@ -193,8 +242,12 @@ def test_counting_only_the_pool_prefix_a_document_uses_builds_the_same_documents
     def count_all(passages, reach, encoding):  # the old way: every distractor counted
         return sweepdocs.count_passages([sweepdocs._clean(p.text) for p in passages], encoding)
 
-    cases = [(t, n, x) for t in tasks for n in (5, 40, 300, 2_000, 20_000, 60_000, 10**7)
-             for x in (0.0, 0.37, 1.0, None, 17, 1_900)]
+    cases = [
+        (t, n, x)
+        for t in tasks
+        for n in (5, 40, 300, 2_000, 20_000, 60_000, 10**7)
+        for x in (0.0, 0.37, 1.0, None, 17, 1_900)
+    ]
     # positions in tokens exactly at a prefix sum of the distractors, in documents that end there:
     # where "passes the target" must mean "more than", not "as much as"
     for t in tasks:

@@ -34,7 +34,9 @@ pytestmark = [pytest.mark.wheel, pytest.mark.timeout(900)]
 
 def sh(args, **kw) -> subprocess.CompletedProcess:
     out = subprocess.run(args, capture_output=True, text=True, **kw)
-    assert out.returncode == 0, f"{args[:4]} exited {out.returncode}:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}"
+    assert out.returncode == 0, (
+        f"{args[:4]} exited {out.returncode}:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}"
+    )
     return out
 
 
@@ -50,16 +52,32 @@ def installed(tmp_path_factory):
     venv = tmp / "venv"
     sh([sys.executable, "-m", "venv", "--without-pip", str(venv)])
     python = venv / "bin" / "python"
-    purelib = Path(sh([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]
-                      ).stdout.strip())
+    purelib = Path(
+        sh([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
+    )
     (purelib / "litm_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    sh([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps", str(wheels[0])],
-       timeout=300)
+    sh(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--quiet",
+            "--no-deps",
+            str(wheels[0]),
+        ],
+        timeout=300,
+    )
     away, home = tmp / "elsewhere", tmp / "home"
     away.mkdir()
     home.mkdir()
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "LITM_DB", "LITM_SHIPPED_RUNS", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "LITM_DB", "LITM_SHIPPED_RUNS", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+    }
     # HOME is fresh (the run store goes there); the local model's joined weights are reused from the cache
     env.update(HOME=str(home), XDG_CACHE_HOME=os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache")))
     env.pop("XDG_DATA_HOME", None)
@@ -68,14 +86,16 @@ def installed(tmp_path_factory):
 
 def test_the_packages_and_their_data_come_from_the_wheel(installed):
     bin_, away, env, purelib = installed
-    code = ("import components, webapp.serve, sample_docs\n"
-            "from components.core.resources import sample_path, package_path\n"
-            "from components.tasks.samples import list_samples, list_task_sets, bundled_configs\n"
-            "from components.run.store import shipped_paths\n"
-            "print(components.__file__); print(webapp.serve.__file__); print(sample_docs.__file__)\n"
-            "print(len(list_samples()), len(list_task_sets()), len(shipped_paths()), sorted(bundled_configs()))\n"
-            "print(package_path('data', 'published_results.csv').is_file())\n"
-            "from pathlib import Path; print((Path(webapp.serve.__file__).parent / 'assets' / 'icon.png').is_file())\n")
+    code = (
+        "import components, webapp.serve, sample_docs\n"
+        "from components.core.resources import sample_path, package_path\n"
+        "from components.tasks.samples import list_samples, list_task_sets, bundled_configs\n"
+        "from components.run.store import shipped_paths\n"
+        "print(components.__file__); print(webapp.serve.__file__); print(sample_docs.__file__)\n"
+        "print(len(list_samples()), len(list_task_sets()), len(shipped_paths()), sorted(bundled_configs()))\n"
+        "print(package_path('data', 'published_results.csv').is_file())\n"
+        "from pathlib import Path; print((Path(webapp.serve.__file__).parent / 'assets' / 'icon.png').is_file())\n"
+    )
     lines = sh([str(bin_ / "python"), "-c", code], cwd=away, env=env).stdout.splitlines()
     for line in lines[:3]:
         assert line.startswith(str(purelib)), line  # not the checkout
@@ -95,7 +115,11 @@ def test_the_build_prints_no_warning_of_the_projects_own(installed):
     log = (away.parent / "build.log").read_text()
     assert "Successfully built" in log
     # (distutils' lower-case "warning: ... byte-compiling is disabled" comes from PYTHONDONTWRITEBYTECODE)
-    noise = [line for line in log.splitlines() if re.search(r"^\s*WARNING|Warning:|[Dd]eprecat|is absent from", line)]
+    noise = [
+        line
+        for line in log.splitlines()
+        if re.search(r"^\s*WARNING|Warning:|[Dd]eprecat|is absent from", line)
+    ]
     assert not noise, noise
     assert list(purelib.glob("litm_explorer-*.dist-info/licenses/LICENSE"))
 
@@ -115,11 +139,19 @@ def test_the_readmes_sweep_example_runs_from_any_folder(installed):
     out = sh([str(bin_ / "litm"), "sweep", "demo.toml", "--dry-run"], cwd=away, env=env)
     assert "trials" in out.stdout and "to send" in out.stdout, out.stdout
     (away / "moved.toml").write_text(example.replace('"nq-open-30docs', '"sample_docs/tasks/nq-open-30docs'))
-    bad = subprocess.run([str(bin_ / "litm"), "sweep", "moved.toml", "--dry-run"], cwd=away, env=env,
-                         capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [str(bin_ / "litm"), "sweep", "moved.toml", "--dry-run"],
+        cwd=away,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 1 and bad.stdout == "", (bad.stdout, bad.stderr)
-    assert bad.stderr.startswith("litm: no such file: sample_docs/tasks/nq-open-30docs.jsonl.gz; bundled task "
-                                 "sets: facts-multihop.jsonl, facts.jsonl, "), bad.stderr
+    assert bad.stderr.startswith(
+        "litm: no such file: sample_docs/tasks/nq-open-30docs.jsonl.gz; bundled task "
+        "sets: facts-multihop.jsonl, facts.jsonl, "
+    ), bad.stderr
     assert "nq-open-30docs.jsonl.gz, " in bad.stderr and bad.stderr.endswith(" (use the bare name)\n")
     assert len(bad.stderr.splitlines()) == 1
 
@@ -139,7 +171,9 @@ def test_a_shipped_run_resumes_from_a_copy_of_its_store(installed):
     bin_, away, env, purelib = installed
     copy = away / "facts.sqlite"
     shutil.copy(purelib / "sample_docs" / "runs" / "local-qwen-facts.sqlite", copy)
-    out = sh([str(bin_ / "litm"), "sweep", "local-qwen-facts", "--db", str(copy), "--quiet"], cwd=away, env=env)
+    out = sh(
+        [str(bin_ / "litm"), "sweep", "local-qwen-facts", "--db", str(copy), "--quiet"], cwd=away, env=env
+    )
     assert "trials 300/300 (ran 0, already present 300), errors 0, calls sent 0" in out.stdout
 
 
@@ -149,8 +183,13 @@ def test_litm_app_serves_the_shipped_curves(installed):
         pytest.skip(f"no chromium at {CHROMIUM}")
     sync_api = pytest.importorskip("playwright.sync_api")
     port = free_port()
-    proc = subprocess.Popen([str(bin_ / "litm"), "app", "--port", str(port)], cwd=away, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [str(bin_ / "litm"), "app", "--port", str(port)],
+        cwd=away,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         wait_healthy(f"{url}/_stcore/health", proc, timeout=120)
@@ -165,7 +204,10 @@ def test_litm_app_serves_the_shipped_curves(installed):
                 page.locator(".js-plotly-plot").first.wait_for(timeout=120_000)
                 page.wait_for_selector(".js-plotly-plot .scatterlayer .trace", timeout=60_000)
                 seen[path] = page.inner_text("body") + "\n".join(
-                    page.locator(".js-plotly-plot .legendtext").evaluate_all("els => els.map(e => e.textContent)"))
+                    page.locator(".js-plotly-plot .legendtext").evaluate_all(
+                        "els => els.map(e => e.textContent)"
+                    )
+                )
             browser.close()
         # Home: the shipped run's curve beside the published one
         assert "this app · n=50 per point" in seen[""] and "LITM Table 6" in seen[""], seen[""][-600:]

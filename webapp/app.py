@@ -40,8 +40,10 @@ PAGE_FILES = (
 
 
 def pages() -> list:
-    return [st.Page(f"{package}/page.py", title=title, icon=icon, default=i == 0, url_path=package)
-            for i, (package, title, icon) in enumerate(PAGE_FILES)]
+    return [
+        st.Page(f"{package}/page.py", title=title, icon=icon, default=i == 0, url_path=package)
+        for i, (package, title, icon) in enumerate(PAGE_FILES)
+    ]
 
 
 @st.cache_resource(show_spinner=False)
@@ -57,8 +59,12 @@ def warm_up() -> bool:
     return True
 
 
-st.set_page_config(page_title="LITM Explorer", page_icon=str(ICON), layout="wide",
-                   initial_sidebar_state="collapsed" if url.present_requested() else "auto")
+st.set_page_config(
+    page_title="LITM Explorer",
+    page_icon=str(ICON),
+    layout="wide",
+    initial_sidebar_state="collapsed" if url.present_requested() else "auto",
+)
 session.in_app(True)
 State.init(provider=models.default_provider(), model=models.DEFAULT_MODELS[models.default_provider()])
 url.read()  # presenter mode and the workspace token, before the sidebar draws its toggle

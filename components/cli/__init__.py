@@ -28,7 +28,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="litm", description="LITM Explorer: lost-in-the-middle prompts, sweeps and results.")
+    parser = _Parser(
+        prog="litm", description="LITM Explorer: lost-in-the-middle prompts, sweeps and results."
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, module in COMMANDS.items():
         importlib.import_module(module).add_parser(sub, name)
@@ -71,8 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         print("litm: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except sqlite3.DatabaseError as exc:
-        print(f"litm: the run store cannot be used ({_line(exc)}): is it a LITM run store, and complete?",
-              file=sys.stderr)
+        print(
+            f"litm: the run store cannot be used ({_line(exc)}): is it a LITM run store, and complete?",
+            file=sys.stderr,
+        )
         return EXIT_ERROR
     except (ValueError, OSError, LookupError) as exc:
         print(f"litm: {_line(exc)}", file=sys.stderr)
@@ -88,8 +92,12 @@ def main(argv: list[str] | None = None) -> int:
         from components.providers.base import ProviderError
 
         prefix = "" if isinstance(exc, ProviderError) else f"unexpected error ({exc.__class__.__name__}): "
-        print(f"litm: {prefix}{_line(exc)} (LITM_DEBUG=1 shows the details)" if prefix else f"litm: {_line(exc)}",
-              file=sys.stderr)
+        print(
+            f"litm: {prefix}{_line(exc)} (LITM_DEBUG=1 shows the details)"
+            if prefix
+            else f"litm: {_line(exc)}",
+            file=sys.stderr,
+        )
         return EXIT_ERROR
 
 

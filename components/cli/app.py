@@ -37,9 +37,13 @@ SETTINGS = {
 def add_parser(sub, name):
     p = sub.add_parser(name, help="start the web app")
     p.add_argument("--port", type=int, default=8501)
-    p.add_argument("--workers", type=int, default=1,
-                   help="app servers behind nginx, one per core for a class (default 1: one server, no nginx; "
-                        "2 or more needs Debian's nginx package)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="app servers behind nginx, one per core for a class (default 1: one server, no nginx; "
+        "2 or more needs Debian's nginx package)",
+    )
     p.set_defaults(func=run)
 
 

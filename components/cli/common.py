@@ -37,5 +37,8 @@ def warn_bad_rows(source, errors: list) -> None:
     if errors:
         line, why = errors[0]
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        print(f"litm: {source}: {len(errors)} task row(s) could not be read and are left out; "
-              f"line {line}: {why}{more}", file=sys.stderr)
+        print(
+            f"litm: {source}: {len(errors)} task row(s) could not be read and are left out; "
+            f"line {line}: {why}{more}",
+            file=sys.stderr,
+        )

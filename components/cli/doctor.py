@@ -16,9 +16,12 @@ QUESTION = [{"role": "user", "content": "What is the capital of France? Answer i
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="check that the local model runs on this machine (and say how to fix it)")
-    p.add_argument("--model", default="default",
-                   help="the local model to run: a name (e.g. smollm2-135m-instruct, the small test model) or a "
-                        ".gguf path; default: the app's default local model")
+    p.add_argument(
+        "--model",
+        default="default",
+        help="the local model to run: a name (e.g. smollm2-135m-instruct, the small test model) or a "
+        ".gguf path; default: the app's default local model",
+    )
     p.set_defaults(func=run)
 
 
@@ -28,8 +31,14 @@ def check_llama() -> tuple[bool, str]:
     from components.providers.localworker import CPU_FAULTS, child_env
 
     try:
-        out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=300,
-                             env=child_env(), stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            [sys.executable, "-c", PROBE],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=child_env(),
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         return False, f"llama-cpp-python: importing it did not finish in 300 s; fix: {REBUILD}"
     if out.returncode < 0:
@@ -43,7 +52,10 @@ def check_llama() -> tuple[bool, str]:
         return False, f"llama-cpp-python does not import ({last}); fix: {REBUILD}"
     version = out.stdout.strip()
     if version != LLAMA_VERSION:
-        return False, f"llama-cpp-python {version} is installed, the project needs {LLAMA_VERSION}; fix: {REBUILD}"
+        return (
+            False,
+            f"llama-cpp-python {version} is installed, the project needs {LLAMA_VERSION}; fix: {REBUILD}",
+        )
     return True, f"llama-cpp-python {version} imports"
 
 
@@ -72,14 +84,24 @@ def check_runs(model: str) -> list[tuple[bool, str]]:
         done = provider.complete_sync(QUESTION, Settings(max_tokens=8))
     except ProviderError as e:
         return [(False, f"generate in the worker: {said(e)}")]
-    out = [(True, f"generate in the worker: {done.output_tokens} token(s) in {time.perf_counter() - start:.1f} s "
-                  f"(the first call loads the model)")]
+    out = [
+        (
+            True,
+            f"generate in the worker: {done.output_tokens} token(s) in {time.perf_counter() - start:.1f} s "
+            f"(the first call loads the model)",
+        )
+    ]
     try:
         scored = provider.score_sync(QUESTION, "Paris")
     except ProviderError as e:
         return out + [(False, f"score in the worker: {said(e)}")]
-    return out + [(True, f"score in the worker: log-probability {scored.logprob:.2f} for a {scored.tokens}-token "
-                         f"answer in {scored.latency_s:.1f} s")]
+    return out + [
+        (
+            True,
+            f"score in the worker: log-probability {scored.logprob:.2f} for a {scored.tokens}-token "
+            f"answer in {scored.latency_s:.1f} s",
+        )
+    ]
 
 
 def run(args) -> int:
@@ -91,6 +113,9 @@ def run(args) -> int:
     for ok, line in checks:
         print(f"{'ok  ' if ok else 'FAIL'}  {line}", flush=True)
     failed = sum(not ok for ok, _ in checks)
-    print("the local model runs here" if not failed else
-          f"{failed} check(s) failed: run the command after 'fix:', then litm doctor again")
+    print(
+        "the local model runs here"
+        if not failed
+        else f"{failed} check(s) failed: run the command after 'fix:', then litm doctor again"
+    )
     return EXIT_OK if not failed else EXIT_ERROR

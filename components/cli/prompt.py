@@ -22,25 +22,43 @@ from components.strategies import STRATEGIES, get_strategy
 
 
 def add_parser(sub, name: str) -> None:
-    p = sub.add_parser(name, help="build a strategy's prompt(s) and show them with their spans",
-                       description="Build the stage-1 prompt(s) of a strategy, with spans.")
+    p = sub.add_parser(
+        name,
+        help="build a strategy's prompt(s) and show them with their spans",
+        description="Build the stage-1 prompt(s) of a strategy, with spans.",
+    )
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--doc", help="document file (.txt .md .pdf .docx .html)")
     src.add_argument("--task", help="task file (LITM QA/KV JSONL, our JSONL, CSV)")
     p.add_argument("--index", type=int, default=0, help="which task in --task (from 0; default 0)")
     p.add_argument("--all", action="store_true", help="with --task: every task, one JSON line each")
     p.add_argument("--length", type=int, help="with --task: build a sweep document of about N tokens")
-    p.add_argument("--documents", type=int, help="with --task: build N documents, the gold one at --position "
-                                                 "(0-based; -1 the last), as LITM §3.1")
+    p.add_argument(
+        "--documents",
+        type=int,
+        help="with --task: build N documents, the gold one at --position "
+        "(0-based; -1 the last), as LITM §3.1",
+    )
     p.add_argument("--by-index", action="store_true", help="(with --documents; says --position is an index)")
-    p.add_argument("--position", type=float, help="where the gold page goes: with --length, <= 1 a fraction "
-                                                  "of the length, > 1 tokens; with --documents, the 0-based index")
+    p.add_argument(
+        "--position",
+        type=float,
+        help="where the gold page goes: with --length, <= 1 a fraction "
+        "of the length, > 1 tokens; with --documents, the 0-based index",
+    )
     p.add_argument("--question", help="the question (required with --doc; overrides the task's)")
     p.add_argument("--strategy", help=f"one of: {', '.join(STRATEGIES)} (default: baseline, kv for kv tasks)")
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                   help="strategy parameter, e.g. r=10000 (repeatable)")
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="strategy parameter, e.g. r=10000 (repeatable)",
+    )
     p.add_argument("--pages", default="paragraph", help="with --doc: paragraph | sentence | tokens:N")
-    p.add_argument("--gold", type=int, nargs="+", default=[], metavar="N", help="with --doc: gold page number(s)")
+    p.add_argument(
+        "--gold", type=int, nargs="+", default=[], metavar="N", help="with --doc: gold page number(s)"
+    )
     p.add_argument("--encoding", default=DEFAULT_ENCODING, choices=ENCODINGS)
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.set_defaults(func=run)
@@ -83,7 +101,9 @@ def _cell(args) -> Cell | None:
     if args.length < 1 or args.position < 0:
         raise ValueError("--length must be positive and --position 0 or more")
     if args.position > 1 and args.position > args.length:
-        raise ValueError(f"--position {args.position:g} tokens is past the end of a {args.length}-token document")
+        raise ValueError(
+            f"--position {args.position:g} tokens is past the end of a {args.length}-token document"
+        )
     return Cell(length=args.length, position=args.position)
 
 
@@ -97,8 +117,11 @@ def task_prompts_source(args):
     if ts.errors:
         import sys
 
-        print(f"litm: {args.task}: {len(ts.errors)} row(s) could not be read and are left out "
-              f"(first: line {ts.errors[0][0]}: {ts.errors[0][1]})", file=sys.stderr)
+        print(
+            f"litm: {args.task}: {len(ts.errors)} row(s) could not be read and are left out "
+            f"(first: line {ts.errors[0][0]}: {ts.errors[0][1]})",
+            file=sys.stderr,
+        )
     if not args.all and not 0 <= args.index < len(ts.tasks):
         raise ValueError(f"--index {args.index} is outside 0..{len(ts.tasks) - 1}")
     chosen = ts.tasks if args.all else [ts.tasks[args.index]]
@@ -115,9 +138,15 @@ def task_document_for(task, all_tasks, cell: Cell | None, encoding):
 
 
 def record(strategy, doc, prompts, task=None) -> dict:
-    out = {"strategy": strategy.name, "stages": strategy.stages, "pages": len(doc.pages), "gold": list(doc.gold),
-           "document_tokens": doc.tokens, "gold_token_positions": [doc.offsets[g - 1] for g in doc.gold],
-           "prompts": [p.to_dict() for p in prompts]}
+    out = {
+        "strategy": strategy.name,
+        "stages": strategy.stages,
+        "pages": len(doc.pages),
+        "gold": list(doc.gold),
+        "document_tokens": doc.tokens,
+        "gold_token_positions": [doc.offsets[g - 1] for g in doc.gold],
+        "prompts": [p.to_dict() for p in prompts],
+    }
     if task is not None:
         out = {"task": task.id, **out}
     return out
@@ -135,8 +164,14 @@ def run(args) -> int:
         jobs = [(None, doc, args.question.strip())]
     else:
         tasks, all_tasks, cell = task_prompts_source(args)
-        jobs = [(t, task_document_for(t, all_tasks, cell, args.encoding),
-                 args.question.strip() if args.question else t.question) for t in tasks]
+        jobs = [
+            (
+                t,
+                task_document_for(t, all_tasks, cell, args.encoding),
+                args.question.strip() if args.question else t.question,
+            )
+            for t in tasks
+        ]
         strategy = get_strategy(args.strategy or ("kv" if tasks[0].kind == "kv" else "baseline"))
     if args.all:
         for task, doc, question in jobs:
@@ -148,8 +183,10 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(record(strategy, doc, prompts, task), ensure_ascii=False))
         return 0
-    print(f"{strategy.label} ({strategy.name}; {strategy.paper}): {len(doc.pages)} pages, "
-          f"{doc.tokens:,} document tokens, gold {list(doc.gold) or 'none'}")
+    print(
+        f"{strategy.label} ({strategy.name}; {strategy.paper}): {len(doc.pages)} pages, "
+        f"{doc.tokens:,} document tokens, gold {list(doc.gold) or 'none'}"
+    )
     for p in prompts:
         print(f"\n=== stage {p.stage}: {p.label} ({p.tokens:,} tokens) ===")
         print(p.text)

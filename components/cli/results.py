@@ -18,11 +18,17 @@ def add_parser(sub, name):
     p.add_argument("--sweep", help="sweep id or name (default: all sweeps)")
     p.add_argument("--format", choices=("csv", "json"), default="csv")
     p.add_argument("--all-columns", action="store_true", help="every stored column")
-    p.add_argument("--json", action="store_true",
-                   help="one JSON object: every curve (arm x sweep x size) with its points and shape statistics")
-    p.add_argument("--metric", default="primary",
-                   help="with --json: the value of the curves: primary (each strategy's own metric, the default), "
-                        "a metric name (subspan-em, fuzzy, ...) or a numeric trial column (e.g. answer_logprob)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object: every curve (arm x sweep x size) with its points and shape statistics",
+    )
+    p.add_argument(
+        "--metric",
+        default="primary",
+        help="with --json: the value of the curves: primary (each strategy's own metric, the default), "
+        "a metric name (subspan-em, fuzzy, ...) or a numeric trial column (e.g. answer_logprob)",
+    )
     p.set_defaults(func=run)
 
 
@@ -98,7 +104,9 @@ def run(args) -> int:
         from components.run.store_io import csv_cell, csv_quoting
 
         writer = csv.writer(out, lineterminator="\n")
-        quoted = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)  # a row holding a carriage return
+        quoted = csv.writer(
+            out, lineterminator="\n", quoting=csv.QUOTE_ALL
+        )  # a row holding a carriage return
         writer.writerow(columns)
         for row in rows:
             cells = ["" if v is None else csv_cell(v) for v in row]
@@ -107,7 +115,10 @@ def run(args) -> int:
     lists = {i for i, c in enumerate(columns) if c in JSON_COLUMNS}
     out.write("[")
     for n, row in enumerate(rows):
-        record = {c: (json.loads(v) if i in lists and v is not None else v) for i, (c, v) in enumerate(zip(columns, row, strict=True))}
+        record = {
+            c: (json.loads(v) if i in lists and v is not None else v)
+            for i, (c, v) in enumerate(zip(columns, row, strict=True))
+        }
         out.write(("," if n else "") + "\n" + json.dumps(record, ensure_ascii=False))
     out.write("\n]\n")
     return 0

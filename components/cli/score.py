@@ -21,10 +21,17 @@ MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 
 def add_parser(sub, name: str) -> None:
-    p = sub.add_parser(name, help="score predictions (JSONL: prediction, answers)",
-                       description="Score predictions against gold answers.")
-    p.add_argument("--metric", required=True, choices=ANSWER_METRICS,
-                   help="fuzzy (R&R §4.3), subspan-em (Lost in the Middle), exact (ALR2), kv-match (Lost in the Middle §4.1)")
+    p = sub.add_parser(
+        name,
+        help="score predictions (JSONL: prediction, answers)",
+        description="Score predictions against gold answers.",
+    )
+    p.add_argument(
+        "--metric",
+        required=True,
+        choices=ANSWER_METRICS,
+        help="fuzzy (R&R §4.3), subspan-em (Lost in the Middle), exact (ALR2), kv-match (Lost in the Middle §4.1)",
+    )
     p.add_argument("--input", required=True, help="JSON-lines file, or - for standard input")
     p.set_defaults(func=run)
 

@@ -12,21 +12,40 @@ def add_parser(sub, name):
     p = sub.add_parser(name, help="run or resume a sweep from a TOML config")
     p.add_argument("config", help="sweep config (TOML), or the name of a bundled one (e.g. local-qwen-facts)")
     add_db(p)
-    p.add_argument("--dry-run", action="store_true", help="print the calls to send and those already cached in the store, their tokens and "
-                        "estimated cost; send nothing")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the calls to send and those already cached in the store, their tokens and "
+        "estimated cost; send nothing",
+    )
     p.add_argument("--retry-errors", action="store_true", help="run again the trials that failed")
     p.add_argument("--quiet", action="store_true", help="no progress line")
-    p.add_argument("--mode", choices=("live", "batch"), default=None,
-                   help="live calls, or the providers' batch interfaces (half price, results within 24 h); "
-                        "default: the config's mode")
-    p.add_argument("--poll-interval", type=float, default=None, metavar="SECONDS",
-                   help="batch mode: seconds between polls of a pending batch (default 30)")
-    p.add_argument("--cancel", action="store_true",
-                   help="batch mode: cancel the sweep's pending batches at the provider and store what they answered")
-    p.add_argument("--steal-claims", action="store_true",
-                   help="take over the calls other processes claimed in the store (a process killed on another "
-                        "machine holds its claims for 15 minutes); a call another process is still sending may then "
-                        "be paid twice")
+    p.add_argument(
+        "--mode",
+        choices=("live", "batch"),
+        default=None,
+        help="live calls, or the providers' batch interfaces (half price, results within 24 h); "
+        "default: the config's mode",
+    )
+    p.add_argument(
+        "--poll-interval",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="batch mode: seconds between polls of a pending batch (default 30)",
+    )
+    p.add_argument(
+        "--cancel",
+        action="store_true",
+        help="batch mode: cancel the sweep's pending batches at the provider and store what they answered",
+    )
+    p.add_argument(
+        "--steal-claims",
+        action="store_true",
+        help="take over the calls other processes claimed in the store (a process killed on another "
+        "machine holds its claims for 15 minutes); a call another process is still sending may then "
+        "be paid twice",
+    )
     p.set_defaults(func=run)
 
 
@@ -41,8 +60,10 @@ class ProgressLine:
         frac = p.done / p.total if p.total else 1.0
         bar = "#" * int(frac * 30)
         sent = f"sent {p.sent}" + (f" ({p.requests} HTTP requests)" if p.requests > p.sent else "")
-        line = (f"\r[{bar:<30}] {p.done}/{p.total} trials  errors {p.errors}  {sent}  cached {p.cached}"
-                f"  {p.calls_per_s:.1f} calls/s  ${p.spend_usd:.4f}" + (f"  {p.note}" if p.note else ""))
+        line = (
+            f"\r[{bar:<30}] {p.done}/{p.total} trials  errors {p.errors}  {sent}  cached {p.cached}"
+            f"  {p.calls_per_s:.1f} calls/s  ${p.spend_usd:.4f}" + (f"  {p.note}" if p.note else "")
+        )
         if getattr(p, "batch", ""):
             line += f"  | {p.batch}"
         self.width = max(self.width, len(line))
@@ -63,18 +84,26 @@ def describe(config) -> str:
         from components.run.multiq import describe as describe_design
 
         return describe_design(config)
-    grid = (f"{len(config.documents)} document counts x {len(config.gold_index)} gold indices"
-            if config.documents else f"{len(config.lengths)} lengths x {len(config.positions)} positions")
+    grid = (
+        f"{len(config.documents)} document counts x {len(config.gold_index)} gold indices"
+        if config.documents
+        else f"{len(config.lengths)} lengths x {len(config.positions)} positions"
+    )
     arms = sum(config.count_settings(s) for s in config.strategies)
-    line = (f"sweep {config.name!r}: {len(config.models)} model(s) x {arms} strategy setting(s) x {grid} "
-            f"({count_cells(config)} cells)")
+    line = (
+        f"sweep {config.name!r}: {len(config.models)} model(s) x {arms} strategy setting(s) x {grid} "
+        f"({count_cells(config)} cells)"
+    )
     if config.mode == "batch":
         line += "; mode batch (the providers' batch interfaces, half price)"
     skipped = left_out(config)
     if skipped:
         more = f" and {len(skipped) - SHOWN:,} more" if len(skipped) > SHOWN else ""
-        line += ("; left out (no such index): "
-                 + ", ".join(f"index {i} of {n} documents" for n, i in skipped[:SHOWN]) + more)
+        line += (
+            "; left out (no such index): "
+            + ", ".join(f"index {i} of {n} documents" for n, i in skipped[:SHOWN])
+            + more
+        )
     return line
 
 
@@ -103,7 +132,10 @@ def claims(store, steal: bool) -> None:
     if steal:
         n = store.take_claims()
         if n:
-            print(f"litm: took over {n:,} call{'s' if n != 1 else ''} claimed by other processes", file=sys.stderr)
+            print(
+                f"litm: took over {n:,} call{'s' if n != 1 else ''} claimed by other processes",
+                file=sys.stderr,
+            )
         return
     line = claims_line(store.held_claims())
     if line:
@@ -121,7 +153,7 @@ def run(args) -> int:
     if args.mode is not None and args.mode != config.mode:
         config = SweepConfig.from_stored({**config.to_dict(), "mode": args.mode})
     if (args.cancel or args.poll_interval is not None) and config.mode != "batch":
-        raise ValueError("--cancel and --poll-interval are for batch mode (mode = \"batch\" or --mode batch)")
+        raise ValueError('--cancel and --poll-interval are for batch mode (mode = "batch" or --mode batch)')
     if args.poll_interval is not None and args.poll_interval <= 0:
         raise ValueError(f"--poll-interval must be a positive number of seconds, got {args.poll_interval:g}")
     if args.dry_run:
@@ -136,8 +168,11 @@ def run(args) -> int:
     line = None if args.quiet else ProgressLine()
     t0 = time.perf_counter()
     try:
-        extra = ({"poll_interval": args.poll_interval or POLL_INTERVAL, "cancel_batches": args.cancel}
-                 if config.mode == "batch" else {})
+        extra = (
+            {"poll_interval": args.poll_interval or POLL_INTERVAL, "cancel_batches": args.cancel}
+            if config.mode == "batch"
+            else {}
+        )
         summary = run_sweep_any(config, store, progress=line, retry_errors=args.retry_errors, **extra)
     except ProviderError as exc:  # e.g. a missing key: nothing was sent
         print(f"litm: {exc}", file=sys.stderr)
@@ -148,19 +183,30 @@ def run(args) -> int:
         if line is not None:
             line.end()
             line = None
-        print("litm: interrupted; the sweep's batches keep running at the provider: run the same command again "
-              "to collect them (or add --cancel to cancel them)", file=sys.stderr)
+        print(
+            "litm: interrupted; the sweep's batches keep running at the provider: run the same command again "
+            "to collect them (or add --cancel to cancel them)",
+            file=sys.stderr,
+        )
         return 130
     finally:
         if line is not None:
             line.end()
         store.close()
-    print(f"sweep {summary.name!r} (id {summary.sweep_id}): {summary.status}"
-          + (f" ({summary.reason})" if summary.reason else ""))
-    http = f" ({summary.requests} HTTP requests, retries included)" if summary.requests != summary.calls_sent else ""
-    print(f"trials {summary.done}/{summary.total} (ran {summary.ran}, already present {summary.skipped}), "
-          f"errors {summary.errors}, calls sent {summary.calls_sent}{http}, cached {summary.cached_calls}, "
-          f"${summary.spend_usd:.4f}, {time.perf_counter() - t0:.1f}s; store {db}")
+    print(
+        f"sweep {summary.name!r} (id {summary.sweep_id}): {summary.status}"
+        + (f" ({summary.reason})" if summary.reason else "")
+    )
+    http = (
+        f" ({summary.requests} HTTP requests, retries included)"
+        if summary.requests != summary.calls_sent
+        else ""
+    )
+    print(
+        f"trials {summary.done}/{summary.total} (ran {summary.ran}, already present {summary.skipped}), "
+        f"errors {summary.errors}, calls sent {summary.calls_sent}{http}, cached {summary.cached_calls}, "
+        f"${summary.spend_usd:.4f}, {time.perf_counter() - t0:.1f}s; store {db}"
+    )
     if summary.stopped_early:
         print(f"litm: {summary.reason}", file=sys.stderr)
     for warning in summary.warnings:

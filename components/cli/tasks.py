@@ -31,8 +31,13 @@ def add_parser(sub, name):
     g.add_argument("kind", choices=KINDS)
     g.add_argument("--n", type=int, default=20, help="number of tasks (default 20)")
     g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                   help="generator parameter, e.g. pairs=140 (kv), paragraphs=40 (niah), distractors=29 (facts)")
+    g.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="generator parameter, e.g. pairs=140 (kv), paragraphs=40 (niah), distractors=29 (facts)",
+    )
     g.add_argument("--out", required=True, help="output .jsonl (or .jsonl.gz)")
     g.set_defaults(func=run)
 
@@ -40,24 +45,41 @@ def add_parser(sub, name):
     i.add_argument("path")
     i.set_defaults(func=run)
 
-    d = tsub.add_parser("distract", help="give each task retrieved distractors (LITM §2.1 style, BM25)",
-                        description="Write a Lost-in-the-Middle QA file (.jsonl or .jsonl.gz) in which every "
-                                    "task has its gold passage first and then the N passages of OTHER tasks most "
-                                    "relevant to its question (BM25), none holding one of its answers.")
+    d = tsub.add_parser(
+        "distract",
+        help="give each task retrieved distractors (LITM §2.1 style, BM25)",
+        description="Write a Lost-in-the-Middle QA file (.jsonl or .jsonl.gz) in which every "
+        "task has its gold passage first and then the N passages of OTHER tasks most "
+        "relevant to its question (BM25), none holding one of its answers.",
+    )
     d.add_argument("--task", required=True, help="task file (e.g. nq-open-oracle.jsonl.gz)")
-    d.add_argument("--distractors", type=int, required=True, help="distractors per task (e.g. 29 for 30 documents)")
+    d.add_argument(
+        "--distractors", type=int, required=True, help="distractors per task (e.g. 29 for 30 documents)"
+    )
     d.add_argument("--n", type=int, help="only the first N tasks (all tasks stay in the distractor pool)")
     d.add_argument("--out", required=True)
     d.set_defaults(func=run)
 
     b = tsub.add_parser("build", help="build sweep documents (JSON lines with gold positions)")
     b.add_argument("--task", required=True, help="task file (any supported format)")
-    b.add_argument("--length", type=float, nargs="+", required=True,
-                   help="document length(s) in tokens (with --by-index: number of documents)")
-    b.add_argument("--position", type=float, nargs="+", required=True,
-                   help="answer position(s): <= 1 a fraction of the length, > 1 tokens "
-                        "(with --by-index: 0-based gold index)")
-    b.add_argument("--by-index", action="store_true", help="Lost in the Middle style: N documents, gold at index i")
+    b.add_argument(
+        "--length",
+        type=float,
+        nargs="+",
+        required=True,
+        help="document length(s) in tokens (with --by-index: number of documents)",
+    )
+    b.add_argument(
+        "--position",
+        type=float,
+        nargs="+",
+        required=True,
+        help="answer position(s): <= 1 a fraction of the length, > 1 tokens "
+        "(with --by-index: 0-based gold index)",
+    )
+    b.add_argument(
+        "--by-index", action="store_true", help="Lost in the Middle style: N documents, gold at index i"
+    )
     b.add_argument("--strategy", help="also write this strategy's stage-1 prompt(s)")
     b.add_argument("--n", type=int, help="use only the first N tasks")
     b.add_argument("--encoding", default="cl100k_base")
@@ -95,14 +117,18 @@ def run(args) -> int:
     if cmd == "info":
         ts = read_tasks(args.path)
         kinds = sorted({t.kind for t in ts.tasks})
-        print(f"{ts.source}: {len(ts.tasks)} tasks, format {ts.format}, kinds {', '.join(kinds)}; "
-              f"{len(ts.errors)} bad rows")
+        print(
+            f"{ts.source}: {len(ts.tasks)} tasks, format {ts.format}, kinds {', '.join(kinds)}; "
+            f"{len(ts.errors)} bad rows"
+        )
         for line, msg in ts.errors[:20]:
             print(f"  line {line}: {msg}")
         if ts.duplicates:
             from components.tasks.model import duplicates_text
 
-            print(f"  duplicate task ids: {duplicates_text(ts.duplicates)} (a sweep refuses tasks that share an id)")
+            print(
+                f"  duplicate task ids: {duplicates_text(ts.duplicates)} (a sweep refuses tasks that share an id)"
+            )
         return 0
     if cmd == "distract":
         return _distract(args)
@@ -149,21 +175,36 @@ def _build(args) -> int:
             for length in args.length:
                 for position in args.position:
                     if args.by_index:
-                        built = build_by_index(task, _whole(length, "--length"), _whole(position, "--position"),
-                                               encoding=args.encoding, pool=pool)
+                        built = build_by_index(
+                            task,
+                            _whole(length, "--length"),
+                            _whole(position, "--position"),
+                            encoding=args.encoding,
+                            pool=pool,
+                        )
                     else:
-                        built = build_document(task, _whole(length, "--length"), position,
-                                               encoding=args.encoding, pool=pool)
-                    rec = {"task": task.id, "kind": task.kind, "question": task.question,
-                           "answers": list(task.answers), **built.to_record(texts=not args.no_texts)}
+                        built = build_document(
+                            task, _whole(length, "--length"), position, encoding=args.encoding, pool=pool
+                        )
+                    rec = {
+                        "task": task.id,
+                        "kind": task.kind,
+                        "question": task.question,
+                        "answers": list(task.answers),
+                        **built.to_record(texts=not args.no_texts),
+                    }
                     if strategy is not None:
                         prompts = strategy.first_prompts(built.document, task.question, {})
                         rec["strategy"] = strategy.name
-                        rec["prompts"] = [{"stage": p.stage, "label": p.label, "tokens": p.tokens, "text": p.text}
-                                          for p in prompts]
+                        rec["prompts"] = [
+                            {"stage": p.stage, "label": p.label, "tokens": p.tokens, "text": p.text}
+                            for p in prompts
+                        ]
                     fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
                     n += 1
     tmp.replace(out)
-    print(f"wrote {n} documents ({len(tasks)} tasks x {len(args.length)} lengths x {len(args.position)} "
-          f"positions) to {out}")
+    print(
+        f"wrote {n} documents ({len(tasks)} tasks x {len(args.length)} lengths x {len(args.position)} "
+        f"positions) to {out}"
+    )
     return 0

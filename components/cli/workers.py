@@ -39,11 +39,14 @@ class NginxMissing(LookupError):
 
 
 def nginx_binary() -> str:
-    found = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx")
-                                           if os.access(p, os.X_OK)), None)
+    found = shutil.which("nginx") or next(
+        (p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.access(p, os.X_OK)), None
+    )
     if not found:
-        raise NginxMissing("--workers needs nginx in front of the app servers: install it "
-                           "(Debian: apt-get install nginx) or run `litm app` without --workers")
+        raise NginxMissing(
+            "--workers needs nginx in front of the app servers: install it "
+            "(Debian: apt-get install nginx) or run `litm app` without --workers"
+        )
     return found
 
 
@@ -57,13 +60,15 @@ def nginx_conf(port: int, upstreams: list[int], prefix: Path) -> str:
     """nginx's configuration: listen on 127.0.0.1:`port`, pass every request (websockets too) to one of
     the `upstreams`, chosen by the browser's cookie."""
     servers = "\n".join(f"        server 127.0.0.1:{p};" for p in upstreams)
-    temp = "\n".join(f"    {kind}_temp_path {prefix / kind};" for kind in ("client_body", "proxy", "fastcgi",
-                                                                              "uwsgi", "scgi"))
+    temp = "\n".join(
+        f"    {kind}_temp_path {prefix / kind};"
+        for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
     return f"""# made by `litm app --workers {len(upstreams)}`
 worker_processes 1;
 daemon off;
-pid {prefix / 'nginx.pid'};
-error_log {prefix / 'error.log'} warn;
+pid {prefix / "nginx.pid"};
+error_log {prefix / "error.log"} warn;
 events {{ worker_connections 4096; }}
 http {{
     access_log off;
@@ -149,24 +154,39 @@ def serve(port: int, workers: int, server_command) -> int:
         try:
             ports = [free_port() for _ in range(workers)]
             for p in ports:
-                procs.append(subprocess.Popen(  # their own "You can now view..." would name their inner ports
-                    server_command(p), env={**os.environ, "STREAMLIT_SERVER_COOKIE_SECRET": secret},
-                    stdout=subprocess.DEVNULL))
+                procs.append(
+                    subprocess.Popen(  # their own "You can now view..." would name their inner ports
+                        server_command(p),
+                        env={**os.environ, "STREAMLIT_SERVER_COOKIE_SECRET": secret},
+                        stdout=subprocess.DEVNULL,
+                    )
+                )
             for p in ports:
                 wait_healthy(f"http://127.0.0.1:{p}/_stcore/health", procs)
             conf = prefix / "nginx.conf"
             conf.write_text(nginx_conf(port, ports, prefix))
-            procs.append(subprocess.Popen([nginx, "-c", str(conf), "-p", str(prefix), "-e", str(prefix / "error.log")]))
+            procs.append(
+                subprocess.Popen([nginx, "-c", str(conf), "-p", str(prefix), "-e", str(prefix / "error.log")])
+            )
             wait_healthy(f"http://127.0.0.1:{port}/_stcore/health", procs, timeout=30)
-            print(f"LITM Explorer: http://127.0.0.1:{port} ({workers} app servers behind nginx; Ctrl-C stops them)",
-                  flush=True)
+            print(
+                f"LITM Explorer: http://127.0.0.1:{port} ({workers} app servers behind nginx; Ctrl-C stops them)",
+                flush=True,
+            )
             while not stopping and all(proc.poll() is None for proc in procs):
                 time.sleep(0.5)
             exited = [proc for proc in procs if proc.poll() is not None]
             if exited and not stopping:
-                log = (prefix / "error.log").read_text(errors="replace")[-500:] if (prefix / "error.log").exists() else ""
-                print(f"litm: a server exited (code {exited[0].returncode}); stopping the others"
-                      + (f"\n{log}" if log and exited[0] is procs[-1] else ""), file=sys.stderr)
+                log = (
+                    (prefix / "error.log").read_text(errors="replace")[-500:]
+                    if (prefix / "error.log").exists()
+                    else ""
+                )
+                print(
+                    f"litm: a server exited (code {exited[0].returncode}); stopping the others"
+                    + (f"\n{log}" if log and exited[0] is procs[-1] else ""),
+                    file=sys.stderr,
+                )
                 return 1
             return 0
         finally:

@@ -40,11 +40,17 @@ class Layout:
         """The x axis of a curve over many cells; `kind` ("tokens" or "fraction") for token positions."""
         if self.by_documents:
             return "gold document index (0 = first)"
-        return "answer position (fraction of the document)" if kind == "fraction" else "answer position (tokens)"
+        return (
+            "answer position (fraction of the document)" if kind == "fraction" else "answer position (tokens)"
+        )
 
 
-BY_TOKENS = Layout(False, "position", "length", "answer position (tokens or fraction)", "Document length (tokens)")
-BY_DOCUMENTS = Layout(True, "gold_index", "documents", "gold document index (of N documents)", "Documents (N)")
+BY_TOKENS = Layout(
+    False, "position", "length", "answer position (tokens or fraction)", "Document length (tokens)"
+)
+BY_DOCUMENTS = Layout(
+    True, "gold_index", "documents", "gold document index (of N documents)", "Documents (N)"
+)
 LAYOUTS = {lay.x: lay for lay in (BY_TOKENS, BY_DOCUMENTS)}  # by axis column
 
 
@@ -79,8 +85,12 @@ class Cell:
         """The cell of a trial row (a dict, a pandas Series or itertuples row, a Trial): missing or NaN
         columns are None; counts and indices come back as int, the position as float."""
         length, position, documents, gold_index = (_value(row, c) for c in cls.columns)
-        return cls(None if length is None else int(length), None if position is None else float(position),
-                   None if documents is None else int(documents), None if gold_index is None else int(gold_index))
+        return cls(
+            None if length is None else int(length),
+            None if position is None else float(position),
+            None if documents is None else int(documents),
+            None if gold_index is None else int(gold_index),
+        )
 
     @property
     def by_documents(self) -> bool:

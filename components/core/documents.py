@@ -24,7 +24,9 @@ _TAG_RE = re.compile(
 
 def neutralise_tags(text: str) -> str:
     """`<PAGE 3>` -> `‹PAGE 3›` (and likewise DOCUMENT, INSTRUCTIONS, INSTRUCTIONS_REMINDER)."""
-    if "<" not in text:  # no tag can be there: the text itself, without a regex call (every page of every trial)
+    if (
+        "<" not in text
+    ):  # no tag can be there: the text itself, without a regex call (every page of every trial)
         return text
     return _TAG_RE.sub(lambda m: f"\u2039{m.group(1)}\u203a", text)
 
@@ -110,8 +112,10 @@ class TooManyPages(ValueError):
 
 
 def _too_many(limit: int) -> TooManyPages:
-    return TooManyPages(f"the document makes more than {limit:,} pages, the limit; choose longer pages "
-                        "(paragraph, or a larger tokens:N) or keep the part you need")
+    return TooManyPages(
+        f"the document makes more than {limit:,} pages, the limit; choose longer pages "
+        "(paragraph, or a larger tokens:N) or keep the part you need"
+    )
 
 
 def _lines(text: str) -> str:
@@ -233,8 +237,9 @@ def _bounded(spans, limit: int) -> list:
     return out
 
 
-def split_token_budget(text: str, budget: int, encoding: str = DEFAULT_ENCODING,
-                       max_pages: int | None = None) -> list[str]:
+def split_token_budget(
+    text: str, budget: int, encoding: str = DEFAULT_ENCODING, max_pages: int | None = None
+) -> list[str]:
     """Pages of at most about `budget` tokens, each a slice of the text (never re-flowed): whole
     sentences packed in order, a paragraph kept together when its page is at least half full; a
     sentence longer than the budget is cut by tokens. More than max_pages pages raise TooManyPages
@@ -269,7 +274,7 @@ def split_token_budget(text: str, budget: int, encoding: str = DEFAULT_ENCODING,
                 close()
                 ids = tok.encode(text[a:b])
                 for i in range(0, len(ids), budget):
-                    add(tok.decode(ids[i: i + budget]))
+                    add(tok.decode(ids[i : i + budget]))
                 continue
             if used + n > budget and start is not None:
                 close()
@@ -295,8 +300,13 @@ def parse_pagination(spec: str) -> tuple[str, int | None]:
     raise ValueError(f"unknown pagination {spec!r}; use paragraph, sentence or tokens:N")
 
 
-def paginate(text: str, spec: str = "paragraph", encoding: str = DEFAULT_ENCODING, name: str = "",
-             max_pages: int | None = None) -> Document:
+def paginate(
+    text: str,
+    spec: str = "paragraph",
+    encoding: str = DEFAULT_ENCODING,
+    name: str = "",
+    max_pages: int | None = None,
+) -> Document:
     """Split text into a Document, in time linear in the text. Raises ValueError for empty text or a bad
     spec, TooManyPages (a ValueError) past max_pages (default MAX_PAGES) pages, as soon as they are made."""
     if not text or not text.strip():

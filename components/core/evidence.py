@@ -32,8 +32,14 @@ POWER = 0.8
 _BLOCK = 500  # resamples drawn at once (a block of counts is _BLOCK x questions integers)
 
 
-def bootstrap_means(values: np.ndarray, combos: np.ndarray, *, confidence: float = CONFIDENCE,
-                    resamples: int = RESAMPLES, seed: int = SEED) -> list[tuple[float, float]]:
+def bootstrap_means(
+    values: np.ndarray,
+    combos: np.ndarray,
+    *,
+    confidence: float = CONFIDENCE,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> list[tuple[float, float]]:
     """Percentile intervals of `combos @ column means` for each row of `combos`, resampling rows
     (questions) of `values` (questions x positions). One set of resamples serves every combination."""
     values = np.asarray(values, dtype=float)
@@ -47,7 +53,7 @@ def bootstrap_means(values: np.ndarray, combos: np.ndarray, *, confidence: float
     for start in range(0, resamples, _BLOCK):
         size = min(_BLOCK, resamples - start)
         counts = rng.multinomial(n, np.full(n, 1.0 / n), size=size)
-        out[start:start + size] = counts @ per_question / n
+        out[start : start + size] = counts @ per_question / n
     tail = (1 - confidence) / 2 * 100
     lo, hi = np.percentile(out, [tail, 100 - tail], axis=0)
     return [(float(a), float(b)) for a, b in zip(lo, hi, strict=True)]
@@ -60,8 +66,14 @@ def sign_flip_test(differences: np.ndarray, *, resamples: int = RESAMPLES, seed:
     d = np.asarray(differences, dtype=float)
     if len(d) == 0 or not np.any(d != 0):
         return 1.0
-    res = permutation_test((d,), np.mean, permutation_type="samples", alternative="two-sided",
-                           n_resamples=resamples, rng=np.random.default_rng(seed))
+    res = permutation_test(
+        (d,),
+        np.mean,
+        permutation_type="samples",
+        alternative="two-sided",
+        n_resamples=resamples,
+        rng=np.random.default_rng(seed),
+    )
     return float(min(1.0, res.pvalue))
 
 
@@ -80,7 +92,12 @@ def cochran_q(values: np.ndarray) -> dict:
         from statsmodels.stats.contingency_tables import cochrans_q
 
         res = cochrans_q(v)
-        return {"test": name, "statistic": float(res.statistic), "df": int(res.df), "p_value": float(res.pvalue)}
+        return {
+            "test": name,
+            "statistic": float(res.statistic),
+            "df": int(res.df),
+            "p_value": float(res.pvalue),
+        }
     from scipy.stats import friedmanchisquare
 
     if k < 3:

@@ -47,12 +47,18 @@ def _mb(n: int) -> str:
     return f"{n / (1024 * 1024):.0f} MB"
 
 
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
-def read_bounded(path: str | os.PathLike, max_bytes: int, what: str = "the file",
-                 error: type[ValueError] = InputError) -> bytes:
+def read_bounded(
+    path: str | os.PathLike, max_bytes: int, what: str = "the file", error: type[ValueError] = InputError
+) -> bytes:
     """The bytes of a regular file of at most max_bytes. Anything else (missing, a folder, a FIFO, a
     device, a socket, too large, unreadable) raises `error` with one line naming the file and `what` it
     is. The file is opened non-blocking, so a FIFO with no writer is refused at once instead of waited
@@ -70,7 +76,9 @@ def read_bounded(path: str | os.PathLike, max_bytes: int, what: str = "the file"
             kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a regular file")
             raise error(f"{p} is {kind}, not a file: give {what} as a regular file")
         if info.st_size > max_bytes:
-            raise error(f"{p.name} is {info.st_size / 2**20:,.1f} MB; the limit is {_mb(max_bytes)} for {what}")
+            raise error(
+                f"{p.name} is {info.st_size / 2**20:,.1f} MB; the limit is {_mb(max_bytes)} for {what}"
+            )
         chunks, n = [], 0
         while n <= max_bytes:
             chunk = os.read(fd, min(1 << 20, max_bytes + 1 - n))
@@ -87,7 +95,9 @@ def read_bounded(path: str | os.PathLike, max_bytes: int, what: str = "the file"
         os.close(fd)
 
 
-def read_stream(stream, max_bytes: int, what: str = "the input", error: type[ValueError] = InputError) -> bytes:
+def read_stream(
+    stream, max_bytes: int, what: str = "the input", error: type[ValueError] = InputError
+) -> bytes:
     """At most max_bytes from a binary stream (standard input); more raises `error` with one line."""
     data = stream.read(max_bytes + 1)
     if len(data) > max_bytes:
@@ -116,8 +126,10 @@ def _decode(name: str, data: bytes) -> str:
 
 
 def _too_much(name: str, what: str, limit: int) -> DocumentError:
-    return DocumentError(f"{name} has more than {limit:,} {what}, the limit for one document; split it "
-                         "or keep the part you need")
+    return DocumentError(
+        f"{name} has more than {limit:,} {what}, the limit for one document; split it "
+        "or keep the part you need"
+    )
 
 
 def _check_docx(name: str, data: bytes) -> None:
@@ -137,12 +149,16 @@ def _check_docx(name: str, data: bytes) -> None:
         raise _too_much(name, "parts inside its zip", MAX_DOCX_PARTS)
     unpacked = sum(i.file_size for i in infos)
     if unpacked > MAX_DOCX_UNPACKED:
-        raise DocumentError(f"{name} unpacks to {unpacked / 2**20:,.0f} MB; the limit is {_mb(MAX_DOCX_UNPACKED)} "
-                            "(is it a zip bomb?)")
+        raise DocumentError(
+            f"{name} unpacks to {unpacked / 2**20:,.0f} MB; the limit is {_mb(MAX_DOCX_UNPACKED)} "
+            "(is it a zip bomb?)"
+        )
     if "word/document.xml" not in zf.namelist():
         raise DocumentError(f"{name} is not a .docx file (no word/document.xml inside)")
-    xml_parts = sorted((i.filename for i in infos if i.filename.lower().endswith((".xml", ".rels"))),
-                       key=lambda part: part != "word/document.xml")
+    xml_parts = sorted(
+        (i.filename for i in infos if i.filename.lower().endswith((".xml", ".rels"))),
+        key=lambda part: part != "word/document.xml",
+    )
     counts = {"p": 0, "chars": 0, "in_t": 0, "elements": 0, "bytes": 0}
 
     def start(tag, _attrs):
@@ -175,9 +191,11 @@ def _check_docx(name: str, data: bytes) -> None:
                 while chunk := part.read(1 << 20):
                     counts["bytes"] += len(chunk)
                     if counts["bytes"] > MAX_DOCX_XML:
-                        raise DocumentError(f"{name}: its XML unpacks to more than {_mb(MAX_DOCX_XML)}, the limit "
-                                            "for a .docx (formatting included); save a copy with less formatting "
-                                            "or keep the part you need")
+                        raise DocumentError(
+                            f"{name}: its XML unpacks to more than {_mb(MAX_DOCX_XML)}, the limit "
+                            "for a .docx (formatting included); save a copy with less formatting "
+                            "or keep the part you need"
+                        )
                     parser.Parse(chunk, False)
                 parser.Parse(b"", True)
         except expat.ExpatError as exc:
@@ -208,7 +226,9 @@ def _pdf(name: str, data: bytes) -> str:
     except DocumentError:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError, IndexError) as exc:
-        raise DocumentError(f"{name} is not a readable PDF ({exc.__class__.__name__}); is it complete?") from None
+        raise DocumentError(
+            f"{name} is not a readable PDF ({exc.__class__.__name__}); is it complete?"
+        ) from None
     finally:
         log.setLevel(level)
     text = "\n\n".join(p.strip() for p in pages if p.strip())
@@ -234,8 +254,34 @@ def _docx(name: str, data: bytes) -> str:
     return "\n\n".join(p for p in paras if p)
 
 
-_BLOCKS = ("p", "div", "section", "article", "header", "footer", "li", "tr", "table", "ul", "ol", "pre",
-           "blockquote", "h1", "h2", "h3", "h4", "h5", "h6", "br", "hr", "main", "aside", "nav", "dd", "dt")
+_BLOCKS = (
+    "p",
+    "div",
+    "section",
+    "article",
+    "header",
+    "footer",
+    "li",
+    "tr",
+    "table",
+    "ul",
+    "ol",
+    "pre",
+    "blockquote",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "br",
+    "hr",
+    "main",
+    "aside",
+    "nav",
+    "dd",
+    "dt",
+)
 
 
 def _html(name: str, data: bytes) -> str:

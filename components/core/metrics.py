@@ -46,27 +46,65 @@ class Metric:
         return (self.column, *self.companions)
 
 
-METRICS: dict[str, Metric] = {m.name: m for m in (
-    Metric("fuzzy", "score", "fuzzy match", "R&R §4.3", scorer=fuzzy_match),
-    Metric("subspan-em", "subspan_em", "best subspan EM", "Lost in the Middle, its evaluation script",
-           scorer=best_subspan_em, reads_raw=True),
-    Metric("exact", "exact", "exact match", "ALR2 §4", scorer=exact_match),
-    Metric("kv-match", "kv_match", "value in response", "Lost in the Middle §4.1, its evaluate_kv_responses.py",
-           scorer=kv_match, reads_raw=True),
-    Metric("mq-match", "mq_match", "two-way substring match", "Context Overloading §4.2", scorer=mq_match,
-           companions=("category",)),
-    Metric("page-recall", "page_recall", "page recall", "R&R Table 4 (page retrieval)"),
-    Metric("page-precision", "page_precision", "page precision", "retrieved pages that are gold"),
-    Metric("hallucination", "hallucination_rate", "hallucinated sentences", "ALR2 §5.1", accuracy=False,
-           companions=("sentences_retrieved", "sentences_hallucinated")),
-    Metric("sentence-recall", "sentence_recall", "gold-sentence recall", "ALR2 §5.1",
-           companions=("gold_facts", "gold_facts_recalled")),
-    # the likelihood measure (components.run.measure): the gold answer's log-probability after the prompt,
-    # natural log summed over its tokens; closer to 0 is better. Ours: none of the papers report it.
-    Metric("likelihood", "answer_logprob", "how likely the model finds the right answer (log scale)",
-           "this app: the gold answer's log-probability after the prompt (teacher-forced, nats)",
-           accuracy=False, share=False, companions=("answer_logprob_mean", "answer_logprob_tokens")),
-)}
+METRICS: dict[str, Metric] = {
+    m.name: m
+    for m in (
+        Metric("fuzzy", "score", "fuzzy match", "R&R §4.3", scorer=fuzzy_match),
+        Metric(
+            "subspan-em",
+            "subspan_em",
+            "best subspan EM",
+            "Lost in the Middle, its evaluation script",
+            scorer=best_subspan_em,
+            reads_raw=True,
+        ),
+        Metric("exact", "exact", "exact match", "ALR2 §4", scorer=exact_match),
+        Metric(
+            "kv-match",
+            "kv_match",
+            "value in response",
+            "Lost in the Middle §4.1, its evaluate_kv_responses.py",
+            scorer=kv_match,
+            reads_raw=True,
+        ),
+        Metric(
+            "mq-match",
+            "mq_match",
+            "two-way substring match",
+            "Context Overloading §4.2",
+            scorer=mq_match,
+            companions=("category",),
+        ),
+        Metric("page-recall", "page_recall", "page recall", "R&R Table 4 (page retrieval)"),
+        Metric("page-precision", "page_precision", "page precision", "retrieved pages that are gold"),
+        Metric(
+            "hallucination",
+            "hallucination_rate",
+            "hallucinated sentences",
+            "ALR2 §5.1",
+            accuracy=False,
+            companions=("sentences_retrieved", "sentences_hallucinated"),
+        ),
+        Metric(
+            "sentence-recall",
+            "sentence_recall",
+            "gold-sentence recall",
+            "ALR2 §5.1",
+            companions=("gold_facts", "gold_facts_recalled"),
+        ),
+        # the likelihood measure (components.run.measure): the gold answer's log-probability after the prompt,
+        # natural log summed over its tokens; closer to 0 is better. Ours: none of the papers report it.
+        Metric(
+            "likelihood",
+            "answer_logprob",
+            "how likely the model finds the right answer (log scale)",
+            "this app: the gold answer's log-probability after the prompt (teacher-forced, nats)",
+            accuracy=False,
+            share=False,
+            companions=("answer_logprob_mean", "answer_logprob_tokens"),
+        ),
+    )
+}
 LIKELIHOOD = METRICS["likelihood"]
 ANSWER_METRICS = tuple(m.name for m in METRICS.values() if m.answer)  # scores of (prediction, gold answers)
 SCORERS: dict[str, Scorer] = {m.name: m.scorer for m in METRICS.values() if m.scorer is not None}
@@ -76,7 +114,10 @@ SUMMARY_METRIC_COLUMNS = tuple(c for m in METRICS.values() for c in m.summary_co
 # not a stored column: each trial's own strategy's metric (components.report.sweeps.primary_values), the
 # value the Playground's verdict shows for the same trial
 PRIMARY = "primary"
-LABELS: dict[str, str] = {PRIMARY: "each strategy's own metric", **{m.column: m.label for m in METRICS.values()}}
+LABELS: dict[str, str] = {
+    PRIMARY: "each strategy's own metric",
+    **{m.column: m.label for m in METRICS.values()},
+}
 
 
 def get_metric(name_or_column: str) -> Metric:
@@ -96,11 +137,15 @@ def score(metric: str, prediction: str, answers: Iterable[str]) -> float:
     return fn(prediction, list(answers))
 
 
-def answer_scores(answer: str, answers: Iterable[str], answer_mode: str = "any",
-                  raw: str | None = None) -> dict[str, float]:
+def answer_scores(
+    answer: str, answers: Iterable[str], answer_mode: str = "any", raw: str | None = None
+) -> dict[str, float]:
     """Every answer metric of one trial, by column: each scorer reads the parsed answer, or (`reads_raw`)
     the raw response when nothing was parsed; answer_mode "all": every gold answer is required."""
     answers = list(answers)
     prediction = answer or raw or ""
-    return {m.column: scorer_for(m.scorer, answer_mode)(prediction if m.reads_raw else answer, answers)
-            for m in METRICS.values() if m.scorer is not None}
+    return {
+        m.column: scorer_for(m.scorer, answer_mode)(prediction if m.reads_raw else answer, answers)
+        for m in METRICS.values()
+        if m.scorer is not None
+    }

@@ -11,8 +11,18 @@ import json
 import re
 from dataclasses import dataclass, field
 
-_NUM_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-              "nine": 9, "ten": 10}
+_NUM_WORDS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
 
 
 @dataclass(frozen=True)
@@ -126,8 +136,13 @@ def parse_answer(text: str, n_pages: int | None = None) -> Parsed:
                 return Parsed(True, answer=_clean_answer(line), pages=tuple(pages), dropped=tuple(dropped))
     for line in _strip_fences(text).splitlines():
         if line.strip() and not re.match(r"(?i)\s*\**pages?\**\s*:", line):
-            return Parsed(True, answer=_clean_answer(line), pages=tuple(pages), dropped=tuple(dropped),
-                          extra={"format": "first line"})
+            return Parsed(
+                True,
+                answer=_clean_answer(line),
+                pages=tuple(pages),
+                dropped=tuple(dropped),
+                extra={"format": "first line"},
+            )
     return Parsed(False, pages=tuple(pages), error="no answer found")
 
 
@@ -155,10 +170,11 @@ def parse_quotes_and_answer(text: str) -> Parsed:
     if not isinstance(text, str) or not text.strip():
         return Parsed(False, error="empty response")
     m = re.search(r"(?i)answer\s*:", text)
-    head, tail = (text[: m.start()], text[m.end():]) if m else (text, "")
+    head, tail = (text[: m.start()], text[m.end() :]) if m else (text, "")
     quotes = tuple(q.strip() for q in re.findall(r"[\"“]([^\"”]{3,})[\"”]", head))
     if not tail.strip():
         return Parsed(False, sentences=quotes, error="no 'Answer:' found")
     answer = re.sub(r"\s*\[\d+\]\s*\.?\s*$", "", first_line(tail)).strip()
-    return Parsed(bool(answer), answer=_clean_answer(answer), sentences=quotes,
-                  error="" if answer else "empty answer")
+    return Parsed(
+        bool(answer), answer=_clean_answer(answer), sentences=quotes, error="" if answer else "empty answer"
+    )

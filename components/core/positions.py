@@ -10,7 +10,9 @@ from __future__ import annotations
 from bisect import bisect_left
 
 
-def nearest_boundary(offsets: tuple[int, ...] | list[int], x: float, lo: int = 0, hi: int | None = None) -> int:
+def nearest_boundary(
+    offsets: tuple[int, ...] | list[int], x: float, lo: int = 0, hi: int | None = None
+) -> int:
     """Index of the page boundary whose token position is nearest to x (ties go to the earlier)."""
     hi = len(offsets) - 1 if hi is None else hi
     i = bisect_left(offsets, x, lo, hi + 1)

@@ -149,9 +149,16 @@ class PromptBuilder:
     def __post_init__(self) -> None:
         self._tok, self._sm = tokenizer(self.encoding), seams(self.encoding)  # looked up once, used per piece
 
-    def add(self, text: str, kind: str | None = None, *, page: int | None = None,
-            chunk: int | None = None, tokens: int | None = None,
-            edges: tuple[str, str] | None = None) -> PromptBuilder:
+    def add(
+        self,
+        text: str,
+        kind: str | None = None,
+        *,
+        page: int | None = None,
+        chunk: int | None = None,
+        tokens: int | None = None,
+        edges: tuple[str, str] | None = None,
+    ) -> PromptBuilder:
         """Append text; `tokens` is its own count when known (a page's), else it is counted here;
         `edges` its first and last pre-tokens when known."""
         if not text:
@@ -165,13 +172,17 @@ class PromptBuilder:
         if kind is not None:
             if kind not in SPAN_KINDS:
                 raise ValueError(f"unknown span kind {kind!r}")
-            self.spans.append(Span(kind, self.chars, self.chars + len(text), self.toks, self.toks + n, page, chunk))
+            self.spans.append(
+                Span(kind, self.chars, self.chars + len(text), self.toks, self.toks + n, page, chunk)
+            )
         self.parts.append(text)
         self.chars += len(text)
         self.toks += n
         return self
 
-    def add_page(self, page: Page, gold: bool, wrapper: str = "<PAGE {p}>\n{text}\n</PAGE {p}>") -> PromptBuilder:
+    def add_page(
+        self, page: Page, gold: bool, wrapper: str = "<PAGE {p}>\n{text}\n</PAGE {p}>"
+    ) -> PromptBuilder:
         """One page, counted as its stored token count plus the (remembered) wrapper pieces. The wrapped
         text, its count and edges are remembered per page and wrapper: a sweep builds the same pages
         into thousands of prompts."""
@@ -180,8 +191,15 @@ class PromptBuilder:
         got = sm.pages.get(key)
         if got is None:
             head, tail = wrapper.split("{text}")
-            head, tail = head.format(p=page.number, title=page.title), tail.format(p=page.number, title=page.title)
-            got = (head + page.text + tail, self.joined_count(head, page, tail), self.joined_edges(head, page, tail))
+            head, tail = (
+                head.format(p=page.number, title=page.title),
+                tail.format(p=page.number, title=page.title),
+            )
+            got = (
+                head + page.text + tail,
+                self.joined_count(head, page, tail),
+                self.joined_edges(head, page, tail),
+            )
             if len(sm.pages) < 200_000:
                 sm.pages[key] = got
         text, tokens, edges = got
@@ -206,12 +224,24 @@ class PromptBuilder:
         last = sm.edges(tail)[1] if tail else sm.edges(page.text)[1]
         return first, last
 
-    def mark(self, kind: str, start_char: int, start_token: int, *, page: int | None = None,
-             chunk: int | None = None) -> None:
+    def mark(
+        self,
+        kind: str,
+        start_char: int,
+        start_token: int,
+        *,
+        page: int | None = None,
+        chunk: int | None = None,
+    ) -> None:
         """A span over everything added since (start_char, start_token), e.g. a whole chunk."""
         self.spans.append(Span(kind, start_char, self.chars, start_token, self.toks, page, chunk))
 
-    def build(self, stage: int = 1, label: str = "", max_tokens: int = 256,
-              history: tuple[tuple[str, str], ...] = ()) -> Prompt:
+    def build(
+        self,
+        stage: int = 1,
+        label: str = "",
+        max_tokens: int = 256,
+        history: tuple[tuple[str, str], ...] = (),
+    ) -> Prompt:
         spans = tuple(sorted(self.spans, key=lambda s: (s.start_char, -s.end_char)))
         return Prompt(stage, "".join(self.parts), self.toks, spans, label, max_tokens, tuple(history))

@@ -18,8 +18,10 @@ def sample_path(*parts: str) -> Path:
     try:
         root = files("sample_docs")
     except ModuleNotFoundError as exc:
-        raise LookupError("the bundled samples (the sample_docs package) are not installed: reinstall "
-                          "litm-explorer (in a checkout: make install)") from exc
+        raise LookupError(
+            "the bundled samples (the sample_docs package) are not installed: reinstall "
+            "litm-explorer (in a checkout: make install)"
+        ) from exc
     return Path(str(root)).joinpath(*parts)
 
 

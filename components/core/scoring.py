@@ -97,8 +97,11 @@ _KEYWORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 def keywords(text: str) -> list[str]:
     """Context Overloading §4.4: the words of text lower-cased, without NLTK's stopwords or punctuation, in
     order (repeats kept). Lower-casing comes first (as its §3.1 preprocessing does), so "What" is a stopword."""
-    return [w for w in _KEYWORD_RE.findall((text or "").lower())
-            if w not in STOPWORDS and w.replace("'", "") not in STOPWORDS]
+    return [
+        w
+        for w in _KEYWORD_RE.findall((text or "").lower())
+        if w not in STOPWORDS and w.replace("'", "") not in STOPWORDS
+    ]
 
 
 def mq_match(prediction: str, answers: Iterable[str]) -> float:

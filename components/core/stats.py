@@ -10,8 +10,9 @@ from scipy.stats import binomtest
 NO_INTERVAL = (math.nan, math.nan)  # `empty` for a chart: a group without trials draws no band
 
 
-def proportion_ci(successes: float, n: int, confidence: float = 0.95, *,
-                  empty: tuple[float, float] = (0.0, 1.0)) -> tuple[float, float]:
+def proportion_ci(
+    successes: float, n: int, confidence: float = 0.95, *, empty: tuple[float, float] = (0.0, 1.0)
+) -> tuple[float, float]:
     """Wilson score interval for successes out of n (scipy's binomtest); the one interval of every
     accuracy (Results, Compare, `litm score`). `successes` may be a float sum of 0/1 scores.
     n = 0 -> `empty`: (0.0, 1.0), nothing is known; NO_INTERVAL where nothing should be drawn."""

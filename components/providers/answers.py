@@ -27,7 +27,11 @@ def count(value, what: str) -> int:
         return 0
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise BadResponse(f"the usage's {what} is not a number ({_short(value)})")
-    if not (isinstance(value, int) or math.isfinite(value)) or not 0 <= value <= MAX_COUNT or value != int(value):
+    if (
+        not (isinstance(value, int) or math.isfinite(value))
+        or not 0 <= value <= MAX_COUNT
+        or value != int(value)
+    ):
         raise BadResponse(f"the usage's {what} is not a token count ({_short(value)})")
     return int(value)
 
@@ -45,8 +49,10 @@ def no_text(text: str, finish) -> None:
         return
     what = "empty" if not text else "only whitespace"
     if finish in ("length", "max_tokens"):
-        raise BadResponse(f"the answer is {what}: max_tokens ended it before any text (finish_reason "
-                          f"{finish!r}); raise max_tokens")
+        raise BadResponse(
+            f"the answer is {what}: max_tokens ended it before any text (finish_reason "
+            f"{finish!r}); raise max_tokens"
+        )
     raise BadResponse(f"the answer is {what} (finish_reason {_short(finish)}): no text to score")
 
 
@@ -63,8 +69,9 @@ def loads(data: bytes | str):
 def chat_completion(body, default_model: str, latency_s: float = 0.0) -> Completion:
     """An OpenAI chat completion body (a dict) -> Completion. BadResponse when it is not one."""
     if not isinstance(body, dict):  # e.g. an HTML page answered with status 200
-        raise BadResponse(f"the server's answer is not a chat completion ({type(body).__name__}, "
-                          "not JSON with choices)")
+        raise BadResponse(
+            f"the server's answer is not a chat completion ({type(body).__name__}, not JSON with choices)"
+        )
     choices = body.get("choices")
     if not isinstance(choices, list):
         raise BadResponse(f"the answer's choices are not a list ({_short(choices)})")
@@ -75,18 +82,27 @@ def chat_completion(body, default_model: str, latency_s: float = 0.0) -> Complet
     content = message.get("content") if isinstance(message, dict) else None
     finish = choice.get("finish_reason")
     if not isinstance(content, str):
-        raise BadResponse(f"the answer has no content (finish_reason {finish!r})" if content is None
-                          else f"the answer's content is not text ({_short(content)})")
+        raise BadResponse(
+            f"the answer has no content (finish_reason {finish!r})"
+            if content is None
+            else f"the answer's content is not text ({_short(content)})"
+        )
     no_text(content, finish)
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-    details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
+    details = (
+        usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
+    )
     model = body.get("model")
-    return Completion(text=content, input_tokens=count(usage.get("prompt_tokens"), "prompt_tokens"),
-                      output_tokens=count(usage.get("completion_tokens"), "completion_tokens"),
-                      latency_s=latency_s, model=model if isinstance(model, str) and model else default_model,
-                      finish_reason=finish if isinstance(finish, str) else "",
-                      # OpenAI: prompt-cache hits, part of prompt_tokens
-                      cached_input_tokens=count(details.get("cached_tokens"), "cached_tokens"))
+    return Completion(
+        text=content,
+        input_tokens=count(usage.get("prompt_tokens"), "prompt_tokens"),
+        output_tokens=count(usage.get("completion_tokens"), "completion_tokens"),
+        latency_s=latency_s,
+        model=model if isinstance(model, str) and model else default_model,
+        finish_reason=finish if isinstance(finish, str) else "",
+        # OpenAI: prompt-cache hits, part of prompt_tokens
+        cached_input_tokens=count(details.get("cached_tokens"), "cached_tokens"),
+    )
 
 
 def message_completion(body, default_model: str, latency_s: float = 0.0) -> Completion:
@@ -118,8 +134,13 @@ def message_completion(body, default_model: str, latency_s: float = 0.0) -> Comp
     # input token, cache reads and writes included and kept apart, so input means the same for every provider
     read = count(usage.get("cache_read_input_tokens"), "cache_read_input_tokens")
     written = count(usage.get("cache_creation_input_tokens"), "cache_creation_input_tokens")
-    return Completion(text="".join(texts), input_tokens=count(usage.get("input_tokens"), "input_tokens") + read + written,
-                      output_tokens=count(usage.get("output_tokens"), "output_tokens"), latency_s=latency_s,
-                      model=model if isinstance(model, str) and model else default_model,
-                      finish_reason=stop if isinstance(stop, str) else "",
-                      cached_input_tokens=read, cache_write_tokens=written)
+    return Completion(
+        text="".join(texts),
+        input_tokens=count(usage.get("input_tokens"), "input_tokens") + read + written,
+        output_tokens=count(usage.get("output_tokens"), "output_tokens"),
+        latency_s=latency_s,
+        model=model if isinstance(model, str) and model else default_model,
+        finish_reason=stop if isinstance(stop, str) else "",
+        cached_input_tokens=read,
+        cache_write_tokens=written,
+    )

@@ -54,9 +54,12 @@ class AnthropicProvider:
         self._sdk = anthropic
         kw = {"base_url": spec.base_url} if spec.base_url else {}
         self.counter = RequestCounter()
-        self.client = anthropic.AsyncAnthropic(api_key=api_key, http_client=http_client(anthropic, self.counter, spec),
-                                               **kw, **sdk_kwargs(spec))
-        self.live = self.client.with_options(max_retries=0)  # one answer: retried by with_retries, not the SDK
+        self.client = anthropic.AsyncAnthropic(
+            api_key=api_key, http_client=http_client(anthropic, self.counter, spec), **kw, **sdk_kwargs(spec)
+        )
+        self.live = self.client.with_options(
+            max_retries=0
+        )  # one answer: retried by with_retries, not the SDK
 
     @property
     def http_requests(self) -> int:
@@ -80,7 +83,9 @@ class AnthropicProvider:
             kw["system"] = system
         return kw
 
-    async def complete(self, messages: list[dict], settings: Settings, cuts: tuple[int, ...] = ()) -> Completion:
+    async def complete(
+        self, messages: list[dict], settings: Settings, cuts: tuple[int, ...] = ()
+    ) -> Completion:
         check_fits(self.spec, messages, settings)
         request = self.request(messages, settings, cuts)
         return await with_retries(lambda: self._complete(request), self.spec)

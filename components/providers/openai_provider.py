@@ -54,7 +54,9 @@ from components.providers.transport import BULK_HEADER, MAX_REDIRECTS, bad_answe
 SDK_RETRIES = 2  # the SDKs' default max_retries: a model's retries of one call when it sets none
 BACKOFF = (0.5, 8.0)  # the SDKs' back-off without a Retry-After: 0.5 s doubling, at most 8 s, less up to 25 %
 POOL = 256  # connections per client; at least any concurrency a sweep asks for
-BULK = {BULK_HEADER: "1"}  # extra headers of a batch upload or results download (transport.py: not one answer)
+BULK = {
+    BULK_HEADER: "1"
+}  # extra headers of a batch upload or results download (transport.py: not one answer)
 _REASONING = ("o1", "o3", "o4", "gpt-5")  # take max_completion_tokens and no temperature
 
 
@@ -77,8 +79,13 @@ def http_client(module, counter: RequestCounter | None = None, spec: ModelSpec |
     limits = httpx2.Limits(max_connections=POOL, max_keepalive_connections=POOL)
     hooks = {"request": [counter]} if counter is not None else {}
     base = module.OpenAIError if hasattr(module, "OpenAIError") else module.AnthropicError
-    transport = make_transport(httpx2, limits, deadline_s=spec.timeout if spec is not None else None,
-                               max_bytes=MAX_ANSWER_BYTES, error=_bad_answer_class(base))
+    transport = make_transport(
+        httpx2,
+        limits,
+        deadline_s=spec.timeout if spec is not None else None,
+        max_bytes=MAX_ANSWER_BYTES,
+        error=_bad_answer_class(base),
+    )
     return module.DefaultAsyncHttpxClient(transport=transport, event_hooks=hooks, max_redirects=MAX_REDIRECTS)
 
 
@@ -148,20 +155,27 @@ def _connection_error(exc: Exception, label: str, *secrets: str | None) -> Provi
     import httpx2
 
     for cause in _causes(exc):
-        what = f"{cause.__class__.__name__}: {scrub(str(cause).splitlines()[0], *secrets)[:160]}" if str(cause) \
+        what = (
+            f"{cause.__class__.__name__}: {scrub(str(cause).splitlines()[0], *secrets)[:160]}"
+            if str(cause)
             else cause.__class__.__name__
+        )
         if isinstance(cause, httpx2.TooManyRedirects):
-            return BadResponse(f"{label}: the server redirects the request in a loop (more than {MAX_REDIRECTS} "
-                               "redirects): is the base URL right?")
+            return BadResponse(
+                f"{label}: the server redirects the request in a loop (more than {MAX_REDIRECTS} "
+                "redirects): is the base URL right?"
+            )
         if isinstance(cause, httpx2.UnsupportedProtocol):
-            return BadResponse(f"{label}: the server sent the request to an address that is not http or https "
-                               f"({what})")
+            return BadResponse(
+                f"{label}: the server sent the request to an address that is not http or https ({what})"
+            )
         if isinstance(cause, httpx2.DecodingError):
             return BadResponse(f"{label}: the server's answer could not be decoded ({what})")
         if isinstance(cause, httpx2.ConnectError | httpx2.ConnectTimeout | httpx2.ProxyError):
             break
-        if isinstance(cause, httpx2.RemoteProtocolError | httpx2.ReadError | httpx2.WriteError
-                      | httpx2.NetworkError):
+        if isinstance(
+            cause, httpx2.RemoteProtocolError | httpx2.ReadError | httpx2.WriteError | httpx2.NetworkError
+        ):
             return Transient(f"{label}: the connection was dropped before the answer was complete ({what})")
     return Unreachable(f"{label}: could not connect to the server (is the base URL right, is it running?)")
 
@@ -179,8 +193,9 @@ def map_error(exc: Exception, label: str, key: str | None, *secrets: str | None)
     if getattr(exc, "litm_kind", None) == "bad_response":  # transport.py: too large, a broken encoding
         return BadResponse(f"{label}: {scrub(str(exc), key, *secrets)[:300]}")
     if status is not None and status < 400 or "ResponseValidation" in name:
-        return BadResponse(f"{label}: the server's answer is not a completion ({status or 'no status'}, "
-                           f"{name}): {detail}")
+        return BadResponse(
+            f"{label}: the server's answer is not a completion ({status or 'no status'}, {name}): {detail}"
+        )
     if status == 429:
         return RateLimited(f"{label}: rate limited (429): {detail}", retry_after(exc))
     if status is not None and (status >= 500 or status in (408, 409)):
@@ -204,7 +219,7 @@ def map_error(exc: Exception, label: str, key: str | None, *secrets: str | None)
 
 def _backoff(retry: int) -> float:
     """The SDKs' wait before retry number `retry` (0-based) when the server names none."""
-    return min(BACKOFF[0] * 2.0 ** retry, BACKOFF[1]) * (1 - 0.25 * random.random())
+    return min(BACKOFF[0] * 2.0**retry, BACKOFF[1]) * (1 - 0.25 * random.random())
 
 
 async def with_retries(send, spec: ModelSpec):
@@ -227,15 +242,21 @@ async def with_retries(send, spec: ModelSpec):
                     raise
                 raise budget.refuse(exc, spec.label, asked) from None
             what = "rate limited" if isinstance(exc, RateLimited) else "failed"
-            await budget.wait(wait, f"{spec.label} {what}: waiting {wait:.0f} s"
-                              + (" (the server's Retry-After)" if asked is not None else " before retrying"))
+            await budget.wait(
+                wait,
+                f"{spec.label} {what}: waiting {wait:.0f} s"
+                + (" (the server's Retry-After)" if asked is not None else " before retrying"),
+            )
     raise AssertionError("unreachable")
 
 
 def bad_body(label: str, exc: Exception, key: str | None, *secrets: str | None) -> BadResponse:
     detail = scrub(str(exc).splitlines()[0] if str(exc) else "", key, *secrets)[:200]
-    return BadResponse(f"{label}: the server's answer could not be read ({exc.__class__.__name__}"
-                       + (f": {detail}" if detail else "") + ")")
+    return BadResponse(
+        f"{label}: the server's answer could not be read ({exc.__class__.__name__}"
+        + (f": {detail}" if detail else "")
+        + ")"
+    )
 
 
 class OpenAIProvider:
@@ -248,9 +269,15 @@ class OpenAIProvider:
         self._key, self._url_secret = api_key, url_secret(spec)
         self._sdk = openai
         self.counter = RequestCounter()
-        self.client = openai.AsyncOpenAI(api_key=api_key, base_url=spec.base_url,
-                                         http_client=http_client(openai, self.counter, spec), **sdk_kwargs(spec))
-        self.live = self.client.with_options(max_retries=0)  # one answer: retried by with_retries, not the SDK
+        self.client = openai.AsyncOpenAI(
+            api_key=api_key,
+            base_url=spec.base_url,
+            http_client=http_client(openai, self.counter, spec),
+            **sdk_kwargs(spec),
+        )
+        self.live = self.client.with_options(
+            max_retries=0
+        )  # one answer: retried by with_retries, not the SDK
 
     @property
     def http_requests(self) -> int:
@@ -282,7 +309,9 @@ class OpenAIProvider:
             # errors as chat.completions.create, without its per-call parameter transform.
             # cast_to=object: the decoded JSON as it came (a str when the body is not JSON), read below;
             # building the SDK's pydantic ChatCompletion cost 0.3 ms a call (bench/bench_runner.py profile)
-            r = await self.live.post("/chat/completions", body=self.request(messages, settings), cast_to=object)
+            r = await self.live.post(
+                "/chat/completions", body=self.request(messages, settings), cast_to=object
+            )
         except self._sdk.OpenAIError as exc:
             raise map_error(exc, self.spec.label, self._key, self._url_secret) from None
         except BAD_BODY_ERRORS as exc:  # a body the SDK could not read (RecursionError: nested too deep)
@@ -300,8 +329,10 @@ class OpenAIProvider:
         from components.providers.likelihood import CannotScore
 
         if self.spec.provider != "openai-compatible":
-            raise CannotScore(f"{self.spec.label} cannot score an answer's likelihood (no log-probabilities of "
-                              "a given text); use an OpenAI-compatible server or a local model")
+            raise CannotScore(
+                f"{self.spec.label} cannot score an answer's likelihood (no log-probabilities of "
+                "a given text); use an OpenAI-compatible server or a local model"
+            )
         return await with_retries(lambda: self._score(messages, answer), self.spec)
 
     async def _score(self, messages: list[dict], answer: str):
@@ -310,14 +341,27 @@ class OpenAIProvider:
         root = str(self.live.base_url).rstrip("/").removesuffix("/v1")
         t0 = time.perf_counter()
         try:
-            templ = await self.live.post(root + "/apply-template", body={"messages": messages}, cast_to=object)
+            templ = await self.live.post(
+                root + "/apply-template", body={"messages": messages}, cast_to=object
+            )
             prefix = templ.get("prompt") if isinstance(templ, dict) else None
             if not isinstance(prefix, str):
-                raise BadResponse(f"{self.spec.label}: /apply-template gave no prompt: the server cannot show "
-                                  "its chat template, so its likelihood cannot be scored")
-            r: Any = await self.live.post("/completions", cast_to=object, body={
-                "model": self.spec.model, "prompt": prefix + answer, "max_tokens": 1, "temperature": 0,
-                "echo": True, "logprobs": 1})
+                raise BadResponse(
+                    f"{self.spec.label}: /apply-template gave no prompt: the server cannot show "
+                    "its chat template, so its likelihood cannot be scored"
+                )
+            r: Any = await self.live.post(
+                "/completions",
+                cast_to=object,
+                body={
+                    "model": self.spec.model,
+                    "prompt": prefix + answer,
+                    "max_tokens": 1,
+                    "temperature": 0,
+                    "echo": True,
+                    "logprobs": 1,
+                },
+            )
         except self._sdk.OpenAIError as exc:
             raise map_error(exc, self.spec.label, self._key, self._url_secret) from None
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
@@ -327,8 +371,10 @@ class OpenAIProvider:
             block = r["choices"][0]["logprobs"]
             rows = list(zip(block["text_offset"], block["token_logprobs"], strict=True))
         except (TypeError, KeyError, IndexError, ValueError):
-            raise BadResponse(f"{self.spec.label}: /completions gave no echoed logprobs (does the server "
-                              "take echo with logprobs?)") from None
+            raise BadResponse(
+                f"{self.spec.label}: /completions gave no echoed logprobs (does the server "
+                "take echo with logprobs?)"
+            ) from None
         end = len(prefix) + len(answer)
         picked = [lp for off, lp in rows if len(prefix) <= off < end]
         if not picked or any(not isinstance(x, int | float) for x in picked):

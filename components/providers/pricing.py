@@ -39,13 +39,17 @@ def check_rate(provider: str, model: str, rate: str, value) -> float:
         x = float(value)
     except (TypeError, ValueError, OverflowError):
         if rate in ("input", "output"):
-            raise ValueError(f"price for {provider}:{model} must be numbers (USD per 1M tokens): {rate} is "
-                             f"{value!r:.40}") from None
-        raise ValueError(f"price for {provider}:{model}: {rate} must be a number (USD per 1M tokens), got "
-                         f"{value!r:.40}") from None
+            raise ValueError(
+                f"price for {provider}:{model} must be numbers (USD per 1M tokens): {rate} is {value!r:.40}"
+            ) from None
+        raise ValueError(
+            f"price for {provider}:{model}: {rate} must be a number (USD per 1M tokens), got {value!r:.40}"
+        ) from None
     if not (math.isfinite(x) and 0 <= x <= MAX_PRICE):
-        raise ValueError(f"price for {provider}:{model}: {rate} must be a number from 0 to {MAX_PRICE:,.0f} "
-                         f"(USD per 1M tokens), got {value!r:.40}")
+        raise ValueError(
+            f"price for {provider}:{model}: {rate} must be a number from 0 to {MAX_PRICE:,.0f} "
+            f"(USD per 1M tokens), got {value!r:.40}"
+        )
     return x
 
 
@@ -68,8 +72,9 @@ def _read(path: Path) -> dict:
     except RecursionError:
         raise ValueError(f"cannot read the price file {path}: its JSON nests too deep") from None
     except ValueError as exc:
-        raise ValueError(f"cannot read the price file {path}: {str(exc).splitlines()[0] if str(exc) else exc}") \
-            from None
+        raise ValueError(
+            f"cannot read the price file {path}: {str(exc).splitlines()[0] if str(exc) else exc}"
+        ) from None
     check_shape(value, path)
     return value
 
@@ -82,8 +87,10 @@ def check_shape(value, path) -> None:
         raise ValueError(f"{where} must hold a JSON object")
     models = value.get("models", {})
     if not isinstance(models, dict) or not all(isinstance(m, dict) for m in models.values()):
-        raise ValueError(f"{where}: 'models' must be an object of provider -> model -> "
-                         "{\"input\": USD, \"output\": USD} (per million tokens)")
+        raise ValueError(
+            f"{where}: 'models' must be an object of provider -> model -> "
+            '{"input": USD, "output": USD} (per million tokens)'
+        )
     discount = value.get("batch_discount", {})
     if not isinstance(discount, dict):
         raise ValueError(f"{where}: 'batch_discount' must be an object of provider -> {{\"factor\": 0.5}}")
@@ -101,10 +108,16 @@ def merge(table: dict, extra: dict, origin: str) -> dict:
     for provider, models in (extra.get("models") or {}).items():
         for model, price in (models or {}).items():
             if not isinstance(price, dict) or not {"input", "output"} <= set(price):
-                raise ValueError(f"price for {provider}:{model} needs 'input' and 'output' (USD per 1M tokens)")
-            entry: dict[str, float | str] = {rate: check_rate(provider, model, rate, price[rate]) for rate in ("input", "output")}
+                raise ValueError(
+                    f"price for {provider}:{model} needs 'input' and 'output' (USD per 1M tokens)"
+                )
+            entry: dict[str, float | str] = {
+                rate: check_rate(provider, model, rate, price[rate]) for rate in ("input", "output")
+            }
             for rate in CACHE_RATES:
-                if price.get(rate) is not None and price[rate] == price[rate]:  # NaN (an empty grid cell): none
+                if (
+                    price.get(rate) is not None and price[rate] == price[rate]
+                ):  # NaN (an empty grid cell): none
                     entry[rate] = check_rate(provider, model, rate, price[rate])
             entry["source"] = str(price.get("source") or origin)
             entry["checked"] = str(price.get("checked") or extra.get("date") or "")
@@ -135,8 +148,11 @@ def load_batch(path: str | os.PathLike | None = None) -> dict[str, dict]:
     override = Path(path) if path else override_path()
     if override:
         for provider, entry in (_read(override).get("batch_discount") or {}).items():
-            out[provider] = {"factor": float(entry["factor"]), "source": entry.get("source", str(override)),
-                             "checked": entry.get("checked", "")}
+            out[provider] = {
+                "factor": float(entry["factor"]),
+                "source": entry.get("source", str(override)),
+                "checked": entry.get("checked", ""),
+            }
     return out
 
 
@@ -159,9 +175,17 @@ def batch_factor(provider: str) -> float:
     return float(entry["factor"]) if entry else 1.0
 
 
-def cost_usd(provider: str, model: str, input_tokens: float, output_tokens: float,
-             prices: dict | None = None, batch: bool = False, *, cached_input_tokens: float = 0,
-             cache_write_tokens: float = 0) -> float | None:
+def cost_usd(
+    provider: str,
+    model: str,
+    input_tokens: float,
+    output_tokens: float,
+    prices: dict | None = None,
+    batch: bool = False,
+    *,
+    cached_input_tokens: float = 0,
+    cache_write_tokens: float = 0,
+) -> float | None:
     """Dollars for one call (or a sum or mean of calls); None when the model's price is unknown.
     `cached_input_tokens` and `cache_write_tokens` are the part of `input_tokens` the provider read from
     and wrote to its prompt cache, billed at the entry's `cached_input` and `cache_write` rates (its
@@ -172,14 +196,23 @@ def cost_usd(provider: str, model: str, input_tokens: float, output_tokens: floa
     price = price_of(provider, model, prices)
     if price is None:
         return 0.0 if provider == "openai-compatible" else None
-    rates = {r: check_rate(provider, model, r, price[r]) for r in ("input", "output", *CACHE_RATES)
-             if price.get(r) is not None and (r in ("input", "output") or price[r] == price[r])}
+    rates = {
+        r: check_rate(provider, model, r, price[r])
+        for r in ("input", "output", *CACHE_RATES)
+        if price.get(r) is not None and (r in ("input", "output") or price[r] == price[r])
+    }
     cached, written = cached_input_tokens or 0, cache_write_tokens or 0
     plain = input_tokens - cached - written
-    usd = (plain * rates["input"] + cached * rates.get("cached_input", rates["input"])
-           + written * rates.get("cache_write", rates["input"]) + output_tokens * rates["output"]) / 1_000_000
+    usd = (
+        plain * rates["input"]
+        + cached * rates.get("cached_input", rates["input"])
+        + written * rates.get("cache_write", rates["input"])
+        + output_tokens * rates["output"]
+    ) / 1_000_000
     usd = usd * batch_factor(provider) if batch else usd
-    if not math.isfinite(usd) and all(math.isfinite(x) for x in (input_tokens, output_tokens, cached, written)):
+    if not math.isfinite(usd) and all(
+        math.isfinite(x) for x in (input_tokens, output_tokens, cached, written)
+    ):
         raise ValueError(f"the cost of {provider}:{model} is not a finite number: check its price")
     return usd
 
@@ -187,10 +220,20 @@ def cost_usd(provider: str, model: str, input_tokens: float, output_tokens: floa
 def price_rows(prices: dict | None = None) -> list[dict]:
     """Every priced model as rows (provider, model, input, output, source, checked), for tables."""
     table = prices if prices is not None else PRICES
-    return [{"provider": p, "model": m, "input": e["input"], "output": e["output"],
-             "cached_input": e.get("cached_input"), "cache_write": e.get("cache_write"),
-             "source": e.get("source", ""), "checked": e.get("checked", "")}
-            for p, models in table.items() for m, e in sorted(models.items())]
+    return [
+        {
+            "provider": p,
+            "model": m,
+            "input": e["input"],
+            "output": e["output"],
+            "cached_input": e.get("cached_input"),
+            "cache_write": e.get("cache_write"),
+            "source": e.get("source", ""),
+            "checked": e.get("checked", ""),
+        }
+        for p, models in table.items()
+        for m, e in sorted(models.items())
+    ]
 
 
 def reload() -> None:

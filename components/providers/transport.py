@@ -63,10 +63,15 @@ def _other_origin(httpx, url, location: str) -> str:
         return ""
     where = f"{target.scheme}://{target.host}" + (f":{target.port}" if target.port else "")
     if target.scheme not in ("http", "https"):
-        return (f"the server redirected the request to an address that is not http or https ({target.scheme}://): "
-                "refused")
-    return (f"the server redirected the request to another origin ({where}, not {url.scheme}://{url.host}"
-            + (f":{url.port}" if url.port else "") + "): refused; if the model lives there, make it the base_url")
+        return (
+            f"the server redirected the request to an address that is not http or https ({target.scheme}://): "
+            "refused"
+        )
+    return (
+        f"the server redirected the request to another origin ({where}, not {url.scheme}://{url.host}"
+        + (f":{url.port}" if url.port else "")
+        + "): refused; if the model lives there, make it the base_url"
+    )
 
 
 def make_transport(httpx, limits, *, deadline_s: float | None, max_bytes: int, error: type[Exception]):
@@ -89,7 +94,9 @@ def make_transport(httpx, limits, *, deadline_s: float | None, max_bytes: int, e
                 async with asyncio.timeout_at(end):
                     response = await self.inner.handle_async_request(request)
             except TimeoutError:
-                raise httpx.ReadTimeout(f"no complete answer within {deadline:g} s", request=request) from None
+                raise httpx.ReadTimeout(
+                    f"no complete answer within {deadline:g} s", request=request
+                ) from None
             if response.status_code in REDIRECTS and "location" in response.headers:
                 elsewhere = _other_origin(httpx, request.url, response.headers["location"])
                 if elsewhere:
@@ -101,11 +108,19 @@ def make_transport(httpx, limits, *, deadline_s: float | None, max_bytes: int, e
                 raise error(f"the answer is encoded as {coding[:40]!r}, which was not asked for")
             headers = response.headers
             if coding not in ("", "identity"):
-                headers = [(k, v) for k, v in headers.multi_items()
-                           if k.lower() not in ("content-encoding", "content-length")]
+                headers = [
+                    (k, v)
+                    for k, v in headers.multi_items()
+                    if k.lower() not in ("content-encoding", "content-length")
+                ]
             body = Body(response.stream, end, deadline, None if bulk else max_bytes, coding)
-            return httpx.Response(response.status_code, headers=headers, stream=body,
-                                  extensions=response.extensions, request=request)
+            return httpx.Response(
+                response.status_code,
+                headers=headers,
+                stream=body,
+                extensions=response.extensions,
+                request=request,
+            )
 
         async def aclose(self) -> None:
             await self.inner.aclose()
@@ -125,7 +140,9 @@ def make_transport(httpx, limits, *, deadline_s: float | None, max_bytes: int, e
                 raise httpx.ReadTimeout(f"no complete answer within {self.deadline:g} s") from None
 
         def _too_large(self) -> Exception:
-            return error(f"the answer is larger than {(self.cap or 0) // 2**20} MB, the most one answer may be")
+            return error(
+                f"the answer is larger than {(self.cap or 0) // 2**20} MB, the most one answer may be"
+            )
 
         async def __aiter__(self):
             n = 0

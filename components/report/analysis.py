@@ -19,6 +19,7 @@ from components.report.sweeps import with_setting
 
 STAT_COLUMNS = ["n", "successes", "mean", "lo", "hi", "errors"]
 
+
 def is_error(df: pd.DataFrame) -> pd.Series:
     """True where a trial failed (an error message is stored); such trials are never scored."""
     if "error" not in df.columns:
@@ -55,8 +56,10 @@ def _stats(values: pd.Series, errors: int) -> dict:
 # Hallucination = 1 - (1/N) sum_i 1{z_i in c_i}, N all retrieved sentences. A trial stores its counts
 # (run/schema.Trial); a cell's rate is the sum of one over the sum of the other, not a mean of rates
 # (one trial with 1 invented sentence and one with 9 found ones: 0.1, not 0.5).
-POOLED = {"hallucination_rate": ("sentences_hallucinated", "sentences_retrieved"),
-          "sentence_recall": ("gold_facts_recalled", "gold_facts")}
+POOLED = {
+    "hallucination_rate": ("sentences_hallucinated", "sentences_retrieved"),
+    "sentence_recall": ("gold_facts_recalled", "gold_facts"),
+}
 
 
 def _pooled_stats(group: pd.DataFrame, metric: str, errors: int) -> dict:
@@ -103,7 +106,9 @@ def accuracy(df: pd.DataFrame, by: list[str], metric: str = "score") -> pd.DataF
     for key, group in df.groupby(by, dropna=False, sort=True):
         key = key if isinstance(key, tuple) else (key,)
         g_err = err.loc[group.index]
-        rows.append({**dict(zip(by, key, strict=True)), **_group_stats(group.loc[~g_err], metric, int(g_err.sum()))})
+        rows.append(
+            {**dict(zip(by, key, strict=True)), **_group_stats(group.loc[~g_err], metric, int(g_err.sum()))}
+        )
     return pd.DataFrame(rows, columns=[*by, *STAT_COLUMNS])
 
 
@@ -112,7 +117,11 @@ def first_pages_mask(df: pd.DataFrame) -> pd.Series:
     what a weak model answers to any question (components.core.positions.first_pages), counted apart."""
     if "retrieved_pages" not in df:
         return pd.Series(False, index=df.index)
-    return df["retrieved_pages"].map(lambda v: first_pages(v) if isinstance(v, list | tuple) else False).astype(bool)
+    return (
+        df["retrieved_pages"]
+        .map(lambda v: first_pages(v) if isinstance(v, list | tuple) else False)
+        .astype(bool)
+    )
 
 
 def series_label(df: pd.DataFrame, series: list[str]) -> pd.Series:
@@ -127,8 +136,9 @@ def series_label(df: pd.DataFrame, series: list[str]) -> pd.Series:
     return out
 
 
-def u_curve(df: pd.DataFrame, metric: str = "score", series: tuple[str, ...] = ("strategy",),
-            x: str = "position") -> pd.DataFrame:
+def u_curve(
+    df: pd.DataFrame, metric: str = "score", series: tuple[str, ...] = ("strategy",), x: str = "position"
+) -> pd.DataFrame:
     """Accuracy against answer position, one series per value of the `series` columns."""
     table = accuracy(df, [*series, x], metric)
     table["series"] = series_label(table, list(series))
@@ -137,13 +147,16 @@ def u_curve(df: pd.DataFrame, metric: str = "score", series: tuple[str, ...] = (
     return table.sort_values(["series", x]).reset_index(drop=True)
 
 
-def by_length(df: pd.DataFrame, metric: str = "score", series: tuple[str, ...] = ("strategy",)) -> pd.DataFrame:
+def by_length(
+    df: pd.DataFrame, metric: str = "score", series: tuple[str, ...] = ("strategy",)
+) -> pd.DataFrame:
     """Accuracy against document length, one series per value of the `series` columns."""
     return u_curve(df, metric, series, x="length")
 
 
-def heatmap(df: pd.DataFrame, metric: str = "score", rows: str = "length",
-            cols: str = "position") -> tuple[pd.DataFrame, pd.DataFrame]:
+def heatmap(
+    df: pd.DataFrame, metric: str = "score", rows: str = "length", cols: str = "position"
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(mean, n) matrices: rows are lengths, columns are answer positions (or, for a LITM sweep,
     rows="documents", cols="gold_index")."""
     table = accuracy(df, [rows, cols], metric)
@@ -154,11 +167,17 @@ def heatmap(df: pd.DataFrame, metric: str = "score", rows: str = "length",
     return mean, n
 
 
-COST_COLUMNS = {"calls": "calls", "input_tokens": "input tokens", "output_tokens": "output tokens",
-                "cost_usd": "dollars"}
+COST_COLUMNS = {
+    "calls": "calls",
+    "input_tokens": "input tokens",
+    "output_tokens": "output tokens",
+    "cost_usd": "dollars",
+}
 
 
-def cost_table(df: pd.DataFrame, metric: str = "score", by: tuple[str, ...] = ("setting", "model")) -> pd.DataFrame:
+def cost_table(
+    df: pd.DataFrame, metric: str = "score", by: tuple[str, ...] = ("setting", "model")
+) -> pd.DataFrame:
     """Accuracy with its cost per group: mean calls, input/output tokens and dollars per trial, and totals.
 
     Cost means count every trial (failed calls cost too); accuracy counts scored trials only.
@@ -210,8 +229,8 @@ def filter_trials(df: pd.DataFrame, **choices) -> pd.DataFrame:
             mask &= df[col].astype(str).isin([str(v) for v in values])
     return df[mask]
 
+
 def position_kind(trials: pd.DataFrame) -> str:
     """'fraction' when every answer position is a fraction of the length (<= 1), else 'tokens'."""
     pos = pd.to_numeric(trials.get("position", pd.Series(dtype=float)), errors="coerce").dropna()
     return "fraction" if len(pos) and (pos <= 1).all() else "tokens"
-

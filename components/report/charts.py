@@ -32,27 +32,70 @@ def esc(text) -> str:
 # takes the next colour, and no name here can drift from the registry's.
 STRATEGY_PALETTE = [
     "#4D4D4D",  # baseline
-    "#332288", "#7B68C8", "#000000", "#997700", "#AA4466",  # litm, litm-qac, closed-book, oracle, kv
-    "#0072B2", "#009E73", "#882255", "#44AA99",  # reprompt and its three placements
-    "#E69F00", "#D55E00", "#56B4E9", "#CC79A7",  # icr, rr, chunked-icr, chunked-rr
-    "#117733", "#AA4499", "#999933",  # retrieve-then-reason, quotes-first, s2a
-    "#6699CC", "#661100",  # reorder, keyword
+    "#332288",
+    "#7B68C8",
+    "#000000",
+    "#997700",
+    "#AA4466",  # litm, litm-qac, closed-book, oracle, kv
+    "#0072B2",
+    "#009E73",
+    "#882255",
+    "#44AA99",  # reprompt and its three placements
+    "#E69F00",
+    "#D55E00",
+    "#56B4E9",
+    "#CC79A7",  # icr, rr, chunked-icr, chunked-rr
+    "#117733",
+    "#AA4499",
+    "#999933",  # retrieve-then-reason, quotes-first, s2a
+    "#6699CC",
+    "#661100",  # reorder, keyword
     "#88CCEE",  # direct-answer
-    "#DDCC77", "#CC6677", "#44BB99", "#EE8866",  # for strategies still to come
+    "#DDCC77",
+    "#CC6677",
+    "#44BB99",
+    "#EE8866",  # for strategies still to come
 ]
-STRATEGY_COLOURS: dict[str, str] = {name: STRATEGY_PALETTE[i % len(STRATEGY_PALETTE)]
-                                    for i, name in enumerate(STRATEGIES)}
+STRATEGY_COLOURS: dict[str, str] = {
+    name: STRATEGY_PALETTE[i % len(STRATEGY_PALETTE)] for i, name in enumerate(STRATEGIES)
+}
 # the names the papers print for their methods (components/data/published tables) -> registered
 # strategies, so a published curve takes its strategy's colour; "Reprompt (r=5k)" is read as "Reprompt"
 PAPER_NAMES = {
-    "Baseline": "baseline", "direct answer": "baseline", "Reprompt": "reprompt", "R&R": "rr",
-    "page retrieval": "icr", "Chunkwise ICR": "chunked-icr", "Chunkwise R&R": "chunked-rr",
-    "Tags only": "reprompt-tags-only", "At beginning only": "reprompt-at-beginning",
-    "Before answer only": "reprompt-before-gold", "multi-document QA": "litm", "closed-book": "closed-book",
-    "oracle": "oracle", "DA": "direct-answer", "RR": "retrieve-then-reason", "QF": "quotes-first", "S2A": "s2a",
+    "Baseline": "baseline",
+    "direct answer": "baseline",
+    "Reprompt": "reprompt",
+    "R&R": "rr",
+    "page retrieval": "icr",
+    "Chunkwise ICR": "chunked-icr",
+    "Chunkwise R&R": "chunked-rr",
+    "Tags only": "reprompt-tags-only",
+    "At beginning only": "reprompt-at-beginning",
+    "Before answer only": "reprompt-before-gold",
+    "multi-document QA": "litm",
+    "closed-book": "closed-book",
+    "oracle": "oracle",
+    "DA": "direct-answer",
+    "RR": "retrieve-then-reason",
+    "QF": "quotes-first",
+    "S2A": "s2a",
 }
-PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#882255", "#44AA99",
-           "#332288", "#999933", "#AA4499", "#117733", "#661100", "#4D4D4D"]
+PALETTE = [
+    "#0072B2",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#56B4E9",
+    "#882255",
+    "#44AA99",
+    "#332288",
+    "#999933",
+    "#AA4499",
+    "#117733",
+    "#661100",
+    "#4D4D4D",
+]
 DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
 SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "star", "cross", "triangle-down"]
 FONT = dict(size=14)
@@ -80,16 +123,20 @@ def colour_for(name: str) -> str:
 
 def rgba(hex_colour: str, alpha: float) -> str:
     h = hex_colour.lstrip("#")
-    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    r, g, b = (int(h[i : i + 2], 16) for i in (0, 2, 4))
     return f"rgba({r},{g},{b},{alpha})"
 
 
 def set_layout(fig: go.Figure, title: str, x_title: str, y_title: str, percent: bool = True) -> go.Figure:
     """Every chart's frame: title, axis titles, font, legend under the plot; a percent y axis unless told."""
     fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left"), font=FONT, template="plotly_white",
+        title=dict(text=title, x=0, xanchor="left"),
+        font=FONT,
+        template="plotly_white",
         legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0),
-        margin=dict(l=70, r=20, t=60, b=40), hovermode="closest", height=520,
+        margin=dict(l=70, r=20, t=60, b=40),
+        hovermode="closest",
+        height=520,
     )
     fig.update_xaxes(title_text=x_title, showline=True, linecolor="#888", zeroline=False)
     fig.update_yaxes(title_text=y_title, showline=True, linecolor="#888", zeroline=False)
@@ -125,23 +172,39 @@ def _series_style(labels: list[str]) -> dict[str, dict]:
     for label, head in zip(labels, heads, strict=True):
         k = seen.get(colours[head], 0)
         seen[colours[head]] = k + 1
-        styles[label] = {"colour": colours[head], "dash": DASHES[k % len(DASHES)],
-                         "symbol": SYMBOLS[len(styles) % len(SYMBOLS)]}
+        styles[label] = {
+            "colour": colours[head],
+            "dash": DASHES[k % len(DASHES)],
+            "symbol": SYMBOLS[len(styles) % len(SYMBOLS)],
+        }
     return styles
 
 
 def _hover(x_title: str, percent: bool = True) -> str:
     if not percent:  # a log-probability: nats, its interval a bootstrap over questions
-        return (f"<b>%{{fullData.name}}</b><br>{x_title}: %{{x}}<br>mean log-probability: %{{y:.2f}} nats"
-                "<br>95% interval: %{customdata[1]:.2f} – %{customdata[2]:.2f}<br>n = %{customdata[0]} questions"
-                "<extra></extra>")
-    return (f"<b>%{{fullData.name}}</b><br>{x_title}: %{{x}}<br>accuracy: %{{y:.1%}}"
-            "<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}<br>n = %{customdata[0]}"
-            "<br>errors (not scored): %{customdata[3]}<extra></extra>")
+        return (
+            f"<b>%{{fullData.name}}</b><br>{x_title}: %{{x}}<br>mean log-probability: %{{y:.2f}} nats"
+            "<br>95% interval: %{customdata[1]:.2f} – %{customdata[2]:.2f}<br>n = %{customdata[0]} questions"
+            "<extra></extra>"
+        )
+    return (
+        f"<b>%{{fullData.name}}</b><br>{x_title}: %{{x}}<br>accuracy: %{{y:.1%}}"
+        "<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}<br>n = %{customdata[0]}"
+        "<br>errors (not scored): %{customdata[3]}<extra></extra>"
+    )
 
 
-def accuracy_lines(table: pd.DataFrame, x: str, *, title: str, x_title: str, metric_label: str,
-                   overlays: pd.DataFrame | None = None, log_x: bool = False, percent: bool = True) -> go.Figure:
+def accuracy_lines(
+    table: pd.DataFrame,
+    x: str,
+    *,
+    title: str,
+    x_title: str,
+    metric_label: str,
+    overlays: pd.DataFrame | None = None,
+    log_x: bool = False,
+    percent: bool = True,
+) -> go.Figure:
     """Lines of accuracy (mean) with Wilson bands (lo..hi), one per `series`; n in legend and hover.
 
     `table` has columns series, x, n, mean, lo, hi, errors (see components.report.analysis.u_curve).
@@ -158,29 +221,58 @@ def accuracy_lines(table: pd.DataFrame, x: str, *, title: str, x_title: str, met
         st = styles[label]
         xs, lo, hi = list(part[x]), list(part["lo"]), list(part["hi"])
         if len(part) > 1:
-            fig.add_trace(go.Scatter(
-                x=xs + xs[::-1], y=hi + lo[::-1], fill="toself", fillcolor=rgba(st["colour"], 0.15),
-                mode="lines", line=dict(width=0), hoverinfo="skip", showlegend=False, legendgroup=label,
-                name=f"{esc(label)} 95% CI"))
+            fig.add_trace(
+                go.Scatter(
+                    x=xs + xs[::-1],
+                    y=hi + lo[::-1],
+                    fill="toself",
+                    fillcolor=rgba(st["colour"], 0.15),
+                    mode="lines",
+                    line=dict(width=0),
+                    hoverinfo="skip",
+                    showlegend=False,
+                    legendgroup=label,
+                    name=f"{esc(label)} 95% CI",
+                )
+            )
         custom = part[["n", "lo", "hi", "errors"]].to_numpy()
-        fig.add_trace(go.Scatter(
-            x=xs, y=part["mean"], mode="lines+markers", name=f"{esc(label)} (n={int(part['n'].sum())})",
-            legendgroup=label, line=dict(color=st["colour"], width=2.5, dash=st["dash"]),
-            marker=dict(symbol=st["symbol"], size=9, color=st["colour"]), customdata=custom,
-            hovertemplate=_hover(x_title, percent),
-            error_y=None if len(part) > 1 else dict(
-                type="data", symmetric=False, array=part["hi"] - part["mean"],
-                arrayminus=part["mean"] - part["lo"], color=st["colour"]),
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=part["mean"],
+                mode="lines+markers",
+                name=f"{esc(label)} (n={int(part['n'].sum())})",
+                legendgroup=label,
+                line=dict(color=st["colour"], width=2.5, dash=st["dash"]),
+                marker=dict(symbol=st["symbol"], size=9, color=st["colour"]),
+                customdata=custom,
+                hovertemplate=_hover(x_title, percent),
+                error_y=None
+                if len(part) > 1
+                else dict(
+                    type="data",
+                    symmetric=False,
+                    array=part["hi"] - part["mean"],
+                    arrayminus=part["mean"] - part["lo"],
+                    color=st["colour"],
+                ),
+            )
+        )
     if overlays is not None and not overlays.empty:
         for label, part in overlays.groupby("label", sort=False):
             part = part.sort_values("x")
             colour = colour_for(str(part["method"].iloc[0])) if "method" in part else "#444"
-            fig.add_trace(go.Scatter(
-                x=part["x"], y=part["mean"], mode="lines+markers", name=esc(label),
-                line=dict(color=colour, width=1.8, dash="dot"),
-                marker=dict(symbol="circle-open", size=8, color=colour),
-                hovertemplate=f"<b>{esc(label)}</b><br>{x_title}: %{{x}}<br>as published: %{{y:.1%}}<extra></extra>"))
+            fig.add_trace(
+                go.Scatter(
+                    x=part["x"],
+                    y=part["mean"],
+                    mode="lines+markers",
+                    name=esc(label),
+                    line=dict(color=colour, width=1.8, dash="dot"),
+                    marker=dict(symbol="circle-open", size=8, color=colour),
+                    hovertemplate=f"<b>{esc(label)}</b><br>{x_title}: %{{x}}<br>as published: %{{y:.1%}}<extra></extra>",
+                )
+            )
     set_layout(fig, title, x_title, metric_label, percent=percent)
     if log_x:
         fig.update_xaxes(type="log")
@@ -190,55 +282,99 @@ def accuracy_lines(table: pd.DataFrame, x: str, *, title: str, x_title: str, met
 
 
 def _empty_note(fig: go.Figure, text: str) -> None:
-    fig.add_annotation(text=text, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
-                       font=dict(size=16, color="#555"))
+    fig.add_annotation(
+        text=text, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, font=dict(size=16, color="#555")
+    )
 
 
-def u_curve(table: pd.DataFrame, *, x_title: str = "answer position (tokens)", metric_label: str = "accuracy",
-            title: str = "Accuracy by answer position", overlays: pd.DataFrame | None = None) -> go.Figure:
-    return accuracy_lines(table, "position", title=title, x_title=x_title, metric_label=metric_label,
-                          overlays=overlays)
+def u_curve(
+    table: pd.DataFrame,
+    *,
+    x_title: str = "answer position (tokens)",
+    metric_label: str = "accuracy",
+    title: str = "Accuracy by answer position",
+    overlays: pd.DataFrame | None = None,
+) -> go.Figure:
+    return accuracy_lines(
+        table, "position", title=title, x_title=x_title, metric_label=metric_label, overlays=overlays
+    )
 
 
-def accuracy_vs_length(table: pd.DataFrame, *, metric_label: str = "accuracy",
-                       title: str = "Accuracy by document length") -> go.Figure:
-    lengths = sorted(pd.to_numeric(table.get("length", pd.Series(dtype=float)), errors="coerce").dropna().unique())
+def accuracy_vs_length(
+    table: pd.DataFrame, *, metric_label: str = "accuracy", title: str = "Accuracy by document length"
+) -> go.Figure:
+    lengths = sorted(
+        pd.to_numeric(table.get("length", pd.Series(dtype=float)), errors="coerce").dropna().unique()
+    )
     wide = len(lengths) > 2 and lengths[0] > 0 and lengths[-1] / lengths[0] >= 8
-    fig = accuracy_lines(table, "length", title=title, x_title="document length (tokens)",
-                         metric_label=metric_label, log_x=wide)
+    fig = accuracy_lines(
+        table,
+        "length",
+        title=title,
+        x_title="document length (tokens)",
+        metric_label=metric_label,
+        log_x=wide,
+    )
     if lengths:
         fig.update_xaxes(tickvals=lengths, ticktext=[f"{v:,.0f}" for v in lengths])
     return fig
 
 
-def heatmap(mean: pd.DataFrame, n: pd.DataFrame, *, metric_label: str = "accuracy",
-            title: str = "Accuracy by length and answer position", x_title: str = "answer position") -> go.Figure:
+def heatmap(
+    mean: pd.DataFrame,
+    n: pd.DataFrame,
+    *,
+    metric_label: str = "accuracy",
+    title: str = "Accuracy by length and answer position",
+    x_title: str = "answer position",
+) -> go.Figure:
     """Length (rows) x position (columns); each cell prints its accuracy and n."""
     fig = go.Figure()
     if mean.empty:
         _empty_note(fig, "No scored trials for this selection")
         return set_layout(fig, title, x_title, "document length (tokens)", percent=False)
-    text = [[("" if pd.isna(v) else f"{v:.0%}<br>n={c}") for v, c in zip(mr, nr, strict=True)]
-            for mr, nr in zip(mean.to_numpy(), n.to_numpy(), strict=True)]
-    fig.add_trace(go.Heatmap(
-        z=mean.to_numpy(), x=[str(c) for c in mean.columns], y=[str(i) for i in mean.index],
-        text=text, texttemplate="%{text}", colorscale="Viridis", zmin=0, zmax=1,
-        colorbar=dict(title=dict(text=metric_label), tickformat=".0%"), customdata=n.to_numpy(),
-        hovertemplate=f"length %{{y}}<br>{x_title} %{{x}}<br>{metric_label}: %{{z:.1%}}<br>n = %{{customdata}}"
-                      "<extra></extra>",
-    ))
+    text = [
+        [("" if pd.isna(v) else f"{v:.0%}<br>n={c}") for v, c in zip(mr, nr, strict=True)]
+        for mr, nr in zip(mean.to_numpy(), n.to_numpy(), strict=True)
+    ]
+    fig.add_trace(
+        go.Heatmap(
+            z=mean.to_numpy(),
+            x=[str(c) for c in mean.columns],
+            y=[str(i) for i in mean.index],
+            text=text,
+            texttemplate="%{text}",
+            colorscale="Viridis",
+            zmin=0,
+            zmax=1,
+            colorbar=dict(title=dict(text=metric_label), tickformat=".0%"),
+            customdata=n.to_numpy(),
+            hovertemplate=f"length %{{y}}<br>{x_title} %{{x}}<br>{metric_label}: %{{z:.1%}}<br>n = %{{customdata}}"
+            "<extra></extra>",
+        )
+    )
     set_layout(fig, title, x_title, "document length (tokens)", percent=False)
     fig.update_xaxes(type="category")
     fig.update_yaxes(type="category")
     return fig
 
 
-COST_TITLES = {"cost_usd": "dollars per 1,000 questions", "calls": "LLM calls per question",
-               "input_tokens": "input tokens per question", "output_tokens": "output tokens per question"}
+COST_TITLES = {
+    "cost_usd": "dollars per 1,000 questions",
+    "calls": "LLM calls per question",
+    "input_tokens": "input tokens per question",
+    "output_tokens": "output tokens per question",
+}
 
 
-def accuracy_vs_cost(table: pd.DataFrame, cost: str = "cost_usd", *, metric_label: str = "accuracy",
-                     title: str = "Accuracy against cost", free_note: str = "") -> go.Figure:
+def accuracy_vs_cost(
+    table: pd.DataFrame,
+    cost: str = "cost_usd",
+    *,
+    metric_label: str = "accuracy",
+    title: str = "Accuracy against cost",
+    free_note: str = "",
+) -> go.Figure:
     """One point per setting (strategy + params, and model): x = mean cost per question (dollars per
     1,000 questions), y = accuracy ± CI; both axes from 0; each point labelled with its parameters in
     full ("r=200", "r=2000"), labels placed apart (`place_labels`); settings on one spot share a label.
@@ -252,16 +388,22 @@ def accuracy_vs_cost(table: pd.DataFrame, cost: str = "cost_usd", *, metric_labe
         _empty_note(fig, "No cost recorded for this selection" if len(table) else "No scored trials")
         return set_layout(fig, title, x_title, metric_label)
     scale = 1000.0 if cost == "cost_usd" else 1.0
-    data = data.assign(strategy_name=data["setting"].astype(str).str.split(" ").str[0],
-                       x_=pd.to_numeric(data[col], errors="coerce") * scale)
+    data = data.assign(
+        strategy_name=data["setting"].astype(str).str.split(" ").str[0],
+        x_=pd.to_numeric(data[col], errors="coerce") * scale,
+    )
     group_cols = ["strategy_name", "model"] if "model" in data else ["strategy_name"]
-    labels = [" · ".join(map(str, k if isinstance(k, tuple) else (k,)))
-              for k, _ in data.groupby(group_cols, sort=True)]
+    labels = [
+        " · ".join(map(str, k if isinstance(k, tuple) else (k,)))
+        for k, _ in data.groupby(group_cols, sort=True)
+    ]
     styles = _series_style(labels)
     top = float(data["x_"].max() or 0)
     x_range = [0.0, top * 1.15 if top > 0 else 1.0]
-    parts = [(label, part.sort_values("x_")) for (_key, part), label
-             in zip(data.groupby(group_cols, sort=True), labels, strict=True)]
+    parts = [
+        (label, part.sort_values("x_"))
+        for (_key, part), label in zip(data.groupby(group_cols, sort=True), labels, strict=True)
+    ]
     xs = [x for _, part in parts for x in part["x_"]]
     ys = [y for _, part in parts for y in part["mean"]]
     short = [s.split(" ", 1)[1] if " " in s else "" for _, part in parts for s in part["setting"].astype(str)]
@@ -273,21 +415,41 @@ def accuracy_vs_cost(table: pd.DataFrame, cost: str = "cost_usd", *, metric_labe
     for label, part in parts:
         n = len(part)
         st = styles[label]
-        fig.add_trace(go.Scatter(
-            x=part["x_"], y=part["mean"], mode="lines+markers+text", text=[esc(t) for t in shown[at:at + n]],
-            textposition=places[at:at + n], cliponaxis=False, textfont=dict(size=13),
-            name=f"{esc(label)} (n={int(part['n'].sum())})", line=dict(color=st["colour"], width=1.5, dash=st["dash"]),
-            marker=dict(symbol=st["symbol"], size=10, color=st["colour"]),
-            error_y=dict(type="data", symmetric=False, array=part["hi"] - part["mean"],
-                         arrayminus=part["mean"] - part["lo"], color=st["colour"], thickness=1.2),
-            customdata=part[["n", "lo", "hi", "errors"]].assign(setting=part["setting"].astype(str).map(esc)).to_numpy(),
-            hovertemplate=("<b>%{customdata[4]}</b><br>" + x_title + ": %{x:,.4g}<br>accuracy: %{y:.1%}"
-                           "<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}<br>n = %{customdata[0]}"
-                           "<br>errors (not scored): %{customdata[3]}<extra></extra>"),
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=part["x_"],
+                y=part["mean"],
+                mode="lines+markers+text",
+                text=[esc(t) for t in shown[at : at + n]],
+                textposition=places[at : at + n],
+                cliponaxis=False,
+                textfont=dict(size=13),
+                name=f"{esc(label)} (n={int(part['n'].sum())})",
+                line=dict(color=st["colour"], width=1.5, dash=st["dash"]),
+                marker=dict(symbol=st["symbol"], size=10, color=st["colour"]),
+                error_y=dict(
+                    type="data",
+                    symmetric=False,
+                    array=part["hi"] - part["mean"],
+                    arrayminus=part["mean"] - part["lo"],
+                    color=st["colour"],
+                    thickness=1.2,
+                ),
+                customdata=part[["n", "lo", "hi", "errors"]]
+                .assign(setting=part["setting"].astype(str).map(esc))
+                .to_numpy(),
+                hovertemplate=(
+                    "<b>%{customdata[4]}</b><br>" + x_title + ": %{x:,.4g}<br>accuracy: %{y:.1%}"
+                    "<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}<br>n = %{customdata[0]}"
+                    "<br>errors (not scored): %{customdata[3]}<extra></extra>"
+                ),
+            )
+        )
         at += n
     set_layout(fig, title, x_title, metric_label)
-    fig.update_yaxes(range=ACCURACY_RANGE, autorange=False, ticklabelstandoff=8)  # "0%" clear of the x axis' 0
+    fig.update_yaxes(
+        range=ACCURACY_RANGE, autorange=False, ticklabelstandoff=8
+    )  # "0%" clear of the x axis' 0
     fig.update_xaxes(range=x_range, autorange=False, ticklabelstandoff=4)
     if cost == "cost_usd":
         fig.update_xaxes(tickprefix="$", tickformat=",.4~f")
@@ -298,6 +460,7 @@ def accuracy_vs_cost(table: pd.DataFrame, cost: str = "cost_usd", *, metric_labe
 
 # --- published numbers (Papers page) ------------------------------------------------------------
 
+
 def printed(rows: pd.DataFrame) -> list[str]:
     """Each value as the paper printed it (trailing zeros kept) when known."""
     if "value_printed" in rows:
@@ -305,8 +468,17 @@ def printed(rows: pd.DataFrame) -> list[str]:
     return [f"{v:g}" for v in rows["value"]]
 
 
-def published_lines(rows: pd.DataFrame, x: str, series: str, *, title: str, x_title: str, y_title: str,
-                    references: pd.DataFrame | None = None, x_format: str | None = None) -> go.Figure:
+def published_lines(
+    rows: pd.DataFrame,
+    x: str,
+    series: str,
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    references: pd.DataFrame | None = None,
+    x_format: str | None = None,
+) -> go.Figure:
     """Published values as printed (no rescaling), one line per `series`; `references` rows
     (label, value) become horizontal reference lines (e.g. closed-book and oracle)."""
     fig = go.Figure()
@@ -315,16 +487,27 @@ def published_lines(rows: pd.DataFrame, x: str, series: str, *, title: str, x_ti
     for label in labels:
         part = rows[rows[series].astype(str) == label].sort_values(x)
         st = styles[label]
-        fig.add_trace(go.Scatter(
-            x=part[x], y=part["value"], mode="lines+markers", name=esc(label),
-            line=dict(color=st["colour"], width=2.5, dash=st["dash"]),
-            marker=dict(symbol=st["symbol"], size=9, color=st["colour"]), customdata=printed(part),
-            hovertemplate=f"<b>{esc(label)}</b><br>{x_title}: %{{x:,}}<br>{y_title}: %{{customdata}}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=part[x],
+                y=part["value"],
+                mode="lines+markers",
+                name=esc(label),
+                line=dict(color=st["colour"], width=2.5, dash=st["dash"]),
+                marker=dict(symbol=st["symbol"], size=9, color=st["colour"]),
+                customdata=printed(part),
+                hovertemplate=f"<b>{esc(label)}</b><br>{x_title}: %{{x:,}}<br>{y_title}: %{{customdata}}<extra></extra>",
+            )
+        )
     if references is not None:
         for i, ref in enumerate(references.itertuples()):
-            fig.add_hline(y=float(ref.value), line=dict(color="#555", dash="dash" if i % 2 else "dot", width=1.5),
-                          annotation_text=f"{ref.label}: {ref.value}", annotation_position="top left"
-                          if i % 2 else "bottom left", annotation_font=dict(size=12, color="#333"))
+            fig.add_hline(
+                y=float(ref.value),
+                line=dict(color="#555", dash="dash" if i % 2 else "dot", width=1.5),
+                annotation_text=f"{ref.label}: {ref.value}",
+                annotation_position="top left" if i % 2 else "bottom left",
+                annotation_font=dict(size=12, color="#333"),
+            )
     set_layout(fig, title, x_title, y_title, percent=False)
     if x_format:
         fig.update_xaxes(tickformat=x_format)
@@ -333,18 +516,27 @@ def published_lines(rows: pd.DataFrame, x: str, series: str, *, title: str, x_ti
     return fig
 
 
-def published_bars(rows: pd.DataFrame, x: str, series: str, *, title: str, x_title: str,
-                   y_title: str) -> go.Figure:
+def published_bars(
+    rows: pd.DataFrame, x: str, series: str, *, title: str, x_title: str, y_title: str
+) -> go.Figure:
     """Grouped bars of published values as printed; each bar prints its value."""
     fig = go.Figure()
     labels = list(dict.fromkeys(rows[series].astype(str))) if len(rows) else []
     colours = {label: style["colour"] for label, style in _series_style(labels).items()}
     for label in labels:
         part = rows[rows[series].astype(str) == label]
-        fig.add_trace(go.Bar(
-            x=part[x].astype(str).map(esc), y=part["value"], name=esc(label), marker_color=colours[label],
-            text=printed(part), textposition="outside", cliponaxis=False,
-            hovertemplate=f"<b>{esc(label)}</b><br>{x_title}: %{{x}}<br>{y_title}: %{{text}}<extra></extra>"))
+        fig.add_trace(
+            go.Bar(
+                x=part[x].astype(str).map(esc),
+                y=part["value"],
+                name=esc(label),
+                marker_color=colours[label],
+                text=printed(part),
+                textposition="outside",
+                cliponaxis=False,
+                hovertemplate=f"<b>{esc(label)}</b><br>{x_title}: %{{x}}<br>{y_title}: %{{text}}<extra></extra>",
+            )
+        )
     set_layout(fig, title, x_title, y_title, percent=False)
     fig.update_layout(barmode="group")
     if not labels:
@@ -353,6 +545,7 @@ def published_bars(rows: pd.DataFrame, x: str, series: str, *, title: str, x_tit
 
 
 # --- compare: Pareto front and paired differences (components.report.compare) ----------------------------
+
 
 def _safe(text) -> str:
     """Arm labels carry model names from the store: plotly reads its text as a small HTML subset, so escape."""
@@ -368,8 +561,16 @@ def _safe(text) -> str:
 LABEL_PLOT = (520, 260)  # (width, height) in pixels of the smallest plot area the labels are placed for
 LABEL_FONT = 15  # px: presenter mode's point labels are the largest drawn
 MARKER_PX = 14
-PLACES = ("middle right", "middle left", "top right", "bottom right", "top left", "bottom left",
-          "top center", "bottom center")
+PLACES = (
+    "middle right",
+    "middle left",
+    "top right",
+    "bottom right",
+    "top left",
+    "bottom left",
+    "top center",
+    "bottom center",
+)
 
 
 def _label_box(place: str, x: float, y: float, text: str) -> tuple[float, float, float, float]:
@@ -416,10 +617,12 @@ def place_labels(xs, ys, texts, x_range, y_range) -> list[str]:
         best, cost = PLACES[0], math.inf
         for place in PLACES:
             box = _label_box(place, px[i], py[i], text)
-            outside = (max(0.0, -box[0]) + max(0.0, box[2] - width) + max(0.0, -box[1])
-                       + max(0.0, box[3] - height)) * 100
-            hit = sum(_overlap(box, o) for o in taken) + sum(_overlap(box, m) for j, m in enumerate(markers)
-                                                            if j != i)
+            outside = (
+                max(0.0, -box[0]) + max(0.0, box[2] - width) + max(0.0, -box[1]) + max(0.0, box[3] - height)
+            ) * 100
+            hit = sum(_overlap(box, o) for o in taken) + sum(
+                _overlap(box, m) for j, m in enumerate(markers) if j != i
+            )
             if outside + hit < cost:
                 best, cost = place, outside + hit
             if cost == 0:
@@ -433,8 +636,10 @@ def _groups(xs, ys, x_range, y_range) -> list[list[int]]:
     """Indices of points that fall on one spot (closer than a marker on a LABEL_PLOT plot), in order."""
     (x0, x1), (y0, y1) = x_range, y_range
     width, height = LABEL_PLOT
-    pos = [((float(x) - x0) / ((x1 - x0) or 1) * width, (float(y) - y0) / ((y1 - y0) or 1) * height)
-           for x, y in zip(xs, ys, strict=True)]
+    pos = [
+        ((float(x) - x0) / ((x1 - x0) or 1) * width, (float(y) - y0) / ((y1 - y0) or 1) * height)
+        for x, y in zip(xs, ys, strict=True)
+    ]
     groups: list[list[int]] = []
     for i, (x, y) in enumerate(pos):
         for g in groups:
@@ -461,8 +666,10 @@ def arm_numbers(table: pd.DataFrame) -> dict[str, int]:
     the cheaper first among equally accurate, arms without a score last."""
     if table is None or not len(table):
         return {}
-    order = table.assign(acc_=pd.to_numeric(table["accuracy"], errors="coerce"),
-                         cost_=pd.to_numeric(table["cost_per_1000_usd"], errors="coerce"))
+    order = table.assign(
+        acc_=pd.to_numeric(table["accuracy"], errors="coerce"),
+        cost_=pd.to_numeric(table["cost_per_1000_usd"], errors="coerce"),
+    )
     order = order.sort_values(["acc_", "cost_", "label"], ascending=[False, True, True], na_position="last")
     return {label: i + 1 for i, label in enumerate(order["label"])}
 
@@ -475,8 +682,10 @@ def _at_reference(data: pd.DataFrame, reference: str | None) -> tuple[pd.DataFra
 
     if not reference or compare.price_for(reference)[1] is None:
         return data, " (every arm runs free here: a local model)"
-    cost = [compare.cost_per_1000(i, o, reference) for i, o in zip(data["input_tokens_per_question"],
-                                                                    data["output_tokens_per_question"], strict=True)]
+    cost = [
+        compare.cost_per_1000(i, o, reference)
+        for i, o in zip(data["input_tokens_per_question"], data["output_tokens_per_question"], strict=True)
+    ]
     priced = data.assign(cost=pd.to_numeric(pd.Series(cost, index=data.index), errors="coerce"))
     if priced["cost"].isna().any():
         return data, " (every arm runs free here: a local model)"
@@ -486,8 +695,12 @@ def _at_reference(data: pd.DataFrame, reference: str | None) -> tuple[pd.DataFra
     return priced, f" at {name} list prices, for reference (every arm runs free here)"
 
 
-def pareto(table: pd.DataFrame, *, title: str = "Accuracy against cost per 1,000 questions",
-           reference: str | None = "openai:gpt-4o-mini") -> go.Figure:
+def pareto(
+    table: pd.DataFrame,
+    *,
+    title: str = "Accuracy against cost per 1,000 questions",
+    reference: str | None = "openai:gpt-4o-mini",
+) -> go.Figure:
     """One point per arm (accuracy ± Wilson 95% against dollars per 1,000 questions), both axes from 0,
     each point labelled with the arm's number (`arm_numbers`: the legend and the tables beside the chart
     name it in full); arms on one spot share one point and one label ("1, 3"), labels placed apart
@@ -508,8 +721,16 @@ def pareto(table: pd.DataFrame, *, title: str = "Accuracy against cost per 1,000
     x_range = cost_range(data["cost"])
     front = data[~data["dominated"]].sort_values("cost")
     if len(front) > 1:
-        fig.add_trace(go.Scatter(x=front["cost"], y=front["accuracy"], mode="lines", name="Pareto front",
-                                 line=dict(color="#0072B2", width=1.5, dash="dot"), hoverinfo="skip"))
+        fig.add_trace(
+            go.Scatter(
+                x=front["cost"],
+                y=front["accuracy"],
+                mode="lines",
+                name="Pareto front",
+                line=dict(color="#0072B2", width=1.5, dash="dot"),
+                hoverinfo="skip",
+            )
+        )
     styles = _series_style(list(data["label"]))
     rows = list(data.itertuples())
     groups = _groups([r.cost for r in rows], [r.accuracy for r in rows], x_range, ACCURACY_RANGE)
@@ -521,21 +742,46 @@ def pareto(table: pd.DataFrame, *, title: str = "Accuracy against cost per 1,000
         grey = bool(r.dominated)
         colour = "#B0B0B0" if grey else styles[r.label]["colour"]
         same = [rows[j] for j in together[i] if j != i]
-        also = ("<br>on the same spot: " + ", ".join(f"{o.number} {_safe(o.label)}" for o in same)) if same else ""
-        fig.add_trace(go.Scatter(
-            x=[r.cost], y=[r.accuracy], mode="markers+text", text=[shown[i]], textposition=places[i],
-            textfont=dict(color="#555" if grey else "#222", size=13), cliponaxis=False,
-            name=f"{r.number} {_safe(r.label)}" + (" (dominated)" if grey else ""),
-            marker=dict(size=MARKER_PX, color=colour, symbol=styles[r.label]["symbol"],
-                        line=dict(width=1, color="#444")),
-            error_y=dict(type="data", symmetric=False, array=[r.hi - r.accuracy], arrayminus=[r.accuracy - r.lo],
-                         color=colour, thickness=1.2),
-            customdata=[[r.n, r.lo, r.hi]],
-            hovertemplate=(f"<b>{r.number} {_safe(r.label)}</b><br>$%{{x:,.4f}} per 1,000 questions"
-                           "<br>accuracy: %{y:.1%}<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}"
-                           "<br>n = %{customdata[0]}" + also
-                           + ("<br>dominated: another arm is as accurate for less" if grey else "")
-                           + "<extra></extra>")))
+        also = (
+            ("<br>on the same spot: " + ", ".join(f"{o.number} {_safe(o.label)}" for o in same))
+            if same
+            else ""
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[r.cost],
+                y=[r.accuracy],
+                mode="markers+text",
+                text=[shown[i]],
+                textposition=places[i],
+                textfont=dict(color="#555" if grey else "#222", size=13),
+                cliponaxis=False,
+                name=f"{r.number} {_safe(r.label)}" + (" (dominated)" if grey else ""),
+                marker=dict(
+                    size=MARKER_PX,
+                    color=colour,
+                    symbol=styles[r.label]["symbol"],
+                    line=dict(width=1, color="#444"),
+                ),
+                error_y=dict(
+                    type="data",
+                    symmetric=False,
+                    array=[r.hi - r.accuracy],
+                    arrayminus=[r.accuracy - r.lo],
+                    color=colour,
+                    thickness=1.2,
+                ),
+                customdata=[[r.n, r.lo, r.hi]],
+                hovertemplate=(
+                    f"<b>{r.number} {_safe(r.label)}</b><br>$%{{x:,.4f}} per 1,000 questions"
+                    "<br>accuracy: %{y:.1%}<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}"
+                    "<br>n = %{customdata[0]}"
+                    + also
+                    + ("<br>dominated: another arm is as accurate for less" if grey else "")
+                    + "<extra></extra>"
+                ),
+            )
+        )
     set_layout(fig, title, x_title, "accuracy")
     fig.update_xaxes(tickprefix="$", tickformat=",.4~f", range=x_range, autorange=False, ticklabelstandoff=4)
     fig.update_yaxes(range=ACCURACY_RANGE, autorange=False, ticklabelstandoff=8)  # "0%" clear of "$0"
@@ -543,8 +789,9 @@ def pareto(table: pd.DataFrame, *, title: str = "Accuracy against cost per 1,000
     return fig
 
 
-def position_differences(table: pd.DataFrame, a: str, b: str, *, x: str = "position",
-                         x_title: str = "answer position") -> go.Figure:
+def position_differences(
+    table: pd.DataFrame, a: str, b: str, *, x: str = "position", x_title: str = "answer position"
+) -> go.Figure:
     """Paired difference acc(a) - acc(b) per answer position with its 95% interval (compare.by_position)."""
     fig = go.Figure()
     title = f"Difference by position: {_safe(a)} minus {_safe(b)}"
@@ -553,14 +800,25 @@ def position_differences(table: pd.DataFrame, a: str, b: str, *, x: str = "posit
         return set_layout(fig, title, x_title, "difference in accuracy")
     t = table.sort_values(x)
     fig.add_hline(y=0, line=dict(color="#888", width=1))
-    fig.add_trace(go.Scatter(
-        x=t[x], y=t["diff"], mode="lines+markers", name="difference (matched trials)",
-        line=dict(color="#D55E00", width=2.5), marker=dict(size=9),
-        error_y=dict(type="data", symmetric=False, array=t["hi"] - t["diff"], arrayminus=t["diff"] - t["lo"]),
-        customdata=t[["n_matched", "lo", "hi", "p_value"]].to_numpy(),
-        hovertemplate=(x_title + ": %{x}<br>difference: %{y:+.1%}<br>95% CI: %{customdata[1]:+.1%} – "
-                       "%{customdata[2]:+.1%}<br>exact McNemar p = %{customdata[3]:.3g}<br>"
-                       "matched trials: %{customdata[0]}<extra></extra>")))
+    fig.add_trace(
+        go.Scatter(
+            x=t[x],
+            y=t["diff"],
+            mode="lines+markers",
+            name="difference (matched trials)",
+            line=dict(color="#D55E00", width=2.5),
+            marker=dict(size=9),
+            error_y=dict(
+                type="data", symmetric=False, array=t["hi"] - t["diff"], arrayminus=t["diff"] - t["lo"]
+            ),
+            customdata=t[["n_matched", "lo", "hi", "p_value"]].to_numpy(),
+            hovertemplate=(
+                x_title + ": %{x}<br>difference: %{y:+.1%}<br>95% CI: %{customdata[1]:+.1%} – "
+                "%{customdata[2]:+.1%}<br>exact McNemar p = %{customdata[3]:.3g}<br>"
+                "matched trials: %{customdata[0]}<extra></extra>"
+            ),
+        )
+    )
     set_layout(fig, title, x_title, "difference in accuracy", percent=False)
     fig.update_yaxes(tickformat="+.0%", range=[-1.05, 1.05])
     return fig
@@ -586,21 +844,34 @@ def theme(fig: go.Figure, presenter: bool = False, series: bool = True) -> go.Fi
     series=False (its colours name region kinds)."""
     size = PRESENTER if presenter else NORMAL
     fig.update_layout(
-        font=dict(size=size["font"], color=INK), title_font=dict(size=size["title"], color=INK),
-        legend_font=dict(size=size["legend"], color=INK), hoverlabel=dict(font_size=size["ticks"]),
+        font=dict(size=size["font"], color=INK),
+        title_font=dict(size=size["title"], color=INK),
+        legend_font=dict(size=size["legend"], color=INK),
+        hoverlabel=dict(font_size=size["ticks"]),
         paper_bgcolor="white",
     )
-    fig.update_xaxes(tickfont=dict(size=size["ticks"], color=INK), title_font=dict(size=size["font"], color=INK))
-    fig.update_yaxes(tickfont=dict(size=size["ticks"], color=INK), title_font=dict(size=size["font"], color=INK))
+    fig.update_xaxes(
+        tickfont=dict(size=size["ticks"], color=INK), title_font=dict(size=size["font"], color=INK)
+    )
+    fig.update_yaxes(
+        tickfont=dict(size=size["ticks"], color=INK), title_font=dict(size=size["font"], color=INK)
+    )
     fig.update_annotations(font_size=size["ticks"])
     if presenter:
         fig.update_layout(margin=dict(l=80, r=30, t=70, b=60))
     if not (presenter and series):
         return fig
-    groups = list(dict.fromkeys(_group(t) for t in fig.data if getattr(t, "type", "") in ("scatter", "bar")
-                                and not _group(t).startswith("ref:")))  # reference lines keep their look
-    style = {g: (OKABE_ITO[i % len(OKABE_ITO)], DASHES[i % len(DASHES)], SYMBOLS[i % len(SYMBOLS)])
-             for i, g in enumerate(groups)}
+    groups = list(
+        dict.fromkeys(
+            _group(t)
+            for t in fig.data
+            if getattr(t, "type", "") in ("scatter", "bar") and not _group(t).startswith("ref:")
+        )
+    )  # reference lines keep their look
+    style = {
+        g: (OKABE_ITO[i % len(OKABE_ITO)], DASHES[i % len(DASHES)], SYMBOLS[i % len(SYMBOLS)])
+        for i, g in enumerate(groups)
+    }
     for t in fig.data:
         if _group(t) not in style:
             continue
@@ -627,9 +898,15 @@ def export_config(name: str, fmt: str = "png") -> dict:
     drawn in the browser (no server-side image library needed)."""
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in str(name)).strip("-") or "chart"
     fmt = fmt if fmt in ("png", "svg") else "png"
-    return {"displaylogo": False,
-            "toImageButtonOptions": {"format": fmt, "filename": f"litm-{safe}", "scale": 2 if fmt == "png" else 1},
-            "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
+    return {
+        "displaylogo": False,
+        "toImageButtonOptions": {
+            "format": fmt,
+            "filename": f"litm-{safe}",
+            "scale": 2 if fmt == "png" else 1,
+        },
+        "modeBarButtonsToRemove": ["lasso2d", "select2d"],
+    }
 
 
 def mini_curve(rows: list[dict], *, x_title: str, title: str = "") -> go.Figure:
@@ -638,13 +915,24 @@ def mini_curve(rows: list[dict], *, x_title: str, title: str = "") -> go.Figure:
     fig = go.Figure()
     scored = [r for r in rows if r.get("correct") is not None]
     if scored:
-        fig.add_trace(go.Scatter(
-            x=[r["label"] for r in scored], y=[1 if r["correct"] else 0 for r in scored],
-            mode="lines+markers", name="this question", line=dict(color=OKABE_ITO[0], width=2.5),
-            marker=dict(size=14, color=OKABE_ITO[0],
-                        symbol=["circle-open" if r.get("first_pages") else "circle" for r in scored]),
-            customdata=[[r.get("gold_token") or 0, html.escape(str(r.get("answer") or "")[:80])] for r in scored],
-            hovertemplate="gold page at %{x} (token %{customdata[0]:,})<br>answer: %{customdata[1]}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=[r["label"] for r in scored],
+                y=[1 if r["correct"] else 0 for r in scored],
+                mode="lines+markers",
+                name="this question",
+                line=dict(color=OKABE_ITO[0], width=2.5),
+                marker=dict(
+                    size=14,
+                    color=OKABE_ITO[0],
+                    symbol=["circle-open" if r.get("first_pages") else "circle" for r in scored],
+                ),
+                customdata=[
+                    [r.get("gold_token") or 0, html.escape(str(r.get("answer") or "")[:80])] for r in scored
+                ],
+                hovertemplate="gold page at %{x} (token %{customdata[0]:,})<br>answer: %{customdata[1]}<extra></extra>",
+            )
+        )
     set_layout(fig, title, x_title, "correct", percent=False)
     fig.update_yaxes(tickvals=[0, 1], ticktext=["wrong", "correct"], range=[-0.2, 1.2])
     fig.update_xaxes(type="category")
@@ -656,13 +944,24 @@ def mini_curve(rows: list[dict], *, x_title: str, title: str = "") -> go.Figure:
 
 # --- the likelihood curve: one question's line and the mean over questions with its band ----------
 
-LIKELIHOOD_Y_TITLE = "log-probability (nats)"  # of the right answer; closer to 0: the model finds it more likely
+LIKELIHOOD_Y_TITLE = (
+    "log-probability (nats)"  # of the right answer; closer to 0: the model finds it more likely
+)
 
 
-def likelihood_curve(first: list[tuple[str, float]] | None, mean: pd.DataFrame | None, *, x_title: str, title: str,
-                     x: str = "gold_index", labels: dict | None = None, first_name: str = "this question",
-                     mean_name: str = "mean over questions", legend: bool = True,
-                     categories: list[str] | None = None) -> go.Figure:
+def likelihood_curve(
+    first: list[tuple[str, float]] | None,
+    mean: pd.DataFrame | None,
+    *,
+    x_title: str,
+    title: str,
+    x: str = "gold_index",
+    labels: dict | None = None,
+    first_name: str = "this question",
+    mean_name: str = "mean over questions",
+    legend: bool = True,
+    categories: list[str] | None = None,
+) -> go.Figure:
     """Answer log-probability by position: one question's line (`first`: (label, value) pairs) and/or
     the mean over questions with its 95% band (`mean`: report.likelihood.points' table, `x` its position
     column; `labels` maps a position to its label); `categories`: every place on the x axis, in order
@@ -673,21 +972,56 @@ def likelihood_curve(first: list[tuple[str, float]] | None, mean: pd.DataFrame |
     if mean is not None and not mean.empty:
         xs = [labels.get(v, str(v)) for v in mean[x]]
         if mean["low"].notna().all():
-            fig.add_trace(go.Scatter(x=xs + xs[::-1], y=list(mean["high"]) + list(mean["low"])[::-1], fill="toself",
-                                     mode="lines", fillcolor=rgba(orange, 0.15), line=dict(width=0),
-                                     hoverinfo="skip", name="95% interval", legendgroup="mean", showlegend=False))
-        fig.add_trace(go.Scatter(x=xs, y=list(mean["mean"]), mode="lines+markers", name=mean_name,
-                                 legendgroup="mean", line=dict(color=orange, width=3), marker=dict(size=11),
-                                 customdata=np.c_[mean["low"], mean["high"], mean["n"]],
-                                 hovertemplate="%{x}: %{y:.2f} nats (95% %{customdata[0]:.2f} to "
-                                               "%{customdata[1]:.2f}), n=%{customdata[2]}<extra></extra>"))
+            fig.add_trace(
+                go.Scatter(
+                    x=xs + xs[::-1],
+                    y=list(mean["high"]) + list(mean["low"])[::-1],
+                    fill="toself",
+                    mode="lines",
+                    fillcolor=rgba(orange, 0.15),
+                    line=dict(width=0),
+                    hoverinfo="skip",
+                    name="95% interval",
+                    legendgroup="mean",
+                    showlegend=False,
+                )
+            )
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=list(mean["mean"]),
+                mode="lines+markers",
+                name=mean_name,
+                legendgroup="mean",
+                line=dict(color=orange, width=3),
+                marker=dict(size=11),
+                customdata=np.c_[mean["low"], mean["high"], mean["n"]],
+                hovertemplate="%{x}: %{y:.2f} nats (95% %{customdata[0]:.2f} to "
+                "%{customdata[1]:.2f}), n=%{customdata[2]}<extra></extra>",
+            )
+        )
     if first:
-        fig.add_trace(go.Scatter(x=[a for a, _ in first], y=[b for _, b in first], mode="lines+markers",
-                                 name=first_name, legendgroup="first", line=dict(color=blue, width=2.5),
-                                 marker=dict(size=12), hovertemplate="%{x}: %{y:.2f} nats<extra></extra>"))
-    fig.update_layout(title=dict(text=title, x=0, xanchor="left"), template="plotly_white", height=320,
-                      showlegend=legend, margin=dict(l=70, r=20, t=60, b=40), hovermode="closest",
-                      legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0))
+        fig.add_trace(
+            go.Scatter(
+                x=[a for a, _ in first],
+                y=[b for _, b in first],
+                mode="lines+markers",
+                name=first_name,
+                legendgroup="first",
+                line=dict(color=blue, width=2.5),
+                marker=dict(size=12),
+                hovertemplate="%{x}: %{y:.2f} nats<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=dict(text=title, x=0, xanchor="left"),
+        template="plotly_white",
+        height=320,
+        showlegend=legend,
+        margin=dict(l=70, r=20, t=60, b=40),
+        hovermode="closest",
+        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0),
+    )
     fig.update_xaxes(title_text=x_title, type="category", showline=True, linecolor="#888")
     if categories:  # every place on the axis, scored or not yet
         fig.update_xaxes(categoryorder="array", categoryarray=categories, range=[-0.5, len(categories) - 0.5])

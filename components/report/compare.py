@@ -35,20 +35,45 @@ from components.providers import pricing
 from components.report import analysis, sweeps
 
 ARM_COLUMNS = ("strategy", "params", "model")
-MATCH_COLUMNS = ("task", *Cell.columns, "contexts", "questions_per_context",
-                 "mq_document")  # a multi-question trial: its question in one document of K contexts
+MATCH_COLUMNS = (
+    "task",
+    *Cell.columns,
+    "contexts",
+    "questions_per_context",
+    "mq_document",
+)  # a multi-question trial: its question in one document of K contexts
 ALPHA = 0.05
 DEFAULT_DISCORDANCE = 0.2  # share of pairs answered differently, when none has been seen yet
 DEFAULT_DIFFERENCE = 0.05  # 5 points: the difference the planner looks for unless told otherwise
 DEFAULT_MARGIN = 0.05  # non-inferiority margin: a cheaper arm may be at most 5 points worse (95% interval)
 DEFAULT_MIN_SAVING = 0.10  # and must save at least 10% of the most accurate arm's cost
-ARM_TABLE = ["label", "strategy", "params", "model", "n", "correct", "accuracy", "lo", "hi", "errors", "trials",
-             "calls_per_question", "latency_s_per_question", "input_tokens_per_question",
-             "output_tokens_per_question", "cached_input_tokens_per_question", "cache_write_tokens_per_question",
-             "priced_as", "batch", "cost_per_1000_usd", "dominated"]
+ARM_TABLE = [
+    "label",
+    "strategy",
+    "params",
+    "model",
+    "n",
+    "correct",
+    "accuracy",
+    "lo",
+    "hi",
+    "errors",
+    "trials",
+    "calls_per_question",
+    "latency_s_per_question",
+    "input_tokens_per_question",
+    "output_tokens_per_question",
+    "cached_input_tokens_per_question",
+    "cache_write_tokens_per_question",
+    "priced_as",
+    "batch",
+    "cost_per_1000_usd",
+    "dominated",
+]
 
 
 # --- trials -> scored 0/1 values --------------------------------------------------------------------
+
 
 def correct(values: pd.Series) -> pd.Series:
     """A trial is correct when its primary metric is non-zero: the Playground's verdict rule
@@ -67,8 +92,10 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
             out[c] = None
     keys = out[list(ARM_COLUMNS)].astype(str)
     combos = keys.drop_duplicates()
-    names = {tuple(r): sweeps.arm_label(dict(zip(ARM_COLUMNS, r, strict=True)))
-             for r in combos.itertuples(index=False)}
+    names = {
+        tuple(r): sweeps.arm_label(dict(zip(ARM_COLUMNS, r, strict=True)))
+        for r in combos.itertuples(index=False)
+    }
     rows = zip(*(keys[c].to_numpy(dtype=object) for c in ARM_COLUMNS), strict=True)  # numpy: fast to iterate
     out["arm"] = [names[r] for r in rows] if len(out) else pd.Series(dtype=str)
     primary = out[sweeps.PRIMARY] if sweeps.PRIMARY in out.columns else sweeps.primary_values(out)
@@ -101,6 +128,7 @@ def filter_length(df: pd.DataFrame, length: int | None) -> pd.DataFrame:
 
 # --- prices -------------------------------------------------------------------------------------------
 
+
 def price_for(model: str, prices: dict | None = None) -> tuple[str, dict | None]:
     """(provider:model, {"input", "output"} per 1M tokens or None) for a trial's model string or a model
     named without its provider ('gpt-4o-mini' is looked up under every provider of the table)."""
@@ -122,9 +150,16 @@ def price_for(model: str, prices: dict | None = None) -> tuple[str, dict | None]
     return name, None
 
 
-def cost_per_1000(input_tokens: float, output_tokens: float, model: str, *, batch: bool = False,
-                  prices: dict | None = None, cached_input_tokens: float = 0,
-                  cache_write_tokens: float = 0) -> float | None:
+def cost_per_1000(
+    input_tokens: float,
+    output_tokens: float,
+    model: str,
+    *,
+    batch: bool = False,
+    prices: dict | None = None,
+    cached_input_tokens: float = 0,
+    cache_write_tokens: float = 0,
+) -> float | None:
     """Dollars for 1,000 questions of `input_tokens` and `output_tokens` each (all stages) at `model`'s
     list price, or at its batch price (the provider's batch discount); None when the price is unknown.
     The part of the input the provider read from (`cached_input_tokens`) or wrote to
@@ -133,13 +168,21 @@ def cost_per_1000(input_tokens: float, output_tokens: float, model: str, *, batc
     if price is None or pd.isna(input_tokens) or pd.isna(output_tokens):
         return None
     provider, _, name = priced_as.partition(":")
-    usd = pricing.cost_usd(provider, name, input_tokens, output_tokens, prices, batch=batch,
-                           cached_input_tokens=0 if pd.isna(cached_input_tokens) else cached_input_tokens,
-                           cache_write_tokens=0 if pd.isna(cache_write_tokens) else cache_write_tokens)
+    usd = pricing.cost_usd(
+        provider,
+        name,
+        input_tokens,
+        output_tokens,
+        prices,
+        batch=batch,
+        cached_input_tokens=0 if pd.isna(cached_input_tokens) else cached_input_tokens,
+        cache_write_tokens=0 if pd.isna(cache_write_tokens) else cache_write_tokens,
+    )
     return None if usd is None else 1000 * usd
 
 
 # --- per arm --------------------------------------------------------------------------------------------
+
 
 def _mean(values) -> float:
     v = pd.to_numeric(values, errors="coerce")
@@ -167,8 +210,9 @@ def _timed_mean(values) -> float:
     return float(v.mean()) if v is not None and len(v) else math.nan
 
 
-def arms(df: pd.DataFrame, *, price_model: str | None = None, batch: bool = False,
-         prices: dict | None = None) -> pd.DataFrame:
+def arms(
+    df: pd.DataFrame, *, price_model: str | None = None, batch: bool = False, prices: dict | None = None
+) -> pd.DataFrame:
     """One row per arm: n (scored trials), correct, accuracy with its Wilson 95% interval, errors,
     trials, and per question (means over all its trials, failed ones too: they cost as well) calls,
     seconds in calls, input and output tokens and dollars per 1,000 questions, priced at the arm's own
@@ -183,16 +227,38 @@ def arms(df: pd.DataFrame, *, price_model: str | None = None, batch: bool = Fals
         tcached, twritten = _cache_mean(g, "cached_input_tokens"), _cache_mean(g, "cache_write_tokens")
         model = price_model or str(g["model"].iloc[0])
         priced_as, _ = price_for(model, prices)
-        rows.append({"label": label, "strategy": g["strategy"].iloc[0], "params": g["params"].iloc[0],
-                     "model": g["model"].iloc[0], "n": n, "correct": k, "accuracy": k / n if n else math.nan,
-                     "lo": lo, "hi": hi, "errors": int(analysis.is_error(g).sum()), "trials": int(len(g)),
-                     "calls_per_question": _mean(g.get("calls")),
-                     "latency_s_per_question": _timed_mean(g.get("latency_s")),
-                     "input_tokens_per_question": tin, "output_tokens_per_question": tout,
-                     "cached_input_tokens_per_question": tcached, "cache_write_tokens_per_question": twritten,
-                     "priced_as": priced_as, "batch": bool(batch),
-                     "cost_per_1000_usd": cost_per_1000(tin, tout, model, batch=batch, prices=prices,
-                                                        cached_input_tokens=tcached, cache_write_tokens=twritten)})
+        rows.append(
+            {
+                "label": label,
+                "strategy": g["strategy"].iloc[0],
+                "params": g["params"].iloc[0],
+                "model": g["model"].iloc[0],
+                "n": n,
+                "correct": k,
+                "accuracy": k / n if n else math.nan,
+                "lo": lo,
+                "hi": hi,
+                "errors": int(analysis.is_error(g).sum()),
+                "trials": int(len(g)),
+                "calls_per_question": _mean(g.get("calls")),
+                "latency_s_per_question": _timed_mean(g.get("latency_s")),
+                "input_tokens_per_question": tin,
+                "output_tokens_per_question": tout,
+                "cached_input_tokens_per_question": tcached,
+                "cache_write_tokens_per_question": twritten,
+                "priced_as": priced_as,
+                "batch": bool(batch),
+                "cost_per_1000_usd": cost_per_1000(
+                    tin,
+                    tout,
+                    model,
+                    batch=batch,
+                    prices=prices,
+                    cached_input_tokens=tcached,
+                    cache_write_tokens=twritten,
+                ),
+            }
+        )
     out = pd.DataFrame(rows, columns=ARM_TABLE[:-1])
     out["dominated"] = dominated(out)
     return out
@@ -215,8 +281,10 @@ def dominated(table: pd.DataFrame) -> pd.Series:
 
 # --- per pair ---------------------------------------------------------------------------------------------
 
-def newcombe_paired_ci(both: int, a_only: int, b_only: int, neither: int,
-                       confidence: float = 0.95) -> tuple[float, float]:
+
+def newcombe_paired_ci(
+    both: int, a_only: int, b_only: int, neither: int, confidence: float = 0.95
+) -> tuple[float, float]:
     """Newcombe (1998) method 10: interval for p_a - p_b from a paired 2x2 table
     (both correct, only A correct, only B correct, neither)."""
     n = both + a_only + b_only + neither
@@ -247,7 +315,9 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
 
 def _key(df: pd.DataFrame) -> pd.Series:
     cols = [[_fmt(v) for v in df[c].to_numpy(dtype=object)] for c in MATCH_COLUMNS if c in df.columns]
-    return pd.Series(["|".join(r) for r in zip(*cols, strict=True)] if cols else [""] * len(df), index=df.index)
+    return pd.Series(
+        ["|".join(r) for r in zip(*cols, strict=True)] if cols else [""] * len(df), index=df.index
+    )
 
 
 def _fmt(v) -> str:
@@ -318,15 +388,31 @@ def compare_pair(df: pd.DataFrame, a: str, b: str) -> Pair:
     b_only, neither = int(((oa == 0) & (ob == 1)).sum()), int(((oa == 0) & (ob == 0)).sum())
     n = len(pairs)
     lo, hi = newcombe_paired_ci(both, a_only, b_only, neither)
-    return Pair(a, b, n, left_a + left_b, left_a, left_b, both, a_only, b_only, neither,
-                (both + a_only) / n if n else math.nan, (both + b_only) / n if n else math.nan,
-                (a_only - b_only) / n if n else math.nan, [lo, hi], mcnemar_exact(a_only, b_only) if n else math.nan)
+    return Pair(
+        a,
+        b,
+        n,
+        left_a + left_b,
+        left_a,
+        left_b,
+        both,
+        a_only,
+        b_only,
+        neither,
+        (both + a_only) / n if n else math.nan,
+        (both + b_only) / n if n else math.nan,
+        (a_only - b_only) / n if n else math.nan,
+        [lo, hi],
+        mcnemar_exact(a_only, b_only) if n else math.nan,
+    )
 
 
 def pairs(df: pd.DataFrame, labels: list[str]) -> list[Pair]:
     """Every pair of the chosen arms, in the given order (a before b)."""
     t = df if "ok" in df.columns else prepare(df)
-    return [compare_pair(t, labels[i], labels[j]) for i in range(len(labels)) for j in range(i + 1, len(labels))]
+    return [
+        compare_pair(t, labels[i], labels[j]) for i in range(len(labels)) for j in range(i + 1, len(labels))
+    ]
 
 
 def by_position(df: pd.DataFrame, a: str, b: str, x: str = "position") -> pd.DataFrame:
@@ -338,11 +424,23 @@ def by_position(df: pd.DataFrame, a: str, b: str, x: str = "position") -> pd.Dat
         return pd.DataFrame(columns=[x, "n_matched", "diff", "lo", "hi", "p_value"])
     for value, g in pairs_.groupby(col, sort=True, dropna=True):
         oa, ob = g["ok_a"].astype(int), g["ok_b"].astype(int)
-        cells = (int(((oa == 1) & (ob == 1)).sum()), int(((oa == 1) & (ob == 0)).sum()),
-                 int(((oa == 0) & (ob == 1)).sum()), int(((oa == 0) & (ob == 0)).sum()))
+        cells = (
+            int(((oa == 1) & (ob == 1)).sum()),
+            int(((oa == 1) & (ob == 0)).sum()),
+            int(((oa == 0) & (ob == 1)).sum()),
+            int(((oa == 0) & (ob == 0)).sum()),
+        )
         lo, hi = newcombe_paired_ci(*cells)
-        rows.append({x: value, "n_matched": len(g), "diff": (cells[1] - cells[2]) / len(g), "lo": lo, "hi": hi,
-                     "p_value": mcnemar_exact(cells[1], cells[2])})
+        rows.append(
+            {
+                x: value,
+                "n_matched": len(g),
+                "diff": (cells[1] - cells[2]) / len(g),
+                "lo": lo,
+                "hi": hi,
+                "p_value": mcnemar_exact(cells[1], cells[2]),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -350,8 +448,9 @@ def failures(df: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
     """Matched trials that at least one arm got wrong, with both answers side by side."""
     pairs_, _, _ = matched(df, a, b)
     if pairs_.empty:
-        return pd.DataFrame(columns=["task", *Cell.columns, "question", "answers", "answer_a", "ok_a", "answer_b",
-                                     "ok_b"])
+        return pd.DataFrame(
+            columns=["task", *Cell.columns, "question", "answers", "answer_a", "ok_a", "answer_b", "ok_b"]
+        )
     bad = pairs_[(pairs_["ok_a"] == 0) | (pairs_["ok_b"] == 0)]
     out = pd.DataFrame({c: bad.get(f"{c}_a") for c in MATCH_COLUMNS})
     for c in ("question", "answers"):
@@ -371,14 +470,18 @@ FAILURE_SOURCES = ("trial_id", "store_path", "shipped")
 
 # --- planner --------------------------------------------------------------------------------------------
 
-def pairs_needed(difference: float, discordance: float | None = None, *, power: float = 0.8,
-                 alpha: float = ALPHA) -> int:
+
+def pairs_needed(
+    difference: float, discordance: float | None = None, *, power: float = 0.8, alpha: float = ALPHA
+) -> int:
     """Matched pairs McNemar's test needs to find an accuracy difference `difference` (a fraction) with
     `power` at two-sided `alpha` (Connor 1987). `discordance` is the expected share of pairs the two
     arms answer differently (at least the difference itself); DEFAULT_DISCORDANCE when unknown."""
     d = abs(float(difference))
     if not 0 < d < 1:
-        raise ValueError(f"the difference must be between 0 and 1 (a share: 0.05 is 5 points), got {difference}")
+        raise ValueError(
+            f"the difference must be between 0 and 1 (a share: 0.05 is 5 points), got {difference}"
+        )
     if not 0 < power < 1 or not 0 < alpha < 1:
         raise ValueError("power and alpha must be between 0 and 1")
     psi = DEFAULT_DISCORDANCE if discordance is None or not discordance > 0 else float(discordance)
@@ -387,8 +490,14 @@ def pairs_needed(difference: float, discordance: float | None = None, *, power: 
     return int(math.ceil((za * math.sqrt(psi) + zb * math.sqrt(max(0.0, psi - d * d))) ** 2 / (d * d)))
 
 
-def plan(pair: Pair | None, arm_table: pd.DataFrame | None = None, *, difference: float = DEFAULT_DIFFERENCE,
-         power: float = 0.8, cells_per_task: int = 1) -> dict:
+def plan(
+    pair: Pair | None,
+    arm_table: pd.DataFrame | None = None,
+    *,
+    difference: float = DEFAULT_DIFFERENCE,
+    power: float = 0.8,
+    cells_per_task: int = 1,
+) -> dict:
     """Tasks a paired comparison needs, from the discordance seen in `pair` (else the default), and what
     running both arms on them costs at the arms' cost per 1,000 questions."""
     seen = pair.discordance if pair else None
@@ -401,9 +510,17 @@ def plan(pair: Pair | None, arm_table: pd.DataFrame | None = None, *, difference
         per = [costs.get(pair.a), costs.get(pair.b)]
         if all(c is not None and not pd.isna(c) for c in per):
             usd = tasks * cells * sum(per) / 1000
-    return {"pairs": n, "tasks": tasks, "cells_per_task": cells, "difference": difference, "power": power,
-            "alpha": ALPHA, "discordance": seen if seen else DEFAULT_DISCORDANCE,
-            "discordance_source": "seen" if seen else "default", "cost_usd": usd}
+    return {
+        "pairs": n,
+        "tasks": tasks,
+        "cells_per_task": cells,
+        "difference": difference,
+        "power": power,
+        "alpha": ALPHA,
+        "discordance": seen if seen else DEFAULT_DISCORDANCE,
+        "discordance_source": "seen" if seen else "default",
+        "cost_usd": usd,
+    }
 
 
 # --- recommendation -------------------------------------------------------------------------------------
@@ -439,7 +556,7 @@ class Verdict:
 
     @property
     def line(self) -> str:
-        """"Recommend X · saves Y per 1,000 questions against Z · confident" (or "· not yet")."""
+        """ "Recommend X · saves Y per 1,000 questions against Z · confident" (or "· not yet")."""
         return headline(self)
 
     @property
@@ -475,8 +592,11 @@ def _saving_phrase(v: Verdict) -> str:
         at = f" at {v.reference.partition(':')[2] or v.reference} prices"
         if ref >= 0:
             return f"saves {money(ref)} per 1,000 questions{at}{against} (free here)"
-        return f"costs {money(-ref)} more per 1,000 questions{at}" + (f" than {v.versus}" if v.versus else "") + \
-            " (free here)"
+        return (
+            f"costs {money(-ref)} more per 1,000 questions{at}"
+            + (f" than {v.versus}" if v.versus else "")
+            + " (free here)"
+        )
     s = v.saving_per_1000_usd
     if s is None or s != s:
         return f"saving per 1,000 questions unknown{against} (no price)"
@@ -516,8 +636,13 @@ def _versus(p: Pair, sign: int) -> tuple[float, tuple[float, float]]:
 
 
 def _tokens(row) -> float:
-    t = (row.input_tokens_per_question if row.input_tokens_per_question == row.input_tokens_per_question else 0) + \
-        (row.output_tokens_per_question if row.output_tokens_per_question == row.output_tokens_per_question else 0)
+    t = (
+        row.input_tokens_per_question if row.input_tokens_per_question == row.input_tokens_per_question else 0
+    ) + (
+        row.output_tokens_per_question
+        if row.output_tokens_per_question == row.output_tokens_per_question
+        else 0
+    )
     return float(t)
 
 
@@ -529,8 +654,9 @@ def _with_saving(rule: Verdict, rec, other) -> Verdict:
     """The rule with `rec` recommended against `other` and the saving between them (dollars; tokens and
     dollars at the reference price when every arm is free)."""
     saving = _saving(rec, other)
-    out = replace(rule, recommend=rec.label, versus=None if other is None else other.label,
-                  saving_per_1000_usd=saving)
+    out = replace(
+        rule, recommend=rec.label, versus=None if other is None else other.label, saving_per_1000_usd=saving
+    )
     if other is None:
         return out
     out = replace(out, tokens_saved_per_question=_tokens(other) - _tokens(rec))
@@ -553,8 +679,9 @@ class _Cheaper:
     share: float
 
 
-def _cheaper_arms(best, rest: pd.DataFrame, pair_list: list[Pair], margin: float,
-                  min_saving: float) -> tuple[list[_Cheaper], list[_Cheaper]]:
+def _cheaper_arms(
+    best, rest: pd.DataFrame, pair_list: list[Pair], margin: float, min_saving: float
+) -> tuple[list[_Cheaper], list[_Cheaper]]:
     """(non-inferior within `margin`, not yet shown within it): the arms cheaper than `best` by at least
     `min_saving` of its cost; an arm shown worse (Holm p < alpha) is in neither."""
     cheaper, not_shown = [], []
@@ -583,11 +710,13 @@ def _cheaper_verdict(rule: Verdict, best, cheaper: list[_Cheaper]) -> Verdict:
     price are not a coin toss)."""
     c = min(cheaper, key=lambda c: (c.cost, -c.arm.accuracy))
     pts = f"{100 * rule.margin:.0f} points"
-    reasons = (f"{_accurate(best)}, but {c.arm.label} is at most {pts} worse (non-inferior within the {pts} margin): "
-               f"accuracy {100 * c.d:+.1f} points against it, 95% interval {100 * c.lo:+.1f} to {100 * c.hi:+.1f} "
-               f"over {c.pair.n_matched} matched trials (Holm-adjusted p = {c.pair.p_holm:.2g}), and it costs "
-               f"{100 * c.share:.0f}% less ({money(c.cost)} against {money(best.cost_)} per 1,000 questions; "
-               f"the minimum saving asked is {100 * rule.min_saving:.0f}%).")
+    reasons = (
+        f"{_accurate(best)}, but {c.arm.label} is at most {pts} worse (non-inferior within the {pts} margin): "
+        f"accuracy {100 * c.d:+.1f} points against it, 95% interval {100 * c.lo:+.1f} to {100 * c.hi:+.1f} "
+        f"over {c.pair.n_matched} matched trials (Holm-adjusted p = {c.pair.p_holm:.2g}), and it costs "
+        f"{100 * c.share:.0f}% less ({money(c.cost)} against {money(best.cost_)} per 1,000 questions; "
+        f"the minimum saving asked is {100 * rule.min_saving:.0f}%)."
+    )
     return replace(_with_saving(rule, c.arm, best), kind="cheaper", confidence="confident", reasons=reasons)
 
 
@@ -598,9 +727,11 @@ def _not_shown_note(rule: Verdict, best, not_shown: list[_Cheaper]) -> tuple[str
         return "", None
     c = min(not_shown, key=lambda c: c.cost)
     need = pairs_needed(rule.margin, c.pair.discordance)
-    return (f" {c.arm.label} would save {100 * c.share:.0f}% ({money(best.cost_ - c.cost)} per 1,000 questions) but "
-            f"is not yet shown within {100 * rule.margin:.0f} points: its 95% interval reaches {100 * c.lo:+.1f} "
-            f"points; about {need} matched trials would show it if the two are really equal."), need
+    return (
+        f" {c.arm.label} would save {100 * c.share:.0f}% ({money(best.cost_ - c.cost)} per 1,000 questions) but "
+        f"is not yet shown within {100 * rule.margin:.0f} points: its 95% interval reaches {100 * c.lo:+.1f} "
+        f"points; about {need} matched trials would show it if the two are really equal."
+    ), need
 
 
 def _cheapness(r) -> tuple:
@@ -610,8 +741,9 @@ def _cheapness(r) -> tuple:
     return (cost, _tokens(r), -r.accuracy)
 
 
-def _best_verdict(rule: Verdict, best, rest: pd.DataFrame, pair_list: list[Pair], extra: str,
-                  difference: float) -> Verdict:
+def _best_verdict(
+    rule: Verdict, best, rest: pd.DataFrame, pair_list: list[Pair], extra: str, difference: float
+) -> Verdict:
     """Step 2: the most accurate arm against the others: confident when it beats every one at Holm p <
     alpha. Else a tie (no significant difference): the cheapest of the arms not shown worse than the
     most accurate, not yet, with the matched trials that would tell."""
@@ -623,49 +755,75 @@ def _best_verdict(rule: Verdict, best, rest: pd.DataFrame, pair_list: list[Pair]
         else:
             compared.append((p.p_holm, r, p, _versus(p, sign)[0]))
     if not compared:
-        return replace(rule, why_none=f"no trials of {best.label} match another arm's",
-                       reasons=_accurate(best) + ", but no trials match between the arms (same task and cell), so "
-                       "no paired comparison can be made.")
+        return replace(
+            rule,
+            why_none=f"no trials of {best.label} match another arm's",
+            reasons=_accurate(best) + ", but no trials match between the arms (same task and cell), so "
+            "no paired comparison can be made.",
+        )
     p_max, runner, p, d = max(compared, key=lambda c: (c[0], -abs(c[3])))
     if p_max < ALPHA and not unpaired and d < 0:
-        reasons = (f"{_accurate(best)}, significantly better than every other arm after Holm's correction for "
-                   f"{len(pair_list)} pair{'' if len(pair_list) == 1 else 's'} (largest adjusted p = {p_max:.2g}).")
+        reasons = (
+            f"{_accurate(best)}, significantly better than every other arm after Holm's correction for "
+            f"{len(pair_list)} pair{'' if len(pair_list) == 1 else 's'} (largest adjusted p = {p_max:.2g})."
+        )
         cheapest = min((c[1] for c in compared), key=_cheapness)
-        return replace(_with_saving(rule, best, cheapest), kind="winner", confidence="confident",
-                       reasons=reasons + extra)
+        return replace(
+            _with_saving(rule, best, cheapest), kind="winner", confidence="confident", reasons=reasons + extra
+        )
     # a tie: the arms the data cannot tell from the most accurate one; the cheapest of them is recommended
     tied = [best] + [c[1] for c in compared if not (c[0] < ALPHA and c[3] < 0)]
     rec = min(tied, key=_cheapness)
     gap = max(abs(d) if d == d and d != 0 else difference, 0.01)
     need = plan(p, difference=gap)["pairs"]
-    tell = (f"about {need} matched trials would tell a {100 * gap:.0f}-point difference apart (power 0.8, "
-            f"alpha 0.05)")
+    tell = (
+        f"about {need} matched trials would tell a {100 * gap:.0f}-point difference apart (power 0.8, "
+        f"alpha 0.05)"
+    )
     if rec.label == best.label:
         other = runner
-        why = "it is also the cheapest of them" if _cheapness(best) < _cheapness(runner) else \
-            "no other is cheaper"
+        why = (
+            "it is also the cheapest of them"
+            if _cheapness(best) < _cheapness(runner)
+            else "no other is cheaper"
+        )
     else:
         other = best
         why = "it is the cheaper" if len(tied) == 2 else "it is the cheapest of them"
     names = " and ".join(r.label for r in ([rec] + [x for x in tied if x.label != rec.label]))
     if d == 0 and len(tied) == 2:
-        head = (f"{names} are equally accurate over {p.n_matched} matched trials: a tie, so the cheaper is "
-                f"recommended ({why}); ")
+        head = (
+            f"{names} are equally accurate over {p.n_matched} matched trials: a tie, so the cheaper is "
+            f"recommended ({why}); "
+        )
     else:
-        head = (f"{_accurate(best)}, but the data cannot tell {'it' if len(tied) == 2 else 'the arms'} apart "
-                f"({names}; closest: {runner.label} at {_pct(runner.accuracy)}, Holm-adjusted p = {p_max:.2g}, "
-                f"raw {p.p_value:.2g}, over {p.n_matched} matched trials): a tie, so {rec.label} is recommended "
-                f"because {why}; ")
+        head = (
+            f"{_accurate(best)}, but the data cannot tell {'it' if len(tied) == 2 else 'the arms'} apart "
+            f"({names}; closest: {runner.label} at {_pct(runner.accuracy)}, Holm-adjusted p = {p_max:.2g}, "
+            f"raw {p.p_value:.2g}, over {p.n_matched} matched trials): a tie, so {rec.label} is recommended "
+            f"because {why}; "
+        )
     reasons = head + f"{tell}."
     if unpaired:
         reasons += f" No trials match {', '.join(r.label for r in unpaired)}, so they are not compared."
-    return replace(_with_saving(rule, rec, other), kind="tie", confidence="not yet", reasons=reasons + extra,
-                   pairs_needed=rule.pairs_needed or need)
+    return replace(
+        _with_saving(rule, rec, other),
+        kind="tie",
+        confidence="not yet",
+        reasons=reasons + extra,
+        pairs_needed=rule.pairs_needed or need,
+    )
 
 
-def verdict(arm_table: pd.DataFrame, pair_list: list[Pair], *, margin: float = DEFAULT_MARGIN,
-            min_saving: float = DEFAULT_MIN_SAVING, difference: float = DEFAULT_DIFFERENCE,
-            reference: str = REFERENCE_MODEL) -> Verdict:
+def verdict(
+    arm_table: pd.DataFrame,
+    pair_list: list[Pair],
+    *,
+    margin: float = DEFAULT_MARGIN,
+    min_saving: float = DEFAULT_MIN_SAVING,
+    difference: float = DEFAULT_DIFFERENCE,
+    reference: str = REFERENCE_MODEL,
+) -> Verdict:
     """The decision, computed from the tables, with Holm-adjusted p-values (Pair.p_holm) only.
 
     1. The most accurate arm is the reference. A CHEAPER arm is recommended only when it is
@@ -682,8 +840,11 @@ def verdict(arm_table: pd.DataFrame, pair_list: list[Pair], *, margin: float = D
     rule = Verdict(margin=margin, min_saving=min_saving)
     t = arm_table[arm_table["n"] > 0] if not arm_table.empty else arm_table
     if len(t) < 2:
-        return replace(rule, why_none="choose at least two arms with scored trials",
-                       reasons="Choose at least two arms with scored trials to compare.")
+        return replace(
+            rule,
+            why_none="choose at least two arms with scored trials",
+            reasons="Choose at least two arms with scored trials to compare.",
+        )
     t = t.assign(cost_=pd.to_numeric(t["cost_per_1000_usd"], errors="coerce"))
     free = bool((t["cost_"] == 0).all())
     if free and price_for(reference)[1] is not None:
@@ -692,7 +853,9 @@ def verdict(arm_table: pd.DataFrame, pair_list: list[Pair], *, margin: float = D
         rule = replace(rule, free=True)
     # the reference: the most accurate arm; among equally accurate ones the dearest, so that a cheaper
     # equal one is judged by the rule below (non-inferior and saving enough), never crowned by a tie
-    best = next(t.sort_values(["accuracy", "cost_"], ascending=[False, False], na_position="last").itertuples())
+    best = next(
+        t.sort_values(["accuracy", "cost_"], ascending=[False, False], na_position="last").itertuples()
+    )
     rest = t[t["label"] != best.label]
     cheaper, not_shown = _cheaper_arms(best, rest, pair_list, margin, min_saving)
     if cheaper:
@@ -711,14 +874,24 @@ def _saving(best, other) -> float | None:
 def with_holm(pair_list: list[Pair]) -> list[Pair]:
     """Each pair with `p_holm`: Holm's adjustment over the family of pairs shown (core.evidence.holm)."""
     adjusted = evidence.holm([p.p_value for p in pair_list])
-    return [replace(p, p_holm=adj, correction=f"Holm over {len(pair_list)} pairs")
-            for p, adj in zip(pair_list, adjusted, strict=True)]
+    return [
+        replace(p, p_holm=adj, correction=f"Holm over {len(pair_list)} pairs")
+        for p, adj in zip(pair_list, adjusted, strict=True)
+    ]
 
 
-def compare(df: pd.DataFrame, labels: list[str] | None = None, *, length: int | None = None,
-            price_model: str | None = None, batch: bool = False, prices: dict | None = None,
-            difference: float = DEFAULT_DIFFERENCE, margin: float = DEFAULT_MARGIN,
-            min_saving: float = DEFAULT_MIN_SAVING) -> dict:
+def compare(
+    df: pd.DataFrame,
+    labels: list[str] | None = None,
+    *,
+    length: int | None = None,
+    price_model: str | None = None,
+    batch: bool = False,
+    prices: dict | None = None,
+    difference: float = DEFAULT_DIFFERENCE,
+    margin: float = DEFAULT_MARGIN,
+    min_saving: float = DEFAULT_MIN_SAVING,
+) -> dict:
     """Everything at once: {"arms", "pairs" (Pair, with Holm-adjusted p), "verdict" (Verdict),
     "recommendation" (its text),
     "plan", "trials"}.
@@ -733,15 +906,21 @@ def compare(df: pd.DataFrame, labels: list[str] | None = None, *, length: int | 
         table = table.set_index("label").loc[labels].reset_index()
         table["dominated"] = dominated(table)
     else:
-        table = table.sort_values(["accuracy", "cost_per_1000_usd"], ascending=[False, True]).reset_index(drop=True)
+        table = table.sort_values(["accuracy", "cost_per_1000_usd"], ascending=[False, True]).reset_index(
+            drop=True
+        )
     chosen = list(table["label"])
     pair_list = with_holm(pairs(t, chosen))
     top = pair_list[0] if pair_list else None
     decided = verdict(table, pair_list, margin=margin, min_saving=min_saving, difference=difference)
-    return {"arms": table, "pairs": pair_list, "verdict": decided,
-            "recommendation": decided.text,
-            "plan": plan(top, table, difference=difference, cells_per_task=cells_per_task(t, chosen[:2])),
-            "trials": t}
+    return {
+        "arms": table,
+        "pairs": pair_list,
+        "verdict": decided,
+        "recommendation": decided.text,
+        "plan": plan(top, table, difference=difference, cells_per_task=cells_per_task(t, chosen[:2])),
+        "trials": t,
+    }
 
 
 def cells_per_task(df: pd.DataFrame, labels: list[str]) -> int:

@@ -16,16 +16,34 @@ def litm_curves(pub: pd.DataFrame, n_documents: int = 20) -> go.Figure:
     table = {10: "Table 5", 20: "Table 6", 30: "Table 7"}[n_documents]
     rows = pub[(pub["source"] == "liu2023") & (pub["table"] == table)].copy()
     rows["gold_index"] = rows["gold_index"].astype(int)
-    refs = pub[(pub["source"] == "liu2023") & (pub["table"] == "Table 1") & (pub["model"] == "GPT-3.5-Turbo")
-               & (pub["method"] == "closed-book")]
-    fig = charts.published_lines(rows, "gold_index", "model", title=f"Lost in the Middle, {table}: {n_documents} documents",
-                                 x_title="gold document index (0 = first)", y_title="accuracy (%)")
+    refs = pub[
+        (pub["source"] == "liu2023")
+        & (pub["table"] == "Table 1")
+        & (pub["model"] == "GPT-3.5-Turbo")
+        & (pub["method"] == "closed-book")
+    ]
+    fig = charts.published_lines(
+        rows,
+        "gold_index",
+        "model",
+        title=f"Lost in the Middle, {table}: {n_documents} documents",
+        x_title="gold document index (0 = first)",
+        y_title="accuracy (%)",
+    )
     xs = sorted(rows["gold_index"].unique())
     if len(refs):  # in the legend rather than on the lines, which it would cross
         value = float(refs["value"].iloc[0])
-        fig.add_trace(go.Scatter(x=[xs[0], xs[-1]], y=[value, value], mode="lines", name=f"GPT-3.5-Turbo, no documents "
-                                 f"(closed-book): {value:g}", line=dict(color="#000000", dash="dash", width=2), legendgroup="ref:closed-book",
-                                 hovertemplate=f"closed-book, as published: {value:g}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=[xs[0], xs[-1]],
+                y=[value, value],
+                mode="lines",
+                name=f"GPT-3.5-Turbo, no documents (closed-book): {value:g}",
+                line=dict(color="#000000", dash="dash", width=2),
+                legendgroup="ref:closed-book",
+                hovertemplate=f"closed-book, as published: {value:g}<extra></extra>",
+            )
+        )
     fig.update_xaxes(tickvals=xs)
     fig.update_layout(height=HEIGHT)
     return fig
@@ -33,11 +51,21 @@ def litm_curves(pub: pd.DataFrame, n_documents: int = 20) -> go.Figure:
 
 def rr_positions(pub: pd.DataFrame, length: int = 80_000, dataset: str = "NQ") -> go.Figure:
     """R&R App. B Table 7: fuzzy match by answer position, Baseline / Reprompt / R&R, GPT-4 Turbo."""
-    rows = pub[(pub["source"] == "rr2024") & (pub["table"] == "Table 7") & (pub["dataset"] == dataset)
-               & (pub["doc_length_tokens"] == length)].copy()
+    rows = pub[
+        (pub["source"] == "rr2024")
+        & (pub["table"] == "Table 7")
+        & (pub["dataset"] == dataset)
+        & (pub["doc_length_tokens"] == length)
+    ].copy()
     rows["x"] = rows["answer_position_tokens"].astype(int)
-    fig = charts.published_lines(rows, "x", "method", title=f"R&R, Table 7: {dataset}, d = {length // 1000}k tokens, "
-                                 "GPT-4 Turbo", x_title="answer position (tokens)", y_title="fuzzy match (%)")
+    fig = charts.published_lines(
+        rows,
+        "x",
+        "method",
+        title=f"R&R, Table 7: {dataset}, d = {length // 1000}k tokens, GPT-4 Turbo",
+        x_title="answer position (tokens)",
+        y_title="fuzzy match (%)",
+    )
     fig.update_xaxes(tickformat="~s")
     fig.update_layout(height=HEIGHT)
     return fig
@@ -50,8 +78,14 @@ def chunking(pub: pd.DataFrame, dataset: str = "NQ", model: str = "GPT-4 Turbo")
     rows["c"] = rows["chunk_size_tokens"].astype(int)
     calls = rr[(rr["table"] == "Table 3") & (rr["metric"] == "llm_calls") & (rr["method"] == "Chunkwise ICR")]
     m = {int(c): int(v) for c, v in zip(calls["chunk_size_tokens"], calls["value"], strict=True)}
-    fig = charts.published_lines(rows, "c", "method", title=f"R&R, Tables 2-3: {dataset}, d = 80k, {model}",
-                                 x_title="chunk size c (tokens); m = LLM calls per question", y_title="fuzzy match (%)")
+    fig = charts.published_lines(
+        rows,
+        "c",
+        "method",
+        title=f"R&R, Tables 2-3: {dataset}, d = 80k, {model}",
+        x_title="chunk size c (tokens); m = LLM calls per question",
+        y_title="fuzzy match (%)",
+    )
     cs = sorted(rows["c"].unique())
     fig.update_xaxes(type="log", tickvals=cs, ticktext=[f"{c // 1000}k (m={m.get(c, '?')})" for c in cs])
     fig.update_layout(height=HEIGHT)
@@ -62,19 +96,49 @@ def strategy_costs(rows: list[dict]) -> go.Figure:
     """Calls and input tokens per question for each strategy (the engine's estimate for one prompt)."""
     fig = go.Figure()
     names = [r["label"] for r in rows]
-    fig.add_trace(go.Bar(x=names, y=[r["calls"] for r in rows], name="LLM calls", marker_color=charts.OKABE_ITO[0],
-                         text=[str(r["calls"]) for r in rows], textposition="outside", cliponaxis=False,
-                         yaxis="y", offsetgroup="calls",
-                         hovertemplate="%{x}: %{y} call(s)<extra></extra>"))
-    fig.add_trace(go.Bar(x=names, y=[r["input_tokens"] for r in rows], name="input tokens",
-                         marker_color=charts.OKABE_ITO[1], text=[f"{r['input_tokens']:,}" for r in rows],
-                         textposition="outside", cliponaxis=False, yaxis="y2", offsetgroup="tokens",
-                         hovertemplate="%{x}: %{y:,} input tokens<extra></extra>"))
+    fig.add_trace(
+        go.Bar(
+            x=names,
+            y=[r["calls"] for r in rows],
+            name="LLM calls",
+            marker_color=charts.OKABE_ITO[0],
+            text=[str(r["calls"]) for r in rows],
+            textposition="outside",
+            cliponaxis=False,
+            yaxis="y",
+            offsetgroup="calls",
+            hovertemplate="%{x}: %{y} call(s)<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Bar(
+            x=names,
+            y=[r["input_tokens"] for r in rows],
+            name="input tokens",
+            marker_color=charts.OKABE_ITO[1],
+            text=[f"{r['input_tokens']:,}" for r in rows],
+            textposition="outside",
+            cliponaxis=False,
+            yaxis="y2",
+            offsetgroup="tokens",
+            hovertemplate="%{x}: %{y:,} input tokens<extra></extra>",
+        )
+    )
     charts.set_layout(fig, "Cost of one question, by strategy", "strategy", "LLM calls", percent=False)
     top_calls = max([r["calls"] for r in rows] or [1])
     top_tokens = max([r["input_tokens"] for r in rows] or [1])
-    fig.update_layout(barmode="group", height=HEIGHT,
-                      yaxis=dict(range=[0, top_calls * 1.25], dtick=1),
-                      yaxis2=dict(title="input tokens", overlaying="y", side="right", showgrid=False,
-                                  tickformat=",.0f", range=[0, top_tokens * 1.25], nticks=5))
+    fig.update_layout(
+        barmode="group",
+        height=HEIGHT,
+        yaxis=dict(range=[0, top_calls * 1.25], dtick=1),
+        yaxis2=dict(
+            title="input tokens",
+            overlaying="y",
+            side="right",
+            showgrid=False,
+            tickformat=",.0f",
+            range=[0, top_tokens * 1.25],
+            nticks=5,
+        ),
+    )
     return fig

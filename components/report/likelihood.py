@@ -42,8 +42,10 @@ def points(matrix: pd.DataFrame, x: str = "gold_index") -> pd.DataFrame:
     values = matrix.to_numpy(dtype=float)
     bands = evidence.bootstrap_means(values, np.eye(len(cols))) if cols else []
     means = values.mean(axis=0) if len(values) else [float("nan")] * len(cols)
-    rows = [{x: shapes.plain_number(float(c)), "mean": float(m), "low": lo, "high": hi, "n": int(len(values))}
-            for c, m, (lo, hi) in zip(cols, means, bands, strict=True)]
+    rows = [
+        {x: shapes.plain_number(float(c)), "mean": float(m), "low": lo, "high": hi, "n": int(len(values))}
+        for c, m, (lo, hi) in zip(cols, means, bands, strict=True)
+    ]
     return pd.DataFrame(rows, columns=[x, "mean", "low", "high", "n"])
 
 
@@ -81,25 +83,47 @@ def table_lines(df: pd.DataFrame, x: str = "gold_index") -> list[str]:
     shape = edges_minus_middle(df, x)
     head = "| gold index | " + " | ".join(str(int(v)) for v in c[x]) + " |"
     rule = "|---|" + "---|" * len(c)
-    mean = "| mean answer_logprob (95% interval) | " + " | ".join(
-        f"{r['mean']:.2f} ({r['low']:.2f} to {r['high']:.2f})" for _, r in c.iterrows()) + " |"
+    mean = (
+        "| mean answer_logprob (95% interval) | "
+        + " | ".join(f"{r['mean']:.2f} ({r['low']:.2f} to {r['high']:.2f})" for _, r in c.iterrows())
+        + " |"
+    )
     n = "| questions | " + " | ".join(str(int(v)) for v in c["n"]) + " |"
-    edge = (f"Position-bias index (per question, the mean of the first and last positions minus the middle one): "
-            f"{shape.mean:.2f} nats, 95% bootstrap interval {shape.low:.2f} to {shape.high:.2f}, positive for "
-            f"{shape.positive} of {shape.n} questions. {shape.stats.sentence}")
+    edge = (
+        f"Position-bias index (per question, the mean of the first and last positions minus the middle one): "
+        f"{shape.mean:.2f} nats, 95% bootstrap interval {shape.low:.2f} to {shape.high:.2f}, positive for "
+        f"{shape.positive} of {shape.n} questions. {shape.stats.sentence}"
+    )
     return [head, rule, mean, n, "", edge]
 
 
-def lines(trials: pd.DataFrame, series: pd.Series, x: str, size: str | None = None) -> tuple[pd.DataFrame, list[dict]]:
+def lines(
+    trials: pd.DataFrame, series: pd.Series, x: str, size: str | None = None
+) -> tuple[pd.DataFrame, list[dict]]:
     """The likelihood chart's table in charts.accuracy_lines' columns (series, `x`, n, mean, lo, hi, errors:
     one row per line and position,
     over the questions scored at every position of the line, the band a bootstrap over them) and each
     line's shape (shape.by_series). A line holding several sizes is split by size."""
-    found = shapes.by_series(trials, trials[COLUMN] if COLUMN in trials else pd.Series(float("nan"), index=trials.index),
-                             series, x, size, unit=UNIT)
+    found = shapes.by_series(
+        trials,
+        trials[COLUMN] if COLUMN in trials else pd.Series(float("nan"), index=trials.index),
+        series,
+        x,
+        size,
+        unit=UNIT,
+    )
     rows = []
     for f in found:
         for r in points(f["matrix"], x).itertuples(index=False):
-            rows.append({"series": f["name"], x: getattr(r, x), "n": r.n, "mean": r.mean, "lo": r.low, "hi": r.high,
-                         "errors": 0})
+            rows.append(
+                {
+                    "series": f["name"],
+                    x: getattr(r, x),
+                    "n": r.n,
+                    "mean": r.mean,
+                    "lo": r.low,
+                    "hi": r.high,
+                    "errors": 0,
+                }
+            )
     return pd.DataFrame(rows, columns=["series", x, "n", "mean", "lo", "hi", "errors"]), found

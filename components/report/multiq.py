@@ -32,19 +32,50 @@ from components.report.charts import FONT, colour_for, esc, rgba
 from components.report.sweeps import model_name, primary_values, with_setting
 
 K, Q = "contexts", "questions_per_context"
-CATEGORY_LABELS = {"correct": "correct", "partial": "partially correct", "not_specified": "not specified",
-                   "wrong": "wrong"}
-CATEGORY_COLOURS = {"correct": "#009E73", "partial": "#E69F00", "not_specified": "#999999", "wrong": "#D55E00"}
+CATEGORY_LABELS = {
+    "correct": "correct",
+    "partial": "partially correct",
+    "not_specified": "not specified",
+    "wrong": "wrong",
+}
+CATEGORY_COLOURS = {
+    "correct": "#009E73",
+    "partial": "#E69F00",
+    "not_specified": "#999999",
+    "wrong": "#D55E00",
+}
 PAPER = "Mistral-7B-Instruct-v0.3 · Context Overloading §5.3"
 ORDER = ("mq-full", "mq-chunked", "mq-keyword")  # the paper's order: whole context, chunks, keyword chunks
 
 
 def _order(strategy) -> int:
     return ORDER.index(strategy) if strategy in ORDER else len(ORDER)
+
+
 PAPER_SHORT = "paper §5.3"
-TABLE_COLUMNS = ["arm", "setting", "strategy", "model", K, Q, "questions", "n", "hits", "accuracy", "lo", "hi",
-                 "errors", *CATEGORIES, "calls", "input_tokens", "output_tokens", "calls_per_question",
-                 "input_tokens_per_question", "output_tokens_per_question", "cost_usd"]
+TABLE_COLUMNS = [
+    "arm",
+    "setting",
+    "strategy",
+    "model",
+    K,
+    Q,
+    "questions",
+    "n",
+    "hits",
+    "accuracy",
+    "lo",
+    "hi",
+    "errors",
+    *CATEGORIES,
+    "calls",
+    "input_tokens",
+    "output_tokens",
+    "calls_per_question",
+    "input_tokens_per_question",
+    "output_tokens_per_question",
+    "cost_usd",
+]
 
 
 def is_multi(df: pd.DataFrame) -> pd.Series:
@@ -88,22 +119,48 @@ def table(df: pd.DataFrame, metric: str = "mq_match") -> pd.DataFrame:
     for key, g in t.groupby(by, sort=True):
         ok = g[~err.loc[g.index]]
         cats = ok["category"].value_counts() if "category" in ok else pd.Series(dtype=int)
-        sums = {c: float(pd.to_numeric(g[c], errors="coerce").sum()) if c in g else 0.0
-                for c in ("calls", "input_tokens", "output_tokens")}
+        sums = {
+            c: float(pd.to_numeric(g[c], errors="coerce").sum()) if c in g else 0.0
+            for c in ("calls", "input_tokens", "output_tokens")
+        }
         cost = pd.to_numeric(g["cost_usd"], errors="coerce") if "cost_usd" in g else pd.Series(dtype=float)
         questions = len(g)
-        rows.append({**dict(zip(by, key, strict=True)), "questions": questions,
-                     **{c: int(cats.get(c, 0)) for c in CATEGORIES}, **sums,
-                     **{f"{c}_per_question": sums[c] / questions for c in ("calls", "input_tokens", "output_tokens")},
-                     "cost_usd": float(cost.sum()) if cost.notna().any() else math.nan})
+        rows.append(
+            {
+                **dict(zip(by, key, strict=True)),
+                "questions": questions,
+                **{c: int(cats.get(c, 0)) for c in CATEGORIES},
+                **sums,
+                **{
+                    f"{c}_per_question": sums[c] / questions
+                    for c in ("calls", "input_tokens", "output_tokens")
+                },
+                "cost_usd": float(cost.sum()) if cost.notna().any() else math.nan,
+            }
+        )
     out = acc.merge(pd.DataFrame(rows), on=by).rename(columns={"model_name": "model"})
     out["hits"] = out["hits"].round().astype(int)
     out["_o"] = out["strategy"].map(_order)
     return out.sort_values([K, Q, "_o", "arm"], kind="stable").reset_index(drop=True)[TABLE_COLUMNS]
 
 
-PUBLISHED_COLUMNS = ["strategy", "method", K, Q, "prompt_tokens", "questions", "incorrect", "partially_correct",
-                     "answered", "correct_or_partial", "correct", "what", "table", "model", "citation"]
+PUBLISHED_COLUMNS = [
+    "strategy",
+    "method",
+    K,
+    Q,
+    "prompt_tokens",
+    "questions",
+    "incorrect",
+    "partially_correct",
+    "answered",
+    "correct_or_partial",
+    "correct",
+    "what",
+    "table",
+    "model",
+    "citation",
+]
 
 
 def published(rows: pd.DataFrame) -> pd.DataFrame:
@@ -126,16 +183,32 @@ def published(rows: pd.DataFrame) -> pd.DataFrame:
         words = []
         if "answered" in value:
             words.append(f"{answered} of {questions} answered (then a timeout)")
-        words.append(f"{incorrect} incorrect" if "incorrect" in value else f"{incorrect} incorrect (answered minus "
-                     "correct or partially correct)")
+        words.append(
+            f"{incorrect} incorrect"
+            if "incorrect" in value
+            else f"{incorrect} incorrect (answered minus correct or partially correct)"
+        )
         if partial is not None:
             words.append(f"{partial} partially correct")
-        out.append({"strategy": strategy, "method": first["method"], K: int(k), Q: int(q),
-                    "prompt_tokens": int(first["prompt_tokens"]), "questions": questions,
-                    "incorrect": incorrect, "partially_correct": partial,
-                    "answered": answered, "correct_or_partial": value.get("correct_or_partial"),
-                    "correct": correct, "what": ", ".join(words), "table": first["table"],
-                    "model": first["model"], "citation": first.get("citation", "")})
+        out.append(
+            {
+                "strategy": strategy,
+                "method": first["method"],
+                K: int(k),
+                Q: int(q),
+                "prompt_tokens": int(first["prompt_tokens"]),
+                "questions": questions,
+                "incorrect": incorrect,
+                "partially_correct": partial,
+                "answered": answered,
+                "correct_or_partial": value.get("correct_or_partial"),
+                "correct": correct,
+                "what": ", ".join(words),
+                "table": first["table"],
+                "model": first["model"],
+                "citation": first.get("citation", ""),
+            }
+        )
     return pd.DataFrame(out, columns=PUBLISHED_COLUMNS)
 
 
@@ -149,25 +222,50 @@ def beside(ours: pd.DataFrame, paper: pd.DataFrame, *, every_k: bool = False) ->
     categories; the paper's rows for the K and Q of ours (every_k: all of them)."""
     rows = []
     for r in ours.itertuples(index=False):
-        rows.append({"K": getattr(r, K), "Q": getattr(r, Q), "strategy": r.setting, "source": f"{r.model} · this app",
-                     "questions": r.questions,
-                     "correct (95% CI)": (f"{r.hits}/{r.n} = {_pct(r.accuracy)} ({_pct(r.lo)}–{_pct(r.hi)})"
-                                          if r.n else "not measured"),
-                     "partially correct": r.partial, "not specified": r.not_specified, "wrong": r.wrong,
-                     "incorrect as the paper counts it": r.wrong + r.not_specified,
-                     "errors": r.errors, "calls / question": round(r.calls_per_question, 3),
-                     "tokens in / question": round(r.input_tokens_per_question, 1),
-                     "tokens out / question": round(r.output_tokens_per_question, 1)})
+        rows.append(
+            {
+                "K": getattr(r, K),
+                "Q": getattr(r, Q),
+                "strategy": r.setting,
+                "source": f"{r.model} · this app",
+                "questions": r.questions,
+                "correct (95% CI)": (
+                    f"{r.hits}/{r.n} = {_pct(r.accuracy)} ({_pct(r.lo)}–{_pct(r.hi)})"
+                    if r.n
+                    else "not measured"
+                ),
+                "partially correct": r.partial,
+                "not specified": r.not_specified,
+                "wrong": r.wrong,
+                "incorrect as the paper counts it": r.wrong + r.not_specified,
+                "errors": r.errors,
+                "calls / question": round(r.calls_per_question, 3),
+                "tokens in / question": round(r.input_tokens_per_question, 1),
+                "tokens out / question": round(r.output_tokens_per_question, 1),
+            }
+        )
     have = {(int(getattr(r, K)), int(getattr(r, Q))) for r in ours.itertuples(index=False)}
     for r in paper.itertuples(index=False):
         if not every_k and (int(getattr(r, K)), int(getattr(r, Q))) not in have:
             continue
-        rows.append({"K": getattr(r, K), "Q": getattr(r, Q), "strategy": r.strategy,
-                     "source": f"{r.model} · {r.table} (published)", "questions": r.questions,
-                     "correct (95% CI)": f"{r.correct}/{r.answered} (published: {r.what})",
-                     "partially correct": r.partially_correct, "not specified": None, "wrong": None,
-                     "incorrect as the paper counts it": r.incorrect, "errors": None, "calls / question": None,
-                     "tokens in / question": None, "tokens out / question": None})
+        rows.append(
+            {
+                "K": getattr(r, K),
+                "Q": getattr(r, Q),
+                "strategy": r.strategy,
+                "source": f"{r.model} · {r.table} (published)",
+                "questions": r.questions,
+                "correct (95% CI)": f"{r.correct}/{r.answered} (published: {r.what})",
+                "partially correct": r.partially_correct,
+                "not specified": None,
+                "wrong": None,
+                "incorrect as the paper counts it": r.incorrect,
+                "errors": None,
+                "calls / question": None,
+                "tokens in / question": None,
+                "tokens out / question": None,
+            }
+        )
     out = pd.DataFrame(rows)
     if out.empty:
         return out
@@ -181,14 +279,21 @@ def beside(ours: pd.DataFrame, paper: pd.DataFrame, *, every_k: bool = False) ->
 
 # --- figures ----------------------------------------------------------------------------------------------
 
+
 def _kq(k, q) -> str:
     return f"K = {int(k)}, Q = {int(q)}"
 
 
 def _layout(fig: go.Figure, title: str, x_title: str, y_title: str, percent: bool = True) -> go.Figure:
-    fig.update_layout(title=dict(text=title, x=0, xanchor="left"), font=FONT, template="plotly_white",
-                      legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0),
-                      margin=dict(l=70, r=20, t=60, b=40), hovermode="closest", height=520)
+    fig.update_layout(
+        title=dict(text=title, x=0, xanchor="left"),
+        font=FONT,
+        template="plotly_white",
+        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0),
+        margin=dict(l=70, r=20, t=60, b=40),
+        hovermode="closest",
+        height=520,
+    )
     fig.update_xaxes(title_text=x_title, showline=True, linecolor="#888")
     fig.update_yaxes(title_text=y_title, showline=True, linecolor="#888", zeroline=False)
     if percent:
@@ -197,11 +302,18 @@ def _layout(fig: go.Figure, title: str, x_title: str, y_title: str, percent: boo
 
 
 def _empty(fig: go.Figure, text: str) -> None:
-    fig.add_annotation(text=text, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper", font=dict(size=16))
+    fig.add_annotation(
+        text=text, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper", font=dict(size=16)
+    )
 
 
-def accuracy_figure(tab: pd.DataFrame, *, metric_label: str = "two-way substring match",
-                    title: str = "Accuracy by number of contexts (K) and strategy", who: str = "") -> go.Figure:
+def accuracy_figure(
+    tab: pd.DataFrame,
+    *,
+    metric_label: str = "two-way substring match",
+    title: str = "Accuracy by number of contexts (K) and strategy",
+    who: str = "",
+) -> go.Figure:
     """Grouped bars: x = K (and Q), one bar per arm (its strategy's colour), 95% Wilson interval as error
     bars, "correct/n" printed on each bar; `who` ends each legend name (" · this app")."""
     fig = go.Figure()
@@ -209,16 +321,32 @@ def accuracy_figure(tab: pd.DataFrame, *, metric_label: str = "two-way substring
     for arm, part in tab.groupby("arm", sort=False):
         colour = colour_for(part["strategy"].iloc[0])
         xs = [_kq(k, q) for k, q in zip(part[K], part[Q], strict=True)]
-        fig.add_trace(go.Bar(
-            x=xs, y=part["accuracy"], name=f"{esc(arm)}{esc(who)} (n={int(part['n'].sum())})", legendgroup=esc(arm),
-            marker=dict(color=colour, line=dict(color="#333", width=1)),
-            error_y=dict(type="data", symmetric=False, array=part["hi"] - part["accuracy"],
-                         arrayminus=part["accuracy"] - part["lo"], color="#333", thickness=1.5),
-            text=[f"{c}/{n}" for c, n in zip(part["hits"], part["n"], strict=True)], textposition="inside",
-            insidetextanchor="start", customdata=part[["n", "lo", "hi", "errors", "hits"]].to_numpy(),
-            hovertemplate=(f"<b>{esc(arm)}</b><br>%{{x}}<br>{esc(metric_label)}: %{{y:.1%}} (%{{customdata[4]}} "
-                           "of %{customdata[0]})<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}"
-                           "<br>errors (not scored): %{customdata[3]}<extra></extra>")))
+        fig.add_trace(
+            go.Bar(
+                x=xs,
+                y=part["accuracy"],
+                name=f"{esc(arm)}{esc(who)} (n={int(part['n'].sum())})",
+                legendgroup=esc(arm),
+                marker=dict(color=colour, line=dict(color="#333", width=1)),
+                error_y=dict(
+                    type="data",
+                    symmetric=False,
+                    array=part["hi"] - part["accuracy"],
+                    arrayminus=part["accuracy"] - part["lo"],
+                    color="#333",
+                    thickness=1.5,
+                ),
+                text=[f"{c}/{n}" for c, n in zip(part["hits"], part["n"], strict=True)],
+                textposition="inside",
+                insidetextanchor="start",
+                customdata=part[["n", "lo", "hi", "errors", "hits"]].to_numpy(),
+                hovertemplate=(
+                    f"<b>{esc(arm)}</b><br>%{{x}}<br>{esc(metric_label)}: %{{y:.1%}} (%{{customdata[4]}} "
+                    "of %{customdata[0]})<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}"
+                    "<br>errors (not scored): %{customdata[3]}<extra></extra>"
+                ),
+            )
+        )
     _layout(fig, title, "contexts (K) and questions per context (Q)", "correct (share of the questions)")
     fig.update_layout(barmode="group", bargap=0.25, uniformtext=dict(minsize=11, mode="hide"))
     if not len(tab):
@@ -230,60 +358,120 @@ def bar_names(tab: pd.DataFrame) -> list[str]:
     """A short name for each row's bar: its strategy, or its whole arm (lines apart) when two arms share
     a strategy."""
     shared = tab.groupby("strategy")["arm"].nunique() if len(tab) else pd.Series(dtype=int)
-    return [esc(r.strategy) if shared.get(r.strategy, 1) == 1 else "<br>".join(esc(x) for x in str(r.arm).split(" · "))
-            for r in tab.itertuples(index=False)]
+    return [
+        esc(r.strategy)
+        if shared.get(r.strategy, 1) == 1
+        else "<br>".join(esc(x) for x in str(r.arm).split(" · "))
+        for r in tab.itertuples(index=False)
+    ]
 
 
-def categories_figure(tab: pd.DataFrame, paper: pd.DataFrame | None = None, *,
-                      title: str = "Answers by category: ours and the paper's", who: str = "") -> go.Figure:
+def categories_figure(
+    tab: pd.DataFrame,
+    paper: pd.DataFrame | None = None,
+    *,
+    title: str = "Answers by category: ours and the paper's",
+    who: str = "",
+) -> go.Figure:
     """Stacked bars of the categories' shares of each arm's scored questions, x = (K and Q, arm); the
     paper's bars (hatched, "(paper)") beside ours for the same K and Q: correct, partially correct and
     incorrect as published (and, at K = 32, the questions a timeout left unanswered)."""
     fig = go.Figure()
     tab = tab[tab["n"] > 0].reset_index(drop=True) if len(tab) else tab
-    cols = list(zip([_kq(k, q) for k, q in zip(tab[K], tab[Q], strict=True)], bar_names(tab), strict=True)) \
-        if len(tab) else []
+    cols = (
+        list(zip([_kq(k, q) for k, q in zip(tab[K], tab[Q], strict=True)], bar_names(tab), strict=True))
+        if len(tab)
+        else []
+    )
     have = {(int(k), int(q)) for k, q in zip(tab[K], tab[Q], strict=True)} if len(tab) else set()
-    pap = paper[[(int(k), int(q)) in have for k, q in zip(paper[K], paper[Q], strict=True)]].reset_index(drop=True) \
-        if paper is not None and len(paper) else pd.DataFrame(columns=PUBLISHED_COLUMNS)
-    pcols = [(_kq(getattr(r, K), getattr(r, Q)), f"{esc(r.strategy)}<br>(paper)") for r in pap.itertuples(index=False)]
+    pap = (
+        paper[[(int(k), int(q)) in have for k, q in zip(paper[K], paper[Q], strict=True)]].reset_index(
+            drop=True
+        )
+        if paper is not None and len(paper)
+        else pd.DataFrame(columns=PUBLISHED_COLUMNS)
+    )
+    pcols = [
+        (_kq(getattr(r, K), getattr(r, Q)), f"{esc(r.strategy)}<br>(paper)")
+        for r in pap.itertuples(index=False)
+    ]
     # bars in K order, then the paper's order of strategies, each of the paper's right after ours
-    keys = [(int(getattr(r, K)), int(getattr(r, Q)), _order(r.strategy), 0, i) for i, r in enumerate(tab.itertuples())]
-    keys += [(int(getattr(r, K)), int(getattr(r, Q)), _order(r.strategy), 1, i) for i, r in enumerate(pap.itertuples())]
+    keys = [
+        (int(getattr(r, K)), int(getattr(r, Q)), _order(r.strategy), 0, i)
+        for i, r in enumerate(tab.itertuples())
+    ]
+    keys += [
+        (int(getattr(r, K)), int(getattr(r, Q)), _order(r.strategy), 1, i)
+        for i, r in enumerate(pap.itertuples())
+    ]
     if keys:  # a multi-category axis orders each level by first appearance: an empty first trace sets it
-        every = [cols[i] if p == 0 else pcols[i] for k, q, o, p, i in sorted(keys, key=lambda x: (x[2], x[3], x[0], x[1]))]
-        fig.add_trace(go.Bar(x=[[c[0] for c in every], [c[1] for c in every]], y=[0] * len(every), showlegend=False,
-                             hoverinfo="skip", marker=dict(color="rgba(0,0,0,0)"), name="order"))
+        every = [
+            cols[i] if p == 0 else pcols[i]
+            for k, q, o, p, i in sorted(keys, key=lambda x: (x[2], x[3], x[0], x[1]))
+        ]
+        fig.add_trace(
+            go.Bar(
+                x=[[c[0] for c in every], [c[1] for c in every]],
+                y=[0] * len(every),
+                showlegend=False,
+                hoverinfo="skip",
+                marker=dict(color="rgba(0,0,0,0)"),
+                name="order",
+            )
+        )
     for cat in CATEGORIES:
         if tab.empty:
             break
         n = tab["n"].to_numpy()
-        fig.add_trace(go.Bar(
-            x=[[c[0] for c in cols], [c[1] for c in cols]], y=tab[cat].to_numpy() / n,
-            name=f"{CATEGORY_LABELS[cat]}{esc(who)}", legendgroup=cat,
-            marker=dict(color=CATEGORY_COLOURS[cat], line=dict(color="white", width=0.5)),
-            customdata=list(zip(tab[cat], n, tab["arm"].map(esc), strict=True)),
-            text=[str(int(v)) if v else "" for v in tab[cat]], textposition="inside", textangle=0,
-            hovertemplate=(f"<b>{CATEGORY_LABELS[cat]}</b><br>%{{customdata[2]}}<br>%{{x}}<br>%{{customdata[0]}} of "
-                           "%{customdata[1]} questions (%{y:.0%})<extra></extra>")))
+        fig.add_trace(
+            go.Bar(
+                x=[[c[0] for c in cols], [c[1] for c in cols]],
+                y=tab[cat].to_numpy() / n,
+                name=f"{CATEGORY_LABELS[cat]}{esc(who)}",
+                legendgroup=cat,
+                marker=dict(color=CATEGORY_COLOURS[cat], line=dict(color="white", width=0.5)),
+                customdata=list(zip(tab[cat], n, tab["arm"].map(esc), strict=True)),
+                text=[str(int(v)) if v else "" for v in tab[cat]],
+                textposition="inside",
+                textangle=0,
+                hovertemplate=(
+                    f"<b>{CATEGORY_LABELS[cat]}</b><br>%{{customdata[2]}}<br>%{{x}}<br>%{{customdata[0]}} of "
+                    "%{customdata[1]} questions (%{y:.0%})<extra></extra>"
+                ),
+            )
+        )
     if len(pap):
-        parts = [("correct", "correct", "correct (the rest of its questions)"),
-                 ("partially_correct", "partial", "partially correct"),
-                 ("incorrect", "wrong", "incorrect")]
+        parts = [
+            ("correct", "correct", "correct (the rest of its questions)"),
+            ("partially_correct", "partial", "partially correct"),
+            ("incorrect", "wrong", "incorrect"),
+        ]
         if (pap["answered"] < pap["questions"]).any():
             pap = pap.assign(unanswered=pap["questions"] - pap["answered"])
             parts.append(("unanswered", "not_specified", "not answered (the API timed out)"))
         for column, cat, words in parts:
             values = pd.to_numeric(pap[column], errors="coerce").fillna(0).astype(int)
-            fig.add_trace(go.Bar(
-                x=[[c[0] for c in pcols], [c[1] for c in pcols]], y=values / pap["questions"],
-                name=f"{words.split(' (')[0]} · {PAPER}", legendgroup=f"paper {cat}",
-                marker=dict(color=rgba(CATEGORY_COLOURS[cat], 0.55), line=dict(color=CATEGORY_COLOURS[cat], width=1),
-                            pattern=dict(shape="/", fgcolor="white", size=8)),
-                customdata=list(zip(values, pap["questions"], pap["what"], strict=True)),
-                text=[str(v) if v else "" for v in values], textposition="inside", textangle=0,
-                hovertemplate=(f"<b>{words}</b>, as published ({PAPER})<br>%{{x}}<br>%{{customdata[0]}} of "
-                               "%{customdata[1]} questions<br>%{customdata[2]}<extra></extra>")))
+            fig.add_trace(
+                go.Bar(
+                    x=[[c[0] for c in pcols], [c[1] for c in pcols]],
+                    y=values / pap["questions"],
+                    name=f"{words.split(' (')[0]} · {PAPER}",
+                    legendgroup=f"paper {cat}",
+                    marker=dict(
+                        color=rgba(CATEGORY_COLOURS[cat], 0.55),
+                        line=dict(color=CATEGORY_COLOURS[cat], width=1),
+                        pattern=dict(shape="/", fgcolor="white", size=8),
+                    ),
+                    customdata=list(zip(values, pap["questions"], pap["what"], strict=True)),
+                    text=[str(v) if v else "" for v in values],
+                    textposition="inside",
+                    textangle=0,
+                    hovertemplate=(
+                        f"<b>{words}</b>, as published ({PAPER})<br>%{{x}}<br>%{{customdata[0]}} of "
+                        "%{customdata[1]} questions<br>%{customdata[2]}<extra></extra>"
+                    ),
+                )
+            )
     _layout(fig, title, "", "share of the questions")
     fig.update_layout(barmode="stack", bargap=0.25, uniformtext=dict(minsize=11, mode="hide"))
     fig.update_xaxes(tickangle=0)
@@ -292,22 +480,38 @@ def categories_figure(tab: pd.DataFrame, paper: pd.DataFrame | None = None, *,
     return fig
 
 
-def cost_figure(tab: pd.DataFrame, *, title: str = "Calls and tokens per question", who: str = "") -> go.Figure:
+def cost_figure(
+    tab: pd.DataFrame, *, title: str = "Calls and tokens per question", who: str = ""
+) -> go.Figure:
     """Input tokens per question (bars, by K and arm), with the calls (and calls per question) on each bar."""
     fig = go.Figure()
     for arm, part in tab.groupby("arm", sort=False):
         colour = colour_for(part["strategy"].iloc[0])
-        fig.add_trace(go.Bar(
-            x=[_kq(k, q) for k, q in zip(part[K], part[Q], strict=True)], y=part["input_tokens_per_question"],
-            name=f"{esc(arm)}{esc(who)}", marker=dict(color=colour, line=dict(color="#333", width=1)),
-            text=[f"{c:.0f} call{'s' if c != 1 else ''} ({c / n:.3f} a question)"
-                  for c, n in zip(part["calls"], part["questions"], strict=True)],
-            textposition="outside", cliponaxis=False,
-            customdata=part[["calls_per_question", "output_tokens_per_question", "calls", "questions"]].to_numpy(),
-            hovertemplate=(f"<b>{esc(arm)}</b><br>%{{x}}<br>input tokens per question: %{{y:,.0f}}<br>output "
-                           "tokens per question: %{customdata[1]:,.1f}<br>calls per question: %{customdata[0]:.3f} "
-                           "(%{customdata[2]:.0f} calls, %{customdata[3]} questions)<extra></extra>")))
-    _layout(fig, title, "contexts (K) and questions per context (Q)", "input tokens per question", percent=False)
+        fig.add_trace(
+            go.Bar(
+                x=[_kq(k, q) for k, q in zip(part[K], part[Q], strict=True)],
+                y=part["input_tokens_per_question"],
+                name=f"{esc(arm)}{esc(who)}",
+                marker=dict(color=colour, line=dict(color="#333", width=1)),
+                text=[
+                    f"{c:.0f} call{'s' if c != 1 else ''} ({c / n:.3f} a question)"
+                    for c, n in zip(part["calls"], part["questions"], strict=True)
+                ],
+                textposition="outside",
+                cliponaxis=False,
+                customdata=part[
+                    ["calls_per_question", "output_tokens_per_question", "calls", "questions"]
+                ].to_numpy(),
+                hovertemplate=(
+                    f"<b>{esc(arm)}</b><br>%{{x}}<br>input tokens per question: %{{y:,.0f}}<br>output "
+                    "tokens per question: %{customdata[1]:,.1f}<br>calls per question: %{customdata[0]:.3f} "
+                    "(%{customdata[2]:.0f} calls, %{customdata[3]} questions)<extra></extra>"
+                ),
+            )
+        )
+    _layout(
+        fig, title, "contexts (K) and questions per context (Q)", "input tokens per question", percent=False
+    )
     fig.update_layout(barmode="group", bargap=0.25)
     if tab.empty:
         _empty(fig, "No multi-question trials for this selection")
@@ -319,15 +523,19 @@ def table_lines(df: pd.DataFrame, paper: pd.DataFrame, metric: str = "mq_match")
     interval, the categories, calls and tokens per question, and the paper's §5.3 counts beside them."""
     tab = table(df, metric)
     pub = {(r.strategy, int(getattr(r, K)), int(getattr(r, Q))): r for r in paper.itertuples(index=False)}
-    lines = ["| K, Q (questions) | strategy | correct, 95% CI | partially correct | not specified | wrong | "
-             "calls / question | tokens in / question | tokens out / question | paper (§5.3) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| K, Q (questions) | strategy | correct, 95% CI | partially correct | not specified | wrong | "
+        "calls / question | tokens in / question | tokens out / question | paper (§5.3) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in tab.itertuples(index=False):
         k, q = int(getattr(r, K)), int(getattr(r, Q))
         p = pub.get((r.strategy, k, q))
         theirs = f"{p.correct}/{p.answered} correct ({p.what})" if p is not None else "not published"
-        lines.append(f"| {k}, {q} ({r.questions}) | {r.setting} | {r.hits}/{r.n} = {_pct(r.accuracy)} "
-                     f"({_pct(r.lo)}–{_pct(r.hi)}) | {r.partial} | {r.not_specified} | {r.wrong} | "
-                     f"{r.calls_per_question:.3f} | {r.input_tokens_per_question:,.0f} | "
-                     f"{r.output_tokens_per_question:,.1f} | {theirs} |")
+        lines.append(
+            f"| {k}, {q} ({r.questions}) | {r.setting} | {r.hits}/{r.n} = {_pct(r.accuracy)} "
+            f"({_pct(r.lo)}–{_pct(r.hi)}) | {r.partial} | {r.not_specified} | {r.wrong} | "
+            f"{r.calls_per_question:.3f} | {r.input_tokens_per_question:,.0f} | "
+            f"{r.output_tokens_per_question:,.1f} | {theirs} |"
+        )
     return lines

@@ -40,8 +40,10 @@ def published_position_curves(pub: pd.DataFrame) -> pd.DataFrame:
     rows["position"] = rows["answer_position_tokens"].astype(int)
     rows["length"] = rows["doc_length_tokens"].astype(int)
     rows["mean"] = rows["value"].astype(float) / 100.0
-    rows["label"] = [published_label(r.source, r.table, r.model, f"{r.dataset} {r.method} d={r.length // 1000}k")
-                     for r in rows.itertuples()]
+    rows["label"] = [
+        published_label(r.source, r.table, r.model, f"{r.dataset} {r.method} d={r.length // 1000}k")
+        for r in rows.itertuples()
+    ]
     return rows.sort_values(["table", "method", "length", "position"])
 
 
@@ -59,13 +61,22 @@ def published_index_curves(pub: pd.DataFrame) -> pd.DataFrame:
     rows["position"] = rows["gold_index"].astype(int)
     rows["n_documents"] = rows["n_documents"].astype(int)
     rows["mean"] = rows["value"].astype(float) / 100.0
-    rows["method_shown"] = [m if s != "liu2023" else "" for s, m in zip(rows["source"], rows["method"], strict=True)]
-    rows["label"] = [published_label(r.source, r.table, r.model,
-                                     ", ".join(x for x in (r.method_shown, f"{r.n_documents} documents") if x))
-                     for r in rows.itertuples()]
+    rows["method_shown"] = [
+        m if s != "liu2023" else "" for s, m in zip(rows["source"], rows["method"], strict=True)
+    ]
+    rows["label"] = [
+        published_label(
+            r.source,
+            r.table,
+            r.model,
+            ", ".join(x for x in (r.method_shown, f"{r.n_documents} documents") if x),
+        )
+        for r in rows.itertuples()
+    ]
     rows["order"] = rows["source"].map({s: i for i, s in enumerate(INDEX_SOURCES)})
-    return rows.sort_values(["order", "table", "model", "method_shown", "n_documents", "position"],
-                            kind="stable").drop(columns="order")
+    return rows.sort_values(
+        ["order", "table", "model", "method_shown", "n_documents", "position"], kind="stable"
+    ).drop(columns="order")
 
 
 def overlay_candidates(pub: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
@@ -85,4 +96,3 @@ def overlay_candidates(pub: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
     lengths = set(pd.to_numeric(trials.get("length"), errors="coerce").dropna().astype(int))
     near = curves[curves["length"].isin(lengths)]
     return (near if not near.empty else curves).reset_index(drop=True)
-

@@ -58,100 +58,196 @@ class Experiment:
         return f"litm sweep {self.config} --db {DB}"
 
 
-LITM_DIFFERS = ("Ours: {what} with {model}, BM25 distractors from other questions' passages; the paper: "
-                "GPT-3.5-Turbo, Claude-1.3 and open models, Contriever distractors from all of Wikipedia.")
+LITM_DIFFERS = (
+    "Ours: {what} with {model}, BM25 distractors from other questions' passages; the paper: "
+    "GPT-3.5-Turbo, Claude-1.3 and open models, Contriever distractors from all of Wikipedia."
+)
 EXPERIMENTS: tuple[Experiment, ...] = (
-    Experiment("liu2023", "litm-20", "20 documents: accuracy by the gold document's position (Table 6)",
-               "How often the model answers an NQ-open question right when its one relevant passage sits at "
-               "index 0-19 among 20 passages.",
-               ("Table 6",), rows=("gold_index",), columns=("model",), metric="accuracy (%)",
-               run="local-qwen-nq-litm20", ours_where={"documents": 20}, ours_rows=("gold_index",),
-               ours_metric="subspan_em",
-               differs=LITM_DIFFERS.format(what="50 NQ-open questions", model="the bundled 0.5B model"),
-               config="local-qwen-nq-litm20"),
-    Experiment("liu2023", "litm-10", "10 documents: accuracy by the gold document's position (Table 5)",
-               "The same measure with 10 passages, the gold one at index 0-9.",
-               ("Table 5",), rows=("gold_index",), columns=("model",), metric="accuracy (%)",
-               run="local-qwen-nq-litm", ours_where={"documents": 10}, ours_rows=("gold_index",),
-               ours_metric="subspan_em",
-               differs=LITM_DIFFERS.format(what="50 NQ-open questions", model="the bundled 0.5B model"),
-               config="local-qwen-nq-litm"),
-    Experiment("liu2023", "litm-30", "30 documents: accuracy by the gold document's position (Table 7)",
-               "The same measure with 30 passages, the gold one at index 0-29.",
-               ("Table 7",), rows=("gold_index",), columns=("model",), metric="accuracy (%)",
-               differs=LITM_DIFFERS.format(what="NQ-open questions", model="the model you choose"),
-               config="papers-litm-nq30"),
-    Experiment("liu2023", "litm-bounds", "Closed-book and oracle (Table 1)",
-               "Accuracy with no passage at all (what the model knows) and with the gold passage alone (the "
-               "ceiling of reading).",
-               ("Table 1",), rows=("method",), columns=("model",), metric="accuracy (%)",
-               run="local-qwen-nq-bounds", ours_rows=("strategy",), ours_columns=(), ours_metric="subspan_em",
-               differs="Ours: 50 NQ-open questions with the bundled 0.5B model; the paper: the whole NQ-open "
-                       "set with GPT-3.5-Turbo, Claude-1.3 and open models.",
-               config="local-qwen-nq-bounds"),
-    Experiment("rr2024", "rr-nq", "Baseline, reprompting and R&R by answer position and length, NQ (Table 7)",
-               "Fuzzy-match accuracy as the answer moves through documents of 10k-80k tokens, with the "
-               "instructions repeated every r tokens (reprompt) and with retrieval of pages first (R&R).",
-               ("Table 7",), rows=("doc_length_tokens", "answer_position_tokens"), columns=("method",),
-               metric="fuzzy match (%)",
-               run="local-qwen-facts", ours_rows=("length", "position"), ours_columns=("strategy",),
-               ours_metric="score",
-               differs="Ours: 20 invented-fact questions in 2,000-token documents (r = 500, k = 3) with the "
-                       "bundled 0.5B model; the paper: NQ in 10k-80k-token documents (r = 10k) with GPT-4 "
-                       "Turbo.",
-               config="papers-rr-nq",
-               preset={"tasks": "nq-open-30docs", "strategies": ["baseline", "reprompt", "rr"],
-                       "params": {"r": [10000], "k": [5]}, "lengths": [10000, 20000, 40000, 80000],
-                       "positions": [0.0, 0.25, 0.5, 0.75, 1.0], "n_tasks": 50}),
-    Experiment("rr2024", "rr-squad", "The same on SQuAD (Table 8)",
-               "The same measure on SQuAD questions, each paragraph among paragraphs of other Wikipedia "
-               "articles sorted by relevance.",
-               ("Table 8",), rows=("doc_length_tokens", "answer_position_tokens"), columns=("method",),
-               metric="fuzzy match (%)",
-               differs="Ours: R&R's SQuAD set built from the SQuAD v1.1 development set (tasks = \"rr-squad\", "
-                       "BM25 relevance); the paper: its SQuAD set with GPT-4 Turbo.",
-               config="papers-rr-squad"),
-    Experiment("rr2024", "rr-chunked", "Chunked ICR and chunked R&R by chunk size (Table 2)",
-               "Accuracy on 80k-token documents cut into chunks of c tokens, one retrieval call per chunk "
-               "and one answer call.",
-               ("Table 2",), where={"dataset": "NQ"}, rows=("chunk_size_tokens",), columns=("model", "method"),
-               metric="fuzzy match (%)",
-               differs="Ours: NQ-open questions with BM25 distractors and the model you choose; the paper: NQ "
-                       "with GPT-4 Turbo and Claude 2.1.",
-               config="papers-rr-chunked",
-               preset={"tasks": "nq-open-30docs", "strategies": ["chunked-icr", "chunked-rr"],
-                       "params": {"c": [10000, 20000, 40000, 80000], "k": [5], "r": [10000]},
-                       "lengths": [80000], "positions": [0.0, 0.25, 0.5, 0.75, 1.0], "n_tasks": 50}),
-    Experiment("alr2_2024", "alr2-niah", "Direct answer against retrieve-then-reason, needle in a haystack "
-                                         "(Table 1, NIAH)",
-               "Exact match as the context grows from 4k to 128k tokens, answering directly (DA) or first "
-               "retrieving the relevant sentences and then answering from them (RR).",
-               ("Table 1",), where={"dataset": "NIAH"}, rows=("doc_length_tokens",), columns=("model", "method"),
-               metric="exact match (%)",
-               differs="Ours: the bundled needle-in-a-haystack tasks (a magic number in a built-in haystack) "
-                       "and the model you choose; the paper: Command R and other models on its own NIAH set.",
-               config="papers-alr2-niah",
-               preset={"tasks": "niah", "strategies": ["direct-answer", "retrieve-then-reason"], "params": {},
-                       "lengths": [4000, 8000, 16000, 32000, 64000],
-                       "positions": [0.0, 0.25, 0.5, 0.75, 1.0], "n_tasks": 20}),
-    Experiment("alr2_2024", "alr2-passkey", "Multi-hop pass key retrieval and reasoning (Table 4)",
-               "Exact match when the answer needs two pass keys found far apart and joined in the asked order.",
-               ("Table 4",), rows=("doc_length_tokens",), columns=("model", "method"), metric="exact match, 0-1",
-               differs="Ours: the bundled pass key tasks (20) and the model you choose; the paper: Command R+ "
-                       "on its own tasks.",
-               config="papers-alr2-passkey",
-               preset={"tasks": "passkey-concat", "strategies": ["direct-answer", "retrieve-then-reason"],
-                       "params": {}, "lengths": [16000, 32000, 64000],
-                       "positions": [0.0, 0.25, 0.5, 0.75, 1.0], "n_tasks": 20}),
-    Experiment("context_overloading_2025", "mq", "Many questions at once: whole context, chunks, keyword "
-                                                 "chunks (§5.3)",
-               "How many of K x Q questions about K SQuAD paragraphs are answered right when all are asked at "
-               "once with the whole document, with every chunk, or each with the chunk sharing most keywords.",
-               ("§5.3",), metric="questions",
-               run="local-qwen-squad-mq", ours_metric="mq_match",
-               differs="Ours: SQuAD development-set paragraphs, 600-token chunks, the bundled 0.5B model; the "
-                       "paper: SQuAD training-set paragraphs, about 800-token chunks, Mistral-7B-Instruct-v0.3.",
-               config="local-qwen-squad-mq"),
+    Experiment(
+        "liu2023",
+        "litm-20",
+        "20 documents: accuracy by the gold document's position (Table 6)",
+        "How often the model answers an NQ-open question right when its one relevant passage sits at "
+        "index 0-19 among 20 passages.",
+        ("Table 6",),
+        rows=("gold_index",),
+        columns=("model",),
+        metric="accuracy (%)",
+        run="local-qwen-nq-litm20",
+        ours_where={"documents": 20},
+        ours_rows=("gold_index",),
+        ours_metric="subspan_em",
+        differs=LITM_DIFFERS.format(what="50 NQ-open questions", model="the bundled 0.5B model"),
+        config="local-qwen-nq-litm20",
+    ),
+    Experiment(
+        "liu2023",
+        "litm-10",
+        "10 documents: accuracy by the gold document's position (Table 5)",
+        "The same measure with 10 passages, the gold one at index 0-9.",
+        ("Table 5",),
+        rows=("gold_index",),
+        columns=("model",),
+        metric="accuracy (%)",
+        run="local-qwen-nq-litm",
+        ours_where={"documents": 10},
+        ours_rows=("gold_index",),
+        ours_metric="subspan_em",
+        differs=LITM_DIFFERS.format(what="50 NQ-open questions", model="the bundled 0.5B model"),
+        config="local-qwen-nq-litm",
+    ),
+    Experiment(
+        "liu2023",
+        "litm-30",
+        "30 documents: accuracy by the gold document's position (Table 7)",
+        "The same measure with 30 passages, the gold one at index 0-29.",
+        ("Table 7",),
+        rows=("gold_index",),
+        columns=("model",),
+        metric="accuracy (%)",
+        differs=LITM_DIFFERS.format(what="NQ-open questions", model="the model you choose"),
+        config="papers-litm-nq30",
+    ),
+    Experiment(
+        "liu2023",
+        "litm-bounds",
+        "Closed-book and oracle (Table 1)",
+        "Accuracy with no passage at all (what the model knows) and with the gold passage alone (the "
+        "ceiling of reading).",
+        ("Table 1",),
+        rows=("method",),
+        columns=("model",),
+        metric="accuracy (%)",
+        run="local-qwen-nq-bounds",
+        ours_rows=("strategy",),
+        ours_columns=(),
+        ours_metric="subspan_em",
+        differs="Ours: 50 NQ-open questions with the bundled 0.5B model; the paper: the whole NQ-open "
+        "set with GPT-3.5-Turbo, Claude-1.3 and open models.",
+        config="local-qwen-nq-bounds",
+    ),
+    Experiment(
+        "rr2024",
+        "rr-nq",
+        "Baseline, reprompting and R&R by answer position and length, NQ (Table 7)",
+        "Fuzzy-match accuracy as the answer moves through documents of 10k-80k tokens, with the "
+        "instructions repeated every r tokens (reprompt) and with retrieval of pages first (R&R).",
+        ("Table 7",),
+        rows=("doc_length_tokens", "answer_position_tokens"),
+        columns=("method",),
+        metric="fuzzy match (%)",
+        run="local-qwen-facts",
+        ours_rows=("length", "position"),
+        ours_columns=("strategy",),
+        ours_metric="score",
+        differs="Ours: 20 invented-fact questions in 2,000-token documents (r = 500, k = 3) with the "
+        "bundled 0.5B model; the paper: NQ in 10k-80k-token documents (r = 10k) with GPT-4 "
+        "Turbo.",
+        config="papers-rr-nq",
+        preset={
+            "tasks": "nq-open-30docs",
+            "strategies": ["baseline", "reprompt", "rr"],
+            "params": {"r": [10000], "k": [5]},
+            "lengths": [10000, 20000, 40000, 80000],
+            "positions": [0.0, 0.25, 0.5, 0.75, 1.0],
+            "n_tasks": 50,
+        },
+    ),
+    Experiment(
+        "rr2024",
+        "rr-squad",
+        "The same on SQuAD (Table 8)",
+        "The same measure on SQuAD questions, each paragraph among paragraphs of other Wikipedia "
+        "articles sorted by relevance.",
+        ("Table 8",),
+        rows=("doc_length_tokens", "answer_position_tokens"),
+        columns=("method",),
+        metric="fuzzy match (%)",
+        differs='Ours: R&R\'s SQuAD set built from the SQuAD v1.1 development set (tasks = "rr-squad", '
+        "BM25 relevance); the paper: its SQuAD set with GPT-4 Turbo.",
+        config="papers-rr-squad",
+    ),
+    Experiment(
+        "rr2024",
+        "rr-chunked",
+        "Chunked ICR and chunked R&R by chunk size (Table 2)",
+        "Accuracy on 80k-token documents cut into chunks of c tokens, one retrieval call per chunk "
+        "and one answer call.",
+        ("Table 2",),
+        where={"dataset": "NQ"},
+        rows=("chunk_size_tokens",),
+        columns=("model", "method"),
+        metric="fuzzy match (%)",
+        differs="Ours: NQ-open questions with BM25 distractors and the model you choose; the paper: NQ "
+        "with GPT-4 Turbo and Claude 2.1.",
+        config="papers-rr-chunked",
+        preset={
+            "tasks": "nq-open-30docs",
+            "strategies": ["chunked-icr", "chunked-rr"],
+            "params": {"c": [10000, 20000, 40000, 80000], "k": [5], "r": [10000]},
+            "lengths": [80000],
+            "positions": [0.0, 0.25, 0.5, 0.75, 1.0],
+            "n_tasks": 50,
+        },
+    ),
+    Experiment(
+        "alr2_2024",
+        "alr2-niah",
+        "Direct answer against retrieve-then-reason, needle in a haystack (Table 1, NIAH)",
+        "Exact match as the context grows from 4k to 128k tokens, answering directly (DA) or first "
+        "retrieving the relevant sentences and then answering from them (RR).",
+        ("Table 1",),
+        where={"dataset": "NIAH"},
+        rows=("doc_length_tokens",),
+        columns=("model", "method"),
+        metric="exact match (%)",
+        differs="Ours: the bundled needle-in-a-haystack tasks (a magic number in a built-in haystack) "
+        "and the model you choose; the paper: Command R and other models on its own NIAH set.",
+        config="papers-alr2-niah",
+        preset={
+            "tasks": "niah",
+            "strategies": ["direct-answer", "retrieve-then-reason"],
+            "params": {},
+            "lengths": [4000, 8000, 16000, 32000, 64000],
+            "positions": [0.0, 0.25, 0.5, 0.75, 1.0],
+            "n_tasks": 20,
+        },
+    ),
+    Experiment(
+        "alr2_2024",
+        "alr2-passkey",
+        "Multi-hop pass key retrieval and reasoning (Table 4)",
+        "Exact match when the answer needs two pass keys found far apart and joined in the asked order.",
+        ("Table 4",),
+        rows=("doc_length_tokens",),
+        columns=("model", "method"),
+        metric="exact match, 0-1",
+        differs="Ours: the bundled pass key tasks (20) and the model you choose; the paper: Command R+ "
+        "on its own tasks.",
+        config="papers-alr2-passkey",
+        preset={
+            "tasks": "passkey-concat",
+            "strategies": ["direct-answer", "retrieve-then-reason"],
+            "params": {},
+            "lengths": [16000, 32000, 64000],
+            "positions": [0.0, 0.25, 0.5, 0.75, 1.0],
+            "n_tasks": 20,
+        },
+    ),
+    Experiment(
+        "context_overloading_2025",
+        "mq",
+        "Many questions at once: whole context, chunks, keyword chunks (§5.3)",
+        "How many of K x Q questions about K SQuAD paragraphs are answered right when all are asked at "
+        "once with the whole document, with every chunk, or each with the chunk sharing most keywords.",
+        ("§5.3",),
+        metric="questions",
+        run="local-qwen-squad-mq",
+        ours_metric="mq_match",
+        differs="Ours: SQuAD development-set paragraphs, 600-token chunks, the bundled 0.5B model; the "
+        "paper: SQuAD training-set paragraphs, about 800-token chunks, Mistral-7B-Instruct-v0.3.",
+        config="local-qwen-squad-mq",
+    ),
 )
 
 
@@ -170,6 +266,7 @@ def config_file(exp: Experiment):
 
 # --- the published table ------------------------------------------------------------------------------------
 
+
 def _label(col: str, value) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
         return "overall" if col in ("doc_length_tokens",) else ""
@@ -182,9 +279,18 @@ def _label(col: str, value) -> str:
     return str(value)
 
 
-ROW_TITLES = {"gold_index": "gold index", "doc_length_tokens": "d (tokens)", "answer_position_tokens":
-              "answer at (tokens)", "chunk_size_tokens": "chunk c (tokens)", "method": "setting",
-              "length": "d (tokens)", "position": "answer at", "strategy": "setting", "K": "K", "Q": "Q"}
+ROW_TITLES = {
+    "gold_index": "gold index",
+    "doc_length_tokens": "d (tokens)",
+    "answer_position_tokens": "answer at (tokens)",
+    "chunk_size_tokens": "chunk c (tokens)",
+    "method": "setting",
+    "length": "d (tokens)",
+    "position": "answer at",
+    "strategy": "setting",
+    "K": "K",
+    "Q": "Q",
+}
 
 
 def published_rows(exp: Experiment, rows: pd.DataFrame) -> pd.DataFrame:
@@ -211,9 +317,15 @@ def published_table(exp: Experiment, rows: pd.DataFrame | None = None) -> pd.Dat
     part = published_rows(exp, rows)
     if part.empty:
         return pd.DataFrame()
-    part = part.assign(_col=part[list(exp.columns)].fillna("").astype(str).agg(" · ".join, axis=1).str.strip(" ·"))
+    part = part.assign(
+        _col=part[list(exp.columns)].fillna("").astype(str).agg(" · ".join, axis=1).str.strip(" ·")
+    )
     order = part.sort_values(list(exp.rows), na_position="last", kind="stable")
-    keys = list(dict.fromkeys(tuple(None if pd.isna(v) else v for v in r) for r in order[list(exp.rows)].itertuples(index=False)))
+    keys = list(
+        dict.fromkeys(
+            tuple(None if pd.isna(v) else v for v in r) for r in order[list(exp.rows)].itertuples(index=False)
+        )
+    )
     out = []
     for key in keys:
         mask = pd.Series(True, index=part.index)
@@ -233,11 +345,18 @@ def mq_published(rows: pd.DataFrame) -> pd.DataFrame:
     paper = published(rows)
     out = []
     for r in paper.itertuples(index=False):
-        out.append({"K": int(r.contexts), "Q": int(r.questions_per_context), "strategy": r.strategy,
-                    "method": r.method, "questions": int(r.questions),
-                    "incorrect": None if pd.isna(r.incorrect) else int(r.incorrect),
-                    "partially correct": None if pd.isna(r.partially_correct) else int(r.partially_correct),
-                    "in the paper's words": r.what})
+        out.append(
+            {
+                "K": int(r.contexts),
+                "Q": int(r.questions_per_context),
+                "strategy": r.strategy,
+                "method": r.method,
+                "questions": int(r.questions),
+                "incorrect": None if pd.isna(r.incorrect) else int(r.incorrect),
+                "partially correct": None if pd.isna(r.partially_correct) else int(r.partially_correct),
+                "in the paper's words": r.what,
+            }
+        )
     out = pd.DataFrame(out)
     if out.empty:
         return out
@@ -250,6 +369,7 @@ def mq_published(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 # --- ours ---------------------------------------------------------------------------------------------------
+
 
 def run_path(exp: Experiment):
     return sample_path("runs", f"{exp.run}.sqlite") if exp.run else None
@@ -293,7 +413,9 @@ def setting(strategy: str, params) -> str:
     except ValueError:
         values = {}
     label = STRATEGIES[strategy].label if strategy in STRATEGIES else str(strategy)
-    extra = ", ".join(f"{k} = {v:,}" if isinstance(v, int) else f"{k} = {v}" for k, v in sorted(values.items()))
+    extra = ", ".join(
+        f"{k} = {v:,}" if isinstance(v, int) else f"{k} = {v}" for k, v in sorted(values.items())
+    )
     return f"{label} ({strategy})" + (f", {extra}" if extra else "")
 
 
@@ -333,10 +455,17 @@ def mq_ours(trials: pd.DataFrame) -> pd.DataFrame:
     tab = multiq.table(multiq.trials(trials), "mq_match")
     out = []
     for r in tab.itertuples(index=False):
-        out.append({"K": int(getattr(r, multiq.K)), "Q": int(getattr(r, multiq.Q)), "strategy": r.setting,
-                    "questions": int(r.questions), "correct (95% CI)": cell_text(int(r.n), int(r.hits), r.lo, r.hi),
-                    "incorrect as the paper counts it": int(r.wrong + r.not_specified),
-                    "partially correct": int(r.partial)})
+        out.append(
+            {
+                "K": int(getattr(r, multiq.K)),
+                "Q": int(getattr(r, multiq.Q)),
+                "strategy": r.setting,
+                "questions": int(r.questions),
+                "correct (95% CI)": cell_text(int(r.n), int(r.hits), r.lo, r.hi),
+                "incorrect as the paper counts it": int(r.wrong + r.not_specified),
+                "partially correct": int(r.partial),
+            }
+        )
     return pd.DataFrame(out)
 
 

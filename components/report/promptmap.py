@@ -134,8 +134,10 @@ def _hover(r: Region, doc: Document | None) -> str:
 _MARKS = {"instruction": "triangle-down", "reminder": "triangle-down", "gold": "star"}
 
 
-RETRIEVED = {"hit": ("#009E73", "circle", "retrieved: gold page (hit)"),
-             "miss": ("#000000", "x-thin-open", "retrieved: not gold (miss)")}
+RETRIEVED = {
+    "hit": ("#009E73", "circle", "retrieved: gold page (hit)"),
+    "miss": ("#000000", "x-thin-open", "retrieved: not gold (miss)"),
+}
 
 
 def retrieval_marks(prompts: list[Prompt], retrieved) -> list[tuple[str, int, float, int | None]]:
@@ -148,7 +150,9 @@ def retrieval_marks(prompts: list[Prompt], retrieved) -> list[tuple[str, int, fl
             continue
         for s in prompt.spans:
             if s.kind in ("page", "gold") and s.page in wanted:
-                out.append(("hit" if s.kind == "gold" else "miss", i, (s.start_token + s.end_token) / 2, s.page))
+                out.append(
+                    ("hit" if s.kind == "gold" else "miss", i, (s.start_token + s.end_token) / 2, s.page)
+                )
     return out
 
 
@@ -158,11 +162,24 @@ def _add_retrieved(fig: go.Figure, prompts: list[Prompt], retrieved) -> None:
         sel = [m for m in marks if m[0] == kind]
         if not sel:
             continue
-        fig.add_trace(go.Scatter(
-            x=[m[2] for m in sel], y=[-m[1] - 0.42 for m in sel], mode="markers", name=label,
-            marker={"symbol": symbol, "size": 12, "color": colour, "line": {"width": 2.5, "color": colour}},
-            hovertext=[f"<b>page {m[3]}</b>: {label}" for m in sel], hoverinfo="text",
-        ), row=1, col=1)
+        fig.add_trace(
+            go.Scatter(
+                x=[m[2] for m in sel],
+                y=[-m[1] - 0.42 for m in sel],
+                mode="markers",
+                name=label,
+                marker={
+                    "symbol": symbol,
+                    "size": 12,
+                    "color": colour,
+                    "line": {"width": 2.5, "color": colour},
+                },
+                hovertext=[f"<b>page {m[3]}</b>: {label}" for m in sel],
+                hoverinfo="text",
+            ),
+            row=1,
+            col=1,
+        )
 
 
 def figure(prompts: list[Prompt], doc: Document | None = None, title: str = "", retrieved=None) -> go.Figure:
@@ -171,8 +188,7 @@ def figure(prompts: list[Prompt], doc: Document | None = None, title: str = "", 
     prompts of every stage), the retrieved pages are marked hit (gold) or miss on the stage-1 rows."""
     rows = regions(prompts)
     labels = row_labels(prompts)
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        row_heights=[0.62, 0.38])
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.62, 0.38])
     y_of = {i: -i for i in range(len(prompts))}
     order = ["chunk", "page", "question", "instruction", "reminder", "gold"]
     for kind in order:
@@ -185,63 +201,124 @@ def figure(prompts: list[Prompt], doc: Document | None = None, title: str = "", 
         else:
             colors = COLORS[kind]
         chunk = kind == "chunk"
-        fig.add_trace(go.Bar(
-            orientation="h",
-            base=[r.start for r in sel],
-            x=[max(r.end - r.start, 1) for r in sel],
-            y=[y_of[r.prompt] for r in sel],
-            width=0.78 if chunk else 0.5,
-            marker={"color": "rgba(0,0,0,0)" if chunk else colors,
-                    "line": {"color": COLORS[kind], "width": 2} if chunk else {"width": 0}},
-            name=LABELS[kind], legendgroup=kind,
-            hovertext=[_hover(r, doc) for r in sel], hoverinfo="text",
-        ), row=1, col=1)
+        fig.add_trace(
+            go.Bar(
+                orientation="h",
+                base=[r.start for r in sel],
+                x=[max(r.end - r.start, 1) for r in sel],
+                y=[y_of[r.prompt] for r in sel],
+                width=0.78 if chunk else 0.5,
+                marker={
+                    "color": "rgba(0,0,0,0)" if chunk else colors,
+                    "line": {"color": COLORS[kind], "width": 2} if chunk else {"width": 0},
+                },
+                name=LABELS[kind],
+                legendgroup=kind,
+                hovertext=[_hover(r, doc) for r in sel],
+                hoverinfo="text",
+            ),
+            row=1,
+            col=1,
+        )
         if kind in _MARKS:
-            fig.add_trace(go.Scatter(
-                x=[(r.start + r.end) / 2 for r in sel],
-                y=[y_of[r.prompt] + 0.42 for r in sel],
-                mode="markers",
-                marker={"symbol": _MARKS[kind], "size": 13 if kind == "gold" else 10,
-                        "color": COLORS[kind], "line": {"width": 0.5, "color": "white"}},
-                name=LABELS[kind], legendgroup=kind, showlegend=False,
-                hovertext=[_hover(r, doc) for r in sel], hoverinfo="text",
-            ), row=1, col=1)
+            fig.add_trace(
+                go.Scatter(
+                    x=[(r.start + r.end) / 2 for r in sel],
+                    y=[y_of[r.prompt] + 0.42 for r in sel],
+                    mode="markers",
+                    marker={
+                        "symbol": _MARKS[kind],
+                        "size": 13 if kind == "gold" else 10,
+                        "color": COLORS[kind],
+                        "line": {"width": 0.5, "color": "white"},
+                    },
+                    name=LABELS[kind],
+                    legendgroup=kind,
+                    showlegend=False,
+                    hovertext=[_hover(r, doc) for r in sel],
+                    hoverinfo="text",
+                ),
+                row=1,
+                col=1,
+            )
     # Distance of every page to the nearest instruction, one line per prompt.
     for i, _prompt in enumerate(prompts):
         pages = [r for r in rows if r.prompt == i and r.kind in ("page", "gold") and r.distance is not None]
         if not pages:
             continue
-        fig.add_trace(go.Scatter(
-            x=[(r.start + r.end) / 2 for r in pages], y=[r.distance for r in pages],
-            mode="lines", line={"color": "#555555", "width": 1.5},
-            name="distance to nearest instruction", legendgroup="distance", showlegend=i == 0,
-            hovertext=[_hover(r, doc) for r in pages], hoverinfo="text",
-        ), row=2, col=1)
+        fig.add_trace(
+            go.Scatter(
+                x=[(r.start + r.end) / 2 for r in pages],
+                y=[r.distance for r in pages],
+                mode="lines",
+                line={"color": "#555555", "width": 1.5},
+                name="distance to nearest instruction",
+                legendgroup="distance",
+                showlegend=i == 0,
+                hovertext=[_hover(r, doc) for r in pages],
+                hoverinfo="text",
+            ),
+            row=2,
+            col=1,
+        )
         gold = [r for r in pages if r.kind == "gold"]
         if gold:
-            fig.add_trace(go.Scatter(
-                x=[(r.start + r.end) / 2 for r in gold], y=[r.distance for r in gold],
-                mode="markers", marker={"symbol": "star", "size": 13, "color": COLORS["gold"]},
-                name=LABELS["gold"], legendgroup="gold", showlegend=False,
-                hovertext=[_hover(r, doc) for r in gold], hoverinfo="text",
-            ), row=2, col=1)
+            fig.add_trace(
+                go.Scatter(
+                    x=[(r.start + r.end) / 2 for r in gold],
+                    y=[r.distance for r in gold],
+                    mode="markers",
+                    marker={"symbol": "star", "size": 13, "color": COLORS["gold"]},
+                    name=LABELS["gold"],
+                    legendgroup="gold",
+                    showlegend=False,
+                    hovertext=[_hover(r, doc) for r in gold],
+                    hoverinfo="text",
+                ),
+                row=2,
+                col=1,
+            )
     if retrieved:
         _add_retrieved(fig, prompts, retrieved)
     n = len(prompts)
-    fig.update_yaxes(tickvals=[-i for i in range(n)], ticktext=[html.escape(t) for t in labels],
-                     range=[-n + 0.4, 0.75], showgrid=False, zeroline=False, row=1, col=1)
-    fig.update_yaxes(title_text="tokens to<br>instruction", title_standoff=4, tickformat="~s", rangemode="tozero",
-                     nticks=4, row=2, col=1)
-    fig.update_xaxes(title_text="token position in the prompt", tickformat=",d", automargin=True, title_standoff=6,
-                     row=2, col=1)
+    fig.update_yaxes(
+        tickvals=[-i for i in range(n)],
+        ticktext=[html.escape(t) for t in labels],
+        range=[-n + 0.4, 0.75],
+        showgrid=False,
+        zeroline=False,
+        row=1,
+        col=1,
+    )
+    fig.update_yaxes(
+        title_text="tokens to<br>instruction",
+        title_standoff=4,
+        tickformat="~s",
+        rangemode="tozero",
+        nticks=4,
+        row=2,
+        col=1,
+    )
+    fig.update_xaxes(
+        title_text="token position in the prompt",
+        tickformat=",d",
+        automargin=True,
+        title_standoff=6,
+        row=2,
+        col=1,
+    )
     fig.update_xaxes(tickformat=",d", row=1, col=1)
     fig.update_yaxes(automargin=True)  # row labels and the distance axis get the room they need
     fig.update_layout(
-        barmode="overlay", bargap=0, height=340 + 34 * min(n, 20),
+        barmode="overlay",
+        bargap=0,
+        height=340 + 34 * min(n, 20),
         margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
         title=html.escape(title) if title else None,
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
-        hoverlabel={"align": "left"}, plot_bgcolor="white", separators=".,",
+        hoverlabel={"align": "left"},
+        plot_bgcolor="white",
+        separators=".,",
     )
     return fig
 
@@ -268,8 +345,9 @@ def message_text(messages: list[dict]) -> str:
     return "\n\n".join(parts)
 
 
-def rebuild_prompt(messages: list[dict], gold_pages=(), stage: int = 1, label: str = "",
-                   encoding: str = "cl100k_base"):
+def rebuild_prompt(
+    messages: list[dict], gold_pages=(), stage: int = 1, label: str = "", encoding: str = "cl100k_base"
+):
     """A components.core.prompts.Prompt from a stored request, its spans found by the templates' tags
     (<INSTRUCTIONS>, <INSTRUCTIONS_REMINDER>, <PAGE p>, LITM's `Document [i](Title: ...)`, `Question:`).
     Pages listed in `gold_pages` become gold spans. Token offsets are counted piece by piece."""
@@ -301,4 +379,3 @@ def rebuild_prompt(messages: list[dict], gold_pages=(), stage: int = 1, label: s
         pos = last_end = end
     toks += tok.count(text[pos:]) if pos < len(text) else 0
     return Prompt(stage, text, toks, tuple(spans), label)
-

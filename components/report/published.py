@@ -27,9 +27,27 @@ NEWER_PATH = package_path("data", "published_newer.csv")
 SOURCES_PATH = package_path("data", "published_sources.csv")
 PUBLISHED_FILES = (PUBLISHED_PATH, NEWER_PATH)
 
-COLUMNS = ("source", "table", "model", "dataset", "method", "doc_length_tokens", "n_documents",
-           "chunk_size_tokens", "answer_position_tokens", "gold_index", "metric", "value")
-INT_COLUMNS = ("doc_length_tokens", "n_documents", "chunk_size_tokens", "answer_position_tokens", "gold_index")
+COLUMNS = (
+    "source",
+    "table",
+    "model",
+    "dataset",
+    "method",
+    "doc_length_tokens",
+    "n_documents",
+    "chunk_size_tokens",
+    "answer_position_tokens",
+    "gold_index",
+    "metric",
+    "value",
+)
+INT_COLUMNS = (
+    "doc_length_tokens",
+    "n_documents",
+    "chunk_size_tokens",
+    "answer_position_tokens",
+    "gold_index",
+)
 TEXT_COLUMNS = ("source", "table", "model", "dataset", "method", "metric")
 
 
@@ -53,7 +71,9 @@ def _read(path) -> pd.DataFrame:
     listed = set(sources().loc[sources()["file"] == path.name, "source"])
     unknown = set(df["source"]) - listed
     if unknown:
-        raise ValueError(f"{path.name}: published results from unknown source(s): {', '.join(sorted(unknown))}")
+        raise ValueError(
+            f"{path.name}: published results from unknown source(s): {', '.join(sorted(unknown))}"
+        )
     return df
 
 

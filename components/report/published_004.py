@@ -18,8 +18,10 @@ import pandas as pd
 from components.core.resources import package_path
 
 PUBLISHED_004_PATH = package_path("data", "published_004.csv")
-CITATION_004 = ("Muhammad Affan Naved, Hassan Ali and Talha Tariq. \"Context Overloading in RAG Based "
-                "Systems\". 2025 (a student project, LUMS).")
+CITATION_004 = (
+    'Muhammad Affan Naved, Hassan Ali and Talha Tariq. "Context Overloading in RAG Based '
+    'Systems". 2025 (a student project, LUMS).'
+)
 INT_COLUMNS = ("contexts", "questions_per_context", "prompt_tokens", "questions", "value")
 
 

@@ -17,20 +17,22 @@ from components.providers import pricing
 from components.report.charts import arm_numbers
 from components.report.compare import money, seconds_text
 
-METHODS = ("Accuracy: the share of scored trials whose primary metric is correct (non-zero), with a Wilson 95% "
-           "interval. Pairs: trials matched on task and cell (length and position, or documents and gold index); "
-           "difference with Newcombe's paired hybrid score interval (1998, method 10); p-value from the exact "
-           "McNemar test (two-sided binomial test of the discordant pairs at 1/2), adjusted for the pairs shown by "
-           "Holm's step-down method (Holm 1979; statsmodels multipletests): every verdict reads the adjusted "
-           "p-values. Verdict: a cheaper arm is recommended only when non-inferior within the margin (the lower "
-           "bound of the 95% paired interval of its difference from the most accurate arm above minus the margin) "
-           "and saving at least the minimum share of cost; otherwise the most accurate arm when it beats every other "
-           "arm at Holm-adjusted p < 0.05; otherwise a tie, and the cheapest arm the data cannot tell from the most "
-           "accurate is recommended, not yet (where every arm runs free, priced at a reference model's list price "
-           "from its tokens). The chart numbers the arms as the arms table does. Trials without a partner are "
-           "left out and counted. Failed calls are errors, never wrong answers. Cost per 1,000 questions: the "
-           "mean stored input and output tokens of all stages of an arm's trials at the list price (or batch "
-           "price) of the model named. Planner: Connor (1987) sample size for McNemar's test.")
+METHODS = (
+    "Accuracy: the share of scored trials whose primary metric is correct (non-zero), with a Wilson 95% "
+    "interval. Pairs: trials matched on task and cell (length and position, or documents and gold index); "
+    "difference with Newcombe's paired hybrid score interval (1998, method 10); p-value from the exact "
+    "McNemar test (two-sided binomial test of the discordant pairs at 1/2), adjusted for the pairs shown by "
+    "Holm's step-down method (Holm 1979; statsmodels multipletests): every verdict reads the adjusted "
+    "p-values. Verdict: a cheaper arm is recommended only when non-inferior within the margin (the lower "
+    "bound of the 95% paired interval of its difference from the most accurate arm above minus the margin) "
+    "and saving at least the minimum share of cost; otherwise the most accurate arm when it beats every other "
+    "arm at Holm-adjusted p < 0.05; otherwise a tie, and the cheapest arm the data cannot tell from the most "
+    "accurate is recommended, not yet (where every arm runs free, priced at a reference model's list price "
+    "from its tokens). The chart numbers the arms as the arms table does. Trials without a partner are "
+    "left out and counted. Failed calls are errors, never wrong answers. Cost per 1,000 questions: the "
+    "mean stored input and output tokens of all stages of an arm's trials at the list price (or batch "
+    "price) of the model named. Planner: Connor (1987) sample size for McNemar's test."
+)
 
 # Long unbroken strings (a 2,000-character task id, an arm label, an answer) wrap inside the window:
 # overflow-wrap:anywhere on the page and on every data cell lets them break anywhere, and counts so in a table
@@ -60,8 +62,10 @@ def _usd(x) -> str:
 
 def _table(headers: list[str], rows: list[list[str]], classes: list[str] | None = None, user: int = 0) -> str:
     """An HTML table; the last `user` headers hold user strings (arm labels), which may break anywhere."""
-    head = "".join(f'<th><span class="u">{_e(h)}</span></th>' if i >= len(headers) - user else f"<th>{_e(h)}</th>"
-                   for i, h in enumerate(headers))
+    head = "".join(
+        f'<th><span class="u">{_e(h)}</span></th>' if i >= len(headers) - user else f"<th>{_e(h)}</th>"
+        for i, h in enumerate(headers)
+    )
     body = []
     for i, r in enumerate(rows):
         cls = f' class="{classes[i]}"' if classes and classes[i] else ""
@@ -78,14 +82,39 @@ def arms_html(arms: pd.DataFrame) -> str:
     rows, classes = [], []
     numbers = arm_numbers(arms)
     for r in sorted(arms.itertuples(), key=lambda r: numbers.get(r.label, 0)):
-        rows.append([_td(numbers.get(r.label, ""), True), _td(r.label), _td(r.n, True), _td(_pct(r.accuracy), True),
-                     _td(f"{_pct(r.lo)} – {_pct(r.hi)}", True), _td(_usd(r.cost_per_1000_usd), True),
-                     _td(r.priced_as + (" (batch)" if r.batch else "")),
-                     _td(f"{r.calls_per_question:.2f}", True), _td(seconds_text(r.latency_s_per_question), True),
-                     _td(r.errors, True), _td("dominated" if r.dominated else "on the front")])
+        rows.append(
+            [
+                _td(numbers.get(r.label, ""), True),
+                _td(r.label),
+                _td(r.n, True),
+                _td(_pct(r.accuracy), True),
+                _td(f"{_pct(r.lo)} – {_pct(r.hi)}", True),
+                _td(_usd(r.cost_per_1000_usd), True),
+                _td(r.priced_as + (" (batch)" if r.batch else "")),
+                _td(f"{r.calls_per_question:.2f}", True),
+                _td(seconds_text(r.latency_s_per_question), True),
+                _td(r.errors, True),
+                _td("dominated" if r.dominated else "on the front"),
+            ]
+        )
         classes.append("dominated" if r.dominated else "")
-    return _table(["#", "arm", "n", "accuracy", "95% interval (Wilson)", "$ per 1,000 questions", "priced as",
-                   "calls / question", "seconds / question", "errors", "Pareto"], rows, classes)
+    return _table(
+        [
+            "#",
+            "arm",
+            "n",
+            "accuracy",
+            "95% interval (Wilson)",
+            "$ per 1,000 questions",
+            "priced as",
+            "calls / question",
+            "seconds / question",
+            "errors",
+            "Pareto",
+        ],
+        rows,
+        classes,
+    )
 
 
 def pairs_html(pairs: list) -> str:
@@ -96,10 +125,33 @@ def pairs_html(pairs: list) -> str:
         ci = "–" if p.ci[0] != p.ci[0] else f"{100 * p.ci[0]:+.1f} to {100 * p.ci[1]:+.1f}"
         pv = "–" if p.p_value != p.p_value else f"{p.p_value:.3g}"
         ph = "–" if p.p_holm != p.p_holm else f"{p.p_holm:.3g}"
-        rows.append([_td(p.a), _td(p.b), _td(diff, True), _td(ci, True), _td(pv, True), _td(ph, True),
-                     _td(p.n_matched, True), _td(p.left_out, True), _td(f"{p.only_a} / {p.only_b}", True)])
-    return _table(["a", "b", "difference a − b", "95% interval (Newcombe)", "p (exact McNemar)", "p (Holm)", "matched",
-                   "left out", "only a right / only b right"], rows)
+        rows.append(
+            [
+                _td(p.a),
+                _td(p.b),
+                _td(diff, True),
+                _td(ci, True),
+                _td(pv, True),
+                _td(ph, True),
+                _td(p.n_matched, True),
+                _td(p.left_out, True),
+                _td(f"{p.only_a} / {p.only_b}", True),
+            ]
+        )
+    return _table(
+        [
+            "a",
+            "b",
+            "difference a − b",
+            "95% interval (Newcombe)",
+            "p (exact McNemar)",
+            "p (Holm)",
+            "matched",
+            "left out",
+            "only a right / only b right",
+        ],
+        rows,
+    )
 
 
 def prices_html(arms: pd.DataFrame, prices: dict | None, edited: bool) -> str:
@@ -111,16 +163,34 @@ def prices_html(arms: pd.DataFrame, prices: dict | None, edited: bool) -> str:
         if provider in pricing.FREE_PROVIDERS:
             rows.append([_td(priced_as), _td("0", True), _td("0", True), _td("runs locally: free"), _td("")])
         elif entry is None:
-            rows.append([_td(priced_as), _td("–"), _td("–"),
-                         _td("self-hosted: free" if provider == "openai-compatible" else "no price known"), _td("")])
+            rows.append(
+                [
+                    _td(priced_as),
+                    _td("–"),
+                    _td("–"),
+                    _td("self-hosted: free" if provider == "openai-compatible" else "no price known"),
+                    _td(""),
+                ]
+            )
         else:
-            rows.append([_td(priced_as), _td(entry["input"], True), _td(entry["output"], True),
-                         _td(entry.get("source", "")), _td(entry.get("checked", ""))])
-    batch = "; ".join(f"{p}: {v['factor']:.0%} of list price ({v.get('source', '')})" for p, v in pricing.BATCH.items())
+            rows.append(
+                [
+                    _td(priced_as),
+                    _td(entry["input"], True),
+                    _td(entry["output"], True),
+                    _td(entry.get("source", "")),
+                    _td(entry.get("checked", "")),
+                ]
+            )
+    batch = "; ".join(
+        f"{p}: {v['factor']:.0%} of list price ({v.get('source', '')})" for p, v in pricing.BATCH.items()
+    )
     note = " Prices were edited in the session that made this report." if edited else ""
-    return (_table(["model", "input $ / 1M tokens", "output $ / 1M tokens", "source", "checked"], rows)
-            + f'<p class="small">Price table dated {_e(pricing.PRICES_DATE)}. Batch prices: {_e(batch)}.'
-            f"{_e(note)}</p>")
+    return (
+        _table(["model", "input $ / 1M tokens", "output $ / 1M tokens", "source", "checked"], rows)
+        + f'<p class="small">Price table dated {_e(pricing.PRICES_DATE)}. Batch prices: {_e(batch)}.'
+        f"{_e(note)}</p>"
+    )
 
 
 def failures_html(fail: pd.DataFrame, a: str, b: str, limit: int = 50, total: int | None = None) -> str:
@@ -128,17 +198,29 @@ def failures_html(fail: pd.DataFrame, a: str, b: str, limit: int = 50, total: in
         return "<p>No matched trial that either arm got wrong.</p>"
     rows = []
     for r in fail.head(limit).itertuples():
-        cell = f"length {r.length}, position {r.position}" if pd.notna(r.length) else \
-            f"{r.documents} documents, gold index {r.gold_index}"
+        cell = (
+            f"length {r.length}, position {r.position}"
+            if pd.notna(r.length)
+            else f"{r.documents} documents, gold index {r.gold_index}"
+        )
         answers = ", ".join(map(str, r.answers)) if isinstance(r.answers, list | tuple) else r.answers
-        rows.append([_td(r.task), _td(cell), f"<td><pre>{_e(r.question)}</pre></td>", _td(answers),
-                     f"<td><pre>{_e(r.answer_a)}</pre>{'✓' if r.ok_a else '✗'}</td>",
-                     f"<td><pre>{_e(r.answer_b)}</pre>{'✓' if r.ok_b else '✗'}</td>"])
+        rows.append(
+            [
+                _td(r.task),
+                _td(cell),
+                f"<td><pre>{_e(r.question)}</pre></td>",
+                _td(answers),
+                f"<td><pre>{_e(r.answer_a)}</pre>{'✓' if r.ok_a else '✗'}</td>",
+                f"<td><pre>{_e(r.answer_b)}</pre>{'✓' if r.ok_b else '✗'}</td>",
+            ]
+        )
     total = len(fail) if total is None else total  # `fail` may be the first rows only
     shown = min(limit, len(fail))
     more = f'<p class="small">First {shown} of {total}.</p>' if total > shown else ""
-    return _table(["task", "cell", "question", "gold answers", f"answer of {a}", f"answer of {b}"], rows,
-                  user=2) + more
+    return (
+        _table(["task", "cell", "question", "gold answers", f"answer of {a}", f"answer of {b}"], rows, user=2)
+        + more
+    )
 
 
 def verdict_html(result: dict) -> str:
@@ -146,49 +228,80 @@ def verdict_html(result: dict) -> str:
     v = result.get("verdict")
     if not v:
         return f'<div class="rec">{_e(result["recommendation"])}</div>'
-    rule = (f"Margin {100 * v.margin:.1f} points, minimum saving {100 * v.min_saving:.0f}% of cost, "
-            f"p-values adjusted by {v.correction}, alpha {v.alpha}.")
-    return (f'<div class="rec"><p><b>{_e(v.line)}</b></p><p>{_e(v.reasons)}</p>'
-            f'<p class="small">{_e(rule)}</p></div>')
+    rule = (
+        f"Margin {100 * v.margin:.1f} points, minimum saving {100 * v.min_saving:.0f}% of cost, "
+        f"p-values adjusted by {v.correction}, alpha {v.alpha}."
+    )
+    return (
+        f'<div class="rec"><p><b>{_e(v.line)}</b></p><p>{_e(v.reasons)}</p>'
+        f'<p class="small">{_e(rule)}</p></div>'
+    )
 
 
 def figures_html(figures: list) -> str:
     """Plotly figures as HTML: plotly.js inlined with the first one only, so the file works offline."""
     out = []
     for i, fig in enumerate(figures):
-        out.append(fig.to_html(full_html=False, include_plotlyjs="inline" if i == 0 else False,
-                               config={"displaylogo": False}))
+        out.append(
+            fig.to_html(
+                full_html=False, include_plotlyjs="inline" if i == 0 else False, config={"displaylogo": False}
+            )
+        )
     return "\n".join(out)
 
 
-def build(result: dict, *, figures: list, failures: pd.DataFrame | None = None, pair: tuple[str, str] | None = None,
-          prices: dict | None = None, prices_edited: bool = False, sources: Sequence[str] = (),
-          title: str = "LITM Explorer: comparison", now: datetime | None = None,
-          failures_total: int | None = None) -> str:
+def build(
+    result: dict,
+    *,
+    figures: list,
+    failures: pd.DataFrame | None = None,
+    pair: tuple[str, str] | None = None,
+    prices: dict | None = None,
+    prices_edited: bool = False,
+    sources: Sequence[str] = (),
+    title: str = "LITM Explorer: comparison",
+    now: datetime | None = None,
+    failures_total: int | None = None,
+) -> str:
     """The report as one HTML string. `result` is compare.compare(); `figures` plotly figures;
     `failures` the pair's failures (or their first rows, `failures_total` counting them all)."""
     now = now or datetime.now(UTC)
     arms, pairs, plan = result["arms"], result["pairs"], result["plan"]
     cost = "" if plan.get("cost_usd") is None else f", about {_usd(plan['cost_usd'])} for both arms"
-    plan_text = (f"To tell a {100 * plan['difference']:.0f}-point difference apart with power {plan['power']} at "
-                 f"alpha {plan['alpha']}: {plan['pairs']} matched trials ({plan['tasks']} tasks of "
-                 f"{plan['cells_per_task']} cells){cost}. Discordance {plan['discordance']:.2f} "
-                 f"({'seen in the first pair' if plan['discordance_source'] == 'seen' else 'stated default'}).")
+    plan_text = (
+        f"To tell a {100 * plan['difference']:.0f}-point difference apart with power {plan['power']} at "
+        f"alpha {plan['alpha']}: {plan['pairs']} matched trials ({plan['tasks']} tasks of "
+        f"{plan['cells_per_task']} cells){cost}. Discordance {plan['discordance']:.2f} "
+        f"({'seen in the first pair' if plan['discordance_source'] == 'seen' else 'stated default'})."
+    )
     n_total = int(arms["trials"].sum()) if len(arms) else 0
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
         f'<p class="small">Made {_e(now.strftime("%Y-%m-%d %H:%M UTC"))} by LITM Explorer from {n_total:,} trials'
-        + (f" ({_e('; '.join(sources))})" if sources else "") + ".</p>",
+        + (f" ({_e('; '.join(sources))})" if sources else "")
+        + ".</p>",
         verdict_html(result),
-        "<h2>Arms</h2>", arms_html(arms),
-        "<h2>Pairs</h2>", pairs_html(pairs) if pairs else "<p>Only one arm.</p>",
-        "<h2>Planner</h2>", f"<p>{_e(plan_text)}</p>",
-        "<h2>Charts</h2>", figures_html(figures),
+        "<h2>Arms</h2>",
+        arms_html(arms),
+        "<h2>Pairs</h2>",
+        pairs_html(pairs) if pairs else "<p>Only one arm.</p>",
+        "<h2>Planner</h2>",
+        f"<p>{_e(plan_text)}</p>",
+        "<h2>Charts</h2>",
+        figures_html(figures),
     ]
     if failures is not None and pair:
-        parts += [f"<h2>Failures: {_e(pair[0])} against {_e(pair[1])}</h2>", failures_html(failures, *pair, total=failures_total)]
-    parts += ["<h2>Prices</h2>", prices_html(arms, prices, prices_edited),
-              "<h2>Methods</h2>", f"<p class='small'>{_e(METHODS)}</p>", "</body></html>"]
+        parts += [
+            f"<h2>Failures: {_e(pair[0])} against {_e(pair[1])}</h2>",
+            failures_html(failures, *pair, total=failures_total),
+        ]
+    parts += [
+        "<h2>Prices</h2>",
+        prices_html(arms, prices, prices_edited),
+        "<h2>Methods</h2>",
+        f"<p class='small'>{_e(METHODS)}</p>",
+        "</body></html>",
+    ]
     return "\n".join(parts)

@@ -41,9 +41,9 @@ FALLBACK_SD = 0.5  # accuracy: spread of per-question indices assumed when none 
 NO_SHAPE = "no clear shape at this n"
 METHOD = {
     "index": "mean of the first and last positions minus the middle position (nearest the centre; "
-             "two equally near are averaged)",
+    "two equally near are averaged)",
     "interval": f"{int(evidence.CONFIDENCE * 100)}% percentile bootstrap over questions, {evidence.RESAMPLES} "
-                f"resamples, numpy default_rng({evidence.SEED})",
+    f"resamples, numpy default_rng({evidence.SEED})",
     "edges_vs_middle": "paired sign-flip permutation test of the per-question index (scipy permutation_test)",
     "across_positions": "Cochran's Q for 0/1 values (statsmodels), Friedman for real values (scipy)",
     "questions_needed": "n = ((z_0.975 + z_0.8) * sd / index)^2 with the spread of per-question indices seen",
@@ -108,7 +108,9 @@ def label_of(index_ci, primacy_ci, recency_ci, margin: float | None) -> str | No
         return "U"
     if index_ci[1] < 0 or primacy_ci[1] < 0 or recency_ci[1] < 0:
         return "inverted U"
-    if margin is not None and all(-margin < lo and hi < margin for lo, hi in (index_ci, primacy_ci, recency_ci)):
+    if margin is not None and all(
+        -margin < lo and hi < margin for lo, hi in (index_ci, primacy_ci, recency_ci)
+    ):
         return "flat"
     return None
 
@@ -151,16 +153,52 @@ class CurveShape:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         if self.index is None:
             return {k: out[k] for k in (*_HEAD, "index", "index_ci", "sentence")}
-        return {k: out[k] for k in (*_HEAD, "means", "index", "index_ci", "positive", "primacy", "primacy_ci",
-                                    "recency", "recency_ci", "edges_vs_middle", "across_positions",
-                                    "questions_needed", "effect_for_power", "flat_margin", "method", "sentence")}
+        return {
+            k: out[k]
+            for k in (
+                *_HEAD,
+                "means",
+                "index",
+                "index_ci",
+                "positive",
+                "primacy",
+                "primacy_ci",
+                "recency",
+                "recency_ci",
+                "edges_vs_middle",
+                "across_positions",
+                "questions_needed",
+                "effect_for_power",
+                "flat_margin",
+                "method",
+                "sentence",
+            )
+        }
 
 
-_HEAD = ("questions", "left_out", "positions", "x", "binary", "first", "middle", "last", "label", "clear", "unit")
+_HEAD = (
+    "questions",
+    "left_out",
+    "positions",
+    "x",
+    "binary",
+    "first",
+    "middle",
+    "last",
+    "label",
+    "clear",
+    "unit",
+)
 
 
-def curve_shape(matrix: pd.DataFrame, *, left_out: int = 0, x_name: str = "position",
-                binary: bool | None = None, unit: str = "") -> CurveShape:
+def curve_shape(
+    matrix: pd.DataFrame,
+    *,
+    left_out: int = 0,
+    x_name: str = "position",
+    binary: bool | None = None,
+    unit: str = "",
+) -> CurveShape:
     """The shape statistics of one curve from its questions x positions matrix (module docstring).
     `unit` names a real value's unit in the sentence ("nats"); a 0/1 value is in points."""
     xs = [float(c) for c in matrix.columns]
@@ -168,11 +206,23 @@ def curve_shape(matrix: pd.DataFrame, *, left_out: int = 0, x_name: str = "posit
     n = int(v.shape[0])
     binary = bool(np.isin(v, (0.0, 1.0)).all()) if binary is None else binary
     mids = middle_of(xs)
-    head = dict(questions=n, left_out=left_out, positions=len(xs), x=x_name, binary=binary,
-                first=plain_number(xs[0]) if xs else None, middle=[plain_number(m) for m in mids],
-                last=plain_number(xs[-1]) if xs else None, unit="" if binary else unit)
+    head = dict(
+        questions=n,
+        left_out=left_out,
+        positions=len(xs),
+        x=x_name,
+        binary=binary,
+        first=plain_number(xs[0]) if xs else None,
+        middle=[plain_number(m) for m in mids],
+        last=plain_number(xs[-1]) if xs else None,
+        unit="" if binary else unit,
+    )
     if not mids or n < 2:
-        why = "needs at least three answer positions" if not mids else "needs at least two questions asked at every position"
+        why = (
+            "needs at least three answer positions"
+            if not mids
+            else "needs at least two questions asked at every position"
+        )
         return CurveShape(**head, label=None, clear=False, sentence=f"No shape test: it {why}.")
     k = len(xs)
     w_mid = np.array([1.0 / len(mids) if x in mids else 0.0 for x in xs])
@@ -189,14 +239,29 @@ def curve_shape(matrix: pd.DataFrame, *, left_out: int = 0, x_name: str = "posit
         sd = FALLBACK_SD
     effect = max(abs(index), MIN_EFFECT) if binary else abs(index)
     shape = CurveShape(
-        **head, label=label, clear=label is not None,
+        **head,
+        label=label,
+        clear=label is not None,
         means={"first": float(means[0]), "middle": float(w_mid @ means), "last": float(means[-1])},
-        index=index, index_ci=list(index_ci), positive=int((per_question > 0).sum()),
-        primacy=primacy, primacy_ci=list(primacy_ci), recency=recency, recency_ci=list(recency_ci),
-        edges_vs_middle={"test": "paired sign-flip permutation", "p_value": evidence.sign_flip_test(per_question)},
+        index=index,
+        index_ci=list(index_ci),
+        positive=int((per_question > 0).sum()),
+        primacy=primacy,
+        primacy_ci=list(primacy_ci),
+        recency=recency,
+        recency_ci=list(recency_ci),
+        edges_vs_middle={
+            "test": "paired sign-flip permutation",
+            "p_value": evidence.sign_flip_test(per_question),
+        },
         across_positions=evidence.cochran_q(v),
-        questions_needed=None if label else needed(evidence.questions_needed(effect, sd), n, index_ci, margin),
-        effect_for_power=None if label else effect, flat_margin=margin, method=METHOD)
+        questions_needed=None
+        if label
+        else needed(evidence.questions_needed(effect, sd), n, index_ci, margin),
+        effect_for_power=None if label else effect,
+        flat_margin=margin,
+        method=METHOD,
+    )
     return replace(shape, sentence=sentence(shape))
 
 
@@ -217,15 +282,19 @@ def needed(n_needed: int, n: int, index_ci, margin: float | None) -> int | None:
 def _tell(s: CurveShape, short: bool = False) -> str:
     """The clause after "no clear shape": the questions that would tell, or why none are asked for."""
     if s.index_ci is not None and within(s.index_ci, s.flat_margin):
-        return (f"; the edges and the middle differ by less than {100 * s.flat_margin:.0f} points (the "
-                "interval lies inside that)")
+        return (
+            f"; the edges and the middle differ by less than {100 * s.flat_margin:.0f} points (the "
+            "interval lies inside that)"
+        )
     need = s.questions_needed
     if not need:
         return ""
     if short:
         return f"; about {need:,} questions would tell"
-    return (f"; about {need:,} questions would tell an index of "
-            f"{_pts(s.effect_for_power, s.binary, s.unit).lstrip('+')} from zero (power 0.8, alpha 0.05)")
+    return (
+        f"; about {need:,} questions would tell an index of "
+        f"{_pts(s.effect_for_power, s.binary, s.unit).lstrip('+')} from zero (power 0.8, alpha 0.05)"
+    )
 
 
 def plain_number(x: float):
@@ -239,11 +308,15 @@ def sentence(s: CurveShape) -> str:
     m = s.means
     where = "gold index" if s.x == "gold_index" else "position"
     mid = "/".join(str(x) for x in s.middle)
-    levels = (f"{_level(m['first'], pct, unit)} with the answer first ({where} {s.first}), "
-              f"{_level(m['middle'], pct, unit)} in the middle ({mid}), {_level(m['last'], pct, unit)} last "
-              f"({s.last}) over {s.questions} questions")
-    index = (f"edges minus middle {_pts(s.index, pct, unit)} (95% interval {_ci(s.index_ci, pct)}; "
-             f"edges vs middle {_p(s.edges_vs_middle['p_value'])}")
+    levels = (
+        f"{_level(m['first'], pct, unit)} with the answer first ({where} {s.first}), "
+        f"{_level(m['middle'], pct, unit)} in the middle ({mid}), {_level(m['last'], pct, unit)} last "
+        f"({s.last}) over {s.questions} questions"
+    )
+    index = (
+        f"edges minus middle {_pts(s.index, pct, unit)} (95% interval {_ci(s.index_ci, pct)}; "
+        f"edges vs middle {_p(s.edges_vs_middle['p_value'])}"
+    )
     q = s.across_positions
     if q["p_value"] == q["p_value"]:
         index += f", {q['test']} across {s.positions} positions {_p(q['p_value'])}"
@@ -251,19 +324,29 @@ def sentence(s: CurveShape) -> str:
     label = s.label
     if label is None:
         return f"No clear shape at this n: {levels}; {index}{_tell(s)}."
-    names = {"U": "A U shape (lost in the middle)", "primacy": "Primacy (the start is best)",
-             "recency": "Recency (the end is best)", "inverted U": "An inverted U (the middle is best)",
-             "flat": "Flat (edges and middle within 5 points)"}
+    names = {
+        "U": "A U shape (lost in the middle)",
+        "primacy": "Primacy (the start is best)",
+        "recency": "Recency (the end is best)",
+        "inverted U": "An inverted U (the middle is best)",
+        "flat": "Flat (edges and middle within 5 points)",
+    }
     side = {"primacy": ("first", "primacy"), "recency": ("last", "recency")}.get(label)
     if side:  # the label rests on that edge's own interval: say it
-        index += (f"; {side[0]} minus middle {_pts(getattr(s, side[1]), pct, unit)} (95% interval "
-                  f"{_ci(getattr(s, side[1] + '_ci'), pct)})")
+        index += (
+            f"; {side[0]} minus middle {_pts(getattr(s, side[1]), pct, unit)} (95% interval "
+            f"{_ci(getattr(s, side[1] + '_ci'), pct)})"
+        )
     return f"{names[label]}: {levels}; {index}."
 
 
-SHORT_NAMES = {"U": "a U (lost in the middle)", "primacy": "primacy (the start is best)",
-               "recency": "recency (the end is best)", "inverted U": "an inverted U (the middle is best)",
-               "flat": "flat"}
+SHORT_NAMES = {
+    "U": "a U (lost in the middle)",
+    "primacy": "primacy (the start is best)",
+    "recency": "recency (the end is best)",
+    "inverted U": "an inverted U (the middle is best)",
+    "flat": "flat",
+}
 
 
 def brief(s: CurveShape) -> str:
@@ -273,8 +356,10 @@ def brief(s: CurveShape) -> str:
     if s.index is None:
         return s.sentence
     pct = s.binary
-    what = (f"edges minus middle {_pts(s.index, pct, s.unit)} (95% interval {_ci(s.index_ci, pct)}) over "
-            f"{s.questions} questions")
+    what = (
+        f"edges minus middle {_pts(s.index, pct, s.unit)} (95% interval {_ci(s.index_ci, pct)}) over "
+        f"{s.questions} questions"
+    )
     if s.label:
         return f"Shape: {SHORT_NAMES[s.label]}; {what}."
     return f"No clear shape at this n: {what}{_tell(s, short=True)}."
@@ -288,14 +373,29 @@ def curves(trials: pd.DataFrame, values: pd.Series) -> list[dict]:
     from components.report.sweeps import arm_label
 
     t = trials.assign(value=pd.to_numeric(values, errors="coerce").where(~is_error(trials)))
-    for c in ("sweep", "strategy", "params", "model", "documents", "gold_index", "length", "position", "task"):
+    for c in (
+        "sweep",
+        "strategy",
+        "params",
+        "model",
+        "documents",
+        "gold_index",
+        "length",
+        "position",
+        "task",
+    ):
         if c not in t.columns:
             t[c] = None
-    by_index = pd.to_numeric(t["documents"], errors="coerce").notna() & pd.to_numeric(t["gold_index"], errors="coerce").notna()
+    by_index = (
+        pd.to_numeric(t["documents"], errors="coerce").notna()
+        & pd.to_numeric(t["gold_index"], errors="coerce").notna()
+    )
     out = []
     for is_index, part in t.groupby(by_index, sort=False):
         x, size = ("gold_index", "documents") if is_index else ("position", "length")
-        part = part.assign(**{x: pd.to_numeric(part[x], errors="coerce"), size: pd.to_numeric(part[size], errors="coerce")})
+        part = part.assign(
+            **{x: pd.to_numeric(part[x], errors="coerce"), size: pd.to_numeric(part[size], errors="coerce")}
+        )
         keys = ["sweep", "strategy", "params", "model", size]
         for key, g in part.groupby(keys, dropna=False, sort=True):
             g = g.dropna(subset=[x])
@@ -318,15 +418,31 @@ def curves(trials: pd.DataFrame, values: pd.Series) -> list[dict]:
                 points.append({x: plain_number(xv), "n": nn, "mean": mean, "lo": lo, "hi": hi})
             matrix, left = question_matrix(g, x)
             size_value = meta[size]
-            out.append({"sweep": meta["sweep"], "arm": arm_label(meta), "strategy": meta["strategy"],
-                        "params": meta["params"], "model": meta["model"], "x": x,
-                        size: None if size_value != size_value else plain_number(size_value), "points": points,
-                        "shape": curve_shape(matrix, left_out=left, x_name=x, binary=binary)})
+            out.append(
+                {
+                    "sweep": meta["sweep"],
+                    "arm": arm_label(meta),
+                    "strategy": meta["strategy"],
+                    "params": meta["params"],
+                    "model": meta["model"],
+                    "x": x,
+                    size: None if size_value != size_value else plain_number(size_value),
+                    "points": points,
+                    "shape": curve_shape(matrix, left_out=left, x_name=x, binary=binary),
+                }
+            )
     return out
 
 
-def by_series(trials: pd.DataFrame, values: pd.Series, series: pd.Series, x: str, size: str | None = None,
-              *, unit: str = "") -> list[dict]:
+def by_series(
+    trials: pd.DataFrame,
+    values: pd.Series,
+    series: pd.Series,
+    x: str,
+    size: str | None = None,
+    *,
+    unit: str = "",
+) -> list[dict]:
     """The shape of every line a chart draws: `trials` grouped by `series` (each trial's line label) and,
     where a line holds several sizes (`size`: "length" or "documents"), by size too, since one position
     at two lengths is two places. Each: {"series", "name" (the series, with its size when the line is split),
@@ -350,9 +466,20 @@ def by_series(trials: pd.DataFrame, values: pd.Series, series: pd.Series, x: str
                 continue
             matrix, left = question_matrix(g, x)
             binary = bool(g["value"].isin([0.0, 1.0]).all())
-            name = label if s is None else f"{label} · {plain_number(s):,} {'documents' if size == 'documents' else 'tokens'}"
-            out.append({"series": label, "name": name, "size": None if s is None else plain_number(s),
-                        "sizes": max(1, len(sizes)),
-                        "matrix": matrix, "left_out": left,
-                        "shape": curve_shape(matrix, left_out=left, x_name=x, binary=binary, unit=unit)})
+            name = (
+                label
+                if s is None
+                else f"{label} · {plain_number(s):,} {'documents' if size == 'documents' else 'tokens'}"
+            )
+            out.append(
+                {
+                    "series": label,
+                    "name": name,
+                    "size": None if s is None else plain_number(s),
+                    "sizes": max(1, len(sizes)),
+                    "matrix": matrix,
+                    "left_out": left,
+                    "shape": curve_shape(matrix, left_out=left, x_name=x, binary=binary, unit=unit),
+                }
+            )
     return out

@@ -20,9 +20,13 @@ def primary_values(df: pd.DataFrame) -> pd.Series:
     """Each trial's value of its strategy's primary metric (trials from stores made before the
     `metric` column existed take their strategy's metric)."""
     names = df["metric"] if "metric" in df.columns else pd.Series(None, index=df.index, dtype=object)
-    fallback = df["strategy"].map({s: STRATEGIES[s].metric if s in STRATEGIES else None
-                                   for s in df["strategy"].dropna().unique()}) \
-        if "strategy" in df.columns else names  # a dict per distinct strategy, not a call per trial
+    fallback = (
+        df["strategy"].map(
+            {s: STRATEGIES[s].metric if s in STRATEGIES else None for s in df["strategy"].dropna().unique()}
+        )
+        if "strategy" in df.columns
+        else names
+    )  # a dict per distinct strategy, not a call per trial
     names = names.where(names.notna(), fallback)
     out = pd.Series(math.nan, index=df.index, dtype=float)
     for m in METRICS.values():
@@ -71,8 +75,12 @@ def with_setting(df: pd.DataFrame) -> pd.DataFrame:
     labels: dict = {}
     column = []
     for s, p in zip(strategies, params, strict=True):
-        key = (type(s), s if _hashable(s) else repr(s), type(p),
-               p if _hashable(p) else json.dumps(p, sort_keys=True, default=str))
+        key = (
+            type(s),
+            s if _hashable(s) else repr(s),
+            type(p),
+            p if _hashable(p) else json.dumps(p, sort_keys=True, default=str),
+        )
         label = labels.get(key)
         if label is None:
             label = labels[key] = setting_label({"strategy": s, "params": p})
@@ -87,6 +95,7 @@ def _hashable(x) -> bool:
     except TypeError:
         return False
     return True
+
 
 def _config(blob) -> dict:
     if isinstance(blob, dict):
@@ -120,8 +129,13 @@ def task_set_of(config: dict) -> str:
 def sweep_settings(config: dict) -> str:
     """'strategies baseline, rr · lengths 10,000, 20,000 · positions 0, 0.5, 1' from a sweep config."""
     bits = []
-    for key, name in (("strategies", "strategies"), ("lengths", "lengths"), ("positions", "positions"),
-                      ("n_tasks", "tasks"), ("seed", "seed")):
+    for key, name in (
+        ("strategies", "strategies"),
+        ("lengths", "lengths"),
+        ("positions", "positions"),
+        ("n_tasks", "tasks"),
+        ("seed", "seed"),
+    ):
         value = config.get(key)
         if isinstance(value, list) and value and isinstance(value[0], dict):
             value = [v.get("name") or v.get("strategy") or "?" for v in value]
@@ -140,11 +154,17 @@ def label_sweeps(sweeps: pd.DataFrame, trials: pd.DataFrame, store_label: str, s
     counts = trials["sweep_id"].value_counts() if "sweep_id" in trials else pd.Series(dtype=int)
     for s in sweeps.itertuples():
         cfg = _config(getattr(s, "config", None))
-        models = sorted({str(m) for m in pairs.loc[pairs["sweep_id"] == s.id, "model"]}) if pairs is not None else []
+        models = (
+            sorted({str(m) for m in pairs.loc[pairs["sweep_id"] == s.id, "model"]})
+            if pairs is not None
+            else []
+        )
         if not models:
             spec = cfg.get("models") or cfg.get("model")
-            models = [str(m.get("model", m)) if isinstance(m, dict) else str(m)
-                      for m in (spec if isinstance(spec, list) else [spec] if spec else [])]
+            models = [
+                str(m.get("model", m)) if isinstance(m, dict) else str(m)
+                for m in (spec if isinstance(spec, list) else [spec] if spec else [])
+            ]
         created = getattr(s, "created", None)
         date = pd.Timestamp(created, unit="s").strftime("%Y-%m-%d") if created and pd.notna(created) else ""
         settings = sweep_settings(cfg)
@@ -153,15 +173,42 @@ def label_sweeps(sweeps: pd.DataFrame, trials: pd.DataFrame, store_label: str, s
             label = f"shipped: {s.name} · {', '.join(models) or 'model?'} · {date}"
         else:
             label = f"{s.name} · {', '.join(models)} · {date}" + ("" if status == "done" else f" ({status})")
-        rows.append({"sweep_key": f"{store_label}#{s.id}", "sweep_id": s.id, "label": label, "status": status,
-                     "task_set": task_set_of(cfg), "models": ", ".join(models), "date": date,
-                     "settings": settings, "store": store_label, "shipped": shipped,
-                     "trials": int(counts.get(s.id, 0))})
-    return pd.DataFrame(rows, columns=["sweep_key", "sweep_id", "label", "status", "task_set", "models", "date",
-                                       "settings", "store", "shipped", "trials"])
+        rows.append(
+            {
+                "sweep_key": f"{store_label}#{s.id}",
+                "sweep_id": s.id,
+                "label": label,
+                "status": status,
+                "task_set": task_set_of(cfg),
+                "models": ", ".join(models),
+                "date": date,
+                "settings": settings,
+                "store": store_label,
+                "shipped": shipped,
+                "trials": int(counts.get(s.id, 0)),
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "sweep_key",
+            "sweep_id",
+            "label",
+            "status",
+            "task_set",
+            "models",
+            "date",
+            "settings",
+            "store",
+            "shipped",
+            "trials",
+        ],
+    )
 
 
-def combine_stores(loaded: list[tuple[str, bool, str, pd.DataFrame, pd.DataFrame]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def combine_stores(
+    loaded: list[tuple[str, bool, str, pd.DataFrame, pd.DataFrame]],
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """[(store label, shipped, path, trials, sweeps)] -> (all trials with sweep_key/sweep_label/task_set/
     store/store_path columns, all sweeps labelled)."""
     all_trials, all_sweeps = [], []
@@ -183,4 +230,3 @@ def combine_stores(loaded: list[tuple[str, bool, str, pd.DataFrame, pd.DataFrame
     trials = pd.concat(all_trials, ignore_index=True) if all_trials else pd.DataFrame()
     sweeps = pd.concat(all_sweeps, ignore_index=True) if all_sweeps else pd.DataFrame()
     return trials, sweeps
-

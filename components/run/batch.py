@@ -120,17 +120,36 @@ class CacheCaller:
         raise NeedsCall(key)
 
 
-def run_batch_sweep(config, store, *, progress: Callable[[Progress], None] | None = None,
-                    cancel: threading.Event | None = None, api_keys: dict | None = None,
-                    retry_errors: bool = False, providers: dict | None = None,
-                    poll_interval: float = POLL_INTERVAL, cancel_batches: bool = False,
-                    owner: str | None = None, specs: list | None = None) -> SweepSummary:
+def run_batch_sweep(
+    config,
+    store,
+    *,
+    progress: Callable[[Progress], None] | None = None,
+    cancel: threading.Event | None = None,
+    api_keys: dict | None = None,
+    retry_errors: bool = False,
+    providers: dict | None = None,
+    poll_interval: float = POLL_INTERVAL,
+    cancel_batches: bool = False,
+    owner: str | None = None,
+    specs: list | None = None,
+) -> SweepSummary:
     """Run (or resume) a sweep in batch mode; see the module docstring. `cancel` (set by the user)
     cancels this sweep's open batches at the provider, stores what they answered and stops;
     cancel_batches=True does only that (no new batch). Ctrl-C (KeyboardInterrupt) leaves the batches
     running at the provider: the next run resumes polling them. specs: the plan, when already made."""
-    run = BatchRun(config, store, progress, cancel or threading.Event(), api_keys, retry_errors,
-                   providers or {}, poll_interval, owner, specs)
+    run = BatchRun(
+        config,
+        store,
+        progress,
+        cancel or threading.Event(),
+        api_keys,
+        retry_errors,
+        providers or {},
+        poll_interval,
+        owner,
+        specs,
+    )
     if cancel_batches:
         run.cancel.set()
     with paced():  # as live sweeps: fewer garbage collections while trials are built and stored
@@ -141,11 +160,24 @@ class BatchRun(SweepRun):
     """A batch sweep (the module docstring): passes over the trials waiting for calls, each pass
     submitting what they want and waiting for the batches that hold it."""
 
-    INTERRUPTED = ("cancelled", "interrupted: its batches keep running at the provider; run the sweep again to "
-                                "collect them")
+    INTERRUPTED = (
+        "cancelled",
+        "interrupted: its batches keep running at the provider; run the sweep again to collect them",
+    )
 
-    def __init__(self, config, store, progress, cancel, api_keys, retry_errors, given, poll_interval, owner=None,
-                 specs=None):
+    def __init__(
+        self,
+        config,
+        store,
+        progress,
+        cancel,
+        api_keys,
+        retry_errors,
+        given,
+        poll_interval,
+        owner=None,
+        specs=None,
+    ):
         super().__init__(config, store, progress, cancel, api_keys, retry_errors, given, owner, specs)
         self.poll_interval = max(0.01, float(poll_interval))
         self.sent = self.cached = 0
@@ -155,11 +187,22 @@ class BatchRun(SweepRun):
         self.cancelled_rows: set[int] = set()
         self.submitted: set[str] = set()  # keys submitted in this run: never submitted again in it
         self.warnings: list[str] = []  # one line each: a batch whose results could not (all) be used
-        self.failed_calls: dict[str, tuple[str, str]] = {}  # cache key -> (kind, error) of a request that failed
+        self.failed_calls: dict[
+            str, tuple[str, str]
+        ] = {}  # cache key -> (kind, error) of a request that failed
 
     def snapshot(self, elapsed: float) -> Progress:
-        return Progress(self.done, self.total, self.errors, self.spent, 0.0, self.cached, self.sent, elapsed,
-                        batch=self.line)
+        return Progress(
+            self.done,
+            self.total,
+            self.errors,
+            self.spent,
+            0.0,
+            self.cached,
+            self.sent,
+            elapsed,
+            batch=self.line,
+        )
 
     def _halted(self) -> bool:
         return self.cancel.is_set() or bool(self.stopped)
@@ -179,7 +222,9 @@ class BatchRun(SweepRun):
             precount(tasks, config.encoding)
         self.failed_calls = {} if self.retry_errors else store.batch_errors(self.sweep_id)
         self.fresh: set[str] = set()
-        self.callers = {label: CacheCaller(p, store, self.failed_calls, self.fresh) for label, p in self.provs.items()}
+        self.callers = {
+            label: CacheCaller(p, store, self.failed_calls, self.fresh) for label, p in self.provs.items()
+        }
         return pending
 
     async def execute(self, todo: list) -> None:
@@ -196,8 +241,9 @@ class BatchRun(SweepRun):
             if not await self.wait(held):
                 if len(self.failed_calls) > failed_before and not self.cancel.is_set():
                     continue  # requests that ended in error here (refused, too large): write their trials
-                if not self.cancel.is_set() and any(k is not None and self.store.get_call(k) is not None
-                                                    for _, k in waits):
+                if not self.cancel.is_set() and any(
+                    k is not None and self.store.get_call(k) is not None for _, k in waits
+                ):
                     continue  # answered meanwhile by another process's batch: the trials read it from the store
                 if not self._halted():
                     self.stop("nothing left to send: " + self._why_stuck(len(waits)))
@@ -214,8 +260,12 @@ class BatchRun(SweepRun):
         self.flying = {label: self._in_flight(c.spec) for label, c in self.callers.items()}
         still, held = [], set()
         for spec, key in waits:
-            if (key is not None and key in self.flying[spec.model.label] and key not in self.failed_calls
-                    and self.store.get_call(key) is None):
+            if (
+                key is not None
+                and key in self.flying[spec.model.label]
+                and key not in self.failed_calls
+                and self.store.get_call(key) is None
+            ):
                 still.append((spec, key))  # its call is still out in a batch: nothing to redo
                 held.add(key)
                 continue
@@ -229,17 +279,33 @@ class BatchRun(SweepRun):
     def outcome(self) -> tuple[str, str]:
         if self.cancel.is_set():
             n = len(self.cancelled_rows)
-            return "cancelled", (f"cancelled by the user: {n} batch(es) cancelled at the provider, their answers "
-                                 "kept" if n else "cancelled by the user")
+            return "cancelled", (
+                f"cancelled by the user: {n} batch(es) cancelled at the provider, their answers kept"
+                if n
+                else "cancelled by the user"
+            )
         if self.stopped:
             return "cancelled", self.stopped
         return "done", self.failed_reason()
 
     def summary(self, status: str, reason: str) -> SweepSummary:
-        return SweepSummary(self.sweep_id, self.config.name, status, reason, self.total, self.done, self.ran,
-                            self.skipped, self.errors, self.sent, self.cached, self.spent,
-                            time.perf_counter() - self.t0, requests=self.sent,  # one batched request each
-                            warnings=tuple(self.warnings))
+        return SweepSummary(
+            self.sweep_id,
+            self.config.name,
+            status,
+            reason,
+            self.total,
+            self.done,
+            self.ran,
+            self.skipped,
+            self.errors,
+            self.sent,
+            self.cached,
+            self.spent,
+            time.perf_counter() - self.t0,
+            requests=self.sent,  # one batched request each
+            warnings=tuple(self.warnings),
+        )
 
     def _why_stuck(self, n: int) -> str:
         return f"{n} trial(s) wait for calls that were not submitted (budget or a refused batch)"
@@ -260,17 +326,27 @@ class BatchRun(SweepRun):
             built, ran = None, Ran(Trial(error=f"document: {exc}", error_kind="document"))
         if built is not None:
             try:
-                prompts = (get_strategy(spec.strategy).first_prompts(built.document, spec.task.question, spec.params)
-                           if first else [])
+                prompts = (
+                    get_strategy(spec.strategy).first_prompts(built.document, spec.task.question, spec.params)
+                    if first
+                    else []
+                )
             except ValueError:  # bad parameters: execute records why
                 prompts = []
             for p in prompts:
                 caller.want(p.messages, settings_for(p))
             try:
-                ran = await execute(built.document, spec.task.question, spec.task.answers, spec.strategy,
-                                    spec.params, caller, settings_for,
-                                    answer_mode=spec.task.meta.get("answer_mode", "any"),
-                                    gold_sentences=spec.task.gold_sentences)
+                ran = await execute(
+                    built.document,
+                    spec.task.question,
+                    spec.task.answers,
+                    spec.strategy,
+                    spec.params,
+                    caller,
+                    settings_for,
+                    answer_mode=spec.task.meta.get("answer_mode", "any"),
+                    gold_sentences=spec.task.gold_sentences,
+                )
             except NeedsCall as exc:
                 return str(exc.args[0])
         trial = ran.trial
@@ -297,8 +373,12 @@ class BatchRun(SweepRun):
         spec = self.callers[label].spec
         fits = []
         for key, messages, settings in new:
-            worst = cost_usd(spec.provider, spec.model, count_message_tokens(messages), settings.max_tokens,
-                             batch=True) or 0.0
+            worst = (
+                cost_usd(
+                    spec.provider, spec.model, count_message_tokens(messages), settings.max_tokens, batch=True
+                )
+                or 0.0
+            )
             if self.spent + sum(self.committed.values()) + worst > c.max_usd:
                 self.stop(f"budget: max_usd ${c.max_usd:g} reached (spent ${self.spent:.4f} at batch prices)")
                 break
@@ -308,8 +388,10 @@ class BatchRun(SweepRun):
 
     def _full(self) -> bool:
         """Whether a model's wanted requests fill a batch (or PART_BYTES of text): submit them at once."""
-        return any(len(c.wanted) >= self.apis[label].max_requests or c.wanted_bytes >= PART_BYTES
-                   for label, c in self.callers.items())
+        return any(
+            len(c.wanted) >= self.apis[label].max_requests or c.wanted_bytes >= PART_BYTES
+            for label, c in self.callers.items()
+        )
 
     async def submit(self, flying: dict[str, set[str]]) -> set[str]:
         """Submit the wanted calls that no open batch holds (flying: model label -> keys in open
@@ -324,8 +406,11 @@ class BatchRun(SweepRun):
                 if k in flying[label]:
                     out.add(k)
                 elif k in self.submitted:  # out once in this run and not answered: never sent twice
-                    self.failed_calls[k] = ("bad_response", f"{caller.spec.label}: the request went out in a batch of "
-                                                      "this run and came back without an answer")
+                    self.failed_calls[k] = (
+                        "bad_response",
+                        f"{caller.spec.label}: the request went out in a batch of "
+                        "this run and came back without an answer",
+                    )
                 else:
                     new.append((k, m, s))
             caller.clear()
@@ -338,13 +423,19 @@ class BatchRun(SweepRun):
             placed = {i for g in groups for i in g}
             for i, (k, _, _) in enumerate(new):
                 if i not in placed:
-                    self.failed_calls[k] = ("batch", f"{caller.spec.label}: the request is larger than one batch may be "
-                                               f"({api.max_bytes // (1024 * 1024)} MB)")
+                    self.failed_calls[k] = (
+                        "batch",
+                        f"{caller.spec.label}: the request is larger than one batch may be "
+                        f"({api.max_bytes // (1024 * 1024)} MB)",
+                    )
             for n, group in enumerate(groups, 1):
                 # writing the row claims its requests; those another open batch holds are left out
-                row, token = self.store.add_batch(self.sweep_id, caller.spec,
-                                                  [(new[i][0], new[i][1], asdict(new[i][2])) for i in group],
-                                                  skip_held=True)
+                row, token = self.store.add_batch(
+                    self.sweep_id,
+                    caller.spec,
+                    [(new[i][0], new[i][1], asdict(new[i][2])) for i in group],
+                    skip_held=True,
+                )
                 kept = self.store.batch_keys(row) if row is not None else set()
                 held = {new[i][0] for i in group} - kept
                 flying[label] |= held
@@ -354,7 +445,9 @@ class BatchRun(SweepRun):
                 group = [i for i in group if new[i][0] in kept]
                 if not group:
                     continue
-                self.line = f"{caller.spec.label}: submitting batch {n} of {len(groups)} ({len(group):,} requests)"
+                self.line = (
+                    f"{caller.spec.label}: submitting batch {n} of {len(groups)} ({len(group):,} requests)"
+                )
                 self.report(force=True)
                 self.submitted |= kept
                 try:
@@ -382,7 +475,11 @@ class BatchRun(SweepRun):
     def _label_of(self, row: dict) -> str | None:
         for label, c in self.callers.items():
             s = c.spec
-            if (s.provider, s.model, s.base_url or "") == (row["provider"], row["model"], row["base_url"] or ""):
+            if (s.provider, s.model, s.base_url or "") == (
+                row["provider"],
+                row["model"],
+                row["base_url"] or "",
+            ):
                 return label
         return None
 
@@ -404,16 +501,22 @@ class BatchRun(SweepRun):
                 continue
             label = self._label_of(row)
             known = {r["batch_id"] for r in self.store.batch_rows(open_only=False) if r["batch_id"]}
-            found, pending = await self.apis[label].find(row["token"], row["created"] or 0.0,
-                                                         self.store.batch_keys(row["id"]), known)
+            found, pending = await self.apis[label].find(
+                row["token"], row["created"] or 0.0, self.store.batch_keys(row["id"]), known
+            )
             if found:
                 self.store.batch_submitted(row["id"], found)
             elif pending:
-                self.line = ("a batch lost at submission may be the one still running at the provider: "
-                             "waiting for it to end to check its requests")
+                self.line = (
+                    "a batch lost at submission may be the one still running at the provider: "
+                    "waiting for it to end to check its requests"
+                )
             elif time.time() - (row["updated"] or 0) > LOST_AFTER:
-                self.store.update_batch(row["id"], state="failed",
-                                        reason="lost: the process stopped before the provider confirmed it")
+                self.store.update_batch(
+                    row["id"],
+                    state="failed",
+                    reason="lost: the process stopped before the provider confirmed it",
+                )
                 lost += 1
         return lost
 
@@ -460,9 +563,13 @@ class BatchRun(SweepRun):
                     self._fail_batch(row["id"], f"batch {row['batch_id']}: {exc}")
                     ended = True
                     continue
-                self.store.update_batch(row["id"], status=st.status, succeeded=st.succeeded, errored=st.errored)
-                lines.append(f"batch {len(lines) + 1}/{len(rows)} {st.status}: {st.succeeded + st.errored:,}/"
-                             f"{st.total:,} back, {st.errored:,} failed")
+                self.store.update_batch(
+                    row["id"], status=st.status, succeeded=st.succeeded, errored=st.errored
+                )
+                lines.append(
+                    f"batch {len(lines) + 1}/{len(rows)} {st.status}: {st.succeeded + st.errored:,}/"
+                    f"{st.total:,} back, {st.errored:,} failed"
+                )
                 if st.ended:
                     await self.collect(row, st)
                     ended = True
@@ -496,18 +603,33 @@ class BatchRun(SweepRun):
             async for r in api.results(row["batch_id"]):
                 if r.key not in keys or r.key in seen:  # unreadable, another batch's id, or a second line
                     unread += 1
-                    first = first or r.error or (f"{name}: a result for a request it was not sent "
-                                                 f"({r.key[:16]}...)" if r.key not in keys else "")
+                    first = (
+                        first
+                        or r.error
+                        or (
+                            f"{name}: a result for a request it was not sent ({r.key[:16]}...)"
+                            if r.key not in keys
+                            else ""
+                        )
+                    )
                     continue
                 seen.add(r.key)
                 self.committed.pop(r.key, None)
                 if r.outcome == "succeeded" and r.completion is not None:
                     if self.store.store_batch_result(row["id"], r.key, spec, r.completion):
                         self.fresh.add(r.key)
-                        self.spent += cost_usd(spec.provider, spec.model, r.completion.input_tokens,
-                                               r.completion.output_tokens, batch=True,
-                                               cached_input_tokens=r.completion.cached_input_tokens,
-                                               cache_write_tokens=r.completion.cache_write_tokens) or 0.0
+                        self.spent += (
+                            cost_usd(
+                                spec.provider,
+                                spec.model,
+                                r.completion.input_tokens,
+                                r.completion.output_tokens,
+                                batch=True,
+                                cached_input_tokens=r.completion.cached_input_tokens,
+                                cache_write_tokens=r.completion.cache_write_tokens,
+                            )
+                            or 0.0
+                        )
                     ok += 1
                 elif r.outcome in ("errored", "expired", "bad"):
                     kind = "bad_response" if r.outcome == "bad" else "batch"
@@ -526,23 +648,32 @@ class BatchRun(SweepRun):
         cancelled = st.status in ("cancelled", "cancelling", "canceling") or row["id"] in self.cancelled_rows
         missing = set() if cancelled else keys - seen
         if missing and not ok and not bad:
-            why = (f"{name}: none of its {len(keys):,} results could be used"
-                   + (f" ({first})" if first else " (the results hold no line for its requests)")
-                   + "; its trials are errors (bad_response): --retry-errors sends them again")
+            why = (
+                f"{name}: none of its {len(keys):,} results could be used"
+                + (f" ({first})" if first else " (the results hold no line for its requests)")
+                + "; its trials are errors (bad_response): --retry-errors sends them again"
+            )
             self.warnings.append(why)
             self._fail_batch(row["id"], why, "bad_response")
             return
         for key in missing:
-            self._request_error(row["id"], key, "bad_response",
-                                f"{name}: its results hold no usable line for this request"
-                                + (f" ({unread} line(s) could not be used; the first: {first})" if unread else ""))
+            self._request_error(
+                row["id"],
+                key,
+                "bad_response",
+                f"{name}: its results hold no usable line for this request"
+                + (f" ({unread} line(s) could not be used; the first: {first})" if unread else ""),
+            )
         unusable = len(missing) + sum(1 for k in seen if self.failed_calls.get(k, ("",))[0] == "bad_response")
         if unusable:
-            self.warnings.append(f"{name}: {unusable:,} of its {len(keys):,} results could not be used"
-                                 + (f" (the first: {first})" if first else "")
-                                 + "; their trials are errors (bad_response): --retry-errors sends them again")
-        self.store.update_batch(row["id"], state="collected", status=st.status, succeeded=ok,
-                                errored=bad + len(missing))
+            self.warnings.append(
+                f"{name}: {unusable:,} of its {len(keys):,} results could not be used"
+                + (f" (the first: {first})" if first else "")
+                + "; their trials are errors (bad_response): --retry-errors sends them again"
+            )
+        self.store.update_batch(
+            row["id"], state="collected", status=st.status, succeeded=ok, errored=bad + len(missing)
+        )
         log.info("%s collected (%d answered, %d failed)", name, ok, bad + len(missing))
 
     def _request_error(self, row: int, key: str, kind: str, error: str) -> None:

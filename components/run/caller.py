@@ -43,7 +43,9 @@ from components.run.store_batches import claims_line, owner_id
 
 log = logging.getLogger(__name__)
 RATE_LIMIT_ATTEMPTS = 3  # our own retries of a 429, after the SDK's
-MAX_RETRY_AFTER = DEFAULT_MAX_WAIT  # seconds one call waits in all, retries included (config: max_retry_after)
+MAX_RETRY_AFTER = (
+    DEFAULT_MAX_WAIT  # seconds one call waits in all, retries included (config: max_retry_after)
+)
 CLAIM_POLL_S = 0.1  # how often a call claimed by another process is looked for in the store
 
 
@@ -99,18 +101,34 @@ def stored_completion(row, cached: bool = True) -> Completion:
     """A call read back from the store, with the prompt-cache counts the provider reported when it was
     made (a store older than schema 5 has none: 0)."""
     keys = row.keys()
-    return Completion(row["response"], row["input_tokens"] or 0, row["output_tokens"] or 0, row["latency_s"] or 0.0,
-                      row["model"], cached, row["finish_reason"] or "",
-                      (row["cached_input_tokens"] or 0) if "cached_input_tokens" in keys else 0,
-                      (row["cache_write_tokens"] or 0) if "cache_write_tokens" in keys else 0)
+    return Completion(
+        row["response"],
+        row["input_tokens"] or 0,
+        row["output_tokens"] or 0,
+        row["latency_s"] or 0.0,
+        row["model"],
+        cached,
+        row["finish_reason"] or "",
+        (row["cached_input_tokens"] or 0) if "cached_input_tokens" in keys else 0,
+        (row["cache_write_tokens"] or 0) if "cache_write_tokens" in keys else 0,
+    )
 
 
 class Caller:
     """One model's way to the network, shared by every trial of a sweep (or one Playground run)."""
 
-    def __init__(self, provider, store=None, *, concurrency: int = 8, rpm: float | None = None,
-                 budget: Budget | None = None, cancel: threading.Event | None = None,
-                 max_retry_after: float | None = None, claims: bool = True):
+    def __init__(
+        self,
+        provider,
+        store=None,
+        *,
+        concurrency: int = 8,
+        rpm: float | None = None,
+        budget: Budget | None = None,
+        cancel: threading.Event | None = None,
+        max_retry_after: float | None = None,
+        claims: bool = True,
+    ):
         self.provider = provider
         self.spec = provider.spec
         self.store = store
@@ -127,8 +145,9 @@ class Caller:
         self.owner = owner_id()
         self.claimed: set[str] = set()  # calls waited for because another process claimed them
         # Anthropic prompt caching ([models] cache_prefix): the prompt's cache cuts go to the provider
-        self.takes_cache_cuts = bool(getattr(self.spec, "cache_prefix", None)) and \
-            bool(getattr(provider, "takes_cache_cuts", False))
+        self.takes_cache_cuts = bool(getattr(self.spec, "cache_prefix", None)) and bool(
+            getattr(provider, "takes_cache_cuts", False)
+        )
         clean = safe_base_url(self.spec.base_url)[0]  # what the store keeps: no key inside the URL
         self.stored_spec = self.spec if clean == self.spec.base_url else replace(self.spec, base_url=clean)
 
@@ -141,10 +160,13 @@ class Caller:
         n = getattr(self.provider, "http_requests", None)
         return n if isinstance(n, int) else self.attempts
 
-    async def ask(self, messages: list[dict], settings: Settings, cuts: tuple[int, ...] = ()) -> tuple[Completion, str]:
+    async def ask(
+        self, messages: list[dict], settings: Settings, cuts: tuple[int, ...] = ()
+    ) -> tuple[Completion, str]:
         """(completion, cache key). completion.cached says whether it came from the store. `cuts`: where the
         provider's prompt cache may cut the last message (Prompt.cache_cuts); they change the bill only,
         so they are not part of the key."""
+
         async def send() -> Completion:
             if self.takes_cache_cuts and cuts:
                 completion = await self.provider.complete(messages, settings, cuts=cuts)
@@ -161,11 +183,13 @@ class Caller:
     async def score(self, messages: list[dict], answer: str) -> tuple[Scored, str]:
         """(the answer's likelihood after the prompt, cache key): a scoring call (providers/likelihood.py),
         cached, claimed, limited and budgeted like a completion."""
+
         async def send() -> Completion:
             return (await self.provider.score(messages, answer)).completion()
 
-        completion, key = await self._call(score_key(self.spec, messages, answer), messages,
-                                           score_settings(answer), send)
+        completion, key = await self._call(
+            score_key(self.spec, messages, answer), messages, score_settings(answer), send
+        )
         return Scored.from_completion(completion), key
 
     async def _call(self, key: str, messages: list[dict], settings: dict, request) -> tuple[Completion, str]:
@@ -193,8 +217,14 @@ class Caller:
             self.inflight.pop(key, None)
         future.set_result(completion)
         if self.store is not None and not completion.cached:
-            self.store.put_call(key, self.stored_spec, messages, settings, completion,
-                                release=self.owner if self.claims else None)
+            self.store.put_call(
+                key,
+                self.stored_spec,
+                messages,
+                settings,
+                completion,
+                release=self.owner if self.claims else None,
+            )
         return completion, key
 
     async def _claimed_send(self, key: str, request) -> Completion:
@@ -221,7 +251,9 @@ class Caller:
         finally:
             if key in self.claimed:
                 self.claimed.discard(key)
-                self.waiting = claims_line(self.store.held_claims(sorted(self.claimed))) if self.claimed else ""
+                self.waiting = (
+                    claims_line(self.store.held_claims(sorted(self.claimed))) if self.claimed else ""
+                )
         try:
             return await self._send(request)
         except BaseException:
@@ -246,7 +278,7 @@ class Caller:
                     if getattr(exc, "final", False):  # the provider found its Retry-After past the budget
                         raise
                     asked = exc.retry_after
-                    wait = asked if asked is not None else min(30.0, 2.0 ** attempt)
+                    wait = asked if asked is not None else min(30.0, 2.0**attempt)
                     if not budget.allows(wait):
                         if asked is None:
                             raise
@@ -254,12 +286,20 @@ class Caller:
                     if attempt == RATE_LIMIT_ATTEMPTS:
                         raise
                     log.info("%s rate limited; retrying in %.1fs", self.spec.label, wait)
-                    await budget.wait(wait, f"{self.spec.label} rate limited: waiting {wait:.0f} s"
-                                      + (" (the server's Retry-After)" if asked is not None else ""))
+                    await budget.wait(
+                        wait,
+                        f"{self.spec.label} rate limited: waiting {wait:.0f} s"
+                        + (" (the server's Retry-After)" if asked is not None else ""),
+                    )
                     continue
-                cost = cost_usd(self.spec.provider, self.spec.model, completion.input_tokens,
-                                completion.output_tokens, cached_input_tokens=completion.cached_input_tokens,
-                                cache_write_tokens=completion.cache_write_tokens)
+                cost = cost_usd(
+                    self.spec.provider,
+                    self.spec.model,
+                    completion.input_tokens,
+                    completion.output_tokens,
+                    cached_input_tokens=completion.cached_input_tokens,
+                    cache_write_tokens=completion.cache_write_tokens,
+                )
                 self.budget.spent += cost or 0.0
                 return completion
         raise AssertionError("unreachable")

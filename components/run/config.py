@@ -24,12 +24,44 @@ from components.providers.base import PROVIDERS, BadBaseUrl, ModelSpec, Settings
 from components.strategies import STRATEGIES, ParamError
 from components.tasks.squad import NAMES as TASK_NAMES
 
-SWEEP_KEYS = {"name", "tasks", "n_tasks", "lengths", "positions", "documents", "gold_index", "strategies", "params", "concurrency",
-              "models", "budget", "encoding", "max_tokens", "seed", "max_retry_after", "fail_fast",
-              "mode", "measure", "order",
-              "design", "contexts", "questions_per_context", "n"}  # the multi-question design: run/multiq.py
-MODEL_KEYS = {"provider", "model", "base_url", "api_key_env", "context_window", "max_tokens",
-              "requests_per_minute", "timeout", "max_retries", "cache_prefix"}
+SWEEP_KEYS = {
+    "name",
+    "tasks",
+    "n_tasks",
+    "lengths",
+    "positions",
+    "documents",
+    "gold_index",
+    "strategies",
+    "params",
+    "concurrency",
+    "models",
+    "budget",
+    "encoding",
+    "max_tokens",
+    "seed",
+    "max_retry_after",
+    "fail_fast",
+    "mode",
+    "measure",
+    "order",
+    "design",
+    "contexts",
+    "questions_per_context",
+    "n",
+}  # the multi-question design: run/multiq.py
+MODEL_KEYS = {
+    "provider",
+    "model",
+    "base_url",
+    "api_key_env",
+    "context_window",
+    "max_tokens",
+    "requests_per_minute",
+    "timeout",
+    "max_retries",
+    "cache_prefix",
+}
 BUDGET_KEYS = {"max_calls", "max_usd"}
 MAX_CONFIG_BYTES = 1024 * 1024  # a sweep config file (a few hundred bytes in practice)
 MODES = ("live", "batch")  # batch: the providers' batch interfaces (components/run/batch.py), half price
@@ -59,7 +91,9 @@ def _fail(msg: str):
 def _unknown(where: str, d: dict, allowed: set) -> None:
     extra = set(d) - allowed
     if any("key" in k and k != "api_key_env" for k in extra):
-        _fail(f"{where}: never put an API key in a config file; name its environment variable with api_key_env")
+        _fail(
+            f"{where}: never put an API key in a config file; name its environment variable with api_key_env"
+        )
     if extra:
         _fail(f"{where}: unknown key(s) {', '.join(sorted(extra))} (allowed: {', '.join(sorted(allowed))})")
 
@@ -92,7 +126,9 @@ def _secret(value) -> str:
     """A value that may be a key, shown by its first 4 characters at most."""
     if not isinstance(value, str):
         return f"a {type(value).__name__}"
-    return f"'{value[:4]}…' ({len(value)} characters)" if len(value) > 4 else "a short value"  # as providers.base.shown_name
+    return (
+        f"'{value[:4]}…' ({len(value)} characters)" if len(value) > 4 else "a short value"
+    )  # as providers.base.shown_name
 
 
 def check_key_env(where: str, env) -> None:
@@ -101,11 +137,15 @@ def check_key_env(where: str, env) -> None:
     if env is None:
         return
     if isinstance(env, str) and key_shaped(env):
-        _fail(f"{where} holds what looks like an API key itself ({_secret(env)}); put the key in an environment "
-              "variable and give its name here (e.g. api_key_env = \"OPENAI_API_KEY\")")
+        _fail(
+            f"{where} holds what looks like an API key itself ({_secret(env)}); put the key in an environment "
+            'variable and give its name here (e.g. api_key_env = "OPENAI_API_KEY")'
+        )
     if not isinstance(env, str) or not ENV_NAME.fullmatch(env):
-        _fail(f"{where} must be the name of an environment variable holding the key (e.g. OPENAI_API_KEY): "
-              f"letters, digits and _, not starting with a digit; got {_secret(env)}")
+        _fail(
+            f"{where} must be the name of an environment variable holding the key (e.g. OPENAI_API_KEY): "
+            f"letters, digits and _, not starting with a digit; got {_secret(env)}"
+        )
 
 
 def check_url_has_no_key(where: str, url: str) -> None:
@@ -116,12 +156,16 @@ def check_url_has_no_key(where: str, url: str) -> None:
 
     parts = urlsplit(url)
     if "@" in parts.netloc:
-        _fail(f"{where} holds a user name or key before '@'; never put a key in a config: remove it and name the "
-              "environment variable that holds it with api_key_env")
+        _fail(
+            f"{where} holds a user name or key before '@'; never put a key in a config: remove it and name the "
+            "environment variable that holds it with api_key_env"
+        )
     for name, value in parse_qsl(parts.query, keep_blank_values=True):
         if KEY_QUERY.search(name) or key_shaped(value):
-            _fail(f"{where} holds a key in its query (parameter {name[:20]!r}); never put a key in a config: remove it "
-                  "and name the environment variable that holds it with api_key_env")
+            _fail(
+                f"{where} holds a key in its query (parameter {name[:20]!r}); never put a key in a config: remove it "
+                "and name the environment variable that holds it with api_key_env"
+            )
 
 
 def _shown(value) -> str:
@@ -266,13 +310,17 @@ class SweepConfig:
         known = {p.name for strat in STRATEGIES.values() for p in strat.params}
         unknown = set(self.params) - known  # a param only other strategies take is just ignored
         if unknown:
-            _fail(f"params: no strategy takes {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})")
+            _fail(
+                f"params: no strategy takes {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})"
+            )
         for name, value in self.params.items():
             values = value if isinstance(value, list | tuple) else [value]
             if not values:
                 _fail(f"params: {name} is an empty list; give a value or a list of values")
             if len(values) > MAX_LIST:
-                _fail(f"params: {name} has {len(values):,} values; the limit is {MAX_LIST:,} a list (split the sweep)")
+                _fail(
+                    f"params: {name} has {len(values):,} values; the limit is {MAX_LIST:,} a list (split the sweep)"
+                )
             if len(set(map(str, values))) != len(values):
                 _fail(f"params: {name} lists a value twice")
             for strategy in self.strategies:
@@ -285,8 +333,10 @@ class SweepConfig:
 
     def count_settings(self, strategy: str) -> int:
         """len(params_for(strategy)), without building them."""
-        return math.prod(len(v) if isinstance(v := self.params.get(p.name, p.default), list | tuple) else 1
-                         for p in STRATEGIES[strategy].params)
+        return math.prod(
+            len(v) if isinstance(v := self.params.get(p.name, p.default), list | tuple) else 1
+            for p in STRATEGIES[strategy].params
+        )
 
     def params_for(self, strategy: str) -> list[dict]:
         """Every parameter setting of this strategy in the sweep: the cartesian product of the values of
@@ -307,8 +357,11 @@ class SweepConfig:
         return "prefix" if any(m.provider == "local" for m in self.models) else "plan"
 
     def settings(self, model: ModelConfig, prompt_max_tokens: int) -> Settings:
-        return Settings(max_tokens=model.max_tokens or self.max_tokens or prompt_max_tokens, temperature=0.0,
-                        seed=self.seed)
+        return Settings(
+            max_tokens=model.max_tokens or self.max_tokens or prompt_max_tokens,
+            temperature=0.0,
+            seed=self.seed,
+        )
 
     @property
     def tasks_path(self) -> Path:
@@ -318,7 +371,11 @@ class SweepConfig:
         p = Path(self.tasks).expanduser()
         if not p.is_absolute() and (Path(self.base_dir) / p).exists():
             return Path(self.base_dir) / p
-        bundled = bundled_task_file(TASK_NAMES.get(p.name, p.name)) if not p.exists() and p.parent == Path(".") else None
+        bundled = (
+            bundled_task_file(TASK_NAMES.get(p.name, p.name))
+            if not p.exists() and p.parent == Path(".")
+            else None
+        )
         return bundled or p
 
     def to_dict(self) -> dict:
@@ -331,7 +388,10 @@ class SweepConfig:
         d.pop("base_dir", None)
         if d.get("mode") == "live":  # the default: configs stored before batch mode had no mode
             d.pop("mode")
-        for k, default in (("measure", "answer"), ("order", "auto")):  # defaults: stored configs stay as they were
+        for k, default in (
+            ("measure", "answer"),
+            ("order", "auto"),
+        ):  # defaults: stored configs stay as they were
             if d.get(k) == default:
                 d.pop(k)
         d["tasks"] = stored_tasks(self.tasks_path)
@@ -358,12 +418,15 @@ class SweepConfig:
         path = Path(self.tasks_path)
         if not path.exists():
             try:
-                names = sorted(p.name for p in sample_path("tasks").iterdir()
-                               if p.name.endswith((".jsonl", ".jsonl.gz")))
+                names = sorted(
+                    p.name for p in sample_path("tasks").iterdir() if p.name.endswith((".jsonl", ".jsonl.gz"))
+                )
             except (LookupError, OSError):
                 names = []
-            raise ValueError(f"no such file: {self.tasks}; bundled task sets: {', '.join(names) or 'none installed'}"
-                             + (" (use the bare name)" if names else ""))
+            raise ValueError(
+                f"no such file: {self.tasks}; bundled task sets: {', '.join(names) or 'none installed'}"
+                + (" (use the bare name)" if names else "")
+            )
         return _read_task_file(str(path), path.stat().st_mtime_ns if path.exists() else 0)
 
     def load_tasks(self) -> list:
@@ -383,6 +446,7 @@ def _read_task_file(path: str, mtime_ns: int):
 
 
 # the size of a sweep's plan, counted without making it (run/plan.py makes it) -----------------------------
+
 
 def gold_indices(n: int, gold_index) -> list[int]:
     """The distinct 0-based indices of a gold_index list that exist for n documents, in order."""
@@ -409,14 +473,17 @@ def check_size(config, n_tasks: int, *, at_least: bool = False) -> None:
     if n > MAX_TRIALS:
         settings = sum(config.count_settings(s) for s in config.strategies)
         tasks = "a task" if at_least and n_tasks == 1 else f"{n_tasks:,} tasks"
-        raise ValueError(f"sweep {config.name!r} has {'at least ' if at_least else ''}{n:,} trials "
-                         f"({len(config.models)} model(s) x {settings:,} strategy setting(s) x "
-                         f"{count_cells(config):,} cells x {tasks}); the limit is {MAX_TRIALS:,} trials a "
-                         "sweep: split it into smaller sweeps")
+        raise ValueError(
+            f"sweep {config.name!r} has {'at least ' if at_least else ''}{n:,} trials "
+            f"({len(config.models)} model(s) x {settings:,} strategy setting(s) x "
+            f"{count_cells(config):,} cells x {tasks}); the limit is {MAX_TRIALS:,} trials a "
+            "sweep: split it into smaller sweeps"
+        )
 
 
 # the rules of a config: one per key of a [sweep] table (RULES) and of a [[sweep.models]] table (MODEL_RULES),
 # walked in order by SweepConfig.from_dict and ModelConfig.from_dict -----------------------------------------
+
 
 @dataclass
 class Reading:
@@ -469,8 +536,17 @@ class Rule:
         return self.check(self, value, at)
 
     def fail(self, value, at: Reading) -> None:
-        _fail(self.message.format(key=at.name(self.key), where=at.where, got=repr(value), shown=_shown(value),
-                                  low=_plain(self.low), high=_plain(self.high), choices=", ".join(self.choices)))
+        _fail(
+            self.message.format(
+                key=at.name(self.key),
+                where=at.where,
+                got=repr(value),
+                shown=_shown(value),
+                low=_plain(self.low),
+                high=_plain(self.high),
+                choices=", ".join(self.choices),
+            )
+        )
 
 
 def read_rules(rules: tuple[Rule, ...], table: dict, where: str = "") -> dict:
@@ -494,15 +570,21 @@ def _positive(rule: Rule, value, at: Reading) -> int:
 
 def _whole(rule: Rule, value, at: Reading) -> int:
     """A whole number (not a bool), from `low` and to `high` where the rule has them."""
-    if (isinstance(value, bool) or not isinstance(value, int) or (rule.low is not None and value < rule.low)
-            or (rule.high is not None and value > rule.high)):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or (rule.low is not None and value < rule.low)
+        or (rule.high is not None and value > rule.high)
+    ):
         rule.fail(value, at)
     return value
 
 
 def _bounded(rule: Rule, value, at: Reading) -> float:
     """A number (not a bool) from `low` and to `high` where the rule has them (NaN and infinity never)."""
-    ok = not isinstance(value, bool) and (isinstance(value, int) or isinstance(value, float) and math.isfinite(value))
+    ok = not isinstance(value, bool) and (
+        isinstance(value, int) or isinstance(value, float) and math.isfinite(value)
+    )
     if not ok or (rule.low is not None and value < rule.low) or (rule.high is not None and value > rule.high):
         rule.fail(value, at)
     return value
@@ -544,14 +626,17 @@ def grid_of(table: dict, got: dict) -> str:
         return "design"
     by_documents = table.get("documents") is not None or table.get("gold_index") is not None
     if by_documents and (table.get("lengths") is not None or table.get("positions") is not None):
-        _fail("give either lengths and positions (tokens, R&R §4.1) or documents and gold_index "
-              "(Lost in the Middle §3.1), not both")
+        _fail(
+            "give either lengths and positions (tokens, R&R §4.1) or documents and gold_index "
+            "(Lost in the Middle §3.1), not both"
+        )
     return "documents" if by_documents else "tokens"
 
 
 def _grid_list(grid: str, each: Callable[[Any, dict], None]):
     """The check of a grid key: [] unless the table's grid is `grid`, else a non-empty list of at most MAX_LIST
     values (the rule's example says what a good list looks like), each value checked by `each(x, got)`."""
+
     def check(rule: Rule, value, at: Reading) -> list:
         if grid_of(at.table, at.got) != grid:
             return []
@@ -559,6 +644,7 @@ def _grid_list(grid: str, each: Callable[[Any, dict], None]):
         for x in value:
             each(x, at.got)
         return value
+
     return check
 
 
@@ -568,12 +654,16 @@ def _length(x, got) -> None:
 
 def _position(x, got) -> None:
     if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x) or x < 0:
-        _fail(f"a position must be 0 or more: a fraction from 0 to 1 of the length, or a whole "
-              f"number of tokens inside every length, got {x!r}")
+        _fail(
+            f"a position must be 0 or more: a fraction from 0 to 1 of the length, or a whole "
+            f"number of tokens inside every length, got {x!r}"
+        )
     shortest = min(got["lengths"])
     if x > 1 and (x != int(x) or x > shortest):
-        _fail(f"position {x:g} counts tokens (it is above 1), so it must be a whole number no larger "
-              f"than the shortest length ({shortest:,}); for a fraction give 0 to 1")
+        _fail(
+            f"position {x:g} counts tokens (it is above 1), so it must be a whole number no larger "
+            f"than the shortest length ({shortest:,}); for a fraction give 0 to 1"
+        )
 
 
 def _documents(x, got) -> None:
@@ -606,24 +696,63 @@ RULES: tuple[Rule, ...] = (
     Rule("name", _text, message="name is missing", keep=str.strip),
     Rule("tasks", _text, message="tasks (a task file path) is missing"),
     Rule("design", _design, field=None),
-    Rule("documents", _grid_list("documents", _documents), example=" of document counts, e.g. [10, 20, 30]",
-         keep=tuple),
-    Rule("gold_index", _grid_list("documents", _gold_index),
-         example=" of 0-based indices, e.g. [0, 4, 9] (-1 is the last)", keep=tuple),
+    Rule(
+        "documents",
+        _grid_list("documents", _documents),
+        example=" of document counts, e.g. [10, 20, 30]",
+        keep=tuple,
+    ),
+    Rule(
+        "gold_index",
+        _grid_list("documents", _gold_index),
+        example=" of 0-based indices, e.g. [0, 4, 9] (-1 is the last)",
+        keep=tuple,
+    ),
     Rule("lengths", _grid_list("tokens", _length), example=" of token counts, e.g. [2000, 4000]", keep=tuple),
     Rule("positions", _grid_list("tokens", _position), example=", e.g. [0.0, 0.5, 1.0]", keep=tuple),
     Rule("strategies", _strategies, example=f" of {', '.join(STRATEGIES)}", keep=tuple),
     Rule("models", _models, message="at least one [[sweep.models]] table is needed"),
-    Rule("params", _table, default={}, message="{key} must be a table, e.g. {{ r = 1000, k = 3 }}", keep=dict),
-    Rule("budget", _budget, default={}, field=None,
-         message="[sweep.budget] must be a table, e.g. {{ max_usd = 5.0, max_calls = 1000 }}"),
-    Rule("budget.max_usd", _bounded, low=0, optional=True, message="{key} must be a number of dollars, got {got}"),
-    Rule("encoding", _choice, default="cl100k_base", choices=ENCODINGS, message="{key} must be one of {choices}"),
+    Rule(
+        "params", _table, default={}, message="{key} must be a table, e.g. {{ r = 1000, k = 3 }}", keep=dict
+    ),
+    Rule(
+        "budget",
+        _budget,
+        default={},
+        field=None,
+        message="[sweep.budget] must be a table, e.g. {{ max_usd = 5.0, max_calls = 1000 }}",
+    ),
+    Rule(
+        "budget.max_usd",
+        _bounded,
+        low=0,
+        optional=True,
+        message="{key} must be a number of dollars, got {got}",
+    ),
+    Rule(
+        "encoding",
+        _choice,
+        default="cl100k_base",
+        choices=ENCODINGS,
+        message="{key} must be one of {choices}",
+    ),
     Rule("seed", _whole, default=0, optional=True, message="{key} must be a whole number, got {got}"),
-    Rule("max_retry_after", _bounded, default=60.0, low=0, high=86400, keep=float,
-         message="{key} must be a number of seconds from {low} to {high}, got {got}"),
-    Rule("fail_fast", _whole, default=5, low=0,
-         message="{key} must be a whole number of trials (0: never stop early), got {got}"),
+    Rule(
+        "max_retry_after",
+        _bounded,
+        default=60.0,
+        low=0,
+        high=86400,
+        keep=float,
+        message="{key} must be a number of seconds from {low} to {high}, got {got}",
+    ),
+    Rule(
+        "fail_fast",
+        _whole,
+        default=5,
+        low=0,
+        message="{key} must be a whole number of trials (0: never stop early), got {got}",
+    ),
     Rule("n_tasks", _positive, optional=True),
     Rule("concurrency", _positive, default=8),
     Rule("budget.max_calls", _positive, optional=True),
@@ -657,31 +786,57 @@ def _cache_prefix(rule: Rule, value, at: Reading) -> bool:
     if not isinstance(value, bool):
         rule.fail(value, at)
     if value and at.got["provider"] != "anthropic":
-        _fail(f"{at.name(rule.key)} marks a prefix for Anthropic's prompt caching; OpenAI caches prompts of "
-              "1,024+ tokens by itself (leave it out)")
+        _fail(
+            f"{at.name(rule.key)} marks a prefix for Anthropic's prompt caching; OpenAI caches prompts of "
+            "1,024+ tokens by itself (leave it out)"
+        )
     return value
 
 
 _FROM_TO = "{key} must be a number from {low:,} to {high:,} ({unit}), got {shown}"
 
 MODEL_RULES: tuple[Rule, ...] = (
-    Rule("provider", _choice, choices=PROVIDERS, message="{where}: provider must be one of {choices}, got {got}"),
+    Rule(
+        "provider",
+        _choice,
+        choices=PROVIDERS,
+        message="{where}: provider must be one of {choices}, got {got}",
+    ),
     Rule("model", _text, message="{where}: model name is missing"),
     Rule("context_window", _positive, optional=True),
     Rule("max_tokens", _positive, optional=True),
     Rule("base_url", _base_url),
     Rule("api_key_env", _key_env, optional=True),
-    Rule("requests_per_minute", _bounded, optional=True, low=RPM_BOUNDS[0], high=RPM_BOUNDS[1],
-         message=_FROM_TO.replace("{unit}", "requests per minute")),
-    Rule("timeout", _bounded, optional=True, low=TIMEOUT_BOUNDS[0], high=TIMEOUT_BOUNDS[1],
-         message=_FROM_TO.replace("{unit}", "seconds for one whole answer")),
-    Rule("max_retries", _whole, optional=True, low=0, high=MAX_RETRIES,
-         message="{key} must be a whole number from {low} to {high} (the SDK's retries of one call), got {shown}"),
+    Rule(
+        "requests_per_minute",
+        _bounded,
+        optional=True,
+        low=RPM_BOUNDS[0],
+        high=RPM_BOUNDS[1],
+        message=_FROM_TO.replace("{unit}", "requests per minute"),
+    ),
+    Rule(
+        "timeout",
+        _bounded,
+        optional=True,
+        low=TIMEOUT_BOUNDS[0],
+        high=TIMEOUT_BOUNDS[1],
+        message=_FROM_TO.replace("{unit}", "seconds for one whole answer"),
+    ),
+    Rule(
+        "max_retries",
+        _whole,
+        optional=True,
+        low=0,
+        high=MAX_RETRIES,
+        message="{key} must be a whole number from {low} to {high} (the SDK's retries of one call), got {shown}",
+    ),
     Rule("cache_prefix", _cache_prefix, optional=True, message="{key} must be true or false, got {shown}"),
 )
 
 
 # the checks that read several keys, after every key's own rule --------------------------------------------
+
 
 def _measure_fits(cfg: SweepConfig) -> None:
     if cfg.measure != "answer":
@@ -697,8 +852,10 @@ def _batch_fits(cfg: SweepConfig) -> None:
     if cfg.mode == "batch":
         for m in cfg.models:
             if m.provider not in BATCH_PROVIDERS:
-                _fail(f"mode = \"batch\" works with openai, openai-compatible and anthropic models only; "
-                      f"{m.label} has no batch interface (use mode = \"live\")")
+                _fail(
+                    f'mode = "batch" works with openai, openai-compatible and anthropic models only; '
+                    f'{m.label} has no batch interface (use mode = "live")'
+                )
 
 
 def _size_fits(cfg: SweepConfig) -> None:
@@ -715,4 +872,9 @@ def _models_distinct(cfg: SweepConfig) -> None:
 
 
 CHECKS: tuple[Callable[[SweepConfig], None], ...] = (
-    _measure_fits, _batch_fits, SweepConfig.check_params, _size_fits, _models_distinct)
+    _measure_fits,
+    _batch_fits,
+    SweepConfig.check_params,
+    _size_fits,
+    _models_distinct,
+)

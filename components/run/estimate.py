@@ -51,13 +51,17 @@ class Estimate:
             usd += f" at batch prices (half of ${self.list_usd:,.4f} live)"
         paid = "unknown" if self.cached_usd is None else f"${self.cached_usd:,.4f}"
         done = f" ({self.done_trials:,} already in the store: not run again)" if self.done_trials else ""
-        out = [f"trials:        {self.trials:,}{done}",
-               f"calls:         {self.calls:,} to send; {self.cached_calls:,} already cached in the store",
-               f"input tokens:  {self.input_tokens:,} to send; {self.cached_input_tokens:,} cached",
-               f"output tokens: {self.output_tokens:,} to send; {self.cached_output_tokens:,} cached",
-               f"cost:          {usd} to send; cached calls are free ({paid} when they were sent)"]
+        out = [
+            f"trials:        {self.trials:,}{done}",
+            f"calls:         {self.calls:,} to send; {self.cached_calls:,} already cached in the store",
+            f"input tokens:  {self.input_tokens:,} to send; {self.cached_input_tokens:,} cached",
+            f"output tokens: {self.output_tokens:,} to send; {self.cached_output_tokens:,} cached",
+            f"cost:          {usd} to send; cached calls are free ({paid} when they were sent)",
+        ]
         if self.unpriced:
-            out.append(f"no price for:  {', '.join(self.unpriced)} (edit components/data/prices.json or LITM_PRICES)")
+            out.append(
+                f"no price for:  {', '.join(self.unpriced)} (edit components/data/prices.json or LITM_PRICES)"
+            )
         out.append(f"({self.note})")
         return out
 
@@ -83,8 +87,9 @@ def _page_tokens(prompt) -> int:
     return sum(s.end_token - s.start_token for s in prompt.spans if s.kind in ("page", "gold"))
 
 
-def estimate_trial(doc, question: str, strategy_name: str, params: dict, first: list | None = None
-                   ) -> tuple[int, int, int]:
+def estimate_trial(
+    doc, question: str, strategy_name: str, params: dict, first: list | None = None
+) -> tuple[int, int, int]:
     """(calls, input tokens, output tokens) of one trial; later stages estimated. first: the trial's
     first-stage prompts, when already built."""
     strategy = STRATEGIES[strategy_name]
@@ -124,8 +129,15 @@ def measured(config, spec, trial: tuple[int, int, int]) -> tuple[int, int, int]:
     return tuple(a + b for a, b in zip(trial, scored, strict=True))
 
 
-def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = None, *, specs: list | None = None,
-             store=None, retry_errors: bool = False) -> Estimate:
+def estimate(
+    config,
+    tasks: list | None = None,
+    skip_keys: set[str] | None = None,
+    *,
+    specs: list | None = None,
+    store=None,
+    retry_errors: bool = False,
+) -> Estimate:
     """The cost of a sweep's trials (those not in skip_keys), before running it. specs: the plan, when
     already made. store: the run store the sweep would write to: its trials already there are not run
     again and their calls count as cached; a trial not there yet whose calls the store holds (another
@@ -134,7 +146,9 @@ def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = Non
     from components.run.plan import Documents, plan, precount
 
     if getattr(config, "design", None):
-        return _estimate_multi(config, specs if specs is not None else plan(config, tasks), store, retry_errors)
+        return _estimate_multi(
+            config, specs if specs is not None else plan(config, tasks), store, retry_errors
+        )
     pool_tasks = config.all_tasks().tasks if tasks is None else tasks
     tasks = config.load_tasks() if tasks is None else tasks
     specs = plan(config, tasks) if specs is None else specs
@@ -163,19 +177,35 @@ def estimate(config, tasks: list | None = None, skip_keys: set[str] | None = Non
             try:
                 doc = documents.get(s).document
                 prompts = STRATEGIES[s.strategy].first_prompts(doc, s.task.question, s.params)
-                per[pkey] = (measured(config, s, estimate_trial(doc, s.task.question, s.strategy, s.params, prompts)),
-                             prompts)
+                per[pkey] = (
+                    measured(config, s, estimate_trial(doc, s.task.question, s.strategy, s.params, prompts)),
+                    prompts,
+                )
             except ValueError:  # no document, or a parameter it cannot take: the trial will be an error
                 per[pkey] = ((0, 0, 0), [])
         (c, i, o), prompts = per[pkey]
         if getattr(config, "measure", "answer") == "likelihood":
             # it sends one scoring call per gold alias after its one prompt (run/measure.score_trial), not
             # the prompts: those scoring calls are what the store may hold
-            hits = [row for row in (store.get_call(score_key(s.model.spec, prompts[0].messages, a))
-                                    for a in aliases(s.task.answers)) if row is not None] if store and prompts else []
+            hits = (
+                [
+                    row
+                    for row in (
+                        store.get_call(score_key(s.model.spec, prompts[0].messages, a))
+                        for a in aliases(s.task.answers)
+                    )
+                    if row is not None
+                ]
+                if store and prompts
+                else []
+            )
             tally.partly(s.model, (c, i, o), hits)
             continue
-        hits = [row for row in (_stored(store, s, p, config) for p in prompts) if row is not None] if store else []
+        hits = (
+            [row for row in (_stored(store, s, p, config) for p in prompts) if row is not None]
+            if store
+            else []
+        )
         if hits and len(hits) == len(prompts):
             replay.append((s, (c, i, o), hits))  # every first-stage call stored: perhaps the whole trial
             continue
@@ -195,13 +225,17 @@ def _estimate_multi(config, specs: list, store, retry_errors: bool) -> Estimate:
         tally.cached(calls or 0, tin or 0, tout or 0, usd)
     for model, est, hits in estimate_units(config, specs, store, set(done)):
         tally.partly(model, est, hits)
-    return replace(tally.estimate(len(specs), len(done)),
-                   note="an estimate: calls and input tokens are exact, output tokens estimated")
+    return replace(
+        tally.estimate(len(specs), len(done)),
+        note="an estimate: calls and input tokens are exact, output tokens estimated",
+    )
 
 
 def _stored(store, spec, prompt, config):
     """The stored call of a trial's prompt, or None."""
-    return store.get_call(cache_key(spec.model.spec, prompt.messages, config.settings(spec.model, prompt.max_tokens)))
+    return store.get_call(
+        cache_key(spec.model.spec, prompt.messages, config.settings(spec.model, prompt.max_tokens))
+    )
 
 
 def _done_trials(config, store, keys: set[str], retry_errors: bool) -> dict[str, tuple]:
@@ -212,7 +246,9 @@ def _done_trials(config, store, keys: set[str], retry_errors: bool) -> dict[str,
         sweep_id = store.sweep_id(config.name)
     except LookupError:
         return {}
-    return {k: v for k, v in store.trial_totals(sweep_id).items() if k in keys and not (retry_errors and v[0])}
+    return {
+        k: v for k, v in store.trial_totals(sweep_id).items() if k in keys and not (retry_errors and v[0])
+    }
 
 
 async def _replay(config, store, documents, replay: list, tally) -> None:
@@ -224,16 +260,27 @@ async def _replay(config, store, documents, replay: list, tally) -> None:
     for s, est, hits in replay:
         caller = callers.setdefault(s.model.label, StoredOnly(s.model.spec, store))
         try:
-            ran = await execute(documents.get(s).document, s.task.question, s.task.answers, s.strategy, s.params,
-                                caller, lambda p, m=s.model: config.settings(m, p.max_tokens),
-                                answer_mode=s.task.meta.get("answer_mode", "any"),
-                                gold_sentences=s.task.gold_sentences)
+            ran = await execute(
+                documents.get(s).document,
+                s.task.question,
+                s.task.answers,
+                s.strategy,
+                s.params,
+                caller,
+                lambda p, m=s.model: config.settings(m, p.max_tokens),
+                answer_mode=s.task.meta.get("answer_mode", "any"),
+                gold_sentences=s.task.gold_sentences,
+            )
         except NeedsCall:
             tally.partly(s.model, est, hits)
             continue
         t = ran.trial
-        tally.cached(t.calls or 0, t.input_tokens or 0, t.output_tokens or 0,
-                     cost_usd(s.model.provider, s.model.model, t.input_tokens or 0, t.output_tokens or 0))
+        tally.cached(
+            t.calls or 0,
+            t.input_tokens or 0,
+            t.output_tokens or 0,
+            cost_usd(s.model.provider, s.model.model, t.input_tokens or 0, t.output_tokens or 0),
+        )
 
 
 class _Tally:
@@ -274,7 +321,18 @@ class _Tally:
 
     def estimate(self, trials: int, done: int) -> Estimate:
         known = self.priced or not self.unpriced  # nothing to send is known to cost nothing
-        return Estimate(self.calls, self.tin, self.tout, self.usd if known else None, trials,
-                        tuple(sorted(self.unpriced)), batch=self.batch, list_usd=self.list_usd if known else None,
-                        done_trials=done, cached_calls=self.c_calls, cached_input_tokens=self.c_in,
-                        cached_output_tokens=self.c_out, cached_usd=self.c_usd)
+        return Estimate(
+            self.calls,
+            self.tin,
+            self.tout,
+            self.usd if known else None,
+            trials,
+            tuple(sorted(self.unpriced)),
+            batch=self.batch,
+            list_usd=self.list_usd if known else None,
+            done_trials=done,
+            cached_calls=self.c_calls,
+            cached_input_tokens=self.c_in,
+            cached_output_tokens=self.c_out,
+            cached_usd=self.c_usd,
+        )

@@ -66,8 +66,17 @@ def run_order(prompts: dict) -> list:
     return sorted(prompts, key=lambda k: (prefix_key(prompts[k].text), str(k)))
 
 
-def estimate(docs: dict, question: str, answers, spec: ModelSpec, *, strategy: str = "litm",
-             params: dict | None = None, provider=None, measure_speed: bool = True) -> Estimate:
+def estimate(
+    docs: dict,
+    question: str,
+    answers,
+    spec: ModelSpec,
+    *,
+    strategy: str = "litm",
+    params: dict | None = None,
+    provider=None,
+    measure_speed: bool = True,
+) -> Estimate:
     prompts = _prompts(docs, question, strategy, params)
     order = run_order(prompts)
     n_alias = max(1, len([a for a in dict.fromkeys(answers) if isinstance(a, str) and a.strip()]))
@@ -96,10 +105,21 @@ def estimate(docs: dict, question: str, answers, spec: ModelSpec, *, strategy: s
     return Estimate(len(prompts), tokens, evaluated, rate, evaluated / rate if rate else None)
 
 
-def score_positions(docs: dict, question: str, answers, spec: ModelSpec, *, strategy: str = "litm",
-                    params: dict | None = None, store=None, provider=None, api_key: str | None = None,
-                    progress: Callable[[ScoreProgress], None] | None = None,
-                    cancel: threading.Event | None = None, estimate_s: float | None = None) -> dict:
+def score_positions(
+    docs: dict,
+    question: str,
+    answers,
+    spec: ModelSpec,
+    *,
+    strategy: str = "litm",
+    params: dict | None = None,
+    store=None,
+    provider=None,
+    api_key: str | None = None,
+    progress: Callable[[ScoreProgress], None] | None = None,
+    cancel: threading.Event | None = None,
+    estimate_s: float | None = None,
+) -> dict:
     """{position label: Trial with answer_logprob (or its error)}; a cancelled run returns the positions
     scored so far."""
     prompts = _prompts(docs, question, strategy, params)
@@ -117,15 +137,23 @@ def score_positions(docs: dict, question: str, answers, spec: ModelSpec, *, stra
                 if cancel is not None and cancel.is_set():
                     break
                 doc = docs[k]
-                trial = Trial(question=question, answers=list(answers), strategy=strategy, model=spec.label,
-                              gold_pages=list(doc.gold), metric=get_strategy(strategy).metric)
+                trial = Trial(
+                    question=question,
+                    answers=list(answers),
+                    strategy=strategy,
+                    model=spec.label,
+                    gold_pages=list(doc.gold),
+                    metric=get_strategy(strategy).metric,
+                )
                 try:
                     await score_trial(trial, doc, question, answers, strategy, dict(params or {}), caller)
                 except Cancelled:
                     break
                 out[k] = trial
                 if progress is not None:
-                    progress(ScoreProgress(len(out), len(order), time.perf_counter() - t0, estimate_s, k, trial))
+                    progress(
+                        ScoreProgress(len(out), len(order), time.perf_counter() - t0, estimate_s, k, trial)
+                    )
         finally:
             if provider is None and hasattr(prov, "aclose"):
                 await prov.aclose()

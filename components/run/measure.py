@@ -32,23 +32,28 @@ def aliases(answers) -> list[str]:
 def check_strategy(name: str) -> None:
     strategy = get_strategy(name)
     if strategy.stages != 1:
-        raise CannotScore(f"strategy {name!r} has {strategy.stages} stages: the likelihood measure scores the "
-                          "gold answer after a single-stage prompt (litm, closed-book, oracle, baseline, reprompt...)")
+        raise CannotScore(
+            f"strategy {name!r} has {strategy.stages} stages: the likelihood measure scores the "
+            "gold answer after a single-stage prompt (litm, closed-book, oracle, baseline, reprompt...)"
+        )
 
 
 def check_measure(config) -> None:
     """A one-line CannotScore (a ValueError) for a model or strategy a likelihood sweep cannot score."""
     if config.mode != "live":
-        raise CannotScore(f"measure = {config.measure!r} runs live only (the batch interfaces return no "
-                          "log-probabilities of a given text); use mode = \"live\"")
+        raise CannotScore(
+            f"measure = {config.measure!r} runs live only (the batch interfaces return no "
+            'log-probabilities of a given text); use mode = "live"'
+        )
     for name in config.strategies:
         check_strategy(name)
     for m in config.models:
         check_provider(m.provider, m.label)
 
 
-async def score_trial(trial, doc, question: str, answers, strategy_name: str, params: dict, caller,
-                      on_score=None) -> list[str]:
+async def score_trial(
+    trial, doc, question: str, answers, strategy_name: str, params: dict, caller, on_score=None
+) -> list[str]:
     """Fill the trial's likelihood columns (and add its scoring calls to its totals); returns the calls'
     keys. A provider's failure is the trial's error, as in run/trial.execute."""
     keys: list[str] = []
@@ -57,7 +62,9 @@ async def score_trial(trial, doc, question: str, answers, strategy_name: str, pa
         check_strategy(strategy_name)
         prompts = get_strategy(strategy_name).first_prompts(doc, question, params)
         if len(prompts) != 1:
-            raise CannotScore(f"strategy {strategy_name!r} sends {len(prompts)} prompts at once; one is scored")
+            raise CannotScore(
+                f"strategy {strategy_name!r} sends {len(prompts)} prompts at once; one is scored"
+            )
         if not golds:
             raise CannotScore("the task has no gold answer to score")
         best = None
@@ -81,7 +88,10 @@ async def score_trial(trial, doc, question: str, answers, strategy_name: str, pa
         trial.error, trial.error_kind = str(exc), "cannot_score"
         return keys
     if not math.isfinite(best.logprob):
-        trial.error, trial.error_kind = f"the model gave the answer log-probability {best.logprob}", "bad_response"
+        trial.error, trial.error_kind = (
+            f"the model gave the answer log-probability {best.logprob}",
+            "bad_response",
+        )
         return keys
     trial.answer_logprob = best.logprob
     trial.answer_logprob_mean = best.mean

@@ -60,12 +60,14 @@ def check_design(s: dict, fail) -> dict:
     """The [sweep] table's multi-question keys, checked (fail(message) raises); the SweepConfig fields."""
     if s.get("design") != DESIGN:
         given = s.get("design")
-        fail(f"design must be \"{DESIGN}\" (or left out for a grid of lengths or documents), got {given!r}"
-             if given is not None else
-             f"contexts, questions_per_context and n are for design = \"{DESIGN}\"")
+        fail(
+            f'design must be "{DESIGN}" (or left out for a grid of lengths or documents), got {given!r}'
+            if given is not None
+            else f'contexts, questions_per_context and n are for design = "{DESIGN}"'
+        )
     for key in ("lengths", "positions", "documents", "gold_index", "n_tasks"):
         if key in s:
-            fail(f"design = \"{DESIGN}\" takes contexts (K) and questions_per_context (Q), not {key}")
+            fail(f'design = "{DESIGN}" takes contexts (K) and questions_per_context (Q), not {key}')
     contexts = _int_list(s, "contexts", "[8, 16, 32]", fail)
     per = _int_list(s, "questions_per_context", "[5]", fail)
     n = s.get("n", 1)
@@ -75,12 +77,14 @@ def check_design(s: dict, fail) -> dict:
     if isinstance(strategies, list):
         other = [x for x in strategies if x not in MULTI_QUESTION]
         if other:
-            fail(f"design = \"{DESIGN}\" asks many questions at once: its strategies are {', '.join(MULTI_QUESTION)}; "
-                 f"not {', '.join(map(str, other))}")
+            fail(
+                f'design = "{DESIGN}" asks many questions at once: its strategies are {", ".join(MULTI_QUESTION)}; '
+                f"not {', '.join(map(str, other))}"
+            )
     if s.get("mode", "live") != "live":
-        fail(f"design = \"{DESIGN}\" runs live (mode = \"live\"); the batch mode is not available for it")
+        fail(f'design = "{DESIGN}" runs live (mode = "live"); the batch mode is not available for it')
     if s.get("measure", "answer") != "answer":
-        fail(f"design = \"{DESIGN}\" measures answers (measure = \"answer\")")
+        fail(f'design = "{DESIGN}" measures answers (measure = "answer")')
     return {"design": DESIGN, "contexts": contexts, "questions_per_context": per, "n": n}
 
 
@@ -123,17 +127,33 @@ class Group:
 
 
 def mq_key(config, spec_task_id: str, k: int, q: int, d: int, strategy: str, params: dict, model) -> str:
-    blob = json.dumps({"task": spec_task_id, "design": DESIGN, "contexts": k, "questions_per_context": q,
-                       "document": d, "strategy": strategy, "params": params, "model": model.label,
-                       "base_url": model.base_url or "", "encoding": config.encoding,
-                       "max_tokens": model.max_tokens or config.max_tokens, "seed": config.seed}, sort_keys=True)
+    blob = json.dumps(
+        {
+            "task": spec_task_id,
+            "design": DESIGN,
+            "contexts": k,
+            "questions_per_context": q,
+            "document": d,
+            "strategy": strategy,
+            "params": params,
+            "model": model.label,
+            "base_url": model.base_url or "",
+            "encoding": config.encoding,
+            "max_tokens": model.max_tokens or config.max_tokens,
+            "seed": config.seed,
+        },
+        sort_keys=True,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
 def documents(config, tasks: list) -> dict[tuple[int, int], list[MultiDocument]]:
     """(K, Q) -> the n documents of the sweep."""
-    return {(k, q): multi_documents(tasks, k, q, config.n or 1, encoding=config.encoding)
-            for k in config.contexts for q in config.questions_per_context}
+    return {
+        (k, q): multi_documents(tasks, k, q, config.n or 1, encoding=config.encoding)
+        for k in config.contexts
+        for q in config.questions_per_context
+    }
 
 
 def plan_multi(config, tasks: list, docs: dict | None = None) -> list[MQSpec]:
@@ -147,11 +167,16 @@ def plan_multi(config, tasks: list, docs: dict | None = None) -> list[MQSpec]:
                     for md in built:
                         for number, (task, page) in enumerate(zip(md.tasks, md.pages, strict=True), 1):
                             key = mq_key(config, task.id, k, q, md.index, strategy, params, model)
-                            out.append(MQSpec(len(out), key, task, strategy, params, model, k, q, md.index,
-                                              number, page))
+                            out.append(
+                                MQSpec(
+                                    len(out), key, task, strategy, params, model, k, q, md.index, number, page
+                                )
+                            )
     if len({s.key for s in out}) != len(out):
-        raise ValueError(f"sweep {config.name!r}: two trials of the plan have the same key (a question asked "
-                         "twice in one document?)")
+        raise ValueError(
+            f"sweep {config.name!r}: two trials of the plan have the same key (a question asked "
+            "twice in one document?)"
+        )
     return out
 
 
@@ -175,7 +200,11 @@ def groups(config, tasks: list, specs: list[MQSpec], todo: list[MQSpec]) -> list
 
 def _stamp(trial: Trial, spec: MQSpec, md: MultiDocument) -> None:
     trial.trial_key, trial.task, trial.question = spec.key, spec.task.id, spec.task.question
-    trial.answers, trial.strategy, trial.params = list(spec.task.answers), spec.strategy, params_json(spec.params)
+    trial.answers, trial.strategy, trial.params = (
+        list(spec.task.answers),
+        spec.strategy,
+        params_json(spec.params),
+    )
     trial.model, trial.metric = spec.model.label, get_strategy(spec.strategy).metric
     trial.contexts, trial.questions_per_context = spec.contexts, spec.per_context
     trial.mq_document, trial.question_number = spec.doc_index, spec.number
@@ -207,12 +236,19 @@ async def run_group(group: Group, caller, config) -> list[tuple[Trial, list[str]
         plan = strategy.plan(md.document, questions, group.params)
         for ask in plan:
             try:
-                completion, key = await caller.ask(ask.prompt.messages, config.settings(group.model, ask.prompt.max_tokens))
+                completion, key = await caller.ask(
+                    ask.prompt.messages, config.settings(group.model, ask.prompt.max_tokens)
+                )
             except ProviderError as exc:
                 texts.append(None), completions.append(None), keys.append(None)
                 errors.append((str(exc) or exc.__class__.__name__, exc.kind))
                 continue
-            texts.append(completion.text), completions.append(completion), keys.append(key), errors.append(None)
+            (
+                texts.append(completion.text),
+                completions.append(completion),
+                keys.append(key),
+                errors.append(None),
+            )
         answered = strategy.combine(plan, texts, n)
     except (BudgetExceeded, Cancelled):
         raise
@@ -229,8 +265,11 @@ async def run_group(group: Group, caller, config) -> list[tuple[Trial, list[str]
         trial = Trial()
         _stamp(trial, spec, md)
         asked = [j for j, ask in enumerate(plan) if i in ask.questions]
-        held = [completions[j] for j, ask in enumerate(plan)
-                if fail_all is None and ask.questions and ask.questions[0] == i and completions[j] is not None]
+        held = [
+            completions[j]
+            for j, ask in enumerate(plan)
+            if fail_all is None and ask.questions and ask.questions[0] == i and completions[j] is not None
+        ]
         add_totals(trial, held, group.model.spec)
         failed = [errors[j] for j in asked if errors[j] is not None] if fail_all is None else [fail_all]
         if failed:
@@ -249,7 +288,9 @@ def estimate_units(config, specs: list[MQSpec], store, done: set[str]):
     tokens are exact; output is estimated at OUT_PER_QUESTION tokens an answer (at most max_tokens). A
     prompt the store holds, or one an earlier group of the sweep sends, counts as cached."""
     tasks = config.load_tasks()
-    seen: set[str] = set()  # a prompt sent earlier in the sweep (K = 8 fits one chunk: three strategies, one prompt)
+    seen: set[str] = (
+        set()
+    )  # a prompt sent earlier in the sweep (K = 8 fits one chunk: three strategies, one prompt)
     for g in groups(config, tasks, specs, [s for s in specs if s.key not in done]):
         md = g.built
         try:
@@ -276,5 +317,7 @@ def describe(config) -> str:
     """The one-line summary `litm sweep` prints for the design."""
     arms = sum(len(config.params_for(s)) for s in config.strategies)
     n = config.n or 1
-    return (f"sweep {config.name!r}: design {DESIGN}: {len(config.models)} model(s) x {arms} strategy setting(s) x "
-            f"K in {list(config.contexts)} x Q in {list(config.questions_per_context)} x {n} document(s) each")
+    return (
+        f"sweep {config.name!r}: design {DESIGN}: {len(config.models)} model(s) x {arms} strategy setting(s) x "
+        f"K in {list(config.contexts)} x Q in {list(config.questions_per_context)} x {n} document(s) each"
+    )

@@ -46,12 +46,24 @@ class TrialSpec:
         return (self.task.id, self.cell)
 
 
-def trial_key(config: SweepConfig, task_id: str, cell: Cell, strategy: str, params: dict,
-              model: ModelConfig) -> str:
-    blob = json.dumps({"task": task_id, **cell.fields(), "strategy": strategy,
-                       "params": params, "model": model.label, "base_url": model.base_url or "",
-                       "encoding": config.encoding, "max_tokens": model.max_tokens or config.max_tokens,
-                       "seed": config.seed, **measure_key(config)}, sort_keys=True)
+def trial_key(
+    config: SweepConfig, task_id: str, cell: Cell, strategy: str, params: dict, model: ModelConfig
+) -> str:
+    blob = json.dumps(
+        {
+            "task": task_id,
+            **cell.fields(),
+            "strategy": strategy,
+            "params": params,
+            "model": model.label,
+            "base_url": model.base_url or "",
+            "encoding": config.encoding,
+            "max_tokens": model.max_tokens or config.max_tokens,
+            "seed": config.seed,
+            **measure_key(config),
+        },
+        sort_keys=True,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
@@ -66,9 +78,16 @@ def cells(config: SweepConfig) -> list[Cell]:
     does not exist for N documents is left out. Linear in the number of cells (a list membership test
     per cell made 40,000 cells take 48 s)."""
     if not config.documents:
-        return [Cell(length=length, position=position) for length in config.lengths for position in config.positions]
-    return [Cell(documents=n, gold_index=j) for n in dict.fromkeys(config.documents)
-            for j in gold_indices(n, config.gold_index)]
+        return [
+            Cell(length=length, position=position)
+            for length in config.lengths
+            for position in config.positions
+        ]
+    return [
+        Cell(documents=n, gold_index=j)
+        for n in dict.fromkeys(config.documents)
+        for j in gold_indices(n, config.gold_index)
+    ]
 
 
 def left_out(config: SweepConfig) -> list[tuple[int, int]]:
@@ -105,7 +124,9 @@ def check_fit(config: SweepConfig, tasks: list, grid: list[Cell]) -> None:
     needs = _fit_needs(config)
     if not needs or not grid or not tasks:
         return
-    cell = max(grid, key=lambda c: (c.documents or 0, c.length or 0))  # the most documents, or the longest length
+    cell = max(
+        grid, key=lambda c: (c.documents or 0, c.length or 0)
+    )  # the most documents, or the longest length
     most = {"pages": 0, "tokens": 0}
     built = False
     from components.tasks.sweepdocs import cell_document
@@ -125,9 +146,11 @@ def check_fit(config: SweepConfig, tasks: list, grid: list[Cell]) -> None:
     what = FITS[name]
     default = "" if given else " (its default)"
     where = cell.where()
-    raise ValueError(f"sweep {config.name!r}: {strategy}'s {name} = {value:,}{default} is more than the "
-                     f"{most[what]:,} {what} of the largest document of the grid ({where}): every trial would be "
-                     f"an error; give {name} a smaller value in params")
+    raise ValueError(
+        f"sweep {config.name!r}: {strategy}'s {name} = {value:,}{default} is more than the "
+        f"{most[what]:,} {what} of the largest document of the grid ({where}): every trial would be "
+        f"an error; give {name} a smaller value in params"
+    )
 
 
 def _fits(name: str, value: int, most: dict) -> bool:
@@ -149,8 +172,10 @@ def plan(config: SweepConfig, tasks: list | None = None) -> list[TrialSpec]:
         return plan_multi(config, tasks)
     dups = duplicate_ids(tasks)
     if dups:
-        raise ValueError(f"the tasks of sweep {config.name!r} share ids: {duplicates_text(dups)}; every trial is "
-                         f"stored under its task's id, so give each task its own id in {config.tasks}")
+        raise ValueError(
+            f"the tasks of sweep {config.name!r} share ids: {duplicates_text(dups)}; every trial is "
+            f"stored under its task's id, so give each task its own id in {config.tasks}"
+        )
     check_size(config, len(tasks))
     grid = cells(config)
     check_fit(config, tasks, grid)
@@ -197,8 +222,10 @@ def prefix_key(text: str) -> bytes:
     import hashlib
 
     n = min(len(text), ORDER_BLOCK * ORDER_MAX_BLOCKS)
-    return b"".join(hashlib.blake2b(text[i:i + ORDER_BLOCK].encode("utf-8"), digest_size=8).digest()
-                    for i in range(0, n, ORDER_BLOCK))
+    return b"".join(
+        hashlib.blake2b(text[i : i + ORDER_BLOCK].encode("utf-8"), digest_size=8).digest()
+        for i in range(0, n, ORDER_BLOCK)
+    )
 
 
 def ordered(specs: list[TrialSpec], order: str, first_prompt) -> list[TrialSpec]:
@@ -221,9 +248,17 @@ def ordered(specs: list[TrialSpec], order: str, first_prompt) -> list[TrialSpec]
     most = Counter()
     for (m, _), n in group.items():
         most[m] = max(most[m], n)
-    keyed = [(rank_m[s.model.label], group[s.model.label, s.task.id] == most[s.model.label], rank_t[s.task.id],
-              prefix_key(first_prompt(s)) if group[s.model.label, s.task.id] > 1 else b"", s.index, s)
-             for s in specs]
+    keyed = [
+        (
+            rank_m[s.model.label],
+            group[s.model.label, s.task.id] == most[s.model.label],
+            rank_t[s.task.id],
+            prefix_key(first_prompt(s)) if group[s.model.label, s.task.id] > 1 else b"",
+            s.index,
+            s,
+        )
+        for s in specs
+    ]
     keyed.sort(key=lambda k: k[:5])
     return [k[5] for k in keyed]
 

@@ -25,11 +25,39 @@ from components.run.schema import EXPORT_COLUMNS, JSON_COLUMNS, STORED, decode, 
 
 # what Results, Compare and the cost views aggregate: everything but the long texts and lists (every
 # metric's columns: components.core.metrics)
-SUMMARY_COLUMNS = ["trial_id", "sweep_id", "sweep", "trial_key", "task", "strategy", "params", "model", "length",
-                   "position", "documents", "gold_index", "actual_length", "actual_position", "metric",
-                   *SUMMARY_METRIC_COLUMNS, "error", "error_kind", "calls", "cached_calls", "input_tokens",
-                   "output_tokens", "cached_input_tokens", "cache_write_tokens", "cost_usd", "latency_s", "created",
-                   "contexts", "questions_per_context", "mq_document", "question_number"]
+SUMMARY_COLUMNS = [
+    "trial_id",
+    "sweep_id",
+    "sweep",
+    "trial_key",
+    "task",
+    "strategy",
+    "params",
+    "model",
+    "length",
+    "position",
+    "documents",
+    "gold_index",
+    "actual_length",
+    "actual_position",
+    "metric",
+    *SUMMARY_METRIC_COLUMNS,
+    "error",
+    "error_kind",
+    "calls",
+    "cached_calls",
+    "input_tokens",
+    "output_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "cost_usd",
+    "latency_s",
+    "created",
+    "contexts",
+    "questions_per_context",
+    "mq_document",
+    "question_number",
+]
 
 
 def _present(store) -> set[str]:
@@ -143,7 +171,7 @@ def whole_trials(path, trial_ids, readonly: bool = True) -> list[dict]:
     try:
         out = []
         for start in range(0, len(ids), 900):  # SQLite's bound-parameter limit is 999 on old builds
-            out.extend(trial_rows(store, ids[start:start + 900]))
+            out.extend(trial_rows(store, ids[start : start + 900]))
         return out
     finally:
         store.close()
@@ -155,8 +183,10 @@ def trial_rows(store, trial_ids: list[int]) -> list[dict]:
         return []
     ids = [int(i) for i in trial_ids]
     marks = ", ".join("?" * len(ids))
-    sql = (f"SELECT {_select(store, EXPORT_COLUMNS)} FROM trials t JOIN sweeps s ON s.id = t.sweep_id "
-           f"WHERE t.id IN ({marks})")
+    sql = (
+        f"SELECT {_select(store, EXPORT_COLUMNS)} FROM trials t JOIN sweeps s ON s.id = t.sweep_id "
+        f"WHERE t.id IN ({marks})"
+    )
     found = {}
     for r in store.db.execute(sql, ids):
         row = dict(r)
@@ -170,7 +200,9 @@ def iter_rows(store, columns: list[str], sweep=None, batch: int = 2000) -> Itera
     """Every trial's values for `columns`, in id order, fetched `batch` at a time (JSON lists as text)."""
     where, args = _where(store, sweep)
     cur = store.db.execute(
-        f"SELECT {_select(store, columns)} FROM trials t JOIN sweeps s ON s.id = t.sweep_id{where} ORDER BY t.id", args)
+        f"SELECT {_select(store, columns)} FROM trials t JOIN sweeps s ON s.id = t.sweep_id{where} ORDER BY t.id",
+        args,
+    )
     while rows := cur.fetchmany(batch):
         yield from (tuple(r) for r in rows)
 
@@ -180,6 +212,9 @@ def put_trials(store, sweep_id: int, trials: list[dict]) -> int:
     cols = ", ".join(STORED)
     values = [(sweep_id, *[encode(f, t.get(f)) for f in STORED]) for t in trials]
     with store.transaction(immediate=True) as db:
-        db.executemany(f"INSERT OR REPLACE INTO trials (sweep_id, {cols}, created) "
-                       f"VALUES ({', '.join('?' * (len(STORED) + 1))}, strftime('%s','now'))", values)
+        db.executemany(
+            f"INSERT OR REPLACE INTO trials (sweep_id, {cols}, created) "
+            f"VALUES ({', '.join('?' * (len(STORED) + 1))}, strftime('%s','now'))",
+            values,
+        )
     return len(values)

@@ -27,8 +27,17 @@ from components.run.schema import Trial, params_json
 from components.run.trial import Ran, execute
 from components.strategies import get_strategy
 
-__all__ = ["LiveRun", "Progress", "Ran", "SweepRun", "SweepSummary", "api_key_for", "run_one", "run_sweep",
-           "workers_for"]
+__all__ = [
+    "LiveRun",
+    "Progress",
+    "Ran",
+    "SweepRun",
+    "SweepSummary",
+    "api_key_for",
+    "run_one",
+    "run_sweep",
+    "workers_for",
+]
 
 
 @dataclass(frozen=True)
@@ -101,7 +110,11 @@ def stamp(trial, spec, built) -> None:
     """Fill in what a trial is of (its plan spec and built document): the one place both the live
     runner and the batch runner take these fields from."""
     trial.trial_key, trial.task, trial.question = spec.key, spec.task.id, spec.task.question
-    trial.answers, trial.strategy, trial.params = list(spec.task.answers), spec.strategy, params_json(spec.params)
+    trial.answers, trial.strategy, trial.params = (
+        list(spec.task.answers),
+        spec.strategy,
+        params_json(spec.params),
+    )
     trial.model, trial.length, trial.position = spec.model.label, spec.length, spec.position
     trial.documents, trial.gold_index = spec.documents, spec.gold_index
     if built is not None:
@@ -114,21 +127,34 @@ def first_prompt_text(spec, docs: Documents) -> str:
     then fails when it runs, with the reason)."""
     try:
         built = docs.get(spec)
-        return get_strategy(spec.strategy).first_prompts(built.document, spec.task.question, spec.params)[0].text
+        return (
+            get_strategy(spec.strategy).first_prompts(built.document, spec.task.question, spec.params)[0].text
+        )
     except ValueError:
         return ""
 
 
-def run_sweep(config: SweepConfig, store, *, progress: Callable[[Progress], None] | None = None,
-              cancel: threading.Event | None = None, api_keys: dict | None = None, retry_errors: bool = False,
-              providers: dict | None = None, owner: str | None = None, specs: list | None = None) -> SweepSummary:
+def run_sweep(
+    config: SweepConfig,
+    store,
+    *,
+    progress: Callable[[Progress], None] | None = None,
+    cancel: threading.Event | None = None,
+    api_keys: dict | None = None,
+    retry_errors: bool = False,
+    providers: dict | None = None,
+    owner: str | None = None,
+    specs: list | None = None,
+) -> SweepSummary:
     """Run (or resume) a sweep. api_keys: {model label | env var name | provider: key}, kept in memory
     only. providers: {model label: provider object} to use instead of making one (tests). owner: who
     made the sweep (the app's workspace token; None from the command line), kept when it resumes.
     specs: the sweep's plan when the caller has made it already (plan(config)), so it is made once.
     A config with mode = "batch" runs through components.run.batch.run_batch_sweep instead."""
     if getattr(config, "mode", "live") != "live":
-        raise ValueError(f"sweep {config.name!r} has mode = {config.mode!r}: run it with components.run.batch")
+        raise ValueError(
+            f"sweep {config.name!r} has mode = {config.mode!r}: run it with components.run.batch"
+        )
     run = LiveRun(config, store, progress, cancel, api_keys, retry_errors, providers or {}, owner, specs)
     with paced():  # fewer garbage collections while trials run (components/run/gcpace.py)
         return asyncio.run(run.go())
@@ -144,7 +170,9 @@ class SweepRun:
 
     INTERRUPTED: tuple[str, str] | None = None  # (status, reason) on Ctrl-C; None: a failure like any other
 
-    def __init__(self, config, store, progress, cancel, api_keys, retry_errors, given, owner=None, specs=None):
+    def __init__(
+        self, config, store, progress, cancel, api_keys, retry_errors, given, owner=None, specs=None
+    ):
         self.config, self.store, self.progress, self.cancel = config, store, progress, cancel
         self.api_keys, self.retry_errors, self.given, self.owner = api_keys, retry_errors, given, owner
         self.specs = specs
@@ -157,8 +185,10 @@ class SweepRun:
     def providers(self) -> dict:
         """{model label: provider}: a given one (tests) or one made with the sweep's key for it (every key
         resolved before the sweep starts: MissingKey means nothing was sent or written)."""
-        return {m.label: self.given.get(m.label) or make_provider(m.spec, api_key_for(m, self.api_keys))
-                for m in self.config.models}
+        return {
+            m.label: self.given.get(m.label) or make_provider(m.spec, api_key_for(m, self.api_keys))
+            for m in self.config.models
+        }
 
     def open(self, specs: list) -> list:
         """Open (or resume) the sweep in the store; the specs still to run."""
@@ -244,7 +274,9 @@ class LiveRun(SweepRun):
     """A live sweep. Per model, `workers_for(concurrency)` workers take trials in plan order; each trial is
     built, run through the model's Caller, scored and written as it finishes."""
 
-    def __init__(self, config, store, progress, cancel, api_keys, retry_errors, given, owner=None, specs=None):
+    def __init__(
+        self, config, store, progress, cancel, api_keys, retry_errors, given, owner=None, specs=None
+    ):
         super().__init__(config, store, progress, cancel, api_keys, retry_errors, given, owner, specs)
         self.early = False  # fail-fast stopped it
         self.first: list = []  # (error_kind, error) of the first trials run, for fail-fast
@@ -258,9 +290,18 @@ class LiveRun(SweepRun):
     def snapshot(self, elapsed: float) -> Progress:
         budget = self.budget
         note = "; ".join(c.waiting for c in self.callers.values() if c.waiting)
-        return Progress(self.done, self.total, self.errors, budget.spent,
-                        budget.sent / elapsed if elapsed > 0 else 0.0, budget.cached, budget.sent, elapsed,
-                        self.requests, note)
+        return Progress(
+            self.done,
+            self.total,
+            self.errors,
+            budget.spent,
+            budget.sent / elapsed if elapsed > 0 else 0.0,
+            budget.cached,
+            budget.sent,
+            elapsed,
+            self.requests,
+            note,
+        )
 
     # stopping -----------------------------------------------------------------------------------
     def stop(self, reason: str) -> None:
@@ -278,7 +319,9 @@ class LiveRun(SweepRun):
         kinds = {k for k, _ in self.first}
         if len(self.first) == n and len(kinds) == 1 and next(iter(kinds)) in FATAL_KINDS:
             self.early = True
-            self.stop(f"stopped early: the first {n} trials all failed ({self.first[0][0]}): {self.first[0][1]}")
+            self.stop(
+                f"stopped early: the first {n} trials all failed ({self.first[0][0]}): {self.first[0][1]}"
+            )
 
     # the run ------------------------------------------------------------------------------------
     def prepare(self) -> list:
@@ -298,10 +341,18 @@ class LiveRun(SweepRun):
             precount(tasks, config.encoding)
             todo = ordered(todo, config.run_order, lambda s: first_prompt_text(s, self.docs))
         self.budget = Budget(config.max_calls, config.max_usd)
-        self.callers = {m.label: Caller(self.provs[m.label], store, concurrency=config.concurrency,
-                                        rpm=m.requests_per_minute, budget=self.budget, cancel=self.cancel,
-                                        max_retry_after=config.max_retry_after)
-                        for m in config.models}
+        self.callers = {
+            m.label: Caller(
+                self.provs[m.label],
+                store,
+                concurrency=config.concurrency,
+                rpm=m.requests_per_minute,
+                budget=self.budget,
+                cancel=self.cancel,
+                max_retry_after=config.max_retry_after,
+            )
+            for m in config.models
+        }
         return todo
 
     async def execute(self, todo: list) -> None:
@@ -310,8 +361,10 @@ class LiveRun(SweepRun):
         workers = []
         for m in config.models:
             queue = [s for s in todo if s.model.label == m.label][::-1]  # pop() takes them in run order
-            workers += [asyncio.create_task(self.worker(queue))
-                        for _ in range(min(workers_for(config.concurrency, m.provider == "local"), len(queue)))]
+            workers += [
+                asyncio.create_task(self.worker(queue))
+                for _ in range(min(workers_for(config.concurrency, m.provider == "local"), len(queue)))
+            ]
         watcher = asyncio.create_task(self.watch(workers)) if self.cancel is not None else None
         ticker = asyncio.create_task(self.tick()) if self.progress is not None else None
         results = await asyncio.gather(*workers, return_exceptions=True)
@@ -324,9 +377,23 @@ class LiveRun(SweepRun):
 
     def summary(self, status: str, reason: str) -> SweepSummary:
         b = self.budget
-        return SweepSummary(self.sweep_id, self.config.name, status, reason, self.total, self.done, self.ran,
-                            self.skipped, self.errors, b.sent, b.cached, b.spent, time.perf_counter() - self.t0,
-                            self.requests, self.early)
+        return SweepSummary(
+            self.sweep_id,
+            self.config.name,
+            status,
+            reason,
+            self.total,
+            self.done,
+            self.ran,
+            self.skipped,
+            self.errors,
+            b.sent,
+            b.cached,
+            b.spent,
+            time.perf_counter() - self.t0,
+            self.requests,
+            self.early,
+        )
 
     def outcome(self) -> tuple[str, str]:
         """(status, reason) of a run whose workers have all returned."""
@@ -351,16 +418,29 @@ class LiveRun(SweepRun):
             built, ran = None, Ran(Trial(error=f"document: {exc}", error_kind="document"))
         config = self.config
         if built is not None and config.measure in GENERATES:
-            ran = await execute(built.document, spec.task.question, spec.task.answers, spec.strategy,
-                                spec.params, self.callers[spec.model.label],
-                                lambda p, m=spec.model: config.settings(m, p.max_tokens),
-                                answer_mode=spec.task.meta.get("answer_mode", "any"),
-                                gold_sentences=spec.task.gold_sentences)
+            ran = await execute(
+                built.document,
+                spec.task.question,
+                spec.task.answers,
+                spec.strategy,
+                spec.params,
+                self.callers[spec.model.label],
+                lambda p, m=spec.model: config.settings(m, p.max_tokens),
+                answer_mode=spec.task.meta.get("answer_mode", "any"),
+                gold_sentences=spec.task.gold_sentences,
+            )
         elif built is not None:
             ran = Ran(Trial(gold_pages=list(built.document.gold), metric=get_strategy(spec.strategy).metric))
         if built is not None and config.measure in SCORES and ran.trial.error is None:
-            ran.call_keys += await score_trial(ran.trial, built.document, spec.task.question, spec.task.answers,
-                                               spec.strategy, spec.params, self.callers[spec.model.label])
+            ran.call_keys += await score_trial(
+                ran.trial,
+                built.document,
+                spec.task.question,
+                spec.task.answers,
+                spec.strategy,
+                spec.params,
+                self.callers[spec.model.label],
+            )
         trial = ran.trial
         stamp(trial, spec, built)
         self.write(trial, ran.call_keys)
@@ -397,9 +477,19 @@ class LiveRun(SweepRun):
             w.cancel()  # in-flight calls are dropped; their trials are simply not written
 
 
-def run_one(doc, question: str, answers, strategy: str, params: dict | None, spec: ModelSpec, store=None,
-            api_key: str | None = None, settings: Settings | None = None, provider=None,
-            on_call=None) -> Ran:
+def run_one(
+    doc,
+    question: str,
+    answers,
+    strategy: str,
+    params: dict | None,
+    spec: ModelSpec,
+    store=None,
+    api_key: str | None = None,
+    settings: Settings | None = None,
+    provider=None,
+    on_call=None,
+) -> Ran:
     """One live trial (the Playground). Cached in `store` like every sweep call. `settings` replaces the
     per-prompt defaults (max_tokens from each prompt, temperature 0, seed 0). `on_call(prompt, None)` is
     called before each call and `on_call(prompt, completion)` after it: progress for the UI."""
@@ -408,8 +498,16 @@ def run_one(doc, question: str, answers, strategy: str, params: dict | None, spe
         prov = provider or make_provider(spec, api_key)
         caller = Caller(prov, store, concurrency=4)
         try:
-            ran = await execute(doc, question, answers, strategy, dict(params or {}), caller,
-                                lambda p: settings or Settings(max_tokens=p.max_tokens), on_call=on_call)
+            ran = await execute(
+                doc,
+                question,
+                answers,
+                strategy,
+                dict(params or {}),
+                caller,
+                lambda p: settings or Settings(max_tokens=p.max_tokens),
+                on_call=on_call,
+            )
             ran.trial.model, ran.trial.params = spec.label, params_json(dict(params or {}))
             return ran
         finally:

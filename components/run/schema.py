@@ -34,9 +34,13 @@ class Trial:
     strategy: str = _col("TEXT", "strategy name (components.strategies)")
     params: str = _col("TEXT", "strategy parameters, JSON with sorted keys")
     model: str = _col("TEXT", "provider:model")
-    length: int | None = _col("INTEGER", "requested document length in tokens (R&R §4.1); empty in a documents sweep")
+    length: int | None = _col(
+        "INTEGER", "requested document length in tokens (R&R §4.1); empty in a documents sweep"
+    )
     position: float | None = _col("REAL", "requested answer position: <= 1 a fraction of length, > 1 tokens")
-    documents: int | None = _col("INTEGER", "number of documents (LITM §3.1); empty in a token sweep", since=2)
+    documents: int | None = _col(
+        "INTEGER", "number of documents (LITM §3.1); empty in a token sweep", since=2
+    )
     gold_index: int | None = _col("INTEGER", "0-based index of the gold document (LITM §3.1)", since=2)
     actual_length: int | None = _col("INTEGER", "document tokens built")
     actual_position: int | None = _col("INTEGER", "tokens before the first gold page")
@@ -53,46 +57,76 @@ class Trial:
     exact: float | None = _col("REAL", "exact match (ALR2)")
     page_recall: float | None = _col("REAL", "gold pages among the retrieved (or cited) pages")
     page_precision: float | None = _col("REAL", "retrieved (or cited) pages that are gold")
-    hallucination_rate: float | None = _col("REAL", "retrieved sentences not in the document (ALR2 §5.1)", since=3)
+    hallucination_rate: float | None = _col(
+        "REAL", "retrieved sentences not in the document (ALR2 §5.1)", since=3
+    )
     sentence_recall: float | None = _col("REAL", "gold sentences among the retrieved (ALR2 §5.1)", since=3)
     error: str | None = _col("TEXT", "why the trial failed (it is then not scored)")
-    error_kind: str | None = _col("TEXT", "kind of failure: auth, rate_limited, transient, too_long, ...", since=3)
+    error_kind: str | None = _col(
+        "TEXT", "kind of failure: auth, rate_limited, transient, too_long, ...", since=3
+    )
     calls: int = _col("INTEGER", "model calls (cached ones included)", default=0)
     cached_calls: int = _col("INTEGER", "calls answered from the cache", default=0)
     input_tokens: int = _col("INTEGER", "input tokens of all calls", default=0)
     output_tokens: int = _col("INTEGER", "output tokens of all calls", default=0)
-    cost_usd: float | None = _col("REAL", "dollars at the prices of the run (None: unknown price)", default=0.0)
+    cost_usd: float | None = _col(
+        "REAL", "dollars at the prices of the run (None: unknown price)", default=0.0
+    )
     latency_s: float = _col("REAL", "seconds spent in calls", default=0.0)
     cached_input_tokens: int | None = _col(
-        "INTEGER", "input tokens the provider read from its prompt cache (OpenAI cached_tokens, "
-        "Anthropic cache_read_input_tokens); part of input_tokens", since=5)
+        "INTEGER",
+        "input tokens the provider read from its prompt cache (OpenAI cached_tokens, "
+        "Anthropic cache_read_input_tokens); part of input_tokens",
+        since=5,
+    )
     cache_write_tokens: int | None = _col(
-        "INTEGER", "input tokens written to the provider's prompt cache (Anthropic "
-        "cache_creation_input_tokens); part of input_tokens", since=5)
+        "INTEGER",
+        "input tokens written to the provider's prompt cache (Anthropic "
+        "cache_creation_input_tokens); part of input_tokens",
+        since=5,
+    )
     answer_logprob: float | None = _col(
-        "REAL", "natural log-probability of the gold answer, summed over its tokens (the best alias)", since=5)
+        "REAL", "natural log-probability of the gold answer, summed over its tokens (the best alias)", since=5
+    )
     answer_logprob_mean: float | None = _col("REAL", "answer_logprob per answer token", since=5)
     answer_logprob_tokens: int | None = _col("INTEGER", "tokens of the answer alias scored", since=5)
     kv_match: float | None = _col(
-        "REAL", "the gold value anywhere in the response, case-insensitive (LITM §4.1 key-value evaluation)", since=6)
+        "REAL",
+        "the gold value anywhere in the response, case-insensitive (LITM §4.1 key-value evaluation)",
+        since=6,
+    )
     # 7: the multi-question design (Context Overloading, components/run/multiq.py): one trial per question
-    contexts: int | None = _col("INTEGER", "K: contexts (SQuAD paragraphs) in the multi-question document", since=7)
-    questions_per_context: int | None = _col("INTEGER", "Q: questions asked of each context (multi-question)",
-                                             since=7)
-    mq_document: int | None = _col("INTEGER", "which of the n documents of this K (from 0; multi-question)", since=7)
-    question_number: int | None = _col("INTEGER", "the question's number in the whole document (Q1 = 1)", since=7)
+    contexts: int | None = _col(
+        "INTEGER", "K: contexts (SQuAD paragraphs) in the multi-question document", since=7
+    )
+    questions_per_context: int | None = _col(
+        "INTEGER", "Q: questions asked of each context (multi-question)", since=7
+    )
+    mq_document: int | None = _col(
+        "INTEGER", "which of the n documents of this K (from 0; multi-question)", since=7
+    )
+    question_number: int | None = _col(
+        "INTEGER", "the question's number in the whole document (Q1 = 1)", since=7
+    )
     mq_match: float | None = _col(
-        "REAL", "gold and answer contain one another, raw or normalised (Context Overloading §4.2)", since=7)
-    category: str | None = _col("TEXT", "correct, partial, not_specified or wrong (Context Overloading §4.2, "
-                                "§5.3; rules in core.scoring.mq_category)", since=7)
+        "REAL", "gold and answer contain one another, raw or normalised (Context Overloading §4.2)", since=7
+    )
+    category: str | None = _col(
+        "TEXT",
+        "correct, partial, not_specified or wrong (Context Overloading §4.2, "
+        "§5.3; rules in core.scoring.mq_category)",
+        since=7,
+    )
     # 8: ALR2 §5.1 pools its measures over a cell: the counts behind each trial's rate, so a cell's rate is
     # every hallucinated sentence over every retrieved one (not a mean of the trials' rates)
     sentences_retrieved: int | None = _col("INTEGER", "retrieved sentences counted (ALR2 §5.1)", since=8)
     sentences_hallucinated: int | None = _col(
-        "INTEGER", "retrieved sentences that match no sentence of the document (ALR2 §5.1)", since=8)
+        "INTEGER", "retrieved sentences that match no sentence of the document (ALR2 §5.1)", since=8
+    )
     gold_facts: int | None = _col("INTEGER", "gold supporting facts of the task (ALR2 §5.1)", since=8)
     gold_facts_recalled: int | None = _col(
-        "INTEGER", "gold supporting facts a retrieved sentence contains (ALR2 §5.1)", since=8)
+        "INTEGER", "gold supporting facts a retrieved sentence contains (ALR2 §5.1)", since=8
+    )
 
     def row(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -111,22 +145,66 @@ INT_COLUMNS = tuple(f.name for f in FIELDS if f.metadata["sql"] == "INTEGER")
 SQL_TYPES = {f.name: ("TEXT" if f.metadata["sql"] == "JSON" else f.metadata["sql"]) for f in FIELDS}
 
 # `litm results` columns, in the order scripts rely on (add at the end, rename none)
-RESULT_COLUMNS = ["sweep", "task", "strategy", "model", "params", "length", "position", "actual_length",
-                  "actual_position", "answer", "score", "subspan_em", "exact", "page_recall", "page_precision",
-                  "error", "calls", "input_tokens", "output_tokens", "cost_usd", "latency_s",
-                  "documents", "gold_index", "metric", "hallucination_rate", "sentence_recall", "error_kind",
-                  "kv_match", "answer_logprob", "answer_logprob_mean", "answer_logprob_tokens",
-                  "contexts", "questions_per_context", "mq_document", "question_number", "mq_match", "category",
-                  "sentences_retrieved", "sentences_hallucinated", "gold_facts", "gold_facts_recalled"]
+RESULT_COLUMNS = [
+    "sweep",
+    "task",
+    "strategy",
+    "model",
+    "params",
+    "length",
+    "position",
+    "actual_length",
+    "actual_position",
+    "answer",
+    "score",
+    "subspan_em",
+    "exact",
+    "page_recall",
+    "page_precision",
+    "error",
+    "calls",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "latency_s",
+    "documents",
+    "gold_index",
+    "metric",
+    "hallucination_rate",
+    "sentence_recall",
+    "error_kind",
+    "kv_match",
+    "answer_logprob",
+    "answer_logprob_mean",
+    "answer_logprob_tokens",
+    "contexts",
+    "questions_per_context",
+    "mq_document",
+    "question_number",
+    "mq_match",
+    "category",
+    "sentences_retrieved",
+    "sentences_hallucinated",
+    "gold_facts",
+    "gold_facts_recalled",
+]
 # every column of an export: the result columns, then the rest of the trial, then the store's own
-EXPORT_COLUMNS = ["trial_id", "sweep_id", *RESULT_COLUMNS,
-                  *[n for n in STORED if n not in RESULT_COLUMNS], "created"]
+EXPORT_COLUMNS = [
+    "trial_id",
+    "sweep_id",
+    *RESULT_COLUMNS,
+    *[n for n in STORED if n not in RESULT_COLUMNS],
+    "created",
+]
 
 
 def added_in(version: int) -> list[str]:
     """ALTER TABLE statements adding the trial columns that store schema `version` introduced."""
-    return [f"ALTER TABLE trials ADD COLUMN {f.name} {SQL_TYPES[f.name]}"
-            for f in FIELDS if f.metadata["since"] == version]
+    return [
+        f"ALTER TABLE trials ADD COLUMN {f.name} {SQL_TYPES[f.name]}"
+        for f in FIELDS
+        if f.metadata["since"] == version
+    ]
 
 
 def encode(name: str, value):

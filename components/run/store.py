@@ -95,8 +95,13 @@ MIGRATIONS: list[str] = [
     """,
     # 5: prompt caching (input tokens read from and written to a provider's cache, per call and per
     # trial) and the likelihood measure (the gold answer's log-probability per trial)
-    ";\n".join([*added_in(5), "ALTER TABLE calls ADD COLUMN cached_input_tokens INTEGER",
-                 "ALTER TABLE calls ADD COLUMN cache_write_tokens INTEGER"]),
+    ";\n".join(
+        [
+            *added_in(5),
+            "ALTER TABLE calls ADD COLUMN cached_input_tokens INTEGER",
+            "ALTER TABLE calls ADD COLUMN cache_write_tokens INTEGER",
+        ]
+    ),
     # 6: the key-value metric of Lost in the Middle (§4.1: the value anywhere in the response)
     ";\n".join(added_in(6)),
     # 7: the multi-question design (components/run/multiq.py): K, Q, the question's place, its match and category
@@ -133,10 +138,25 @@ def store_paths() -> list[tuple[bool, Path]]:
     return out
 
 
-CALL_COLUMNS = ("key", "provider", "model", "base_url", "messages", "settings", "response", "input_tokens",
-                "output_tokens", "latency_s", "finish_reason", "created", "cached_input_tokens", "cache_write_tokens")
-INSERT_CALL = (f"INSERT OR IGNORE INTO calls ({', '.join(CALL_COLUMNS)}) "
-               f"VALUES ({', '.join('?' * len(CALL_COLUMNS))})")
+CALL_COLUMNS = (
+    "key",
+    "provider",
+    "model",
+    "base_url",
+    "messages",
+    "settings",
+    "response",
+    "input_tokens",
+    "output_tokens",
+    "latency_s",
+    "finish_reason",
+    "created",
+    "cached_input_tokens",
+    "cache_write_tokens",
+)
+INSERT_CALL = (
+    f"INSERT OR IGNORE INTO calls ({', '.join(CALL_COLUMNS)}) VALUES ({', '.join('?' * len(CALL_COLUMNS))})"
+)
 
 TOTALS = ("trials", "errors", "calls", "input_tokens", "output_tokens", "cost_usd")
 
@@ -174,8 +194,10 @@ class RunStore(BatchStore):
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise StoreError(f"cannot create the folder of the run store {self.path} ({exc.strerror or exc}); "
-                             "choose another place with --db or LITM_DB") from None
+            raise StoreError(
+                f"cannot create the folder of the run store {self.path} ({exc.strerror or exc}); "
+                "choose another place with --db or LITM_DB"
+            ) from None
         self._guard(self.inspect)
         self._guard(self.migrate)
         self._guard(self.check_columns)
@@ -193,31 +215,46 @@ class RunStore(BatchStore):
             full = write_error(self.path, exc)
             if isinstance(full, StoreFull):
                 raise full from None
-            if not self.readonly and ("readonly" in text or "unable to open" in text
-                                      or not os.access(self.path.parent, os.W_OK)
-                                      or (self.path.exists() and not os.access(self.path, os.W_OK))):
-                raise StoreError(f"cannot write the run store {self.path} ({text}): the place is read-only; "
-                                 "choose another with --db or LITM_DB") from None
+            if not self.readonly and (
+                "readonly" in text
+                or "unable to open" in text
+                or not os.access(self.path.parent, os.W_OK)
+                or (self.path.exists() and not os.access(self.path, os.W_OK))
+            ):
+                raise StoreError(
+                    f"cannot write the run store {self.path} ({text}): the place is read-only; "
+                    "choose another with --db or LITM_DB"
+                ) from None
             raise StoreError(f"{self.path} is not a usable LITM run store ({text})") from None
 
     def inspect(self) -> int:
         """The store's schema version (0: a new, empty file). Refuses a file that is not a run store
         and a store from a newer version of this program."""
-        with self.transaction() as db:  # one read snapshot: another process may be creating the store right now
+        with (
+            self.transaction() as db
+        ):  # one read snapshot: another process may be creating the store right now
             tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            version = (db.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()[0]
-                       if "schema_version" in tables else 0)
+            version = (
+                db.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()[0]
+                if "schema_version" in tables
+                else 0
+            )
         if not tables:
             return 0
         if "schema_version" not in tables:
-            raise StoreError(f"{self.path} is an SQLite database but not a LITM run store "
-                             "(it has no schema_version table)")
+            raise StoreError(
+                f"{self.path} is an SQLite database but not a LITM run store (it has no schema_version table)"
+            )
         if version > len(MIGRATIONS):
-            raise StoreError(f"{self.path} was written by a newer LITM Explorer (store schema {version}; this "
-                             f"one knows up to {len(MIGRATIONS)}): upgrade to use it")
+            raise StoreError(
+                f"{self.path} was written by a newer LITM Explorer (store schema {version}; this "
+                f"one knows up to {len(MIGRATIONS)}): upgrade to use it"
+            )
         if version and not {"sweeps", "trials", "calls"} <= tables:
-            raise StoreError(f"{self.path} is damaged: tables are missing "
-                             f"({', '.join(sorted({'sweeps', 'trials', 'calls'} - tables))})")
+            raise StoreError(
+                f"{self.path} is damaged: tables are missing "
+                f"({', '.join(sorted({'sweeps', 'trials', 'calls'} - tables))})"
+            )
         return int(version)
 
     def check_columns(self) -> None:
@@ -225,8 +262,10 @@ class RunStore(BatchStore):
         have = {r[1] for r in self.db.execute("PRAGMA table_info(trials)")}
         missing = [c for c in STORED if c not in have]
         if missing:
-            raise StoreError(f"{self.path} is damaged or was changed by hand: the trials table lacks "
-                             f"column(s) {', '.join(missing[:5])}")
+            raise StoreError(
+                f"{self.path} is damaged or was changed by hand: the trials table lacks "
+                f"column(s) {', '.join(missing[:5])}"
+            )
 
     @classmethod
     def for_reading(cls, path: str | Path) -> RunStore:
@@ -314,7 +353,10 @@ class RunStore(BatchStore):
         done = db.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()[0]
         for version in range(done + 1, len(MIGRATIONS) + 1):
             with self.transaction(immediate=True):
-                if db.execute("SELECT 1 FROM schema_version WHERE version = ?", (version,)).fetchone() is None:
+                if (
+                    db.execute("SELECT 1 FROM schema_version WHERE version = ?", (version,)).fetchone()
+                    is None
+                ):
                     for statement in MIGRATIONS[version - 1].split(";"):
                         if statement.strip():
                             db.execute(statement)
@@ -332,8 +374,9 @@ class RunStore(BatchStore):
         self.check_writable()
         return self.db.execute("SELECT * FROM calls WHERE key = ?", (key,)).fetchone()
 
-    def put_call(self, key: str, spec, messages: list[dict], settings: dict, completion,
-                 release: str | None = None) -> None:
+    def put_call(
+        self, key: str, spec, messages: list[dict], settings: dict, completion, release: str | None = None
+    ) -> None:
         """Store an answered call; `release`: the owner whose claim on it (store_batches.claim_call) is
         dropped in the same transaction (one commit instead of two per call sent). When the place refuses the
         write (StoreWriteError), the claim is given back if a delete still fits."""
@@ -348,13 +391,26 @@ class RunStore(BatchStore):
             raise
 
     @writes
-    def _put_call(self, key: str, spec, messages: list[dict], settings: dict, completion,
-                  release: str | None) -> None:
+    def _put_call(
+        self, key: str, spec, messages: list[dict], settings: dict, completion, release: str | None
+    ) -> None:
         db = self.db
-        row = (key, spec.provider, spec.model, spec.base_url, json.dumps(messages, ensure_ascii=False),
-               json.dumps(settings), completion.text, completion.input_tokens, completion.output_tokens,
-               completion.latency_s, completion.finish_reason, time.time(),
-               getattr(completion, "cached_input_tokens", 0), getattr(completion, "cache_write_tokens", 0))
+        row = (
+            key,
+            spec.provider,
+            spec.model,
+            spec.base_url,
+            json.dumps(messages, ensure_ascii=False),
+            json.dumps(settings),
+            completion.text,
+            completion.input_tokens,
+            completion.output_tokens,
+            completion.latency_s,
+            completion.finish_reason,
+            time.time(),
+            getattr(completion, "cached_input_tokens", 0),
+            getattr(completion, "cache_write_tokens", 0),
+        )
         if release is None:
             db.execute(INSERT_CALL, row)
             return
@@ -365,7 +421,9 @@ class RunStore(BatchStore):
     def calls_for_trial(self, trial_id: int) -> list[dict]:
         rows = self.db.execute(
             "SELECT tc.ord, c.* FROM trial_calls tc JOIN calls c ON c.key = tc.call_key "
-            "WHERE tc.trial_id = ? ORDER BY tc.ord", (int(trial_id),)).fetchall()
+            "WHERE tc.trial_id = ? ORDER BY tc.ord",
+            (int(trial_id),),
+        ).fetchall()
         out = []
         for r in rows:
             d = dict(r)
@@ -382,11 +440,16 @@ class RunStore(BatchStore):
         now = time.time()
         blob = json.dumps(config, sort_keys=True, default=str)
         with self.transaction(immediate=True) as db:
-            db.execute("INSERT OR IGNORE INTO sweeps (name, config, status, imported, created, updated, owner) "
-                       "VALUES (?, ?, 'running', ?, ?, ?, ?)", (name, blob, int(imported), now, now, owner))
+            db.execute(
+                "INSERT OR IGNORE INTO sweeps (name, config, status, imported, created, updated, owner) "
+                "VALUES (?, ?, 'running', ?, ?, ?, ?)",
+                (name, blob, int(imported), now, now, owner),
+            )
             sweep_id = int(db.execute("SELECT id FROM sweeps WHERE name = ?", (name,)).fetchone()[0])
-            db.execute("UPDATE sweeps SET config = ?, status = 'running', reason = NULL, updated = ? WHERE id = ?",
-                       (blob, now, sweep_id))
+            db.execute(
+                "UPDATE sweeps SET config = ?, status = 'running', reason = NULL, updated = ? WHERE id = ?",
+                (blob, now, sweep_id),
+            )
         return sweep_id
 
     def sweep_owner(self, sweep_id: int) -> str | None:
@@ -400,8 +463,10 @@ class RunStore(BatchStore):
 
     def sweep_id(self, ref: str | int) -> int:
         """A sweep by id or name; LookupError if there is none."""
-        row = self.db.execute("SELECT id FROM sweeps WHERE name = ? OR CAST(id AS TEXT) = ? "
-                              "ORDER BY name = ? DESC", (str(ref), str(ref), str(ref))).fetchone()
+        row = self.db.execute(
+            "SELECT id FROM sweeps WHERE name = ? OR CAST(id AS TEXT) = ? ORDER BY name = ? DESC",
+            (str(ref), str(ref), str(ref)),
+        ).fetchone()
         if row is None:
             raise LookupError(f"no sweep {ref!r} in {self.path}")
         return int(row[0])
@@ -410,14 +475,18 @@ class RunStore(BatchStore):
     def finish_sweep(self, sweep_id: int, status: str, reason: str = "") -> dict:
         totals = self.sweep_totals(sweep_id)
         sets = ", ".join(f"{k} = ?" for k in TOTALS)
-        self.db.execute(f"UPDATE sweeps SET status = ?, reason = ?, updated = ?, {sets} WHERE id = ?",
-                        (status, reason or None, time.time(), *(totals[k] for k in TOTALS), sweep_id))
+        self.db.execute(
+            f"UPDATE sweeps SET status = ?, reason = ?, updated = ?, {sets} WHERE id = ?",
+            (status, reason or None, time.time(), *(totals[k] for k in TOTALS), sweep_id),
+        )
         return totals
 
     def sweep_totals(self, sweep_id: int) -> dict:
         r = self.db.execute(
             "SELECT COUNT(*), SUM(error IS NOT NULL), SUM(calls), SUM(input_tokens), SUM(output_tokens), "
-            "SUM(cost_usd) FROM trials WHERE sweep_id = ?", (sweep_id,)).fetchone()
+            "SUM(cost_usd) FROM trials WHERE sweep_id = ?",
+            (sweep_id,),
+        ).fetchone()
         return {k: (v or 0) for k, v in zip(TOTALS, r, strict=True)}
 
     def sweeps_frame(self):
@@ -427,25 +496,43 @@ class RunStore(BatchStore):
         for r in rows:
             if r["status"] == "running":  # live totals while a sweep writes
                 r.update(self.sweep_totals(r["id"]))
-        cols = ["id", "name", "config", "status", "reason", "imported", "created", "updated", *TOTALS, "owner"]
+        cols = [
+            "id",
+            "name",
+            "config",
+            "status",
+            "reason",
+            "imported",
+            "created",
+            "updated",
+            *TOTALS,
+            "owner",
+        ]
         return pd.DataFrame(rows, columns=cols)
 
     # trials ----------------------------------------------------------------------------------
     def trial_keys(self, sweep_id: int, *, with_errors: bool = True) -> set[str]:
-        sql = "SELECT trial_key FROM trials WHERE sweep_id = ?" + ("" if with_errors else " AND error IS NULL")
+        sql = "SELECT trial_key FROM trials WHERE sweep_id = ?" + (
+            "" if with_errors else " AND error IS NULL"
+        )
         return {r[0] for r in self.db.execute(sql, (sweep_id,))}
 
     def error_kinds(self, sweep_id: int) -> list[tuple[str, int, str]]:
         """(error kind, trials, first message) of a sweep's failed trials, the most common kind first."""
-        rows = self.db.execute("SELECT COALESCE(error_kind, 'error'), COUNT(*), MIN(error) FROM trials "
-                               "WHERE sweep_id = ? AND error IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1",
-                               (int(sweep_id),))
+        rows = self.db.execute(
+            "SELECT COALESCE(error_kind, 'error'), COUNT(*), MIN(error) FROM trials "
+            "WHERE sweep_id = ? AND error IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1",
+            (int(sweep_id),),
+        )
         return [(str(k), int(n), str(e)) for k, n, e in rows]
 
     def trial_totals(self, sweep_id: int) -> dict[str, tuple]:
         """trial key -> (failed, calls, input tokens, output tokens, dollars) of every trial of a sweep."""
-        rows = self.db.execute("SELECT trial_key, error IS NOT NULL, calls, input_tokens, output_tokens, cost_usd "
-                               "FROM trials WHERE sweep_id = ?", (sweep_id,))
+        rows = self.db.execute(
+            "SELECT trial_key, error IS NOT NULL, calls, input_tokens, output_tokens, cost_usd "
+            "FROM trials WHERE sweep_id = ?",
+            (sweep_id,),
+        )
         return {r[0]: (bool(r[1]), *(r[2:])) for r in rows}
 
     @writes
@@ -461,17 +548,21 @@ class RunStore(BatchStore):
             row = db.execute(
                 f"INSERT INTO trials (sweep_id, {cols}, created) VALUES (?, {', '.join('?' * len(values))}, ?) "
                 f"ON CONFLICT (sweep_id, trial_key) DO UPDATE SET {update}, created = excluded.created "
-                "RETURNING id", (sweep_id, *values, time.time())).fetchone()
+                "RETURNING id",
+                (sweep_id, *values, time.time()),
+            ).fetchone()
             trial_id = int(row[0])
             db.execute("DELETE FROM trial_calls WHERE trial_id = ?", (trial_id,))
-            db.executemany("INSERT INTO trial_calls VALUES (?, ?, ?)",
-                           [(trial_id, i, k) for i, k in enumerate(call_keys)])
+            db.executemany(
+                "INSERT INTO trial_calls VALUES (?, ?, ?)",
+                [(trial_id, i, k) for i, k in enumerate(call_keys)],
+            )
         return trial_id
 
     def trials_frame(self, sweep_id: int | str | None = None):
         import pandas as pd
 
-        sql = ("SELECT t.*, t.id AS trial_id, s.name AS sweep FROM trials t JOIN sweeps s ON s.id = t.sweep_id")
+        sql = "SELECT t.*, t.id AS trial_id, s.name AS sweep FROM trials t JOIN sweeps s ON s.id = t.sweep_id"
         args: tuple = ()
         if sweep_id is not None:
             sql += " WHERE t.sweep_id = ?"
@@ -482,7 +573,9 @@ class RunStore(BatchStore):
                 r[f] = decode(f, r.get(f))  # an older (read-only) store may lack newer columns
         return pd.DataFrame(rows, columns=EXPORT_COLUMNS)
 
-    def export_trials(self, path: str | Path, fmt: str | None = None, sweep_id: int | str | None = None) -> Path:
+    def export_trials(
+        self, path: str | Path, fmt: str | None = None, sweep_id: int | str | None = None
+    ) -> Path:
         return export_frame(self.trials_frame(sweep_id), path, fmt)
 
     def import_trials(self, path: str | Path, fmt: str | None = None, owner: str | None = None) -> list[int]:
@@ -497,8 +590,9 @@ class RunStore(BatchStore):
             while self.db.execute("SELECT 1 FROM sweeps WHERE name = ?", (label,)).fetchone():
                 n += 1
                 label = f"{base} #{n}"
-            sid = self.open_sweep(label, {"imported_from": Path(path).name, "sweep": name}, imported=True,
-                                  owner=owner)
+            sid = self.open_sweep(
+                label, {"imported_from": Path(path).name, "sweep": name}, imported=True, owner=owner
+            )
             for trial in rows:
                 self.put_trial(sid, trial)
             self.finish_sweep(sid, "done", "imported")

@@ -31,7 +31,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 OPEN_STATES = ("submitting", "submitted", "ended")
-LEASE_S = 900.0  # seconds a claim holds a call for its owner (a killed process's claims free themselves after it)
+LEASE_S = (
+    900.0  # seconds a claim holds a call for its owner (a killed process's claims free themselves after it)
+)
 ERROR_KINDS = ("batch", "bad_response")  # kinds of a request's error (batch_calls.error, "[kind] message")
 
 
@@ -70,14 +72,17 @@ def write_error(path: Path, exc: sqlite3.Error) -> StoreWriteError | None:
     if full:
         return StoreFull(f"the disk is full at {path.parent}: free space and rerun; nothing was lost")
     if code == SQLITE_READONLY or "readonly database" in text:
-        return StoreReadOnly(f"the run store {path.name} is read-only (in {path.parent}): make it writable or "
-                             "choose another with --db or LITM_DB, and rerun; nothing was lost")
+        return StoreReadOnly(
+            f"the run store {path.name} is read-only (in {path.parent}): make it writable or "
+            "choose another with --db or LITM_DB, and rerun; nothing was lost"
+        )
     return None
 
 
 def writes(method):
     """A store method that writes: a full disk or a read-only store is one StoreWriteError line, and the
     store refuses every later write (`broken`)."""
+
     @functools.wraps(method)
     def guarded(self, *args, **kwargs):
         self.check_writable()
@@ -89,6 +94,7 @@ def writes(method):
                 raise
             self.broken = error
             raise type(error)(str(error)) from None
+
     return guarded
 
 
@@ -110,8 +116,9 @@ class BatchStore:
 
         def transaction(self, immediate: bool = False) -> AbstractContextManager[sqlite3.Connection]: ...
 
-        def put_call(self, key: str, spec, messages: list[dict], settings: dict, completion,
-                     release: str | None = None) -> None: ...
+        def put_call(
+            self, key: str, spec, messages: list[dict], settings: dict, completion, release: str | None = None
+        ) -> None: ...
 
     def check_writable(self) -> None:
         """StoreWriteError when an earlier write failed for good (a full disk, a read-only store)."""
@@ -120,8 +127,9 @@ class BatchStore:
 
     # batches -------------------------------------------------------------------------------------
     @writes
-    def add_batch(self, sweep_id: int | None, spec, requests: list[tuple[str, list, dict]],
-                  skip_held: bool = False) -> tuple[int | None, str]:
+    def add_batch(
+        self, sweep_id: int | None, spec, requests: list[tuple[str, list, dict]], skip_held: bool = False
+    ) -> tuple[int | None, str]:
         """A new batch row in state 'submitting' with its requests (key, messages, settings dict):
         (row id, token). The token goes into the provider batch's metadata where it has one.
         skip_held: leave out the requests another open batch of this model holds, or whose answer is
@@ -137,33 +145,53 @@ class BatchStore:
             row = db.execute(
                 "INSERT INTO batches (sweep_id, provider, model, base_url, token, state, requests, created, updated) "
                 "VALUES (?, ?, ?, ?, ?, 'submitting', ?, ?, ?) RETURNING id",
-                (sweep_id, spec.provider, spec.model, spec.base_url, token, len(requests), now, now)).fetchone()
-            db.executemany("INSERT OR REPLACE INTO batch_calls (batch, call_key, messages, settings) VALUES (?,?,?,?)",
-                           [(row[0], k, json.dumps(m, ensure_ascii=False), json.dumps(s)) for k, m, s in requests])
+                (sweep_id, spec.provider, spec.model, spec.base_url, token, len(requests), now, now),
+            ).fetchone()
+            db.executemany(
+                "INSERT OR REPLACE INTO batch_calls (batch, call_key, messages, settings) VALUES (?,?,?,?)",
+                [(row[0], k, json.dumps(m, ensure_ascii=False), json.dumps(s)) for k, m, s in requests],
+            )
         return int(row[0]), token
 
     def _held(self, key: str, spec) -> bool:
         """Whether a call is answered in the store or out in an open batch of this model."""
         if self.db.execute("SELECT 1 FROM calls WHERE key = ?", (key,)).fetchone():
             return True
-        return self.db.execute(
-            "SELECT 1 FROM batch_calls bc JOIN batches b ON b.id = bc.batch WHERE bc.call_key = ? AND "
-            f"b.state IN ({', '.join('?' * len(OPEN_STATES))}) AND b.provider = ? AND b.model = ? AND "
-            "COALESCE(b.base_url, '') = ? LIMIT 1",
-            (key, *OPEN_STATES, spec.provider, spec.model, spec.base_url or "")).fetchone() is not None
+        return (
+            self.db.execute(
+                "SELECT 1 FROM batch_calls bc JOIN batches b ON b.id = bc.batch WHERE bc.call_key = ? AND "
+                f"b.state IN ({', '.join('?' * len(OPEN_STATES))}) AND b.provider = ? AND b.model = ? AND "
+                "COALESCE(b.base_url, '') = ? LIMIT 1",
+                (key, *OPEN_STATES, spec.provider, spec.model, spec.base_url or ""),
+            ).fetchone()
+            is not None
+        )
 
     @writes
     def batch_submitted(self, row: int, batch_id: str, input_file_id: str | None = None) -> None:
-        self.db.execute("UPDATE batches SET batch_id = ?, input_file_id = ?, state = 'submitted', updated = ? "
-                        "WHERE id = ?", (batch_id, input_file_id, time.time(), row))
+        self.db.execute(
+            "UPDATE batches SET batch_id = ?, input_file_id = ?, state = 'submitted', updated = ? "
+            "WHERE id = ?",
+            (batch_id, input_file_id, time.time(), row),
+        )
 
     @writes
-    def update_batch(self, row: int, *, state: str | None = None, status: str | None = None,
-                     succeeded: int | None = None, errored: int | None = None, reason: str | None = None) -> None:
+    def update_batch(
+        self,
+        row: int,
+        *,
+        state: str | None = None,
+        status: str | None = None,
+        succeeded: int | None = None,
+        errored: int | None = None,
+        reason: str | None = None,
+    ) -> None:
         self.db.execute(
             "UPDATE batches SET state = COALESCE(?, state), status = COALESCE(?, status), "
             "succeeded = COALESCE(?, succeeded), errored = COALESCE(?, errored), reason = COALESCE(?, reason), "
-            "updated = ? WHERE id = ?", (state, status, succeeded, errored, reason, time.time(), row))
+            "updated = ? WHERE id = ?",
+            (state, status, succeeded, errored, reason, time.time(), row),
+        )
 
     def batch_rows(self, *, spec=None, sweep_id: int | None = None, open_only: bool = True) -> list[dict]:
         """Batches (newest last), of one model (spec) and/or one sweep; only those not yet collected."""
@@ -187,27 +215,34 @@ class BatchStore:
         """A result as a normal cached call (the request's messages and settings come from batch_calls,
         which then drops them). True if it was stored now; False if the key is not a request of this
         batch or its result was stored already (by another process collecting the same batch)."""
-        got = self.db.execute("SELECT messages, settings FROM batch_calls WHERE batch = ? AND call_key = ?",
-                              (row, key)).fetchone()
+        got = self.db.execute(
+            "SELECT messages, settings FROM batch_calls WHERE batch = ? AND call_key = ?", (row, key)
+        ).fetchone()
         if got is None or got[0] is None:
             return False
         self.put_call(key, spec, json.loads(got[0]), json.loads(got[1]), completion)
-        self.db.execute("UPDATE batch_calls SET messages = NULL, settings = NULL WHERE batch = ? AND call_key = ?",
-                        (row, key))
+        self.db.execute(
+            "UPDATE batch_calls SET messages = NULL, settings = NULL WHERE batch = ? AND call_key = ?",
+            (row, key),
+        )
         return True
 
     @writes
     def batch_error(self, row: int, key: str, error: str, kind: str = "batch") -> None:
         """A request's error (kind: one of ERROR_KINDS), unless its answer was stored meanwhile."""
         text = error[:500] if kind == "batch" else f"[{kind}] {error[:480]}"
-        self.db.execute("UPDATE batch_calls SET error = ? WHERE batch = ? AND call_key = ? AND messages IS NOT NULL",
-                        (text, row, key))
+        self.db.execute(
+            "UPDATE batch_calls SET error = ? WHERE batch = ? AND call_key = ? AND messages IS NOT NULL",
+            (text, row, key),
+        )
 
     def batch_errors(self, sweep_id: int | None = None) -> dict[str, tuple[str, str]]:
         """(kind, error) of every call (of one sweep's batches) whose batch result was an error and that is
         not cached: a resumed sweep writes those trials as errors instead of submitting them again."""
-        sql = ("SELECT bc.call_key, bc.error FROM batch_calls bc JOIN batches b ON b.id = bc.batch "
-               "WHERE bc.error IS NOT NULL AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.key = bc.call_key)")
+        sql = (
+            "SELECT bc.call_key, bc.error FROM batch_calls bc JOIN batches b ON b.id = bc.batch "
+            "WHERE bc.error IS NOT NULL AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.key = bc.call_key)"
+        )
         args: tuple = ()
         if sweep_id is not None:
             sql += " AND b.sweep_id = ?"
@@ -217,10 +252,27 @@ class BatchStore:
     def batches_frame(self, sweep_id: int | None = None):
         import pandas as pd
 
-        has = self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'batches'").fetchone()
-        rows = self.batch_rows(sweep_id=sweep_id, open_only=False) if has else []  # an older store, read as it is
-        cols = ["id", "sweep_id", "provider", "model", "batch_id", "state", "status", "requests", "succeeded",
-                "errored", "reason", "created", "updated"]
+        has = self.db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'batches'"
+        ).fetchone()
+        rows = (
+            self.batch_rows(sweep_id=sweep_id, open_only=False) if has else []
+        )  # an older store, read as it is
+        cols = [
+            "id",
+            "sweep_id",
+            "provider",
+            "model",
+            "batch_id",
+            "state",
+            "status",
+            "requests",
+            "succeeded",
+            "errored",
+            "reason",
+            "created",
+            "updated",
+        ]
         return pd.DataFrame(rows, columns=cols)
 
     # claims --------------------------------------------------------------------------------------
@@ -232,15 +284,19 @@ class BatchStore:
         got = self.db.execute(
             "INSERT INTO claims (call_key, owner, expires) VALUES (?, ?, ?) ON CONFLICT (call_key) DO UPDATE "
             "SET owner = excluded.owner, expires = excluded.expires WHERE claims.owner = excluded.owner "
-            "OR claims.expires < ? RETURNING owner", (key, owner, now + lease_s, now)).fetchone()
+            "OR claims.expires < ? RETURNING owner",
+            (key, owner, now + lease_s, now),
+        ).fetchone()
         if got is not None:
             return None
         row = self.db.execute("SELECT owner FROM claims WHERE call_key = ?", (key,)).fetchone()
         if row is None:  # released in between
             return self.claim_call(key, owner, lease_s)
         if _gone(row[0]):
-            cur = self.db.execute("UPDATE claims SET owner = ?, expires = ? WHERE call_key = ? AND owner = ?",
-                                  (owner, now + lease_s, key, row[0]))
+            cur = self.db.execute(
+                "UPDATE claims SET owner = ?, expires = ? WHERE call_key = ? AND owner = ?",
+                (owner, now + lease_s, key, row[0]),
+            )
             if cur.rowcount:
                 return None
         return row[0]
@@ -251,10 +307,18 @@ class BatchStore:
         over when asked for)."""
         now = time.time()
         if keys is None:
-            rows = self.db.execute("SELECT call_key, owner, expires FROM claims WHERE expires >= ?", (now,)).fetchall()
+            rows = self.db.execute(
+                "SELECT call_key, owner, expires FROM claims WHERE expires >= ?", (now,)
+            ).fetchall()
         else:
-            rows = [r for k in keys for r in self.db.execute(
-                "SELECT call_key, owner, expires FROM claims WHERE call_key = ? AND expires >= ?", (k, now))]
+            rows = [
+                r
+                for k in keys
+                for r in self.db.execute(
+                    "SELECT call_key, owner, expires FROM claims WHERE call_key = ? AND expires >= ?",
+                    (k, now),
+                )
+            ]
         return [(r[0], r[1], float(r[2])) for r in rows if not _gone(r[1])]
 
     @writes
@@ -296,9 +360,11 @@ def claims_line(held: list[tuple[str, str, float]], now: float | None = None) ->
     others = len(by_owner) - 1
     more = f", and {others} other process{'es' if others > 1 else ''}" if others else ""
     n = len(held)
-    return (f"{n} call{'s are' if n > 1 else ' is'} claimed by another process ({where}, pid {pid}, "
-            f"{_minutes(age)} ago{more}); {'they free themselves' if n > 1 else 'it frees itself'} in "
-            f"{_minutes(free)}, or run with --steal-claims to take {'them' if n > 1 else 'it'} over")
+    return (
+        f"{n} call{'s are' if n > 1 else ' is'} claimed by another process ({where}, pid {pid}, "
+        f"{_minutes(age)} ago{more}); {'they free themselves' if n > 1 else 'it frees itself'} in "
+        f"{_minutes(free)}, or run with --steal-claims to take {'them' if n > 1 else 'it'} over"
+    )
 
 
 def _minutes(seconds: float) -> str:
@@ -309,7 +375,7 @@ def _kind_of(text: str) -> tuple[str, str]:
     """(kind, message) of a stored request error ("[kind] message"; untagged: the provider's own error)."""
     for kind in ERROR_KINDS:
         if text.startswith(f"[{kind}] "):
-            return kind, text[len(kind) + 3:]
+            return kind, text[len(kind) + 3 :]
     return "batch", text
 
 

@@ -30,8 +30,11 @@ def csv_cell(value):
     return gets a leading `'` (as does a text starting with `'` and then one of those, or a second `'`,
     so `csv_text` gives back exactly what was written). Anything that is not text (a number, None) is
     returned as it is: a negative score is a number, not a formula."""
-    if isinstance(value, str) and value and (
-            value.startswith(FORMULA_START) or (value[0] == "'" and value[1:2] in (*FORMULA_START, "'"))):
+    if (
+        isinstance(value, str)
+        and value
+        and (value.startswith(FORMULA_START) or (value[0] == "'" and value[1:2] in (*FORMULA_START, "'")))
+    ):
         return "'" + value
     return value
 
@@ -52,7 +55,6 @@ def csv_text(value):
     return value
 
 
-
 def fmt_of(path: str | Path, fmt: str | None) -> str:
     fmt = (fmt or Path(path).suffix.lstrip(".")).lower()
     fmt = {"json": "jsonl", "pq": "parquet", "ndjson": "jsonl"}.get(fmt, fmt)
@@ -64,7 +66,9 @@ def fmt_of(path: str | Path, fmt: str | None) -> str:
 def _text_columns(frame) -> list:
     import pandas as pd
 
-    return [c for c in frame.columns if frame[c].dtype == object or isinstance(frame[c].dtype, pd.StringDtype)]
+    return [
+        c for c in frame.columns if frame[c].dtype == object or isinstance(frame[c].dtype, pd.StringDtype)
+    ]
 
 
 def frame_bytes(frame, fmt: str) -> bytes:
@@ -105,13 +109,17 @@ class ImportTooLarge(ValueError):
 
 
 def _too_many_rows(name: str, rows: str) -> ImportTooLarge:
-    return ImportTooLarge(f"{name} holds {rows} rows; the limit is {MAX_IMPORT_ROWS:,} trials a file: "
-                          "export fewer sweeps at a time")
+    return ImportTooLarge(
+        f"{name} holds {rows} rows; the limit is {MAX_IMPORT_ROWS:,} trials a file: "
+        "export fewer sweeps at a time"
+    )
 
 
 def _too_big(name: str, size: str) -> ImportTooLarge:
-    return ImportTooLarge(f"{name} unpacks to {size}; the limit is {MAX_IMPORT_BYTES // 2**20} MB a file: "
-                          "export fewer sweeps at a time")
+    return ImportTooLarge(
+        f"{name} unpacks to {size}; the limit is {MAX_IMPORT_BYTES // 2**20} MB a file: "
+        "export fewer sweeps at a time"
+    )
 
 
 def _mb(n: float) -> str:
@@ -131,8 +139,9 @@ def read_frame(path: str | Path, fmt: str | None = None):
     if size > MAX_IMPORT_BYTES:
         raise _too_big(path.name, _mb(size))
     if fmt == "csv":
-        frame = pd.read_csv(path, dtype={"params": str, "answer": str, "error": str, "task": str},
-                            nrows=MAX_IMPORT_ROWS + 1)
+        frame = pd.read_csv(
+            path, dtype={"params": str, "answer": str, "error": str, "task": str}, nrows=MAX_IMPORT_ROWS + 1
+        )
         for c in _text_columns(frame):
             frame[c] = frame[c].map(csv_text)
     else:
@@ -149,8 +158,15 @@ def _unpacked_bytes(array) -> int:
 
     if isinstance(array, pa.DictionaryArray):
         kind = array.dictionary.type
-        if not any(test(kind) for test in (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary,
-                                           pa.types.is_large_binary)):
+        if not any(
+            test(kind)
+            for test in (
+                pa.types.is_string,
+                pa.types.is_large_string,
+                pa.types.is_binary,
+                pa.types.is_large_binary,
+            )
+        ):
             return array.indices.nbytes + array.dictionary.nbytes
         total = pc.sum(pc.take(pc.binary_length(array.dictionary), array.indices)).as_py() or 0
         return 8 * len(array) + int(total)  # offsets and values once unpacked
@@ -179,8 +195,11 @@ def _read_parquet(path: Path):
     stored = sum(info.row_group(i).total_byte_size for i in range(info.num_row_groups))
     if stored > MAX_IMPORT_BYTES:
         raise _too_big(path.name, _mb(stored))
-    texts = [meta.schema.column(i).path for i in range(info.num_columns)
-             if meta.schema.column(i).physical_type == "BYTE_ARRAY"]
+    texts = [
+        meta.schema.column(i).path
+        for i in range(info.num_columns)
+        if meta.schema.column(i).physical_type == "BYTE_ARRAY"
+    ]
     table = pq.ParquetFile(path, read_dictionary=texts).read()
     unpacked = sum(_unpacked_bytes(chunk) for column in table.columns for chunk in column.chunks)
     if unpacked > MAX_IMPORT_BYTES:
@@ -201,7 +220,7 @@ def _clean(value):
 def _records(frame, size: int = 5_000):
     """The rows of a frame as dicts, a few thousand at a time (never a second copy of the whole frame)."""
     for start in range(0, len(frame), size):
-        yield from frame.iloc[start:start + size].to_dict("records")
+        yield from frame.iloc[start : start + size].to_dict("records")
 
 
 def trial_rows_from_frame(frame):
@@ -224,9 +243,24 @@ def trial_rows_from_frame(frame):
             if row.get(c) is not None:
                 row[c] = int(row[c])
         if not row.get("trial_key"):
-            blob = json.dumps({k: row.get(k) for k in ("task", "strategy", "params", "model", "length",
-                                                        "position", "documents", "gold_index")
-                               if row.get(k) is not None}, sort_keys=True, default=str)
+            blob = json.dumps(
+                {
+                    k: row.get(k)
+                    for k in (
+                        "task",
+                        "strategy",
+                        "params",
+                        "model",
+                        "length",
+                        "position",
+                        "documents",
+                        "gold_index",
+                    )
+                    if row.get(k) is not None
+                },
+                sort_keys=True,
+                default=str,
+            )
             row["trial_key"] = hashlib.sha256(blob.encode()).hexdigest()[:24]
         sweep = str(row.get("sweep") or "imported")
         groups.setdefault(sweep, []).append({k: row[k] for k in STORED if k in row})

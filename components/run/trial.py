@@ -41,9 +41,18 @@ def add_totals(trial: Trial, completions: list, spec, batch: bool = False) -> No
     trial.latency_s = sum(c.latency_s for c in completions)
     trial.cached_input_tokens = sum(c.cached_input_tokens for c in completions)
     trial.cache_write_tokens = sum(c.cache_write_tokens for c in completions)
-    costs = [cost_usd(spec.provider, spec.model, c.input_tokens, c.output_tokens, batch=batch,
-                      cached_input_tokens=c.cached_input_tokens, cache_write_tokens=c.cache_write_tokens)
-             for c in completions]
+    costs = [
+        cost_usd(
+            spec.provider,
+            spec.model,
+            c.input_tokens,
+            c.output_tokens,
+            batch=batch,
+            cached_input_tokens=c.cached_input_tokens,
+            cache_write_tokens=c.cache_write_tokens,
+        )
+        for c in completions
+    ]
     trial.cost_usd = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
 
 
@@ -73,9 +82,18 @@ def score_outcome(trial: Trial, outcome, doc, answers, answer_mode: str = "any",
         trial.sentence_recall = recalled / gold if gold else None
 
 
-async def execute(doc, question: str, answers, strategy_name: str, params: dict, caller: Caller,
-                  settings_for: Callable[[object], Settings], answer_mode: str = "any",
-                  on_call: Callable[[object, object], None] | None = None, gold_sentences=()) -> Ran:
+async def execute(
+    doc,
+    question: str,
+    answers,
+    strategy_name: str,
+    params: dict,
+    caller: Caller,
+    settings_for: Callable[[object], Settings],
+    answer_mode: str = "any",
+    on_call: Callable[[object, object], None] | None = None,
+    gold_sentences=(),
+) -> Ran:
     """Run one trial. BudgetExceeded, Cancelled, NeedsCall and StoreWriteError (the store cannot be written: a
     full disk) pass through (the trial did not happen).
     A caller with `batch = True` (run/batch.py) prices its calls at batch prices."""
@@ -99,7 +117,12 @@ async def execute(doc, question: str, answers, strategy_name: str, params: dict,
         strategy = get_strategy(strategy_name)
         trial.metric = strategy.metric
         outcome = await strategy.run(doc, question, params, ask)
-    except (BudgetExceeded, Cancelled, NeedsCall, StoreWriteError):  # the store's: a full disk is no trial's error
+    except (
+        BudgetExceeded,
+        Cancelled,
+        NeedsCall,
+        StoreWriteError,
+    ):  # the store's: a full disk is no trial's error
         raise
     except ProviderError as exc:
         trial.error, trial.error_kind = str(exc) or exc.__class__.__name__, exc.kind

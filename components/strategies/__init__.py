@@ -21,11 +21,30 @@ from components.strategies.rr import (
 )
 
 _ALL: list[Strategy] = [
-    Baseline(), LitmQA(), LitmQAC(), LitmQARandom(), ClosedBook(), Oracle(), KeyValue(),
-    Reprompt(), RepromptTagsOnly(), RepromptAtBeginning(), RepromptBeforeGold(),
-    ICR(), RR(), ChunkedICR(), ChunkedRR(),
-    RetrieveThenReason(), QuotesFirst(), S2A(), Reorder(), Keyword(), DirectAnswer(),
-    MQFull(), MQChunked(), MQKeyword(),
+    Baseline(),
+    LitmQA(),
+    LitmQAC(),
+    LitmQARandom(),
+    ClosedBook(),
+    Oracle(),
+    KeyValue(),
+    Reprompt(),
+    RepromptTagsOnly(),
+    RepromptAtBeginning(),
+    RepromptBeforeGold(),
+    ICR(),
+    RR(),
+    ChunkedICR(),
+    ChunkedRR(),
+    RetrieveThenReason(),
+    QuotesFirst(),
+    S2A(),
+    Reorder(),
+    Keyword(),
+    DirectAnswer(),
+    MQFull(),
+    MQChunked(),
+    MQKeyword(),
 ]
 STRATEGIES: dict[str, Strategy] = {s.name: s for s in _ALL}
 

@@ -32,8 +32,15 @@ def context_block(doc: Document, pages: list[Page] | tuple[Page, ...] | None = N
     return draw
 
 
-def _prompt(doc: Document, template: str, question: str, stage: int = 1, label: str = "",
-            max_tokens: int = 256, **blocks) -> Prompt:
+def _prompt(
+    doc: Document,
+    template: str,
+    question: str,
+    stage: int = 1,
+    label: str = "",
+    max_tokens: int = 256,
+    **blocks,
+) -> Prompt:
     b = PromptBuilder(doc.encoding)
     fill(b, load_template(template), question, **blocks)
     return b.build(stage, label, max_tokens)
@@ -55,8 +62,9 @@ class DirectAnswer(OneCall):
     metric = "exact"
 
     def prompt(self, doc, question, params) -> Prompt:
-        return _prompt(doc, "alr2_direct_answer", question, label="answer", max_tokens=64,
-                       documents=context_block(doc))
+        return _prompt(
+            doc, "alr2_direct_answer", question, label="answer", max_tokens=64, documents=context_block(doc)
+        )
 
     def parse(self, text, doc):
         return _plain_answer(text, doc)
@@ -85,15 +93,27 @@ class RetrieveThenReason(Strategy):
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
         self.check(doc, question, params)
-        return [_prompt(doc, "alr2_rr_retrieve", question, label="retrieve sentences", max_tokens=512,
-                        documents=context_block(doc))]
+        return [
+            _prompt(
+                doc,
+                "alr2_rr_retrieve",
+                question,
+                label="retrieve sentences",
+                max_tokens=512,
+                documents=context_block(doc),
+            )
+        ]
 
     def answer_prompt(self, doc: Document, question: str, first: Prompt, retrieved: str) -> Prompt:
         """Stage 2: the figure's stage-2 input, after stage 1's exchange (first prompt, its output)."""
         b = PromptBuilder(doc.encoding)
         fill(b, load_template("alr2_rr_answer"), question)
-        return b.build(2, "answer (continues stage 1's conversation)", 64,
-                       history=(*first.history, ("user", first.text), ("assistant", retrieved)))
+        return b.build(
+            2,
+            "answer (continues stage 1's conversation)",
+            64,
+            history=(*first.history, ("user", first.text), ("assistant", retrieved)),
+        )
 
     async def run(self, doc, question, params, ask: Ask) -> Outcome:
         first = self.first_prompts(doc, question, params)
@@ -102,11 +122,18 @@ class RetrieveThenReason(Strategy):
         errors = [] if got.ok else [f"retrieval: {got.error}"]
         retrieved = (done.text or "").strip()
         if not retrieved:
-            return Outcome("", Parsed(False, error="no sentences retrieved"), first, [done], stage_errors=errors)
+            return Outcome(
+                "", Parsed(False, error="no sentences retrieved"), first, [done], stage_errors=errors
+            )
         second = self.answer_prompt(doc, question, first[0], retrieved)
         final = await ask(second)
-        return answer_outcome(self.parse(final.text, doc), [*first, second], [done, final],
-                              sentences=got.sentences, stage_errors=errors)
+        return answer_outcome(
+            self.parse(final.text, doc),
+            [*first, second],
+            [done, final],
+            sentences=got.sentences,
+            stage_errors=errors,
+        )
 
     def parse(self, text, doc):
         return _plain_answer(text, doc)
@@ -122,8 +149,14 @@ class QuotesFirst(OneCall):
     metric = "exact"
 
     def prompt(self, doc, question, params) -> Prompt:
-        return _prompt(doc, "alr2_quotes_first", question, label="quotes and answer", max_tokens=512,
-                       documents=context_block(doc))
+        return _prompt(
+            doc,
+            "alr2_quotes_first",
+            question,
+            label="quotes and answer",
+            max_tokens=512,
+            documents=context_block(doc),
+        )
 
     def parse(self, text, doc):
         return parse_quotes_and_answer(text)
@@ -143,8 +176,16 @@ class S2A(Strategy):
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
         self.check(doc, question, params)
-        return [_prompt(doc, "alr2_s2a_extract", question, label="extract context", max_tokens=1024,
-                        documents=context_block(doc))]
+        return [
+            _prompt(
+                doc,
+                "alr2_s2a_extract",
+                question,
+                label="extract context",
+                max_tokens=1024,
+                documents=context_block(doc),
+            )
+        ]
 
     def answer_prompt(self, doc: Document, compressed: str) -> Prompt:
         b = PromptBuilder(doc.encoding)
@@ -156,8 +197,13 @@ class S2A(Strategy):
         done = await ask(first[0])
         compressed = (done.text or "").strip()
         if not compressed:
-            return Outcome("", Parsed(False, error="stage 1 returned nothing"), first, [done],
-                           stage_errors=["extract: empty response"])
+            return Outcome(
+                "",
+                Parsed(False, error="stage 1 returned nothing"),
+                first,
+                [done],
+                stage_errors=["extract: empty response"],
+            )
         second = self.answer_prompt(doc, compressed)
         final = await ask(second)
         return answer_outcome(self.parse(final.text, doc), [*first, second], [done, final])

@@ -39,7 +39,12 @@ class Param:
 
     def check(self, value) -> int:
         """The value as a whole number within bounds; ParamError with a plain message otherwise."""
-        ok = not isinstance(value, bool) and isinstance(value, int | float) and value == value and value == int(value)
+        ok = (
+            not isinstance(value, bool)
+            and isinstance(value, int | float)
+            and value == value
+            and value == int(value)
+        )
         if not ok or value < self.minimum or (self.maximum is not None and value > self.maximum):
             raise ParamError(f"{self.name} must be {self.bounds}, got {value!r}")
         return int(value)
@@ -50,7 +55,9 @@ class Param:
             return f"{self.minimum} or {self.maximum}"
         if self.minimum == 1 and self.maximum is None:
             return "a positive whole number"
-        return f"a whole number from {self.minimum:,}" + (f" to {self.maximum:,}" if self.maximum is not None else "")
+        return f"a whole number from {self.minimum:,}" + (
+            f" to {self.maximum:,}" if self.maximum is not None else ""
+        )
 
 
 @dataclass
@@ -129,8 +136,10 @@ class Strategy:
         merged = self.defaults()
         unknown = set(params or {}) - set(merged)
         if unknown:
-            raise ParamError(f"{self.name} takes no parameter {', '.join(sorted(unknown))}"
-                             + (f" (it takes {', '.join(merged)})" if merged else ""))
+            raise ParamError(
+                f"{self.name} takes no parameter {', '.join(sorted(unknown))}"
+                + (f" (it takes {', '.join(merged)})" if merged else "")
+            )
         merged.update(params or {})
         for p in self.params:
             merged[p.name] = p.check(merged[p.name])
@@ -169,12 +178,18 @@ class OneCall(Strategy):
 
 
 def answer_outcome(parsed: Parsed, prompts: list[Prompt], completions: list[Completion], **kw) -> Outcome:
-    return Outcome(parsed.answer if parsed.ok else "", parsed, prompts, completions,
-                   cited_pages=parsed.pages, **kw)
+    return Outcome(
+        parsed.answer if parsed.ok else "", parsed, prompts, completions, cited_pages=parsed.pages, **kw
+    )
 
 
-def add_pages(b: PromptBuilder, doc: Document, pages: list[Page] | tuple[Page, ...],
-              inserts: dict[int, list[tuple[str, str]]] | None = None, sep: str = "\n\n") -> None:
+def add_pages(
+    b: PromptBuilder,
+    doc: Document,
+    pages: list[Page] | tuple[Page, ...],
+    inserts: dict[int, list[tuple[str, str]]] | None = None,
+    sep: str = "\n\n",
+) -> None:
     """Pages joined by blank lines (R&R §4.1: 'a double-linebreak-separated list'), with blocks
     inserted before the page at index i: inserts[i] = [(kind, text), ...]. Index len(pages) = after."""
     inserts = inserts or {}
@@ -195,9 +210,18 @@ def add_pages(b: PromptBuilder, doc: Document, pages: list[Page] | tuple[Page, .
         b.add(text, kind)
 
 
-def sandwich(doc: Document, pages, head: str, tail: str, *, stage: int = 1, label: str = "",
-             inserts: dict[int, list[tuple[str, str]]] | None = None, max_tokens: int = 256,
-             chunk: int | None = None) -> Prompt:
+def sandwich(
+    doc: Document,
+    pages,
+    head: str,
+    tail: str,
+    *,
+    stage: int = 1,
+    label: str = "",
+    inserts: dict[int, list[tuple[str, str]]] | None = None,
+    max_tokens: int = 256,
+    chunk: int | None = None,
+) -> Prompt:
     """R&R §3.1: INSTRUCTIONS, DOCUMENT of PAGE blocks, INSTRUCTIONS again at the end."""
     b = PromptBuilder(doc.encoding)
     b.add(head, "instruction")
@@ -223,7 +247,7 @@ def add_text(b: PromptBuilder, text: str, kind: str | None = "instruction") -> N
     lead = text[: len(text) - len(text.lstrip())]
     b.add(lead)
     b.add(core, kind)
-    b.add(text[len(lead) + len(core):])
+    b.add(text[len(lead) + len(core) :])
 
 
 def fill(b: PromptBuilder, template: str, question: str, **blocks: Callable[[PromptBuilder], None]) -> None:

@@ -65,5 +65,8 @@ class Keyword(Strategy):
         i = assign_questions(doc, [question], p["c"])[0]
         a, b = ranges[i]
         head, tail, _ = answer_blocks(question)
-        return [sandwich(doc, doc.pages[a:b], head, tail, chunk=i + 1,
-                         label=f"answer (chunk {i + 1} of {len(ranges)})")]
+        return [
+            sandwich(
+                doc, doc.pages[a:b], head, tail, chunk=i + 1, label=f"answer (chunk {i + 1} of {len(ranges)})"
+            )
+        ]

@@ -22,8 +22,14 @@ from components.core.parsing import Parsed
 from components.core.prompts import Prompt, PromptBuilder, load_template
 from components.strategies.base import Param, ParamError, Strategy, fill, render
 
-QAC = Param("qac", 0, "1 = query-aware contextualization: the key also before the records (LITM §5.2)",
-            unit="0/1", minimum=0, maximum=1)
+QAC = Param(
+    "qac",
+    0,
+    "1 = query-aware contextualization: the key also before the records (LITM §5.2)",
+    unit="0/1",
+    minimum=0,
+    maximum=1,
+)
 
 # A key-value page (LITM §4.1): its text is one JSON record, `"key": "value"`.
 _RECORD_RE = re.compile(r'^"((?:[^"\\]|\\.)*)": "((?:[^"\\]|\\.)*)"$')
@@ -52,8 +58,12 @@ def _pages_block(doc: Document, pages: list[Page] | tuple[Page, ...]):
             if i > 1:
                 b.add("\n")
             head = render(head_tpl, i=i, title=page.title)
-            b.add(head + page.text, "gold" if page.number in gold else "page", page=page.number,
-                  tokens=b.joined_count(head, page))
+            b.add(
+                head + page.text,
+                "gold" if page.number in gold else "page",
+                page=page.number,
+                tokens=b.joined_count(head, page),
+            )
 
     return draw
 
@@ -89,8 +99,7 @@ class LitmQA(Strategy):
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
         self.check(doc, question, params)
         b = PromptBuilder(doc.encoding)
-        fill(b, load_template(self.template), question,
-             documents=_pages_block(doc, self.pages(doc)))
+        fill(b, load_template(self.template), question, documents=_pages_block(doc, self.pages(doc)))
         return [b.build(1, "answer", max_tokens=100)]
 
     def parse(self, text: str, doc: Document) -> Parsed:
@@ -154,7 +163,9 @@ class LitmQARandom(LitmQA):
 
     name = "litm-random"
     label = "LITM QA, random order"
-    summary = "The LITM prompt with the distractors shuffled (the reference's seed) and the random order noted."
+    summary = (
+        "The LITM prompt with the distractors shuffled (the reference's seed) and the random order noted."
+    )
     paper = "Lost in the Middle App. C (seed 003)"
     template = "litm_qa_random"
 
@@ -203,7 +214,9 @@ class KeyValue(LitmQA):
         p = super().check(doc, question, params)
         for page in doc.pages:
             if not _RECORD_RE.match(page.text):
-                raise ParamError(f'kv needs every page to be one record "key": "value"; page {page.number} is not')
+                raise ParamError(
+                    f'kv needs every page to be one record "key": "value"; page {page.number} is not'
+                )
         if not kv_key(question):
             raise ParamError("the key is empty")
         return p

@@ -46,8 +46,12 @@ from components.core.scoring import is_not_specified
 from components.strategies.base import Outcome, Param, ParamError, Strategy, add_text, check_question, fill
 from components.strategies.keywords import best_chunks
 
-CHUNK_TOKENS = Param("chunk_tokens", 800, "chunk size in tokens: whole contexts, at most this many unless one "
-                     "context is longer (Context Overloading §4.3: about 800)")
+CHUNK_TOKENS = Param(
+    "chunk_tokens",
+    800,
+    "chunk size in tokens: whole contexts, at most this many unless one "
+    "context is longer (Context Overloading §4.3: about 800)",
+)
 ANSWER_TOKENS, BASE_TOKENS = 24, 32  # the output budget of a prompt: BASE_TOKENS + ANSWER_TOKENS a question
 
 
@@ -56,7 +60,9 @@ class MQPrompt:
     """One prompt of a multi-question strategy and the questions it asks."""
 
     prompt: Prompt
-    questions: tuple[int, ...]  # indices (from 0) of the document's questions, asked as Q1, Q2, ... in this order
+    questions: tuple[
+        int, ...
+    ]  # indices (from 0) of the document's questions, asked as Q1, Q2, ... in this order
     chunk: int | None = None  # 1-based chunk number; None for the whole document
 
 
@@ -103,7 +109,7 @@ def parse_numbered(text: str, n: int) -> dict[int, tuple[str, str]]:
             continue
         written = line.strip()
         if not answer:
-            nxt = next((x for x in lines[i + 1:] if x.strip()), "")
+            nxt = next((x for x in lines[i + 1 :] if x.strip()), "")
             if nxt and not _A_LINE.match(nxt) and not _Q_LINE.match(nxt):
                 answer, written = _clean(nxt), f"{written}\n{nxt.strip()}"
         out[number] = (answer, written)
@@ -126,7 +132,9 @@ def context_chunks(doc: Document, chunk_tokens: int) -> list[tuple[int, int]]:
     return out
 
 
-def build_prompt(doc: Document, pages, questions: list[str], *, chunk: int | None = None, label: str = "") -> Prompt:
+def build_prompt(
+    doc: Document, pages, questions: list[str], *, chunk: int | None = None, label: str = ""
+) -> Prompt:
     """Figure 19's instructions, the pages as the context (blank lines between them), the questions as
     `Q1: ...` lines (templates/mq_prompt.txt). Spans: instruction, page (gold for doc.gold), chunk, question."""
     gold = set(doc.gold)
@@ -196,8 +204,12 @@ class MultiQuestion(Strategy):
                 j, answer, line = given[0]
                 out.append(Answered(answer, line, j))
             else:
-                lines = [f"A{plan[j].questions.index(i) + 1}:" for j in range(len(plan)) if i in plan[j].questions]
-                out.append(Answered("", "", None, f"no {' or '.join(lines) or 'answer'} line in the response"))
+                lines = [
+                    f"A{plan[j].questions.index(i) + 1}:" for j in range(len(plan)) if i in plan[j].questions
+                ]
+                out.append(
+                    Answered("", "", None, f"no {' or '.join(lines) or 'answer'} line in the response")
+                )
         return out
 
     async def run(self, doc, question, params, ask) -> Outcome:
@@ -216,15 +228,21 @@ class MQFull(MultiQuestion):
 
     def plan(self, doc, questions, params=None):
         self.check_questions(doc, questions, params)
-        return [MQPrompt(build_prompt(doc, doc.pages, questions, label=f"{len(questions)} question(s)"),
-                         tuple(range(len(questions))))]
+        return [
+            MQPrompt(
+                build_prompt(doc, doc.pages, questions, label=f"{len(questions)} question(s)"),
+                tuple(range(len(questions))),
+            )
+        ]
 
 
 class MQChunked(MultiQuestion):
     name = "mq-chunked"
     label = "Multi-question: every chunk"
-    summary = ("Sends every question with each chunk of about chunk_tokens; a question's answer is the first "
-               "that is not \"Not specified\".")
+    summary = (
+        "Sends every question with each chunk of about chunk_tokens; a question's answer is the first "
+        'that is not "Not specified".'
+    )
     paper = "Context Overloading in RAG Based Systems §4.3"
     params = (CHUNK_TOKENS,)
 
@@ -232,15 +250,22 @@ class MQChunked(MultiQuestion):
         p = self.check_questions(doc, questions, params)
         ranges = context_chunks(doc, p["chunk_tokens"])
         every = tuple(range(len(questions)))
-        return [MQPrompt(build_prompt(doc, doc.pages[a:b], questions, chunk=c,
-                                      label=f"chunk {c} of {len(ranges)}"), every, c)
-                for c, (a, b) in enumerate(ranges, 1)]
+        return [
+            MQPrompt(
+                build_prompt(doc, doc.pages[a:b], questions, chunk=c, label=f"chunk {c} of {len(ranges)}"),
+                every,
+                c,
+            )
+            for c, (a, b) in enumerate(ranges, 1)
+        ]
 
 
 class MQKeyword(MultiQuestion):
     name = "mq-keyword"
     label = "Multi-question: keyword chunks"
-    summary = "Sends each question only with the chunk sharing the most keywords with it, one prompt per chunk."
+    summary = (
+        "Sends each question only with the chunk sharing the most keywords with it, one prompt per chunk."
+    )
     paper = "Context Overloading in RAG Based Systems §4.4"
     params = (CHUNK_TOKENS,)
 
@@ -257,9 +282,19 @@ class MQKeyword(MultiQuestion):
         for c, (a, b) in enumerate(ranges):
             mine = tuple(i for i, x in enumerate(chosen) if x == c)
             if mine:
-                out.append(MQPrompt(build_prompt(doc, doc.pages[a:b], [questions[i] for i in mine], chunk=c + 1,
-                                                 label=f"chunk {c + 1} of {len(ranges)}: {len(mine)} question(s)"),
-                                    mine, c + 1))
+                out.append(
+                    MQPrompt(
+                        build_prompt(
+                            doc,
+                            doc.pages[a:b],
+                            [questions[i] for i in mine],
+                            chunk=c + 1,
+                            label=f"chunk {c + 1} of {len(ranges)}: {len(mine)} question(s)",
+                        ),
+                        mine,
+                        c + 1,
+                    )
+                )
         return out
 
 

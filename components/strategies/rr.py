@@ -27,23 +27,33 @@ R = Param("r", 10_000, "reprompt every r tokens (R&R §4.2 default: 10k)", step=
 K = Param("k", 5, "retrieve up to k pages (R&R §4.2 default: 5)", unit="pages")
 C = Param("c", 20_000, "chunk size c in tokens (R&R §3.4, Table 2: 10k-80k)", step=1000)
 
+
 def answer_blocks(question: str) -> tuple[str, str, str]:
     """(instructions, final, reminder) of the answer stage: R&R's, and the strategies built on it."""
     f = fmt("answer")
-    instructions, final, reminder = (render(load_template(f"rr_answer_{part}"), question=question,
-                                            format_instructions=f) for part in ("instructions", "final", "reminder"))
+    instructions, final, reminder = (
+        render(load_template(f"rr_answer_{part}"), question=question, format_instructions=f)
+        for part in ("instructions", "final", "reminder")
+    )
     return instructions, final, reminder
 
 
 def _retrieve_blocks(question: str, k: int) -> tuple[str, str, str]:
     f = fmt("pages")
-    instructions, final, reminder = (render(load_template(f"rr_retrieve_{part}"), question=question, k=k,
-                                            format_instructions=f) for part in ("instructions", "final", "reminder"))
+    instructions, final, reminder = (
+        render(load_template(f"rr_retrieve_{part}"), question=question, k=k, format_instructions=f)
+        for part in ("instructions", "final", "reminder")
+    )
     return instructions, final, reminder
 
 
-def reminder_inserts(doc: Document, pages: list[Page] | tuple[Page, ...], r: int | None, reminder: str,
-                     variant: str = "uniform") -> dict[int, list[tuple[str, str]]]:
+def reminder_inserts(
+    doc: Document,
+    pages: list[Page] | tuple[Page, ...],
+    r: int | None,
+    reminder: str,
+    variant: str = "uniform",
+) -> dict[int, list[tuple[str, str]]]:
     """Where reminder blocks go, as {index of the page they precede: [("reminder", text)]}.
 
     - uniform (§3.2): at the page boundary nearest each multiple of r tokens, never inside a page, and
@@ -173,8 +183,13 @@ class ICR(Strategy):
             return Outcome("", empty, first, done, retrieved_pages=(), stage_errors=errors)
         second = self.answer_prompt(doc, question, doc.subset(list(pages)))
         final = await ask(second)
-        return answer_outcome(self.parse(final.text, doc), [*first, second], [*done, final],
-                              retrieved_pages=pages, stage_errors=errors)
+        return answer_outcome(
+            self.parse(final.text, doc),
+            [*first, second],
+            [*done, final],
+            retrieved_pages=pages,
+            stage_errors=errors,
+        )
 
 
 class RR(ICR):
@@ -205,9 +220,12 @@ class ChunkedICR(ICR):
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
         p = self.check(doc, question, params)
         chunks = self.chunks(doc, p["c"])
-        return [self.retrieve_prompt(doc, question, p, pages, chunk=i + 1,
-                                     label=f"retrieve (chunk {i + 1} of {len(chunks)})")
-                for i, pages in enumerate(chunks)]
+        return [
+            self.retrieve_prompt(
+                doc, question, p, pages, chunk=i + 1, label=f"retrieve (chunk {i + 1} of {len(chunks)})"
+            )
+            for i, pages in enumerate(chunks)
+        ]
 
 
 class ChunkedRR(ChunkedICR):

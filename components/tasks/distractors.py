@@ -45,7 +45,9 @@ def holds_answer(passage: Passage, answers) -> bool:
     return any(n and f" {n} " in text for n in (normalize_answer(a) for a in answers))
 
 
-def with_retrieved_distractors(tasks: list[Task], n_distractors: int, *, limit: int | None = None) -> list[Task]:
+def with_retrieved_distractors(
+    tasks: list[Task], n_distractors: int, *, limit: int | None = None
+) -> list[Task]:
     """The first `limit` tasks (all by default), each with its gold passage(s) first and then the
     `n_distractors` most BM25-relevant passages of the other tasks that hold none of its answers."""
     if n_distractors < 1:
@@ -73,16 +75,22 @@ def with_retrieved_distractors(tasks: list[Task], n_distractors: int, *, limit: 
                 break
         gold = [p for p in task.passages if p.gold]
         meta = {**task.meta, "distractors": f"BM25 over other questions' passages ({n_distractors})"}
-        out.append(Task(task.id, task.question, task.answers, (*gold, *chosen), task.kind,
-                        task.gold_sentences, meta))
+        out.append(
+            Task(task.id, task.question, task.answers, (*gold, *chosen), task.kind, task.gold_sentences, meta)
+        )
     return out
 
 
 def litm_record(task: Task) -> dict:
     """A task in the "Lost in the Middle" QA format (its ctxs: gold first, then the distractors)."""
-    return {"id": task.id, "question": task.question, "answers": list(task.answers),
-            "ctxs": [{"title": p.title, "text": p.text, "isgold": p.gold, "hasanswer": p.gold}
-                     for p in task.passages]}
+    return {
+        "id": task.id,
+        "question": task.question,
+        "answers": list(task.answers),
+        "ctxs": [
+            {"title": p.title, "text": p.text, "isgold": p.gold, "hasanswer": p.gold} for p in task.passages
+        ],
+    }
 
 
 def rr_squad_tasks(tasks: list[Task], n: int = 50, n_distractors: int = 600) -> list[Task]:
@@ -107,8 +115,10 @@ def rr_squad_tasks(tasks: list[Task], n: int = 50, n_distractors: int = 600) -> 
         article, paragraph = t.meta.get("article"), t.meta.get("paragraph")
         golds = [p for p in t.passages if p.gold]
         if article is None or paragraph is None or len(golds) != 1:
-            raise ValueError(f"task {t.id!r} is not a SQuAD question (its article, paragraph and one gold "
-                             "passage): R&R's SQuAD set is built from the SQuAD file")
+            raise ValueError(
+                f"task {t.id!r} is not a SQuAD question (its article, paragraph and one gold "
+                "passage): R&R's SQuAD set is built from the SQuAD file"
+            )
         paragraphs.setdefault(paragraph, (article, Passage(golds[0].text, golds[0].title, False)))
         firsts.setdefault(paragraph, t)
     by_article: dict = {}

@@ -33,8 +33,16 @@ from components.tasks.haystack import haystack_paragraphs
 from components.tasks.importers import kv_text
 from components.tasks.model import Passage, Task
 
-KINDS = ("kv", "niah", "niah-multikey", "niah-multivalue", "passkey-multihop", "passkey-concat",
-         "facts", "facts-multihop")
+KINDS = (
+    "kv",
+    "niah",
+    "niah-multikey",
+    "niah-multivalue",
+    "passkey-multihop",
+    "passkey-concat",
+    "facts",
+    "facts-multihop",
+)
 
 DESCRIPTIONS = {
     "kv": "Key-value retrieval with random UUIDs (Lost in the Middle §4)",
@@ -69,8 +77,16 @@ def gen_kv(n: int, seed: int, pairs: int = 75) -> list[Task]:
         g = rng.randrange(pairs)
         key, value = records[g]
         passages = tuple(Passage(kv_text(k, v), "", j == g) for j, (k, v) in enumerate(records))
-        tasks.append(Task(f"kv-{seed}-{i:04d}", key, (value,), passages, "kv",
-                          meta={"key": key, "pairs": pairs, "generator": "kv", "seed": seed}))
+        tasks.append(
+            Task(
+                f"kv-{seed}-{i:04d}",
+                key,
+                (value,),
+                passages,
+                "kv",
+                meta={"key": key, "pairs": pairs, "generator": "kv", "seed": seed},
+            )
+        )
     return tasks
 
 
@@ -146,8 +162,17 @@ def gen_niah(n: int, seed: int, paragraphs: int = 24) -> list[Task]:
         (key,), (value,) = _keys(rng, 1), _numbers(rng, 1)
         needle = Passage(NEEDLE.format(key=key, value=value), "", True)
         passages = _with_needles(rng, _haystack(rng, paragraphs), [needle])
-        tasks.append(Task(f"niah-{seed}-{i:04d}", NIAH_Q.format(key=key), (value,), passages, "niah",
-                          (needle.text,), _niah_meta("niah", seed, key=key)))
+        tasks.append(
+            Task(
+                f"niah-{seed}-{i:04d}",
+                NIAH_Q.format(key=key),
+                (value,),
+                passages,
+                "niah",
+                (needle.text,),
+                _niah_meta("niah", seed, key=key),
+            )
+        )
     return tasks
 
 
@@ -159,11 +184,24 @@ def gen_niah_multikey(n: int, seed: int, paragraphs: int = 24, needles: int = 4)
     for i in range(n):
         keys, values = _keys(rng, needles), _numbers(rng, needles)
         asked = rng.randrange(needles)
-        ps = [Passage(NEEDLE.format(key=k, value=v), "", j == asked) for j, (k, v) in enumerate(zip(keys, values, strict=True))]
+        ps = [
+            Passage(NEEDLE.format(key=k, value=v), "", j == asked)
+            for j, (k, v) in enumerate(zip(keys, values, strict=True))
+        ]
         passages = _with_needles(rng, _haystack(rng, paragraphs), ps)
-        tasks.append(Task(f"niah-multikey-{seed}-{i:04d}", NIAH_Q.format(key=keys[asked]), (values[asked],),
-                          passages, "niah-multikey", (ps[asked].text,),
-                          _niah_meta("niah-multikey", seed, key=keys[asked], decoy_keys=[k for k in keys if k != keys[asked]])))
+        tasks.append(
+            Task(
+                f"niah-multikey-{seed}-{i:04d}",
+                NIAH_Q.format(key=keys[asked]),
+                (values[asked],),
+                passages,
+                "niah-multikey",
+                (ps[asked].text,),
+                _niah_meta(
+                    "niah-multikey", seed, key=keys[asked], decoy_keys=[k for k in keys if k != keys[asked]]
+                ),
+            )
+        )
     return tasks
 
 
@@ -177,9 +215,17 @@ def gen_niah_multivalue(n: int, seed: int, paragraphs: int = 24, values: int = 4
         ps = [Passage(NEEDLE.format(key=key, value=v), "", True) for v in vals]
         passages = _with_needles(rng, _haystack(rng, paragraphs), ps)
         # every value is required: a scorer should check each answer, not any one of them
-        tasks.append(Task(f"niah-multivalue-{seed}-{i:04d}", NIAH_MV_Q.format(key=key), tuple(vals), passages,
-                          "niah-multivalue", tuple(p.text for p in ps),
-                          _niah_meta("niah-multivalue", seed, key=key, answer_mode="all")))
+        tasks.append(
+            Task(
+                f"niah-multivalue-{seed}-{i:04d}",
+                NIAH_MV_Q.format(key=key),
+                tuple(vals),
+                passages,
+                "niah-multivalue",
+                tuple(p.text for p in ps),
+                _niah_meta("niah-multivalue", seed, key=key, answer_mode="all"),
+            )
+        )
     return tasks
 
 
@@ -187,7 +233,9 @@ def _names(rng: random.Random, k: int) -> list[str]:
     return rng.sample(FIRST_NAMES, k)
 
 
-def gen_passkey_multihop(n: int, seed: int, paragraphs: int = 24, hops: int = 2, decoys: int = 1) -> list[Task]:
+def gen_passkey_multihop(
+    n: int, seed: int, paragraphs: int = 24, hops: int = 2, decoys: int = 1
+) -> list[Task]:
     if hops < 2:
         raise ValueError("a multi-hop pass key needs at least 2 hops")
     rng = _rng("passkey-multihop", seed)
@@ -196,21 +244,36 @@ def gen_passkey_multihop(n: int, seed: int, paragraphs: int = 24, hops: int = 2,
         names = _names(rng, hops + decoys)
         chain, others = names[:hops], names[hops:]
         value, *decoy_values = _numbers(rng, 1 + decoys)
-        links = [f"The pass key of {a} is the pass key of {b}." for a, b in zip(chain, chain[1:], strict=False)]
+        links = [
+            f"The pass key of {a} is the pass key of {b}." for a, b in zip(chain, chain[1:], strict=False)
+        ]
         links.append(f"The pass key of {chain[-1]} is {value}.")
         gold = [Passage(t, "", True) for t in links]
         rng.shuffle(gold)  # the chain is not in reading order: the model has to follow it
-        decoy = [Passage(f"The pass key of {o} is {v}.", "", False) for o, v in zip(others, decoy_values, strict=True)]
+        decoy = [
+            Passage(f"The pass key of {o} is {v}.", "", False)
+            for o, v in zip(others, decoy_values, strict=True)
+        ]
         needles = gold + decoy
         rng.shuffle(needles)
         passages = _with_needles(rng, _haystack(rng, paragraphs), needles)
-        tasks.append(Task(f"passkey-multihop-{seed}-{i:04d}", f"What is the pass key of {chain[0]}?", (value,),
-                          passages, "passkey-multihop", tuple(links),
-                          _niah_meta("passkey-multihop", seed, chain=chain, hops=hops)))
+        tasks.append(
+            Task(
+                f"passkey-multihop-{seed}-{i:04d}",
+                f"What is the pass key of {chain[0]}?",
+                (value,),
+                passages,
+                "passkey-multihop",
+                tuple(links),
+                _niah_meta("passkey-multihop", seed, chain=chain, hops=hops),
+            )
+        )
     return tasks
 
 
-def gen_passkey_concat(n: int, seed: int, paragraphs: int = 24, parts: int = 2, letters: int = 5) -> list[Task]:
+def gen_passkey_concat(
+    n: int, seed: int, paragraphs: int = 24, parts: int = 2, letters: int = 5
+) -> list[Task]:
     if parts < 2:
         raise ValueError("pass key concatenation needs at least 2 parts")
     rng = _rng("passkey-concat", seed)
@@ -229,8 +292,17 @@ def gen_passkey_concat(n: int, seed: int, paragraphs: int = 24, parts: int = 2, 
         passages = _with_needles(rng, _haystack(rng, paragraphs), order)
         joined = ", then ".join(f"the pass key of {a}" for a in names)
         q = f"Write {joined}, joined together with nothing in between. What is the combined pass key?"
-        tasks.append(Task(f"passkey-concat-{seed}-{i:04d}", q, ("".join(keys),), passages, "passkey-concat",
-                          tuple(p.text for p in ps), _niah_meta("passkey-concat", seed, names=names, parts=keys)))
+        tasks.append(
+            Task(
+                f"passkey-concat-{seed}-{i:04d}",
+                q,
+                ("".join(keys),),
+                passages,
+                "passkey-concat",
+                tuple(p.text for p in ps),
+                _niah_meta("passkey-concat", seed, names=names, parts=keys),
+            )
+        )
     return tasks
 
 
@@ -241,25 +313,43 @@ _VOWELS = "a e i o u a e o ai ea ou ie".split()
 _CODAS = ["", "", "n", "r", "l", "m", "s", "th", "nd", "rt", "ld", "sk", "v"]
 _TOWN_ENDS = "ford wick mere by holm stead ton vale dun moor brook haven gate field".split()
 _RIVER_ENDS = "a en ith or el un ava".split()
-_PRODUCTS = ("copper kettles, blue wool, pear cider, slate roof tiles, reed baskets, honey cakes, glass beads, "
-             "smoked trout, linen sailcloth, clay pipes, walnut furniture, river pearls, felt hats, "
-             "iron nails, rope, paper lanterns, goat cheese, wax candles, brass bells, barley beer").split(", ")
-_PROFESSIONS = ("clockmaker, surveyor, ferry captain, botanist, printer, bridge engineer, schoolteacher, "
-                "glassblower, mapmaker, physician, weaver, astronomer, stonemason, composer, "
-                "shipwright, apothecary, bookbinder, beekeeper").split(", ")
-_KNOWN_FOR = ("a map of the northern marshes, a treatise on the drainage of fields, a set of bells for the "
-              "town hall, a cheap lamp that burned fish oil, a series of almanacs for farmers, a lending "
-              "library for apprentices, a method of preserving fruit in clay jars, a footbridge made of "
-              "rope and oak, a choir that toured the coastal towns, a dictionary of river dialects, a "
-              "water clock that still runs, a school for the children of boatmen").split(", ")
-_COMPANY_KINDS = "Tea, Ropeworks, Instruments, Glassworks, Mills, Ferries, Looms, Lanterns, Foundry, Printing House, Biscuits, Pottery".split(", ")
+_PRODUCTS = (
+    "copper kettles, blue wool, pear cider, slate roof tiles, reed baskets, honey cakes, glass beads, "
+    "smoked trout, linen sailcloth, clay pipes, walnut furniture, river pearls, felt hats, "
+    "iron nails, rope, paper lanterns, goat cheese, wax candles, brass bells, barley beer"
+).split(", ")
+_PROFESSIONS = (
+    "clockmaker, surveyor, ferry captain, botanist, printer, bridge engineer, schoolteacher, "
+    "glassblower, mapmaker, physician, weaver, astronomer, stonemason, composer, "
+    "shipwright, apothecary, bookbinder, beekeeper"
+).split(", ")
+_KNOWN_FOR = (
+    "a map of the northern marshes, a treatise on the drainage of fields, a set of bells for the "
+    "town hall, a cheap lamp that burned fish oil, a series of almanacs for farmers, a lending "
+    "library for apprentices, a method of preserving fruit in clay jars, a footbridge made of "
+    "rope and oak, a choir that toured the coastal towns, a dictionary of river dialects, a "
+    "water clock that still runs, a school for the children of boatmen"
+).split(", ")
+_COMPANY_KINDS = "Tea, Ropeworks, Instruments, Glassworks, Mills, Ferries, Looms, Lanterns, Foundry, Printing House, Biscuits, Pottery".split(
+    ", "
+)
 _COMPANY_MAKES = {
-    "Tea": "blended teas", "Ropeworks": "ropes and nets", "Instruments": "measuring instruments",
-    "Glassworks": "window glass and bottles", "Mills": "flour and oatmeal", "Ferries": "river crossings",
-    "Looms": "woven blankets", "Lanterns": "storm lanterns", "Foundry": "cast iron stoves",
-    "Printing House": "maps and almanacs", "Biscuits": "ship biscuits", "Pottery": "glazed stoneware",
+    "Tea": "blended teas",
+    "Ropeworks": "ropes and nets",
+    "Instruments": "measuring instruments",
+    "Glassworks": "window glass and bottles",
+    "Mills": "flour and oatmeal",
+    "Ferries": "river crossings",
+    "Looms": "woven blankets",
+    "Lanterns": "storm lanterns",
+    "Foundry": "cast iron stoves",
+    "Printing House": "maps and almanacs",
+    "Biscuits": "ship biscuits",
+    "Pottery": "glazed stoneware",
 }
-_FESTIVAL_KINDS = "Lantern Fair, Harvest Week, Kite Festival, Boat Race, Cheese Market, Song Night, Apple Feast, Bell Day".split(", ")
+_FESTIVAL_KINDS = "Lantern Fair, Harvest Week, Kite Festival, Boat Race, Cheese Market, Song Night, Apple Feast, Bell Day".split(
+    ", "
+)
 _MONTHS = "January February March April May June July August September October November December".split()
 _SEAS = "Sea of {x}, {x} Bay, Lake {x}, {x} Sound".split(", ")
 
@@ -357,17 +447,33 @@ class _World:
         r = self.rng
         name = self._unique(lambda: _word(r, 1) + r.choice(_TOWN_ENDS) if r.random() < 0.6 else _word(r, 2))
         founder = f"{_word(r, r.choice((1, 2)))} {_word(r, 2)}"
-        return _Entity("town", name, {"river": r.choice(self.rivers).name, "founded": r.randint(1100, 1850),
-                                      "population": r.randint(18, 950) * 100 + r.randint(1, 9) * 10,
-                                      "product": r.choice(_PRODUCTS), "founder": founder,
-                                      "side": r.choice(("north", "south", "east", "west"))})
+        return _Entity(
+            "town",
+            name,
+            {
+                "river": r.choice(self.rivers).name,
+                "founded": r.randint(1100, 1850),
+                "population": r.randint(18, 950) * 100 + r.randint(1, 9) * 10,
+                "product": r.choice(_PRODUCTS),
+                "founder": founder,
+                "side": r.choice(("north", "south", "east", "west")),
+            },
+        )
 
     def _person(self):
         r = self.rng
         name = self._unique(lambda: f"{_word(r, r.choice((1, 2)))} {_word(r, 2)}")
-        return _Entity("person", name, {"born": r.randint(1720, 1960), "birthplace": r.choice(self.towns).name,
-                                        "profession": r.choice(_PROFESSIONS), "known_for": r.choice(_KNOWN_FOR),
-                                        "she": r.random() < 0.5})
+        return _Entity(
+            "person",
+            name,
+            {
+                "born": r.randint(1720, 1960),
+                "birthplace": r.choice(self.towns).name,
+                "profession": r.choice(_PROFESSIONS),
+                "known_for": r.choice(_KNOWN_FOR),
+                "she": r.random() < 0.5,
+            },
+        )
 
     def _company(self):
         r = self.rng
@@ -375,8 +481,17 @@ class _World:
         name = self._unique(lambda: f"{_word(r, 2)} {kind}")
         founder = r.choice(self.people)
         founded = founder.attrs["born"] + r.randint(22, 55)
-        return _Entity("company", name, {"founder": founder.name, "founded": founded, "kind": kind,
-                                         "hq": r.choice(self.towns).name, "employees": r.randint(12, 2400)})
+        return _Entity(
+            "company",
+            name,
+            {
+                "founder": founder.name,
+                "founded": founded,
+                "kind": kind,
+                "hq": r.choice(self.towns).name,
+                "employees": r.randint(12, 2400),
+            },
+        )
 
     def _festival(self):
         r = self.rng
@@ -384,7 +499,9 @@ class _World:
         name = self._unique(lambda: f"{_word(r, 2)} {kind}")
         town = r.choice(self.towns)
         first = max(town.attrs["founded"] + r.randint(5, 300), 1200)
-        return _Entity("festival", name, {"town": town.name, "first": min(first, 1990), "month": r.choice(_MONTHS)})
+        return _Entity(
+            "festival", name, {"town": town.name, "first": min(first, 1990), "month": r.choice(_MONTHS)}
+        )
 
     def _fillers(self, pool: list[str], k: int, **fmt) -> str:
         return " ".join(s.format(**fmt) for s in self.rng.sample(pool, k))
@@ -392,33 +509,46 @@ class _World:
     def _write(self, e: _Entity) -> str:
         a, r = e.attrs, self.rng
         if e.kind == "river":
-            return (f"The {e.name} is a river about {a['length']} kilometres long. It rises on the slopes of "
-                    f"{a['source']} and flows into {a['mouth']}. " + self._fillers(_RIVER_FILLERS, 4)
-                    + f" Boatmen on the {e.name} have their own names for its bends and shallows, and few "
-                    "outsiders learn them.")
+            return (
+                f"The {e.name} is a river about {a['length']} kilometres long. It rises on the slopes of "
+                f"{a['source']} and flows into {a['mouth']}. "
+                + self._fillers(_RIVER_FILLERS, 4)
+                + f" Boatmen on the {e.name} have their own names for its bends and shallows, and few "
+                "outsiders learn them."
+            )
         if e.kind == "town":
             if r.random() < 0.5:
-                head = (f"{e.name} is a market town on the {a['side']} bank of the river {a['river']}. It was "
-                        f"founded in {a['founded']} by a settler named {a['founder']}, and today about "
-                        f"{a['population']:,} people live there. The town is best known for its {a['product']}, "
-                        "which are sold at a weekly market. ")
+                head = (
+                    f"{e.name} is a market town on the {a['side']} bank of the river {a['river']}. It was "
+                    f"founded in {a['founded']} by a settler named {a['founder']}, and today about "
+                    f"{a['population']:,} people live there. The town is best known for its {a['product']}, "
+                    "which are sold at a weekly market. "
+                )
             else:
-                head = (f"Travellers who reach {e.name} usually come along the river {a['river']}, whose "
-                        f"{a['side']} bank the town follows. Records say that {a['founder']} founded the town in "
-                        f"{a['founded']}. About {a['population']:,} people live there now, and it is famous for "
-                        f"its {a['product']}. ")
+                head = (
+                    f"Travellers who reach {e.name} usually come along the river {a['river']}, whose "
+                    f"{a['side']} bank the town follows. Records say that {a['founder']} founded the town in "
+                    f"{a['founded']}. About {a['population']:,} people live there now, and it is famous for "
+                    f"its {a['product']}. "
+                )
             return head + self._fillers(_TOWN_FILLERS, 4)
         if e.kind == "person":
             sub, obj = ("she", "her") if a["she"] else ("he", "him")
             fill = self._fillers(_PERSON_FILLERS, 4, sub=sub, Sub=sub.capitalize(), obj=obj)
-            return (f"{e.name} was born in {a['born']} in the town of {a['birthplace']}. {sub.capitalize()} "
-                    f"worked as a {a['profession']} and is best remembered for {a['known_for']}. " + fill)
+            return (
+                f"{e.name} was born in {a['born']} in the town of {a['birthplace']}. {sub.capitalize()} "
+                f"worked as a {a['profession']} and is best remembered for {a['known_for']}. " + fill
+            )
         if e.kind == "company":
-            return (f"{e.name} was founded in {a['founded']} by {a['founder']}, with its headquarters in "
-                    f"{a['hq']}. The company makes {_COMPANY_MAKES[a['kind']]} and employs about "
-                    f"{a['employees']} people. " + self._fillers(_COMPANY_FILLERS, 4))
-        return (f"The {e.name} is held every {a['month']} in {a['town']}. It was first held in {a['first']}, "
-                "and it has been held almost every year since. " + self._fillers(_FESTIVAL_FILLERS, 4))
+            return (
+                f"{e.name} was founded in {a['founded']} by {a['founder']}, with its headquarters in "
+                f"{a['hq']}. The company makes {_COMPANY_MAKES[a['kind']]} and employs about "
+                f"{a['employees']} people. " + self._fillers(_COMPANY_FILLERS, 4)
+            )
+        return (
+            f"The {e.name} is held every {a['month']} in {a['town']}. It was first held in {a['first']}, "
+            "and it has been held almost every year since. " + self._fillers(_FESTIVAL_FILLERS, 4)
+        )
 
     def by_name(self, name: str) -> _Entity:
         for e in self.all:
@@ -462,13 +592,17 @@ def _multihop_questions(w: _World) -> list[tuple[str, str, _Entity, _Entity]]:
         p = w.by_name(c.attrs["founder"])
         qs.append((f"In which year was the founder of {c.name} born?", str(p.attrs["born"]), c, p))
         hq = w.by_name(c.attrs["hq"])
-        qs.append((f"On which river stands the town where {c.name} has its headquarters?", hq.attrs["river"], c, hq))
+        qs.append(
+            (f"On which river stands the town where {c.name} has its headquarters?", hq.attrs["river"], c, hq)
+        )
     for p in w.people:
         t = w.by_name(p.attrs["birthplace"])
         qs.append((f"On which river stands the town where {p.name} was born?", t.attrs["river"], p, t))
     for f in w.festivals:
         t = w.by_name(f.attrs["town"])
-        qs.append((f"In which year was the town that holds the {f.name} founded?", str(t.attrs["founded"]), f, t))
+        qs.append(
+            (f"In which year was the town that holds the {f.name} founded?", str(t.attrs["founded"]), f, t)
+        )
     return qs
 
 
@@ -492,8 +626,16 @@ def gen_facts(n: int, seed: int, distractors: int = 19) -> list[Task]:
     for i, (q, ans, e) in enumerate(qs[:n]):
         ds = _distractors(rng, w, {e.name}, ans, distractors)
         ds.insert(rng.randint(0, len(ds)), _fact_passage(e, True))
-        tasks.append(Task(f"facts-{seed}-{i:04d}", q, (ans,), tuple(ds), "facts",
-                          meta={"generator": "facts", "seed": seed, "entity": e.name, "entity_kind": e.kind}))
+        tasks.append(
+            Task(
+                f"facts-{seed}-{i:04d}",
+                q,
+                (ans,),
+                tuple(ds),
+                "facts",
+                meta={"generator": "facts", "seed": seed, "entity": e.name, "entity_kind": e.kind},
+            )
+        )
     return tasks
 
 
@@ -509,15 +651,28 @@ def gen_facts_multihop(n: int, seed: int, distractors: int = 18) -> list[Task]:
         ds = _distractors(rng, w, {e1.name, e2.name}, ans, distractors)
         for e in (e1, e2):
             ds.insert(rng.randint(0, len(ds)), _fact_passage(e, True))
-        tasks.append(Task(f"facts-multihop-{seed}-{i:04d}", q, (ans,), tuple(ds), "facts-multihop",
-                          meta={"generator": "facts-multihop", "seed": seed, "hops": [e1.name, e2.name]}))
+        tasks.append(
+            Task(
+                f"facts-multihop-{seed}-{i:04d}",
+                q,
+                (ans,),
+                tuple(ds),
+                "facts-multihop",
+                meta={"generator": "facts-multihop", "seed": seed, "hops": [e1.name, e2.name]},
+            )
+        )
     return tasks
 
 
 _GENERATORS: dict[str, Callable[..., list[Task]]] = {
-    "kv": gen_kv, "niah": gen_niah, "niah-multikey": gen_niah_multikey, "niah-multivalue": gen_niah_multivalue,
-    "passkey-multihop": gen_passkey_multihop, "passkey-concat": gen_passkey_concat,
-    "facts": gen_facts, "facts-multihop": gen_facts_multihop,
+    "kv": gen_kv,
+    "niah": gen_niah,
+    "niah-multikey": gen_niah_multikey,
+    "niah-multivalue": gen_niah_multivalue,
+    "passkey-multihop": gen_passkey_multihop,
+    "passkey-concat": gen_passkey_concat,
+    "facts": gen_facts,
+    "facts-multihop": gen_facts_multihop,
 }
 
 

@@ -48,7 +48,9 @@ from components.tasks.squad import (
 
 MAX_TASK_BYTES = 256 * 1024 * 1024  # a task file, unpacked (a .gz is unpacked as a stream, up to this)
 MAX_UPLOAD_TASK_BYTES = 64 * 1024 * 1024  # a task file uploaded to the app, unpacked
-MAX_CSV_CELL = 131_072  # characters in one CSV cell (Python's csv default); a row with a longer one is skipped
+MAX_CSV_CELL = (
+    131_072  # characters in one CSV cell (Python's csv default); a row with a longer one is skipped
+)
 CSV_ANSWER_SEP = "|"
 CSV_DISTRACTOR_SEP = "||"
 
@@ -103,7 +105,11 @@ _NOT_UTF8 = re.compile("[\udc80-\udcff]")  # bytes that were not UTF-8, kept by 
 def _not_utf8(text: str) -> str:
     """'' for text that came from UTF-8; else why not (the first byte that was not), for a row's error."""
     m = _NOT_UTF8.search(text)
-    return "" if m is None else f"not UTF-8 text (byte 0x{ord(m.group()) - 0xDC00:02x} at column {m.start() + 1})"
+    return (
+        ""
+        if m is None
+        else f"not UTF-8 text (byte 0x{ord(m.group()) - 0xDC00:02x} at column {m.start() + 1})"
+    )
 
 
 def _has_not_utf8(value) -> bool:
@@ -172,7 +178,9 @@ def parse_derived(stem: str, text: str) -> TaskSet:
         raise TaskFileError(f"{stem}: not a derived task set ({exc.__class__.__name__})") from None
     kind = spec.get("derived") if isinstance(spec, dict) else None
     if kind not in DERIVED:
-        raise TaskFileError(f"{stem}: unknown derived task set {str(kind)[:40]!r}; known: {', '.join(DERIVED)}")
+        raise TaskFileError(
+            f"{stem}: unknown derived task set {str(kind)[:40]!r}; known: {', '.join(DERIVED)}"
+        )
     source = spec.get("from", SQUAD_DEV)
     if source != SQUAD_DEV:
         raise TaskFileError(f"{stem}: a derived task set is built from {SQUAD_DEV}, not {str(source)[:60]!r}")
@@ -180,7 +188,9 @@ def parse_derived(stem: str, text: str) -> TaskSet:
     for key, default in (("questions", 50), ("distractors", 600)):
         value = spec.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10_000:
-            raise TaskFileError(f"{stem}: {key} must be a whole number from 1 to 10,000, got {str(value)[:20]}")
+            raise TaskFileError(
+                f"{stem}: {key} must be a whole number from 1 to 10,000, got {str(value)[:20]}"
+            )
         sizes[key] = value
     base = read_tasks(sample_path("tasks", source))
     tasks = rr_squad_tasks(base.tasks, n=sizes["questions"], n_distractors=sizes["distractors"])
@@ -239,8 +249,10 @@ def _parse_json(stem: str, text: str) -> TaskSet:
             elif "passages" in obj or "pages" in obj or "question" in obj:
                 task, fmt = _from_ours(obj, f"{stem}-{n}"), "jsonl"
             else:
-                raise _RowError("unknown record: expected ctxs (LITM QA), ordered_kv_records (LITM KV) "
-                                "or question/answers/passages")
+                raise _RowError(
+                    "unknown record: expected ctxs (LITM QA), ordered_kv_records (LITM KV) "
+                    "or question/answers/passages"
+                )
         except _RowError as exc:
             errors.append((n, str(exc)))
             continue
@@ -288,8 +300,14 @@ def _from_litm_qa(obj: dict, default_id: str) -> Task:
     passages = tuple(Passage(c["text"], str(c.get("title") or ""), bool(c.get(key))) for c in ctxs)
     if not any(p.gold for p in passages):
         raise _RowError(f"no gold document (no ctx has {key}: true)")
-    return Task(str(obj.get("id") or default_id), question, tuple(answers), passages, "qa",
-                meta={"source_format": "litm-qa"})
+    return Task(
+        str(obj.get("id") or default_id),
+        question,
+        tuple(answers),
+        passages,
+        "qa",
+        meta={"source_format": "litm-qa"},
+    )
 
 
 def kv_text(key: str, value: str) -> str:
@@ -302,7 +320,9 @@ def _from_litm_kv(obj: dict, default_id: str) -> Task:
     key, value = obj.get("key"), obj.get("value")
     if not isinstance(records, list) or not records:
         raise _RowError("ordered_kv_records must be a non-empty list of [key, value] pairs")
-    if not all(isinstance(r, list | tuple) and len(r) == 2 and all(isinstance(x, str) for x in r) for r in records):
+    if not all(
+        isinstance(r, list | tuple) and len(r) == 2 and all(isinstance(x, str) for x in r) for r in records
+    ):
         raise _RowError("every ordered_kv_records entry must be a [key, value] pair of strings")
     if not isinstance(key, str) or not isinstance(value, str):
         raise _RowError("key and value must be strings")
@@ -312,8 +332,14 @@ def _from_litm_kv(obj: dict, default_id: str) -> Task:
     if records[hits[0]][1] != value:
         raise _RowError("the record for the key holds a different value")
     passages = tuple(Passage(kv_text(k, v), "", i == hits[0]) for i, (k, v) in enumerate(records))
-    return Task(str(obj.get("id") or default_id), key, (value,), passages, "kv",
-                meta={"source_format": "litm-kv", "key": key})
+    return Task(
+        str(obj.get("id") or default_id),
+        key,
+        (value,),
+        passages,
+        "kv",
+        meta={"source_format": "litm-kv", "key": key},
+    )
 
 
 def _from_ours(obj: dict, default_id: str) -> Task:
@@ -345,15 +371,24 @@ def _from_ours(obj: dict, default_id: str) -> Task:
     gold_set = set(gold) | {i for i, m in enumerate(marked) if m}
     if not gold_set:
         raise _RowError("no gold passage (give gold: [0-based indices])")
-    passages = tuple(Passage(t, ti, i in gold_set) for i, (t, ti) in enumerate(zip(texts, titles, strict=True)))
+    passages = tuple(
+        Passage(t, ti, i in gold_set) for i, (t, ti) in enumerate(zip(texts, titles, strict=True))
+    )
     meta = obj.get("meta") or {}
     if not isinstance(meta, dict):
         raise _RowError("meta must be an object")
     sents = obj.get("gold_sentences") or []
     if not isinstance(sents, list) or not all(isinstance(s, str) for s in sents):
         raise _RowError("gold_sentences must be a list of strings")
-    return Task(str(obj.get("id") or default_id), question, tuple(answers), passages,
-                str(obj.get("kind") or "qa"), tuple(sents), dict(meta))
+    return Task(
+        str(obj.get("id") or default_id),
+        question,
+        tuple(answers),
+        passages,
+        str(obj.get("kind") or "qa"),
+        tuple(sents),
+        dict(meta),
+    )
 
 
 _FIELD_LIMIT = threading.Lock()
@@ -393,8 +428,10 @@ def _long_cell(row: dict) -> str:
     """'' when every cell is at most MAX_CSV_CELL characters; else which one is longer, for a row's error."""
     for column, value in row.items():
         if isinstance(value, str) and len(value) > MAX_CSV_CELL:
-            return (f"the {column} cell has {len(value):,} characters; the limit is {MAX_CSV_CELL:,} characters "
-                    "a cell")
+            return (
+                f"the {column} cell has {len(value):,} characters; the limit is {MAX_CSV_CELL:,} characters "
+                "a cell"
+            )
     return ""
 
 
@@ -414,7 +451,9 @@ def _read_csv(stem: str, text: str, name: str) -> TaskSet:
         raise TaskFileError(f"{name}: its header is not a readable CSV row ({exc})") from None
     header = [h.strip().lower() for h in fieldnames]
     if "question" not in header or "gold_passage" not in header or not ({"answers", "answer"} & set(header)):
-        raise TaskFileError(f"{name}: neither JSON lines nor a CSV with columns question, answers, gold_passage")
+        raise TaskFileError(
+            f"{name}: neither JSON lines nor a CSV with columns question, answers, gold_passage"
+        )
     reader.fieldnames = header
     has_distractors = "distractors" in header
     lossy = _NOT_UTF8.search(text) is not None
@@ -441,12 +480,21 @@ def _read_csv(stem: str, text: str, name: str) -> TaskSet:
             title = (row.get("title") or "").strip()
             distractors = []
             if has_distractors:
-                distractors = [d.strip() for d in (row.get("distractors") or "").split(CSV_DISTRACTOR_SEP)
-                               if d.strip()]
+                distractors = [
+                    d.strip() for d in (row.get("distractors") or "").split(CSV_DISTRACTOR_SEP) if d.strip()
+                ]
             passages = (Passage(gold, title, True), *(Passage(d) for d in distractors))
             task_id = (row.get("id") or "").strip() or f"{stem}-{start}"
-            tasks.append(Task(task_id, q, tuple(answers), passages, (row.get("kind") or "qa").strip() or "qa",
-                              meta={"source_format": "csv"}))
+            tasks.append(
+                Task(
+                    task_id,
+                    q,
+                    tuple(answers),
+                    passages,
+                    (row.get("kind") or "qa").strip() or "qa",
+                    meta={"source_format": "csv"},
+                )
+            )
         except _RowError as exc:
             errors.append((start, str(exc)))
     pool = [] if has_distractors else [Passage(t.passages[0].text, t.passages[0].title) for t in tasks]
@@ -458,9 +506,14 @@ def _read_csv(stem: str, text: str, name: str) -> TaskSet:
 
 def task_record(task: Task) -> dict:
     """Our JSON-lines record for one task (gold = 0-based passage indices)."""
-    rec: dict = {"id": task.id, "kind": task.kind, "question": task.question, "answers": list(task.answers),
-                 "passages": [{"title": p.title, "text": p.text} if p.title else p.text for p in task.passages],
-                 "gold": list(task.gold_indices)}
+    rec: dict = {
+        "id": task.id,
+        "kind": task.kind,
+        "question": task.question,
+        "answers": list(task.answers),
+        "passages": [{"title": p.title, "text": p.text} if p.title else p.text for p in task.passages],
+        "gold": list(task.gold_indices),
+    }
     if task.gold_sentences:
         rec["gold_sentences"] = list(task.gold_sentences)
     if task.meta:

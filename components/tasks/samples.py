@@ -43,8 +43,15 @@ def _sample(txt: Path) -> Sample:
     side = txt.with_suffix(".json")
     meta = json.loads(side.read_text(encoding="utf-8")) if side.is_file() else {}
     questions = [(q["question"], list(q["answers"])) for q in meta.get("questions", [])]
-    return Sample(txt.stem, meta.get("title") or txt.stem.replace("_", " ").title(), meta.get("description", ""),
-                  meta.get("source", ""), txt.read_text(encoding="utf-8"), questions, str(txt))
+    return Sample(
+        txt.stem,
+        meta.get("title") or txt.stem.replace("_", " ").title(),
+        meta.get("description", ""),
+        meta.get("source", ""),
+        txt.read_text(encoding="utf-8"),
+        questions,
+        str(txt),
+    )
 
 
 def list_samples(directory: Path | None = None) -> list[Sample]:
@@ -85,5 +92,7 @@ def config_path(name_or_path: str) -> Path:
     name = path.name.removesuffix(".toml")
     if path.parent == Path(".") and name in bundled:
         return bundled[name]
-    raise FileNotFoundError(f"no sweep config {name_or_path!r}: give a TOML file or a bundled config "
-                            f"({', '.join(bundled) or 'none installed'})")
+    raise FileNotFoundError(
+        f"no sweep config {name_or_path!r}: give a TOML file or a bundled config "
+        f"({', '.join(bundled) or 'none installed'})"
+    )

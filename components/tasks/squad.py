@@ -51,7 +51,7 @@ def parse_squad(stem: str, text: str) -> TaskSet:
         raise TaskFileError(f"{stem}: not a SQuAD file ({exc.__class__.__name__})") from None
     data = obj.get("data") if isinstance(obj, dict) else None
     if not isinstance(data, list):
-        raise TaskFileError(f"{stem}: not a SQuAD file (no \"data\" list)")
+        raise TaskFileError(f'{stem}: not a SQuAD file (no "data" list)')
     tasks, errors, n, paragraph = [], [], 0, 0
     for a, article in enumerate(data):
         title = str(article.get("title") or "") if isinstance(article, dict) else ""
@@ -62,15 +62,25 @@ def parse_squad(stem: str, text: str) -> TaskSet:
             for qa in qas if isinstance(qas, list) and isinstance(context, str) else ():
                 n += 1
                 q = qa.get("question") if isinstance(qa, dict) else None
-                answers: list = [x.get("text") for x in qa.get("answers") or () if isinstance(x, dict)] \
-                    if isinstance(qa, dict) and isinstance(qa.get("answers"), list) else []
+                answers: list = (
+                    [x.get("text") for x in qa.get("answers") or () if isinstance(x, dict)]
+                    if isinstance(qa, dict) and isinstance(qa.get("answers"), list)
+                    else []
+                )
                 answers = list(dict.fromkeys(x for x in answers if isinstance(x, str) and x.strip()))
                 if not isinstance(q, str) or not q.strip() or not answers:
                     errors.append((n, "a question without its text or an answer"))
                     continue
-                tasks.append(Task(str(qa.get("id") or f"{stem}-{n}"), q, tuple(answers),
-                                  (Passage(str(context), title.replace("_", " "), True),), "qa",
-                                  meta={"source_format": "squad", "article": a, "paragraph": paragraph}))
+                tasks.append(
+                    Task(
+                        str(qa.get("id") or f"{stem}-{n}"),
+                        q,
+                        tuple(answers),
+                        (Passage(str(context), title.replace("_", " "), True),),
+                        "qa",
+                        meta={"source_format": "squad", "article": a, "paragraph": paragraph},
+                    )
+                )
             paragraph += 1
     return TaskSet(tasks, errors, format="squad")
 
@@ -91,25 +101,33 @@ def paragraphs(tasks: list[Task]) -> list[tuple[Passage, list[Task]]]:
     for t in tasks:
         key = t.meta.get("paragraph")
         if key is None:
-            raise ValueError(f"task {t.id!r} is not from a SQuAD file: the multi-question design reads "
-                             "SQuAD paragraphs (tasks = \"squad-dev\")")
+            raise ValueError(
+                f"task {t.id!r} is not from a SQuAD file: the multi-question design reads "
+                'SQuAD paragraphs (tasks = "squad-dev")'
+            )
         out.setdefault(key, (t.passages[0], []))[1].append(t)
     return list(out.values())
 
 
-def multi_documents(tasks: list[Task], k: int, q: int, n: int = 1, *, encoding: str = "cl100k_base"
-                    ) -> list[MultiDocument]:
+def multi_documents(
+    tasks: list[Task], k: int, q: int, n: int = 1, *, encoding: str = "cl100k_base"
+) -> list[MultiDocument]:
     """The n documents of K contexts with (up to) Q questions each (see the module docstring); ValueError
     when the tasks hold fewer than n x K paragraphs."""
     paras = paragraphs(tasks)
     if len(paras) < n * k:
-        raise ValueError(f"{n} document(s) of {k} contexts need {n * k:,} paragraphs; the task file has "
-                         f"{len(paras):,}")
+        raise ValueError(
+            f"{n} document(s) of {k} contexts need {n * k:,} paragraphs; the task file has {len(paras):,}"
+        )
     out = []
     for d in range(n):
-        chosen = paras[d * k:(d + 1) * k]
-        doc = make_document([p.text for p, _ in chosen], titles=[p.title for p, _ in chosen], encoding=encoding,
-                            name=f"{k} contexts, document {d + 1}")
+        chosen = paras[d * k : (d + 1) * k]
+        doc = make_document(
+            [p.text for p, _ in chosen],
+            titles=[p.title for p, _ in chosen],
+            encoding=encoding,
+            name=f"{k} contexts, document {d + 1}",
+        )
         asked = [(page, t) for page, (_, ts) in enumerate(chosen, 1) for t in ts[:q]]
         out.append(MultiDocument(d, doc, tuple(t for _, t in asked), tuple(p for p, _ in asked)))
     return out

@@ -88,8 +88,9 @@ class Built:
             "encoding": doc.encoding,
         }
         if texts:
-            rec["pages"] = [{"number": p.number, "title": p.title, "text": p.text, "tokens": p.tokens}
-                            for p in doc.pages]
+            rec["pages"] = [
+                {"number": p.number, "title": p.title, "text": p.text, "tokens": p.tokens} for p in doc.pages
+            ]
         return rec
 
 
@@ -118,7 +119,7 @@ def _counts_until(passages: list[Passage], reach: float, encoding: str) -> list[
     out: list[int] = []
     total, i, step = 0, 0, 64
     while i < len(passages):
-        for n in count_passages([_clean(p.text) for p in passages[i:i + step]], encoding):
+        for n in count_passages([_clean(p.text) for p in passages[i : i + step]], encoding):
             out.append(n)
             total += n
             if total > reach:
@@ -167,14 +168,19 @@ class _Candidates:
         texts = tuple(t for t, _ in pairs)
         folded = [t.translate(_ASCII_FOLD).lower() for t in texts]
         starts = tuple(accumulate((len(t) + 1 for t in folded[:-1]), initial=0))
-        return cls(texts, tuple(p if not p.gold else Passage(p.text, p.title, False) for _, p in pairs),
-                   {t: i for i, t in enumerate(texts)}, "\x00".join(folded), starts,
-                   len(texts) if n_pool is None else n_pool)
+        return cls(
+            texts,
+            tuple(p if not p.gold else Passage(p.text, p.title, False) for _, p in pairs),
+            {t: i for i, t in enumerate(texts)},
+            "\x00".join(folded),
+            starts,
+            len(texts) if n_pool is None else n_pool,
+        )
 
     @functools.cached_property
     def relevance(self) -> Relevance:
         """BM25 over the pool's candidates (built on first use, once per pool)."""
-        return Relevance(self.passages[:self.n_pool])
+        return Relevance(self.passages[: self.n_pool])
 
     def ranked(self, question: str) -> list[int]:
         """Every candidate's position: the pool's by BM25 relevance to the question, most relevant first
@@ -209,8 +215,10 @@ def _candidates(pool: list[Passage] | None, hay: list[Passage]) -> _Candidates:
             _CANDIDATES.clear()
         pooled = _distinct(list(pool or []))
         seen = {t for t, _ in pooled}
-        hit = _CANDIDATES[key] = (pool, _Candidates.of(pooled + [(t, p) for t, p in _distinct(list(hay))
-                                                                 if t not in seen], len(pooled)))
+        hit = _CANDIDATES[key] = (
+            pool,
+            _Candidates.of(pooled + [(t, p) for t, p in _distinct(list(hay)) if t not in seen], len(pooled)),
+        )
     return hit[1]
 
 
@@ -272,10 +280,18 @@ def _split(task: Task, pool: list[Passage] | None) -> tuple[list[Passage], list[
     return golds, distractors
 
 
-def _assemble(task, order: list[Passage], gold_flags: list[bool], counts: list[int], encoding: str) -> Document:
+def _assemble(
+    task, order: list[Passage], gold_flags: list[bool], counts: list[int], encoding: str
+) -> Document:
     gold = [i + 1 for i, g in enumerate(gold_flags) if g]
-    return make_document([_clean(p.text) for p in order], titles=[p.title for p in order], gold=gold,
-                         encoding=encoding, name=task.id, counts=counts)
+    return make_document(
+        [_clean(p.text) for p in order],
+        titles=[p.title for p in order],
+        gold=gold,
+        encoding=encoding,
+        name=task.id,
+        counts=counts,
+    )
 
 
 def resolve_position(length: int, position: float | None) -> int | None:
@@ -283,11 +299,15 @@ def resolve_position(length: int, position: float | None) -> int | None:
     if position is None:
         return None
     if isinstance(position, bool) or not math.isfinite(position) or position < 0:
-        raise ValueError(f"answer position must be 0 or more (a fraction up to 1, or tokens), got {position!r}")
+        raise ValueError(
+            f"answer position must be 0 or more (a fraction up to 1, or tokens), got {position!r}"
+        )
     if position <= 1:
         return round(position * length)
     if round(position) > length:
-        raise ValueError(f"answer position {position:g} (tokens) is past the end of a {length:,}-token document")
+        raise ValueError(
+            f"answer position {position:g} (tokens) is past the end of a {length:,}-token document"
+        )
     return round(position)
 
 
@@ -330,7 +350,8 @@ def build_document(
     if prefix[k] + gold_total < length - largest:
         raise TooFewPassages(
             f"task {task.id!r} has {prefix[-1] + gold_total:,} tokens of passages, too few for a "
-            f"{length:,}-token document: choose a shorter length or a task set with more passages")
+            f"{length:,}-token document: choose a shorter length or a task set with more passages"
+        )
     used = prefix[: k + 1]
 
     # (2) gold page(s) at the page boundary nearest the target (tokens of text before the page)
@@ -366,8 +387,14 @@ def build_document(
     doc = _assemble(task, order, flags, counts, encoding)
     first = doc.gold[0]
     actual_position = doc.offsets[first - 1]
-    doc.meta.update(requested_length=length, requested_position=x, actual_length=doc.tokens,
-                    actual_position=actual_position, task=task.id, unit="tokens")
+    doc.meta.update(
+        requested_length=length,
+        requested_position=x,
+        actual_length=doc.tokens,
+        actual_position=actual_position,
+        task=task.id,
+        unit="tokens",
+    )
     return Built(doc, length, x, doc.tokens, actual_position, tuple(doc.gold), first - 1, "tokens")
 
 
@@ -380,7 +407,7 @@ def build_by_index(
     pool: list[Passage] | None = None,
     file_index: int | None = None,
 ) -> Built:
-    """"Lost in the Middle" §3.1: N documents, the gold one at 0-based index `gold_index`, the
+    """ "Lost in the Middle" §3.1: N documents, the gold one at 0-based index `gold_index`, the
     distractors in their given order. Several gold passages go next to each other from that index.
     Lengths and positions are in documents (unit "documents"); token figures are on the Built.
     `file_index`, the task's position in its task file (file_position), goes to doc.meta: LITM's
@@ -391,41 +418,63 @@ def build_by_index(
     m = len(golds)
     if n_documents < m:
         raise ValueError(f"task {task.id!r} has {m} gold passages; {n_documents} documents are too few")
-    if isinstance(gold_index, bool) or not isinstance(gold_index, int) or not 0 <= gold_index <= n_documents - m:
+    if (
+        isinstance(gold_index, bool)
+        or not isinstance(gold_index, int)
+        or not 0 <= gold_index <= n_documents - m
+    ):
         raise ValueError(f"gold index must be from 0 to {n_documents - m}, got {gold_index!r}")
     need = n_documents - m
     if len(distractors) < need:
-        raise TooFewPassages(f"task {task.id!r} has {len(distractors)} distractors; {need} are needed for "
-                             f"{n_documents} documents: choose fewer documents or a task set with more passages")
+        raise TooFewPassages(
+            f"task {task.id!r} has {len(distractors)} distractors; {need} are needed for "
+            f"{n_documents} documents: choose fewer documents or a task set with more passages"
+        )
     chosen = distractors[:need]
     order = chosen[:gold_index] + golds + chosen[gold_index:]
     flags = [False] * gold_index + [True] * m + [False] * (need - gold_index)
     counts = count_passages([_clean(p.text) for p in order], encoding)
     doc = _assemble(task, order, flags, counts, encoding)
-    doc.meta.update(requested_length=n_documents, requested_position=gold_index, actual_length=n_documents,
-                    actual_position=gold_index, task=task.id, unit="documents",
-                    tokens=doc.tokens, position_tokens=doc.offsets[gold_index])
+    doc.meta.update(
+        requested_length=n_documents,
+        requested_position=gold_index,
+        actual_length=n_documents,
+        actual_position=gold_index,
+        task=task.id,
+        unit="documents",
+        tokens=doc.tokens,
+        position_tokens=doc.offsets[gold_index],
+    )
     if file_index is not None:
         doc.meta["file_index"] = file_index
-    return Built(doc, n_documents, gold_index, n_documents, gold_index, tuple(doc.gold), gold_index,
-                 "documents")
+    return Built(
+        doc, n_documents, gold_index, n_documents, gold_index, tuple(doc.gold), gold_index, "documents"
+    )
 
 
 _POOLS: list[tuple[list, list]] = []  # (tasks, their shared distractor pool), most recent last
 
 
-def cell_document(task: Task, cell: Cell, *, encoding: str = DEFAULT_ENCODING,
-                  tasks: list[Task] | None = None) -> Built:
+def cell_document(
+    task: Task, cell: Cell, *, encoding: str = DEFAULT_ENCODING, tasks: list[Task] | None = None
+) -> Built:
     """The document a sweep builds for this task and cell: build_by_index (documents, LITM §3.1) or
     build_document (tokens, R&R §4.1). The plan, `litm prompt`, the Playground and the live scorer all
     build a cell's document here, so each shows exactly what a sweep sends. `tasks` is the whole task
     set, in file order: the task's place in it goes to the document (file_position), and when the task
     has too few passages of its own, the other tasks' passages are the distractor pool (R&R §4.1 takes
     other questions' passages)."""
+
     def build(pool=None):
         if cell.by_documents:
-            return build_by_index(task, cell.documents, cell.gold_index, encoding=encoding, pool=pool,
-                                  file_index=file_position(task, tasks))
+            return build_by_index(
+                task,
+                cell.documents,
+                cell.gold_index,
+                encoding=encoding,
+                pool=pool,
+                file_index=file_position(task, tasks),
+            )
         return build_document(task, cell.length, cell.position, encoding=encoding, pool=pool)
 
     try:
@@ -445,8 +494,14 @@ def task_document(task: Task, encoding: str = DEFAULT_ENCODING, file_index: int 
     if not task.passages:
         raise ValueError(f"task {task.id!r} has no passages")
     texts = [_clean(p.text) for p in task.passages]
-    doc = make_document(texts, titles=[p.title for p in task.passages], gold=task.gold_pages,
-                        encoding=encoding, name=task.id, counts=count_passages(texts, encoding))
+    doc = make_document(
+        texts,
+        titles=[p.title for p in task.passages],
+        gold=task.gold_pages,
+        encoding=encoding,
+        name=task.id,
+        counts=count_passages(texts, encoding),
+    )
     doc.meta.update(task=task.id, unit="given")
     if file_index is not None:
         doc.meta["file_index"] = file_index

@@ -17,8 +17,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def free_port() -> int:
@@ -35,8 +43,9 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
 
 
 @contextmanager
-def process(args: list[str], health: str, env: dict | None = None, log: Path | None = None
-            ) -> Iterator[subprocess.Popen]:
+def process(
+    args: list[str], health: str, env: dict | None = None, log: Path | None = None
+) -> Iterator[subprocess.Popen]:
     out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
@@ -54,23 +63,52 @@ def process(args: list[str], health: str, env: dict | None = None, log: Path | N
 
 
 @contextmanager
-def streamlit_app(home: Path | None = None, env: dict | None = None, workers: int = 1,
-                  litm_app: bool = False) -> Iterator[str]:
+def streamlit_app(
+    home: Path | None = None, env: dict | None = None, workers: int = 1, litm_app: bool = False
+) -> Iterator[str]:
     """Yield the app's URL; HOME (and so caches and the run store) is a temporary directory. `litm_app`, or
     `workers` > 1: started by `litm app --port P [--workers N]` itself (N app servers behind nginx)."""
     with tempfile.TemporaryDirectory(prefix="litm-e2e-") as tmp:
         home = Path(home or tmp)
         port = free_port()
-        environ = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": os.environ.get(
-                   "XDG_CACHE_HOME", str(Path.home() / ".cache")), "LITM_DB": str(home / "runs.sqlite"),
-                   "PYTHONPATH": str(ROOT), **(env or {})}
+        environ = {
+            **os.environ,
+            "HOME": str(home),
+            "XDG_CACHE_HOME": os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache")),
+            "LITM_DB": str(home / "runs.sqlite"),
+            "PYTHONPATH": str(ROOT),
+            **(env or {}),
+        }
         for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
             environ.pop(key, None)
-        args = [sys.executable, "-m", "webapp.serve", "run", "webapp/app.py", "--server.port", str(port),
-                "--server.address", "127.0.0.1", "--server.headless", "true",
-                "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+        args = [
+            sys.executable,
+            "-m",
+            "webapp.serve",
+            "run",
+            "webapp/app.py",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ]
         if litm_app or workers > 1:
-            args = [sys.executable, "-m", "components.cli", "app", "--port", str(port), "--workers", str(workers)]
+            args = [
+                sys.executable,
+                "-m",
+                "components.cli",
+                "app",
+                "--port",
+                str(port),
+                "--workers",
+                str(workers),
+            ]
         url = f"http://127.0.0.1:{port}"
         with process(args, f"{url}/_stcore/health", environ, home / "streamlit.log"):
             yield url
@@ -88,6 +126,7 @@ def llm_server() -> Iterator[str]:
 
 # ------------------------------------------------------------------ browser helpers (playwright page)
 
+
 def calm(page) -> None:
     """The page shows no traceback and no "Something went wrong"."""
     text = page.inner_text("body")
@@ -104,7 +143,9 @@ def settle(page, timeout: int = 60_000) -> None:
             const state = app && app.getAttribute('data-test-script-state');
             return state && state !== 'running' && state !== 'initial'
                 && !document.querySelector('[data-testid="stStatusWidget"]');
-        }""", timeout=timeout)
+        }""",
+        timeout=timeout,
+    )
     page.wait_for_timeout(300)
 
 

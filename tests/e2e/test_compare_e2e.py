@@ -24,9 +24,16 @@ def swept_store(tmp_path_factory, _loopback_llm):
     home = tmp_path_factory.mktemp("e2e-compare")
     _loopback_llm.reset()
     _loopback_llm.set(middle_loss=0.7)
-    toml = sweep_toml(home, name="r sweep", base_url=_loopback_llm.openai_url, n_tasks=4, lengths=(1200,),
-                      positions=(0.0, 0.25, 0.5, 0.75, 1.0), strategies=("baseline", "reprompt"),
-                      params="{ r = [200, 400] }")
+    toml = sweep_toml(
+        home,
+        name="r sweep",
+        base_url=_loopback_llm.openai_url,
+        n_tasks=4,
+        lengths=(1200,),
+        positions=(0.0, 0.25, 0.5, 0.75, 1.0),
+        strategies=("baseline", "reprompt"),
+        params="{ r = [200, 400] }",
+    )
     db = home / "runs.sqlite"
     assert main(["sweep", str(toml), "--db", str(db), "--quiet"]) == 0
     _loopback_llm.reset()
@@ -73,7 +80,11 @@ def test_compare_pareto_recommendation_link_and_report(app, new_page, tmp_path):
     assert first_x_tick(plot) == "$0"
     legend = " ".join(b["text"] for b in boxes)
     assert "reprompt r=200 · loop-model" in legend and "reprompt r=400 · loop-model" in legend  # names whole
-    assert sorted(arms) == ["baseline · loop-model", "reprompt r=200 · loop-model", "reprompt r=400 · loop-model"]
+    assert sorted(arms) == [
+        "baseline · loop-model",
+        "reprompt r=200 · loop-model",
+        "reprompt r=400 · loop-model",
+    ]
     assert page.locator(".js-plotly-plot").count() >= 3  # Pareto, U-curves, differences
     link = page.locator('[data-testid="stCode"]').first.inner_text().strip()
     assert "price=openai%3Agpt-4o-mini" in link and "arm=" in link and link.startswith("http"), link

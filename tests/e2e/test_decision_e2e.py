@@ -37,7 +37,7 @@ def overlaps(boxes: list[dict], slack: float = 1.0) -> list[tuple[str, str]]:
     """Pairs of texts whose boxes overlap by more than `slack` pixels each way."""
     out = []
     for i, a in enumerate(boxes):
-        for b in boxes[i + 1:]:
+        for b in boxes[i + 1 :]:
             w = min(a["right"], b["right"]) - max(a["left"], b["left"])
             h = min(a["bottom"], b["bottom"]) - max(a["top"], b["top"])
             if w > slack and h > slack:

@@ -11,7 +11,6 @@ from tests.e2e.appserver import settle
 pytestmark = pytest.mark.browser
 
 
-
 def chosen(box) -> list[str]:
     tags = box.locator("[data-tag]")
     return sorted(tags.nth(i).get_attribute("aria-label") for i in range(tags.count()))

@@ -32,7 +32,6 @@ def contexts(new_page):
     return lambda: new_page(1400, 1400)
 
 
-
 def start_sweep(tab, url: str, v1: str, name: str) -> None:
     tab.goto(url)
     settle(tab)
@@ -60,11 +59,19 @@ def start_sweep(tab, url: str, v1: str, name: str) -> None:
 
 
 def test_a_shared_run_link_watches_but_cannot_cancel(tmp_path, contexts, counter):
-    with llm_server() as v1, streamlit_app(env={"LITM_DB": str(tmp_path / "runs.sqlite"),
-                                                "LITM_SHIPPED_RUNS": str(tmp_path / "none")}) as url:
+    with (
+        llm_server() as v1,
+        streamlit_app(
+            env={"LITM_DB": str(tmp_path / "runs.sqlite"), "LITM_SHIPPED_RUNS": str(tmp_path / "none")}
+        ) as url,
+    ):
         admin = v1.removesuffix("/v1") + "/admin/mode"
-        req = urllib.request.Request(admin, data=json.dumps({"delay": 5.0}).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            admin,
+            data=json.dumps({"delay": 5.0}).encode(),
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
         urllib.request.urlopen(req, timeout=5).read()
         owner = contexts()
         start_sweep(owner, url, v1, f"![sweep]({counter}/sweep.png)")
@@ -79,7 +86,9 @@ def test_a_shared_run_link_watches_but_cannot_cancel(tmp_path, contexts, counter
         other.get_by_text("Your sweeps in this session").wait_for(timeout=30_000)
         other.get_by_text("watching (started in another browser)").first.wait_for(timeout=30_000)
         assert other.get_by_role("button", name=re.compile("Cancel")).count() == 0
-        other.get_by_text(re.compile(r"\d+/30 trials")).first.wait_for(timeout=30_000)  # it watches the progress
+        other.get_by_text(re.compile(r"\d+/30 trials")).first.wait_for(
+            timeout=30_000
+        )  # it watches the progress
         if os.environ.get("LITM_SHOTS"):  # a picture of what the link holder sees
             settle(other)
             other.screenshot(path=str(Path(os.environ["LITM_SHOTS"]) / "harden-watch.png"))
@@ -120,8 +129,14 @@ def counter():
 
 def test_image_links_in_ids_and_names_fetch_nothing(tmp_path, contexts, counter):
     base = counter
-    db = fill(tmp_path / "runs.sqlite", lengths=(2000,), positions=(0.0, 1.0), n_tasks=2,
-              name=f"![sweep]({base}/sweep.png)", model=f"<img src={base}/model.png>")
+    db = fill(
+        tmp_path / "runs.sqlite",
+        lengths=(2000,),
+        positions=(0.0, 1.0),
+        n_tasks=2,
+        name=f"![sweep]({base}/sweep.png)",
+        model=f"<img src={base}/model.png>",
+    )
     with sqlite3.connect(db) as c:
         c.execute("UPDATE trials SET task = ?", (f"![task]({base}/task.png) {base}/bare",))
         c.execute("UPDATE trials SET error = ? WHERE error IS NOT NULL", (f"![err]({base}/error.png)",))

@@ -66,7 +66,6 @@ def readable(page) -> None:
         assert size >= 16 and whole, (size, whole, text)
 
 
-
 @pytest.mark.parametrize("width,height", [(1024, 576), (1440, 900)])
 def test_home_draws_the_published_u_and_this_apps_curve_above_the_fold(new_page, app_url, width, height):
     page = new_page(width, height)
@@ -75,7 +74,9 @@ def test_home_draws_the_published_u_and_this_apps_curve_above_the_fold(new_page,
     page.wait_for_selector(".js-plotly-plot .main-svg")
     page.wait_for_timeout(500)
     calm(page)
-    legend = " ".join(page.eval_on_selector_all(".js-plotly-plot .legendtext", "els => els.map(e => e.textContent)"))
+    legend = " ".join(
+        page.eval_on_selector_all(".js-plotly-plot .legendtext", "els => els.map(e => e.textContent)")
+    )
     assert "GPT-3.5-Turbo" in legend and "LITM Table 6" in legend, legend
     assert "Qwen2.5 Coder 0.5B" in legend and "this app" in legend, legend
     assert page.locator(".js-plotly-plot .scatterlayer .trace").count() >= 2
@@ -140,8 +141,12 @@ def test_an_exported_svg_of_the_results_u_curve_says_whose_it_is(new_page, app_u
 
 
 def test_compare_from_the_sidebar_lists_the_arms_of_this_browsers_sweep(tmp_path, new_page):
-    with llm_server() as v1, streamlit_app(env={"LITM_DB": str(tmp_path / "runs.sqlite"),
-                                                "LITM_SHIPPED_RUNS": str(tmp_path / "none")}) as url:
+    with (
+        llm_server() as v1,
+        streamlit_app(
+            env={"LITM_DB": str(tmp_path / "runs.sqlite"), "LITM_SHIPPED_RUNS": str(tmp_path / "none")}
+        ) as url,
+    ):
         fill(tmp_path / "runs.sqlite", name="a teacher's sweep")  # someone else's, made with `litm`
         tab = new_page(1440, 900)
         tab.goto(url)
@@ -167,7 +172,9 @@ def test_compare_from_the_sidebar_lists_the_arms_of_this_browsers_sweep(tmp_path
         settle(tab)
         tab.get_by_text("Accuracy against cost per 1,000 questions").first.wait_for(timeout=60_000)
         tags = tab.locator('[data-testid="stMultiSelect"]').nth(1).locator("[data-tag]")
-        arms = [tags.nth(i).get_attribute("aria-label") or tags.nth(i).inner_text() for i in range(tags.count())]
+        arms = [
+            tags.nth(i).get_attribute("aria-label") or tags.nth(i).inner_text() for i in range(tags.count())
+        ]
         assert len(arms) >= 2 and all("loop" in a for a in arms), arms  # this sweep's arms, not the teacher's
         assert "Your sweeps" in sidebar.inner_text()
         calm(tab)

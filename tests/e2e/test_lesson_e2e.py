@@ -24,7 +24,6 @@ def shot(page, name: str) -> None:
         page.screenshot(path=str(SHOTS / f"teach-{name}.png"))
 
 
-
 def gold_token(page) -> int:
     """The gold page's token offset in prompt 1, as the caption under the prompt map says it."""
     page.wait_for_function("() => /gold page \\d+ starts at token/.test(document.body.innerText)")
@@ -49,7 +48,9 @@ def test_walk_the_lesson_in_presenter_mode(new_page, app_url, width, height):
         page.wait_for_timeout(600)
         calm(page)
         assert f"step={n}" in page.url and "present=1" in page.url
-        assert page.locator('[data-testid="stSidebar"][data-collapsed="false"]').count() == 0, "sidebar collapsed"
+        assert page.locator('[data-testid="stSidebar"][data-collapsed="false"]').count() == 0, (
+            "sidebar collapsed"
+        )
         ticks = page.locator(".js-plotly-plot .xaxislayer-above text").first
         assert float(ticks.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")) >= 16
         shot(page, f"lesson-{n}-{width}")

@@ -22,8 +22,12 @@ TRACES = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(
 def admin(v1: str, what: str, body: dict | None = None) -> dict:
     url = v1.removesuffix("/v1") + f"/admin/{what}"
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(url, data=data, method="POST" if body is not None else "GET",
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url,
+        data=data,
+        method="POST" if body is not None else "GET",
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(req, timeout=5) as r:
         return json.loads(r.read())
 
@@ -39,7 +43,6 @@ def aliases(n: int) -> list[int]:
 
     path = next(s.path for s in list_task_sets() if s.name == NQ_SET)
     return [len([a for a in dict.fromkeys(t.answers) if a.strip()]) for t in read_tasks(path).tasks[:n]]
-
 
 
 def open_task_set(page, url: str, v1: str, model: str) -> None:

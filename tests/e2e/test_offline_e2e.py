@@ -25,14 +25,15 @@ def outside(url: str) -> bool:
     return parts.scheme not in ("data", "blob", "about") and (parts.hostname or "") not in LOCAL
 
 
-
 def test_a_tour_of_every_page_makes_no_request_off_the_machine(new_page, app_url):
     page = new_page(1440, 900)
     seen: list[str] = []
     refused: list[str] = []
     page.context.on("request", lambda r: seen.append(r.url))
     page.context.on("websocket", lambda ws: seen.append(ws.url))
-    page.context.route(lambda url: outside(url), lambda route: (refused.append(route.request.url), route.abort()))
+    page.context.route(
+        lambda url: outside(url), lambda route: (refused.append(route.request.url), route.abort())
+    )
 
     def visit(path: str) -> None:
         page.goto(f"{app_url}/{path}")

@@ -12,7 +12,8 @@ from tests.e2e.appserver import ANSWER, choose, fill, paste, select, settle, upl
 pytestmark = pytest.mark.browser
 
 LONG = "\n\n".join(
-    f"Paragraph {i}. " + " ".join(f"filler{i}w{j}" for j in range(40))
+    f"Paragraph {i}. "
+    + " ".join(f"filler{i}w{j}" for j in range(40))
     + (" The vault code is 4711." if i == 17 else "")
     for i in range(1, 31)
 )
@@ -70,11 +71,14 @@ def test_upload_a_text_file(page, app_url, tmp_path):
     assert_calm(page)
 
 
-@pytest.mark.parametrize("name,data,message", [
-    ("empty.txt", b"", "empty"),
-    ("blob.txt", bytes(range(256)) * 64, "binary"),
-    ("broken.pdf", b"%PDF-1.4\n1 0 obj << /Type /Catalog >>\nthis is not really a pdf", "PDF"),
-])
+@pytest.mark.parametrize(
+    "name,data,message",
+    [
+        ("empty.txt", b"", "empty"),
+        ("blob.txt", bytes(range(256)) * 64, "binary"),
+        ("broken.pdf", b"%PDF-1.4\n1 0 obj << /Type /Catalog >>\nthis is not really a pdf", "PDF"),
+    ],
+)
 def test_bad_uploads_give_a_short_message(page, app_url, tmp_path, name, data, message):
     path = tmp_path / name
     path.write_bytes(data)
@@ -105,9 +109,11 @@ def test_too_large_upload_is_refused_with_a_short_message(page, app_url, tmp_pat
 
 
 def test_html_and_script_in_a_document_are_shown_as_text(page, app_url):
-    evil = ("<script>window.__pwned = 1</script>\n\n"
-            "<img src=x onerror=\"window.__pwned = 2\"> <b>not bold</b>\n\n"
-            "The secret word is swordfish.")
+    evil = (
+        "<script>window.__pwned = 1</script>\n\n"
+        '<img src=x onerror="window.__pwned = 2"> <b>not bold</b>\n\n'
+        "The secret word is swordfish."
+    )
     open_app(page, app_url)
     choose(page, "Paste")
     paste(page, evil)
@@ -168,18 +174,26 @@ def test_two_sessions_do_not_share_key_or_document(new_page, app_url):
 def test_slider_redraw_on_an_80k_token_document(page, app_url):
     """Move r on an ~80k-token document: the prompt map and prompt redraw each time (how fast is a
     benchmark's question, not a test's: bench/bench_slider.py)."""
-    words = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho "
-             "sigma tau upsilon phi chi psi omega").split()
-    paragraphs = [f"Section {i}: " + " ".join(words[(i * 7 + j) % len(words)] + str(j % 10) for j in range(45))
-                  for i in range(1, 801)]
+    words = (
+        "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho "
+        "sigma tau upsilon phi chi psi omega"
+    ).split()
+    paragraphs = [
+        f"Section {i}: " + " ".join(words[(i * 7 + j) % len(words)] + str(j % 10) for j in range(45))
+        for i in range(1, 801)
+    ]
     open_app(page, app_url)
     choose(page, "Paste")
     paste(page, "\n\n".join(paragraphs))
     fill(page, "Question", "What does section 500 say?")
     select(page, "Strategy", "Reprompt")  # a new document starts on Baseline, which has no r
     page.wait_for_selector(".js-plotly-plot .main-svg")
-    tokens = int(page.locator('[data-testid="stMetric"]', has_text="Document tokens")
-                 .locator('[data-testid="stMetricValue"]').inner_text().replace(",", ""))
+    tokens = int(
+        page.locator('[data-testid="stMetric"]', has_text="Document tokens")
+        .locator('[data-testid="stMetricValue"]')
+        .inner_text()
+        .replace(",", "")
+    )
     assert 70_000 <= tokens <= 95_000
     slider = page.get_by_role("slider").first
     timings = []

@@ -61,8 +61,11 @@ MIN_AREA = 150
 
 def assert_fits(page, where: str) -> None:
     try:
-        page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot .main-svg')]"
-                               ".some(e => e.getBoundingClientRect().height > 0)", timeout=60_000)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.js-plotly-plot .main-svg')]"
+            ".some(e => e.getBoundingClientRect().height > 0)",
+            timeout=60_000,
+        )
     except Exception as e:  # noqa: BLE001 - named below
         raise AssertionError(f"{where}: no chart drawn") from e
     page.wait_for_timeout(600)
@@ -75,19 +78,25 @@ def assert_fits(page, where: str) -> None:
         assert box["x"] + box["width"] <= WIDTH + 1, f"{where}: plot {i} reaches past the window ({box})"
         assert box["y"] + box["height"] <= HEIGHT + 1, f"{where}: plot {i} ends below the screen ({box})"
     areas = page.evaluate(PLOT_AREAS)
-    assert all(a >= MIN_AREA for a in areas), f"{where}: plot areas {areas} px tall (legend or notes crowd them)"
+    assert all(a >= MIN_AREA for a in areas), (
+        f"{where}: plot areas {areas} px tall (legend or notes crowd them)"
+    )
     texts = page.evaluate(CHART_TEXTS)
     assert texts, f"{where}: no chart text found"
     small = [t for t in texts if t["size"] < 16]
     assert not small, f"{where}: chart text under 16 px: {small[:5]}"
     cut = [t for t in texts if t["past"] > 1]
     assert not cut, f"{where}: chart text cut at the right: {cut[:5]}"
-    wide = page.evaluate("() => [document.documentElement.scrollWidth, "
-                         "document.querySelector('[data-testid=\"stMain\"]').scrollWidth]")
+    wide = page.evaluate(
+        "() => [document.documentElement.scrollWidth, "
+        "document.querySelector('[data-testid=\"stMain\"]').scrollWidth]"
+    )
     assert max(wide) <= WIDTH, f"{where}: the page is {wide} px wide in a {WIDTH} px window"
-    lower = page.evaluate("() => Math.max(...[document.scrollingElement, ...document.querySelectorAll("
-                          "'[data-testid=\"stMain\"], [data-testid=\"stAppViewContainer\"]')]"
-                          ".map(e => e.scrollHeight - e.clientHeight))")
+    lower = page.evaluate(
+        "() => Math.max(...[document.scrollingElement, ...document.querySelectorAll("
+        '\'[data-testid="stMain"], [data-testid="stAppViewContainer"]\')]'
+        ".map(e => e.scrollHeight - e.clientHeight))"
+    )
     assert lower <= 1, f"{where}: the step is {lower} px taller than the screen"
 
 

@@ -29,7 +29,6 @@ def tab(new_page):
     return new_page(1400, 1400)
 
 
-
 def open_page(page, url: str, name: str) -> None:
     page.goto(url)  # the app's root first: it registers the navigation
     settle(page)
@@ -59,11 +58,19 @@ def test_papers_shows_a_published_chart(app_with_runs, tab):
 
 
 def test_experiments_run_against_loopback_server(tmp_path, tab):
-    with llm_server() as v1, streamlit_app(env={"LITM_DB": str(tmp_path / "runs.sqlite"),
-                                                "LITM_SHIPPED_RUNS": str(tmp_path / "none")}) as url:
+    with (
+        llm_server() as v1,
+        streamlit_app(
+            env={"LITM_DB": str(tmp_path / "runs.sqlite"), "LITM_SHIPPED_RUNS": str(tmp_path / "none")}
+        ) as url,
+    ):
         admin = v1.removesuffix("/v1") + "/admin/mode"
-        req = urllib.request.Request(admin, data=json.dumps({"delay": 0.15}).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            admin,
+            data=json.dumps({"delay": 0.15}).encode(),
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
         urllib.request.urlopen(req, timeout=5).read()
         tab.goto(url)
         settle(tab)
@@ -134,6 +141,9 @@ def test_a_click_on_a_sweeps_row_shows_that_sweep(tmp_path, tab):
         # rows are 35 px under a 35 px header; the first row is the older sweep
         tab.mouse.click(box["x"] + 12, box["y"] + 35 + 17)
         settle(tab)
-        tab.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stMultiSelect"]')]
-            .some(e => e.innerText.includes('older sweep'))""", timeout=30_000)
+        tab.wait_for_function(
+            """() => [...document.querySelectorAll('[data-testid="stMultiSelect"]')]
+            .some(e => e.innerText.includes('older sweep'))""",
+            timeout=30_000,
+        )
         assert "newer sweep" not in filt.first.inner_text()

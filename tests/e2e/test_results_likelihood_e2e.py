@@ -20,8 +20,14 @@ def app_url(tmp_path_factory):
     shipped = home / "shipped"
     shipped.mkdir()
     litm_store(shipped / "local-qwen-nq-litm.sqlite", {0: 5, 9: 3, 19: 4}, 8)
-    litm_store(shipped / "local-qwen-nq-likelihood20.sqlite", {}, 8, logprob=lp, measure_only=True,
-               name="nq likelihood")
+    litm_store(
+        shipped / "local-qwen-nq-likelihood20.sqlite",
+        {},
+        8,
+        logprob=lp,
+        measure_only=True,
+        name="nq likelihood",
+    )
     with streamlit_app(env={"LITM_DB": str(home / "runs.sqlite"), "LITM_SHIPPED_RUNS": str(shipped)}) as url:
         yield url
 
@@ -41,8 +47,11 @@ def test_results_draws_the_likelihood_curve_with_accuracy(new_page, app_url):
     page.goto(f"{app_url}/results")
     settle(page, 90_000)
     page.wait_for_selector(".js-plotly-plot .main-svg")
-    page.wait_for_function(f"""() => [...document.querySelectorAll('.js-plotly-plot .g-ytitle')]
-        .some(t => t.textContent.replace(/\\s/g, '') === {LABEL!r})""", timeout=30_000)
+    page.wait_for_function(
+        f"""() => [...document.querySelectorAll('.js-plotly-plot .g-ytitle')]
+        .some(t => t.textContent.replace(/\\s/g, '') === {LABEL!r})""",
+        timeout=30_000,
+    )
     titles = charts_named(page)
     assert titles[:2] == ["bestsubspanEM", LABEL], titles
     lik = page.locator(".js-plotly-plot").nth(1)

@@ -15,10 +15,21 @@ def facts_file(folder: Path, n: int = 4, seed: int = 1) -> Path:
     return path
 
 
-def sweep_toml(folder: Path, *, name: str = "demo", base_url: str, n_tasks: int = 3,
-               lengths=(600, 1200), positions=(0.0, 0.5, 1.0), strategies=("baseline", "icr"),
-               params: str = "{ k = 2 }", concurrency: int = 4, budget: str = "", extra_model: str = "",
-               provider: str = "openai-compatible") -> Path:
+def sweep_toml(
+    folder: Path,
+    *,
+    name: str = "demo",
+    base_url: str,
+    n_tasks: int = 3,
+    lengths=(600, 1200),
+    positions=(0.0, 0.5, 1.0),
+    strategies=("baseline", "icr"),
+    params: str = "{ k = 2 }",
+    concurrency: int = 4,
+    budget: str = "",
+    extra_model: str = "",
+    provider: str = "openai-compatible",
+) -> Path:
     tasks = facts_file(folder, max(n_tasks, 2))
     text = f"""[sweep]
 name = "{name}"

@@ -40,19 +40,43 @@ from components.providers.fake import approx_tokens, plausible_answer
 OPENAI_MAX_REQUESTS, OPENAI_MAX_BYTES = 50_000, 200 * 1024 * 1024
 ANTHROPIC_MAX_REQUESTS, ANTHROPIC_MAX_BYTES = 100_000, 256 * 1024 * 1024
 # result lines a misbehaving provider may write (batch_bad): each must become that request's error
-BAD_LINES = ("unknown_id", "malformed", "non_object", "choices_zz", "huge_usage", "inf_usage", "null_content",
-             "empty_choices", "text_int", "empty_text", "blank_text")
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 413: "Payload Too Large", 500: "Internal Server Error"}
+BAD_LINES = (
+    "unknown_id",
+    "malformed",
+    "non_object",
+    "choices_zz",
+    "huge_usage",
+    "inf_usage",
+    "null_content",
+    "empty_choices",
+    "text_int",
+    "empty_text",
+    "blank_text",
+)
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    404: "Not Found",
+    413: "Payload Too Large",
+    500: "Internal Server Error",
+}
 
 
 def _is_batch_path(path: str) -> bool:
     path = path.split("?")[0]
-    return path.startswith("/v1/files") or path.startswith("/v1/batches") or path.startswith("/v1/messages/batches")
+    return (
+        path.startswith("/v1/files")
+        or path.startswith("/v1/batches")
+        or path.startswith("/v1/messages/batches")
+    )
 
 
 def _raw(status: int, data: bytes, content_type: str = "application/json") -> bytes:
-    head = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}", f"Content-Type: {content_type}",
-            f"Content-Length: {len(data)}"]
+    head = [
+        f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}",
+        f"Content-Type: {content_type}",
+        f"Content-Length: {len(data)}",
+    ]
     return ("\r\n".join(head) + "\r\n\r\n").encode() + data
 
 
@@ -92,7 +116,9 @@ def _spoil(kind: str, provider: str, line: dict) -> str:
     else:
         body = line["result"]["message"]
         choice, usage = None, body["usage"]
-    counts = ("prompt_tokens", "completion_tokens") if provider == "openai" else ("input_tokens", "output_tokens")
+    counts = (
+        ("prompt_tokens", "completion_tokens") if provider == "openai" else ("input_tokens", "output_tokens")
+    )
     if kind == "choices_zz":
         body["choices" if provider == "openai" else "content"] = "zz"
     elif kind == "huge_usage":
@@ -156,9 +182,15 @@ class BatchRoutes:
                     return self._openai_create(json.loads(raw or b"{}"))
                 if method == "GET" and len(parts) == 1:
                     with self.lock:
-                        data = [self._openai_object(b) for b in self.batches.values() if b["kind"] == "openai"]
+                        data = [
+                            self._openai_object(b) for b in self.batches.values() if b["kind"] == "openai"
+                        ]
                     return _json(200, {"object": "list", "data": data[::-1], "has_more": False})
-                if len(parts) >= 2 and parts[1] in self.batches and self.batches[parts[1]]["kind"] == "openai":
+                if (
+                    len(parts) >= 2
+                    and parts[1] in self.batches
+                    and self.batches[parts[1]]["kind"] == "openai"
+                ):
                     b = self.batches[parts[1]]
                     if method == "POST" and parts[2:] == ["cancel"]:
                         self._cancel(b)
@@ -173,10 +205,21 @@ class BatchRoutes:
                     return self._anthropic_create(json.loads(raw or b"{}"))
                 if method == "GET" and not rest:
                     with self.lock:
-                        data = [self._anthropic_object(b) for b in self.batches.values() if b["kind"] == "anthropic"]
+                        data = [
+                            self._anthropic_object(b)
+                            for b in self.batches.values()
+                            if b["kind"] == "anthropic"
+                        ]
                     data = data[::-1]  # newest first
-                    return _json(200, {"data": data, "has_more": False, "first_id": data[0]["id"] if data else None,
-                                       "last_id": data[-1]["id"] if data else None})
+                    return _json(
+                        200,
+                        {
+                            "data": data,
+                            "has_more": False,
+                            "first_id": data[0]["id"] if data else None,
+                            "last_id": data[-1]["id"] if data else None,
+                        },
+                    )
                 if rest and rest[0] in self.batches and self.batches[rest[0]]["kind"] == "anthropic":
                     b = self.batches[rest[0]]
                     if method == "POST" and rest[1:] == ["cancel"]:
@@ -208,17 +251,34 @@ class BatchRoutes:
             if caching:  # the live routes' prefix cache (llm_server.py), shared with them
                 usage["prompt_tokens_details"] = {"cached_tokens": self._openai_cached(prompt, tin, capacity)}
             return 200, {
-                "id": f"chatcmpl-b{n}", "object": "chat.completion", "created": int(time.time()), "model": model,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                "usage": usage}
+                "id": f"chatcmpl-b{n}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                ],
+                "usage": usage,
+            }
         usage = {"input_tokens": tin, "output_tokens": tout}
         if caching:
             read, written = self._anthropic_cached(body.get("messages", []), capacity)
-            usage = {"input_tokens": tin - read - written, "output_tokens": tout,
-                     "cache_read_input_tokens": read, "cache_creation_input_tokens": written}
-        return 200, {"id": f"msg_b{n}", "type": "message", "role": "assistant", "model": model,
-                     "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-                     "usage": usage}
+            usage = {
+                "input_tokens": tin - read - written,
+                "output_tokens": tout,
+                "cache_read_input_tokens": read,
+                "cache_creation_input_tokens": written,
+            }
+        return 200, {
+            "id": f"msg_b{n}",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": usage,
+        }
 
     def _line(self, b: dict, i: int, line: dict, answered: bool) -> str:
         """A result line as JSON text: spoiled (batch_bad) when the request's prompt matches batch_bad_match."""
@@ -230,9 +290,19 @@ class BatchRoutes:
     # batch life ------------------------------------------------------------------------------------
     def _new_batch(self, kind: str, requests: list[tuple[str, dict]], **extra) -> dict:
         with self.lock:
-            bid = (f"batch_{uuid.uuid4().hex[:24]}" if kind == "openai" else f"msgbatch_{uuid.uuid4().hex[:24]}")
-            b = {"id": bid, "kind": kind, "created": time.time(), "delay": float(self.mode.get("batch_delay") or 0),
-                 "requests": requests, "cancelled_at": None, "results": None, **extra}
+            bid = (
+                f"batch_{uuid.uuid4().hex[:24]}" if kind == "openai" else f"msgbatch_{uuid.uuid4().hex[:24]}"
+            )
+            b = {
+                "id": bid,
+                "kind": kind,
+                "created": time.time(),
+                "delay": float(self.mode.get("batch_delay") or 0),
+                "requests": requests,
+                "cancelled_at": None,
+                "results": None,
+                **extra,
+            }
             self.batches[bid] = b
             self.counts["batches"] += 1
             self.counts[f"{kind}_batches"] += 1
@@ -245,7 +315,9 @@ class BatchRoutes:
         now = time.time()
         ends = b["created"] + b["delay"]
         if b["cancelled_at"] is not None and b["cancelled_at"] < ends:
-            done_at_cancel = total if not b["delay"] else int(total * (b["cancelled_at"] - b["created"]) / b["delay"])
+            done_at_cancel = (
+                total if not b["delay"] else int(total * (b["cancelled_at"] - b["created"]) / b["delay"])
+            )
             if now - b["cancelled_at"] < 0.05:
                 return "cancelling", done_at_cancel
             return "ended", done_at_cancel
@@ -273,8 +345,14 @@ class BatchRoutes:
         if phase == "ended":
             res = self._run(b)
             return {k: sum(1 for r in res if r[1] == k) for k in ("succeeded", "errored", "canceled")} | {
-                "processing": 0}
-        return {"succeeded": processed, "errored": 0, "canceled": 0, "processing": len(b["requests"]) - processed}
+                "processing": 0
+            }
+        return {
+            "succeeded": processed,
+            "errored": 0,
+            "canceled": 0,
+            "processing": len(b["requests"]) - processed,
+        }
 
     def _cancel(self, b: dict) -> None:
         with self.lock:
@@ -296,8 +374,17 @@ class BatchRoutes:
 
     def _store_file(self, data: bytes, purpose: str, name: str) -> dict:
         fid = f"file-{uuid.uuid4().hex[:24]}"
-        obj = {"id": fid, "object": "file", "bytes": len(data), "created_at": int(time.time()), "filename": name,
-               "purpose": purpose, "status": "processed", "expires_at": None, "status_details": None}
+        obj = {
+            "id": fid,
+            "object": "file",
+            "bytes": len(data),
+            "created_at": int(time.time()),
+            "filename": name,
+            "purpose": purpose,
+            "status": "processed",
+            "expires_at": None,
+            "status_details": None,
+        }
         self.files[fid] = {"object": obj, "data": data}
         return self.files[fid]
 
@@ -329,26 +416,49 @@ class BatchRoutes:
             if line.strip():
                 r = json.loads(line)
                 if r.get("method") != "POST" or r.get("url") != body["endpoint"] or "custom_id" not in r:
-                    return _error(400, f"line {i + 1}: needs custom_id, method POST and url {body['endpoint']}")
+                    return _error(
+                        400, f"line {i + 1}: needs custom_id, method POST and url {body['endpoint']}"
+                    )
                 requests.append((r["custom_id"], r["body"]))
         if len(requests) > OPENAI_MAX_REQUESTS:
             return _error(400, "a batch can hold up to 50,000 requests")
         if len({c for c, _ in requests}) != len(requests):
             return _error(400, "custom_id values must be unique within a batch")
-        b = self._new_batch("openai", requests, input_file_id=f["object"]["id"], metadata=body.get("metadata"))
+        b = self._new_batch(
+            "openai", requests, input_file_id=f["object"]["id"], metadata=body.get("metadata")
+        )
         return _json(200, self._openai_object(b))
 
     def _openai_object(self, b: dict) -> dict:
         phase, _ = self._progress(b)
         counts = self._counts(b)
         created = int(b["created"])
-        out = {"id": b["id"], "object": "batch", "endpoint": "/v1/chat/completions", "errors": None,
-               "input_file_id": b["input_file_id"], "completion_window": "24h", "status": "in_progress",
-               "output_file_id": None, "error_file_id": None, "created_at": created, "in_progress_at": created,
-               "expires_at": created + 86_400, "finalizing_at": None, "completed_at": None, "failed_at": None,
-               "expired_at": None, "cancelling_at": None, "cancelled_at": None, "metadata": b.get("metadata"),
-               "request_counts": {"total": len(b["requests"]), "completed": counts["succeeded"],
-                                  "failed": counts["errored"]}}
+        out = {
+            "id": b["id"],
+            "object": "batch",
+            "endpoint": "/v1/chat/completions",
+            "errors": None,
+            "input_file_id": b["input_file_id"],
+            "completion_window": "24h",
+            "status": "in_progress",
+            "output_file_id": None,
+            "error_file_id": None,
+            "created_at": created,
+            "in_progress_at": created,
+            "expires_at": created + 86_400,
+            "finalizing_at": None,
+            "completed_at": None,
+            "failed_at": None,
+            "expired_at": None,
+            "cancelling_at": None,
+            "cancelled_at": None,
+            "metadata": b.get("metadata"),
+            "request_counts": {
+                "total": len(b["requests"]),
+                "completed": counts["succeeded"],
+                "failed": counts["errored"],
+            },
+        }
         if b["cancelled_at"] is not None:
             out["cancelling_at"] = int(b["cancelled_at"])
         if phase == "cancelling":
@@ -371,14 +481,24 @@ class BatchRoutes:
         for i, (cid, outcome, status, body) in enumerate(self._run(b)):
             if outcome == "canceled":
                 continue
-            line = {"id": f"batch_req_{b['id'][6:]}_{i}", "custom_id": cid,
-                    "response": {"status_code": status, "request_id": f"req_{i}", "body": body}, "error": None}
+            line = {
+                "id": f"batch_req_{b['id'][6:]}_{i}",
+                "custom_id": cid,
+                "response": {"status_code": status, "request_id": f"req_{i}", "body": body},
+                "error": None,
+            }
             (ok if status == 200 else bad).append(self._line(b, i, line, status == 200))
         with self.lock:
-            b["output_file_id"] = (self._store_file("\n".join(ok).encode() + b"\n", "batch_output", "out.jsonl")
-                                   ["object"]["id"] if ok else None)
-            b["error_file_id"] = (self._store_file("\n".join(bad).encode() + b"\n", "batch_output", "err.jsonl")
-                                  ["object"]["id"] if bad else None)
+            b["output_file_id"] = (
+                self._store_file("\n".join(ok).encode() + b"\n", "batch_output", "out.jsonl")["object"]["id"]
+                if ok
+                else None
+            )
+            b["error_file_id"] = (
+                self._store_file("\n".join(bad).encode() + b"\n", "batch_output", "err.jsonl")["object"]["id"]
+                if bad
+                else None
+            )
 
     # Anthropic ----------------------------------------------------------------------------------------
     def _anthropic_create(self, body: dict) -> bytes:
@@ -402,12 +522,18 @@ class BatchRoutes:
         counts = self._counts(b)
         ended = phase == "ended"
         end_t = b["cancelled_at"] or b["created"] + b["delay"]
-        return {"id": b["id"], "type": "message_batch",
-                "processing_status": {"running": "in_progress", "cancelling": "canceling"}.get(phase, "ended"),
-                "request_counts": {**counts, "expired": 0}, "created_at": _iso(b["created"]),
-                "expires_at": _iso(b["created"] + 86_400), "ended_at": _iso(end_t) if ended else None,
-                "archived_at": None, "cancel_initiated_at": _iso(b["cancelled_at"]),
-                "results_url": f"{self.url}/v1/messages/batches/{b['id']}/results" if ended else None}
+        return {
+            "id": b["id"],
+            "type": "message_batch",
+            "processing_status": {"running": "in_progress", "cancelling": "canceling"}.get(phase, "ended"),
+            "request_counts": {**counts, "expired": 0},
+            "created_at": _iso(b["created"]),
+            "expires_at": _iso(b["created"] + 86_400),
+            "ended_at": _iso(end_t) if ended else None,
+            "archived_at": None,
+            "cancel_initiated_at": _iso(b["cancelled_at"]),
+            "results_url": f"{self.url}/v1/messages/batches/{b['id']}/results" if ended else None,
+        }
 
     def _anthropic_results(self, b: dict) -> bytes:
         if self._progress(b)[0] != "ended":

@@ -70,25 +70,56 @@ ANTHROPIC_LOOKBACK = 20  # block boundaries Anthropic checks before a cache_cont
 CHUNK = 1024 * 1024  # bytes of an answer written at a time
 # empty_text / blank_text: a completion whose text is "" / only whitespace; length_empty: "" stopped by
 # max_tokens (finish_reason "length", Anthropic stop_reason "max_tokens")
-MALFORMED = ("truncated", "html", "empty_choices", "null_content", "deep", "inf_usage", "huge_usage", "text_int",
-             "choices_zz", "empty_text", "blank_text", "length_empty")
+MALFORMED = (
+    "truncated",
+    "html",
+    "empty_choices",
+    "null_content",
+    "deep",
+    "inf_usage",
+    "huge_usage",
+    "text_int",
+    "choices_zz",
+    "empty_text",
+    "blank_text",
+    "length_empty",
+)
 # gzip_garbage: Content-Encoding gzip over bytes that are not gzip; reset: the connection reset after 10
 # bytes of a 1,000-byte body; redirect_file: a 302 to file:///etc/passwd; trickle: one byte of the body
 # every trickle_every seconds; huge: a well-formed completion whose text is 50 MB; bomb: a gzip body that
 # unpacks to 1 GB (1 MB on the wire); redirect_other: a 307 to the same path on `redirect_to` (another
 # origin); redirect_loop: a 307 to the same path on this server, for ever
-MISBEHAVE = ("gzip_garbage", "reset", "redirect_file", "trickle", "huge", "bomb", "redirect_other", "redirect_loop")
+MISBEHAVE = (
+    "gzip_garbage",
+    "reset",
+    "redirect_file",
+    "trickle",
+    "huge",
+    "bomb",
+    "redirect_other",
+    "redirect_loop",
+)
 
 
-REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-           429: "Too Many Requests",
-           500: "Internal Server Error", 503: "Service Unavailable"}
+REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
 
 
 def _response(status: int, payload: dict, headers: dict | None = None) -> bytes:
     data = json.dumps(payload).encode()
-    head = [f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}", "Content-Type: application/json",
-            f"Content-Length: {len(data)}"] + [f"{k}: {v}" for k, v in (headers or {}).items()]
+    head = [
+        f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}",
+        "Content-Type: application/json",
+        f"Content-Length: {len(data)}",
+    ] + [f"{k}: {v}" for k, v in (headers or {}).items()]
     return ("\r\n".join(head) + "\r\n\r\n").encode() + data
 
 
@@ -96,44 +127,94 @@ def _malformed(kind: str, route: str, model: str) -> bytes:
     """A 200 answer that is not a usable completion (fail_times limits it to the first N requests)."""
     if kind == "deep":  # 200,000 nested arrays: Python's json gives up (RecursionError)
         data = b'{"choices": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
-        return (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
-                .encode() + data)
+        return (
+            f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n".encode()
+            + data
+        )
     if kind in ("inf_usage", "huge_usage", "text_int", "choices_zz"):
         return _spoiled(kind, route, model)
     if kind in ("empty_text", "blank_text", "length_empty"):
         return _textless(kind, route, model)
     if kind == "truncated":
         data = b'{"id": "chatcmpl-x", "object": "chat.completion", "choices": [{"index": 0, "mess'
-        return (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
-                .encode() + data)
+        return (
+            f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n".encode()
+            + data
+        )
     if kind == "html":
         data = b"<html><body><h1>Welcome to nginx!</h1></body></html>"
-        return (f"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {len(data)}\r\n\r\n"
-                .encode() + data)
+        return (
+            f"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {len(data)}\r\n\r\n".encode()
+            + data
+        )
     usage = {"prompt_tokens": 1, "completion_tokens": 0, "total_tokens": 1}
     if route == "messages":
         content = [] if kind == "empty_choices" else [{"type": "text", "text": None}]
-        return _response(200, {"id": "msg_x", "type": "message", "role": "assistant", "model": model,
-                               "content": content, "stop_reason": "end_turn", "stop_sequence": None,
-                               "usage": {"input_tokens": 1, "output_tokens": 0}})
-    choices = [] if kind == "empty_choices" else [
-        {"index": 0, "message": {"role": "assistant", "content": None}, "finish_reason": "stop"}]
-    return _response(200, {"id": "chatcmpl-x", "object": "chat.completion", "created": 0, "model": model,
-                           "choices": choices, "usage": usage})
+        return _response(
+            200,
+            {
+                "id": "msg_x",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": content,
+                "stop_reason": "end_turn",
+                "stop_sequence": None,
+                "usage": {"input_tokens": 1, "output_tokens": 0},
+            },
+        )
+    choices = (
+        []
+        if kind == "empty_choices"
+        else [{"index": 0, "message": {"role": "assistant", "content": None}, "finish_reason": "stop"}]
+    )
+    return _response(
+        200,
+        {
+            "id": "chatcmpl-x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": choices,
+            "usage": usage,
+        },
+    )
 
 
 def _textless(kind: str, route: str, model: str) -> bytes:
     """A well-formed completion whose text is empty or only whitespace."""
     text = " \n\t " if kind == "blank_text" else ""
     if route == "messages":
-        return _response(200, {"id": "msg_x", "type": "message", "role": "assistant", "model": model,
-                               "content": [{"type": "text", "text": text}], "stop_sequence": None,
-                               "stop_reason": "max_tokens" if kind == "length_empty" else "end_turn",
-                               "usage": {"input_tokens": 3, "output_tokens": 0}})
-    return _response(200, {"id": "chatcmpl-x", "object": "chat.completion", "created": 0, "model": model,
-                           "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                        "finish_reason": "length" if kind == "length_empty" else "stop"}],
-                           "usage": {"prompt_tokens": 3, "completion_tokens": 0, "total_tokens": 3}})
+        return _response(
+            200,
+            {
+                "id": "msg_x",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [{"type": "text", "text": text}],
+                "stop_sequence": None,
+                "stop_reason": "max_tokens" if kind == "length_empty" else "end_turn",
+                "usage": {"input_tokens": 3, "output_tokens": 0},
+            },
+        )
+    return _response(
+        200,
+        {
+            "id": "chatcmpl-x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "length" if kind == "length_empty" else "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 0, "total_tokens": 3},
+        },
+    )
 
 
 def _spoiled(kind: str, route: str, model: str) -> bytes:
@@ -141,14 +222,30 @@ def _spoiled(kind: str, route: str, model: str) -> bytes:
     which Python's json and many servers' encoders produce)."""
     count = float("inf") if kind == "inf_usage" else 10**30 if kind == "huge_usage" else 3
     if route == "messages":
-        body = {"id": "msg_x", "type": "message", "role": "assistant", "model": model, "stop_reason": "end_turn",
-                "content": "zz" if kind == "choices_zz" else [{"type": "text", "text": 5 if kind == "text_int" else "ok"}],
-                "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": count}}
+        body = {
+            "id": "msg_x",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "stop_reason": "end_turn",
+            "content": "zz"
+            if kind == "choices_zz"
+            else [{"type": "text", "text": 5 if kind == "text_int" else "ok"}],
+            "stop_sequence": None,
+            "usage": {"input_tokens": 3, "output_tokens": count},
+        }
     else:
         message = {"role": "assistant", "content": 5 if kind == "text_int" else "ok"}
-        body = {"id": "chatcmpl-x", "object": "chat.completion", "created": 0, "model": model,
-                "choices": "zz" if kind == "choices_zz" else [{"index": 0, "message": message, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 3, "completion_tokens": count, "total_tokens": 3}}
+        body = {
+            "id": "chatcmpl-x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": "zz"
+            if kind == "choices_zz"
+            else [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": count, "total_tokens": 3},
+        }
     return _response(200, body)
 
 
@@ -159,15 +256,23 @@ def _misbehaving(kind: str, route: str, model: str, path: str = "/", redirect_to
         return f"HTTP/1.1 307 Temporary Redirect\r\nLocation: {where}\r\nContent-Length: 0\r\n\r\n".encode()
     if kind == "gzip_garbage":
         data = b"\x1f\x8b\x08\x00" + bytes(range(256)) * 4  # a gzip header, then garbage
-        return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
-                + f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+        return (
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+            + f"Content-Length: {len(data)}\r\n\r\n".encode()
+            + data
+        )
     if kind == "redirect_file":
-        return (b"HTTP/1.1 302 Found\r\nLocation: file:///etc/passwd\r\nContent-Length: 0\r\n\r\n")
+        return b"HTTP/1.1 302 Found\r\nLocation: file:///etc/passwd\r\nContent-Length: 0\r\n\r\n"
     if kind == "reset":
-        return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
-                b'{"id": "ch', "reset")
+        return (
+            b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"id": "ch',
+            "reset",
+        )
     if kind == "trickle":
-        return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n", "trickle")
+        return (
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n",
+            "trickle",
+        )
     if kind == "huge":
         if (route, model) not in _HUGE:  # made once: 32 requests at once must not make 32 copies here
             _HUGE.clear()
@@ -175,8 +280,11 @@ def _misbehaving(kind: str, route: str, model: str, path: str = "/", redirect_to
         return _HUGE[(route, model)]
     if kind == "bomb":
         data = _bomb()
-        return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
-                + f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+        return (
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+            + f"Content-Length: {len(data)}\r\n\r\n".encode()
+            + data
+        )
     raise ValueError(f"unknown misbehave {kind!r}")
 
 
@@ -187,12 +295,31 @@ def _huge(route: str, model: str) -> bytes:
     """A well-formed completion whose text is 50 MB."""
     text = "x" * (50 * 1024 * 1024)
     if route == "messages":
-        return _response(200, {"id": "msg_x", "type": "message", "role": "assistant", "model": model,
-                               "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-                               "usage": {"input_tokens": 3, "output_tokens": 3}})
-    return _response(200, {"id": "chatcmpl-x", "object": "chat.completion", "created": 0, "model": model,
-                           "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                        "finish_reason": "stop"}], "usage": {"prompt_tokens": 3}})
+        return _response(
+            200,
+            {
+                "id": "msg_x",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 3, "output_tokens": 3},
+            },
+        )
+    return _response(
+        200,
+        {
+            "id": "chatcmpl-x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            ],
+            "usage": {"prompt_tokens": 3},
+        },
+    )
 
 
 _BOMB: list[bytes] = []
@@ -215,8 +342,13 @@ def _bomb() -> bytes:
             crc = zlib.crc32(block, crc)
         crc = zlib.crc32(tail, crc)
         size = len(head) + 1024 * len(block) + len(tail)
-        _BOMB.append(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + first + seg * 1024 + last
-                     + struct.pack("<II", crc, size & 0xFFFFFFFF))
+        _BOMB.append(
+            b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+            + first
+            + seg * 1024
+            + last
+            + struct.pack("<II", crc, size & 0xFFFFFFFF)
+        )
     return _BOMB[0]
 
 
@@ -237,8 +369,12 @@ def _token_chars(tokens: int) -> int:
 
 def chatml(messages: list[dict]) -> str:
     """The chat template this server 'applies' (POST /apply-template, as the llama.cpp server has)."""
-    return "".join(f"<|im_start|>{m.get('role')}\n{_content_text(m.get('content'))}<|im_end|>\n"
-                   for m in messages) + "<|im_start|>assistant\n"
+    return (
+        "".join(
+            f"<|im_start|>{m.get('role')}\n{_content_text(m.get('content'))}<|im_end|>\n" for m in messages
+        )
+        + "<|im_start|>assistant\n"
+    )
 
 
 def _tokens(text: str) -> list[str]:
@@ -263,15 +399,27 @@ def _echo_logprobs(body: dict, n: int) -> bytes:
         at += len(t)
     if not body.get("echo"):
         offsets, logprobs, toks = offsets[-1:], logprobs[-1:], toks[-1:]
-    text = ("".join(toks))
-    block = ({"tokens": toks, "token_logprobs": logprobs, "text_offset": offsets, "top_logprobs": None}
-             if body.get("logprobs") is not None else None)
-    return _response(200, {
-        "id": f"cmpl-{n}", "object": "text_completion", "created": int(time.time()),
-        "model": body.get("model", "loopback"),
-        "choices": [{"index": 0, "text": text, "logprobs": block, "finish_reason": "length"}],
-        "usage": {"prompt_tokens": len(_tokens(prompt)), "completion_tokens": 1,
-                  "total_tokens": len(_tokens(prompt)) + 1}})
+    text = "".join(toks)
+    block = (
+        {"tokens": toks, "token_logprobs": logprobs, "text_offset": offsets, "top_logprobs": None}
+        if body.get("logprobs") is not None
+        else None
+    )
+    return _response(
+        200,
+        {
+            "id": f"cmpl-{n}",
+            "object": "text_completion",
+            "created": int(time.time()),
+            "model": body.get("model", "loopback"),
+            "choices": [{"index": 0, "text": text, "logprobs": block, "finish_reason": "length"}],
+            "usage": {
+                "prompt_tokens": len(_tokens(prompt)),
+                "completion_tokens": 1,
+                "total_tokens": len(_tokens(prompt)) + 1,
+            },
+        },
+    )
 
 
 class LLMServer(BatchRoutes):
@@ -343,7 +491,9 @@ class LLMServer(BatchRoutes):
                 head = await reader.readuntil(b"\r\n\r\n")
                 lines = head.decode("latin-1").split("\r\n")
                 method, path = lines[0].split(" ")[:2]
-                headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)}
+                headers = {
+                    k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)
+                }
                 raw = await reader.readexactly(int(headers.get("content-length") or 0))
                 out = await self._handle(method, path, raw)
                 if out is None:  # hang: never answer, keep the connection open
@@ -358,7 +508,7 @@ class LLMServer(BatchRoutes):
                 else:  # a large answer goes out a piece at a time: never a copy of it per connection
                     view = memoryview(out)
                     for i in range(0, len(out), CHUNK):
-                        writer.write(view[i:i + CHUNK])
+                        writer.write(view[i : i + CHUNK])
                         await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, ValueError):
             pass
@@ -384,8 +534,14 @@ class LLMServer(BatchRoutes):
     async def _handle(self, method: str, path: str, raw: bytes) -> bytes | tuple | None:
         if method == "GET" and path.startswith("/admin/counts"):
             with self.lock:
-                return _response(200, {"counts": dict(self.counts), "bodies": len(self.bodies),
-                                       "distinct": len(set(self.bodies))})
+                return _response(
+                    200,
+                    {
+                        "counts": dict(self.counts),
+                        "bodies": len(self.bodies),
+                        "distinct": len(set(self.bodies)),
+                    },
+                )
         if path.startswith("/admin/"):
             if path.startswith("/admin/reset"):
                 self.reset()
@@ -396,8 +552,15 @@ class LLMServer(BatchRoutes):
             return self._batch_route(method, path, raw)
         if method == "POST" and path.endswith("/apply-template"):
             return _response(200, {"prompt": chatml(json.loads(raw or b"{}").get("messages", []))})
-        route = ("chat" if path.endswith("/chat/completions") else "messages" if path.endswith("/messages")
-                 else "completions" if path.endswith("/completions") else None)
+        route = (
+            "chat"
+            if path.endswith("/chat/completions")
+            else "messages"
+            if path.endswith("/messages")
+            else "completions"
+            if path.endswith("/completions")
+            else None
+        )
         if route is None or method != "POST":
             return _response(404, {"error": {"message": f"no route {method} {path}"}})
         body = json.loads(raw or b"{}")
@@ -416,7 +579,9 @@ class LLMServer(BatchRoutes):
             with self.lock:
                 self.open -= 1
 
-    async def _complete(self, route: str, body: dict, mode: dict, n: int, path: str = "/") -> bytes | tuple | None:
+    async def _complete(
+        self, route: str, body: dict, mode: dict, n: int, path: str = "/"
+    ) -> bytes | tuple | None:
         prompt = "\n".join(_content_text(m.get("content")) for m in body.get("messages", []))
         if mode["hang"]:
             return None
@@ -430,12 +595,15 @@ class LLMServer(BatchRoutes):
         if status:
             headers = {"Retry-After": str(mode["retry_after"])} if mode["retry_after"] is not None else {}
             kind = "rate_limit_error" if status == 429 else "api_error"
-            return _response(status, {"type": "error", "error": {"type": kind, "message": f"simulated {status}"}},
-                             headers)
+            return _response(
+                status, {"type": "error", "error": {"type": kind, "message": f"simulated {status}"}}, headers
+            )
         if mode["malformed"] and (mode["fail_times"] is None or n <= mode["fail_times"]):
             return _malformed(mode["malformed"], route, body.get("model", "loopback"))
         if mode["misbehave"] and (mode["fail_times"] is None or n <= mode["fail_times"]):
-            return _misbehaving(mode["misbehave"], route, body.get("model", "loopback"), path, mode["redirect_to"])
+            return _misbehaving(
+                mode["misbehave"], route, body.get("model", "loopback"), path, mode["redirect_to"]
+            )
         if route == "completions":
             return _echo_logprobs(body, n)
         text = plausible_answer(prompt, mode["middle_loss"])
@@ -444,21 +612,48 @@ class LLMServer(BatchRoutes):
         if route == "chat":
             usage = {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout}
             if mode["prompt_cache"]:
-                usage["prompt_tokens_details"] = {"cached_tokens": self._openai_cached(prompt, tin,
-                                                                                       mode["cache_capacity"])}
-            return _response(200, {
-                "id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()), "model": model,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                "usage": usage})
+                usage["prompt_tokens_details"] = {
+                    "cached_tokens": self._openai_cached(prompt, tin, mode["cache_capacity"])
+                }
+            return _response(
+                200,
+                {
+                    "id": f"chatcmpl-{n}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": model,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": text},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": usage,
+                },
+            )
         usage = {"input_tokens": tin, "output_tokens": tout}
         if mode["prompt_cache"]:
             read, written = self._anthropic_cached(body.get("messages", []), mode["cache_capacity"])
-            usage = {"input_tokens": tin - read - written, "output_tokens": tout,
-                     "cache_read_input_tokens": read, "cache_creation_input_tokens": written}
-        return _response(200, {
-            "id": f"msg_{n}", "type": "message", "role": "assistant", "model": model,
-            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-            "usage": usage})
+            usage = {
+                "input_tokens": tin - read - written,
+                "output_tokens": tout,
+                "cache_read_input_tokens": read,
+                "cache_creation_input_tokens": written,
+            }
+        return _response(
+            200,
+            {
+                "id": f"msg_{n}",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+                "stop_sequence": None,
+                "usage": usage,
+            },
+        )
 
     # prompt caching -------------------------------------------------------------------------
     def _openai_cached(self, prompt: str, tokens: int, capacity: int) -> int:
@@ -491,7 +686,11 @@ class LLMServer(BatchRoutes):
         for m in messages:
             content = m.get("content")
             if isinstance(content, list):
-                parts += [(str(c.get("text", "")), bool(c.get("cache_control"))) for c in content if isinstance(c, dict)]
+                parts += [
+                    (str(c.get("text", "")), bool(c.get("cache_control")))
+                    for c in content
+                    if isinstance(c, dict)
+                ]
             else:
                 parts.append((str(content or ""), False))
             parts.append(("\n", False))  # messages are joined by a newline in the prompt the server reads
@@ -555,8 +754,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--middle-loss", type=float, default=0.0)
     args = ap.parse_args(argv)
     server = LLMServer(port=args.port, delay=args.delay, middle_loss=args.middle_loss)
-    print(f"listening on {server.url} (OpenAI base_url {server.openai_url}, Anthropic base_url {server.url})",
-          flush=True)
+    print(
+        f"listening on {server.url} (OpenAI base_url {server.openai_url}, Anthropic base_url {server.url})",
+        flush=True,
+    )
     try:
         server.serve_forever()
     except KeyboardInterrupt:

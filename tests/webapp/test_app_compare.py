@@ -52,9 +52,12 @@ def test_arms_pairs_recommendation_and_url(stores):
     arms = next(f for f in frames if "arm" in f.columns)
     expected = compare.compare(RunStore(db).trials_frame(), chosen)
     numbers = charts.arm_numbers(expected["arms"])  # the table is ranked as the chart numbers the arms
-    assert list(arms["#"]) == sorted(numbers.values()) and list(arms["arm"]) == sorted(numbers, key=numbers.get)
-    assert dict(zip(arms["arm"], arms["n"], strict=True)) == dict(zip(expected["arms"]["label"],
-                                                                       expected["arms"]["n"], strict=True))
+    assert list(arms["#"]) == sorted(numbers.values()) and list(arms["arm"]) == sorted(
+        numbers, key=numbers.get
+    )
+    assert dict(zip(arms["arm"], arms["n"], strict=True)) == dict(
+        zip(expected["arms"]["label"], expected["arms"]["n"], strict=True)
+    )
     pairs = next(f for f in frames if "matched" in f.columns)
     assert list(pairs["p"]) == pytest.approx([p.p_value for p in expected["pairs"]])
     assert list(pairs["matched"]) == [p.n_matched for p in expected["pairs"]]
@@ -80,7 +83,10 @@ def test_url_opens_the_same_view(stores):
     assert at.selectbox(key="cmp_length").value == "2000" and at.toggle(key="cmp_batch").value is True
     arms = next(d.value for d in at.dataframe if "arm" in d.value.columns)
     n = dict(zip(arms["arm"], arms["n"], strict=True))
-    assert [n[a] for a in ARMS[1:]] == [18, 16]  # length 2000 only: 6 tasks x 3 positions; rr lost 2 to errors
+    assert [n[a] for a in ARMS[1:]] == [
+        18,
+        16,
+    ]  # length 2000 only: 6 tasks x 3 positions; rr lost 2 to errors
 
 
 def test_repricing_and_session_prices(stores):
@@ -90,16 +96,21 @@ def test_repricing_and_session_prices(stores):
     arms = next(d.value for d in at.dataframe if "arm" in d.value.columns)
     # the fixture stores 120 input and 8 output tokens per call; baseline makes 1 call
     cost = arms.set_index("arm")["$ per 1,000 questions"]
-    assert cost["baseline · fake-model"] == compare.money(1000 * (120 * 0.15 + 8 * 0.6) / 1e6)  # money: "$0.023"
-    assert cost["rr r=1000 · fake-model"] == compare.money(2 * 1000 * (120 * 0.15 + 8 * 0.6) / 1e6)  # two calls
+    assert cost["baseline · fake-model"] == compare.money(
+        1000 * (120 * 0.15 + 8 * 0.6) / 1e6
+    )  # money: "$0.023"
+    assert cost["rr r=1000 · fake-model"] == compare.money(
+        2 * 1000 * (120 * 0.15 + 8 * 0.6) / 1e6
+    )  # two calls
     at.toggle(key="cmp_batch").set_value(True).run()
     arms = next(d.value for d in at.dataframe if "arm" in d.value.columns)
     cost = arms.set_index("arm")["$ per 1,000 questions"]
     assert cost["baseline · fake-model"] == compare.money(1000 * (120 * 0.15 + 8 * 0.6) / 1e6 / 2)
     assert any("dated" in c.value for c in at.caption)
     # prices edited for the session re-price the arms
-    at.session_state["cmp_prices"] = {"openai": {"gpt-4o-mini": {"input": 1.0, "output": 0.0, "source": "me",
-                                                                 "checked": "today"}}}
+    at.session_state["cmp_prices"] = {
+        "openai": {"gpt-4o-mini": {"input": 1.0, "output": 0.0, "source": "me", "checked": "today"}}
+    }
     at.run()
     arms = next(d.value for d in at.dataframe if "arm" in d.value.columns)
     cost = arms.set_index("arm")["$ per 1,000 questions"]
@@ -116,8 +127,13 @@ def test_report_is_one_self_contained_escaped_file(stores):
     result = compare.compare(t, ARMS)
     result["trials"] = t
     figures = [compareview.pareto(result["arms"]), compareview.u_curves(t, ARMS)]
-    page = report_html.build(result, figures=figures, failures=compare.failures(t, ARMS[0], ARMS[1]),
-                             pair=(ARMS[0], ARMS[1]), sources=["demo <sweep>"])
+    page = report_html.build(
+        result,
+        figures=figures,
+        failures=compare.failures(t, ARMS[0], ARMS[1]),
+        pair=(ARMS[0], ARMS[1]),
+        sources=["demo <sweep>"],
+    )
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "demo &lt;sweep&gt;" in page and page.count("<html") == 1
     import html
@@ -141,7 +157,9 @@ def test_a_sweep_link_opens_results_and_compare_filtered(stores, page, key):
     run(at)
     assert at.multiselect(key=key).value == ["your runs#2"]
     if key == "cmp_sweeps":  # only the second sweep's arms are offered
-        assert set(at.multiselect(key="cmp_arms").options) == {a.replace("fake-model", "other-model") for a in ARMS}
+        assert set(at.multiselect(key="cmp_arms").options) == {
+            a.replace("fake-model", "other-model") for a in ARMS
+        }
 
 
 def test_planner_fills_the_experiments_grid(stores):
@@ -154,15 +172,24 @@ def test_planner_fills_the_experiments_grid(stores):
     run(at)
     plan = at.session_state["sweep_plan"]  # handed to Experiments, which applies it once
     assert plan["strategies"] == ["baseline", "rr"] and plan["params"] == {"r": [1000]}
-    experiments = AppTest.from_file(str(Path(PAGE).parents[1] / "experiments" / "page.py"), default_timeout=90)
+    experiments = AppTest.from_file(
+        str(Path(PAGE).parents[1] / "experiments" / "page.py"), default_timeout=90
+    )
     experiments.session_state["sweep_plan"] = plan
     experiments.run()
     assert not experiments.exception, experiments.exception
     ss = experiments.session_state
     assert ss["exp_strategies"] == ["baseline", "rr"] and ss["exp_param_r"] == [1000]
-    assert ss["exp_lengths"] == [2000, 4000] and ss["exp_positions"] == [0.0, 0.5, 1.0] and plan["n_tasks"] == tasks
-    available = int(next(c.value for c in experiments.caption if c.value.endswith("tasks available.")).split()[0]
-                    .replace(",", ""))
+    assert (
+        ss["exp_lengths"] == [2000, 4000]
+        and ss["exp_positions"] == [0.0, 0.5, 1.0]
+        and plan["n_tasks"] == tasks
+    )
+    available = int(
+        next(c.value for c in experiments.caption if c.value.endswith("tasks available."))
+        .split()[0]
+        .replace(",", "")
+    )
     assert ss["exp_n_tasks"] == min(tasks, available)  # capped at the task set's size
 
 
@@ -174,7 +201,9 @@ def test_results_view_is_in_its_url(stores):
     at.multiselect(key="res_strategies").set_value(["rr"])
     at.run()
     assert not at.exception
-    assert "strategy=rr" in at.code[0].value and "sweep=your+runs%231" in at.code[0].value  # opened on the newest sweep
+    assert (
+        "strategy=rr" in at.code[0].value and "sweep=your+runs%231" in at.code[0].value
+    )  # opened on the newest sweep
     again = AppTest.from_file(str(Path(PAGE).parents[1] / "results" / "page.py"), default_timeout=90)
     again.query_params["strategy"] = ["rr"]
     again.query_params["metric"] = "subspan_em"
@@ -237,26 +266,36 @@ def test_holm_p_values_sit_beside_the_raw_ones_and_equal_statsmodels(stores):
 def test_the_verdict_leads_and_follows_the_margin_and_the_minimum_saving(stores):
     db = fill(stores / "runs" / "litm.sqlite") or stores / "runs" / "litm.sqlite"
     at = run()
-    assert at.number_input(key="cmp_margin").value == 5.0 and at.number_input(key="cmp_min_saving").value == 10.0
+    assert (
+        at.number_input(key="cmp_margin").value == 5.0 and at.number_input(key="cmp_min_saving").value == 10.0
+    )
     assert any("a margin of 5 points and a minimum saving of 10% of cost" in c.value for c in at.caption)
     at.selectbox(key="cmp_price_model").set_value("openai:gpt-4o-mini").run()  # rr costs twice the others
     trials = RunStore(db).trials_frame()
 
     def expected(margin, saving):
-        return compare.compare(trials, ARMS, price_model="openai:gpt-4o-mini", margin=margin,
-                               min_saving=saving)["verdict"]
+        return compare.compare(
+            trials, ARMS, price_model="openai:gpt-4o-mini", margin=margin, min_saving=saving
+        )["verdict"]
 
     strict = expected(0.05, 0.10)
     assert verdict_text(at).startswith(f"**{strict.line}**") and strict.line.endswith("not yet")
     # rr is the most accurate, but not significantly: a tie, so the cheaper reprompt, not yet
-    assert (strict.recommend, strict.versus, strict.kind) == ("reprompt r=1000 · fake-model", "rr r=1000 · fake-model",
-                                                              "tie")
-    at.number_input(key="cmp_margin").set_value(30.0).run()  # reprompt is within 30 points of rr, half the cost
+    assert (strict.recommend, strict.versus, strict.kind) == (
+        "reprompt r=1000 · fake-model",
+        "rr r=1000 · fake-model",
+        "tie",
+    )
+    at.number_input(key="cmp_margin").set_value(
+        30.0
+    ).run()  # reprompt is within 30 points of rr, half the cost
     loose = expected(0.30, 0.10)
     assert loose.recommend == "reprompt r=1000 · fake-model" and loose.confidence == "confident"
     text = verdict_text(at)
-    assert text.startswith(f"**{loose.line}**") and "· saves $0.023 per 1,000 questions against rr r=1000 · " \
-        "fake-model · confident" in text
+    assert (
+        text.startswith(f"**{loose.line}**")
+        and "· saves $0.023 per 1,000 questions against rr r=1000 · fake-model · confident" in text
+    )
     assert at.success, "a confident verdict is shown as a success"
     assert at.query_params["margin"] == "30"
     at.number_input(key="cmp_min_saving").set_value(60.0).run()  # a 50% saving is not enough now
@@ -272,7 +311,10 @@ def test_margin_and_saving_come_from_the_link(stores):
     at.query_params["saving"] = "20"
     at.query_params["price"] = "openai:gpt-4o-mini"
     run(at)
-    assert at.number_input(key="cmp_margin").value == 30.0 and at.number_input(key="cmp_min_saving").value == 20.0
+    assert (
+        at.number_input(key="cmp_margin").value == 30.0
+        and at.number_input(key="cmp_min_saving").value == 20.0
+    )
     assert verdict_text(at).startswith("**Recommend reprompt r=1000 · fake-model · saves")
 
 
@@ -282,18 +324,44 @@ def test_arms_that_carry_the_likelihood_get_its_curve_and_every_curve_its_shape(
     from components.core.metrics import LIKELIHOOD
 
     store = RunStore(stores / "runs" / "litm.sqlite")
-    sid = store.open_sweep("both", {"name": "both", "strategies": ["litm", "baseline"], "documents": [20],
-                                    "gold_index": [0, 9, 19], "n_tasks": 10})
+    sid = store.open_sweep(
+        "both",
+        {
+            "name": "both",
+            "strategies": ["litm", "baseline"],
+            "documents": [20],
+            "gold_index": [0, 9, 19],
+            "n_tasks": 10,
+        },
+    )
     for strategy, drop in (("litm", 1.5), ("baseline", 0.5)):
         for index in (0, 9, 19):
             for t in range(10):
                 hit = float((t + index) % 3 != 0)
-                store.put_trial(sid, {
-                    "trial_key": f"{strategy}-{index}-{t}", "task": f"q{t}", "question": "who?", "answers": ["x"],
-                    "strategy": strategy, "params": "{}", "model": "fake-model", "documents": 20, "gold_index": index,
-                    "answer": "x", "score": hit, "subspan_em": hit, "metric": "subspan-em", "calls": 1,
-                    "input_tokens": 100, "output_tokens": 5, "cost_usd": 0.0, "latency_s": 0.1,
-                    "answer_logprob": -4.0 - 0.2 * t - (drop if index == 9 else 0.0)})
+                store.put_trial(
+                    sid,
+                    {
+                        "trial_key": f"{strategy}-{index}-{t}",
+                        "task": f"q{t}",
+                        "question": "who?",
+                        "answers": ["x"],
+                        "strategy": strategy,
+                        "params": "{}",
+                        "model": "fake-model",
+                        "documents": 20,
+                        "gold_index": index,
+                        "answer": "x",
+                        "score": hit,
+                        "subspan_em": hit,
+                        "metric": "subspan-em",
+                        "calls": 1,
+                        "input_tokens": 100,
+                        "output_tokens": 5,
+                        "cost_usd": 0.0,
+                        "latency_s": 0.1,
+                        "answer_logprob": -4.0 - 0.2 * t - (drop if index == 9 else 0.0),
+                    },
+                )
     store.finish_sweep(sid, "done")
     store.close()
     at = run()
@@ -309,16 +377,40 @@ def test_arms_that_carry_the_likelihood_get_its_curve_and_every_curve_its_shape(
 
 def test_an_arm_that_only_scored_the_likelihood_reads_not_measured_not_nan(stores):
     store = RunStore(stores / "runs" / "litm.sqlite")
-    sid = store.open_sweep("lik", {"name": "lik", "strategies": ["litm", "baseline"], "documents": [20],
-                                   "gold_index": [0, 19], "n_tasks": 4, "measure": "likelihood"})
+    sid = store.open_sweep(
+        "lik",
+        {
+            "name": "lik",
+            "strategies": ["litm", "baseline"],
+            "documents": [20],
+            "gold_index": [0, 19],
+            "n_tasks": 4,
+            "measure": "likelihood",
+        },
+    )
     for strategy in ("litm", "baseline"):
         for index in (0, 19):
             for t in range(4):
-                store.put_trial(sid, {
-                    "trial_key": f"{strategy}-{index}-{t}", "task": f"q{t}", "question": "who?", "answers": ["x"],
-                    "strategy": strategy, "params": "{}", "model": "fake-model", "documents": 20, "gold_index": index,
-                    "calls": 1, "input_tokens": 100, "output_tokens": 0, "cost_usd": 0.0, "latency_s": 0.1,
-                    "answer_logprob": -4.0 - t})
+                store.put_trial(
+                    sid,
+                    {
+                        "trial_key": f"{strategy}-{index}-{t}",
+                        "task": f"q{t}",
+                        "question": "who?",
+                        "answers": ["x"],
+                        "strategy": strategy,
+                        "params": "{}",
+                        "model": "fake-model",
+                        "documents": 20,
+                        "gold_index": index,
+                        "calls": 1,
+                        "input_tokens": 100,
+                        "output_tokens": 0,
+                        "cost_usd": 0.0,
+                        "latency_s": 0.1,
+                        "answer_logprob": -4.0 - t,
+                    },
+                )
     store.finish_sweep(sid, "done")
     store.close()
     at = run()
@@ -337,17 +429,43 @@ def test_arms_on_the_gold_index_axis_are_offered_the_published_curves(stores):
     import json
 
     store = RunStore(stores / "runs" / "litm.sqlite")
-    sid = store.open_sweep("idx", {"name": "idx", "strategies": ["litm", "baseline"], "documents": [20],
-                                   "gold_index": [0, 9, 19], "n_tasks": 4})
+    sid = store.open_sweep(
+        "idx",
+        {
+            "name": "idx",
+            "strategies": ["litm", "baseline"],
+            "documents": [20],
+            "gold_index": [0, 9, 19],
+            "n_tasks": 4,
+        },
+    )
     for strategy in ("litm", "baseline"):
         for index in (0, 9, 19):
             for t in range(4):
                 hit = float(t % 2 == 0)
-                store.put_trial(sid, {
-                    "trial_key": f"{strategy}-{index}-{t}", "task": f"q{t}", "question": "who?", "answers": ["x"],
-                    "strategy": strategy, "params": "{}", "model": "fake-model", "documents": 20, "gold_index": index,
-                    "answer": "x", "score": hit, "subspan_em": hit, "metric": "subspan-em", "calls": 1,
-                    "input_tokens": 100, "output_tokens": 5, "cost_usd": 0.0, "latency_s": 0.1})
+                store.put_trial(
+                    sid,
+                    {
+                        "trial_key": f"{strategy}-{index}-{t}",
+                        "task": f"q{t}",
+                        "question": "who?",
+                        "answers": ["x"],
+                        "strategy": strategy,
+                        "params": "{}",
+                        "model": "fake-model",
+                        "documents": 20,
+                        "gold_index": index,
+                        "answer": "x",
+                        "score": hit,
+                        "subspan_em": hit,
+                        "metric": "subspan-em",
+                        "calls": 1,
+                        "input_tokens": 100,
+                        "output_tokens": 5,
+                        "cost_usd": 0.0,
+                        "latency_s": 0.1,
+                    },
+                )
     store.finish_sweep(sid, "done")
     store.close()
     at = run()
@@ -358,8 +476,11 @@ def test_arms_on_the_gold_index_axis_are_offered_the_published_curves(stores):
     assert not any("10 documents" in o for o in picker.options)
     picker.set_value(["published (pos2distill2025, Table 1, Mistral-7B, Pos2Distill, 20 documents)"])
     run(at)
-    spec = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
-                if "Accuracy by position" in json.dumps(json.loads(c.proto.spec)["layout"].get("title", "")))
+    spec = next(
+        json.loads(c.proto.spec)
+        for c in at.get("plotly_chart")
+        if "Accuracy by position" in json.dumps(json.loads(c.proto.spec)["layout"].get("title", ""))
+    )
     names = [t.get("name", "") for t in spec["data"]]
     assert title in names, names
     note = " ".join(json.dumps(spec["layout"]["title"], ensure_ascii=False).replace("<br>", " ").split())

@@ -20,7 +20,9 @@ from webapp.services.models import Choice
 PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "experiments" / "page.py")
 
 
-BROWSER = {"cookie": "browser-A"}  # the per-browser cookie webapp/services/sharing.py reads (AppTest sends none)
+BROWSER = {
+    "cookie": "browser-A"
+}  # the per-browser cookie webapp/services/sharing.py reads (AppTest sends none)
 
 
 @pytest.fixture
@@ -150,15 +152,19 @@ def test_refresh_reattaches_cancel_and_resume(db):
     assert not [b for b in holder.button if b.key == f"exp_cancel_{job.id}"]
     assert "watching (started in another browser)" in all_text(holder)
     assert not jobs.cancel(token, job.id, "not-the-browser-key") and not job.cancel.is_set()
-    assert holder.selectbox(key="exp_resume").value is None if [
-        s for s in holder.selectbox if s.key == "exp_resume"] else True
+    assert (
+        holder.selectbox(key="exp_resume").value is None
+        if [s for s in holder.selectbox if s.key == "exp_resume"]
+        else True
+    )
 
     # another browser session never sees it, not even in the past sweeps
     other = page(fake_choice(), provider=slow)
     assert other.session_state["sweep_owner"] != token
     assert "· running ·" not in all_text(other) and not other.get("progress")
     assert "No sweeps yet" in all_text(other) or not any(
-        "state" in d.value.columns and len(d.value) for d in other.dataframe)
+        "state" in d.value.columns and len(d.value) for d in other.dataframe
+    )
 
     BROWSER["cookie"] = "browser-A"  # back in the browser that started it
     again.button(key=f"exp_cancel_{job.id}").click().run()

@@ -24,7 +24,9 @@ def test_batch_mode_estimate_and_run(db, server):  # noqa: F811
     at.button(key="exp_run").click().run()
     job = jobs.jobs_for(at.session_state["sweep_owner"])[0]
     assert jobs.wait(job, 90) and job.failure is None, job.failure
-    assert server.counts["batches"] == 1 and server.counts["batch_requests"] == 12 and server.counts["chat"] == 0
+    assert (
+        server.counts["batches"] == 1 and server.counts["batch_requests"] == 12 and server.counts["chat"] == 0
+    )
     trials = RunStore(db).trials_frame()
     assert len(trials) == 12 and trials["error"].isna().all()
     at.run()

@@ -49,7 +49,9 @@ def test_r_and_c_start_below_the_shortest_document(at):
     at.session_state["exp_lengths"] = [2000, 4000]
     at.session_state["exp_strategies"] = ["chunked-rr"]
     run(at)
-    assert at.multiselect(key="exp_param_r").value == [1000] and at.multiselect(key="exp_param_c").value == [1000]
+    assert at.multiselect(key="exp_param_r").value == [1000] and at.multiselect(key="exp_param_c").value == [
+        1000
+    ]
     assert at.multiselect(key="exp_param_k").value == [5]  # not a length: the paper's default
 
 
@@ -121,14 +123,21 @@ def test_settings_survive_a_refresh(tmp_path, monkeypatch):
 def test_any_length_and_position_can_be_typed(at):
     from webapp.ui.pickers import number
 
-    assert (number("40k", True), number("40,000", True), number("0.3", False), number("x", True)) == \
-        (40000, 40000, 0.3, None)
+    assert (number("40k", True), number("40,000", True), number("0.3", False), number("x", True)) == (
+        40000,
+        40000,
+        0.3,
+        None,
+    )
     at.session_state["exp_strategies"] = ["baseline"]
     at.session_state["exp_lengths"] = [2000, "40k"]  # as the widget hands back a typed option
     at.session_state["exp_positions"] = [0.0, "0.3"]
     run(at)
     assert at.multiselect(key="exp_lengths").value == [2000, 40000]
-    assert "40,000" in at.multiselect(key="exp_lengths").options and "30%" in at.multiselect(key="exp_positions").options
+    assert (
+        "40,000" in at.multiselect(key="exp_lengths").options
+        and "30%" in at.multiselect(key="exp_positions").options
+    )
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Trials"] == "12"  # 3 tasks x 2 lengths x 2 positions x 1 strategy
 

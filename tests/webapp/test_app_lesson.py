@@ -70,7 +70,13 @@ def test_step_from_the_url_and_the_move_slider():
 
 def test_a_lesson_link_fills_the_playground():
     at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in {"source": "task", "set": "nq-open-30docs", "documents": "20", "gold": "9", "strategy": "litm"}.items():
+    for k, v in {
+        "source": "task",
+        "set": "nq-open-30docs",
+        "documents": "20",
+        "gold": "9",
+        "strategy": "litm",
+    }.items():
         at.query_params[k] = v
     at.run()
     at.switch_page("playground/page.py").run()

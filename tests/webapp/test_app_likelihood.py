@@ -157,8 +157,16 @@ def test_a_cancelled_run_keeps_the_positions_scored_so_far(tmp_path):
             if done == 2:
                 cancel.set()
 
-    got = likelihood.score_positions(docs, "What is the vault code?", ("4711",), "baseline", {},
-                                     models.Choice(fake.spec, None), progress=progress, cancel=cancel)
+    got = likelihood.score_positions(
+        docs,
+        "What is the vault code?",
+        ("4711",),
+        "baseline",
+        {},
+        models.Choice(fake.spec, None),
+        progress=progress,
+        cancel=cancel,
+    )
     assert len(got) == 2 and list(got) == seen
     assert all(s.logprob <= 0 for s in got.values())
 
@@ -244,10 +252,15 @@ def test_the_bundled_test_model_scores_five_positions_in_the_app_as_the_engine_d
 
     path = next(s.path for s in list_task_sets() if s.name == NQ_SET)
     tasks = read_tasks(path).tasks
-    docs = {i: cell_document(tasks[0], Cell(documents=5, gold_index=i), encoding=DEFAULT_ENCODING,
-                            tasks=tasks).document
-            for i in range(5)}
-    direct = score_positions(docs, tasks[0].question, list(tasks[0].answers), ModelSpec("local", "smollm2-135m-instruct"))
+    docs = {
+        i: cell_document(
+            tasks[0], Cell(documents=5, gold_index=i), encoding=DEFAULT_ENCODING, tasks=tasks
+        ).document
+        for i in range(5)
+    }
+    direct = score_positions(
+        docs, tasks[0].question, list(tasks[0].answers), ModelSpec("local", "smollm2-135m-instruct")
+    )
     assert {i: t.answer_logprob for i, t in direct.items()} == pytest.approx(values, abs=1e-6)
     with sqlite3.connect(tmp_path / "runs.sqlite") as db:
         stored = db.execute("SELECT COUNT(*) FROM calls WHERE finish_reason = 'score'").fetchone()[0]

@@ -45,11 +45,21 @@ def fill_mq(db: Path, name: str = "mq user sweep") -> None:
     from components.run.runner import run_sweep
     from components.run.store import RunStore
 
-    config = SweepConfig.from_dict({"sweep": {
-        "name": name, "tasks": "squad-dev", "design": "multi-question", "contexts": [4, 8],
-        "questions_per_context": [5], "strategies": ["mq-full", "mq-chunked", "mq-keyword"],
-        "params": {"chunk_tokens": 300}, "concurrency": 1,
-        "models": [{"provider": "fake", "model": "fake-mq"}]}})
+    config = SweepConfig.from_dict(
+        {
+            "sweep": {
+                "name": name,
+                "tasks": "squad-dev",
+                "design": "multi-question",
+                "contexts": [4, 8],
+                "questions_per_context": [5],
+                "strategies": ["mq-full", "mq-chunked", "mq-keyword"],
+                "params": {"chunk_tokens": 300},
+                "concurrency": 1,
+                "models": [{"provider": "fake", "model": "fake-mq"}],
+            }
+        }
+    )
     gold = {t.question.strip(): t.answers[0] for t in config.load_tasks()[:200]}
     provider = FakeProvider(ModelSpec("fake", "fake-mq"), responder=scripted_answers(gold))
     with RunStore(db) as store:
@@ -80,7 +90,10 @@ def texts(at) -> str:
 
 def charts(at) -> dict[str, dict]:
     """Chart key (chart_<name>) -> its figure."""
-    return {re.sub(r"^\$\$ID-[0-9a-f]+-", "", c.proto.id): json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    return {
+        re.sub(r"^\$\$ID-[0-9a-f]+-", "", c.proto.id): json.loads(c.proto.spec)
+        for c in at.get("plotly_chart")
+    }
 
 
 def names(fig: dict) -> list[str]:
@@ -93,18 +106,41 @@ def mq_table(at) -> pd.DataFrame:
 
 # --- the report module, by hand ------------------------------------------------------------------------
 
+
 def test_table_counts_categories_and_per_question_costs():
     from components.report import multiq
 
     rows = []
-    for i, (cat, match) in enumerate([("correct", 1.0), ("correct", 1.0), ("partial", 0.0), ("wrong", 0.0),
-                                      ("not_specified", 0.0)]):
-        rows.append({"strategy": "mq-full", "params": "{}", "model": "fake:m", "contexts": 8,
-                     "questions_per_context": 5, "category": cat, "mq_match": match, "error": None,
-                     "calls": 1 if i == 0 else 0, "input_tokens": 1000 if i == 0 else 0,
-                     "output_tokens": 50 if i == 0 else 0, "cost_usd": None})
-    rows.append({**rows[0], "error": "Transient: boom", "category": None, "mq_match": None, "calls": 0,
-                 "input_tokens": 0, "output_tokens": 0})
+    for i, (cat, match) in enumerate(
+        [("correct", 1.0), ("correct", 1.0), ("partial", 0.0), ("wrong", 0.0), ("not_specified", 0.0)]
+    ):
+        rows.append(
+            {
+                "strategy": "mq-full",
+                "params": "{}",
+                "model": "fake:m",
+                "contexts": 8,
+                "questions_per_context": 5,
+                "category": cat,
+                "mq_match": match,
+                "error": None,
+                "calls": 1 if i == 0 else 0,
+                "input_tokens": 1000 if i == 0 else 0,
+                "output_tokens": 50 if i == 0 else 0,
+                "cost_usd": None,
+            }
+        )
+    rows.append(
+        {
+            **rows[0],
+            "error": "Transient: boom",
+            "category": None,
+            "mq_match": None,
+            "calls": 0,
+            "input_tokens": 0,
+            "output_tokens": 0,
+        }
+    )
     rows.append({**rows[0], "contexts": None})  # not a multi-question trial: left out
     tab = multiq.table(pd.DataFrame(rows))
     assert len(tab) == 1
@@ -113,7 +149,9 @@ def test_table_counts_categories_and_per_question_costs():
     assert (r["correct"], r["partial"], r["not_specified"], r["wrong"]) == (2, 1, 1, 1)
     assert r["accuracy"] == pytest.approx(0.4) and r["lo"] == pytest.approx(0.1176, abs=1e-3)  # Wilson 2/5
     assert r["hi"] == pytest.approx(0.7693, abs=1e-3)
-    assert r["calls_per_question"] == pytest.approx(1 / 6) and r["input_tokens_per_question"] == pytest.approx(1000 / 6)
+    assert r["calls_per_question"] == pytest.approx(1 / 6) and r[
+        "input_tokens_per_question"
+    ] == pytest.approx(1000 / 6)
     assert r["arm"] == "mq-full · m"
 
 
@@ -135,6 +173,7 @@ def test_published_rows_read_as_the_paper_says():
 
 # --- the pages --------------------------------------------------------------------------------------------
 
+
 def test_results_shows_a_multi_question_sweep_of_the_users_store(stores):
     fill_mq(stores / "runs" / "litm.sqlite")
     at = run(RESULTS)
@@ -142,8 +181,13 @@ def test_results_shows_a_multi_question_sweep_of_the_users_store(stores):
     assert "Many questions at once (Context Overloading)" in [h.value for h in at.subheader]
     shown = charts(at)
     assert {"chart_mq-accuracy", "chart_mq-categories", "chart_mq-cost"} <= set(shown)
-    assert any(x.startswith("mq-keyword chunk_tokens=300 · fake-mq · this app (n=") for x in names(shown["chart_mq-accuracy"]))
-    assert any("Context Overloading §5.3" in x for x in names(shown["chart_mq-categories"]))  # the paper's bars
+    assert any(
+        x.startswith("mq-keyword chunk_tokens=300 · fake-mq · this app (n=")
+        for x in names(shown["chart_mq-accuracy"])
+    )
+    assert any(
+        "Context Overloading §5.3" in x for x in names(shown["chart_mq-categories"])
+    )  # the paper's bars
     table = mq_table(at)
     ours = table[table["source"].str.endswith("this app")]
     assert len(ours) == 6 and set(ours["K"]) == {4, 8} and set(ours["questions"]) == {20, 40}
@@ -176,7 +220,9 @@ def test_compare_shows_the_multi_question_arms_by_k(stores):
     shown = charts(at)
     assert {"chart_compare-mq-accuracy", "chart_compare-mq-categories"} <= set(shown)
     table = mq_table(at)
-    assert set(table[table["source"].str.endswith("this app")]["strategy"]) == {a.split(" · ")[0] for a in arms}
+    assert set(table[table["source"].str.endswith("this app")]["strategy"]) == {
+        a.split(" · ")[0] for a in arms
+    }
     # arms are paired on the question within each K (20 + 40 questions): nothing left out
     result_pairs = next(d.value for d in at.dataframe if "matched" in d.value.columns)
     assert (result_pairs["matched"] == 60).all() and (result_pairs["left out"] == 0).all()
@@ -194,7 +240,10 @@ def test_results_and_compare_show_the_shipped_run(tmp_path, monkeypatch):
     table = mq_table(at)
     ours = table[table["source"].str.endswith("this app")]
     assert set(zip(ours["K"], ours["strategy"], strict=True)) == {
-        (k, s) for k in (8, 16) for s in ("mq-full", "mq-chunked chunk_tokens=600", "mq-keyword chunk_tokens=600")}
+        (k, s)
+        for k in (8, 16)
+        for s in ("mq-full", "mq-chunked chunk_tokens=600", "mq-keyword chunk_tokens=600")
+    }
     assert set(ours["source"]) == {"Qwen2.5 Coder 0.5B · this app"}
     assert set(ours["questions"]) == {40, 80}
     assert len(table) == len(ours) + 4  # the paper's four rows at K = 8 and 16
@@ -204,9 +253,11 @@ def test_results_and_compare_show_the_shipped_run(tmp_path, monkeypatch):
 # --- the Playground: one pasted document, several questions ------------------------------------------------
 
 APP = str(ROOT / "webapp" / "app.py")
-HALLS = ("Alpha Hall was built in 1901 by the mason Ada Kerr.\n\n"
-         "The river Brell floods every spring near the mill.\n\n"
-         "The mill on the Brell grinds rye for the town of Oster.")
+HALLS = (
+    "Alpha Hall was built in 1901 by the mason Ada Kerr.\n\n"
+    "The river Brell floods every spring near the mill.\n\n"
+    "The mill on the Brell grinds rye for the town of Oster."
+)
 QUESTIONS = "Who built Alpha Hall? | Ada Kerr\nWhen does the river Brell flood?\tevery spring\nWhat does the mill grind for Oster?"
 
 
@@ -268,7 +319,9 @@ def test_playground_asks_them_and_scores_each_answer(tmp_path, monkeypatch):
         assert len(fake.history) == 1
         rows = next(d.value for d in at.dataframe if "category" in d.value.columns)
         assert list(rows["answer"]) == ["Ada Kerr", "Not specified", "rye"]
-        assert list(rows["category"])[:2] == ["correct", "not_specified"] and pd.isna(rows["category"].iloc[2])
+        assert list(rows["category"])[:2] == ["correct", "not_specified"] and pd.isna(
+            rows["category"].iloc[2]
+        )
         assert "1 call(s) (0 from the cache)" in texts(at) and "1 correct" in texts(at)
         at.button(key="pg_mq_go").click().run()  # again: from the user's store
         assert len(fake.history) == 1 and "1 call(s) (1 from the cache)" in texts(at)

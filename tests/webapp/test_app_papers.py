@@ -34,11 +34,14 @@ def figures(at) -> list[dict]:
 def test_three_papers_with_citations_and_charts():
     at = run()
     assert not at.error
-    assert [t.label for t in at.tabs] == ["Lost in the Middle (Liu et al., 2023)", "R&R (Agrawal et al., 2024)",
-                                          "ALR2 (Li et al., 2024)",
-                                          "Context Overloading in RAG Based Systems (Naved et al., 2025)",
-                                          "Found in the Middle (Hsieh et al., 2024)",
-                                          "Pos2Distill (Wang et al., 2025)"]
+    assert [t.label for t in at.tabs] == [
+        "Lost in the Middle (Liu et al., 2023)",
+        "R&R (Agrawal et al., 2024)",
+        "ALR2 (Li et al., 2024)",
+        "Context Overloading in RAG Based Systems (Naved et al., 2025)",
+        "Found in the Middle (Hsieh et al., 2024)",
+        "Pos2Distill (Wang et al., 2025)",
+    ]
     captions = " ".join(c.value for c in at.caption).replace("\\", "")  # markdown escapes dropped
     assert "arXiv:2307.03172" in captions and "arXiv:2403.05004" in captions and "ALR2" in captions
     assert "arXiv:2406.16008" in captions and "arXiv:2508.15709" in captions

@@ -15,7 +15,8 @@ from components.providers.fake import FakeProvider
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 APP = str(Path(__file__).resolve().parents[2] / "webapp" / "app.py")
 LONG = "\n\n".join(
-    f"Paragraph {i}. " + " ".join(f"filler{i}w{j}" for j in range(40))
+    f"Paragraph {i}. "
+    + " ".join(f"filler{i}w{j}" for j in range(40))
     + (" The vault code is 4711." if i == 17 else "")
     for i in range(1, 31)
 )
@@ -57,8 +58,11 @@ def paste(at: AppTest, text: str, question: str = "", answers: str = "") -> AppT
 
 
 def texts(at: AppTest) -> str:
-    parts = [e.value for kind in ("markdown", "caption", "info", "warning", "error", "success")
-             for e in at.get(kind)]
+    parts = [
+        e.value
+        for kind in ("markdown", "caption", "info", "warning", "error", "success")
+        for e in at.get(kind)
+    ]
     parts += [e.proto.body for e in at.get("html")]
     return "\n".join(str(p) for p in parts)
 
@@ -156,7 +160,9 @@ def test_run_with_a_fake_provider_shows_answer_pages_and_score():
     fake = FakeProvider()
     at = paste(app(fake), LONG, "What is the vault code?", "4711")
     at.selectbox(key="strategy").set_value("icr").run()
-    run = next(b for b in at.button if b.label.replace("\\", "").startswith("Run with openai-compatible:fake-model"))
+    run = next(
+        b for b in at.button if b.label.replace("\\", "").startswith("Run with openai-compatible:fake-model")
+    )
     run.click().run()
     no_trouble(at)
     assert len(fake.history) == 2  # retrieve, then answer

@@ -49,8 +49,11 @@ def test_with_runs_shows_curves_counts_and_errors(stores):
     # the numbers table has n and a CI per point
     frames = [d.value for d in at.dataframe]
     curve = next(f for f in frames if "95% CI low" in f.columns)
-    assert set(curve["series"]) == {"baseline · fake-model · this app", "reprompt · fake-model · this app",
-                                    "rr · fake-model · this app"}  # every line names its model and source
+    assert set(curve["series"]) == {
+        "baseline · fake-model · this app",
+        "reprompt · fake-model · this app",
+        "rr · fake-model · this app",
+    }  # every line names its model and source
     assert curve["n"].sum() == 106
 
 
@@ -90,7 +93,8 @@ def test_results_opens_on_the_newest_sweep_of_the_users_store(stores):
     at = run()
     assert at.multiselect(key="res_sweeps").value == ["your runs#2"]
     assert set(next(d.value for d in at.dataframe if "95% CI low" in d.value.columns)["series"]) == {
-        f"{s} · other-model · this app" for s in ("baseline", "reprompt", "rr")}
+        f"{s} · other-model · this app" for s in ("baseline", "reprompt", "rr")
+    }
     linked = AppTest.from_file(PAGE, default_timeout=60)
     linked.query_params["sweep"] = "your runs#1"
     linked.run()
@@ -242,7 +246,9 @@ def test_chart_titles_keep_a_metrics_capitals(stores):
     fill(stores / "runs" / "litm.sqlite")
     at = run()
     at.selectbox(key="res_metric").set_value("subspan_em").run()
-    titles = [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "") for c in at.get("plotly_chart")]
+    titles = [
+        json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "") for c in at.get("plotly_chart")
+    ]
     assert any(t.startswith("Best subspan EM by answer position") for t in titles), titles
     assert not any("subspan em" in t for t in titles), titles
 
@@ -261,8 +267,10 @@ def test_an_exported_u_curve_names_its_sweep_model_sizes_n_and_date(stores):
     day = __import__("datetime").date.today().isoformat()
     want = "litm-u-curve-position-my-sweep-fake-model-"
     assert any(n.startswith(want) and "-n6-" in n and n.endswith(day) for n in names), names
-    subtitles = " ".join(json.loads(c.proto.spec)["layout"].get("title", {}).get("subtitle", {}).get("text", "")
-                         for c in at.get("plotly_chart")).replace("<br>", " ")
+    subtitles = " ".join(
+        json.loads(c.proto.spec)["layout"].get("title", {}).get("subtitle", {}).get("text", "")
+        for c in at.get("plotly_chart")
+    ).replace("<br>", " ")
     assert f"Sweep my sweep, {day}." in subtitles, subtitles
 
 
@@ -272,7 +280,8 @@ def test_a_curve_over_several_lengths_says_it_pools_them():
     from webapp.results.ucurve import pooled_sizes
 
     two = pd.DataFrame({"length": [2000, 4000, 2000], "documents": [None, None, None]})
-    assert pooled_sizes(two, "length", False) == (" Pooled over 2 lengths (2,000, 4,000 tokens): n counts a "
-                                                   "question once per length.")
+    assert pooled_sizes(two, "length", False) == (
+        " Pooled over 2 lengths (2,000, 4,000 tokens): n counts a question once per length."
+    )
     assert pooled_sizes(two[two["length"] == 2000], "length", False) == ""
     assert pooled_sizes(pd.DataFrame({"documents": [10, 20]}), "documents", True) == ""  # one line per N

@@ -22,19 +22,41 @@ def litm_store(path: Path, *, bounds: bool) -> Path:
         config = {"name": "nq bounds", "strategies": ["closed-book", "oracle"], "n_tasks": 6}
         cells = [("closed-book", None, None, 1), ("oracle", None, None, 5)]
     else:
-        config = {"name": "nq litm", "strategies": ["litm"], "documents": [10], "gold_index": [0, 4, 9],
-                  "n_tasks": 6}
+        config = {
+            "name": "nq litm",
+            "strategies": ["litm"],
+            "documents": [10],
+            "gold_index": [0, 4, 9],
+            "n_tasks": 6,
+        }
         cells = [("litm", 10, i, h) for i, h in HITS.items()]
     sid = store.open_sweep(config["name"], config)
     for strategy, docs, index, hits in cells:
         for t in range(6):
             hit = float(t < hits)
-            store.put_trial(sid, {
-                "trial_key": f"{strategy}-{index}-{t}", "task": f"nq-{t}", "question": "who?", "answers": ["x"],
-                "strategy": strategy, "params": "{}", "model": "local:qwen", "documents": docs,
-                "gold_index": index, "answer": "x" if hit else "y", "score": hit, "subspan_em": hit,
-                "metric": "subspan_em", "calls": 1, "input_tokens": 100, "output_tokens": 5, "cost_usd": 0.0,
-                "latency_s": 0.1})
+            store.put_trial(
+                sid,
+                {
+                    "trial_key": f"{strategy}-{index}-{t}",
+                    "task": f"nq-{t}",
+                    "question": "who?",
+                    "answers": ["x"],
+                    "strategy": strategy,
+                    "params": "{}",
+                    "model": "local:qwen",
+                    "documents": docs,
+                    "gold_index": index,
+                    "answer": "x" if hit else "y",
+                    "score": hit,
+                    "subspan_em": hit,
+                    "metric": "subspan_em",
+                    "calls": 1,
+                    "input_tokens": 100,
+                    "output_tokens": 5,
+                    "cost_usd": 0.0,
+                    "latency_s": 0.1,
+                },
+            )
     store.finish_sweep(sid, "done")
     store.close()
     return path
@@ -75,7 +97,9 @@ def test_results_open_on_the_litm_curve_with_published_overlay_bounds_and_note(s
     assert "closed-book (Qwen2.5 Coder 0.5B · this app): 17% (n=6" in notes  # the bound names its model
     assert "oracle (Qwen2.5 Coder 0.5B · this app): 83% (n=6" in notes
     names = [t.get("name", "") for t in json.loads(spec)["data"] if t.get("showlegend") is not False]
-    assert names and all("Qwen2.5 Coder 0.5B" in n and "this app" in n for n in names if "LITM" not in n), names
+    assert names and all("Qwen2.5 Coder 0.5B" in n and "this app" in n for n in names if "LITM" not in n), (
+        names
+    )
     assert any("GPT-3.5-Turbo · 10 documents · LITM Table 5 (2023)" in n for n in names), names
     curve = next(d.value for d in at.dataframe if "95% CI low" in d.value.columns)
     assert list(curve["position"]) == [0, 4, 9]

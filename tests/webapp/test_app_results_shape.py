@@ -23,25 +23,52 @@ INDEX = (0, 9, 19)
 LINE = "litm · Qwen2.5 Coder 0.5B · 20 documents · this app"
 
 
-def litm_store(path: Path, hits: dict[int, int], n: int, *, logprob=None, measure_only: bool = False,
-               name: str = "nq litm") -> Path:
+def litm_store(
+    path: Path,
+    hits: dict[int, int],
+    n: int,
+    *,
+    logprob=None,
+    measure_only: bool = False,
+    name: str = "nq litm",
+) -> Path:
     """A LITM-style sweep: n tasks at each gold index, the first hits[i] answered right; `logprob(task,
     index)` gives answer_logprob (None: not scored there); `measure_only`: likelihood trials, no answer."""
     store = RunStore(path)
-    sid = store.open_sweep(name, {"name": name, "strategies": ["litm"], "documents": [20],
-                                  "gold_index": list(INDEX), "n_tasks": n})
+    sid = store.open_sweep(
+        name,
+        {"name": name, "strategies": ["litm"], "documents": [20], "gold_index": list(INDEX), "n_tasks": n},
+    )
     for index in INDEX:
         for t in range(n):
             lp = logprob(t, index) if logprob else None
             if measure_only and lp is None:
                 continue
             hit = None if measure_only else float(t < hits[index])
-            store.put_trial(sid, {
-                "trial_key": f"litm-{index}-{t}", "task": f"nq-{t}", "question": "who?", "answers": ["x"],
-                "strategy": "litm", "params": "{}", "model": "local:qwen2.5-coder-0.5b-instruct", "documents": 20,
-                "gold_index": index, "answer": None if measure_only else ("x" if hit else "y"), "score": hit,
-                "subspan_em": hit, "metric": "subspan_em", "calls": 1, "input_tokens": 100, "output_tokens": 5,
-                "cost_usd": 0.0, "latency_s": 0.1, "answer_logprob": lp})
+            store.put_trial(
+                sid,
+                {
+                    "trial_key": f"litm-{index}-{t}",
+                    "task": f"nq-{t}",
+                    "question": "who?",
+                    "answers": ["x"],
+                    "strategy": "litm",
+                    "params": "{}",
+                    "model": "local:qwen2.5-coder-0.5b-instruct",
+                    "documents": 20,
+                    "gold_index": index,
+                    "answer": None if measure_only else ("x" if hit else "y"),
+                    "score": hit,
+                    "subspan_em": hit,
+                    "metric": "subspan_em",
+                    "calls": 1,
+                    "input_tokens": 100,
+                    "output_tokens": 5,
+                    "cost_usd": 0.0,
+                    "latency_s": 0.1,
+                    "answer_logprob": lp,
+                },
+            )
     store.finish_sweep(sid, "done")
     store.close()
     return path
@@ -83,12 +110,18 @@ def arr(v) -> list[float]:
 
 
 def matrix(hits: dict[int, int], n: int) -> pd.DataFrame:
-    return pd.DataFrame({i: [float(t < hits[i]) for t in range(n)] for i in INDEX},
-                        index=[f"nq-{t}" for t in range(n)]).sort_index()  # the store's order: by task id
+    return pd.DataFrame(
+        {i: [float(t < hits[i]) for t in range(n)] for i in INDEX}, index=[f"nq-{t}" for t in range(n)]
+    ).sort_index()  # the store's order: by task id
 
 
-@pytest.mark.parametrize("hits, n, label", [({0: 36, 9: 8, 19: 34}, 40, "A U shape (lost in the middle)"),
-                                             ({0: 5, 9: 4, 19: 5}, 10, "No clear shape at this n")])
+@pytest.mark.parametrize(
+    "hits, n, label",
+    [
+        ({0: 36, 9: 8, 19: 34}, 40, "A U shape (lost in the middle)"),
+        ({0: 5, 9: 4, 19: 5}, 10, "No clear shape at this n"),
+    ],
+)
 def test_the_shape_sentence_is_the_data_s(shipped, hits, n, label):
     litm_store(shipped / "local-qwen-nq-litm.sqlite", hits, n)
     at = run()
@@ -98,7 +131,10 @@ def test_the_shape_sentence_is_the_data_s(shipped, hits, n, label):
     assert lines == [f"**{LINE}.** {expected}"]
     assert expected.startswith(label)
     if label.startswith("No clear"):
-        assert f"about {shape.curve_shape(matrix(hits, n), binary=True).questions_needed:,} questions" in lines[0]
+        assert (
+            f"about {shape.curve_shape(matrix(hits, n), binary=True).questions_needed:,} questions"
+            in lines[0]
+        )
     else:
         assert "95% interval +" in lines[0]  # the index's interval excludes zero
 
@@ -125,8 +161,14 @@ def lp(t: int, index: int):
 
 def test_results_opens_on_a_likelihood_run_with_its_curve_band_and_n(shipped):
     litm_store(shipped / "local-qwen-nq-litm.sqlite", {0: 5, 9: 3, 19: 4}, 8)
-    litm_store(shipped / "local-qwen-nq-likelihood20.sqlite", {}, 8, logprob=lp, measure_only=True,
-               name="nq likelihood")
+    litm_store(
+        shipped / "local-qwen-nq-likelihood20.sqlite",
+        {},
+        8,
+        logprob=lp,
+        measure_only=True,
+        name="nq likelihood",
+    )
     at = run()
     assert LIKELIHOOD.label in at.selectbox(key="res_metric").options
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
@@ -142,8 +184,12 @@ def test_results_opens_on_a_likelihood_run_with_its_curve_band_and_n(shipped):
     assert all(a < m < b for a, m, b in zip(lo, arr(line["y"]), hi, strict=True))
     lines = shape_lines(at)
     assert len(lines) == 2  # accuracy's line, then the likelihood's
-    expected = shape.curve_shape(full.set_axis([f"nq-{t}" for t in range(8) if t != 7]).sort_index(), x_name="gold_index",
-                                 binary=False, unit="nats").sentence
+    expected = shape.curve_shape(
+        full.set_axis([f"nq-{t}" for t in range(8) if t != 7]).sort_index(),
+        x_name="gold_index",
+        binary=False,
+        unit="nats",
+    ).sentence
     assert lines[1].startswith(f"**{LINE}.** {expected}")
     assert "1 question(s) not scored at every position of this line are left out" in lines[1]
     assert "nats" in lines[1] and "points" not in lines[1]
@@ -159,8 +205,14 @@ def test_results_opens_on_a_likelihood_run_with_its_curve_band_and_n(shipped):
 
 def test_a_link_opens_the_likelihood_on_its_own(shipped):
     litm_store(shipped / "local-qwen-nq-litm.sqlite", {0: 5, 9: 3, 19: 4}, 8)
-    litm_store(shipped / "local-qwen-nq-likelihood20.sqlite", {}, 8, logprob=lp, measure_only=True,
-               name="nq likelihood")
+    litm_store(
+        shipped / "local-qwen-nq-likelihood20.sqlite",
+        {},
+        8,
+        logprob=lp,
+        measure_only=True,
+        name="nq likelihood",
+    )
     at = AppTest.from_file(PAGE, default_timeout=120)
     at.query_params["metric"] = LIKELIHOOD.column
     run(at)

@@ -31,7 +31,9 @@ def db(tmp_path, monkeypatch):
     path = tmp_path / "runs" / "litm.sqlite"
     monkeypatch.setenv("LITM_DB", str(path))
     monkeypatch.setenv("LITM_SHIPPED_RUNS", str(tmp_path / "none"))
-    monkeypatch.setattr(sharing, "_cookie", lambda: COOKIE)  # a browser of its own: adopts no other test's work
+    monkeypatch.setattr(
+        sharing, "_cookie", lambda: COOKIE
+    )  # a browser of its own: adopts no other test's work
     yield path
     jobs.stop_all(10)
 
@@ -62,8 +64,13 @@ def test_every_shipped_run_series_in_results_names_its_model(tmp_path, monkeypat
             at.radio(key="res_u_axis").set_value(axis).run()
         assert not at.exception
         # the U-curve tab's chart (the multi-question view of the shipped run, folded, has charts of its own)
-        u = [i for i, c in enumerate(at.get("plotly_chart"))
-             if re.search(r"by answer position|by the gold document", json.dumps(json.loads(c.proto.spec)["layout"]))]
+        u = [
+            i
+            for i, c in enumerate(at.get("plotly_chart"))
+            if re.search(
+                r"by answer position|by the gold document", json.dumps(json.loads(c.proto.spec)["layout"])
+            )
+        ]
         assert u, "no U-curve chart"
         names = legend_names(at)[u[0]]
         ours = [n for n in names if "LITM" not in n and "R&amp;R" not in n and "R&R" not in n]
@@ -132,8 +139,10 @@ def my_sweep(db: Path, name: str, model: str, seed: int) -> None:
     fill(db, name=name, model=model, seed=seed)
     browser = hashlib.sha256(b"litm-browser:" + COOKIE.encode()).hexdigest()[:16]
     with sqlite3.connect(db) as c:
-        c.execute("UPDATE sweeps SET owner = ?, created = created + 100 WHERE name = ?",
-                  (f"{'f' * 16}.{browser}", name))
+        c.execute(
+            "UPDATE sweeps SET owner = ?, created = created + 100 WHERE name = ?",
+            (f"{'f' * 16}.{browser}", name),
+        )
 
 
 def test_compare_opens_on_this_browsers_latest_sweep_and_keeps_arms(db):

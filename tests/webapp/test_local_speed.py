@@ -12,8 +12,15 @@ from webapp.services.models import duration, speed
 
 
 def trials(model: str, shipped: bool, pairs: list[tuple[int, float]]) -> pd.DataFrame:
-    return pd.DataFrame({"model": model, "shipped": shipped, "input_tokens": [p[0] for p in pairs],
-                         "output_tokens": 5, "latency_s": [p[1] for p in pairs]})
+    return pd.DataFrame(
+        {
+            "model": model,
+            "shipped": shipped,
+            "input_tokens": [p[0] for p in pairs],
+            "output_tokens": 5,
+            "latency_s": [p[1] for p in pairs],
+        }
+    )
 
 
 def test_speed_is_measured_from_this_users_runs_first_then_the_shipped_ones():
@@ -48,6 +55,7 @@ class Status:
         class Slot:
             def markdown(self, text):
                 status.shown.append(text)
+
         return Slot()
 
 
@@ -80,5 +88,7 @@ def test_the_playgrounds_estimate_comes_from_this_machine_only(monkeypatch):
     monkeypatch.setattr(run.sharing, "load_runs", lambda in_url=False: (shipped, None, None))
     assert run.expected_seconds(choice, 2000) is None
     mine = trials(model, False, [(2000, 10.0)] * 3)
-    monkeypatch.setattr(run.sharing, "load_runs", lambda in_url=False: (pd.concat([shipped, mine]), None, None))
+    monkeypatch.setattr(
+        run.sharing, "load_runs", lambda in_url=False: (pd.concat([shipped, mine]), None, None)
+    )
     assert round(run.expected_seconds(choice, 2000)) == 10

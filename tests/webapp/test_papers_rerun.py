@@ -16,8 +16,12 @@ from components.tasks.samples import config_path
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "webapp" / "papers" / "page.py")
 EXPERIMENTS_PAGE = str(ROOT / "webapp" / "experiments" / "page.py")
-FOUR = ["Lost in the Middle (Liu et al., 2023)", "R&R (Agrawal et al., 2024)", "ALR2 (Li et al., 2024)",
-        "Context Overloading in RAG Based Systems (Naved et al., 2025)"]
+FOUR = [
+    "Lost in the Middle (Liu et al., 2023)",
+    "R&R (Agrawal et al., 2024)",
+    "ALR2 (Li et al., 2024)",
+    "Context Overloading in RAG Based Systems (Naved et al., 2025)",
+]
 CELL = re.compile(r"^\d+/\d+ = \d+% \(\d+%–\d+%\)$")  # right/n = share (Wilson 95% interval)
 
 
@@ -69,7 +73,9 @@ def test_litm_20_documents_beside_ours():
     assert pub.loc["0", "GPT-3.5-Turbo"] == "75.8" and pub.loc["9", "GPT-3.5-Turbo"] == "53.8"
     ours = papers.ours_table(exp).set_index("gold index")
     assert list(ours.index) == ["0", "4", "9", "14", "19"]
-    assert ours.loc["0", "LITM QA (litm)"].startswith(f"{int(ours.loc['0', 'LITM QA (litm)'].split('/')[0])}/")
+    assert ours.loc["0", "LITM QA (litm)"].startswith(
+        f"{int(ours.loc['0', 'LITM QA (litm)'].split('/')[0])}/"
+    )
     assert all(int(v.split("/")[1].split(" ")[0]) == papers.ours_n(exp) for v in ours["LITM QA (litm)"])
 
 
@@ -78,7 +84,9 @@ def test_context_overloading_table_is_section_5_3(at):
     pub = frames(tab)[0].set_index(["K", "strategy"])  # shown as text, "–" where the paper printed nothing
     assert pub.loc[("8", "mq-full"), ["incorrect", "partially correct"]].tolist() == ["9", "–"]
     assert pub.loc[("8", "mq-keyword"), ["incorrect", "partially correct"]].tolist() == ["4", "2"]
-    assert pub.loc[("16", "mq-full"), "incorrect"] == "25" and pub.loc[("16", "mq-keyword"), "incorrect"] == "9"
+    assert (
+        pub.loc[("16", "mq-full"), "incorrect"] == "25" and pub.loc[("16", "mq-keyword"), "incorrect"] == "9"
+    )
     ours = frames(tab)[1]
     assert set(ours["K"]) == {"8", "16"} and set(ours["questions"]) == {"40", "80"}
     assert all(CELL.match(v) for v in ours["correct (95% CI)"])
@@ -101,7 +109,10 @@ def test_every_bundled_config_of_the_page_parses():
         config = SweepConfig.from_toml(config_path(exp.config))
         assert config.strategies, exp.key
         if exp.preset:  # the Experiments grid is the config's own
-            assert list(config.strategies) == exp.preset["strategies"] and list(config.lengths) == exp.preset["lengths"]
+            assert (
+                list(config.strategies) == exp.preset["strategies"]
+                and list(config.lengths) == exp.preset["lengths"]
+            )
 
 
 def test_the_grid_opens_in_experiments(at):

@@ -40,21 +40,42 @@ def choose(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, li
     c1, c2 = st.columns([3, 1])
     labels = dict(zip(sweeps["sweep_key"], sweeps["label"], strict=True))
     have = stores.with_trials(sweeps, trials)
-    chosen = pickers.multi(c1, "Sweeps", have, State.cmp_sweeps, format_func=lambda k: labels.get(k, k),
-                           placeholder="every sweep of every store")
+    chosen = pickers.multi(
+        c1,
+        "Sweeps",
+        have,
+        State.cmp_sweeps,
+        format_func=lambda k: labels.get(k, k),
+        placeholder="every sweep of every store",
+    )
     part = trials[trials["sweep_key"].isin(chosen)] if chosen else trials
     lengths = sorted(int(x) for x in pd.to_numeric(part["length"], errors="coerce").dropna().unique())
-    length = pickers.select(c2, "Document length", [url.ALL_LENGTHS, *map(str, lengths)], State.cmp_length,
-                            help="cost per 1,000 questions depends on the length: compare at one")
+    length = pickers.select(
+        c2,
+        "Document length",
+        [url.ALL_LENGTHS, *map(str, lengths)],
+        State.cmp_length,
+        help="cost per 1,000 questions depends on the length: compare at one",
+    )
     part = analysis.filter_length(part, None if length in (None, url.ALL_LENGTHS) else int(length))
     t = analysis.prepare(part)
     ranked = analysis.arms(t).sort_values("accuracy", ascending=False)["label"].tolist()
     default = analysis.default_arms(t, ranked)
-    if state.cmp_sweeps_for is not None and state.cmp_sweeps_for != chosen and "arm" not in url.given("compare"):
+    if (
+        state.cmp_sweeps_for is not None
+        and state.cmp_sweeps_for != chosen
+        and "arm" not in url.given("compare")
+    ):
         state.cmp_arms = None  # other sweeps: their own default arms, never an empty list
     state.cmp_sweeps_for = list(chosen)
-    arms = pickers.multi(st, "Arms (strategy, parameters, model)", ranked, State.cmp_arms, default=default,
-                         placeholder="choose two or more arms")
+    arms = pickers.multi(
+        st,
+        "Arms (strategy, parameters, model)",
+        ranked,
+        State.cmp_arms,
+        default=default,
+        placeholder="choose two or more arms",
+    )
     return t, arms
 
 
@@ -62,12 +83,23 @@ def pricing_controls() -> tuple[str | None, bool]:
     c1, c2 = st.columns([3, 1])
     table = parts.session_prices()
     every = [f"{p}:{m}" for p, ms in (table or models.PRICES).items() for m in sorted(ms)]
-    price = pickers.select(c1, "Price every arm as", [parts.OWN, *every], State.cmp_price_model,
-                           help="re-price the stored token counts of every arm at another model's list price")
-    batch = pickers.toggle(c2, "Batch prices", State.cmp_batch,
-                           help="the providers' batch APIs: half the list price (OpenAI, Anthropic)")
+    price = pickers.select(
+        c1,
+        "Price every arm as",
+        [parts.OWN, *every],
+        State.cmp_price_model,
+        help="re-price the stored token counts of every arm at another model's list price",
+    )
+    batch = pickers.toggle(
+        c2,
+        "Batch prices",
+        State.cmp_batch,
+        help="the providers' batch APIs: half the list price (OpenAI, Anthropic)",
+    )
     edited = " · edited for this session" if table is not None else ""
-    with st.expander(f"Prices: table dated {models.PRICES_DATE}{edited} (see sources, edit for this session)"):
+    with st.expander(
+        f"Prices: table dated {models.PRICES_DATE}{edited} (see sources, edit for this session)"
+    ):
         parts.price_editor(st)
     return (None if price == parts.OWN else price), batch
 
@@ -76,64 +108,107 @@ def tables(result: dict) -> None:
     arms = result["arms"]
     priced = sorted(set(arms["priced_as"].dropna().astype(str)))
     numbers = figures.arm_numbers(arms)
-    table = pd.DataFrame({
-        "#": arms["label"].map(numbers), "arm": arms["label"], "n": arms["n"],
-        "accuracy (95% CI)": [f"{100 * a:.1f}% ({100 * lo:.0f}–{100 * hi:.0f})" if n else "not measured"
-                              for n, a, lo, hi in zip(arms["n"], arms["accuracy"], arms["lo"], arms["hi"],
-                                                      strict=True)],
-        "$ per 1,000 questions": [analysis.money(x) if x == x else "unknown" for x in arms["cost_per_1000_usd"]],
-        "calls / q": arms["calls_per_question"],
-        "s / q": [analysis.seconds_text(x) for x in arms["latency_s_per_question"]],
-        "errors": arms["errors"], "Pareto": ["dominated" if d else "front" for d in arms["dominated"]]})
-    st.dataframe(table.sort_values("#"), hide_index=True, width="stretch", column_config={
-            "#": st.column_config.NumberColumn(width="small", help="the arm's number on the accuracy-cost chart"),
+    table = pd.DataFrame(
+        {
+            "#": arms["label"].map(numbers),
+            "arm": arms["label"],
+            "n": arms["n"],
+            "accuracy (95% CI)": [
+                f"{100 * a:.1f}% ({100 * lo:.0f}–{100 * hi:.0f})" if n else "not measured"
+                for n, a, lo, hi in zip(arms["n"], arms["accuracy"], arms["lo"], arms["hi"], strict=True)
+            ],
+            "$ per 1,000 questions": [
+                analysis.money(x) if x == x else "unknown" for x in arms["cost_per_1000_usd"]
+            ],
+            "calls / q": arms["calls_per_question"],
+            "s / q": [analysis.seconds_text(x) for x in arms["latency_s_per_question"]],
+            "errors": arms["errors"],
+            "Pareto": ["dominated" if d else "front" for d in arms["dominated"]],
+        }
+    )
+    st.dataframe(
+        table.sort_values("#"),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "#": st.column_config.NumberColumn(
+                width="small", help="the arm's number on the accuracy-cost chart"
+            ),
             "arm": st.column_config.TextColumn(help="strategy, parameters and model: the whole name"),
             "accuracy (95% CI)": st.column_config.TextColumn(help="accuracy and its Wilson 95% interval"),
             "$ per 1,000 questions": st.column_config.TextColumn(help="at the prices below"),
-            "calls / q": st.column_config.NumberColumn(format="%.2f", help="LLM calls per question", width="small"),
+            "calls / q": st.column_config.NumberColumn(
+                format="%.2f", help="LLM calls per question", width="small"
+            ),
             "s / q": st.column_config.TextColumn(
                 help="mean seconds in calls per question; unknown for batch answers (no time per request)",
-                width="small"),
-            "n": st.column_config.NumberColumn(width="small"), "errors": st.column_config.NumberColumn(width="small"),
-            "Pareto": st.column_config.TextColumn(width="small")})
+                width="small",
+            ),
+            "n": st.column_config.NumberColumn(width="small"),
+            "errors": st.column_config.NumberColumn(width="small"),
+            "Pareto": st.column_config.TextColumn(width="small"),
+        },
+    )
     unscored = arms[(arms["n"] == 0) & (arms["errors"] < arms["trials"])]["label"].tolist()
     if unscored:
-        st.caption(md(", ".join(unscored)) + ": no answer was generated, so no accuracy (a likelihood sweep "
-                   "scores the gold answer instead; its curve is under the accuracy charts below).")
+        st.caption(
+            md(", ".join(unscored)) + ": no answer was generated, so no accuracy (a likelihood sweep "
+            "scores the gold answer instead; its curve is under the accuracy charts below)."
+        )
     if priced:
         st.caption("Priced as: " + md(", ".join(priced)) + f" (list prices dated {models.PRICES_DATE}).")
     # an arm with no answer scored has no matched trials by nature: the line above says why, not this one
     unmatched = [p for p in result["pairs"] if not p.n_matched and not {p.a, p.b} & set(unscored)]
     pairs = [p for p in result["pairs"] if p.n_matched]
     if unmatched:
-        st.caption("No matched trials (no task and cell in common), so no difference can be measured: "
-                   + "; ".join(f"{md(p.a)} vs {md(p.b)}" for p in unmatched))
+        st.caption(
+            "No matched trials (no task and cell in common), so no difference can be measured: "
+            + "; ".join(f"{md(p.a)} vs {md(p.b)}" for p in unmatched)
+        )
     if pairs:
-        st.markdown(f"**Pairs** (paired on task and cell; Newcombe 95% interval; exact McNemar test, and its p "
-                    f"adjusted by Holm's method for the {len(result['pairs'])} pairs shown: the verdict reads the "
-                    "adjusted one)")
-        st.dataframe(pd.DataFrame({
-            "a": [p.a for p in pairs], "b": [p.b for p in pairs],
-            "difference a − b": [p.diff * 100 for p in pairs], "low": [p.ci[0] * 100 for p in pairs],
-            "high": [p.ci[1] * 100 for p in pairs], "p": [p.p_value for p in pairs],
-            "p (Holm)": [p.p_holm for p in pairs],
-            "matched": [p.n_matched for p in pairs], "left out": [p.left_out for p in pairs],
-            "only a right": [p.only_a for p in pairs], "only b right": [p.only_b for p in pairs]}),
-            hide_index=True, width="stretch", column_config={
+        st.markdown(
+            f"**Pairs** (paired on task and cell; Newcombe 95% interval; exact McNemar test, and its p "
+            f"adjusted by Holm's method for the {len(result['pairs'])} pairs shown: the verdict reads the "
+            "adjusted one)"
+        )
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    "a": [p.a for p in pairs],
+                    "b": [p.b for p in pairs],
+                    "difference a − b": [p.diff * 100 for p in pairs],
+                    "low": [p.ci[0] * 100 for p in pairs],
+                    "high": [p.ci[1] * 100 for p in pairs],
+                    "p": [p.p_value for p in pairs],
+                    "p (Holm)": [p.p_holm for p in pairs],
+                    "matched": [p.n_matched for p in pairs],
+                    "left out": [p.left_out for p in pairs],
+                    "only a right": [p.only_a for p in pairs],
+                    "only b right": [p.only_b for p in pairs],
+                }
+            ),
+            hide_index=True,
+            width="stretch",
+            column_config={
                 "difference a − b": st.column_config.NumberColumn(format="%+.1f pts"),
                 "low": st.column_config.NumberColumn("95% low", format="%+.1f"),
                 "high": st.column_config.NumberColumn("95% high", format="%+.1f"),
                 "p": st.column_config.NumberColumn("p (McNemar)", format="%.3g", help="raw: this pair alone"),
                 "p (Holm)": st.column_config.NumberColumn(
-                    "p (Holm)", format="%.3g", help="adjusted for the many pairs shown (Holm 1979, statsmodels "
-                    "multipletests): what every verdict reads")})
+                    "p (Holm)",
+                    format="%.3g",
+                    help="adjusted for the many pairs shown (Holm 1979, statsmodels "
+                    "multipletests): what every verdict reads",
+                ),
+            },
+        )
 
 
 SEP = "  vs  "
 
 
 def pick_pair(labels: list[str], result: dict) -> tuple[str, str] | None:
-    options = [f"{a}{SEP}{b}" for i, a in enumerate(labels) for b in labels[i + 1:]]
+    options = [f"{a}{SEP}{b}" for i, a in enumerate(labels) for b in labels[i + 1 :]]
     if not options:
         return None
     state = State()
@@ -141,8 +216,9 @@ def pick_pair(labels: list[str], result: dict) -> tuple[str, str] | None:
     if named and state.cmp_pair_for != labels and "pair" not in url.given("compare"):
         state.cmp_pair = f"{named[0]}{SEP}{named[1]}"  # the pair the recommendation names
     state.cmp_pair_for = list(labels)
-    chosen = pickers.select(st, "Pair", options, State.cmp_pair,
-                            help="the pair the recommendation names, to begin with")
+    chosen = pickers.select(
+        st, "Pair", options, State.cmp_pair, help="the pair the recommendation names, to begin with"
+    )
     return tuple(chosen.split(SEP, 1)) if chosen else None
 
 
@@ -155,14 +231,22 @@ def planner(result: dict, pair: tuple[str, str] | None) -> None:
     cells = analysis.cells_per_task(t, list(pair or []))
     plan = analysis.plan(p, result["arms"], difference=d / 100, power=power, cells_per_task=cells)
     cost = "unknown (no price)" if plan["cost_usd"] is None else f"${plan['cost_usd']:,.2f}"
-    c3.metric("Tasks needed", f"{plan['tasks']:,}", help=f"{plan['pairs']:,} matched trials over {cells} cells")
-    st.caption(f"{plan['pairs']:,} matched trials ({plan['tasks']:,} tasks × {cells} cells) to tell a {d:.0f}-point "
-               f"difference apart with power {power} at alpha 0.05 (exact McNemar; Connor 1987), using "
-               f"{'the discordance seen in this pair' if plan['discordance_source'] == 'seen' else 'a default'} "
-               f"of {plan['discordance']:.2f}. Running both arms on them costs about {cost}.")
-    if pair and st.button("Plan this sweep in Experiments", key=State.cmp_to_experiments.key, icon=":material/tune:",
-                          help="fills the Experiments grid with these two arms' strategies, parameters, "
-                               "lengths and positions, and this many tasks"):
+    c3.metric(
+        "Tasks needed", f"{plan['tasks']:,}", help=f"{plan['pairs']:,} matched trials over {cells} cells"
+    )
+    st.caption(
+        f"{plan['pairs']:,} matched trials ({plan['tasks']:,} tasks × {cells} cells) to tell a {d:.0f}-point "
+        f"difference apart with power {power} at alpha 0.05 (exact McNemar; Connor 1987), using "
+        f"{'the discordance seen in this pair' if plan['discordance_source'] == 'seen' else 'a default'} "
+        f"of {plan['discordance']:.2f}. Running both arms on them costs about {cost}."
+    )
+    if pair and st.button(
+        "Plan this sweep in Experiments",
+        key=State.cmp_to_experiments.key,
+        icon=":material/tune:",
+        help="fills the Experiments grid with these two arms' strategies, parameters, "
+        "lengths and positions, and this many tasks",
+    ):
         try:
             parts.plan_in_experiments(t, pair, plan["tasks"])
         except Exception:  # noqa: BLE001 - the page runs outside the app's navigation
@@ -174,26 +258,50 @@ def failures(t: pd.DataFrame, pair: tuple[str, str]) -> None:
     shown = f"; the first {len(fail):,} are listed" if total > len(fail) else ""
     st.caption(f"{total:,} matched trial(s) that at least one arm got wrong (0 wrong, 1 right){shown}.")
     if not fail.empty:
-        st.dataframe(fail.rename(columns={"answer_a": f"answer: {pair[0]}", "answer_b": f"answer: {pair[1]}",
-                                          "ok_a": "a right", "ok_b": "b right"}).dropna(axis=1, how="all"),
-                     hide_index=True, width="stretch", height=320)
+        st.dataframe(
+            fail.rename(
+                columns={
+                    "answer_a": f"answer: {pair[0]}",
+                    "answer_b": f"answer: {pair[1]}",
+                    "ok_a": "a right",
+                    "ok_b": "b right",
+                }
+            ).dropna(axis=1, how="all"),
+            hide_index=True,
+            width="stretch",
+            height=320,
+        )
 
 
 def decision_rule(where) -> tuple[float, float]:
     """The non-inferiority margin (points) and the minimum saving (% of cost) the verdict uses."""
     c1, c2, c3 = where.columns([1, 1, 2])
-    margin = c1.number_input("Margin (points)", 0.5, 50.0, step=0.5, format="%.1f", key=State.cmp_margin.key,
-                             help="a cheaper arm is recommended only if its 95% paired interval shows it at most "
-                                  "this many points less accurate than the most accurate arm")
-    saving = c2.number_input("Minimum saving (% of cost)", 0.0, 90.0, step=5.0, format="%.0f",
-                             key=State.cmp_min_saving.key,
-                             help="and only if it saves at least this share of the most accurate arm's cost per "
-                                  "1,000 questions")
-    c3.caption(f"**Decision rule.** Defaults: a margin of {100 * analysis.DEFAULT_MARGIN:.0f} points and a "
-               f"minimum saving of {100 * analysis.DEFAULT_MIN_SAVING:.0f}% of cost. A cheaper arm is recommended "
-               "only when it is non-inferior within the margin and saves at least the minimum (confident); else "
-               "the most accurate arm if it beats every other after Holm's correction (confident); else it is a tie, "
-               "and the cheapest of the arms the data cannot tell apart is recommended (not yet).")
+    margin = c1.number_input(
+        "Margin (points)",
+        0.5,
+        50.0,
+        step=0.5,
+        format="%.1f",
+        key=State.cmp_margin.key,
+        help="a cheaper arm is recommended only if its 95% paired interval shows it at most "
+        "this many points less accurate than the most accurate arm",
+    )
+    saving = c2.number_input(
+        "Minimum saving (% of cost)",
+        0.0,
+        90.0,
+        step=5.0,
+        format="%.0f",
+        key=State.cmp_min_saving.key,
+        help="and only if it saves at least this share of the most accurate arm's cost per 1,000 questions",
+    )
+    c3.caption(
+        f"**Decision rule.** Defaults: a margin of {100 * analysis.DEFAULT_MARGIN:.0f} points and a "
+        f"minimum saving of {100 * analysis.DEFAULT_MIN_SAVING:.0f}% of cost. A cheaper arm is recommended "
+        "only when it is non-inferior within the margin and saves at least the minimum (confident); else "
+        "the most accurate arm if it beats every other after Holm's correction (confident); else it is a tie, "
+        "and the cheapest of the arms the data cannot tell apart is recommended (not yet)."
+    )
     return float(margin) / 100, float(saving) / 100
 
 
@@ -207,11 +315,17 @@ def verdict_box(result: dict) -> None:
     if parts.all_free(result["arms"]):
         ref = analysis.REFERENCE_MODEL
         c1, c2 = st.columns([3, 1], vertical_alignment="center")
-        c1.caption(f"Every arm here runs free (a local model). Their token counts differ, so the verdict and the "
-                   f"chart price them at **{md(ref)}**'s list price (dated {models.PRICES_DATE}) for reference; "
-                   "price every arm so to see those dollars in the tables too.")
-        c2.button(f"Price as {ref.partition(':')[2]}", key=State.cmp_use_reference.key, icon=":material/sell:",
-                  on_click=parts.use_reference_price)
+        c1.caption(
+            f"Every arm here runs free (a local model). Their token counts differ, so the verdict and the "
+            f"chart price them at **{md(ref)}**'s list price (dated {models.PRICES_DATE}) for reference; "
+            "price every arm so to see those dollars in the tables too."
+        )
+        c2.button(
+            f"Price as {ref.partition(':')[2]}",
+            key=State.cmp_use_reference.key,
+            icon=":material/sell:",
+            on_click=parts.use_reference_price,
+        )
 
 
 def overlay_picker(where, t: pd.DataFrame, labels: list[str]) -> pd.DataFrame | None:
@@ -220,12 +334,18 @@ def overlay_picker(where, t: pd.DataFrame, labels: list[str]) -> pd.DataFrame | 
     if options.empty:
         return None
     titles = dict(zip(options["label"], options["title"], strict=True))
-    chosen = pickers.multi(where, "Overlay published curves", list(titles), State.cmp_u_overlay, placeholder="none",
-                           format_func=titles.get,
-                           help="Lost in the Middle Tables 5-7, then later papers' curves of the same NQ "
-                                "experiment (Found in the Middle, Pos2Distill), each naming its model, method "
-                                "and paper; as published, with the paper's own metric (best-subspan EM or "
-                                "accuracy), beside the arms' primary metric")
+    chosen = pickers.multi(
+        where,
+        "Overlay published curves",
+        list(titles),
+        State.cmp_u_overlay,
+        placeholder="none",
+        format_func=titles.get,
+        help="Lost in the Middle Tables 5-7, then later papers' curves of the same NQ "
+        "experiment (Found in the Middle, Pos2Distill), each naming its model, method "
+        "and paper; as published, with the paper's own metric (best-subspan EM or "
+        "accuracy), beside the arms' primary metric",
+    )
     return options[options["label"].isin(chosen)] if chosen else None
 
 
@@ -233,30 +353,47 @@ def charts_section(t: pd.DataFrame, result: dict, labels: list[str]) -> None:
     present = State().present
     note = parts.note(t, labels)
     with guard("the charts"):
-        charts.show(parts.pareto(result["arms"]), "pareto", "one point per arm, numbered as in the table above: "
-                    "right costs more per 1,000 questions, higher is more accurate (bars: 95% Wilson intervals); "
-                    "grey arms are dominated (another arm is as accurate for less); arms on one spot share a "
-                    "point.", series=False, note=note, height=420 if present else 480)
+        charts.show(
+            parts.pareto(result["arms"]),
+            "pareto",
+            "one point per arm, numbered as in the table above: "
+            "right costs more per 1,000 questions, higher is more accurate (bars: 95% Wilson intervals); "
+            "grey arms are dominated (another arm is as accurate for less); arms on one spot share a "
+            "point.",
+            series=False,
+            note=note,
+            height=420 if present else 480,
+        )
         with st.container():
             over = overlay_picker(st, t, labels)
-            charts.show(parts.u_curves(t, labels, over), "compare-u-curves", "accuracy of each arm where the "
-                        "answer sits; lines apart by more than their bands differ at that position" + (
-                            "; dotted lines with hollow markers are published curves." if over is not None else "."),
-                        note=parts.note(t, labels, over), names=parts.overlay_names(over),
-                        height=420 if present else None)
-        curves.shape_sentences(parts.u_curve_shapes(t, labels), "accuracy, primary metric")  # the page's width
+            charts.show(
+                parts.u_curves(t, labels, over),
+                "compare-u-curves",
+                "accuracy of each arm where the "
+                "answer sits; lines apart by more than their bands differ at that position"
+                + ("; dotted lines with hollow markers are published curves." if over is not None else "."),
+                note=parts.note(t, labels, over),
+                names=parts.overlay_names(over),
+                height=420 if present else None,
+            )
+        curves.shape_sentences(
+            parts.u_curve_shapes(t, labels), "accuracy, primary metric"
+        )  # the page's width
         part, x, title, size = parts.u_curve_parts(t, labels)
         if curves.has_likelihood(part):
-            curves.likelihood_chart(part, part["arm"], x, size, title, name="compare-likelihood",
-                                    height=420 if present else None)
+            curves.likelihood_chart(
+                part, part["arm"], x, size, title, name="compare-likelihood", height=420 if present else None
+            )
 
 
 def main() -> None:
     state = session.start("compare")
     st.title("Compare")
     if not state.present:
-        st.caption("Choose two or more arms (strategy × parameters × model) from any run store. Trials are paired "
-                   "on task and cell, so the test is McNemar's exact test on the pairs the arms answered differently.")
+        st.caption(
+            "Choose two or more arms (strategy × parameters × model) from any run store. Trials are paired "
+            "on task and cell, so the test is McNemar's exact test on the pairs the arms answered differently."
+        )
     trials, sweeps, problems = sharing.load_runs()
     for p in problems:
         st.warning(f"Could not read a run store: {md(p)}")
@@ -269,16 +406,24 @@ def main() -> None:
         with st.expander("Arms, sweeps and prices", expanded=not state.present):
             t, labels = choose(trials, sweeps)
             price_model, batch = pricing_controls()
-        margin, min_saving = decision_rule(st.expander("Decision rule: margin and minimum saving")
-                                           if state.present else st.container())
+        margin, min_saving = decision_rule(
+            st.expander("Decision rule: margin and minimum saving") if state.present else st.container()
+        )
     if len(labels) < 2:
         with body:
             st.info("Choose at least two arms to compare.")
         url.link("compare")
         return
-    result = analysis.compare(t, labels, price_model=price_model, batch=batch, prices=parts.session_prices(),
-                              difference=float(state.cmp_difference or 5) / 100, margin=margin,
-                              min_saving=min_saving)
+    result = analysis.compare(
+        t,
+        labels,
+        price_model=price_model,
+        batch=batch,
+        prices=parts.session_prices(),
+        difference=float(state.cmp_difference or 5) / 100,
+        margin=margin,
+        min_saving=min_saving,
+    )
     result["trials"] = t
     with body:
         if state.present:
@@ -291,10 +436,17 @@ def main() -> None:
         pair = pick_pair(labels, result)
         if pair:
             with guard("the differences"):
-                charts.show(parts.differences(t, *pair), "compare-differences", "above zero the first arm is "
-                            "more accurate at that position, over the same (matched) trials; bars are 95% intervals.",
-                            series=False, note=parts.note(t, list(pair)))
-            with st.expander("Planner: how many tasks to tell a difference apart", expanded=not state.present):
+                charts.show(
+                    parts.differences(t, *pair),
+                    "compare-differences",
+                    "above zero the first arm is "
+                    "more accurate at that position, over the same (matched) trials; bars are 95% intervals.",
+                    series=False,
+                    note=parts.note(t, list(pair)),
+                )
+            with st.expander(
+                "Planner: how many tasks to tell a difference apart", expanded=not state.present
+            ):
                 planner(result, pair)
             with st.expander("Failures only: both answers side by side"):
                 failures(t, pair)
@@ -303,14 +455,22 @@ def main() -> None:
         with st.expander("Link to this view and the report", expanded=not state.present):
             st.markdown("**Link to this view** (copy it with the button at the right of the box)")
             st.code(link, language=None, wrap_lines=True)
-            sources = sorted(set(t[t["arm"].isin(labels)]["sweep_label"].dropna().astype(str))) \
-                if "sweep_label" in t else []
+            sources = (
+                sorted(set(t[t["arm"].isin(labels)]["sweep_label"].dropna().astype(str)))
+                if "sweep_label" in t
+                else []
+            )
             with guard("the report"):
                 # made on click (data as a callable): the report inlines plotly.js and reads the failures' texts
-                st.download_button("Download report (one HTML file)",
-                                   partial(parts.report, result, pair, sources, parts.session_prices()),
-                                   file_name="litm-compare-report.html", mime="text/html", key=State.cmp_report.key,
-                                   icon=":material/download:", on_click="ignore")
+                st.download_button(
+                    "Download report (one HTML file)",
+                    partial(parts.report, result, pair, sources, parts.session_prices()),
+                    file_name="litm-compare-report.html",
+                    mime="text/html",
+                    key=State.cmp_report.key,
+                    icon=":material/download:",
+                    on_click="ignore",
+                )
 
 
 with guard("the Compare page"):

@@ -19,6 +19,7 @@ OWN = OWN_PRICES
 
 # --- prices ------------------------------------------------------------------------------------------------
 
+
 def session_prices() -> dict | None:
     """The price table edited in this session, or None (the shipped table and override file)."""
     return State().cmp_prices
@@ -27,39 +28,54 @@ def session_prices() -> dict | None:
 def price_editor(where) -> None:
     """The price table as an editable grid; edits hold for this session only."""
     rows = pd.DataFrame(models.price_rows(session_prices()))
-    where.caption(f"List prices in USD per million tokens, table dated **{models.PRICES_DATE}** "
-                  f"(each row says where it was checked). Batch: "
-                  + ", ".join(f"{p} {v['factor']:.0%} of list" for p, v in models.BATCH.items())
-                  + ". Edits apply to this session only; for good, use `LITM_PRICES` or "
-                    "`~/.config/litm-explorer/prices.json`.")
-    edited = where.data_editor(rows, key=State.cmp_price_grid.key, hide_index=True, width="stretch",
-                               disabled=["source"],
-                               column_config={"input": st.column_config.NumberColumn("input $/1M", min_value=0.0,
-                                                                                     max_value=models.MAX_PRICE),
-                                              "output": st.column_config.NumberColumn("output $/1M", min_value=0.0,
-                                                                                      max_value=models.MAX_PRICE)})
+    where.caption(
+        f"List prices in USD per million tokens, table dated **{models.PRICES_DATE}** "
+        f"(each row says where it was checked). Batch: "
+        + ", ".join(f"{p} {v['factor']:.0%} of list" for p, v in models.BATCH.items())
+        + ". Edits apply to this session only; for good, use `LITM_PRICES` or "
+        "`~/.config/litm-explorer/prices.json`."
+    )
+    edited = where.data_editor(
+        rows,
+        key=State.cmp_price_grid.key,
+        hide_index=True,
+        width="stretch",
+        disabled=["source"],
+        column_config={
+            "input": st.column_config.NumberColumn("input $/1M", min_value=0.0, max_value=models.MAX_PRICE),
+            "output": st.column_config.NumberColumn("output $/1M", min_value=0.0, max_value=models.MAX_PRICE),
+        },
+    )
     c1, c2 = where.columns(2)
     if c1.button("Use these prices", key=State.cmp_price_apply.key):
         table: dict = {}
         for r in edited.dropna(subset=["provider", "model", "input", "output"]).to_dict("records"):
             table.setdefault(str(r["provider"]), {})[str(r["model"])] = {
-                "input": float(r["input"]), "output": float(r["output"]), "source": str(r.get("source") or "edited"),
-                "checked": str(r.get("checked") or "edited in this session")}
+                "input": float(r["input"]),
+                "output": float(r["output"]),
+                "source": str(r.get("source") or "edited"),
+                "checked": str(r.get("checked") or "edited in this session"),
+            }
         State().cmp_prices = table
-    if c2.button("Back to the shipped prices", key=State.cmp_price_reset.key, disabled=session_prices() is None):
+    if c2.button(
+        "Back to the shipped prices", key=State.cmp_price_reset.key, disabled=session_prices() is None
+    ):
         State.cmp_prices.clear()
         State.cmp_price_grid.clear()
 
 
 # --- figures and report ---------------------------------------------------------------------------------------
 
+
 def x_axis(t: pd.DataFrame) -> tuple[str, str]:
     """(column, title) of the position axis: gold index in a documents sweep, else the answer position."""
     if "gold_index" in t and t["gold_index"].notna().any() and t["position"].isna().all():
         return "gold_index", "gold document index"
     kind = analysis.position_kind(t)
-    return "position", "answer position (fraction of the document)" if kind == "fraction" else \
-        "answer position (tokens)"
+    return (
+        "position",
+        "answer position (fraction of the document)" if kind == "fraction" else "answer position (tokens)",
+    )
 
 
 def u_curves(t: pd.DataFrame, labels: list[str], overlays: pd.DataFrame | None = None):
@@ -72,9 +88,14 @@ def u_curves(t: pd.DataFrame, labels: list[str], overlays: pd.DataFrame | None =
     table = analysis.u_curve(part, "ok", series=("arm",), x=x)
     if not table.empty:
         table["series"] = table["series"].map(figures.esc)
-    return figures.accuracy_lines(table, x, title="Accuracy by position, per arm", x_title=title,
-                                  metric_label="accuracy (primary metric)",
-                                  overlays=overlays if overlays is not None and not overlays.empty else None)
+    return figures.accuracy_lines(
+        table,
+        x,
+        title="Accuracy by position, per arm",
+        x_title=title,
+        metric_label="accuracy (primary metric)",
+        overlays=overlays if overlays is not None and not overlays.empty else None,
+    )
 
 
 def overlay_options(t: pd.DataFrame, labels: list[str]) -> pd.DataFrame:
@@ -92,7 +113,9 @@ def overlay_names(overlays: pd.DataFrame | None) -> dict[str, str]:
     """Legend names of the chosen published curves: model, method, N, paper and table."""
     if overlays is None or overlays.empty:
         return {}
-    return {figures.esc(lab): figures.esc(t) for lab, t in zip(overlays["label"], overlays["title"], strict=True)}
+    return {
+        figures.esc(lab): figures.esc(t) for lab, t in zip(overlays["label"], overlays["title"], strict=True)
+    }
 
 
 def u_curve_parts(t: pd.DataFrame, labels: list[str]) -> tuple[pd.DataFrame, str, str, str]:
@@ -116,7 +139,9 @@ def differences(t: pd.DataFrame, a: str, b: str):
 def note(t: pd.DataFrame, labels: list[str], overlays: pd.DataFrame | None = None) -> str:
     """Whose numbers: the arms' models, measured by this app; and the published curves drawn, if any."""
     part = t[t["arm"].isin(labels)]
-    text = f"Measured by {THIS_APP} with {models_of(part['model']) or 'the arms’ models'}; 95% Wilson intervals."
+    text = (
+        f"Measured by {THIS_APP} with {models_of(part['model']) or 'the arms’ models'}; 95% Wilson intervals."
+    )
     if overlays is not None and not overlays.empty:
         text += f" Dotted: as published ({'; '.join(dict.fromkeys(overlays['title']))}), not measured here."
     return text
@@ -130,7 +155,9 @@ def pareto(arms: pd.DataFrame):
 def all_free(arms: pd.DataFrame) -> bool:
     """Every arm with scored trials runs free (a local model): cost cannot tell them apart."""
     part = arms[arms["n"] > 0] if len(arms) else arms
-    cost = pd.to_numeric(part.get("cost_per_1000_usd"), errors="coerce") if len(part) else pd.Series(dtype=float)
+    cost = (
+        pd.to_numeric(part.get("cost_per_1000_usd"), errors="coerce") if len(part) else pd.Series(dtype=float)
+    )
     return bool(len(cost)) and bool((cost == 0).all())
 
 
@@ -181,7 +208,9 @@ def failures(t: pd.DataFrame, pair: tuple[str, str], limit: int = FAILURES_SHOWN
     return fail.drop(columns=sources), total
 
 
-def report(result: dict, pair: tuple[str, str] | None, sources: list[str], prices: dict | None = None) -> bytes:
+def report(
+    result: dict, pair: tuple[str, str] | None, sources: list[str], prices: dict | None = None
+) -> bytes:
     """The one-file report; made when its download button is clicked (outside the script run, so the
     session's edited prices come in as `prices`)."""
     t = result["trials"]
@@ -191,8 +220,16 @@ def report(result: dict, pair: tuple[str, str] | None, sources: list[str], price
     if pair:
         shown.append(differences(t, *pair))
         fail, total = failures(t, pair, limit=50)  # the report lists the first 50
-    text = analysis.report(result, figures=shown, failures=fail, failures_total=total, pair=pair,
-                           prices=prices, prices_edited=prices is not None, sources=sources)
+    text = analysis.report(
+        result,
+        figures=shown,
+        failures=fail,
+        failures_total=total,
+        pair=pair,
+        prices=prices,
+        prices_edited=prices is not None,
+        sources=sources,
+    )
     return text.encode("utf-8")
 
 
@@ -215,6 +252,9 @@ def plan_in_experiments(t: pd.DataFrame, pair: tuple[str, str], tasks: int) -> N
         "strategies": sorted(set(part["strategy"].dropna().astype(str))),
         "params": {k: sorted(v) for k, v in params.items()},
         "lengths": sorted(int(x) for x in pd.to_numeric(part["length"], errors="coerce").dropna().unique()),
-        "positions": sorted(float(x) for x in pd.to_numeric(part["position"], errors="coerce").dropna().unique()),
-        "n_tasks": int(tasks)}
+        "positions": sorted(
+            float(x) for x in pd.to_numeric(part["position"], errors="coerce").dropna().unique()
+        ),
+        "n_tasks": int(tasks),
+    }
     st.switch_page("experiments/page.py")

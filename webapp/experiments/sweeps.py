@@ -19,11 +19,13 @@ RESULTS, COMPARE = "results/page.py", "compare/page.py"
 def job_line(job: jobs.Job) -> None:
     frac = min(1.0, job.done / job.total) if job.total else 0.0
     elapsed = (job.finished or time.time()) - job.started
-    text = (f"**{md(job.label)}** · {job.state} · {job.done:,}/{job.total:,} trials · errors {job.errors:,} · "
-            f"spent {usd(job.usd)} · {job.sent:,} calls sent"
-            + (f" ({job.requests:,} HTTP requests)" if job.requests > job.sent else "")
-            + f", {job.cached:,} from cache · {elapsed:.0f} s"
-            + (f" · {md(job.note)}" if job.running and job.note else ""))
+    text = (
+        f"**{md(job.label)}** · {job.state} · {job.done:,}/{job.total:,} trials · errors {job.errors:,} · "
+        f"spent {usd(job.usd)} · {job.sent:,} calls sent"
+        + (f" ({job.requests:,} HTTP requests)" if job.requests > job.sent else "")
+        + f", {job.cached:,} from cache · {elapsed:.0f} s"
+        + (f" · {md(job.note)}" if job.running and job.note else "")
+    )
     st.progress(frac, text=text)
     if job.batch and job.running:
         st.caption(f"Provider batches: {job.batch}")
@@ -47,10 +49,18 @@ def jobs_panel(owner_: str) -> None:
         if job.running and job.controller != me:
             c2.caption("watching (started in another browser)")
         elif job.running:
-            c2.button("Cancel", key=State.exp_cancel(job.id).key, on_click=jobs.cancel, args=(owner_, job.id, me),
-                      disabled=job.cancel.is_set(), icon=":material/stop_circle:")
+            c2.button(
+                "Cancel",
+                key=State.exp_cancel(job.id).key,
+                on_click=jobs.cancel,
+                args=(owner_, job.id, me),
+                disabled=job.cancel.is_set(),
+                icon=":material/stop_circle:",
+            )
         else:
-            c2.button("Dismiss", key=State.exp_dismiss(job.id).key, on_click=jobs.forget, args=(owner_, job.id))
+            c2.button(
+                "Dismiss", key=State.exp_dismiss(job.id).key, on_click=jobs.forget, args=(owner_, job.id)
+            )
     finished_links(owner_)
 
 
@@ -63,8 +73,12 @@ def finished_links(owner_: str, where=st) -> None:
     query = {"sweep": stores.sweep_key(done[0].sweep_id)} if done[0].sweep_id is not None else None
     try:
         c1, c2 = where.columns(2)
-        c1.page_link(RESULTS, label=f"See the results of {md(done[0].label)}", icon=":material/monitoring:",
-                     query_params=query)
+        c1.page_link(
+            RESULTS,
+            label=f"See the results of {md(done[0].label)}",
+            icon=":material/monitoring:",
+            query_params=query,
+        )
         c2.page_link(COMPARE, label="Compare its arms", icon=":material/compare_arrows:", query_params=query)
     except Exception:  # noqa: BLE001 - the page runs outside the app's navigation
         where.caption("See the results on the Results page, and compare its arms on Compare.")
@@ -83,8 +97,11 @@ def live_bars(owner_: str) -> None:
     """The progress again under the Run button (where the user is), without buttons."""
     for job in jobs.running_for(owner_):
         frac = min(1.0, job.done / job.total) if job.total else 0.0
-        st.progress(frac, text=f"{md(job.label)}: {job.done:,}/{job.total:,} trials · errors {job.errors:,} · "
-                               f"spent {usd(job.usd)} (cancel at the top of the page)")
+        st.progress(
+            frac,
+            text=f"{md(job.label)}: {job.done:,}/{job.total:,} trials · errors {job.errors:,} · "
+            f"spent {usd(job.usd)} (cancel at the top of the page)",
+        )
 
 
 def progress_panel(owner_: str) -> None:
@@ -106,8 +123,12 @@ def past_sweeps(owner_: str) -> pd.DataFrame:
     mine = {j.label for j in jobs.running_for(owner_)}
     elsewhere = jobs.running_names(str(stores.user_db())) - mine
     frame = frame[~frame["name"].isin(elsewhere)].copy()  # never show another session's run in progress
-    frame["state"] = [("running (this session)" if n in mine else "interrupted") if s == "running"
-                      else sweeps.STATES.get(str(s), str(s)) for n, s in zip(frame["name"], frame["status"], strict=True)]
+    frame["state"] = [
+        ("running (this session)" if n in mine else "interrupted")
+        if s == "running"
+        else sweeps.STATES.get(str(s), str(s))
+        for n, s in zip(frame["name"], frame["status"], strict=True)
+    ]
     return frame
 
 
@@ -118,13 +139,21 @@ def config_panel(config: str, name: str, where: str) -> None:
     except ValueError as exc:
         st.caption(f"This sweep's config cannot be written as TOML: {md(short(exc))}")
         return
-    st.caption("Save it as the file below and run it with `litm` on this server (it resumes: calls already "
-               "made come from the cache):")
+    st.caption(
+        "Save it as the file below and run it with `litm` on this server (it resumes: calls already "
+        "made come from the cache):"
+    )
     st.code(sweeps.command(name), language="bash")
     st.code(text, language="toml")
-    st.download_button(f"Download {sweeps.file_name(name)}", text.encode("utf-8"), file_name=sweeps.file_name(name),
-                       mime="application/toml", key=State.exp_toml(where).key, icon=":material/download:",
-                       on_click="ignore")
+    st.download_button(
+        f"Download {sweeps.file_name(name)}",
+        text.encode("utf-8"),
+        file_name=sweeps.file_name(name),
+        mime="application/toml",
+        key=State.exp_toml(where).key,
+        icon=":material/download:",
+        on_click="ignore",
+    )
 
 
 def past_panel(owner_: str) -> None:
@@ -138,24 +167,44 @@ def past_panel(owner_: str) -> None:
     with st.expander("A sweep's TOML and `litm sweep` command"):
         name = pickers.select(st, "Sweep", names, State.exp_config)
         config_panel(str(frame[frame["name"] == name]["config"].iloc[0]), name, "past")
-    resumable = frame[((frame["state"].isin(["interrupted", "cancelled", "failed"]))
-                       | ((frame["status"] == "done") & (frame["errors"] > 0)))
-                      & frame["owner"].map(sharing.viewer().controls).astype(bool)]  # only this browser's own
+    resumable = frame[
+        (
+            (frame["state"].isin(["interrupted", "cancelled", "failed"]))
+            | ((frame["status"] == "done") & (frame["errors"] > 0))
+        )
+        & frame["owner"].map(sharing.viewer().controls).astype(bool)
+    ]  # only this browser's own
     if resumable.empty:
         return
-    labels = {str(r.name): f"{r.name} ({r.state}, {int(r.trials):,} trials, {int(r.errors):,} errors)"
-              for r in resumable.itertuples()}
+    labels = {
+        str(r.name): f"{r.name} ({r.state}, {int(r.trials):,} trials, {int(r.errors):,} errors)"
+        for r in resumable.itertuples()
+    }
     c1, c2, c3 = st.columns([4, 2, 1])
-    name = pickers.select(c1, "Resume a sweep", list(labels), State.exp_resume, format_func=lambda n: labels.get(n, n),
-                          help="runs the trials it is missing; calls already made come from the cache")
+    name = pickers.select(
+        c1,
+        "Resume a sweep",
+        list(labels),
+        State.exp_resume,
+        format_func=lambda n: labels.get(n, n),
+        help="runs the trials it is missing; calls already made come from the cache",
+    )
     retry = pickers.toggle(c2, "Also retry failed trials", State.exp_retry_errors)
     choice = State().choice
-    if c3.button("Resume", key=State.exp_resume_go.key, icon=":material/play_arrow:", disabled=choice is None):
+    if c3.button(
+        "Resume", key=State.exp_resume_go.key, icon=":material/play_arrow:", disabled=choice is None
+    ):
         row = frame[frame["name"] == name].iloc[0]
         try:
             config, tasks = sweeps.load_stored(row["config"])
-            jobs.start_sweep(owner_, config, tasks, choice.api_key, retry_errors=bool(retry),
-                             controller=sharing.browser_key())
+            jobs.start_sweep(
+                owner_,
+                config,
+                tasks,
+                choice.api_key,
+                retry_errors=bool(retry),
+                controller=sharing.browser_key(),
+            )
             st.rerun()
         except (ValueError, OSError, LookupError) as exc:
             st.error(f"Cannot resume {md(name)}: {md(short(exc, (choice.api_key or '',)))}")

@@ -18,12 +18,23 @@ SOURCES = ["Bundled", "Generated", "Upload"]
 
 def task_source() -> tuple[str, list, str | None]:
     """(label, tasks, path of an existing task file or None: the tasks are written when a run starts)."""
-    source = pickers.radio(st, "Task set", SOURCES, State.exp_source, horizontal=True,
-                           help="bundled task files, tasks generated from a seed, or your own file")
+    source = pickers.radio(
+        st,
+        "Task set",
+        SOURCES,
+        State.exp_source,
+        horizontal=True,
+        help="bundled task files, tasks generated from a seed, or your own file",
+    )
     if source == "Bundled":
         info = {s.name: s for s in sweeps.bundled_sets()}
-        name = pickers.select(st, "Bundled task set", list(info), State.exp_bundled,
-                              format_func=lambda n: f"{n} ({info[n].n} tasks)")
+        name = pickers.select(
+            st,
+            "Bundled task set",
+            list(info),
+            State.exp_bundled,
+            format_func=lambda n: f"{n} ({info[n].n} tasks)",
+        )
         st.caption(info[name].description)
         path = info[name].path
         ts = sweeps.read_bundled(path)
@@ -32,7 +43,9 @@ def task_source() -> tuple[str, list, str | None]:
     if source == "Generated":
         kinds = sweeps.generator_kinds()
         c1, c2, c3 = st.columns([3, 1, 1])
-        kind = pickers.select(c1, "Kind", list(kinds), State.exp_kind, format_func=lambda k: f"{k}: {kinds[k]}")
+        kind = pickers.select(
+            c1, "Kind", list(kinds), State.exp_kind, format_func=lambda k: f"{k}: {kinds[k]}"
+        )
         n = c2.number_input("How many", min_value=1, max_value=500, step=10, key=State.exp_gen_n.key)
         seed = c3.number_input("Seed", min_value=0, max_value=10**6, step=1, key=State.exp_gen_seed.key)
         try:
@@ -41,9 +54,12 @@ def task_source() -> tuple[str, list, str | None]:
             st.error(md(short(exc)))
             return "", [], None
         return f"{kind}-n{int(n)}-seed{int(seed)}", tasks, None
-    file = st.file_uploader("Task file", type=["jsonl", "gz", "csv", "json"], key=State.exp_upload.key,
-                            help="Lost in the Middle QA or KV JSONL (.gz), our JSONL, or CSV "
-                                 "(question, answers, passages)")
+    file = st.file_uploader(
+        "Task file",
+        type=["jsonl", "gz", "csv", "json"],
+        key=State.exp_upload.key,
+        help="Lost in the Middle QA or KV JSONL (.gz), our JSONL, or CSV (question, answers, passages)",
+    )
     if file is None:
         st.caption("Upload a task file to use it.")
         return "", [], None

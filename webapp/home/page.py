@@ -13,20 +13,36 @@ from webapp.ui import charts
 from webapp.ui.render import guard
 
 DOORS = (
-    ("lesson/page.py", "Teach it", ":material/school:",
-     "A guided lesson in eight steps, one screen each on a projector."),
-    ("playground/page.py", "Try it on your text", ":material/science:",
-     "Paste a document, say where the answer is, move it, and see the prompt a model reads."),
-    ("compare/page.py", "Decide", ":material/compare_arrows:",
-     "Strategies side by side: accuracy with intervals against dollars per 1,000 questions."),
+    (
+        "lesson/page.py",
+        "Teach it",
+        ":material/school:",
+        "A guided lesson in eight steps, one screen each on a projector.",
+    ),
+    (
+        "playground/page.py",
+        "Try it on your text",
+        ":material/science:",
+        "Paste a document, say where the answer is, move it, and see the prompt a model reads.",
+    ),
+    (
+        "compare/page.py",
+        "Decide",
+        ":material/compare_arrows:",
+        "Strategies side by side: accuracy with intervals against dollars per 1,000 questions.",
+    ),
 )
-SENTENCE = ("Language models find an answer best at the **start** or the **end** of a long prompt and worst in "
-            "the **middle**: *lost in the middle*. This app shows where the answer sits in the prompt a model "
-            "reads, measures the effect, and tests the prompt strategies that win it back.")
+SENTENCE = (
+    "Language models find an answer best at the **start** or the **end** of a long prompt and worst in "
+    "the **middle**: *lost in the middle*. This app shows where the answer sits in the prompt a model "
+    "reads, measures the effect, and tests the prompt strategies that win it back."
+)
 
 
-OURS_LINE = (":material/insights: Under the chart: the same prompts, measured by how likely the model finds the "
-             "right answer. That view is ours, not the papers'.")
+OURS_LINE = (
+    ":material/insights: Under the chart: the same prompts, measured by how likely the model finds the "
+    "right answer. That view is ours, not the papers'."
+)
 
 
 def doors() -> None:
@@ -48,10 +64,19 @@ def main() -> None:
         st.caption(OURS_LINE)
     with chart, guard("the chart"):
         fig, note, names = shipped.accuracy_figure()
-        charts.show(fig, "home-u-curve", "accuracy (y) against where the answer document sits among 20 "
-                    "(x): both curves are highest at the first place and lower in the middle.", note=note,
-                    names=names, height=380 if state.present else 400)
-    with chart, guard("the likelihood chart"):  # under it, on the same x axis (a projector: just below the fold)
+        charts.show(
+            fig,
+            "home-u-curve",
+            "accuracy (y) against where the answer document sits among 20 "
+            "(x): both curves are highest at the first place and lower in the middle.",
+            note=note,
+            names=names,
+            height=380 if state.present else 400,
+        )
+    with (
+        chart,
+        guard("the likelihood chart"),
+    ):  # under it, on the same x axis (a projector: just below the fold)
         likelihood_chart(state.present)
 
 
@@ -60,13 +85,19 @@ def likelihood_chart(present: bool) -> None:
     s = shipped.shipped_likelihood()
     if s is None:
         return
-    fig = shipped.likelihood_figure(s, title="The same prompts: how likely the model finds the right answer",
-                                    legend=False)
-    charts.show(fig, "home-likelihood", "the mean log-probability the model gives the right answer (y; "
-                "closer to 0 is more likely) against where the answer document sits (x), with its 95% band over "
-                "questions. " + likelihood.brief(s.shape),
-                note=f"Measured by this app with {s.model}, n={s.questions} questions{'' if s.finished else ' so far'}. "
-                     "Ours, not the papers'.", height=300 if present else 270)
+    fig = shipped.likelihood_figure(
+        s, title="The same prompts: how likely the model finds the right answer", legend=False
+    )
+    charts.show(
+        fig,
+        "home-likelihood",
+        "the mean log-probability the model gives the right answer (y; "
+        "closer to 0 is more likely) against where the answer document sits (x), with its 95% band over "
+        "questions. " + likelihood.brief(s.shape),
+        note=f"Measured by this app with {s.model}, n={s.questions} questions{'' if s.finished else ' so far'}. "
+        "Ours, not the papers'.",
+        height=300 if present else 270,
+    )
 
 
 main()

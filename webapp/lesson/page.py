@@ -13,8 +13,12 @@ from webapp.services.lesson import STEPS, step
 from webapp.session import State, url
 from webapp.ui.render import guard
 
-PAGES = {"playground": "playground/page.py", "results": "results/page.py", "papers": "papers/page.py",
-         "experiments": "experiments/page.py"}
+PAGES = {
+    "playground": "playground/page.py",
+    "results": "results/page.py",
+    "papers": "papers/page.py",
+    "experiments": "experiments/page.py",
+}
 
 
 def go(delta: int) -> None:
@@ -23,10 +27,23 @@ def go(delta: int) -> None:
 
 
 def buttons(c1, c3, n: int) -> None:
-    c1.button("← Previous", key=State.lesson_prev.key, on_click=go, args=(-1,), disabled=n <= 1,
-              use_container_width=True)
-    c3.button("Next →", key=State.lesson_next.key, on_click=go, args=(1,), disabled=n >= len(STEPS),
-              type="primary", use_container_width=True)
+    c1.button(
+        "← Previous",
+        key=State.lesson_prev.key,
+        on_click=go,
+        args=(-1,),
+        disabled=n <= 1,
+        use_container_width=True,
+    )
+    c3.button(
+        "Next →",
+        key=State.lesson_next.key,
+        on_click=go,
+        args=(1,),
+        disabled=n >= len(STEPS),
+        type="primary",
+        use_container_width=True,
+    )
 
 
 def head(n: int, title: str, present: bool) -> None:
@@ -48,7 +65,9 @@ def link(s) -> None:
     if State().present:
         query["present"] = "1"
     try:
-        st.page_link(PAGES[s.link.page], label=s.link.label, icon=":material/open_in_new:", query_params=query)
+        st.page_link(
+            PAGES[s.link.page], label=s.link.label, icon=":material/open_in_new:", query_params=query
+        )
     except Exception:  # noqa: BLE001 - not inside the app's navigation (the page run on its own)
         st.caption(f"{s.link.label}: the {s.link.page.capitalize()} page.")
 
@@ -67,7 +86,9 @@ def main() -> None:
         link(s)
         st.caption(f"Source: {s.source}.")
         if n == 1 and not state.present:
-            st.caption("Projecting? Turn on **Presenter mode** in the sidebar (or add ?present=1 to the URL).")
+            st.caption(
+                "Projecting? Turn on **Presenter mode** in the sidebar (or add ?present=1 to the URL)."
+            )
     with widget, guard(f"step {n}'s widget"):
         if s.widget in ASIDE:
             WIDGETS[s.widget](words)

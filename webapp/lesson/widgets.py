@@ -41,8 +41,16 @@ def nq_recipe(index: int) -> tuple[Recipe, str]:
     return Recipe.of_task(info.path, 0, documents=N_DOCS, gold_index=index), tasks[0].question
 
 
-def prompt_map(recipe: Recipe, strategy: str, params: tuple, question: str, name: str, how: str,
-               above=None, height: int = MAP_HEIGHT) -> list:
+def prompt_map(
+    recipe: Recipe,
+    strategy: str,
+    params: tuple,
+    question: str,
+    name: str,
+    how: str,
+    above=None,
+    height: int = MAP_HEIGHT,
+) -> list:
     """The prompt map; `above(prompts)` draws a line about them first (where the gold page starts)."""
     prompts = engine.prompts(recipe, strategy, params, question)
     if above is not None:
@@ -59,8 +67,10 @@ def present_map(fig, height: int) -> dict:
     """A prompt map for a projector: two round ticks on the low distance panel (never one over another),
     its title in one word; the legend over the map, or none when the map is too low for one (the line
     under the chart names the colours). Returns the margins to set after the theme."""
-    fig.update_layout(yaxis2=dict(nticks=2, title_text="distance", title_standoff=8),  # the lower panel
-                      xaxis2=dict(nticks=5))
+    fig.update_layout(
+        yaxis2=dict(nticks=2, title_text="distance", title_standoff=8),  # the lower panel
+        xaxis2=dict(nticks=5),
+    )
     if height < MAP_HEIGHT:
         fig.update_layout(showlegend=False)
         return {"margin": {"t": 14, "b": 10, "l": 10, "r": 20}}
@@ -68,10 +78,16 @@ def present_map(fig, height: int) -> dict:
     return {"margin": {"t": 80, "b": 10, "l": 10, "r": 20}}
 
 
-MAP_HOW = ("each row is a prompt along its tokens: blue instructions, orange reminders, grey pages, the red star "
-           "the gold page; below, each page's distance in tokens to the nearest instruction.")
+MAP_HOW = (
+    "each row is a prompt along its tokens: blue instructions, orange reminders, grey pages, the red star "
+    "the gold page; below, each page's distance in tokens to the nearest instruction."
+)
 # Short legend names beside the published curves (presenter mode): the plot keeps its width.
-LITM_SHORT = {"GPT-3.5-Turbo (16K)": "GPT-3.5 (16K)", "LongChat-13B (16K)": "LongChat-13B", "MPT-30B-Instruct": "MPT-30B"}
+LITM_SHORT = {
+    "GPT-3.5-Turbo (16K)": "GPT-3.5 (16K)",
+    "LongChat-13B (16K)": "LongChat-13B",
+    "MPT-30B-Instruct": "MPT-30B",
+}
 
 
 def published_litm() -> None:
@@ -85,13 +101,18 @@ def published_litm() -> None:
                 t.name = "GPT-3.5, no docs"
             elif t.name in LITM_SHORT:
                 t.name = LITM_SHORT[t.name]
-    charts.show(fig, "lesson-litm-20-documents",
-                "one line per model, accuracy (y) against where the answer document sits among 20 (x); "
-                "the dashed line is answering with no documents at all.",
-                note="As published in Lost in the Middle (Liu et al., 2023), Table 6 and Table 1 (closed-book); "
-                     "not measured by this app." if not present else
-                     "As published in Lost in the Middle (2023), Tables 6 and 1; not measured by this app.",
-                height=height(), legend="side")
+    charts.show(
+        fig,
+        "lesson-litm-20-documents",
+        "one line per model, accuracy (y) against where the answer document sits among 20 (x); "
+        "the dashed line is answering with no documents at all.",
+        note="As published in Lost in the Middle (Liu et al., 2023), Table 6 and Table 1 (closed-book); "
+        "not measured by this app."
+        if not present
+        else "As published in Lost in the Middle (2023), Tables 6 and 1; not measured by this app.",
+        height=height(),
+        legend="side",
+    )
 
 
 def one_prompt() -> None:
@@ -110,9 +131,16 @@ def place_text(prompts, index: int | None = None) -> str:
     if not places:
         return ""
     g = places[0]
-    what = f"Gold page {g.page}" if index is None else f"The gold document, index {index} (the {ordinal(index + 1)}),"
-    return (f"{what} starts at token {g.start:,} of {prompts[0].tokens:,}"
-            + ("" if g.distance is None else f", {engine.n_tokens(g.distance)} from the nearest instruction") + ".")
+    what = (
+        f"Gold page {g.page}"
+        if index is None
+        else f"The gold document, index {index} (the {ordinal(index + 1)}),"
+    )
+    return (
+        f"{what} starts at token {g.start:,} of {prompts[0].tokens:,}"
+        + ("" if g.distance is None else f", {engine.n_tokens(g.distance)} from the nearest instruction")
+        + "."
+    )
 
 
 def place_caption(prompts) -> None:
@@ -137,16 +165,18 @@ def move(aside=None) -> None:
     state = State()
     if state.lesson_view not in VIEWS:
         state.lesson_view = "prompt"
-    st.segmented_control("Show", list(VIEWS), key=State.lesson_view.key, format_func=VIEWS.get,
-                         label_visibility="collapsed")
+    st.segmented_control(
+        "Show", list(VIEWS), key=State.lesson_view.key, format_func=VIEWS.get, label_visibility="collapsed"
+    )
     view = state.lesson_view or "prompt"
     if view == "accuracy":
         accuracy_view(aside)
     elif view == "likelihood":
         likelihood_view(aside)
     else:
-        st.slider(f"Gold document index (0 = first, {N_DOCS - 1} = last)", 0, N_DOCS - 1,
-                  key=State.lesson_move.key)
+        st.slider(
+            f"Gold document index (0 = first, {N_DOCS - 1} = last)", 0, N_DOCS - 1, key=State.lesson_move.key
+        )
         index = int(state.lesson_move)
         recipe, question = nq_recipe(index)
 
@@ -155,17 +185,35 @@ def move(aside=None) -> None:
                 st.html(f"<div style='font-size:1.05rem'><b>Question:</b> {html.escape(question)}</div>")
                 st.caption(place_text(prompts, index))
 
-        prompt_map(recipe, "litm", (), question, "lesson-move-the-answer", MAP_HOW, above=above,
-                   height=MOVE_MAP_HEIGHT)
+        prompt_map(
+            recipe,
+            "litm",
+            (),
+            question,
+            "lesson-move-the-answer",
+            MAP_HOW,
+            above=above,
+            height=MOVE_MAP_HEIGHT,
+        )
 
 
 CURVE_HEIGHT = 340  # presenter mode: the view switch and the chart on a 1024x576 screen (the sentence beside)
 CURVE_X = "gold document index"  # presenter mode: the x title that fits the half-width chart
 # presenter mode: the accuracy legend in the plot's empty top band (the curves stay under 80%), so the plot
 # keeps the height a legend row under the axis title would take
-INSIDE_LEGEND = {"legend": {"orientation": "h", "yref": "paper", "y": 1, "yanchor": "top", "xref": "paper",
-                            "x": 0.01, "xanchor": "left", "bgcolor": "rgba(255,255,255,0.85)"},
-                 "margin": {"b": 10}}
+INSIDE_LEGEND = {
+    "legend": {
+        "orientation": "h",
+        "yref": "paper",
+        "y": 1,
+        "yanchor": "top",
+        "xref": "paper",
+        "x": 0.01,
+        "xanchor": "left",
+        "bgcolor": "rgba(255,255,255,0.85)",
+    },
+    "margin": {"b": 10},
+}
 
 
 def shape_caption(s) -> None:
@@ -178,12 +226,20 @@ def accuracy_view(aside=None) -> None:
     fig, note, names = shipped.accuracy_figure(title="Accuracy: this app and the paper")
     if present and s is not None:  # a narrower chart on a projector: short note, names and x title
         note = f"Solid: measured by this app, n={s.questions}. Dotted: LITM Table 6."
-        names = {k: ("GPT-3.5, published" if "LITM" in v else f"{s.model} (this app)") for k, v in names.items()}
+        names = {
+            k: ("GPT-3.5, published" if "LITM" in v else f"{s.model} (this app)") for k, v in names.items()
+        }
         fig.update_xaxes(title_text=CURVE_X)
-    charts.show(fig, "lesson-accuracy-20-documents", "accuracy (y) against where the answer document sits among "
-                "20 (x); the solid line is this app's bundled model, the dotted one GPT-3.5 as published.",
-                note=note, names=names, height=CURVE_HEIGHT if present else 420,
-                layout=INSIDE_LEGEND)
+    charts.show(
+        fig,
+        "lesson-accuracy-20-documents",
+        "accuracy (y) against where the answer document sits among "
+        "20 (x); the solid line is this app's bundled model, the dotted one GPT-3.5 as published.",
+        note=note,
+        names=names,
+        height=CURVE_HEIGHT if present else 420,
+        layout=INSIDE_LEGEND,
+    )
     if s is not None:
         with beside(aside):
             shape_caption(s)
@@ -195,26 +251,39 @@ def likelihood_view(aside=None) -> None:
     if s is None:
         st.info("The shipped likelihood run is not installed.", icon=":material/info:")
         return
-    fig = shipped.likelihood_figure(s, title="How likely the model finds the right answer", legend=not present)
+    fig = shipped.likelihood_figure(
+        s, title="How likely the model finds the right answer", legend=not present
+    )
     note = f"Measured by this app with {s.model} on {s.n_text()}. {likelihood.OURS}"
     if present:  # the note names the model (no legend); the y title short, clear of the note above it
         more = "" if s.finished else " so far"
         note = f"This app, {s.model}, n={s.questions} questions{more}. Ours, not the papers'."
         fig.update_xaxes(title_text=CURVE_X)
         fig.update_yaxes(title_text="log-probability", title_standoff=6)
-    charts.show(fig, "lesson-likelihood-20-documents", "the mean log-probability the model gives the right answer "
-                "(y; closer to 0 is more likely) against where the answer document sits among 20 (x), with a 95% "
-                "band over questions: the same prompts as the accuracy curve, scored instead of answered.",
-                note=note, height=CURVE_HEIGHT if present else 420)
+    charts.show(
+        fig,
+        "lesson-likelihood-20-documents",
+        "the mean log-probability the model gives the right answer "
+        "(y; closer to 0 is more likely) against where the answer document sits among 20 (x), with a 95% "
+        "band over questions: the same prompts as the accuracy curve, scored instead of answered.",
+        note=note,
+        height=CURVE_HEIGHT if present else 420,
+    )
     with beside(aside):
         shape_caption(s)
 
 
 def reminders(aside=None) -> None:
-    st.select_slider("r: a reminder every … tokens", [200, 300, 500, 1000, 2000], key=State.lesson_r.key,
-                     format_func=lambda v: f"{v:,}")
+    st.select_slider(
+        "r: a reminder every … tokens",
+        [200, 300, 500, 1000, 2000],
+        key=State.lesson_r.key,
+        format_func=lambda v: f"{v:,}",
+    )
     recipe, question = sample_recipe()
-    prompts = prompt_map(recipe, "reprompt", (("r", int(State().lesson_r)),), question, "lesson-reminders", MAP_HOW)
+    prompts = prompt_map(
+        recipe, "reprompt", (("r", int(State().lesson_r)),), question, "lesson-reminders", MAP_HOW
+    )
     n = sum(1 for s in prompts[0].spans if s.kind == "reminder")
     beside(aside).caption(f"{n} reminder block(s) in a {prompts[0].tokens:,}-token prompt.")
 
@@ -226,29 +295,41 @@ def icr(aside=None) -> None:
     prompt_map(recipe, "icr", (("k", k),), question, "lesson-icr-stage-1", MAP_HOW)
     doc = engine.built(recipe)
     biggest = sum(sorted((p.tokens for p in doc.pages), reverse=True)[:k])
-    beside(aside).caption(f"Stage 1 reads all {doc.tokens:,} document tokens; stage 2 reads at most {k} page(s): "
-                          f"{biggest:,} tokens or fewer.")
+    beside(aside).caption(
+        f"Stage 1 reads all {doc.tokens:,} document tokens; stage 2 reads at most {k} page(s): "
+        f"{biggest:,} tokens or fewer."
+    )
 
 
 def rr() -> None:
-    charts.show(lesson.rr_positions(), "lesson-rr-table-7",
-                "one line per method, fuzzy match (y) against where the answer sits in an 80k-token document "
-                "(x); a line that stays high across x has beaten the lost-in-the-middle effect.",
-                note="As published in R&R (Agrawal et al., 2024), Table 7, GPT-4 Turbo; not measured by this app.",
-                height=height())
+    charts.show(
+        lesson.rr_positions(),
+        "lesson-rr-table-7",
+        "one line per method, fuzzy match (y) against where the answer sits in an 80k-token document "
+        "(x); a line that stays high across x has beaten the lost-in-the-middle effect.",
+        note="As published in R&R (Agrawal et al., 2024), Table 7, GPT-4 Turbo; not measured by this app.",
+        height=height(),
+    )
 
 
 def chunking() -> None:
-    charts.show(lesson.chunking(), "lesson-chunking-tables-2-3",
-                "accuracy (y) against chunk size (x, with the calls m it costs); left is more calls, right is "
-                "fewer; the gap between the lines is what reminders inside chunks buy.",
-                note="As published in R&R (Agrawal et al., 2024), Tables 2-3, GPT-4 Turbo; not measured by this app.",
-                height=height())
+    charts.show(
+        lesson.chunking(),
+        "lesson-chunking-tables-2-3",
+        "accuracy (y) against chunk size (x, with the calls m it costs); left is more calls, right is "
+        "fewer; the gap between the lines is what reminders inside chunks buy.",
+        note="As published in R&R (Agrawal et al., 2024), Tables 2-3, GPT-4 Turbo; not measured by this app.",
+        height=height(),
+    )
 
 
-CHOICES = (("baseline", "baseline", ()), ("reprompt", "reprompt r=300", (("r", 300),)),
-           ("icr", "ICR k=3", (("k", 3),)), ("rr", "R&R r=300 k=3", (("k", 3), ("r", 300))),
-           ("chunked-icr", "chunked ICR c=1k", (("c", 1000), ("k", 3))))
+CHOICES = (
+    ("baseline", "baseline", ()),
+    ("reprompt", "reprompt r=300", (("r", 300),)),
+    ("icr", "ICR k=3", (("k", 3),)),
+    ("rr", "R&R r=300 k=3", (("k", 3), ("r", 300))),
+    ("chunked-icr", "chunked ICR c=1k", (("c", 1000), ("k", 3))),
+)
 
 
 def choose() -> None:
@@ -263,11 +344,14 @@ def choose() -> None:
     fig = lesson.strategy_costs(rows)
     if State().present:
         present_costs(fig, rows)
-    charts.show(fig, "lesson-what-it-costs",
-                "blue bars: calls per question; orange bars: input tokens (right axis), as the engine estimates "
-                "them for the 20-document prompt of step 3 (later stages assume k pages come back).",
-                note="Estimated by this app's engine for one NQ-open question with 20 documents; no model called.",
-                height=height())
+    charts.show(
+        fig,
+        "lesson-what-it-costs",
+        "blue bars: calls per question; orange bars: input tokens (right axis), as the engine estimates "
+        "them for the 20-document prompt of step 3 (later stages assume k pages come back).",
+        note="Estimated by this app's engine for one NQ-open question with 20 documents; no model called.",
+        height=height(),
+    )
 
 
 def present_costs(fig, rows: list[dict]) -> None:
@@ -276,13 +360,33 @@ def present_costs(fig, rows: list[dict]) -> None:
     top = max([r["input_tokens"] for r in rows] or [1000])
     step = 1000 if top <= 5000 else 2000 if top <= 10_000 else 5000
     fig.update_traces(textfont_size=16, constraintext="none", textangle=0)
-    fig.update_traces(text=[f"{r['input_tokens'] / 1000:.1f}k" for r in rows], selector=dict(name="input tokens"))
-    fig.update_xaxes(tickvals=[r["label"] for r in rows], tickangle=0, title_text="",
-                     ticktext=[r["label"].replace(" ", "<br>", 1) for r in rows])
-    fig.update_layout(bargap=0.25, yaxis2=dict(dtick=step, tickformat="~s", range=[0, (top // step + 1.4) * step],
-                                               nticks=None))
+    fig.update_traces(
+        text=[f"{r['input_tokens'] / 1000:.1f}k" for r in rows], selector=dict(name="input tokens")
+    )
+    fig.update_xaxes(
+        tickvals=[r["label"] for r in rows],
+        tickangle=0,
+        title_text="",
+        ticktext=[r["label"].replace(" ", "<br>", 1) for r in rows],
+    )
+    fig.update_layout(
+        bargap=0.25,
+        yaxis2=dict(dtick=step, tickformat="~s", range=[0, (top // step + 1.4) * step], nticks=None),
+    )
 
 
-ASIDE = {"move", "reminders", "icr"}  # widgets that take the step's text column for a line of their own (presenter mode)
-WIDGETS = {"published_litm": published_litm, "one_prompt": one_prompt, "move": move, "reminders": reminders,
-           "icr": icr, "rr": rr, "chunking": chunking, "choose": choose}
+ASIDE = {
+    "move",
+    "reminders",
+    "icr",
+}  # widgets that take the step's text column for a line of their own (presenter mode)
+WIDGETS = {
+    "published_litm": published_litm,
+    "one_prompt": one_prompt,
+    "move": move,
+    "reminders": reminders,
+    "icr": icr,
+    "rr": rr,
+    "chunking": chunking,
+    "choose": choose,
+}

@@ -25,11 +25,11 @@ PAPERS = {
 }
 FALLBACK_CITATIONS = {
     "liu2023": "Liu, Lin, Hewitt, Paranjape, Bevilacqua, Petroni, Liang. Lost in the Middle: How Language "
-               "Models Use Long Contexts. 2023. arXiv:2307.03172.",
+    "Models Use Long Contexts. 2023. arXiv:2307.03172.",
     "rr2024": "Agrawal, Gao, Gajek. Can't Remember Details in Long Documents? You Need Some R&R. 2024. "
-              "arXiv:2403.05004.",
+    "arXiv:2403.05004.",
     "alr2_2024": "Li, Verga, Sen, Yang, Viswanathan, Lewis, Watanabe, Su. ALR2: A Retrieve-then-Reason "
-                 "Framework for Long-context Question Answering. 2024.",
+    "Framework for Long-context Question Answering. 2024.",
 }
 X_TITLES = {
     "gold_index": "position of the gold document (index, 0 = first)",
@@ -41,52 +41,148 @@ X_TITLES = {
 }
 FILTER_LABELS = {"doc_length_tokens": "d = {}", "n_documents": "{} documents", "metric": "{}"}
 DEFAULTS = {"n_documents": 20, "dataset": "NQ"}  # else the first option; d: the longest
-FILTER_TITLES = {"dataset": "Dataset", "model": "Model", "doc_length_tokens": "Document length d (tokens)",
-                 "n_documents": "Documents in the context", "metric": "Metric", "method": "Method"}
+FILTER_TITLES = {
+    "dataset": "Dataset",
+    "model": "Model",
+    "doc_length_tokens": "Document length d (tokens)",
+    "n_documents": "Documents in the context",
+    "metric": "Metric",
+    "method": "Method",
+}
 
 # One entry per view: which tables, x, series, chart kind, the filters offered, and a caption.
 VIEWS: dict[str, list[dict]] = {
     "liu2023": [
-        dict(name="Tables 5-7: accuracy by the gold document's position (10, 20, 30 documents)",
-             tables=["Table 5", "Table 6", "Table 7"], x="gold_index", series=["model"], kind="line",
-             filters=["n_documents"], references=True),
-        dict(name="Table 1: closed-book and oracle", tables=["Table 1"], x="model", series=["method"],
-             kind="bar", filters=[]),
+        dict(
+            name="Tables 5-7: accuracy by the gold document's position (10, 20, 30 documents)",
+            tables=["Table 5", "Table 6", "Table 7"],
+            x="gold_index",
+            series=["model"],
+            kind="line",
+            filters=["n_documents"],
+            references=True,
+        ),
+        dict(
+            name="Table 1: closed-book and oracle",
+            tables=["Table 1"],
+            x="model",
+            series=["method"],
+            kind="bar",
+            filters=[],
+        ),
     ],
     "rr2024": [
-        dict(name="Tables 7-9: accuracy by answer position and length", tables=["Table 7", "Table 8", "Table 9"],
-             x="answer_position_tokens", series=["method"], kind="line", filters=["dataset", "doc_length_tokens"]),
-        dict(name="Table 1: accuracy by document length", tables=["Table 1"], x="doc_length_tokens",
-             series=["method", "model"], kind="line", filters=["dataset"]),
-        dict(name="Table 2: chunked ICR and R&R by chunk size", tables=["Table 2"], x="chunk_size_tokens",
-             series=["method", "model"], kind="line", filters=["dataset"]),
-        dict(name="Table 3: calls and tokens per question by chunk size", tables=["Table 3"],
-             x="chunk_size_tokens", series=["method"], kind="line", filters=["metric"]),
-        dict(name="Table 4: direct answer vs page retrieval", tables=["Table 4"], x="dataset",
-             series=["method", "metric"], kind="bar", filters=[]),
-        dict(name="Table 5: reprompting interval r", tables=["Table 5"], x="dataset", series=["method"],
-             kind="bar", filters=[]),
-        dict(name="Table 6: reprompting variants", tables=["Table 6"], x="dataset", series=["method"],
-             kind="bar", filters=[]),
+        dict(
+            name="Tables 7-9: accuracy by answer position and length",
+            tables=["Table 7", "Table 8", "Table 9"],
+            x="answer_position_tokens",
+            series=["method"],
+            kind="line",
+            filters=["dataset", "doc_length_tokens"],
+        ),
+        dict(
+            name="Table 1: accuracy by document length",
+            tables=["Table 1"],
+            x="doc_length_tokens",
+            series=["method", "model"],
+            kind="line",
+            filters=["dataset"],
+        ),
+        dict(
+            name="Table 2: chunked ICR and R&R by chunk size",
+            tables=["Table 2"],
+            x="chunk_size_tokens",
+            series=["method", "model"],
+            kind="line",
+            filters=["dataset"],
+        ),
+        dict(
+            name="Table 3: calls and tokens per question by chunk size",
+            tables=["Table 3"],
+            x="chunk_size_tokens",
+            series=["method"],
+            kind="line",
+            filters=["metric"],
+        ),
+        dict(
+            name="Table 4: direct answer vs page retrieval",
+            tables=["Table 4"],
+            x="dataset",
+            series=["method", "metric"],
+            kind="bar",
+            filters=[],
+        ),
+        dict(
+            name="Table 5: reprompting interval r",
+            tables=["Table 5"],
+            x="dataset",
+            series=["method"],
+            kind="bar",
+            filters=[],
+        ),
+        dict(
+            name="Table 6: reprompting variants",
+            tables=["Table 6"],
+            x="dataset",
+            series=["method"],
+            kind="bar",
+            filters=[],
+        ),
     ],
     "alr2_2024": [
-        dict(name="Table 1: exact match by context length", tables=["Table 1"], x="doc_length_tokens",
-             series=["model", "method"], kind="line", filters=["dataset"]),
-        dict(name="Table 2: hallucination and recall of retrieved sentences", tables=["Table 2"],
-             x="doc_length_tokens", series=["model"], kind="line", filters=["metric"]),
-        dict(name="Table 3: StrategyQA and TriviaQA", tables=["Table 3"], x="doc_length_tokens",
-             series=["model", "method"], kind="line", filters=["dataset"]),
-        dict(name="Table 4: multi-hop passkey retrieval", tables=["Table 4"], x="doc_length_tokens",
-             series=["method"], kind="line", filters=[]),
+        dict(
+            name="Table 1: exact match by context length",
+            tables=["Table 1"],
+            x="doc_length_tokens",
+            series=["model", "method"],
+            kind="line",
+            filters=["dataset"],
+        ),
+        dict(
+            name="Table 2: hallucination and recall of retrieved sentences",
+            tables=["Table 2"],
+            x="doc_length_tokens",
+            series=["model"],
+            kind="line",
+            filters=["metric"],
+        ),
+        dict(
+            name="Table 3: StrategyQA and TriviaQA",
+            tables=["Table 3"],
+            x="doc_length_tokens",
+            series=["model", "method"],
+            kind="line",
+            filters=["dataset"],
+        ),
+        dict(
+            name="Table 4: multi-hop passkey retrieval",
+            tables=["Table 4"],
+            x="doc_length_tokens",
+            series=["method"],
+            kind="line",
+            filters=[],
+        ),
     ],
     # later papers: LITM's NQ multi-document QA on open models, with and without their fixes
     "hsieh2024": [
-        dict(name="Table 5: NQ accuracy by the gold document's position (10, 20 documents)", tables=["Table 5"],
-             x="gold_index", series=["model", "method"], kind="line", filters=["n_documents"]),
+        dict(
+            name="Table 5: NQ accuracy by the gold document's position (10, 20 documents)",
+            tables=["Table 5"],
+            x="gold_index",
+            series=["model", "method"],
+            kind="line",
+            filters=["n_documents"],
+        ),
     ],
     "pos2distill2025": [
-        dict(name="Table 1, NQ: best-subspan EM by the gold document's position (20 documents)",
-             tables=["Table 1"], x="gold_index", series=["method"], kind="line", filters=["model"]),
+        dict(
+            name="Table 1, NQ: best-subspan EM by the gold document's position (20 documents)",
+            tables=["Table 1"],
+            x="gold_index",
+            series=["method"],
+            kind="line",
+            filters=["model"],
+        ),
     ],
 }
 
@@ -111,9 +207,14 @@ def pick_filters(view: dict, rows: pd.DataFrame, key: tuple, cols) -> tuple[pd.D
         if not options:
             continue
         fmt = (lambda v: f"{int(v):,}") if name in ("doc_length_tokens", "n_documents") else str
-        choice = pickers.select(col, FILTER_TITLES.get(name, name), options, State.papers(*key, name),
-                                default=DEFAULTS.get(name, max(options) if name == "doc_length_tokens" else None),
-                                format_func=fmt)
+        choice = pickers.select(
+            col,
+            FILTER_TITLES.get(name, name),
+            options,
+            State.papers(*key, name),
+            default=DEFAULTS.get(name, max(options) if name == "doc_length_tokens" else None),
+            format_func=fmt,
+        )
         rows = rows[rows[name] == choice]
         chosen.append(FILTER_LABELS.get(name, "{}").format(fmt(choice)))
     return rows, chosen
@@ -121,18 +222,28 @@ def pick_filters(view: dict, rows: pd.DataFrame, key: tuple, cols) -> tuple[pd.D
 
 def references(source_rows: pd.DataFrame, models: list[str], key: tuple, where) -> pd.DataFrame | None:
     """Closed-book and oracle (LITM Table 1) of one model, as horizontal reference lines."""
-    ref = source_rows[(source_rows["table"] == "Table 1") & source_rows["method"].isin(["closed-book", "oracle"])]
+    ref = source_rows[
+        (source_rows["table"] == "Table 1") & source_rows["method"].isin(["closed-book", "oracle"])
+    ]
     options = [m for m in models if m in set(ref["model"])]
     if not options:
         return None
-    model = pickers.select(where, "Closed-book and oracle reference lines for", ["none", *options],
-                           State.papers(*key, "ref"),
-                           default=options[0])
+    model = pickers.select(
+        where,
+        "Closed-book and oracle reference lines for",
+        ["none", *options],
+        State.papers(*key, "ref"),
+        default=options[0],
+    )
     if model == "none":
         return None
     part = ref[ref["model"] == model]
-    return pd.DataFrame({"label": [f"{m} ({model}, Table 1, as published)" for m in part["method"]],
-                         "value": part["value"].astype(float).tolist()})
+    return pd.DataFrame(
+        {
+            "label": [f"{m} ({model}, Table 1, as published)" for m in part["method"]],
+            "value": part["value"].astype(float).tolist(),
+        }
+    )
 
 
 def token_axis(fig, values: pd.Series) -> None:
@@ -141,8 +252,11 @@ def token_axis(fig, values: pd.Series) -> None:
     if not vals:
         return
     wide = len(vals) > 2 and vals[0] > 0 and vals[-1] / vals[0] >= 8
-    fig.update_xaxes(type="log" if wide else "linear", tickvals=vals,
-                     ticktext=[f"{v // 1000}k" if v % 1000 == 0 and v else f"{v:,}" for v in vals])
+    fig.update_xaxes(
+        type="log" if wide else "linear",
+        tickvals=vals,
+        ticktext=[f"{v // 1000}k" if v % 1000 == 0 and v else f"{v:,}" for v in vals],
+    )
 
 
 def show_view(source: str, view: dict, rows: pd.DataFrame, key: tuple) -> None:
@@ -158,32 +272,62 @@ def show_view(source: str, view: dict, rows: pd.DataFrame, key: tuple) -> None:
     models = sorted(set(data["model"].dropna()) - {""})
     if len(models) == 1:
         chosen.append(models[0])
-    title = f"{PAPERS[source].split(' (')[0]}, {tables} (as published)" + (": " + ", ".join(chosen) if chosen else "")
+    title = f"{PAPERS[source].split(' (')[0]}, {tables} (as published)" + (
+        ": " + ", ".join(chosen) if chosen else ""
+    )
     y_title = metric_title(data)
     if view["kind"] == "line":
-        refs = (references(rows, sorted(set(chart_rows["model"].dropna())), key, cols[len(view["filters"])])
-                if view.get("references") else None)
-        fig = figures.published_lines(chart_rows, x, "series", title=title, x_title=X_TITLES.get(x, x),
-                                     y_title=y_title, references=refs)
+        refs = (
+            references(rows, sorted(set(chart_rows["model"].dropna())), key, cols[len(view["filters"])])
+            if view.get("references")
+            else None
+        )
+        fig = figures.published_lines(
+            chart_rows, x, "series", title=title, x_title=X_TITLES.get(x, x), y_title=y_title, references=refs
+        )
         if x == "gold_index":
             fig.update_xaxes(dtick=5 if chart_rows[x].max() > 10 else 1)
         else:
             token_axis(fig, chart_rows[x])
     else:
-        fig = figures.published_bars(chart_rows, x, "series", title=title, x_title=X_TITLES.get(x, x),
-                                    y_title=y_title)
-    how = ("each line is one series as the paper printed it (hover for the printed value); a dip in the middle "
-           "is the lost-in-the-middle effect; dashed horizontal lines are reference settings.") \
-        if view["kind"] == "line" else "each bar is one published value, printed above it; compare bars of a group."
-    charts.show(fig, f"{source}-{'-'.join(view['tables'])}", how,
-                note=f"As published in {PAPERS[source]}, {tables}; not measured by this app.",
-                alt=f"{title}: {y_title} against {X_TITLES.get(x, x)}, one line or bar colour per series")
+        fig = figures.published_bars(
+            chart_rows, x, "series", title=title, x_title=X_TITLES.get(x, x), y_title=y_title
+        )
+    how = (
+        (
+            "each line is one series as the paper printed it (hover for the printed value); a dip in the middle "
+            "is the lost-in-the-middle effect; dashed horizontal lines are reference settings."
+        )
+        if view["kind"] == "line"
+        else "each bar is one published value, printed above it; compare bars of a group."
+    )
+    charts.show(
+        fig,
+        f"{source}-{'-'.join(view['tables'])}",
+        how,
+        note=f"As published in {PAPERS[source]}, {tables}; not measured by this app.",
+        alt=f"{title}: {y_title} against {X_TITLES.get(x, x)}, one line or bar colour per series",
+    )
     if not overall.empty:
-        st.caption("Overall (the paper's average over lengths), as published: " + "; ".join(
-            f"{s}: {v}" for s, v in zip(overall["series"], figures.printed(overall), strict=True)))
+        st.caption(
+            "Overall (the paper's average over lengths), as published: "
+            + "; ".join(f"{s}: {v}" for s, v in zip(overall["series"], figures.printed(overall), strict=True))
+        )
     with st.expander("The published rows"):
-        show = ["source", "table", "model", "dataset", "method", "doc_length_tokens", "n_documents",
-                "chunk_size_tokens", "answer_position_tokens", "gold_index", "metric", "value"]
+        show = [
+            "source",
+            "table",
+            "model",
+            "dataset",
+            "method",
+            "doc_length_tokens",
+            "n_documents",
+            "chunk_size_tokens",
+            "answer_position_tokens",
+            "gold_index",
+            "metric",
+            "value",
+        ]
         st.dataframe(data[[c for c in show if c in data]].dropna(axis=1, how="all"), hide_index=True)
 
 
@@ -230,38 +374,52 @@ def experiment(exp) -> None:
         ours = experiments.ours(exp) if exp.run else None
         wide = width(pub) + width(ours) > WIDE
         left, right = (st.container(), st.container()) if wide else st.columns([width(pub), width(ours)])
-        left.markdown(f"Published: {md(PAPERS[exp.paper].split(' (')[0])}, {md(', '.join(exp.tables))} "
-                      f"({md(exp.metric)}, as printed)")
+        left.markdown(
+            f"Published: {md(PAPERS[exp.paper].split(' (')[0])}, {md(', '.join(exp.tables))} "
+            f"({md(exp.metric)}, as printed)"
+        )
         if pub.empty:
             left.info("No published rows for this experiment.")
         else:
-            left.dataframe(shown(pub), hide_index=True, width="stretch" if wide and width(pub) > 60 else "content")
+            left.dataframe(
+                shown(pub), hide_index=True, width="stretch" if wide and width(pub) > 60 else "content"
+            )
         if ours is None or ours.empty:
             right.markdown("Ours")
-            right.info("No shipped run of this experiment yet: the command below runs it.",
-                       icon=":material/hourglass_empty:")
+            right.info(
+                "No shipped run of this experiment yet: the command below runs it.",
+                icon=":material/hourglass_empty:",
+            )
         else:
-            right.markdown(f"Ours: the shipped run {md(exp.run)}, {experiments.ours_n(exp):,} questions "
-                           "(each cell: right / n = share, Wilson 95% interval)")
-            right.dataframe(shown(ours), hide_index=True,
-                            width="stretch" if wide and width(ours) > 60 else "content")
+            right.markdown(
+                f"Ours: the shipped run {md(exp.run)}, {experiments.ours_n(exp):,} questions "
+                "(each cell: right / n = share, Wilson 95% interval)"
+            )
+            right.dataframe(
+                shown(ours), hide_index=True, width="stretch" if wide and width(ours) > 60 else "content"
+            )
         st.caption(f"**What differs.** {md(exp.differs)}")
         path = experiments.config_file(exp)
         where = f"  # {path.parent.name}/{path.name}" if path is not None else ""
         st.code(exp.command + where, language="bash")
         if exp.preset:
-            if st.button("Open this grid in Experiments", key=State.paper_run(exp.key).key,
-                         icon=":material/science:",
-                         help="fills the Experiments page with this experiment's task set, strategies, "
-                              "parameters, lengths and positions; you choose the model there"):
+            if st.button(
+                "Open this grid in Experiments",
+                key=State.paper_run(exp.key).key,
+                icon=":material/science:",
+                help="fills the Experiments page with this experiment's task set, strategies, "
+                "parameters, lengths and positions; you choose the model there",
+            ):
                 open_in_experiments(exp)
 
 
 def rerun_section(source: str) -> None:
     st.subheader("Rerun its experiments")
-    st.caption("Each command runs (or resumes) the experiment into a new store, `papers.sqlite` in the "
-               "current folder; add `--dry-run` to see its calls, tokens and cost first. The config named "
-               "ships with the app.")
+    st.caption(
+        "Each command runs (or resumes) the experiment into a new store, `papers.sqlite` in the "
+        "current folder; add `--dry-run` to see its calls, tokens and cost first. The config named "
+        "ships with the app."
+    )
     for exp in experiments.experiments(source):
         with guard(f"the experiment {exp.title}"):
             experiment(exp)
@@ -270,11 +428,13 @@ def rerun_section(source: str) -> None:
 def main() -> None:
     session.start("papers")
     st.title("Papers")
-    st.write("The four papers this app is built on, each with its main experiments: what it measured, its "
-             "published table beside the run of ours that ships with the app (with n and 95% intervals), what "
-             "differs between the two, and the command that reruns it. Then the published tables as charts, "
-             "and two later papers that measured LITM's 20-document NQ curve on open models with and without "
-             "their fixes. Numbers marked **as published** are the papers' own, with their own metrics.")
+    st.write(
+        "The four papers this app is built on, each with its main experiments: what it measured, its "
+        "published table beside the run of ours that ships with the app (with n and 95% intervals), what "
+        "differs between the two, and the command that reruns it. Then the published tables as charts, "
+        "and two later papers that measured LITM's 20-document NQ curve on open models with and without "
+        "their fixes. Numbers marked **as published** are the papers' own, with their own metrics."
+    )
     pub = published.rows()
     tabs = st.tabs(list(PAPERS.values()))
     for tab, source in zip(tabs, PAPERS, strict=True):

@@ -25,9 +25,11 @@ from webapp.session import State
 from webapp.ui import charts, render
 
 MORE = 5  # questions "Add 5 more questions" adds
-HOW = ("each point is the log-probability the model gives the right answer after the prompt (teacher-forced: "
-       "nothing is generated; closer to 0 = more likely), with the answer at that place. Lower in the middle than "
-       "at both ends is the lost-in-the-middle effect. One question is an anecdote: add questions for a band.")
+HOW = (
+    "each point is the log-probability the model gives the right answer after the prompt (teacher-forced: "
+    "nothing is generated; closer to 0 = more likely), with the answer at that place. Lower in the middle than "
+    "at both ends is the lost-in-the-middle effect. One question is an anecdote: add questions for a band."
+)
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,14 @@ def jobs_for(recipe: Recipe, indices: list[int]) -> list[Job]:
     out = []
     for i in indices:
         r = replace(recipe, index=i)
-        out.append(Job(i, tasks[i].question, tuple(tasks[i].answers), {x: engine.built(r.at(x)) for x in r.cell.spread()}))
+        out.append(
+            Job(
+                i,
+                tasks[i].question,
+                tuple(tasks[i].answers),
+                {x: engine.built(r.at(x)) for x in r.cell.spread()},
+            )
+        )
     return out
 
 
@@ -56,21 +65,32 @@ def run(state: State, jobs: list[Job], strategy: str, params: dict, choice, held
     evaluated = 0
     for job in jobs:
         try:
-            evaluated += likelihood.estimate(job.docs, job.question, job.answers, strategy, params, choice.spec).evaluated
+            evaluated += likelihood.estimate(
+                job.docs, job.question, job.answers, strategy, params, choice.spec
+            ).evaluated
         except (ValueError, engine.ParamError):
             pass
     expected = live.expected_seconds(choice, evaluated)
     total = sum(len(j.docs) for j in jobs)
     what = "1 question" if len(jobs) == 1 else f"{len(jobs)} questions"
-    with st.status(f"Scoring {what} at {len(jobs[0].docs)} positions with {render.md(choice.spec.label)}…",
-                   expanded=True) as status:
-        st.button("Stop scoring", icon=":material/stop:", key=State.positions_stop.key,
-                  help="Stops after the call in hand; the positions scored so far are kept (and cached).")
-        status.write(f"{evaluated:,} prompt tokens to evaluate (the prefix consecutive prompts share is kept).")
+    with st.status(
+        f"Scoring {what} at {len(jobs[0].docs)} positions with {render.md(choice.spec.label)}…", expanded=True
+    ) as status:
+        st.button(
+            "Stop scoring",
+            icon=":material/stop:",
+            key=State.positions_stop.key,
+            help="Stops after the call in hand; the positions scored so far are kept (and cached).",
+        )
+        status.write(
+            f"{evaluated:,} prompt tokens to evaluate (the prefix consecutive prompts share is kept)."
+        )
         ahead = live.local_queue(choice.spec)
         if ahead:
-            status.write(f"The local model has {ahead} run{'s' if ahead != 1 else ''} ahead of yours (it answers one "
-                         "at a time, for every session): yours starts after them.")
+            status.write(
+                f"The local model has {ahead} run{'s' if ahead != 1 else ''} ahead of yours (it answers one "
+                "at a time, for every session): yours starts after them."
+            )
         slot = status.empty()
         events: queue.Queue = queue.Queue()
         cancel = threading.Event()
@@ -80,9 +100,16 @@ def run(state: State, jobs: list[Job], strategy: str, params: dict, choice, held
                 for n, job in enumerate(jobs):
                     if cancel.is_set():
                         break
-                    likelihood.score_positions(job.docs, job.question, job.answers, strategy, params, choice,
-                                               progress=lambda d, t, x, s, n=n: events.put(("scored", n, x, s)),
-                                               cancel=cancel)
+                    likelihood.score_positions(
+                        job.docs,
+                        job.question,
+                        job.answers,
+                        strategy,
+                        params,
+                        choice,
+                        progress=lambda d, t, x, s, n=n: events.put(("scored", n, x, s)),
+                        cancel=cancel,
+                    )
             except Exception as e:  # noqa: BLE001 - shown in the page's thread as one line, never a traceback
                 events.put(("error", e))
             events.put(("end",))
@@ -107,9 +134,12 @@ def run(state: State, jobs: list[Job], strategy: str, params: dict, choice, held
                 text = f"Elapsed {models.duration(time.monotonic() - started)}; {done} of {total} scored"
                 if expected:
                     late = time.monotonic() - started > expected
-                    text += (f"; longer than the {models.duration(expected)} estimated (the machine is busier, or the "
-                             "model is loading)" if late else
-                             f"; about {models.duration(expected)} in all (the model's measured speed on this machine)")
+                    text += (
+                        f"; longer than the {models.duration(expected)} estimated (the machine is busier, or the "
+                        "model is loading)"
+                        if late
+                        else f"; about {models.duration(expected)} in all (the model's measured speed on this machine)"
+                    )
                 slot.markdown(f"**{text}**")
                 if not thread.is_alive() and events.empty():
                     break
@@ -125,8 +155,11 @@ def run(state: State, jobs: list[Job], strategy: str, params: dict, choice, held
             held["error"] = render.md(render.short(error, (state.api_key,)))
             status.update(label="The run failed", state="error", expanded=False)
         else:
-            status.update(label=f"Done in {models.duration(time.monotonic() - started)}", state="complete",
-                          expanded=False)
+            status.update(
+                label=f"Done in {models.duration(time.monotonic() - started)}",
+                state="complete",
+                expanded=False,
+            )
 
 
 def drain(events: queue.Queue) -> list:
@@ -151,18 +184,34 @@ def keep(held: dict, job: Job, x, scored) -> str:
     return f"{render.md(where)}: {scored.logprob:.2f} nats ({scored.tokens} answer token(s), {source})"
 
 
-def section(state: State, recipe: Recipe, question: str, answers: tuple, strategy: str, params: dict,
-            signature: tuple, choice) -> None:
+def section(
+    state: State,
+    recipe: Recipe,
+    question: str,
+    answers: tuple,
+    strategy: str,
+    params: dict,
+    signature: tuple,
+    choice,
+) -> None:
     """The likelihood variant of "Run at 5 positions": the button, the run, the curve."""
     spread = recipe.cell.spread()
     labels = {x: recipe.cell.place(x) for x in spread}
-    if choice is not None and st.button(f"Run at {len(spread)} positions", icon=":material/show_chart:",
-                                        key=State.positions_go.key,
-                                        help="The same question and model, the gold page at the start, a quarter, "
-                                             "the middle, three quarters and the end: how likely the model finds "
-                                             "the right answer at each (every call cached)."):
-        held = {"for": signature, "measure": "likelihood", "labels": labels, "questions": [],
-                "model": live.model_name(choice)}
+    if choice is not None and st.button(
+        f"Run at {len(spread)} positions",
+        icon=":material/show_chart:",
+        key=State.positions_go.key,
+        help="The same question and model, the gold page at the start, a quarter, "
+        "the middle, three quarters and the end: how likely the model finds "
+        "the right answer at each (every call cached).",
+    ):
+        held = {
+            "for": signature,
+            "measure": "likelihood",
+            "labels": labels,
+            "questions": [],
+            "model": live.model_name(choice),
+        }
         state.mini_curve = held
         docs = {}
         try:
@@ -170,21 +219,37 @@ def section(state: State, recipe: Recipe, question: str, answers: tuple, strateg
         except ValueError as e:
             held["error"] = render.md(render.short(e))
         if docs:
-            run(state, [Job(recipe.index if recipe.kind == "task" else None, question, answers, docs)], strategy,
-                params, choice, held)
+            run(
+                state,
+                [Job(recipe.index if recipe.kind == "task" else None, question, answers, docs)],
+                strategy,
+                params,
+                choice,
+                held,
+            )
     held = state.mini_curve
     if not held or held.get("measure") != "likelihood":
         return
     if held["for"] != signature:
-        st.info("The settings changed since the 5-position run: its curve is cleared. Run it again.",
-                icon=":material/history:")
+        st.info(
+            "The settings changed since the 5-position run: its curve is cleared. Run it again.",
+            icon=":material/history:",
+        )
         state.mini_curve = None
         return
     first_whole = bool(held["questions"]) and all(x in held["questions"][0]["values"] for x in spread)
-    if recipe.kind == "task" and choice is not None and first_whole and st.button(
-            f"Add {MORE} more questions", icon=":material/add:", key=State.positions_more.key,
+    if (
+        recipe.kind == "task"
+        and choice is not None
+        and first_whole
+        and st.button(
+            f"Add {MORE} more questions",
+            icon=":material/add:",
+            key=State.positions_more.key,
             help="The next questions of this task set at the same places: the mean over questions, with a 95% "
-                 "band (every call cached)."):
+            "band (every call cached).",
+        )
+    ):
         held.pop("error", None)
         n_tasks = len(engine.task_set(recipe.path))
         asked = {q["task"] for q in held["questions"]}
@@ -206,9 +271,14 @@ def show(held: dict, recipe: Recipe) -> None:
     questions = held["questions"]
     if held.get("stopped"):
         scored = sum(len(q["values"]) for q in questions)
-        st.info("Stopped: the positions scored so far are kept (and cached: running again asks only for the "
-                "rest)." if scored else "Stopped before any position was scored. A call the model had begun "
-                "still finishes, and is cached.", icon=":material/stop_circle:")
+        st.info(
+            "Stopped: the positions scored so far are kept (and cached: running again asks only for the "
+            "rest)."
+            if scored
+            else "Stopped before any position was scored. A call the model had begun "
+            "still finishes, and is cached.",
+            icon=":material/stop_circle:",
+        )
     if not questions or not any(q["values"] for q in questions):
         return
     labels = held["labels"]
@@ -222,18 +292,32 @@ def show(held: dict, recipe: Recipe) -> None:
         mean = likelihood.points(matrix, "position")
     n = len(whole)
     title = "One question" if mean is None else f"{n} questions"
-    places = f"{len(order)} positions" if mean is not None or len(line) == len(order) else \
-        f"{len(line)} of {len(order)} positions"
-    fig = figures.likelihood_curve(line, mean, x_title=recipe.cell.x_title, title=f"{title}, {places}", x="position",
-                                   labels=labels, mean_name=f"mean over {n} questions, 95% band",
-                                   categories=[labels[x] for x in order])
+    places = (
+        f"{len(order)} positions"
+        if mean is not None or len(line) == len(order)
+        else f"{len(line)} of {len(order)} positions"
+    )
+    fig = figures.likelihood_curve(
+        line,
+        mean,
+        x_title=recipe.cell.x_title,
+        title=f"{title}, {places}",
+        x="position",
+        labels=labels,
+        mean_name=f"mean over {n} questions, 95% band",
+        categories=[labels[x] for x in order],
+    )
     model = held.get("model", "")
-    charts.show(fig, "mini-likelihood-curve", HOW, note=f"{model} · this app · ours, not the papers'", note_width=60)
+    charts.show(
+        fig, "mini-likelihood-curve", HOW, note=f"{model} · this app · ours, not the papers'", note_width=60
+    )
     if mean is not None:
         st.caption(likelihood.brief(likelihood.shape_of(matrix, "position")))
     errors = [e for q in questions for e in q["errors"].values()]
     if errors:
-        st.warning(f"{len(errors)} position(s) could not be scored: {render.md(render.short(errors[0], ()))}",
-                   icon=":material/warning:")
+        st.warning(
+            f"{len(errors)} position(s) could not be scored: {render.md(render.short(errors[0], ()))}",
+            icon=":material/warning:",
+        )
     if held.get("seconds"):
         st.caption(f"{len(questions)} question(s) scored in {models.duration(held['seconds'])} in all.")

@@ -30,17 +30,35 @@ def section(state: State, doc) -> None:
 
 
 def body(state: State, doc) -> None:
-    st.caption("The document's pages are the contexts (the paper's SQuAD paragraphs). Every question is asked "
-               "in one go, numbered Q1, Q2, …; the model answers A1:, A2:, … and may say \"Not specified\".")
-    st.text_area("Questions, one a line; gold answers (optional) after a tab or |", key=State.pg_mq_questions.key,
-                 height=120, placeholder=EXAMPLE)
+    st.caption(
+        "The document's pages are the contexts (the paper's SQuAD paragraphs). Every question is asked "
+        'in one go, numbered Q1, Q2, …; the model answers A1:, A2:, … and may say "Not specified".'
+    )
+    st.text_area(
+        "Questions, one a line; gold answers (optional) after a tab or |",
+        key=State.pg_mq_questions.key,
+        height=120,
+        placeholder=EXAMPLE,
+    )
     c1, c2 = st.columns([2, 1])
-    c1.radio("Strategy", multiq.STRATEGIES, key=State.pg_mq_strategy.key, horizontal=True,
-             format_func=lambda s: get_strategy(s).label.removeprefix("Multi-question: "),
-             help="the whole document; every question with every chunk; each question with its keyword chunk")
+    c1.radio(
+        "Strategy",
+        multiq.STRATEGIES,
+        key=State.pg_mq_strategy.key,
+        horizontal=True,
+        format_func=lambda s: get_strategy(s).label.removeprefix("Multi-question: "),
+        help="the whole document; every question with every chunk; each question with its keyword chunk",
+    )
     strategy = state.pg_mq_strategy
-    c2.number_input("chunk_tokens", 10, 100_000, step=50, key=State.pg_mq_chunk.key, disabled=strategy == "mq-full",
-                    help="chunks of whole pages, at most this many tokens (a longer page is a chunk of its own)")
+    c2.number_input(
+        "chunk_tokens",
+        10,
+        100_000,
+        step=50,
+        key=State.pg_mq_chunk.key,
+        disabled=strategy == "mq-full",
+        help="chunks of whole pages, at most this many tokens (a longer page is a chunk of its own)",
+    )
     asked, problems = multiq.parse_questions(state.pg_mq_questions)
     for p in problems:
         st.warning(md(p), icon=":material/warning:")
@@ -55,20 +73,35 @@ def body(state: State, doc) -> None:
         st.warning(md(render.short(e)), icon=":material/tune:")
         return
     n_chunks = len(multiq.chunks(doc, params["chunk_tokens"])) if params else 1
-    st.caption(f"{len(questions)} question(s), {len(doc.pages)} page(s) in {n_chunks} chunk(s): {len(prompts)} "
-               f"prompt(s), {sum(a.prompt.tokens for a in prompts):,} tokens in all.")
+    st.caption(
+        f"{len(questions)} question(s), {len(doc.pages)} page(s) in {n_chunks} chunk(s): {len(prompts)} "
+        f"prompt(s), {sum(a.prompt.tokens for a in prompts):,} tokens in all."
+    )
     if strategy == "mq-keyword":
         where = {i: a.chunk for a in prompts for i in a.questions}
-        st.dataframe(pd.DataFrame({"Q": range(1, len(questions) + 1), "question": questions,
-                                   "its chunk (most shared keywords)": [where[i] for i in range(len(questions))]}),
-                     hide_index=True, width="stretch")
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    "Q": range(1, len(questions) + 1),
+                    "question": questions,
+                    "its chunk (most shared keywords)": [where[i] for i in range(len(questions))],
+                }
+            ),
+            hide_index=True,
+            width="stretch",
+        )
     labels = [f"{i + 1}. {a.prompt.label} ({a.prompt.tokens:,} tokens)" for i, a in enumerate(prompts)]
     if not 0 <= state.pg_mq_view < len(prompts):
         state.pg_mq_view = 0
-    index = st.selectbox("Prompt", range(len(prompts)), key=State.pg_mq_view.key, format_func=labels.__getitem__) \
-        if len(prompts) > 1 else 0
+    index = (
+        st.selectbox("Prompt", range(len(prompts)), key=State.pg_mq_view.key, format_func=labels.__getitem__)
+        if len(prompts) > 1
+        else 0
+    )
     st.html(render.prompt_html(prompts[index].prompt, height_rem=18))
-    inputs = hashlib.sha256(repr((doc.name, [p.text for p in doc.pages], asked, strategy, params)).encode()).hexdigest()
+    inputs = hashlib.sha256(
+        repr((doc.name, [p.text for p in doc.pages], asked, strategy, params)).encode()
+    ).hexdigest()
     answers_section(state, doc, asked, strategy, params, inputs)
 
 
@@ -81,7 +114,9 @@ def answers_section(state: State, doc, asked, strategy: str, params: dict, input
         with st.status("Asking…", expanded=True) as status:
             clock = Clock(status, None)
             try:
-                result = clock.run(lambda: multiq.run(doc, asked, strategy, params, choice, on_call=clock.on_call))
+                result = clock.run(
+                    lambda: multiq.run(doc, asked, strategy, params, choice, on_call=clock.on_call)
+                )
             except (ProviderError, ParamError, ValueError) as e:
                 status.update(label="Not asked", state="error")
                 st.error(md(render.short(e, (choice.api_key,))), icon=":material/error:")
@@ -94,10 +129,15 @@ def answers_section(state: State, doc, asked, strategy: str, params: dict, input
     rows = pd.DataFrame(got["rows"])
     scored = rows["category"].notna()
     counts = rows.loc[scored, "category"].value_counts()
-    line = ", ".join(f"{int(counts.get(c, 0))} {label}" for c, label in multiq.CATEGORIES.items()) \
-        if scored.any() else "no gold answers given, so nothing scored"
-    st.caption(f"{got['calls']} call(s) ({got['cached']} from the cache), {got['input_tokens']:,} tokens in, "
-               f"{got['output_tokens']:,} out. {line}.")
+    line = (
+        ", ".join(f"{int(counts.get(c, 0))} {label}" for c, label in multiq.CATEGORIES.items())
+        if scored.any()
+        else "no gold answers given, so nothing scored"
+    )
+    st.caption(
+        f"{got['calls']} call(s) ({got['cached']} from the cache), {got['input_tokens']:,} tokens in, "
+        f"{got['output_tokens']:,} out. {line}."
+    )
     st.dataframe(rows.dropna(axis=1, how="all"), hide_index=True, width="stretch")
     with st.expander("The model's responses, as written"):
         for label, text in got["responses"]:

@@ -79,25 +79,45 @@ class Clock:
         return out["value"]
 
 
-def run_section(state: State, doc, question: str, answers: tuple[str, ...], strategy: str, params: dict,
-                inputs: tuple, input_tokens: int = 0) -> None:
+def run_section(
+    state: State,
+    doc,
+    question: str,
+    answers: tuple[str, ...],
+    strategy: str,
+    params: dict,
+    inputs: tuple,
+    input_tokens: int = 0,
+) -> None:
     st.subheader("Run it")
     choice = state.choice
     if choice is None:
-        st.info("No model to call: choose a provider in the sidebar (and enter its key) to run this prompt.",
-                icon=":material/key_off:")
+        st.info(
+            "No model to call: choose a provider in the sidebar (and enter its key) to run this prompt.",
+            icon=":material/key_off:",
+        )
     else:
         label = choice.spec.label
-        if st.button(f"Run with {render.md(label)}", type="primary", icon=":material/play_arrow:",
-                     key=State.run_go.key):
+        if st.button(
+            f"Run with {render.md(label)}", type="primary", icon=":material/play_arrow:", key=State.run_go.key
+        ):
             state.run_error = ""
             s = engine.get_strategy(strategy)
             with st.status(f"Running {s.label} with {render.md(label)}…", expanded=True) as status:
                 try:
                     status.write(f"{s.label}: {s.stages} stage(s).")
                     clock = Clock(status, expected_seconds(choice, input_tokens))
-                    view = clock.run(lambda: execute(doc, question, answers, strategy, params, choice,
-                                                     on_call=lambda p, c: clock.on_call(p, c, local_queue(choice.spec))))
+                    view = clock.run(
+                        lambda: execute(
+                            doc,
+                            question,
+                            answers,
+                            strategy,
+                            params,
+                            choice,
+                            on_call=lambda p, c: clock.on_call(p, c, local_queue(choice.spec)),
+                        )
+                    )
                     state.last_run = {"inputs": inputs, "view": view}
                     status.update(label=f"Done in {clock.elapsed_text()}", state="complete", expanded=False)
                 except (ProviderError, engine.ParamError, ValueError, OSError) as e:
@@ -107,8 +127,10 @@ def run_section(state: State, doc, question: str, answers: tuple[str, ...], stra
         st.error(state.run_error, icon=":material/error:")
     last = state.last_run
     if last and last["inputs"] != inputs:  # any input changed: the old answer and verdict would mislead
-        st.info("The settings changed since the last run: its result is cleared. Run again to see the new one.",
-                icon=":material/history:")
+        st.info(
+            "The settings changed since the last run: its result is cleared. Run again to see the new one.",
+            icon=":material/history:",
+        )
         state.last_run = last = None
     if last:
         show(last["view"], answers)
@@ -116,8 +138,13 @@ def run_section(state: State, doc, question: str, answers: tuple[str, ...], stra
 
 def show(v: RunView, answers: tuple[str, ...]) -> None:
     metric = engine.get_metric(v.metric).label if v.metric else "no metric"
-    verdict = ("no gold answer given" if v.correct is None
-               else ":green[**correct**]" if v.correct else ":red[**incorrect**]")
+    verdict = (
+        "no gold answer given"
+        if v.correct is None
+        else ":green[**correct**]"
+        if v.correct
+        else ":red[**incorrect**]"
+    )
     cols = st.columns([2, 1])
     with cols[0]:
         st.markdown("**Answer**")
@@ -130,12 +157,16 @@ def show(v: RunView, answers: tuple[str, ...]) -> None:
             st.html(render.pages_html(v.retrieved, v.gold))
             recall = engine.retrieval_recall(v.retrieved, v.gold)
             if recall is not None:
-                st.caption(f"{'hit' if recall == 1 else 'partial hit' if recall else 'miss'}: "
-                           f"{round(recall * len(v.gold))} of {len(v.gold)} gold page(s) retrieved")
+                st.caption(
+                    f"{'hit' if recall == 1 else 'partial hit' if recall else 'miss'}: "
+                    f"{round(recall * len(v.gold))} of {len(v.gold)} gold page(s) retrieved"
+                )
             if v.first_pages:
-                st.warning("The model retrieved just the first pages in order (1, 2, 3, …): what a weak model "
-                           "answers whatever the question. A hit here says nothing about retrieval.",
-                           icon=":material/warning:")
+                st.warning(
+                    "The model retrieved just the first pages in order (1, 2, 3, …): what a weak model "
+                    "answers whatever the question. A hit here says nothing about retrieval.",
+                    icon=":material/warning:",
+                )
         if v.cited:
             st.markdown("**Page(s) the answer cites**")
             st.html(render.pages_html(v.cited, v.gold))

@@ -12,7 +12,6 @@ from webapp.session import Key, State
 CHUNK_SIZES = (1_000, 2_000, 5_000, 10_000, 20_000, 40_000, 80_000)
 
 
-
 def fitted(name: str, default: int, doc) -> tuple[int, str]:
     """A starting value that shows something on this document, and why it differs from the paper's.
     r and c longer than the document would give no reminder and one chunk; k at most the pages."""
@@ -52,22 +51,32 @@ def param_input(state: State, p, doc, doc_id: str) -> int:
     if p.name == "r":
         top = max(10_000, -(-doc.tokens // 1000) * 1000)
         options = sorted({*range(100, top + 1, 100), key.value})
-        st.select_slider("r: reprompt every … tokens", options, key=key.key, format_func=lambda v: f"{v:,}",
-                         help=help_)
+        st.select_slider(
+            "r: reprompt every … tokens", options, key=key.key, format_func=lambda v: f"{v:,}", help=help_
+        )
         if key.value >= doc.tokens:
-            st.caption(f"r is longer than this {doc.tokens:,}-token document: no reminder fits "
-                       "(as in R&R Table 1). Lower r to see reminders.")
+            st.caption(
+                f"r is longer than this {doc.tokens:,}-token document: no reminder fits "
+                "(as in R&R Table 1). Lower r to see reminders."
+            )
     elif p.name == "k":
         st.slider("k: pages to retrieve", p.minimum, max(20, key.value), key=key.key, help=help_)
     elif p.name == "c":
         options = sorted({*CHUNK_SIZES, p.default, key.value})
-        st.select_slider("c: chunk size (tokens)", options, key=key.key, format_func=lambda v: f"{v:,}",
-                         help=help_)
+        st.select_slider(
+            "c: chunk size (tokens)", options, key=key.key, format_func=lambda v: f"{v:,}", help=help_
+        )
     elif p.unit == "0/1":
         st.toggle(p.help, key=key.key)
     else:
-        st.number_input(f"{p.name} ({p.unit})", min_value=p.minimum, max_value=p.maximum, step=p.step,
-                        key=key.key, help=help_)
+        st.number_input(
+            f"{p.name} ({p.unit})",
+            min_value=p.minimum,
+            max_value=p.maximum,
+            step=p.step,
+            key=key.key,
+            help=help_,
+        )
     if why and key.value == start:
         st.caption(why)
     return int(key.value)
@@ -81,5 +90,3 @@ def strategy_input(state: State, doc, doc_id: str) -> tuple[str, tuple[tuple[str
     s = get_strategy(state.strategy)
     st.caption(f"{s.summary} — *{s.paper}*")
     return s.name, tuple((p.name, param_input(state, p, doc, doc_id)) for p in s.params)
-
-

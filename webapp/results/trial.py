@@ -20,8 +20,9 @@ def cell_label(r) -> str:
         return "no document"
     if pd.notna(documents) and pd.notna(gold):
         return "1 document" if int(documents) == 1 else f"gold {int(gold)} of {int(documents)} documents"
-    where = ([f"length {int(r.length):,}"] if pd.notna(r.length) else []) + \
-        ([f"position {float(r.position):g}"] if pd.notna(r.position) else [])
+    where = ([f"length {int(r.length):,}"] if pd.notna(r.length) else []) + (
+        [f"position {float(r.position):g}"] if pd.notna(r.position) else []
+    )
     return " · ".join(where)
 
 
@@ -57,7 +58,9 @@ def trial_detail(row: pd.Series) -> None:
     c1.html(text_box(str(row.get("question") or ""), 6))
     answers = row.get("answers")
     c1.markdown("**Gold answers**")
-    c1.html(text_box("\n".join(map(str, answers)) if isinstance(answers, list | tuple) else str(answers or ""), 4))
+    c1.html(
+        text_box("\n".join(map(str, answers)) if isinstance(answers, list | tuple) else str(answers or ""), 4)
+    )
     c2.markdown("**Parsed answer**")
     c2.html(text_box(str(row.get("answer") or ""), 6))
     err = row.get("error")
@@ -73,16 +76,27 @@ def trial_detail(row: pd.Series) -> None:
     if not calls:
         st.info("No stored calls for this trial (an imported trial, or it failed before any call).")
         return
-    prompts = [analysis.rebuild_prompt(c["messages"], gold, stage=i + 1,
-                                       label=f"call {i + 1} · {c.get('model', '')}") for i, c in enumerate(calls)]
+    prompts = [
+        analysis.rebuild_prompt(
+            c["messages"], gold, stage=i + 1, label=f"call {i + 1} · {c.get('model', '')}"
+        )
+        for i, c in enumerate(calls)
+    ]
     st.markdown("**Prompt map** of this trial's calls (regions found again from the stored requests)")
-    charts.show(engine.map_of(prompts, None), "trial-prompt-map", "one row per call along its tokens: blue "
-                "instructions, orange reminders, grey pages, red the gold page.", series=False,
-                note=f"Trial #{row['trial_id']} of {model_title(row.get('model'))} · this app",
-                alt="Prompt map: where instructions, reminders, pages and the gold page sit in each call")
+    charts.show(
+        engine.map_of(prompts, None),
+        "trial-prompt-map",
+        "one row per call along its tokens: blue "
+        "instructions, orange reminders, grey pages, red the gold page.",
+        series=False,
+        note=f"Trial #{row['trial_id']} of {model_title(row.get('model'))} · this app",
+        alt="Prompt map: where instructions, reminders, pages and the gold page sit in each call",
+    )
     for i, (call, prompt) in enumerate(zip(calls, prompts, strict=True)):
-        with st.expander(f"Call {i + 1}: {thousands(call.get('input_tokens'))} tokens in, "
-                         f"{thousands(call.get('output_tokens'))} out · {md(call.get('provider'))}/{md(call.get('model'))}"):
+        with st.expander(
+            f"Call {i + 1}: {thousands(call.get('input_tokens'))} tokens in, "
+            f"{thousands(call.get('output_tokens'))} out · {md(call.get('provider'))}/{md(call.get('model'))}"
+        ):
             st.markdown("**Prompt** (regions highlighted as in the map)")
             st.html(prompt_html(prompt, 20))
             st.markdown("**Raw response**")

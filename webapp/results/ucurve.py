@@ -24,14 +24,16 @@ from webapp.ui.curves import has_likelihood, likelihood_chart, shape_sentences
 from webapp.ui.render import upper_first
 
 SERIES = {"strategy": ("strategy",), "model": ("model",), "strategy and model": ("strategy", "model")}
-AXES = {x: layout.axis_title for x, layout in analysis.LAYOUTS.items()}  # the U-curve's two axes: a cell's layouts
+AXES = {
+    x: layout.axis_title for x, layout in analysis.LAYOUTS.items()
+}  # the U-curve's two axes: a cell's layouts
 BOUNDS = ("closed-book", "oracle")
 SHIPPED_LITM = "local-qwen-nq-litm"  # the shipped LITM-style run the page opens on
 DEFAULT_PUBLISHED = "GPT-3.5-Turbo"  # LITM Tables 5-6: the published curve opened next to it
 
 SMALL_MODEL_NOTE = (
     "**What a small model shows.** This is Qwen2.5 Coder 0.5B, run here on the NQ-open questions with the "
-    "\"Lost in the Middle\" prompt (LITM §2.1): best-subspan EM against the gold document's index, n and a 95% "
+    '"Lost in the Middle" prompt (LITM §2.1): best-subspan EM against the gold document\'s index, n and a 95% '
     "interval per point. The published curves (LITM Tables 5-7) come from far larger models trained for long "
     "contexts (MPT-30B is 60 times its size, LongChat-13B 26 times; GPT-3.5-Turbo and Claude-1.3 larger "
     "still): they are more accurate everywhere, and their U (best at the first and last index, worst in the "
@@ -103,13 +105,20 @@ def index_overlays(part: pd.DataFrame, where) -> pd.DataFrame | None:
     titles = dict(zip(curves["label"], curves["title"], strict=True))
     labels = list(titles)
     default = [lab for lab in labels if f", {DEFAULT_PUBLISHED}, " in lab]
-    chosen = pickers.multi(where, "Overlay published curves", labels, State.res_u_overlay_idx, default=default,
-                           placeholder="none", format_func=titles.get,
-                           help="Lost in the Middle Tables 5-7 (best-subspan EM, as published), then later "
-                                "papers' curves of the same NQ experiment on open models, with and without "
-                                "their fixes (Found in the Middle Table 5, Pos2Distill Table 1); each names its "
-                                "model, method and paper. Drawn dotted with hollow markers; compare with the "
-                                "best subspan EM metric")
+    chosen = pickers.multi(
+        where,
+        "Overlay published curves",
+        labels,
+        State.res_u_overlay_idx,
+        default=default,
+        placeholder="none",
+        format_func=titles.get,
+        help="Lost in the Middle Tables 5-7 (best-subspan EM, as published), then later "
+        "papers' curves of the same NQ experiment on open models, with and without "
+        "their fixes (Found in the Middle Table 5, Pos2Distill Table 1); each names its "
+        "model, method and paper. Drawn dotted with hollow markers; compare with the "
+        "best subspan EM metric",
+    )
     return curves[curves["label"].isin(chosen)] if chosen else None
 
 
@@ -119,10 +128,16 @@ def position_overlays(part: pd.DataFrame, where) -> pd.DataFrame | None:
         where.caption("No published curve matches these trials' positions and lengths.")
         return None
     titles = dict(zip(candidates["label"], candidates["title"], strict=True))
-    chosen = pickers.multi(where, "Overlay published curves", list(titles), State.res_u_overlay, placeholder="none",
-                           format_func=titles.get,
-                           help="R&R Tables 7-9 (GPT-4 Turbo, fuzzy match), drawn dotted with hollow markers; "
-                                "compare with the fuzzy match metric")
+    chosen = pickers.multi(
+        where,
+        "Overlay published curves",
+        list(titles),
+        State.res_u_overlay,
+        placeholder="none",
+        format_func=titles.get,
+        help="R&R Tables 7-9 (GPT-4 Turbo, fuzzy match), drawn dotted with hollow markers; "
+        "compare with the fuzzy match metric",
+    )
     return candidates[candidates["label"].isin(chosen)] if chosen else None
 
 
@@ -139,8 +154,12 @@ def bounds_lines(fig, df: pd.DataFrame, metric: str) -> list[str]:
         mean = float(values.mean())
         who = models_of(part["model"])
         text = f"{name} ({who} · {THIS_APP}): {mean:.0%} (n={len(values)}, 95% CI {lo:.0%}-{hi:.0%})"
-        fig.add_hline(y=mean, line=dict(color="#333", dash="dash" if i else "dot", width=2),
-                      annotation_text=figures.esc(text), annotation_position="top right" if i else "bottom right")
+        fig.add_hline(
+            y=mean,
+            line=dict(color="#333", dash="dash" if i else "dot", width=2),
+            annotation_text=figures.esc(text),
+            annotation_position="top right" if i else "bottom right",
+        )
         out.append(text)
     return out
 
@@ -166,8 +185,12 @@ def legend_names(table: pd.DataFrame, overlays: pd.DataFrame | None) -> dict[str
         per = f"n={lo} per point" if lo == hi else f"n={lo}-{hi} per point"
         names[label] = f"{figures.esc(label)} · {per}"
     if overlays is not None and not overlays.empty:
-        names.update({figures.esc(lab): figures.esc(t) for lab, t in zip(overlays["label"], overlays["title"],
-                                                                          strict=True)})
+        names.update(
+            {
+                figures.esc(lab): figures.esc(t)
+                for lab, t in zip(overlays["label"], overlays["title"], strict=True)
+            }
+        )
     return names
 
 
@@ -185,34 +208,55 @@ def made_on(df: pd.DataFrame) -> str:
 def pooled_sizes(df: pd.DataFrame, size: str, by_documents: bool) -> str:
     """'' or the sentence that says a curve pools several lengths (n then counts a question once per
     length: 30 questions at 2 lengths are n = 60)."""
-    sizes = sorted(pd.to_numeric(df.get(size, pd.Series(dtype=float)), errors="coerce").dropna().astype(int).unique())
+    sizes = sorted(
+        pd.to_numeric(df.get(size, pd.Series(dtype=float)), errors="coerce").dropna().astype(int).unique()
+    )
     if len(sizes) < 2 or by_documents:  # documents: one line per N already
         return ""
-    return (f" Pooled over {len(sizes)} lengths ({', '.join(f'{v:,}' for v in sizes)} tokens): n counts a question "
-            "once per length.")
+    return (
+        f" Pooled over {len(sizes)} lengths ({', '.join(f'{v:,}' for v in sizes)} tokens): n counts a question "
+        "once per length."
+    )
 
 
 def export_name(df: pd.DataFrame, axis: str, size: str) -> str:
     """The saved chart's file name: what, whose sweep, model, sizes, questions and date, e.g.
     'u-curve-gold_index-local-qwen-nq-litm20-qwen2.5-coder-0.5b-instruct-20-n50-2026-11-25'."""
     models = _names(df["model"].astype(str).str.split(":", n=1).str[-1]) if "model" in df else []
-    sizes = sorted(pd.to_numeric(df.get(size, pd.Series(dtype=float)), errors="coerce").dropna().astype(int).unique())
+    sizes = sorted(
+        pd.to_numeric(df.get(size, pd.Series(dtype=float)), errors="coerce").dropna().astype(int).unique()
+    )
     n = df["task"].nunique() if "task" in df else 0
-    parts = ["u-curve", axis, *_names(df.get("sweep", pd.Series(dtype=str))), *models,
-             "-".join(str(v) for v in sizes[:4]), f"n{n}", made_on(df)]
+    parts = [
+        "u-curve",
+        axis,
+        *_names(df.get("sweep", pd.Series(dtype=str))),
+        *models,
+        "-".join(str(v) for v in sizes[:4]),
+        f"n{n}",
+        made_on(df),
+    ]
     return "-".join(p for p in parts if p)[:150]
 
 
-def note_of(df: pd.DataFrame, overlays: pd.DataFrame | None, metric_label: str, size: str = "length",
-            by_documents: bool = False) -> str:
+def note_of(
+    df: pd.DataFrame,
+    overlays: pd.DataFrame | None,
+    metric_label: str,
+    size: str = "length",
+    by_documents: bool = False,
+) -> str:
     """The chart's note (inside the figure, so an export keeps it): whose numbers these are, from which
     sweep and when, and whether it pools lengths."""
     sets = ", ".join(sorted({str(x) for x in df.get("task_set", pd.Series(dtype=str)).dropna() if str(x)}))
     sweeps, date = ", ".join(_names(df.get("sweep", pd.Series(dtype=str)))), made_on(df)
-    text = (f"Measured by {THIS_APP} with {models_of(df['model']) or 'a model'}"
-            + (f" on {sets}" if sets else "") + f": {metric_label}, 95% Wilson intervals."
-            + (f" Sweep {sweeps}" + (f", {date}" if date else "") + "." if sweeps else "")
-            + pooled_sizes(df, size, by_documents))
+    text = (
+        f"Measured by {THIS_APP} with {models_of(df['model']) or 'a model'}"
+        + (f" on {sets}" if sets else "")
+        + f": {metric_label}, 95% Wilson intervals."
+        + (f" Sweep {sweeps}" + (f", {date}" if date else "") + "." if sweeps else "")
+        + pooled_sizes(df, size, by_documents)
+    )
     if overlays is not None and not overlays.empty:
         papers = "; ".join(dict.fromkeys(overlays["title"]))
         text += f" Dotted: as published ({papers}), not measured here."
@@ -235,16 +279,30 @@ class Sizes:
 
 
 SIZES = {
-    "gold_index": Sizes(State.res_u_docs, "all", lambda v: "every N" if v == "all" else f"{v} documents", None,
-                        index_overlays, "subspan_em",
-                        "The published curves are best-subspan EM; pick that metric to compare.",
-                        lambda m, _: f"{m[:1].upper()}{m[1:]} by the gold document's index"),
-    "position": Sizes(State.res_u_length, "all lengths", lambda v: v if isinstance(v, str) else f"{v:,}",
-                      "positions in tokens mean different places in documents of different lengths: compare one "
-                      "length at a time", position_overlays, "score",
-                      "The published curves are fuzzy match; pick the fuzzy match metric to compare.",
-                      lambda m, size: f"{upper_first(m)} by answer position" + (
-                          "" if size == "all lengths" else f" (length {size:,} tokens)")),
+    "gold_index": Sizes(
+        State.res_u_docs,
+        "all",
+        lambda v: "every N" if v == "all" else f"{v} documents",
+        None,
+        index_overlays,
+        "subspan_em",
+        "The published curves are best-subspan EM; pick that metric to compare.",
+        lambda m, _: f"{m[:1].upper()}{m[1:]} by the gold document's index",
+    ),
+    "position": Sizes(
+        State.res_u_length,
+        "all lengths",
+        lambda v: v if isinstance(v, str) else f"{v:,}",
+        "positions in tokens mean different places in documents of different lengths: compare one "
+        "length at a time",
+        position_overlays,
+        "score",
+        "The published curves are fuzzy match; pick the fuzzy match metric to compare.",
+        lambda m, size: (
+            f"{upper_first(m)} by answer position"
+            + ("" if size == "all lengths" else f" (length {size:,} tokens)")
+        ),
+    ),
 }
 
 
@@ -275,17 +333,28 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     series = pickers.radio(c1, "One line per", list(SERIES), State.res_u_series, horizontal=False)
     likely_only = metric == analysis.LIKELIHOOD.column
     if likely_only:
-        c3.caption("The published curves are accuracy: they are drawn with an accuracy metric, not with the "
-                   "likelihood.")
+        c3.caption(
+            "The published curves are accuracy: they are drawn with an accuracy metric, not with the "
+            "likelihood."
+        )
     curve = df[~df["strategy"].isin(BOUNDS)]
     curve = curve[pd.to_numeric(curve[axis], errors="coerce").notna()]
     sizes = sorted(pd.to_numeric(curve[size], errors="coerce").dropna().astype(int).unique())
-    pick = pickers.select(c2, layout.size_title, [choice.every, *sizes], choice.key,
-                          default=size_default(layout, curve, sizes), format_func=choice.format, help=choice.help)
+    pick = pickers.select(
+        c2,
+        layout.size_title,
+        [choice.every, *sizes],
+        choice.key,
+        default=size_default(layout, curve, sizes),
+        format_func=choice.format,
+        help=choice.help,
+    )
     part = curve if pick == choice.every else curve[pd.to_numeric(curve[size], errors="coerce") == pick]
     cols = series_columns(series, "N") if layout.by_documents else series_columns(series)
     if layout.by_documents:  # one line per number of documents
-        part = part.assign(N=pd.to_numeric(part[size], errors="coerce").astype("Int64").astype(str) + " documents")
+        part = part.assign(
+            N=pd.to_numeric(part[size], errors="coerce").astype("Int64").astype(str) + " documents"
+        )
     overlays = None if likely_only else choice.overlays(part, c3)
     if overlays is not None and metric != choice.published:
         c3.caption(choice.published_note)
@@ -309,13 +378,18 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     with chart_slot:
         left, right = st.container(), st.container()  # stacked: at half a page width neither chart reads
         with left:
-            charts.show(fig, f"u-curve-{axis}", "accuracy (y) where the answer sits (x); shaded bands are 95% Wilson "
-                        "intervals, n per point in the legend; a dip in the middle is the lost-in-the-middle effect; "
-                        "dotted lines with hollow markers are published curves" + (
-                            "; dashed lines the closed-book and oracle bounds." if bounds else "."),
-                        note=note_of(part, overlays, metric_label, size, layout.by_documents),
-                        names=legend_names(table, overlays), file_name=export_name(part, axis, size),
-                        alt=f"U-curve: {metric_label} against {xt}, one line per {series}")
+            charts.show(
+                fig,
+                f"u-curve-{axis}",
+                "accuracy (y) where the answer sits (x); shaded bands are 95% Wilson "
+                "intervals, n per point in the legend; a dip in the middle is the lost-in-the-middle effect; "
+                "dotted lines with hollow markers are published curves"
+                + ("; dashed lines the closed-book and oracle bounds." if bounds else "."),
+                note=note_of(part, overlays, metric_label, size, layout.by_documents),
+                names=legend_names(table, overlays),
+                file_name=export_name(part, axis, size),
+                alt=f"U-curve: {metric_label} against {xt}, one line per {series}",
+            )
             shape_sentences(found, metric_label)
         lik = None
         if likely:
@@ -324,7 +398,9 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     if state.res_note and layout.by_documents:
         st.info(SMALL_MODEL_NOTE + (LIKELIHOOD_NOTE if likely else ""), icon=":material/school:")
     with st.expander("The numbers"):
-        st.dataframe(fmt_table(table[["series", "position", "n", "mean", "lo", "hi", "errors"]]), hide_index=True)
+        st.dataframe(
+            fmt_table(table[["series", "position", "n", "mean", "lo", "hi", "errors"]]), hide_index=True
+        )
         if lik is not None and not lik.empty:
             st.dataframe(fmt_likelihood(lik), hide_index=True)
 
@@ -333,8 +409,9 @@ def fmt_likelihood(t: pd.DataFrame) -> pd.DataFrame:
     out = t.drop(columns=["errors"], errors="ignore").copy()
     for c in ("mean", "lo", "hi"):
         out[c] = out[c].map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
-    return out.rename(columns={"mean": "mean log-probability (nats)", "lo": "95% low", "hi": "95% high",
-                               "n": "questions"})
+    return out.rename(
+        columns={"mean": "mean log-probability (nats)", "lo": "95% low", "hi": "95% high", "n": "questions"}
+    )
 
 
 def fmt_table(t: pd.DataFrame) -> pd.DataFrame:

@@ -47,18 +47,65 @@ from components.report.promptmap import rebuild_prompt
 from components.report.shape import by_series as shapes
 from components.strategies.litm import ClosedBook
 
-__all__ = ["CLOSED_BOOK", "LAYOUTS", "Layout", "DEFAULT_MARGIN", "DEFAULT_MIN_SAVING", "FAILURE_SOURCES", "LIKELIHOOD", "REFERENCE_MODEL", "METRICS", "METRIC_TABLE", "NO_INTERVAL", "PRIMARY", "arms", "by_length",
-           "by_position", "cells_per_task", "compare", "cost_per_1000", "cost_table", "default_arms", "error_summary",
-           "failures", "filter_length", "filter_trials", "first_pages_mask", "heatmap", "is_error", "likelihood_lines", "plan",
-           "money", "position_kind", "prepare", "proportion_ci", "rebuild_prompt", "report", "scored", "seconds_text",
-           "series_label", "shapes", "u_curve"]
+__all__ = [
+    "CLOSED_BOOK",
+    "LAYOUTS",
+    "Layout",
+    "DEFAULT_MARGIN",
+    "DEFAULT_MIN_SAVING",
+    "FAILURE_SOURCES",
+    "LIKELIHOOD",
+    "REFERENCE_MODEL",
+    "METRICS",
+    "METRIC_TABLE",
+    "NO_INTERVAL",
+    "PRIMARY",
+    "arms",
+    "by_length",
+    "by_position",
+    "cells_per_task",
+    "compare",
+    "cost_per_1000",
+    "cost_table",
+    "default_arms",
+    "error_summary",
+    "failures",
+    "filter_length",
+    "filter_trials",
+    "first_pages_mask",
+    "heatmap",
+    "is_error",
+    "likelihood_lines",
+    "plan",
+    "money",
+    "position_kind",
+    "prepare",
+    "proportion_ci",
+    "rebuild_prompt",
+    "report",
+    "scored",
+    "seconds_text",
+    "series_label",
+    "shapes",
+    "u_curve",
+]
 
 CLOSED_BOOK = ClosedBook.name
 
 
-def report(result: dict, *, figures: list, failures, failures_total, pair, prices, prices_edited, sources) -> str:
+def report(
+    result: dict, *, figures: list, failures, failures_total, pair, prices, prices_edited, sources
+) -> str:
     """The one-file Compare report (components.report.report_html)."""
     from components.report import report_html
 
-    return report_html.build(result, figures=figures, failures=failures, failures_total=failures_total, pair=pair,
-                             prices=prices, prices_edited=prices_edited, sources=sources)
+    return report_html.build(
+        result,
+        figures=figures,
+        failures=failures,
+        failures_total=failures_total,
+        pair=pair,
+        prices=prices,
+        prices_edited=prices_edited,
+        sources=sources,
+    )

@@ -31,10 +31,35 @@ from components.tasks.samples import NQ_SET as NQ_SET  # re-exported: the pages 
 from components.tasks.sweepdocs import cell_document, move_gold
 from webapp.services import figures
 
-__all__ = ["EXTENSIONS", "MAX_UPLOAD_BYTES", "REGION_COLOURS", "REGION_LABELS", "STRATEGIES", "Document",
-           "DocumentError", "ParamError", "Prompt", "Recipe", "built", "document", "figure", "first_pages",
-           "get_metric", "get_strategy", "gold_pages", "gold_places", "n_tokens", "prompts", "read_upload",
-           "retrieval_recall", "samples", "task_set", "task_sets", "usage", "where"]
+__all__ = [
+    "EXTENSIONS",
+    "MAX_UPLOAD_BYTES",
+    "REGION_COLOURS",
+    "REGION_LABELS",
+    "STRATEGIES",
+    "Document",
+    "DocumentError",
+    "ParamError",
+    "Prompt",
+    "Recipe",
+    "built",
+    "document",
+    "figure",
+    "first_pages",
+    "get_metric",
+    "get_strategy",
+    "gold_pages",
+    "gold_places",
+    "n_tokens",
+    "prompts",
+    "read_upload",
+    "retrieval_recall",
+    "samples",
+    "task_set",
+    "task_sets",
+    "usage",
+    "where",
+]
 
 Params = tuple[tuple[str, int], ...]
 FIVE_POSITIONS = positions.FIVE_POSITIONS
@@ -70,9 +95,19 @@ class Recipe:
         return cls("text", text=text, spec=spec, name=name, gold=tuple(gold), move=move)
 
     @classmethod
-    def of_task(cls, path: str, index: int, *, length: int | None = None, position: float | None = None,
-                documents: int | None = None, gold_index: int | None = None):
-        return cls("task", path=str(path), index=int(index), cell=Cell(length, position, documents, gold_index))
+    def of_task(
+        cls,
+        path: str,
+        index: int,
+        *,
+        length: int | None = None,
+        position: float | None = None,
+        documents: int | None = None,
+        gold_index: int | None = None,
+    ):
+        return cls(
+            "task", path=str(path), index=int(index), cell=Cell(length, position, documents, gold_index)
+        )
 
     @property
     def by_index(self) -> bool:

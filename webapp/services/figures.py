@@ -33,9 +33,27 @@ from components.report.charts import (
     u_curve,
 )
 
-__all__ = ["COST_TITLES", "accuracy_lines", "copy", "once", "accuracy_vs_cost", "accuracy_vs_length", "arm_numbers", "esc", "export_config",
-           "heatmap", "likelihood_curve", "mini_curve", "pareto", "position_differences", "printed", "published_bars",
-           "published_lines", "theme", "u_curve"]
+__all__ = [
+    "COST_TITLES",
+    "accuracy_lines",
+    "copy",
+    "once",
+    "accuracy_vs_cost",
+    "accuracy_vs_length",
+    "arm_numbers",
+    "esc",
+    "export_config",
+    "heatmap",
+    "likelihood_curve",
+    "mini_curve",
+    "pareto",
+    "position_differences",
+    "printed",
+    "published_bars",
+    "published_lines",
+    "theme",
+    "u_curve",
+]
 
 
 def copy(fig: go.Figure) -> go.Figure:

@@ -72,11 +72,18 @@ def new_owner() -> str:
     return uuid.uuid4().hex[:16]
 
 
-def start(owner: str, label: str, store_path: str, work: Callable[[Job], Any], total: int = 0,
-          controller: str = "") -> Job:
+def start(
+    owner: str, label: str, store_path: str, work: Callable[[Job], Any], total: int = 0, controller: str = ""
+) -> Job:
     """Run `work(job)` in a daemon thread; `work` calls the runner with job.update and job.cancel."""
-    job = Job(id=uuid.uuid4().hex[:12], owner=owner, label=label, store_path=str(store_path), total=total,
-              controller=controller)
+    job = Job(
+        id=uuid.uuid4().hex[:12],
+        owner=owner,
+        label=label,
+        store_path=str(store_path),
+        total=total,
+        controller=controller,
+    )
 
     def target() -> None:
         try:
@@ -170,8 +177,9 @@ def check_name(db: Path, name: str, tag: str) -> None:
         raise ValueError(f"a sweep named {name!r} exists and is {whose}: choose another name")
 
 
-def start_sweep(owner: str, config, tasks: list, api_key: str | None, retry_errors: bool = False,
-                controller: str = "") -> Job:
+def start_sweep(
+    owner: str, config, tasks: list, api_key: str | None, retry_errors: bool = False, controller: str = ""
+) -> Job:
     """Run a sweep (components.run.config.SweepConfig) in the background for this owner, stored with
     owner "<owner>.<controller>". The key, if any, is passed to the runner in memory only."""
     from components.run.plan import plan
@@ -180,7 +188,9 @@ def start_sweep(owner: str, config, tasks: list, api_key: str | None, retry_erro
     db = user_db()
     tag = f"{owner}.{controller}" if controller else owner
     check_name(db, config.name, tag)
-    specs = plan(config, tasks[: config.n_tasks] if config.n_tasks else tasks)  # planned once: counted and run
+    specs = plan(
+        config, tasks[: config.n_tasks] if config.n_tasks else tasks
+    )  # planned once: counted and run
 
     def work(job: Job):
         from components.run.batch import run_sweep_any
@@ -188,8 +198,16 @@ def start_sweep(owner: str, config, tasks: list, api_key: str | None, retry_erro
 
         store = RunStore(db)
         try:
-            summary = run_sweep_any(config, store, progress=job.update, cancel=job.cancel, api_keys=api_keys,
-                                    retry_errors=retry_errors, owner=tag, specs=specs)
+            summary = run_sweep_any(
+                config,
+                store,
+                progress=job.update,
+                cancel=job.cancel,
+                api_keys=api_keys,
+                retry_errors=retry_errors,
+                owner=tag,
+                specs=specs,
+            )
             job.done, job.total, job.errors = summary.done, summary.total, summary.errors
             job.usd, job.sweep_id = summary.spend_usd, summary.sweep_id
             return summary

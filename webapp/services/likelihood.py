@@ -18,10 +18,19 @@ from components.report.likelihood import COLUMN, points, shape_of
 from components.report.shape import brief
 from components.strategies import get_strategy
 
-__all__ = ["COLUMN", "OURS", "brief", "can_score", "estimate", "points", "score_positions", "shape_of",
-           "single_stage"]
+__all__ = [
+    "COLUMN",
+    "OURS",
+    "brief",
+    "can_score",
+    "estimate",
+    "points",
+    "score_positions",
+    "shape_of",
+    "single_stage",
+]
 
-OURS = ("This view is ours, not the papers': none of them report the answer's log-probability.")
+OURS = "This view is ours, not the papers': none of them report the answer's log-probability."
 
 
 def can_score(spec) -> bool:
@@ -36,12 +45,15 @@ def single_stage(strategy: str) -> bool:
 
 # --- live: one question at several positions ------------------------------------------------------
 
+
 def estimate(docs: dict, question: str, answers, strategy: str, params: dict, spec):
     """components.run.livescore.estimate without loading a model: the tokens the model must evaluate
     (shared prefixes kept); the page turns them into seconds with the measured speed it already has."""
     from components.run.livescore import estimate as live_estimate
 
-    return live_estimate(docs, question, list(answers), spec, strategy=strategy, params=params, measure_speed=False)
+    return live_estimate(
+        docs, question, list(answers), spec, strategy=strategy, params=params, measure_speed=False
+    )
 
 
 @dataclass(frozen=True)
@@ -57,8 +69,9 @@ class Scored:
     seconds: float
 
 
-def score_positions(docs: dict, question: str, answers, strategy: str, params: dict, choice, *,
-                    progress=None, cancel=None) -> dict:
+def score_positions(
+    docs: dict, question: str, answers, strategy: str, params: dict, choice, *, progress=None, cancel=None
+) -> dict:
     """{x: Scored} for the positions scored (a cancelled run: those done so far), every call cached in
     the user's run store. `progress(done, total, x, Scored | None)` is called from this thread."""
     from components.run.livescore import score_positions as live_scores
@@ -66,9 +79,15 @@ def score_positions(docs: dict, question: str, answers, strategy: str, params: d
     from webapp.services.stores import user_db
 
     def plain(x, trial) -> Scored:
-        return Scored(x, trial.answer_logprob, trial.answer_logprob_mean, trial.answer_logprob_tokens,
-                      bool(trial.calls and trial.cached_calls == trial.calls), str(trial.error or ""),
-                      float(trial.latency_s or 0.0))
+        return Scored(
+            x,
+            trial.answer_logprob,
+            trial.answer_logprob_mean,
+            trial.answer_logprob_tokens,
+            bool(trial.calls and trial.cached_calls == trial.calls),
+            str(trial.error or ""),
+            float(trial.latency_s or 0.0),
+        )
 
     def on_progress(p) -> None:
         if progress is not None:
@@ -76,8 +95,18 @@ def score_positions(docs: dict, question: str, answers, strategy: str, params: d
 
     store = RunStore(user_db())
     try:
-        trials = live_scores(docs, question, list(answers), choice.spec, strategy=strategy, params=params,
-                             store=store, api_key=choice.api_key, progress=on_progress, cancel=cancel)
+        trials = live_scores(
+            docs,
+            question,
+            list(answers),
+            choice.spec,
+            strategy=strategy,
+            params=params,
+            store=store,
+            api_key=choice.api_key,
+            progress=on_progress,
+            cancel=cancel,
+        )
     finally:
         store.close()
     return {x: plain(x, t) for x, t in trials.items()}

@@ -40,8 +40,15 @@ class RunView:
     first_pages: bool = False  # retrieval was just pages 1, 2, ..., k in order
 
 
-def execute(doc: Document, question: str, answers: tuple[str, ...], strategy_name: str, params: dict,
-            choice, on_call=None) -> RunView:
+def execute(
+    doc: Document,
+    question: str,
+    answers: tuple[str, ...],
+    strategy_name: str,
+    params: dict,
+    choice,
+    on_call=None,
+) -> RunView:
     """One trial, live, through components.run.runner.run_one, cached in the user's run store (a repeated
     run is answered from the cache). Raises ProviderError (e.g. MissingKey) or ParamError."""
     from components.run.runner import run_one
@@ -52,25 +59,50 @@ def execute(doc: Document, question: str, answers: tuple[str, ...], strategy_nam
     spec = choice.spec
     store = RunStore(user_db())
     try:
-        result = run_one(doc, question, list(answers), strategy_name, checked, spec, store=store,
-                         api_key=choice.api_key, on_call=on_call)
+        result = run_one(
+            doc,
+            question,
+            list(answers),
+            strategy_name,
+            checked,
+            spec,
+            store=store,
+            api_key=choice.api_key,
+            on_call=on_call,
+        )
     finally:
         store.close()
     trial = result.trial
     if trial.error:
         raise ProviderError(trial.error)
     outcome = result.outcome
-    raw = [(p.label or f"prompt {i + 1}", c.text)
-           for i, (p, c) in enumerate(zip(outcome.prompts, outcome.completions, strict=False))]
+    raw = [
+        (p.label or f"prompt {i + 1}", c.text)
+        for i, (p, c) in enumerate(zip(outcome.prompts, outcome.completions, strict=False))
+    ]
     # the verdict is the stored trial's own primary metric: the same value Results reads
     correct = None if not answers or trial.primary is None else bool(trial.primary)
     notes = [f"parse: {trial.parse_error}"] if trial.parse_error else []
     if trial.cached_calls:
         notes.append(f"{trial.cached_calls} of {trial.calls} call(s) answered from the cache")
-    return RunView(trial.answer, trial.metric, correct, tuple(doc.gold), trial.retrieved_pages,
-                   tuple(trial.cited_pages or ()), trial.calls, trial.input_tokens, trial.output_tokens,
-                   trial.latency_s, trial.cost_usd, spec.label, raw, notes, list(outcome.prompts),
-                   first_pages(trial.retrieved_pages))
+    return RunView(
+        trial.answer,
+        trial.metric,
+        correct,
+        tuple(doc.gold),
+        trial.retrieved_pages,
+        tuple(trial.cited_pages or ()),
+        trial.calls,
+        trial.input_tokens,
+        trial.output_tokens,
+        trial.latency_s,
+        trial.cost_usd,
+        spec.label,
+        raw,
+        notes,
+        list(outcome.prompts),
+        first_pages(trial.retrieved_pages),
+    )
 
 
 def call_line(prompt, completion, ahead: int = 0) -> str:
@@ -78,8 +110,12 @@ def call_line(prompt, completion, ahead: int = 0) -> str:
     other sessions are using it), and when its answer is back."""
     what = prompt.label or f"stage {prompt.stage}"
     if completion is None:
-        queue = (f"; the local model has {ahead} run{'s' if ahead != 1 else ''} ahead of yours (it answers one "
-                 "at a time, for every session)" if ahead else "")
+        queue = (
+            f"; the local model has {ahead} run{'s' if ahead != 1 else ''} ahead of yours (it answers one "
+            "at a time, for every session)"
+            if ahead
+            else ""
+        )
         return f"{what}: sending {prompt.tokens:,} tokens, waiting for the model{queue}…"
     source = "from the cache" if completion.cached else f"in {completion.latency_s:.1f} s"
     return f"{what}: answered {source} ({completion.output_tokens:,} tokens out)."
@@ -93,5 +129,3 @@ def local_queue(spec) -> int:
     from components.providers.localworker import queue_length
 
     return queue_length(spec)
-
-

@@ -19,9 +19,29 @@ from components.providers.localmodel import canonical
 from components.providers.pricing import BATCH, MAX_PRICE, PRICES, PRICES_DATE, cost_usd, price_rows
 from webapp.services.names import model_title
 
-__all__ = ["BATCH", "DEFAULT_MODELS", "KEY_ENV", "LABELS", "MAX_PRICE", "NONE", "PRICES", "PRICES_DATE", "Choice", "ModelSpec",
-           "ProviderError", "Speed", "cost_usd", "default_provider", "duration", "known_models",
-           "local_status", "model_title", "price_rows", "providers", "speed"]
+__all__ = [
+    "BATCH",
+    "DEFAULT_MODELS",
+    "KEY_ENV",
+    "LABELS",
+    "MAX_PRICE",
+    "NONE",
+    "PRICES",
+    "PRICES_DATE",
+    "Choice",
+    "ModelSpec",
+    "ProviderError",
+    "Speed",
+    "cost_usd",
+    "default_provider",
+    "duration",
+    "known_models",
+    "local_status",
+    "model_title",
+    "price_rows",
+    "providers",
+    "speed",
+]
 
 NONE = "none"  # no model available: prompts only
 LABELS = {
@@ -82,6 +102,7 @@ def key_in_environment(provider: str) -> str:
 
 
 # --- how long a local call takes here ----------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Speed:

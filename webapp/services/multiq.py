@@ -14,9 +14,28 @@ K, Q, CATEGORIES = report_mq.K, report_mq.Q, report_mq.CATEGORY_LABELS
 PAPER = report_mq.PAPER
 WHO = f" · {THIS_APP}"
 
-__all__ = ["CATEGORIES", "K", "MAX_QUESTIONS", "PAPER", "Q", "STRATEGIES", "WHO", "accuracy_figure", "beside",
-           "categories_figure", "chunks", "citation", "cost_figure", "is_multi", "parse_questions", "plan", "published",
-           "run", "table", "trials"]
+__all__ = [
+    "CATEGORIES",
+    "K",
+    "MAX_QUESTIONS",
+    "PAPER",
+    "Q",
+    "STRATEGIES",
+    "WHO",
+    "accuracy_figure",
+    "beside",
+    "categories_figure",
+    "chunks",
+    "citation",
+    "cost_figure",
+    "is_multi",
+    "parse_questions",
+    "plan",
+    "published",
+    "run",
+    "table",
+    "trials",
+]
 
 is_multi = report_mq.is_multi
 trials = report_mq.trials
@@ -83,7 +102,9 @@ def parse_questions(text: str) -> tuple[list[tuple[str, tuple[str, ...]]], list[
         answers = tuple(a.strip() for a in rest.split("|") if a.strip()) if sep else ()
         out.append((question, answers))
     if len(out) > MAX_QUESTIONS:
-        problems.append(f"{len(out)} questions: at most {MAX_QUESTIONS} are asked at once; the rest are left out")
+        problems.append(
+            f"{len(out)} questions: at most {MAX_QUESTIONS} are asked at once; the rest are left out"
+        )
         out = out[:MAX_QUESTIONS]
     return out, problems
 
@@ -103,7 +124,9 @@ def chunks(doc, chunk_tokens: int) -> list[tuple[int, int]]:
     return context_chunks(doc, chunk_tokens)
 
 
-def run(doc, asked: list[tuple[str, tuple[str, ...]]], strategy: str, params: dict, choice, on_call=None) -> dict:
+def run(
+    doc, asked: list[tuple[str, tuple[str, ...]]], strategy: str, params: dict, choice, on_call=None
+) -> dict:
     """Ask the questions with the strategy's prompts, one after the other, through the model the sidebar
     chose, every call cached in the user's run store; read each answer from its `An:` line (the first that
     is not "Not specified", in chunk order) and score it (the paper's two-way match and category, where
@@ -131,7 +154,9 @@ def run(doc, asked: list[tuple[str, tuple[str, ...]]], strategy: str, params: di
             for ask in prompts:  # one after the other, as §4.4 sends them
                 if on_call is not None:
                     on_call(ask.prompt, None)
-                completion, _ = await caller.ask(ask.prompt.messages, Settings(max_tokens=ask.prompt.max_tokens))
+                completion, _ = await caller.ask(
+                    ask.prompt.messages, Settings(max_tokens=ask.prompt.max_tokens)
+                )
                 if on_call is not None:
                     on_call(ask.prompt, completion)
                 done.append(completion)
@@ -149,11 +174,22 @@ def run(doc, asked: list[tuple[str, tuple[str, ...]]], strategy: str, params: di
     rows = []
     for i, ((question, answers), got) in enumerate(zip(asked, answered, strict=True), 1):
         chunk = prompts[got.prompt].chunk if got.prompt is not None else None
-        rows.append({"Q": i, "question": question, "answer": got.answer or "(no answer line)",
-                     "from chunk": chunk, "gold": " | ".join(answers),
-                     "two-way match": None if not answers else bool(mq_match(got.answer, answers)),
-                     "category": None if not answers else mq_category(got.answer, answers)})
-    return {"rows": rows, "calls": len(completions), "cached": sum(bool(c.cached) for c in completions),
-            "input_tokens": sum(c.input_tokens for c in completions),
-            "output_tokens": sum(c.output_tokens for c in completions),
-            "responses": [(a.prompt.label, c.text) for a, c in zip(prompts, completions, strict=True)]}
+        rows.append(
+            {
+                "Q": i,
+                "question": question,
+                "answer": got.answer or "(no answer line)",
+                "from chunk": chunk,
+                "gold": " | ".join(answers),
+                "two-way match": None if not answers else bool(mq_match(got.answer, answers)),
+                "category": None if not answers else mq_category(got.answer, answers),
+            }
+        )
+    return {
+        "rows": rows,
+        "calls": len(completions),
+        "cached": sum(bool(c.cached) for c in completions),
+        "input_tokens": sum(c.input_tokens for c in completions),
+        "output_tokens": sum(c.output_tokens for c in completions),
+        "responses": [(a.prompt.label, c.text) for a, c in zip(prompts, completions, strict=True)],
+    }

@@ -9,8 +9,13 @@ import math
 from components.providers.localmodel import ALIASES, MODELS
 
 THIS_APP = "this app"
-PAPERS = {"liu2023": ("LITM", 2023), "rr2024": ("R&R", 2024), "alr2_2024": ("ALR2", 2024),
-          "hsieh2024": ("Found in the Middle", 2024), "pos2distill2025": ("Pos2Distill", 2025)}
+PAPERS = {
+    "liu2023": ("LITM", 2023),
+    "rr2024": ("R&R", 2024),
+    "alr2_2024": ("ALR2", 2024),
+    "hsieh2024": ("Found in the Middle", 2024),
+    "pos2distill2025": ("Pos2Distill", 2025),
+}
 
 
 def model_title(model) -> str:

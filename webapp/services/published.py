@@ -40,9 +40,15 @@ def index_curves(n_documents=None) -> pd.DataFrame:
     if curves.empty:
         return curves
     curves = curves.assign(x=curves["position"])
-    curves["title"] = [published_name(r.model, r.source, r.table,
-                                      " · ".join(x for x in (r.method_shown, f"{r.n_documents} documents") if x))
-                       for r in curves.itertuples()]
+    curves["title"] = [
+        published_name(
+            r.model,
+            r.source,
+            r.table,
+            " · ".join(x for x in (r.method_shown, f"{r.n_documents} documents") if x),
+        )
+        for r in curves.itertuples()
+    ]
     return curves
 
 
@@ -53,8 +59,10 @@ def position_curves(trials: pd.DataFrame) -> pd.DataFrame:
     if curves.empty:
         return curves
     curves = curves.copy()
-    curves["title"] = [published_name(r.model, r.source, r.table, f"{r.dataset} {r.method} d={r.length // 1000}k")
-                       for r in curves.itertuples()]
+    curves["title"] = [
+        published_name(r.model, r.source, r.table, f"{r.dataset} {r.method} d={r.length // 1000}k")
+        for r in curves.itertuples()
+    ]
     return curves
 
 
@@ -62,5 +70,8 @@ def bounds(model: str) -> dict[str, float]:
     """LITM Table 1: closed-book and oracle accuracy (0-1) of a model, as published."""
     pub = rows()
     part = pub[(pub["source"] == "liu2023") & (pub["table"] == "Table 1") & (pub["model"] == model)]
-    return {m: float(v) / 100 for m, v in zip(part["method"], part["value"], strict=True)
-            if m in (CLOSED_BOOK, ORACLE)}
+    return {
+        m: float(v) / 100
+        for m, v in zip(part["method"], part["value"], strict=True)
+        if m in (CLOSED_BOOK, ORACLE)
+    }

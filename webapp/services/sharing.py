@@ -61,7 +61,9 @@ def browser_key() -> str:
 def latest_workspace(browser: str) -> str:
     """The workspace of this browser's latest sweep (running in this server, or in the user's store),
     or ''."""
-    found: list[tuple[float, str]] = [(j.started, j.owner) for j in jobs.every_job() if j.controller == browser]
+    found: list[tuple[float, str]] = [
+        (j.started, j.owner) for j in jobs.every_job() if j.controller == browser
+    ]
     sweeps = stores.user_sweeps()
     if not sweeps.empty and "owner" in sweeps:
         for owner, created in zip(sweeps["owner"], sweeps["created"], strict=True):

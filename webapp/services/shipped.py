@@ -18,8 +18,15 @@ from webapp.services import analysis, figures, published, sharing
 from webapp.services.likelihood import COLUMN, points, shape_of
 from webapp.services.names import THIS_APP, model_title
 
-__all__ = ["ACCURACY_RUN", "LIKELIHOOD_RUN", "Shipped", "accuracy_figure", "likelihood_figure", "shipped_accuracy",
-           "shipped_likelihood"]
+__all__ = [
+    "ACCURACY_RUN",
+    "LIKELIHOOD_RUN",
+    "Shipped",
+    "accuracy_figure",
+    "likelihood_figure",
+    "shipped_accuracy",
+    "shipped_likelihood",
+]
 
 LIKELIHOOD_RUN = "local-qwen-nq-likelihood20"
 ACCURACY_RUN = "local-qwen-nq-litm20"  # n=50 per gold index
@@ -50,10 +57,15 @@ def accuracy_figure(title: str = "Accuracy by where the answer sits among 20 doc
     table = ours()
     curves = published.index_curves({N_DOCS})
     curves = curves[curves["model"] == PUBLISHED_MODEL] if not curves.empty else curves
-    fig = figures.u_curve(table if not table.empty else pd.DataFrame(columns=["series", "position", "n", "mean",
-                                                                               "lo", "hi", "errors"]),
-                          x_title=X_TITLE, metric_label="accuracy",
-                          overlays=curves if not curves.empty else None, title=title)
+    fig = figures.u_curve(
+        table
+        if not table.empty
+        else pd.DataFrame(columns=["series", "position", "n", "mean", "lo", "hi", "errors"]),
+        x_title=X_TITLE,
+        metric_label="accuracy",
+        overlays=curves if not curves.empty else None,
+        title=title,
+    )
     fig.update_xaxes(tickvals=[0, 4, 9, 14, 19])
     names = {}
     for label, part in table.groupby("series", sort=False) if not table.empty else ():
@@ -62,9 +74,11 @@ def accuracy_figure(title: str = "Accuracy by where the answer sits among 20 doc
         names[figures.esc(label)] = figures.esc(title_)
     fig.update_layout(legend=dict(orientation="h", yref="container", y=0, yanchor="bottom"))
     n = int(table["n"].min()) if not table.empty else 0
-    note = (f"Solid: measured by {THIS_APP} with {model_title('local:qwen2.5-coder-0.5b-instruct')} (0.5B, on "
-            f"this machine's CPU) on {n} NQ-open questions, best-subspan EM, 95% intervals. Dotted: "
-            f"{PUBLISHED_MODEL} as published in Lost in the Middle (Liu et al., 2023), Table 6.")
+    note = (
+        f"Solid: measured by {THIS_APP} with {model_title('local:qwen2.5-coder-0.5b-instruct')} (0.5B, on "
+        f"this machine's CPU) on {n} NQ-open questions, best-subspan EM, 95% intervals. Dotted: "
+        f"{PUBLISHED_MODEL} as published in Lost in the Middle (Liu et al., 2023), Table 6."
+    )
     return fig, note, names
 
 
@@ -86,7 +100,11 @@ class Shipped:
         """'13 NQ-open questions (of 100 planned; the run is not finished)'."""
         text = f"{self.questions} NQ-open questions"
         if not self.finished:
-            text += f" (of {self.planned} planned; the run is not finished)" if self.planned else " (not finished)"
+            text += (
+                f" (of {self.planned} planned; the run is not finished)"
+                if self.planned
+                else " (not finished)"
+            )
         return text
 
 
@@ -107,17 +125,29 @@ def _shipped(name: str, column: str, version: tuple) -> Shipped | None:
     if trials.empty or column not in trials:
         return None
     ok = trials.assign(value=pd.to_numeric(trials[column], errors="coerce"))
-    ok = ok[ok["error"].isna() & ok["value"].notna() & (pd.to_numeric(ok["documents"], errors="coerce") == N_DOCS)]
+    ok = ok[
+        ok["error"].isna() & ok["value"].notna() & (pd.to_numeric(ok["documents"], errors="coerce") == N_DOCS)
+    ]
     if ok.empty:
         return None
     ok = ok.assign(gold_index=pd.to_numeric(ok["gold_index"]).astype(int))
     matrix, left_out = curve_shapes.question_matrix(ok, "gold_index")
     if matrix.empty:
         return None
-    s = (shape_of(matrix, "gold_index", left_out) if column == COLUMN
-         else curve_shapes.curve_shape(matrix, left_out=left_out, x_name="gold_index", binary=True))
-    return Shipped(points(matrix, "gold_index"), len(matrix), len(matrix) + left_out, model_title(str(trials["model"].iloc[0])), s,
-                   planned, finished)
+    s = (
+        shape_of(matrix, "gold_index", left_out)
+        if column == COLUMN
+        else curve_shapes.curve_shape(matrix, left_out=left_out, x_name="gold_index", binary=True)
+    )
+    return Shipped(
+        points(matrix, "gold_index"),
+        len(matrix),
+        len(matrix) + left_out,
+        model_title(str(trials["model"].iloc[0])),
+        s,
+        planned,
+        finished,
+    )
 
 
 def _load(name: str, column: str) -> Shipped | None:
@@ -142,9 +172,16 @@ def shipped_accuracy() -> Shipped | None:
     return _load(ACCURACY_RUN, "subspan_em")
 
 
-def likelihood_figure(s: Shipped, *, title: str = "How likely the model finds the right answer",
-                      legend: bool = True):
+def likelihood_figure(
+    s: Shipped, *, title: str = "How likely the model finds the right answer", legend: bool = True
+):
     """The shipped likelihood run's curve: the mean over its questions with its 95% band."""
-    fig = figures.likelihood_curve(None, s.points, x_title=X_TITLE, title=title, legend=legend,
-                                   mean_name=f"{s.model} · {THIS_APP} · n={s.questions} questions")
+    fig = figures.likelihood_curve(
+        None,
+        s.points,
+        x_title=X_TITLE,
+        title=title,
+        legend=legend,
+        mean_name=f"{s.model} · {THIS_APP} · n={s.questions} questions",
+    )
     return fig

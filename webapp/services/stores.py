@@ -54,7 +54,9 @@ def sources() -> list[tuple[str, bool, Path]]:
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _labelled(label: str, shipped: bool, path: str, version: tuple) -> tuple[pd.DataFrame, pd.DataFrame, tuple]:
+def _labelled(
+    label: str, shipped: bool, path: str, version: tuple
+) -> tuple[pd.DataFrame, pd.DataFrame, tuple]:
     """One store's trials and sweeps, labelled (components.report.sweeps.combine_stores), once per server
     process and version of its file: every visitor of a classroom reads the same shipped runs, so no
     session reads, copies or labels them again. Callers get shallow copies (`load_all`): with pandas'
@@ -63,7 +65,9 @@ def _labelled(label: str, shipped: bool, path: str, version: tuple) -> tuple[pd.
     from components.run.reader import browse_kept
 
     trials, sweeps = browse_kept(path, version, shipped)
-    owner = dict(zip(sweeps["id"], sweeps["owner"], strict=True)) if "owner" in sweeps and "id" in sweeps else {}
+    owner = (
+        dict(zip(sweeps["id"], sweeps["owner"], strict=True)) if "owner" in sweeps and "id" in sweeps else {}
+    )
     trials, labelled = combine_stores([(label, shipped, path, trials, sweeps)])
     return trials, labelled, tuple(owner.get(i) for i in labelled["sweep_id"])
 
@@ -90,7 +94,10 @@ def _concat(parts: list[tuple[pd.DataFrame, pd.DataFrame]]) -> tuple[pd.DataFram
         return combine_stores([])
     if len(parts) == 1:
         return parts[0]
-    return (pd.concat([t for t, _ in parts], ignore_index=True), pd.concat([s for _, s in parts], ignore_index=True))
+    return (
+        pd.concat([t for t, _ in parts], ignore_index=True),
+        pd.concat([s for _, s in parts], ignore_index=True),
+    )
 
 
 def _shipped_key(found: list[tuple[str, bool, Path]]) -> tuple:
@@ -205,7 +212,9 @@ def export(df: pd.DataFrame, fmt: str) -> bytes:
     from components.run.store_io import frame_bytes
 
     full = whole(df)
-    return frame_bytes(full.drop(columns=[c for c in ("store_path", "sweep_key", "shipped") if c in full]), fmt)
+    return frame_bytes(
+        full.drop(columns=[c for c in ("store_path", "sweep_key", "shipped") if c in full]), fmt
+    )
 
 
 def calls_of(path: str, trial_id: int, readonly: bool) -> list[dict]:

@@ -16,17 +16,37 @@ from components.run.config import SweepConfig
 from components.strategies import STRATEGIES
 from webapp.services.stores import user_db
 
-__all__ = ["STRATEGIES", "SweepConfig", "bundled_sets", "command", "config_dict", "estimate_for", "generated",
-           "past_frame", "read_set", "task_file", "toml_text", "uploaded"]
+__all__ = [
+    "STRATEGIES",
+    "SweepConfig",
+    "bundled_sets",
+    "command",
+    "config_dict",
+    "estimate_for",
+    "generated",
+    "past_frame",
+    "read_set",
+    "task_file",
+    "toml_text",
+    "uploaded",
+]
 
 
 def config_dict(name: str, tasks_path: str, g: dict, models: list[dict]) -> dict:
     """The [sweep] table of a grid (`g`: the page's lengths, positions, strategies, params, n_tasks,
     concurrency, max_usd, mode); parameters given as lists are swept, as in a TOML file."""
     params = {k: (v[0] if isinstance(v, list) and len(v) == 1 else v) for k, v in g["params"].items()}
-    d = {"name": name, "tasks": tasks_path, "n_tasks": g["n_tasks"], "lengths": g["lengths"],
-         "positions": g["positions"], "strategies": g["strategies"], "params": params,
-         "concurrency": g["concurrency"], "models": models}
+    d = {
+        "name": name,
+        "tasks": tasks_path,
+        "n_tasks": g["n_tasks"],
+        "lengths": g["lengths"],
+        "positions": g["positions"],
+        "strategies": g["strategies"],
+        "params": params,
+        "concurrency": g["concurrency"],
+        "models": models,
+    }
     if g.get("mode", "live") != "live":
         d["mode"] = g["mode"]
     if g["max_usd"] > 0:
@@ -41,9 +61,16 @@ def estimate_for(config_json: str, tasks_token: str, _tasks: list) -> dict:
 
     cfg = SweepConfig.from_dict(json.loads(config_json))
     est = estimate(cfg, tasks=_tasks[: cfg.n_tasks] if cfg.n_tasks else _tasks)
-    return {"trials": est.trials, "calls": est.calls, "input_tokens": est.input_tokens,
-            "output_tokens": est.output_tokens, "usd": est.usd, "unpriced": list(est.unpriced), "note": est.note,
-            "batch": est.batch}
+    return {
+        "trials": est.trials,
+        "calls": est.calls,
+        "input_tokens": est.input_tokens,
+        "output_tokens": est.output_tokens,
+        "usd": est.usd,
+        "unpriced": list(est.unpriced),
+        "note": est.note,
+        "batch": est.batch,
+    }
 
 
 def file_name(name: str) -> str:
@@ -56,8 +83,10 @@ def toml_text(config: dict | str) -> str:
     `litm sweep` reads: the same grid, tasks, models and budget; never a key (configs hold none)."""
     stored = SweepConfig.from_stored(config) if isinstance(config, str) else SweepConfig.from_dict(config)
     d = stored.to_dict()
-    head = (f"# {d.get('name', 'sweep')}: run it with\n#   {command(d.get('name', 'sweep'))}\n"
-            "# API keys come from the environment (OPENAI_API_KEY, ANTHROPIC_API_KEY), never from this file.\n")
+    head = (
+        f"# {d.get('name', 'sweep')}: run it with\n#   {command(d.get('name', 'sweep'))}\n"
+        "# API keys come from the environment (OPENAI_API_KEY, ANTHROPIC_API_KEY), never from this file.\n"
+    )
     return head + tomli_w.dumps({"sweep": d})
 
 
@@ -67,6 +96,7 @@ def command(name: str) -> str:
 
 
 # --- task sets ----------------------------------------------------------------------------------------
+
 
 @st.cache_data(show_spinner=False)
 def bundled_sets() -> list:
@@ -151,16 +181,20 @@ def past_frame(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return frame
     created = pd.to_datetime(pd.to_numeric(frame["created"], errors="coerce"), unit="s")
-    out = pd.DataFrame({
-        "sweep": frame["name"].astype(str),
-        "state": frame["state"].astype(str),
-        "started": created.dt.strftime("%Y-%m-%d %H:%M").fillna("–"),
-        "trials": frame["trials"].map(_count),
-        "errors": frame["errors"].map(_count),
-        "calls": frame["calls"].map(_count),
-        "tokens in": frame["input_tokens"].map(_count),
-        "tokens out": frame["output_tokens"].map(_count),
-        "dollars": frame["cost_usd"].map(_dollars),
-        "note": frame["reason"].map(lambda r: "" if r is None or (isinstance(r, float) and pd.isna(r)) else str(r)),
-    })
+    out = pd.DataFrame(
+        {
+            "sweep": frame["name"].astype(str),
+            "state": frame["state"].astype(str),
+            "started": created.dt.strftime("%Y-%m-%d %H:%M").fillna("–"),
+            "trials": frame["trials"].map(_count),
+            "errors": frame["errors"].map(_count),
+            "calls": frame["calls"].map(_count),
+            "tokens in": frame["input_tokens"].map(_count),
+            "tokens out": frame["output_tokens"].map(_count),
+            "dollars": frame["cost_usd"].map(_dollars),
+            "note": frame["reason"].map(
+                lambda r: "" if r is None or (isinstance(r, float) and pd.isna(r)) else str(r)
+            ),
+        }
+    )
     return out.iloc[::-1].reset_index(drop=True)

@@ -41,8 +41,9 @@ class Key(Generic[T]):
     """A session-state key with a default (a value, or a zero-argument factory for mutables). `boot=True`
     (run buttons): the key is `<name>_<BOOT>`, new with every server process."""
 
-    def __init__(self, default: T | Callable[[], T] = None, *, kind: str = VALUE, name: str = "",
-                 boot: bool = False):
+    def __init__(
+        self, default: T | Callable[[], T] = None, *, kind: str = VALUE, name: str = "", boot: bool = False
+    ):
         self.default = default
         self.kind = kind
         self.boot = boot
@@ -130,7 +131,9 @@ class State:
     url_seen: dict = Key(dict)  # scope -> the query parameters already applied in this session
     sweep_owner: str = Key("")  # this browser's workspace token; also in the URL (?run=) for refreshes
     browser_key: str = Key("")  # a random key of this session, where the browser sends no cookie
-    restored: dict = Key(dict)  # page -> the token whose kept settings this session restored (session/keep.py)
+    restored: dict = Key(
+        dict
+    )  # page -> the token whose kept settings this session restored (session/keep.py)
 
     # --- playground: document ---
     source: str = Key("Sample", kind=WIDGET)  # Sample | Paste | Upload | Task set
@@ -209,7 +212,9 @@ class State:
     exp_strategies: Any = Key(None, kind=WIDGET)
     exp_param = Family(None, kind=WIDGET)  # exp_param_<name>: a list of values (r, k, c), as the TOML takes
     exp_n_tasks: int = Key(10, kind=WIDGET)
-    exp_fitted_for: Any = Key(None)  # the shortest length r and c were last fitted to (they refit when it changes)
+    exp_fitted_for: Any = Key(
+        None
+    )  # the shortest length r and c were last fitted to (they refit when it changes)
     exp_models: str = Key("", kind=WIDGET)  # one model name per line (the sidebar's provider and key)
     exp_models_for: Any = Key(None)  # [provider, model] of the sidebar the Models box was last filled from
     exp_mode: str = Key("live", kind=WIDGET)  # live | batch
@@ -267,7 +272,9 @@ class State:
     cmp_u_overlay: Any = Key(None, kind=WIDGET)  # published curves over the arms' gold-index curves
     cmp_pair_for: Any = Key(None)  # the arms the pair was last defaulted for
     cmp_difference: float = Key(5.0, kind=WIDGET)
-    cmp_margin: float = Key(5.0, kind=WIDGET)  # non-inferiority margin, points (report.compare.DEFAULT_MARGIN)
+    cmp_margin: float = Key(
+        5.0, kind=WIDGET
+    )  # non-inferiority margin, points (report.compare.DEFAULT_MARGIN)
     cmp_min_saving: float = Key(10.0, kind=WIDGET)  # minimum saving, % of cost (DEFAULT_MIN_SAVING)
     cmp_power: float = Key(0.8, kind=WIDGET)
     cmp_prices: Any = Key(None)  # the price table edited in this session (None: the shipped one)

@@ -35,6 +35,7 @@ def bounded_int(lo: int, hi: int) -> Callable[[str], int]:
         if not lo <= v <= hi:
             raise ValueError(value)
         return v
+
     return parse
 
 
@@ -44,6 +45,7 @@ def bounded_float(lo: float, hi: float) -> Callable[[str], float]:
         if not lo <= v <= hi:
             raise ValueError(value)
         return v
+
     return parse
 
 
@@ -60,6 +62,7 @@ def token(value: str) -> str:
 def one_of(mapping: dict[str, str]) -> Callable[[str], str]:
     def parse(value: str) -> str:
         return mapping[str(value).lower()]
+
     return parse
 
 
@@ -213,7 +216,8 @@ def link(page: str) -> str:
         if name in st.query_params:
             params[name] = st.query_params[name]
     if {k: st.query_params.get_all(k) for k in st.query_params} != {
-            k: v if isinstance(v, list) else [v] for k, v in params.items()}:
+        k: v if isinstance(v, list) else [v] for k, v in params.items()
+    }:
         st.query_params.from_dict(params)
     _mark(page, PAGES.get(page, ()))
     _mark("", SHARED)

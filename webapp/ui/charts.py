@@ -39,22 +39,37 @@ def with_note(fig, note: str, width: int = 90, size: int = NOTE_SIZE) -> None:
     if not note:
         return
     lines = textwrap.wrap(note, width) or [note]
-    fig.update_layout(title_subtitle_text="<br>".join(figures.esc(x) for x in lines),
-                      title_subtitle_font=dict(size=size, color="#333"))
+    fig.update_layout(
+        title_subtitle_text="<br>".join(figures.esc(x) for x in lines),
+        title_subtitle_font=dict(size=size, color="#333"),
+    )
     top = fig.layout.margin.t if fig.layout.margin and fig.layout.margin.t is not None else 60
     if size == NOTE_SIZE:
         fig.update_layout(margin=dict(t=max(top, 72 + 17 * len(lines))))
         return
     # presenter mode: the title at the top edge, the note's lines under it, the plot right below them
-    fig.update_layout(title=dict(yref="container", y=1, yanchor="top", pad=dict(t=4)),
-                      margin=dict(t=44 + round(size * 1.35) * len(lines)))
+    fig.update_layout(
+        title=dict(yref="container", y=1, yanchor="top", pad=dict(t=4)),
+        margin=dict(t=44 + round(size * 1.35) * len(lines)),
+    )
 
 
 def legend_beside(fig) -> None:
     """The legend in one column right of the plot, top-aligned (presenter mode: the plot keeps the height
     a legend of several rows under it would take)."""
-    fig.update_layout(legend=dict(orientation="v", yref="paper", y=1, yanchor="top", xref="paper", x=1.02,
-                                  xanchor="left", entrywidth=0, tracegroupgap=2))
+    fig.update_layout(
+        legend=dict(
+            orientation="v",
+            yref="paper",
+            y=1,
+            yanchor="top",
+            xref="paper",
+            x=1.02,
+            xanchor="left",
+            entrywidth=0,
+            tracegroupgap=2,
+        )
+    )
 
 
 def rename(fig, names: dict[str, str]) -> None:
@@ -77,16 +92,34 @@ def _themed() -> tuple[OrderedDict, threading.Lock, dict]:
     return OrderedDict(), threading.Lock(), {}
 
 
-def themed(fig, presenter: bool, series: bool, note: str, names: dict[str, str], height: int | None,
-           note_width: int = 90, legend: str = "", layout: dict | None = None):
+def themed(
+    fig,
+    presenter: bool,
+    series: bool,
+    note: str,
+    names: dict[str, str],
+    height: int | None,
+    note_width: int = 90,
+    legend: str = "",
+    layout: dict | None = None,
+):
     """`fig` themed for the mode, legend `names` and `note` applied, `height` set: the kept figure when the
     same figure was themed the same way before in this server process, else `fig` itself, changed in
     place and kept. The kept figure is only read from then on (st.plotly_chart serializes it). Sessions
     asking for the same figure at once theme it once: a class arriving at a server that has just started
     would otherwise theme it once per student, each slower for the others."""
     spec = pio.to_json(fig, validate=False, engine="json")
-    key = (hashlib.blake2b(spec.encode(), digest_size=16).digest(), presenter, series, note,
-           tuple(sorted(names.items())), height, note_width, legend, repr(layout))
+    key = (
+        hashlib.blake2b(spec.encode(), digest_size=16).digest(),
+        presenter,
+        series,
+        note,
+        tuple(sorted(names.items())),
+        height,
+        note_width,
+        legend,
+        repr(layout),
+    )
     kept, lock, theming = _themed()
     keep = len(spec) <= KEPT_BYTES
     with lock:
@@ -118,9 +151,21 @@ def themed(fig, presenter: bool, series: bool, note: str, names: dict[str, str],
     return fig
 
 
-def show(fig, name: str, how_to_read: str, *, note: str = "", series: bool = True, alt: str | None = None,
-         height: int | None = None, names: dict[str, str] | None = None, note_width: int = 90,
-         legend: str = "", layout: dict | None = None, file_name: str | None = None) -> None:
+def show(
+    fig,
+    name: str,
+    how_to_read: str,
+    *,
+    note: str = "",
+    series: bool = True,
+    alt: str | None = None,
+    height: int | None = None,
+    names: dict[str, str] | None = None,
+    note_width: int = 90,
+    legend: str = "",
+    layout: dict | None = None,
+    file_name: str | None = None,
+) -> None:
     """Draw `fig` themed for the current mode, `note` (who measured what) inside it, legend `names` by
     series; the camera button of its toolbar saves it as PNG or SVG (the sidebar's choice) named
     `file_name` or else `name`; `how_to_read` goes under it as one line. `note_width`: characters per line
@@ -136,8 +181,13 @@ def show(fig, name: str, how_to_read: str, *, note: str = "", series: bool = Tru
     if present():  # a 16 px note wraps sooner than a 12 px one on the same width
         note_width = note_width * NOTE_SIZE // PRESENTER_NOTE_SIZE
     fig = themed(fig, present(), series, note, names or {}, height, note_width, legend, layout)
-    st.plotly_chart(fig, key=State.chart(name).key, theme=None, config=figures.export_config(file_name or name, fmt),
-                    alt=alt)
+    st.plotly_chart(
+        fig,
+        key=State.chart(name).key,
+        theme=None,
+        config=figures.export_config(file_name or name, fmt),
+        alt=alt,
+    )
     if present():  # on a projector the chart gets the room; the line is one click away
         with st.expander("How to read this chart"):
             st.caption(f"**How to read this chart:** {how_to_read}")

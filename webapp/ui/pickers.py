@@ -60,8 +60,17 @@ def number(text, integer: bool) -> float | int | None:
     return int(round(value)) if integer else value
 
 
-def numbers(where, label: str, presets: Sequence, key: Key, default: Sequence, *, integer: bool,
-            bounds: tuple[float | None, float | None] = (None, None), **kwargs) -> list:
+def numbers(
+    where,
+    label: str,
+    presets: Sequence,
+    key: Key,
+    default: Sequence,
+    *,
+    integer: bool,
+    bounds: tuple[float | None, float | None] = (None, None),
+    **kwargs,
+) -> list:
     """A multiselect of numbers that also takes a typed one (40000 or 40k; 0.3): the presets plus every
     value chosen so far are the options, so a typed number stays chosen on the next run; values out of
     `bounds` are dropped."""
@@ -77,5 +86,7 @@ def numbers(where, label: str, presets: Sequence, key: Key, default: Sequence, *
     options = sorted(set(presets) | set(values))
     # select_all=False: Enter after typing adds the first match, never "Select N matches" (typing 200 where
     # 200 and 2,000 are offered added both: a silent extra arm)
-    chosen = where.multiselect(label, options, key=key.key, accept_new_options=True, select_all=False, **kwargs)
+    chosen = where.multiselect(
+        label, options, key=key.key, accept_new_options=True, select_all=False, **kwargs
+    )
     return sorted(dict.fromkeys(v for v in (number(x, integer) for x in chosen) if ok(v)))

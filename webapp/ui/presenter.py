@@ -57,12 +57,21 @@ NORMAL_CSS = """
 
 def controls() -> None:
     """The sidebar's presenter toggle and chart export format."""
-    st.toggle("Presenter mode", key=State.present.key,
-              help="Large type, colour-blind-safe charts with distinct markers and dashes, sidebar collapsed, "
-                   "charts first. Remembered in the URL (?present=1).")
-    st.radio("Chart export (camera button)", ["png", "svg"], key=State.export_format.key, horizontal=True,
-             format_func=str.upper, help="The camera button in each chart's toolbar saves it in this format, "
-                                         "with its title and the note on whose numbers they are.")
+    st.toggle(
+        "Presenter mode",
+        key=State.present.key,
+        help="Large type, colour-blind-safe charts with distinct markers and dashes, sidebar collapsed, "
+        "charts first. Remembered in the URL (?present=1).",
+    )
+    st.radio(
+        "Chart export (camera button)",
+        ["png", "svg"],
+        key=State.export_format.key,
+        horizontal=True,
+        format_func=str.upper,
+        help="The camera button in each chart's toolbar saves it in this format, "
+        "with its title and the note on whose numbers they are.",
+    )
 
 
 # Closes the sidebar if it is open: Streamlit applies `initial_sidebar_state` on a first load only (and
@@ -96,8 +105,10 @@ def collapse_sidebar(page: str) -> None:
     state.present_collapsed = page
     with st.sidebar:  # the script's own element takes no room in the page
         # a body of its own each time: the same body as the last run's would not run its script again
-        st.html(f'<span data-litm-collapse="{secrets.token_hex(4)}"></span>' + COLLAPSE_JS,
-                unsafe_allow_javascript=True)
+        st.html(
+            f'<span data-litm-collapse="{secrets.token_hex(4)}"></span>' + COLLAPSE_JS,
+            unsafe_allow_javascript=True,
+        )
 
 
 def apply(page: str = "") -> None:

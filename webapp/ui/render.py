@@ -74,8 +74,10 @@ _STYLE = {
     "gold": f"background:{rgba(COLORS['gold'], 0.3)}",
     "question": f"background:{rgba(COLORS['question'], 0.3)}",
 }
-_BADGE = ("display:inline-block;padding:0 .4em;margin:.2em 0;border-radius:.3em;color:white;"
-          "font-weight:600;font-size:.8em;background:{}")
+_BADGE = (
+    "display:inline-block;padding:0 .4em;margin:.2em 0;border-radius:.3em;color:white;"
+    "font-weight:600;font-size:.8em;background:{}"
+)
 
 
 def badge(text: str, kind: str) -> str:
@@ -131,9 +133,11 @@ def prompt_html(prompt: Prompt, height_rem: int = 28) -> str:
     close_until(len(text))
     emit_to(len(text))
     body = "".join(out)
-    return (f'<div style="max-height:{height_rem}rem;overflow:auto;white-space:pre-wrap;'
-            "word-break:break-word;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.8rem;"
-            f'line-height:1.45;border:1px solid #ddd;border-radius:.4rem;padding:.6rem">{body}</div>')
+    return (
+        f'<div style="max-height:{height_rem}rem;overflow:auto;white-space:pre-wrap;'
+        "word-break:break-word;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.8rem;"
+        f'line-height:1.45;border:1px solid #ddd;border-radius:.4rem;padding:.6rem">{body}</div>'
+    )
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -144,9 +148,11 @@ def prompt_view(recipe: Recipe, strategy: str, params: tuple, question: str, ind
 
 def text_box(text: str, height_rem: int = 12) -> str:
     """Model or document text shown as plain text (escaped) in a scrollable box."""
-    return (f'<div style="max-height:{height_rem}rem;overflow:auto;white-space:pre-wrap;'
-            "word-break:break-word;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85rem;"
-            f'border:1px solid #ddd;border-radius:.4rem;padding:.5rem">{html.escape(text)}</div>')
+    return (
+        f'<div style="max-height:{height_rem}rem;overflow:auto;white-space:pre-wrap;'
+        "word-break:break-word;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85rem;"
+        f'border:1px solid #ddd;border-radius:.4rem;padding:.5rem">{html.escape(text)}</div>'
+    )
 
 
 def labelled(label: str, text: str) -> str:
@@ -157,11 +163,12 @@ def labelled(label: str, text: str) -> str:
 def pages_html(pages: tuple[int, ...] | list[int], gold: tuple[int, ...] | list[int]) -> str:
     """Retrieved pages as chips: gold pages hit in the gold colour, others grey; missed gold listed."""
     g = set(gold)
-    chips = [badge(f"page {p} ✓ gold" if p in g else f"page {p}", "gold" if p in g else "page")
-             for p in pages]
+    chips = [
+        badge(f"page {p} ✓ gold" if p in g else f"page {p}", "gold" if p in g else "page") for p in pages
+    ]
     missed = [p for p in sorted(g) if p not in set(pages)]
     tail = (" &nbsp;missed gold: " + ", ".join(str(p) for p in missed)) if missed else ""
-    return f'<div>{" ".join(chips) or "no pages"}{tail}</div>'
+    return f"<div>{' '.join(chips) or 'no pages'}{tail}</div>"
 
 
 _MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|~$:=\"'&")

@@ -45,13 +45,19 @@ def local_caption(model: str) -> str:
     if speed is None:
         timing = "Its speed on this machine is not measured yet: the first run shows it."
     elif not speed.here:
-        timing = (f"Its speed on this machine is not measured yet: the first run measures it (the shipped runs "
-                  f"read about {speed.rate:,.0f} prompt tokens/s on the machine that made them).")
+        timing = (
+            f"Its speed on this machine is not measured yet: the first run measures it (the shipped runs "
+            f"read about {speed.rate:,.0f} prompt tokens/s on the machine that made them)."
+        )
     else:
-        timing = (f"On this machine it reads {speed.text()}: a 2,000-token question takes about "
-                  f"{models.duration(speed.seconds(2000))}.")
-    return (f"{title}: a small model on this machine's CPU, no key, cost 0. {timing} Low accuracy: it "
-            "shows how the strategies work; use a large model for measurements.")
+        timing = (
+            f"On this machine it reads {speed.text()}: a 2,000-token question takes about "
+            f"{models.duration(speed.seconds(2000))}."
+        )
+    return (
+        f"{title}: a small model on this machine's CPU, no key, cost 0. {timing} Low accuracy: it "
+        "shows how the strategies work; use a large model for measurements."
+    )
 
 
 def model_section() -> Choice | None:
@@ -62,24 +68,41 @@ def model_section() -> Choice | None:
         state.model = models.DEFAULT_MODELS[options[0]]
     sb = st.sidebar
     sb.subheader("Model")
-    sb.selectbox("Provider", options, key=State.provider.key, format_func=models.LABELS.get,
-                 on_change=_on_provider_change)
+    sb.selectbox(
+        "Provider",
+        options,
+        key=State.provider.key,
+        format_func=models.LABELS.get,
+        on_change=_on_provider_change,
+    )
     provider = state.provider
     if provider == NONE:
-        sb.info(f"No model available: prompts only. ({models.local_status()[1]}) Choose OpenAI, Anthropic or "
-                "an OpenAI-compatible server and enter its key to run live.", icon=":material/info:")
+        sb.info(
+            f"No model available: prompts only. ({models.local_status()[1]}) Choose OpenAI, Anthropic or "
+            "an OpenAI-compatible server and enter its key to run live.",
+            icon=":material/info:",
+        )
         return None
     if provider == "local":
         sb.text_input("Model", key=State.model.key, help="a bundled model name or a path to a .gguf file")
         sb.caption(md(local_caption(state.model.strip() or "default")))
         return Choice(ModelSpec("local", state.model.strip() or "default"), None)
     known = models.known_models(provider)
-    sb.text_input("Model", key=State.model.key, help=("priced models: " + ", ".join(known)) if known else None)
+    sb.text_input(
+        "Model", key=State.model.key, help=("priced models: " + ", ".join(known)) if known else None
+    )
     if provider == "openai-compatible":
-        sb.text_input("Base URL", key=State.base_url.key,
-                      help="vLLM, Ollama, llama.cpp server, LM Studio… e.g. http://127.0.0.1:8000/v1")
-    sb.text_input("API key", key=State.api_key.key, type="password",
-                  help="kept only in this browser session: never saved, logged or shared")
+        sb.text_input(
+            "Base URL",
+            key=State.base_url.key,
+            help="vLLM, Ollama, llama.cpp server, LM Studio… e.g. http://127.0.0.1:8000/v1",
+        )
+    sb.text_input(
+        "API key",
+        key=State.api_key.key,
+        type="password",
+        help="kept only in this browser session: never saved, logged or shared",
+    )
     model = state.model.strip()
     if not model:
         sb.warning("Enter a model name.", icon=":material/warning:")
@@ -97,8 +120,11 @@ def model_section() -> Choice | None:
     elif provider == "openai-compatible":
         sb.caption("No key: fine for most local servers.")
     else:
-        sb.info("No API key set: you can explore samples, prompt maps, published curves and the "
-                "cached runs. Enter a key to run live.", icon=":material/key_off:")
+        sb.info(
+            "No API key set: you can explore samples, prompt maps, published curves and the "
+            "cached runs. Enter a key to run live.",
+            icon=":material/key_off:",
+        )
         return None
     return Choice(ModelSpec(provider, model, base_url=base_url), key or None)
 
@@ -119,9 +145,11 @@ def sweeps_section() -> None:
             c2.page_link(COMPARE, label="compare", icon=":material/compare_arrows:", query_params=query)
         except Exception:  # noqa: BLE001 - outside the app's navigation (a page run on its own)
             sb.caption(md(r.name))
-    sb.caption(f"They live in this server's run store ({md(stores.user_db())}), with the runs made by "
-               "`litm` there. This browser sees its own; anyone you give a Results link with its "
-               "?run= token sees them too, and only this browser can cancel or resume them.")
+    sb.caption(
+        f"They live in this server's run store ({md(stores.user_db())}), with the runs made by "
+        "`litm` there. This browser sees its own; anyone you give a Results link with its "
+        "?run= token sees them too, and only this browser can cancel or resume them."
+    )
 
 
 def render() -> Choice | None:

@@ -172,7 +172,7 @@ def test_make_check_runs_the_linters_mypy_and_the_fast_tests():
     (pytest_line,) = [x for x in out if "-m pytest" in x and not x.startswith("echo")]
     assert pytest_line.startswith(
         '/v/bin/python -m pytest -q -m "not browser and not wheel and not local_model '
-        'and not own_process and not slow" ||'
+        'and not own_process and not slow" -n auto ||'
     ), pytest_line
     assert out[-1].startswith('if [ -n "$failed" ]; then') and "exit 1" in out[-1]
     assert 'files = ["components"]' in (ROOT / "pyproject.toml").read_text()

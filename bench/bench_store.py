@@ -29,9 +29,10 @@ from pathlib import Path
 
 from components.report import analysis, charts, compare
 from components.report.sweeps import combine_stores
-from components.run.reader import browse, put_trials, whole_trials
+from components.run.reader import browse, whole_trials
 from components.run.schema import Trial, params_json
 from components.run.store import RunStore
+from components.run.store_io import put_trials
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_S = 3.0

@@ -996,8 +996,8 @@ def test_two_processes_start_the_same_new_sweep_at_once(tmp_path, server):
 
 
 def test_results_into_a_closed_pipe_is_quiet(tmp_path):
-    from components.run.reader import put_trials
     from components.run.store import RunStore
+    from components.run.store_io import put_trials
 
     db = tmp_path / "big.sqlite"
     rs = RunStore(db)

@@ -23,11 +23,11 @@ def test_a_kept_read_is_given_again_until_the_store_changes(tmp_path, monkeypatc
     reads = []
     real = reader.browse
     monkeypatch.setattr(reader, "browse", lambda p, ro=True: reads.append(p) or real(p, ro))
-    first = reader.browse_kept(str(path), reader.stamp(path), False)
-    again = reader.browse_kept(str(path), reader.stamp(path), False)
+    first = reader.browse_kept(str(path), reader.store_version(path), False)
+    again = reader.browse_kept(str(path), reader.store_version(path), False)
     assert again is first and len(reads) == 1 and len(first[0]) == 3
     store.put_trial(store.sweep_id("s"), trial("k9"))  # a new trial: a new version, read again
-    changed = reader.browse_kept(str(path), reader.stamp(path), False)
+    changed = reader.browse_kept(str(path), reader.store_version(path), False)
     assert len(reads) == 2 and len(changed[0]) == 4
 
 
@@ -45,7 +45,7 @@ def test_callers_arriving_during_a_read_wait_for_it_and_do_not_read_again(tmp_pa
 
     monkeypatch.setattr(reader, "browse", slow)
     got = []
-    version = reader.stamp(path)
+    version = reader.store_version(path)
     first = threading.Thread(target=lambda: got.append(reader.browse_kept(str(path), version, False)))
     first.start()
     started.wait(10)

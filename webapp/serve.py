@@ -24,12 +24,12 @@ def preload() -> None:
     from components.core.tokens import tokenizer
 
     tokenizer().count("preload")
-    from components.run.reader import browse_kept, stamp
+    from components.run.reader import browse_kept, store_version
     from components.run.store import store_paths
 
     for shipped, path in store_paths():  # outside a Streamlit session: the reader's own keep, no st.cache
         try:
-            browse_kept(str(path), stamp(path), shipped)
+            browse_kept(str(path), store_version(path), shipped)
         except Exception:  # noqa: BLE001, S112 - the Results page says what is wrong with the store
             continue
 

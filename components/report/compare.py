@@ -490,7 +490,7 @@ def pairs_needed(
     return int(math.ceil((za * math.sqrt(psi) + zb * math.sqrt(max(0.0, psi - d * d))) ** 2 / (d * d)))
 
 
-def plan(
+def pairs_plan(
     pair: Pair | None,
     arm_table: pd.DataFrame | None = None,
     *,
@@ -775,7 +775,7 @@ def _best_verdict(
     tied = [best] + [c[1] for c in compared if not (c[0] < ALPHA and c[3] < 0)]
     rec = min(tied, key=_cheapness)
     gap = max(abs(d) if d == d and d != 0 else difference, 0.01)
-    need = plan(p, difference=gap)["pairs"]
+    need = pairs_plan(p, difference=gap)["pairs"]
     tell = (
         f"about {need} matched trials would tell a {100 * gap:.0f}-point difference apart (power 0.8, "
         f"alpha 0.05)"
@@ -918,7 +918,7 @@ def compare(
         "pairs": pair_list,
         "verdict": decided,
         "recommendation": decided.text,
-        "plan": plan(top, table, difference=difference, cells_per_task=cells_per_task(t, chosen[:2])),
+        "plan": pairs_plan(top, table, difference=difference, cells_per_task=cells_per_task(t, chosen[:2])),
         "trials": t,
     }
 

@@ -388,9 +388,9 @@ def shipped_trials(exp: Experiment) -> pd.DataFrame:
     path = run_path(exp)
     if path is None or not path.is_file():
         return pd.DataFrame()
-    from components.run.reader import stamp
+    from components.run.reader import store_version
 
-    return _trials(exp.run, stamp(path)).copy()
+    return _trials(exp.run, store_version(path)).copy()
 
 
 def _pct(x) -> str:

@@ -47,7 +47,7 @@ from components.providers.pricing import cost_usd
 from components.run.caller import NeedsCall, stored_completion
 from components.run.gcpace import paced
 from components.run.plan import Documents, plan, precount
-from components.run.runner import Progress, SweepRun, SweepSummary, run_sweep, stamp
+from components.run.runner import Progress, SweepRun, SweepSummary, label_trial, run_sweep
 from components.run.schema import Trial
 from components.run.trial import Ran, execute
 from components.strategies import get_strategy
@@ -350,7 +350,7 @@ class BatchRun(SweepRun):
             except NeedsCall as exc:
                 return str(exc.args[0])
         trial = ran.trial
-        stamp(trial, spec, built)
+        label_trial(trial, spec, built)
         self.counted(trial, ran.call_keys)
         self.cached += trial.cached_calls or 0
         self.report()

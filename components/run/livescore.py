@@ -38,7 +38,7 @@ CHUNK = 512  # local.BATCH: the KV cache is kept in whole chunks
 
 
 @dataclass(frozen=True)
-class Estimate:
+class LiveEstimate:
     prompts: int
     tokens: int  # prompt tokens of all positions
     evaluated: int  # of those, tokens to evaluate with the shared prefixes kept
@@ -76,7 +76,7 @@ def estimate(
     params: dict | None = None,
     provider=None,
     measure_speed: bool = True,
-) -> Estimate:
+) -> LiveEstimate:
     prompts = _prompts(docs, question, strategy, params)
     order = run_order(prompts)
     n_alias = max(1, len([a for a in dict.fromkeys(answers) if isinstance(a, str) and a.strip()]))
@@ -102,7 +102,7 @@ def estimate(
     speed = getattr(prov, "speed", None) if prov is not None else None
     if callable(speed):
         rate = float(speed())
-    return Estimate(len(prompts), tokens, evaluated, rate, evaluated / rate if rate else None)
+    return LiveEstimate(len(prompts), tokens, evaluated, rate, evaluated / rate if rate else None)
 
 
 def score_positions(

@@ -7,7 +7,7 @@
 - `trial_rows`: whole trials (every column, lists decoded) for the ids shown: a page of the trial table,
   one drill-down, the failures of a pair or an export.
 - `iter_rows`: every trial as a tuple, streamed, for `litm results` (memory stays flat).
-- `browse_kept`: `browse`, kept in this process for a store's current version (`stamp`), so that the
+- `browse_kept`: `browse`, kept in this process for a store's current version (`store_version`), so that the
   app's server can read its stores while it starts (webapp/serve.py) and the first page finds them read.
 
 Every store is opened read-only here (reading never writes: no migration, an older schema read as it is);
@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from components.core.metrics import SUMMARY_METRIC_COLUMNS
-from components.run.schema import EXPORT_COLUMNS, JSON_COLUMNS, STORED, decode, encode
+from components.run.schema import EXPORT_COLUMNS, JSON_COLUMNS, decode
 
 # what Results, Compare and the cost views aggregate: everything but the long texts and lists (every
 # metric's columns: components.core.metrics)
@@ -129,7 +129,7 @@ def browse(path, readonly: bool = True):
         store.close()
 
 
-def stamp(path) -> tuple:
+def store_version(path) -> tuple:
     """Changes whenever the store changes (the WAL file too): the version a kept read belongs to."""
     out: list[tuple[int, int] | None] = []
     for p in (Path(path), Path(f"{path}-wal")):
@@ -147,7 +147,7 @@ _READING: dict[tuple[str, bool], threading.Lock] = {}
 
 
 def browse_kept(path, version: tuple, readonly: bool = True):
-    """`browse(path, readonly)` of the store's version `version` (`stamp`): read once and kept (only the
+    """`browse(path, readonly)` of the store's version `version` (`store_version`): read once and kept (only the
     latest version of each store), so a second caller, or one arriving while the first reads, gets it
     without reading again. Callers must not change the frames they get (they copy before adding columns)."""
     key = (str(path), bool(readonly))
@@ -205,16 +205,3 @@ def iter_rows(store, columns: list[str], sweep=None, batch: int = 2000) -> Itera
     )
     while rows := cur.fetchmany(batch):
         yield from (tuple(r) for r in rows)
-
-
-def put_trials(store, sweep_id: int, trials: list[dict]) -> int:
-    """Many trials (schema rows, no call keys) in one transaction: imports and benchmarks."""
-    cols = ", ".join(STORED)
-    values = [(sweep_id, *[encode(f, t.get(f)) for f in STORED]) for t in trials]
-    with store.transaction(immediate=True) as db:
-        db.executemany(
-            f"INSERT OR REPLACE INTO trials (sweep_id, {cols}, created) "
-            f"VALUES ({', '.join('?' * (len(STORED) + 1))}, strftime('%s','now'))",
-            values,
-        )
-    return len(values)

@@ -106,7 +106,7 @@ def already_run(store, sweep_id: int, specs: list, retry_errors: bool) -> tuple[
     return (present_ok, 0) if retry_errors else (present_all, len(present_all - present_ok))
 
 
-def stamp(trial, spec, built) -> None:
+def label_trial(trial, spec, built) -> None:
     """Fill in what a trial is of (its plan spec and built document): the one place both the live
     runner and the batch runner take these fields from."""
     trial.trial_key, trial.task, trial.question = spec.key, spec.task.id, spec.task.question
@@ -442,7 +442,7 @@ class LiveRun(SweepRun):
                 self.callers[spec.model.label],
             )
         trial = ran.trial
-        stamp(trial, spec, built)
+        label_trial(trial, spec, built)
         self.write(trial, ran.call_keys)
 
     def write(self, trial, call_keys) -> None:

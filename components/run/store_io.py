@@ -16,7 +16,7 @@ import json
 import math
 from pathlib import Path
 
-from components.run.schema import INT_COLUMNS, JSON_COLUMNS, STORED
+from components.run.schema import INT_COLUMNS, JSON_COLUMNS, STORED, encode
 
 FORMATS = ("csv", "jsonl", "parquet")
 MAX_IMPORT_ROWS = 25_000  # trials in one imported file
@@ -265,3 +265,16 @@ def trial_rows_from_frame(frame):
         sweep = str(row.get("sweep") or "imported")
         groups.setdefault(sweep, []).append({k: row[k] for k in STORED if k in row})
     return list(groups.items())
+
+
+def put_trials(store, sweep_id: int, trials: list[dict]) -> int:
+    """Many trials (schema rows, no call keys) in one transaction: imports and benchmarks."""
+    cols = ", ".join(STORED)
+    values = [(sweep_id, *[encode(f, t.get(f)) for f in STORED]) for t in trials]
+    with store.transaction(immediate=True) as db:
+        db.executemany(
+            f"INSERT OR REPLACE INTO trials (sweep_id, {cols}, created) "
+            f"VALUES ({', '.join('?' * (len(STORED) + 1))}, strftime('%s','now'))",
+            values,
+        )
+    return len(values)

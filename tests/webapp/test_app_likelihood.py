@@ -140,7 +140,7 @@ def test_a_failing_model_is_one_line_and_no_traceback():
 
 
 def test_a_cancelled_run_keeps_the_positions_scored_so_far(tmp_path):
-    from webapp.services import likelihood, models
+    from webapp.services import logprob, models
     from webapp.services.engine import Recipe, built
 
     fake = FakeProvider()
@@ -157,7 +157,7 @@ def test_a_cancelled_run_keeps_the_positions_scored_so_far(tmp_path):
             if done == 2:
                 cancel.set()
 
-    got = likelihood.score_positions(
+    got = logprob.score_positions(
         docs,
         "What is the vault code?",
         ("4711",),

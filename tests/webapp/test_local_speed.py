@@ -7,7 +7,7 @@ import time
 
 import pandas as pd
 
-from webapp.playground.run import Clock
+from webapp.playground.running import Clock
 from webapp.services.models import duration, speed
 
 
@@ -79,7 +79,7 @@ def test_the_playgrounds_estimate_comes_from_this_machine_only(monkeypatch):
     """An estimate from the shipped runs (another machine: "about 13 s" took 34 s here) is not shown as
     this machine's: the Playground's clock then shows elapsed time only."""
     from components.providers.base import ModelSpec
-    from webapp.playground import run
+    from webapp.playground import running as run
     from webapp.services.models import Choice
 
     model = "local:qwen2.5-coder-0.5b-instruct"

@@ -229,7 +229,7 @@ def planner(result: dict, pair: tuple[str, str] | None) -> None:
     p = next((x for x in result["pairs"] if pair and (x.a, x.b) == pair), None)
     t = result["trials"]
     cells = analysis.cells_per_task(t, list(pair or []))
-    plan = analysis.plan(p, result["arms"], difference=d / 100, power=power, cells_per_task=cells)
+    plan = analysis.pairs_plan(p, result["arms"], difference=d / 100, power=power, cells_per_task=cells)
     cost = "unknown (no price)" if plan["cost_usd"] is None else f"${plan['cost_usd']:,.2f}"
     c3.metric(
         "Tasks needed", f"{plan['tasks']:,}", help=f"{plan['pairs']:,} matched trials over {cells} cells"

@@ -15,7 +15,7 @@ import time
 import streamlit as st
 
 from webapp import session
-from webapp.experiments.sweeps import (
+from webapp.experiments.panels import (
     config_panel,
     finished_links,
     live_bars,

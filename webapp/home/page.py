@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from webapp import session
-from webapp.services import likelihood, shipped
+from webapp.services import logprob, shipped
 from webapp.ui import charts
 from webapp.ui.render import guard
 
@@ -93,7 +93,7 @@ def likelihood_chart(present: bool) -> None:
         "home-likelihood",
         "the mean log-probability the model gives the right answer (y; "
         "closer to 0 is more likely) against where the answer document sits (x), with its 95% band over "
-        "questions. " + likelihood.brief(s.shape),
+        "questions. " + logprob.brief(s.shape),
         note=f"Measured by this app with {s.model}, n={s.questions} questions{'' if s.finished else ' so far'}. "
         "Ours, not the papers'.",
         height=300 if present else 270,

@@ -8,7 +8,7 @@ import html
 
 import streamlit as st
 
-from webapp.services import engine, lesson, likelihood, shipped
+from webapp.services import engine, lesson, logprob, shipped
 from webapp.services.engine import NQ_SET, Recipe
 from webapp.session import State
 from webapp.ui import charts
@@ -217,7 +217,7 @@ INSIDE_LEGEND = {
 
 
 def shape_caption(s) -> None:
-    st.caption(likelihood.brief(s.shape))
+    st.caption(logprob.brief(s.shape))
 
 
 def accuracy_view(aside=None) -> None:
@@ -254,7 +254,7 @@ def likelihood_view(aside=None) -> None:
     fig = shipped.likelihood_figure(
         s, title="How likely the model finds the right answer", legend=not present
     )
-    note = f"Measured by this app with {s.model} on {s.n_text()}. {likelihood.OURS}"
+    note = f"Measured by this app with {s.model} on {s.n_text()}. {logprob.OURS}"
     if present:  # the note names the model (no legend); the y title short, clear of the note above it
         more = "" if s.finished else " so far"
         note = f"This app, {s.model}, n={s.questions} questions{more}. Ours, not the papers'."

@@ -1,6 +1,6 @@
 """The Playground's likelihood mini-curve: "Run at 5 positions" scored by how likely the model finds the
 right answer (the gold answer's log-probability after the prompt, teacher-forced; nothing generated),
-for models that can score (services.likelihood.can_score). One question's curve first; for a task set,
+for models that can score (services.logprob.can_score). One question's curve first; for a task set,
 "Add 5 more questions" extends it with the mean over questions and its 95% band. Every call is cached
 in the user's run store: running again costs nothing. This view is ours, not the papers'.
 
@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 import pandas as pd
 import streamlit as st
 
-from webapp.playground import run as live
-from webapp.services import engine, figures, likelihood, models
+from webapp.playground import running
+from webapp.services import engine, figures, logprob, models
 from webapp.services.engine import Recipe
 from webapp.session import State
 from webapp.ui import charts, render
@@ -33,7 +33,7 @@ HOW = (
 
 
 @dataclass(frozen=True)
-class Job:
+class LikelyJob:
     """One question to score at every place of the spread."""
 
     task: int | None  # the task's index in its set (None: a document of one's own)
@@ -42,14 +42,14 @@ class Job:
     docs: dict  # x -> Document
 
 
-def jobs_for(recipe: Recipe, indices: list[int]) -> list[Job]:
+def jobs_for(recipe: Recipe, indices: list[int]) -> list[LikelyJob]:
     """Questions `indices` of the recipe's task set, each built at every place of the spread."""
     tasks = engine.task_set(recipe.path)
     out = []
     for i in indices:
         r = replace(recipe, index=i)
         out.append(
-            Job(
+            LikelyJob(
                 i,
                 tasks[i].question,
                 tuple(tasks[i].answers),
@@ -59,18 +59,18 @@ def jobs_for(recipe: Recipe, indices: list[int]) -> list[Job]:
     return out
 
 
-def run(state: State, jobs: list[Job], strategy: str, params: dict, choice, held: dict) -> None:
+def run(state: State, jobs: list[LikelyJob], strategy: str, params: dict, choice, held: dict) -> None:
     """Score every job at every place, drawing progress; results go into `held` (the session's mini-curve
     record) as they come, so a Stop (or any rerun) keeps the positions scored."""
     evaluated = 0
     for job in jobs:
         try:
-            evaluated += likelihood.estimate(
+            evaluated += logprob.estimate(
                 job.docs, job.question, job.answers, strategy, params, choice.spec
             ).evaluated
         except (ValueError, engine.ParamError):
             pass
-    expected = live.expected_seconds(choice, evaluated)
+    expected = running.expected_seconds(choice, evaluated)
     total = sum(len(j.docs) for j in jobs)
     what = "1 question" if len(jobs) == 1 else f"{len(jobs)} questions"
     with st.status(
@@ -85,7 +85,7 @@ def run(state: State, jobs: list[Job], strategy: str, params: dict, choice, held
         status.write(
             f"{evaluated:,} prompt tokens to evaluate (the prefix consecutive prompts share is kept)."
         )
-        ahead = live.local_queue(choice.spec)
+        ahead = running.local_queue(choice.spec)
         if ahead:
             status.write(
                 f"The local model has {ahead} run{'s' if ahead != 1 else ''} ahead of yours (it answers one "
@@ -100,7 +100,7 @@ def run(state: State, jobs: list[Job], strategy: str, params: dict, choice, held
                 for n, job in enumerate(jobs):
                     if cancel.is_set():
                         break
-                    likelihood.score_positions(
+                    logprob.score_positions(
                         job.docs,
                         job.question,
                         job.answers,
@@ -169,7 +169,7 @@ def drain(events: queue.Queue) -> list:
     return out
 
 
-def keep(held: dict, job: Job, x, scored) -> str:
+def keep(held: dict, job: LikelyJob, x, scored) -> str:
     """Record one position's score in the session's record; the line the progress shows."""
     q = next((q for q in held["questions"] if q["task"] == job.task and q["question"] == job.question), None)
     if q is None:
@@ -210,7 +210,7 @@ def section(
             "measure": "likelihood",
             "labels": labels,
             "questions": [],
-            "model": live.model_name(choice),
+            "model": running.model_name(choice),
         }
         state.mini_curve = held
         docs = {}
@@ -221,7 +221,7 @@ def section(
         if docs:
             run(
                 state,
-                [Job(recipe.index if recipe.kind == "task" else None, question, answers, docs)],
+                [LikelyJob(recipe.index if recipe.kind == "task" else None, question, answers, docs)],
                 strategy,
                 params,
                 choice,
@@ -289,7 +289,7 @@ def show(held: dict, recipe: Recipe) -> None:
     mean = None
     if len(whole) >= 2:
         matrix = pd.DataFrame([[q["values"][x] for x in order] for q in whole], columns=order)
-        mean = likelihood.points(matrix, "position")
+        mean = logprob.points(matrix, "position")
     n = len(whole)
     title = "One question" if mean is None else f"{n} questions"
     places = (
@@ -312,7 +312,7 @@ def show(held: dict, recipe: Recipe) -> None:
         fig, "mini-likelihood-curve", HOW, note=f"{model} · this app · ours, not the papers'", note_width=60
     )
     if mean is not None:
-        st.caption(likelihood.brief(likelihood.shape_of(matrix, "position")))
+        st.caption(logprob.brief(logprob.shape_of(matrix, "position")))
     errors = [e for q in questions for e in q["errors"].values()]
     if errors:
         st.warning(

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from webapp.playground import likely
-from webapp.playground import run as live
-from webapp.services import engine, figures, likelihood
+from webapp.playground import likely, running
+from webapp.services import engine, figures, logprob
 from webapp.services.engine import NQ_SET, Recipe, where
 from webapp.services.live import ProviderError
 from webapp.session import State
@@ -107,13 +106,13 @@ def measure_input(state: State, choice, strategy: str) -> str:
     stage (its default), else right/wrong, with the reason in one line."""
     if choice is None:
         return "answer"
-    if not likelihood.can_score(choice.spec):
+    if not logprob.can_score(choice.spec):
         st.caption(
             f"Measure: right or wrong. {render.md(choice.spec.label)} cannot score an answer's "
             "likelihood (its API returns no log-probabilities of a given text)."
         )
         return "answer"
-    if not likelihood.single_stage(strategy):
+    if not logprob.single_stage(strategy):
         st.caption(
             "Measure: right or wrong. The likelihood scores a single-stage prompt (this strategy's later "
             "stages depend on the model's replies)."
@@ -196,16 +195,16 @@ def run_positions(state: State, recipe: Recipe, question, answers, strategy, par
             tokens += engine.usage(recipe.at(x), strategy, tuple(sorted(params.items())), question)[1]
         except (ValueError, engine.ParamError):
             pass
-    expected = live.expected_seconds(choice, tokens)
+    expected = running.expected_seconds(choice, tokens)
     with st.status(
         f"Running at {len(xs)} positions with {render.md(choice.spec.label)}…", expanded=True
     ) as status:
-        clock = live.Clock(status, expected)
+        clock = running.Clock(status, expected)
         for x in xs:
             try:
                 doc = engine.built(recipe.at(x))
                 view = clock.run(
-                    lambda d=doc: live.execute(
+                    lambda d=doc: running.execute(
                         d, question, answers, strategy, params, choice, on_call=clock.on_call
                     )
                 )
@@ -222,7 +221,7 @@ def run_positions(state: State, recipe: Recipe, question, answers, strategy, par
                     "correct": view.correct,
                     "answer": view.answer,
                     "first_pages": view.first_pages,
-                    "model": live.model_name(choice),
+                    "model": running.model_name(choice),
                 }
             )
             status.write(

@@ -12,7 +12,7 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from webapp.playground.run import Clock, model_name
+from webapp.playground.running import Clock, model_name
 from webapp.services import multiq
 from webapp.services.engine import ParamError, get_strategy
 from webapp.services.live import ProviderError

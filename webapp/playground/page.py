@@ -10,8 +10,7 @@ import hashlib
 import streamlit as st
 
 from webapp import session
-from webapp.playground import moving, multiq
-from webapp.playground import run as live
+from webapp.playground import moving, multiq, running
 from webapp.playground.strategy import strategy_input
 from webapp.services import engine, models
 from webapp.services.engine import Recipe
@@ -352,7 +351,9 @@ def main() -> None:
         map_slot = st.container()
         before_run(doc, prompts, usage, strategy)
         inputs = (recipe, strategy, params, question, answers)
-        live.run_section(state, doc, question, answers, strategy, dict(params), inputs, input_tokens=usage[1])
+        running.run_section(
+            state, doc, question, answers, strategy, dict(params), inputs, input_tokens=usage[1]
+        )
         moving.mini_curve_section(state, recipe, question, answers, strategy, dict(params), inputs[1:])
     prompt_section(state, inputs, doc, prompts, map_slot)
 

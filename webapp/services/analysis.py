@@ -38,7 +38,7 @@ from components.report.compare import (
     failures,
     filter_length,
     money,
-    plan,
+    pairs_plan,
     prepare,
     seconds_text,
 )
@@ -76,7 +76,7 @@ __all__ = [
     "heatmap",
     "is_error",
     "likelihood_lines",
-    "plan",
+    "pairs_plan",
     "money",
     "position_kind",
     "prepare",

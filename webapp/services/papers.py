@@ -35,10 +35,10 @@ def _ours(key: str, version: tuple) -> tuple[pd.DataFrame, int]:
 
 
 def _version(exp: Experiment) -> tuple:
-    from components.run.reader import stamp
+    from components.run.reader import store_version
 
     path = report_papers.run_path(exp)
-    return stamp(path) if path is not None else ()
+    return store_version(path) if path is not None else ()
 
 
 def ours(exp: Experiment) -> pd.DataFrame:

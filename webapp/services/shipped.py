@@ -15,7 +15,7 @@ import streamlit as st
 from components.core.resources import sample_path
 from components.report import shape as curve_shapes
 from webapp.services import analysis, figures, published, sharing
-from webapp.services.likelihood import COLUMN, points, shape_of
+from webapp.services.logprob import COLUMN, points, shape_of
 from webapp.services.names import THIS_APP, model_title
 
 __all__ = [
@@ -151,13 +151,13 @@ def _shipped(name: str, column: str, version: tuple) -> Shipped | None:
 
 
 def _load(name: str, column: str) -> Shipped | None:
-    from components.run.reader import stamp
+    from components.run.reader import store_version
 
     path = sample_path("runs", f"{name}.sqlite")
     if not path.is_file():
         return None
     try:
-        return _shipped(name, column, stamp(path))
+        return _shipped(name, column, store_version(path))
     except Exception:  # noqa: BLE001 - a shipped store that cannot be read: the page says it is missing
         return None
 

@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from components.report.sweeps import combine_stores
-from components.run.reader import stamp
+from components.run.reader import store_version
 
 USER_LABEL = "your runs"  # the user's store, as sweep keys name it ("your runs#3")
 
@@ -101,7 +101,7 @@ def _concat(parts: list[tuple[pd.DataFrame, pd.DataFrame]]) -> tuple[pd.DataFram
 
 
 def _shipped_key(found: list[tuple[str, bool, Path]]) -> tuple:
-    return tuple((label, str(path), stamp(path)) for label, shipped, path in found if shipped)
+    return tuple((label, str(path), store_version(path)) for label, shipped, path in found if shipped)
 
 
 def preload() -> None:
@@ -112,7 +112,7 @@ def preload() -> None:
     for label, shipped, path in found:
         if not shipped:
             try:
-                _labelled(label, shipped, str(path), stamp(path))
+                _labelled(label, shipped, str(path), store_version(path))
             except Exception:  # noqa: BLE001, S112 - the Results page says what is wrong with it
                 continue
 
@@ -129,7 +129,7 @@ def load_all(viewer: Viewer) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
         if shipped:
             continue
         try:
-            trials, sweeps, owners = _labelled(label, False, str(path), stamp(path))
+            trials, sweeps, owners = _labelled(label, False, str(path), store_version(path))
         except Exception as exc:  # noqa: BLE001 - a broken file must not hide the others
             problems.insert(0, _problem(path, exc))
             continue
@@ -163,7 +163,7 @@ def user_sweeps() -> pd.DataFrame:
     if not db.exists():
         return pd.DataFrame()
     try:
-        return _sweeps_of(str(db), stamp(db))
+        return _sweeps_of(str(db), store_version(db))
     except Exception:  # noqa: BLE001 - the Results page reports a broken store
         return pd.DataFrame()
 
@@ -187,7 +187,9 @@ def whole(df: pd.DataFrame) -> pd.DataFrame:
         return df.copy()
     found: dict[tuple[str, int], dict] = {}
     for (path, shipped), part in df.groupby(["store_path", "shipped"], sort=False):
-        for row in _texts(path, stamp(Path(path)), bool(shipped), tuple(int(i) for i in part["trial_id"])):
+        for row in _texts(
+            path, store_version(Path(path)), bool(shipped), tuple(int(i) for i in part["trial_id"])
+        ):
             found[(path, int(row["trial_id"]))] = row
     rows = []
     for r in df.to_dict("records"):

@@ -71,7 +71,7 @@ def tenth(value: str) -> float:
 
 
 @dataclass(frozen=True)
-class Param:
+class UrlParam:
     """Query parameter `name` fills session key `key` (parsed by `parse`: a ValueError, TypeError or
     KeyError ignores the value); `item` puts it into the key's dict under that name instead; `also`
     sets other keys with it; `write` puts the page's value back into its URL (link), left out when it
@@ -88,51 +88,53 @@ class Param:
 
 
 SHARED = (
-    Param("present", State.present, flag),
-    Param("run", State.sweep_owner, token),  # written by services.sharing.workspace (sweep pages only)
+    UrlParam("present", State.present, flag),
+    UrlParam("run", State.sweep_owner, token),  # written by services.sharing.workspace (sweep pages only)
 )
-PAGES: dict[str, tuple[Param, ...]] = {
+PAGES: dict[str, tuple[UrlParam, ...]] = {
     "playground": (
-        Param("sample", State.sample, also=((State.source, "Sample"), (State.question_pick, ""))),
-        Param("source", State.source, one_of({"task": "Task set", "sample": "Sample", "paste": "Paste"})),
-        Param("set", State.pg_set),
-        Param("task", State.pg_task, bounded_int(1, 10**6)),
-        Param("documents", State.pg_documents, bounded_int(1, 200), also=((State.pg_layout, "documents"),)),
-        Param("length", State.pg_length, bounded_int(100, 200_000), also=((State.pg_layout, "tokens"),)),
-        Param("gold", State.pg_gold_index, bounded_int(0, 199)),
-        Param("move", State.move_to, tenth, also=((State.move, True),)),
-        Param("strategy", State.strategy),
-        *(Param(p, State.pending_params, bounded_int(1, 10**7), item=p) for p in ("r", "k", "c")),
+        UrlParam("sample", State.sample, also=((State.source, "Sample"), (State.question_pick, ""))),
+        UrlParam("source", State.source, one_of({"task": "Task set", "sample": "Sample", "paste": "Paste"})),
+        UrlParam("set", State.pg_set),
+        UrlParam("task", State.pg_task, bounded_int(1, 10**6)),
+        UrlParam(
+            "documents", State.pg_documents, bounded_int(1, 200), also=((State.pg_layout, "documents"),)
+        ),
+        UrlParam("length", State.pg_length, bounded_int(100, 200_000), also=((State.pg_layout, "tokens"),)),
+        UrlParam("gold", State.pg_gold_index, bounded_int(0, 199)),
+        UrlParam("move", State.move_to, tenth, also=((State.move, True),)),
+        UrlParam("strategy", State.strategy),
+        *(UrlParam(p, State.pending_params, bounded_int(1, 10**7), item=p) for p in ("r", "k", "c")),
     ),
-    "lesson": (Param("step", State.lesson_step, bounded_int(1, 99), write=True),),
+    "lesson": (UrlParam("step", State.lesson_step, bounded_int(1, 99), write=True),),
     "results": (
-        Param("sweep", State.res_sweeps, many=True, write=True),
-        Param("model", State.res_models, many=True, write=True),
-        Param("strategy", State.res_strategies, many=True, write=True),
-        Param("task_set", State.res_task_sets, many=True, write=True),
-        Param("metric", State.res_metric, write=True, skip=("primary",)),
-        Param("axis", State.res_u_axis, one_of({"gold_index": "gold_index", "position": "position"})),
+        UrlParam("sweep", State.res_sweeps, many=True, write=True),
+        UrlParam("model", State.res_models, many=True, write=True),
+        UrlParam("strategy", State.res_strategies, many=True, write=True),
+        UrlParam("task_set", State.res_task_sets, many=True, write=True),
+        UrlParam("metric", State.res_metric, write=True, skip=("primary",)),
+        UrlParam("axis", State.res_u_axis, one_of({"gold_index": "gold_index", "position": "position"})),
     ),
     "compare": (
-        Param("sweep", State.cmp_sweeps, many=True, write=True),
-        Param("arm", State.cmp_arms, many=True, write=True),
-        Param("length", State.cmp_length, write=True, skip=(ALL_LENGTHS,)),
-        Param("price", State.cmp_price_model, write=True, skip=(OWN_PRICES,)),
-        Param("batch", State.cmp_batch, flag, write=True),
-        Param("pair", State.cmp_pair, write=True),
-        Param("d", State.cmp_difference, bounded_float(1.0, 50.0), write=True),
-        Param("margin", State.cmp_margin, bounded_float(0.5, 50.0), write=True, skip=(5.0,)),
-        Param("saving", State.cmp_min_saving, bounded_float(0.0, 90.0), write=True, skip=(10.0,)),
+        UrlParam("sweep", State.cmp_sweeps, many=True, write=True),
+        UrlParam("arm", State.cmp_arms, many=True, write=True),
+        UrlParam("length", State.cmp_length, write=True, skip=(ALL_LENGTHS,)),
+        UrlParam("price", State.cmp_price_model, write=True, skip=(OWN_PRICES,)),
+        UrlParam("batch", State.cmp_batch, flag, write=True),
+        UrlParam("pair", State.cmp_pair, write=True),
+        UrlParam("d", State.cmp_difference, bounded_float(1.0, 50.0), write=True),
+        UrlParam("margin", State.cmp_margin, bounded_float(0.5, 50.0), write=True, skip=(5.0,)),
+        UrlParam("saving", State.cmp_min_saving, bounded_float(0.0, 90.0), write=True, skip=(10.0,)),
     ),
 }
 
 
-def _given(params: tuple[Param, ...]) -> dict[str, Any]:
+def _given(params: tuple[UrlParam, ...]) -> dict[str, Any]:
     qp = st.query_params
     return {p.name: (qp.get_all(p.name) if p.many else qp.get(p.name)) for p in params if p.name in qp}
 
 
-def _apply(p: Param, raw: Any) -> None:
+def _apply(p: UrlParam, raw: Any) -> None:
     try:
         value = [p.parse(v) for v in raw] if p.many else p.parse(raw)
     except (ValueError, TypeError, KeyError):
@@ -145,7 +147,7 @@ def _apply(p: Param, raw: Any) -> None:
         key.value = extra
 
 
-def _read(scope: str, params: tuple[Param, ...]) -> None:
+def _read(scope: str, params: tuple[UrlParam, ...]) -> None:
     given = _given(params)
     seen = State().url_seen
     signature = repr(sorted(given.items()))
@@ -175,7 +177,7 @@ def present_requested() -> bool:
     return st.query_params.get("present") == "1"
 
 
-def _mark(scope: str, params: tuple[Param, ...]) -> None:
+def _mark(scope: str, params: tuple[UrlParam, ...]) -> None:
     State().url_seen = {**State().url_seen, scope: repr(sorted(_given(params).items()))}
 
 
@@ -196,7 +198,7 @@ def keep_token(value: str) -> None:
     _mark("", SHARED)
 
 
-def _value(p: Param) -> Any:
+def _value(p: UrlParam) -> Any:
     value = p.key.value
     if value in (None, "", [], False) or (not isinstance(value, list) and value in p.skip):
         return None

@@ -57,7 +57,7 @@ def estimate(docs: dict, question: str, answers, strategy: str, params: dict, sp
 
 
 @dataclass(frozen=True)
-class Scored:
+class ScoredPosition:
     """One position's score as plain values (safe to keep in session state)."""
 
     x: object
@@ -72,14 +72,14 @@ class Scored:
 def score_positions(
     docs: dict, question: str, answers, strategy: str, params: dict, choice, *, progress=None, cancel=None
 ) -> dict:
-    """{x: Scored} for the positions scored (a cancelled run: those done so far), every call cached in
-    the user's run store. `progress(done, total, x, Scored | None)` is called from this thread."""
+    """{x: ScoredPosition} for the positions scored (a cancelled run: those done so far), every call cached in
+    the user's run store. `progress(done, total, x, ScoredPosition | None)` is called from this thread."""
     from components.run.livescore import score_positions as live_scores
     from components.run.store import RunStore
     from webapp.services.stores import user_db
 
-    def plain(x, trial) -> Scored:
-        return Scored(
+    def plain(x, trial) -> ScoredPosition:
+        return ScoredPosition(
             x,
             trial.answer_logprob,
             trial.answer_logprob_mean,

@@ -1,6 +1,6 @@
 """Byte-exact "Lost in the Middle" prompts on the real data: every one of the 2,655 NQ-open questions,
-through `litm prompt --all`, against the formats its repository builds (../shared/DESIGN.md), written
-here independently from the raw file; and sweep documents that put the gold page where asked."""
+through `litm prompt --all`, against the formats its repository builds (nelson-liu/lost-in-the-middle,
+src/lost_in_the_middle/prompts/), written here independently from the raw file; and sweep documents that put the gold page where asked."""
 
 from __future__ import annotations
 

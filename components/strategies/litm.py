@@ -1,7 +1,8 @@
 """The prompts of "Lost in the Middle: How Language Models Use Long Contexts" (Liu et al. 2023; LITM).
 
-Formats are those its public repository builds (and which produced the published numbers), as
-DESIGN.md writes them out; the paper's figures show the same words with extra spacing:
+Formats are those its public repository builds (and which produced the published numbers): the
+templates under src/lost_in_the_middle/prompts/ of nelson-liu/lost-in-the-middle; the paper's figures
+show the same words with extra spacing:
 - multi-document QA (§3.1): instruction, `Document [i](Title: t) text` lines, then the question;
 - query-aware contextualization (§5.2): the question (or key) also before the documents;
 - closed book and oracle (§3.3): no documents, or the gold document(s) only;

@@ -740,7 +740,7 @@ def pareto(
     together = {i: g for g in groups for i in g}
     for i, r in enumerate(rows):
         grey = bool(r.dominated)
-        colour = "#B0B0B0" if grey else styles[r.label]["colour"]
+        colour = DOMINATED if grey else styles[r.label]["colour"]
         same = [rows[j] for j in together[i] if j != i]
         also = (
             ("<br>on the same spot: " + ", ".join(f"{o.number} {_safe(o.label)}" for o in same))
@@ -827,6 +827,28 @@ def position_differences(
 # --- one theme for every chart: normal and presenter mode, and the toolbar's image export ---------
 
 OKABE_ITO = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
+# what the app's text calls each colour it draws: words that name a colour are read from here, so the
+# words and the charts cannot disagree (Okabe & Ito's names, "vermillion" said as red-orange)
+COLOUR_WORDS = {
+    "#0072B2": "blue",
+    "#D55E00": "red-orange",
+    "#009E73": "green",
+    "#CC79A7": "pink",
+    "#E69F00": "amber",
+    "#56B4E9": "sky-blue",
+    "#000000": "black",
+    "#F0E442": "yellow",
+    "#A6A6A6": "grey",
+    "#B0B0B0": "grey",
+}
+DOMINATED = "#B0B0B0"  # an arm another arm beats on accuracy and cost (accuracy_vs_cost)
+
+
+def colour_word(hex_colour: str) -> str:
+    """The word the app's text uses for a colour it draws ('#E69F00' -> 'amber')."""
+    return COLOUR_WORDS[hex_colour.upper()]
+
+
 PRESENTER = dict(font=18, ticks=16, legend=16, title=22, line=3.5, marker=12)
 NORMAL = dict(font=14, ticks=13, legend=13, title=17, line=None, marker=None)
 INK = "#1f1f1f"  # dark text: grey text on white is hard to read on a projector

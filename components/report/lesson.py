@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from components.report.promptmap import word
 from components.tasks.samples import NQ_SET
 
 
@@ -54,7 +55,7 @@ STEPS: tuple[Step, ...] = (
         "prompt",
         "See it in one prompt",
         "A prompt is a long line of tokens. The instructions sit at the two ends; the document's pages fill "
-        "the middle, and the page holding the answer (the gold page, red star) is somewhere in between. "
+        f"the middle, and the page holding the answer (the gold page, {word('gold')} star) is somewhere in between. "
         "The lower panel shows how far each page is from the nearest instruction.",
         "one_prompt",
         "Find the gold page: how many tokens separate it from the nearest instruction?",
@@ -72,7 +73,7 @@ STEPS: tuple[Step, ...] = (
         "slider moves the gold document from index 0 (first) to 19 (last), exactly as a sweep builds it; "
         "everything else stays in place.",
         "move",
-        "Move the slider from 0 to 19 and watch the red star travel; then open Accuracy and Likelihood: "
+        f"Move the slider from 0 to 19 and watch the {word('gold')} star travel; then open Accuracy and Likelihood: "
         "where does the answer do worst?",
         "The words are the same at every position. What changed for the model?",
         Link(
@@ -90,7 +91,7 @@ STEPS: tuple[Step, ...] = (
         "pages, so no page is far from a copy of the task. The paper found r = 10k tokens best at 40k-token "
         "documents, and the reminders cost few extra input tokens.",
         "reminders",
-        "Lower r and count the orange reminders; watch the distance panel flatten.",
+        f"Lower r and count the {word('reminder')} reminders; watch the distance panel flatten.",
         "Reminders shorten the distance to the instructions. Is distance the whole story?",
         Link(
             "playground",

@@ -140,6 +140,22 @@ RETRIEVED = {
 }
 
 
+def word(kind: str) -> str:
+    """What the app's text calls a region's (or a retrieval mark's) colour on the map: 'amber'."""
+    from components.report.charts import colour_word  # the same layer: the one list of colour words
+
+    return colour_word(RETRIEVED[kind][0] if kind in RETRIEVED else COLORS[kind])
+
+
+def colour_key() -> str:
+    """The map's colours in words, read from COLORS: 'blue instructions, amber reminders, grey pages, the
+    red-orange star the gold page'."""
+    return (
+        f"{word('instruction')} instructions, {word('reminder')} reminders, {word('page')} pages, the "
+        f"{word('gold')} star the gold page"
+    )
+
+
 def retrieval_marks(prompts: list[Prompt], retrieved) -> list[tuple[str, int, float, int | None]]:
     """(hit|miss, prompt row, token x, page) for every retrieved page in each retrieval-stage
     prompt (stage 1) that holds it: where the model's choice of pages points on the map."""

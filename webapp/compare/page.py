@@ -358,7 +358,8 @@ def charts_section(t: pd.DataFrame, result: dict, labels: list[str]) -> None:
             "pareto",
             "one point per arm, numbered as in the table above: "
             "right costs more per 1,000 questions, higher is more accurate (bars: 95% Wilson intervals); "
-            "grey arms are dominated (another arm is as accurate for less); arms on one spot share a "
+            f"{figures.colour_word(figures.DOMINATED)} arms are dominated (another arm is as accurate for "
+            "less); arms on one spot share a "
             "point.",
             series=False,
             note=note,

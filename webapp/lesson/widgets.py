@@ -8,7 +8,7 @@ import html
 
 import streamlit as st
 
-from webapp.services import engine, lesson, logprob, shipped
+from webapp.services import engine, figures, lesson, logprob, shipped
 from webapp.services.engine import NQ_SET, Recipe
 from webapp.session import State
 from webapp.ui import charts
@@ -79,8 +79,8 @@ def present_map(fig, height: int) -> dict:
 
 
 MAP_HOW = (
-    "each row is a prompt along its tokens: blue instructions, orange reminders, grey pages, the red star "
-    "the gold page; below, each page's distance in tokens to the nearest instruction."
+    f"each row is a prompt along its tokens: {figures.colour_key()}; below, each page's distance in tokens to the "
+    "nearest instruction."
 )
 # Short legend names beside the published curves (presenter mode): the plot keeps its width.
 LITM_SHORT = {
@@ -347,7 +347,8 @@ def choose() -> None:
     charts.show(
         fig,
         "lesson-what-it-costs",
-        "blue bars: calls per question; orange bars: input tokens (right axis), as the engine estimates "
+        f"{figures.colour_word(figures.OKABE_ITO[0])} bars: calls per question; {figures.colour_word(figures.OKABE_ITO[1])} bars: input tokens "
+        "(right axis), as the engine estimates "
         "them for the 20-document prompt of step 3 (later stages assume k pages come back).",
         note="Estimated by this app's engine for one NQ-open question with 20 documents; no model called.",
         height=height(),

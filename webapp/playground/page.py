@@ -12,7 +12,7 @@ import streamlit as st
 from webapp import session
 from webapp.playground import moving, multiq, running
 from webapp.playground.strategy import strategy_input
-from webapp.services import engine, models
+from webapp.services import engine, figures, models
 from webapp.services.engine import Recipe
 from webapp.session import State
 from webapp.ui import charts, render, sidebar
@@ -267,14 +267,15 @@ def prompt_section(state: State, inputs: tuple, doc, prompts: list, map_slot) ->
         if after:
             fig = engine.map_of(view.prompts, doc, retrieved=view.retrieved)
             how = (
-                "one row per prompt sent, stage 1 then stage 2; on stage 1, a green dot marks a retrieved "
-                "gold page (hit), a black cross a retrieved page that is not gold (miss)."
+                f"one row per prompt sent, stage 1 then stage 2; on stage 1, a {figures.map_colour('hit')} dot marks "
+                f"a retrieved gold page (hit), a {figures.map_colour('miss')} cross a retrieved page that is not gold "
+                "(miss)."
             )
         else:
             fig = engine.figure(recipe, strategy, params, question)
             how = (
-                "each row is one prompt along its tokens: blue instructions, orange reminders, grey pages, "
-                "the red star the gold page; below, each page's distance to the nearest instruction."
+                f"each row is one prompt along its tokens: {figures.colour_key()}; below, each page's distance to the "
+                "nearest instruction."
             )
         charts.show(fig, f"prompt-map-{strategy}", how, series=False)
     sent = view.prompts if after else prompts

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from webapp.services import analysis, engine, stores
+from webapp.services import analysis, engine, figures, stores
 from webapp.services.names import model_title
 from webapp.ui import charts
 from webapp.ui.render import md, pages_html, prompt_html, text_box, thousands
@@ -86,8 +86,7 @@ def trial_detail(row: pd.Series) -> None:
     charts.show(
         engine.map_of(prompts, None),
         "trial-prompt-map",
-        "one row per call along its tokens: blue "
-        "instructions, orange reminders, grey pages, red the gold page.",
+        f"one row per call along its tokens: {figures.colour_key()}.",
         series=False,
         note=f"Trial #{row['trial_id']} of {model_title(row.get('model'))} · this app",
         alt="Prompt map: where instructions, reminders, pages and the gold page sit in each call",

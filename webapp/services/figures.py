@@ -15,10 +15,13 @@ import streamlit as st
 
 from components.report.charts import (
     COST_TITLES,
+    DOMINATED,
+    OKABE_ITO,
     accuracy_lines,
     accuracy_vs_cost,
     accuracy_vs_length,
     arm_numbers,
+    colour_word,
     esc,
     export_config,
     heatmap,
@@ -32,9 +35,16 @@ from components.report.charts import (
     theme,
     u_curve,
 )
+from components.report.promptmap import colour_key
+from components.report.promptmap import word as map_colour
 
 __all__ = [
     "COST_TITLES",
+    "DOMINATED",
+    "OKABE_ITO",
+    "colour_key",
+    "colour_word",
+    "map_colour",
     "accuracy_lines",
     "copy",
     "once",

@@ -285,3 +285,31 @@ def test_a_curve_over_several_lengths_says_it_pools_them():
     )
     assert pooled_sizes(two[two["length"] == 2000], "length", False) == ""
     assert pooled_sizes(pd.DataFrame({"documents": [10, 20]}), "documents", True) == ""  # one line per N
+
+
+def test_the_trial_table_filters_right_wrong_and_failed(stores):
+    """A pass/fail filter on the trials: right (the metric is 1), wrong (below 1), failed (an error)."""
+    import pandas as pd
+
+    from webapp.results.page import by_outcome
+
+    fill(stores / "runs" / "litm.sqlite")
+    at = run()
+    at.selectbox(key="res_metric").set_value("subspan_em").run()
+    assert at.radio(key="res_outcome").options == ["all", "right", "wrong", "failed (an error, not scored)"]
+
+    def frame():  # the trial table
+        return next(d.value for d in at.dataframe if "trial_id" in d.value.columns)
+
+    total = len(frame())
+    at.radio(key="res_outcome").set_value("right").run()
+    right = len(frame())
+    at.radio(key="res_outcome").set_value("wrong").run()
+    wrong = len(frame())
+    at.radio(key="res_outcome").set_value("failed").run()
+    failed = len(frame())
+    assert failed == 2 and right > 0 and wrong > 0 and right + wrong + failed == total == 108
+    df = pd.DataFrame(
+        {"m": [1.0, 0.0, None], "error": [None, None, "boom"], "error_kind": [None, None, "bug"]}
+    )
+    assert list(by_outcome(df, "m", "right").index) == [0] and list(by_outcome(df, "m", "wrong").index) == [1]

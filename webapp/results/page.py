@@ -343,7 +343,43 @@ def _pick_from_table() -> None:
 PAGE = 500  # trials per page of the trial table: their texts are fetched from the stores page by page
 
 
-def trials_tab(df: pd.DataFrame) -> None:
+OUTCOMES = {"all": "all", "right": "right", "wrong": "wrong", "failed": "failed (an error, not scored)"}
+
+
+def by_outcome(df: pd.DataFrame, metric: str, outcome: str) -> pd.DataFrame:
+    """The trials that were right (the metric is 1), wrong (it is below 1) or failed (an error); all for
+    "all". Right and wrong apply to a 0/1 metric only."""
+    if outcome == "failed":
+        return df[analysis.is_error(df)]
+    values = (
+        pd.to_numeric(df[metric], errors="coerce")
+        if metric in df
+        else pd.Series(float("nan"), index=df.index)
+    )
+    if outcome == "right":
+        return df[values >= 1]
+    if outcome == "wrong":
+        return df[values < 1]
+    return df
+
+
+def trials_tab(df: pd.DataFrame, metric: str) -> None:
+    values = pd.to_numeric(df[metric], errors="coerce").dropna() if metric in df else pd.Series(dtype=float)
+    binary = bool(len(values)) and bool(values.isin([0.0, 1.0]).all())
+    offered = list(OUTCOMES) if binary else ["all", "failed"]
+    outcome = pickers.radio(
+        st,
+        "Show",
+        offered,
+        State.res_outcome,
+        horizontal=True,
+        format_func=OUTCOMES.get,
+        help="right: the metric is 1; wrong: below 1 (a 0/1 metric); failed: an error, not scored",
+    )
+    df = by_outcome(df, metric, outcome)
+    if df.empty:
+        st.info(f"No {OUTCOMES[outcome]} trials in this selection.")
+        return
     pages = max(1, -(-len(df) // PAGE))
     if pages > 1:
         if int(State().res_trial_page or 1) > pages:  # the filters shrank the selection
@@ -526,7 +562,7 @@ def main() -> None:
             (heatmap_tab, (df, metric, metric_label)),
             (cost_tab, (df, metric, metric_label)),
             (length_tab, (df, metric, metric_label)),
-            (trials_tab, (df,)),
+            (trials_tab, (df, metric)),
             (errors_tab, (df,)),
             (download_tab, (df,)),
         ]

@@ -251,6 +251,7 @@ class State:
     res_trial: Any = Key(None, kind=WIDGET)
     res_trial_page: int = Key(1, kind=WIDGET)  # page of the trial table (results/page.py PAGE rows each)
     res_trial_table: Any = Key(kind=CONTROL)  # the trial table's row selection
+    res_outcome: str = Key("all", kind=WIDGET)  # the trial table shows all, right, wrong or failed trials
     res_sweep_table: Any = Key(kind=CONTROL)  # the sweeps list's row selection: that sweep becomes the filter
     res_sweep_keys: list = Key(list)  # the sweep keys of the sweeps list's rows, in order
     res_trial_keys: list = Key(list)  # the trial table's rows -> trial keys

@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -199,7 +200,10 @@ def test_litm_app_serves_the_shipped_curves(installed):
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1440, "height": 1000})
             seen = {}
-            for path in ("", "lesson", "results"):  # Home (the root), the Lesson's first step, Results
+            shipped_run = urllib.parse.quote_plus("shipped local-qwen-nq-litm20#1")
+            # Home (the root), the Lesson's first step, Results (it opens on the newest sweep of the user's
+            # store, when a test above ran one) and Results on the shipped LITM run by a link
+            for path in ("", "lesson", "results", f"results?sweep={shipped_run}"):
                 page.goto(f"{url}/{path}")
                 page.locator(".js-plotly-plot").first.wait_for(timeout=120_000)
                 page.wait_for_selector(".js-plotly-plot .scatterlayer .trace", timeout=60_000)
@@ -212,7 +216,7 @@ def test_litm_app_serves_the_shipped_curves(installed):
         # Home: the shipped run's curve beside the published one
         assert "this app · n=50 per point" in seen[""] and "LITM Table 6" in seen[""], seen[""][-600:]
         assert "Lost in the Middle, Table 6" in seen["lesson"]  # the Lesson's published curves
-        text = seen["results"]
+        text = seen[f"results?sweep={shipped_run}"]
         assert "shipped" in text and "local-qwen-nq" in text  # the shipped runs, read from the wheel
         assert "20 documents · this app · n=50 per point" in text  # a shipped curve's legend: the NQ run
         for shown in seen.values():

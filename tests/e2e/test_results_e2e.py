@@ -132,18 +132,22 @@ def test_a_click_on_a_sweeps_row_shows_that_sweep(tmp_path, tab):
         settle(tab, 90_000)
         filt = tab.locator('[data-testid="stMultiSelect"]').filter(has_text="Sweeps")
         assert "newer sweep" in filt.first.inner_text() and "older sweep" not in filt.first.inner_text()
-        tab.get_by_text(re.compile("Sweeps in the run stores")).click()
-        box = None
-        for frame in tab.locator('[data-testid="stDataFrame"]').all():
-            if frame.is_visible():
-                box = frame.bounding_box()
-        assert box is not None
-        # rows are 35 px under a 35 px header; the first row is the older sweep
-        tab.mouse.click(box["x"] + 12, box["y"] + 35 + 17)
-        settle(tab)
-        tab.wait_for_function(
-            """() => [...document.querySelectorAll('[data-testid="stMultiSelect"]')]
-            .some(e => e.innerText.includes('older sweep'))""",
-            timeout=30_000,
-        )
+        listing = tab.locator('[data-testid="stExpander"]').filter(has_text="Sweeps in the run stores")
+        listing.get_by_text(re.compile("Sweeps in the run stores")).click()
+        grid = listing.locator('[data-testid="stDataFrame"]').first
+        grid.wait_for(state="visible", timeout=30_000)
+        picked = "() => [...document.querySelectorAll('[data-testid=\"stMultiSelect\"]')].some(e => e.innerText.includes('older sweep'))"
+        for _ in range(3):  # the grid draws on a canvas once laid out: click again if the first came early
+            tab.wait_for_timeout(1_000)
+            box = grid.bounding_box()
+            assert box is not None
+            # rows are 35 px under a 35 px header; the first row is the older sweep; x: its selection box
+            tab.mouse.click(box["x"] + 12, box["y"] + 35 + 17)
+            settle(tab)
+            try:
+                tab.wait_for_function(picked, timeout=10_000)
+                break
+            except Exception:  # noqa: BLE001 - not selected yet: try again
+                continue
+        tab.wait_for_function(picked, timeout=20_000)
         assert "newer sweep" not in filt.first.inner_text()

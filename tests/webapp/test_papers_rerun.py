@@ -128,3 +128,21 @@ def test_the_grid_opens_in_experiments(at):
     assert ss["exp_source"] == "Bundled" and ss["exp_bundled"] == "nq-open-30docs"
     assert ss["exp_strategies"] == ["baseline", "reprompt", "rr"] and ss["exp_param_r"] == [10000]
     assert ss["exp_lengths"] == [10000, 20000, 40000, 80000]
+
+
+def test_context_overloading_shows_our_categories_beside_the_papers(at):
+    """The multi-question experiment draws its answers by category: our shipped run's stacked bars and the
+    paper's hatched §5.3 counts, for every K the run holds."""
+    import json
+
+    tab = at.tabs[3]
+    specs = [json.loads(c.proto.spec) for c in tab.get("plotly_chart")]
+    stacked = [s for s in specs if s["layout"].get("barmode") == "stack"]
+    assert len(stacked) == 1
+    names = {t.get("name") for t in stacked[0]["data"]}
+    assert {"correct", "wrong"} <= {str(n).split(" ")[0] for n in names if n}, names
+    hatched = [t for t in stacked[0]["data"] if (t.get("marker") or {}).get("pattern", {}).get("shape")]
+    ours = [t for t in stacked[0]["data"] if t not in hatched and t.get("x")]
+    assert hatched and ours  # the paper's bars beside ours
+    ks = {str(k) for t in ours for k in t["x"][0]}  # a two-level axis: (K and Q, arm)
+    assert ks == {"K = 8, Q = 5", "K = 16, Q = 5"}, ks

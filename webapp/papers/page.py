@@ -10,8 +10,9 @@ import pandas as pd
 import streamlit as st
 
 from webapp import session
-from webapp.services import figures, published
+from webapp.services import figures, multiq, published
 from webapp.services import papers as experiments
+from webapp.services.names import models_of
 from webapp.session import State
 from webapp.ui import charts, pickers
 from webapp.ui.render import guard, md
@@ -398,6 +399,7 @@ def experiment(exp) -> None:
             right.dataframe(
                 shown(ours), hide_index=True, width="stretch" if wide and width(ours) > 60 else "content"
             )
+        categories(exp)
         st.caption(f"**What differs.** {md(exp.differs)}")
         path = experiments.config_file(exp)
         where = f"  # {path.parent.name}/{path.name}" if path is not None else ""
@@ -411,6 +413,26 @@ def experiment(exp) -> None:
                 "parameters, lengths and positions; you choose the model there",
             ):
                 open_in_experiments(exp)
+
+
+def categories(exp) -> None:
+    """A multi-question experiment's answers by category (Context Overloading §5.3 sorts its mismatches so):
+    our shipped run's stacked bars beside the paper's hatched counts."""
+    tab = experiments.mq_table(exp)
+    if tab.empty:
+        return
+    charts.show(
+        multiq.categories_figure(tab),
+        f"papers-{exp.key}-categories",
+        "each bar is one strategy's questions at one K, split into correct (the two-way match), partially "
+        "correct (most of the gold answer's keywords), not specified and wrong; hatched bars are the "
+        "paper's counts as published (its whole-context runs give only the incorrect ones: the rest is "
+        "drawn as correct).",
+        note=f"Measured by this app with {models_of(tab['model'])}; categories sorted by rule. Hatched: "
+        f"{multiq.PAPER}, sorted by hand.",
+        series=False,
+        alt="answers by category, our shipped run and the paper's, by K and strategy",
+    )
 
 
 def rerun_section(source: str) -> None:

@@ -14,7 +14,17 @@ Experiment = report_papers.Experiment
 experiments = report_papers.experiments
 config_file = report_papers.config_file
 
-__all__ = ["PAPERS", "Experiment", "citation", "config_file", "experiments", "ours", "ours_n", "published"]
+__all__ = [
+    "PAPERS",
+    "Experiment",
+    "citation",
+    "config_file",
+    "experiments",
+    "mq_table",
+    "ours",
+    "ours_n",
+    "published",
+]
 
 
 def _find(key: str) -> Experiment:
@@ -49,6 +59,21 @@ def ours(exp: Experiment) -> pd.DataFrame:
 def ours_n(exp: Experiment) -> int:
     """The questions of our shipped run (0 without one)."""
     return _ours(exp.key, _version(exp))[1]
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _mq_table(key: str, version: tuple) -> pd.DataFrame:
+    from webapp.services import multiq
+
+    return multiq.table(multiq.trials(report_papers.shipped_trials(_find(key))), "mq_match")
+
+
+def mq_table(exp: Experiment) -> pd.DataFrame:
+    """A multi-question experiment's shipped run by K, Q and arm (services.multiq.table), for its category
+    chart; empty for the other experiments or without a shipped run."""
+    if exp.paper != "context_overloading_2025" or not exp.run:
+        return pd.DataFrame()
+    return _mq_table(exp.key, _version(exp))
 
 
 def citation(paper: str) -> str:

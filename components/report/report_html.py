@@ -238,6 +238,15 @@ def verdict_html(result: dict) -> str:
     )
 
 
+def frame_html(df: pd.DataFrame) -> str:
+    """A table of text cells as HTML, every cell escaped (numbers right-aligned)."""
+    rows = [
+        [_td(v, num=isinstance(v, int | float) and not isinstance(v, bool)) for v in r]
+        for r in df.itertuples(index=False)
+    ]
+    return _table([str(c) for c in df.columns], rows)
+
+
 def figures_html(figures: list) -> str:
     """Plotly figures as HTML: plotly.js inlined with the first one only, so the file works offline."""
     out = []
@@ -262,9 +271,11 @@ def build(
     title: str = "LITM Explorer: comparison",
     now: datetime | None = None,
     failures_total: int | None = None,
+    tables: Sequence[tuple[str, str, pd.DataFrame]] = (),
 ) -> str:
     """The report as one HTML string. `result` is compare.compare(); `figures` plotly figures;
-    `failures` the pair's failures (or their first rows, `failures_total` counting them all)."""
+    `failures` the pair's failures (or their first rows, `failures_total` counting them all); `tables`
+    more sections after the charts, each (heading, caption, table)."""
     now = now or datetime.now(UTC)
     arms, pairs, plan = result["arms"], result["pairs"], result["plan"]
     cost = "" if plan.get("cost_usd") is None else f", about {_usd(plan['cost_usd'])} for both arms"
@@ -292,6 +303,8 @@ def build(
         "<h2>Charts</h2>",
         figures_html(figures),
     ]
+    for heading, caption, frame in tables:
+        parts += [f"<h2>{_e(heading)}</h2>", frame_html(frame), f"<p class='small'>{_e(caption)}</p>"]
     if failures is not None and pair:
         parts += [
             f"<h2>Failures: {_e(pair[0])} against {_e(pair[1])}</h2>",

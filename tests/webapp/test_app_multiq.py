@@ -228,6 +228,25 @@ def test_compare_shows_the_multi_question_arms_by_k(stores):
     assert (result_pairs["matched"] == 60).all() and (result_pairs["left out"] == 0).all()
 
 
+def test_compare_report_carries_the_multi_question_view(stores):
+    """The one-file report of multi-question arms holds what the page draws of them: accuracy and categories
+    by K (the paper's hatched bars among them) and the table of ours beside the paper's."""
+    from components.report import compare
+    from components.run.store import RunStore
+    from webapp.compare import parts
+
+    fill_mq(stores / "runs" / "litm.sqlite")
+    t = compare.prepare(RunStore(stores / "runs" / "litm.sqlite").trials_frame())
+    labels = sorted(t["arm"].unique())
+    result = compare.compare(t, labels)
+    result["trials"] = t
+    page = parts.report(result, (labels[0], labels[1]), ["mq user sweep"]).decode()
+    assert "<h2>Many questions at once: the chosen arms by K</h2>" in page
+    assert page.count("Plotly.newPlot") == 5  # Pareto, U-curves, differences, accuracy by K, categories
+    assert "incorrect as the paper counts it" in page and "Context Overloading" in page
+    assert "K = 4, Q = 5" in page and "K = 8, Q = 5" in page
+
+
 @pytest.mark.skipif(not SHIPPED.is_file(), reason="the shipped multi-question run is not there yet")
 def test_results_and_compare_show_the_shipped_run(tmp_path, monkeypatch):
     monkeypatch.setenv("LITM_DB", str(tmp_path / "litm.sqlite"))

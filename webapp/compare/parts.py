@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from webapp.services import analysis, figures, models, published, stores
+from webapp.services import analysis, figures, models, multiq, published, stores
 from webapp.services.names import THIS_APP, models_of
 from webapp.session import State
 from webapp.session.url import OWN_PRICES
@@ -220,6 +220,18 @@ def report(
     if pair:
         shown.append(differences(t, *pair))
         fail, total = failures(t, pair, limit=50)  # the report lists the first 50
+    tables = []
+    mq = multiq.trials(t[t["arm"].isin(labels)]) if "arm" in t else t.iloc[0:0]
+    if not mq.empty:  # multi-question arms: Compare's view of them by K, as the page draws it
+        tab = multiq.table(mq, "ok")
+        shown += [multiq.accuracy_figure(tab, "correct"), multiq.categories_figure(tab)]
+        tables.append(
+            (
+                "Many questions at once: the chosen arms by K",
+                f"Correct: the two-way substring match, 95% Wilson intervals. Published: {multiq.citation()}",
+                multiq.beside(tab),
+            )
+        )
     text = analysis.report(
         result,
         figures=shown,
@@ -229,6 +241,7 @@ def report(
         prices=prices,
         prices_edited=prices is not None,
         sources=sources,
+        tables=tables,
     )
     return text.encode("utf-8")
 

@@ -94,7 +94,7 @@ CLOSED_BOOK = ClosedBook.name
 
 
 def report(
-    result: dict, *, figures: list, failures, failures_total, pair, prices, prices_edited, sources
+    result: dict, *, figures: list, failures, failures_total, pair, prices, prices_edited, sources, tables=()
 ) -> str:
     """The one-file Compare report (components.report.report_html)."""
     from components.report import report_html
@@ -108,4 +108,5 @@ def report(
         prices=prices,
         prices_edited=prices_edited,
         sources=sources,
+        tables=tables,
     )

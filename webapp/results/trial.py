@@ -40,11 +40,26 @@ def page_list(value) -> list[int]:
         return []
 
 
+PAGE_METRICS = ("page_recall", "page_precision")
+
+
+def retrieves(row: pd.Series) -> bool:
+    """Whether the trial's strategy picks pages (R&R's retrieval stage, cited pages): its retrieved pages are
+    stored (even none) or it cited some. A strategy that reads the whole document stores none."""
+    r = row.get("retrieved_pages")
+    stored = r is not None and not (isinstance(r, float) and pd.isna(r))
+    return stored or bool(page_list(row.get("cited_pages")))
+
+
 def score_line(row: pd.Series) -> str:
-    """'best subspan EM 1 (primary) · fuzzy match 0 · ...' for every metric the trial has."""
+    """'best subspan EM 1 (primary) · fuzzy match 0 · ...' for every metric the trial has (page recall and
+    precision only where the strategy picks pages)."""
     primary = row.get("metric")
+    picks = retrieves(row)
     bits = []
     for m in analysis.METRIC_TABLE.values():
+        if m.column in PAGE_METRICS and not picks:
+            continue
         value = row.get(m.column)
         if value is not None and pd.notna(value):
             bits.append(f"{m.label} {value:g}" + (" (primary)" if m.name == primary else ""))
@@ -69,9 +84,14 @@ def trial_detail(row: pd.Series) -> None:
     else:
         c2.markdown("**Scores** " + md(score_line(row)))
     gold, retrieved = page_list(row.get("gold_pages")), page_list(row.get("retrieved_pages"))
-    if retrieved or gold:
+    if retrieves(row):
         c2.markdown("**Retrieved pages**")
         c2.html(pages_html(retrieved, gold))
+    elif gold:
+        c2.markdown(
+            f"**Gold {'page' if len(gold) == 1 else 'pages'}** {', '.join(map(str, gold))} "
+            "(this strategy reads the whole document: it retrieves no pages)"
+        )
     calls = stores.calls_of(row["store_path"], row["trial_id"], bool(row.get("shipped", False)))
     if not calls:
         st.info("No stored calls for this trial (an imported trial, or it failed before any call).")

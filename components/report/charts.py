@@ -509,6 +509,8 @@ def published_lines(
                 annotation_font=dict(size=12, color="#333"),
             )
     set_layout(fig, title, x_title, y_title, percent=False)
+    if len(rows) and (pd.to_numeric(rows["value"], errors="coerce") >= 0).all():
+        fig.update_yaxes(rangemode="tozero")  # from 0, as Home's and Results' curves: a dip is not magnified
     if x_format:
         fig.update_xaxes(tickformat=x_format)
     if not labels:

@@ -315,20 +315,7 @@ def show_view(source: str, view: dict, rows: pd.DataFrame, key: tuple) -> None:
             + "; ".join(f"{s}: {v}" for s, v in zip(overall["series"], figures.printed(overall), strict=True))
         )
     with st.expander("The published rows"):
-        show = [
-            "source",
-            "table",
-            "model",
-            "dataset",
-            "method",
-            "doc_length_tokens",
-            "n_documents",
-            "chunk_size_tokens",
-            "answer_position_tokens",
-            "gold_index",
-            "metric",
-            "value",
-        ]
+        show = published.COLUMNS  # the published rows' columns, as the file holds them
         st.dataframe(data[[c for c in show if c in data]].dropna(axis=1, how="all"), hide_index=True)
 
 

@@ -9,7 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from components.report import overlays
-from components.report.published import CITATIONS, COLUMNS
+from components.report.published import CITATIONS
+from components.report.published import COLUMNS as COLUMNS
 from webapp.services.names import published as published_name
 
 METRIC_LABELS = overlays.PUBLISHED_METRIC_LABELS

@@ -244,7 +244,6 @@ class State:
     res_u_length: Any = Key(None, kind=WIDGET)
     res_u_overlay: Any = Key(None, kind=WIDGET)
     res_u_overlay_idx: Any = Key(None, kind=WIDGET)
-    res_heat_series: Any = Key(None, kind=WIDGET)
     res_cost_measure: Any = Key(None, kind=WIDGET)
     res_cost_reference: bool = Key(True, kind=WIDGET)  # free trials priced at a reference model
     res_len_series: Any = Key(None, kind=WIDGET)

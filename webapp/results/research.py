@@ -110,6 +110,13 @@ def point_section(event, trials: pd.DataFrame, labels: pd.Series, axis: str, met
         if axis == "gold_index"
         else f"position {float(first['position']):g}"
     )
+    sizes = sorted(
+        pd.to_numeric(picked.get("length", pd.Series(dtype=float)), errors="coerce").dropna().unique()
+    )
+    if axis != "gold_index" and sizes:  # a curve over every length pools them: say which
+        where += f" at {'length' if len(sizes) == 1 else 'lengths'} " + ", ".join(
+            f"{int(v):,}" for v in sizes
+        )
     values = pd.to_numeric(picked[metric], errors="coerce") if metric in picked else pd.Series(dtype=float)
     failed = int(analysis.is_error(picked).sum())
     scored = int(values.notna().sum())

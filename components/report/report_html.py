@@ -318,3 +318,59 @@ def build(
         "</body></html>",
     ]
     return "\n".join(parts)
+
+
+RESULTS_METHODS = (
+    "Accuracy: the share of scored trials whose metric is correct, with a Wilson 95% interval; n is the "
+    "number of scored trials at each point (failed calls are errors, counted apart, never wrong answers). "
+    "Shape: the position-bias index (mean of the first and last positions minus the middle one) with a 95% "
+    "percentile bootstrap interval over questions (a question's positions resampled together); a shape is "
+    "named only when its interval excludes zero. Heatmap: one panel per arm, context length across, where "
+    "the answer sits down (0% at the top), red at 0% and green at 100%."
+)
+
+
+def _points_html(table: pd.DataFrame, x_title: str) -> str:
+    """A curve's points: series, x, n, accuracy, interval, errors (report.analysis.u_curve's table)."""
+    rows = []
+    for r in table.itertuples():
+        rows.append(
+            [
+                _td(r.series),
+                _td(f"{r.position:g}", True),
+                _td(int(r.n), True),
+                _td(_pct(r.mean), True),
+                _td(f"{_pct(r.lo)} – {_pct(r.hi)}", True),
+                _td(int(r.errors), True),
+            ]
+        )
+    return _table(["line", x_title, "n", "accuracy", "95% interval (Wilson)", "errors"], rows)
+
+
+def build_results(
+    *,
+    title: str,
+    figures: list,
+    curves: Sequence[tuple[str, pd.DataFrame, str]] = (),
+    shapes: Sequence[tuple[str, str]] = (),
+    about: str = "",
+    now: datetime | None = None,
+) -> str:
+    """The Results report as one HTML string: `title` (sweep name, model and date), `figures` (plotly, the
+    sweep's curves and heatmap; plotly.js inlined once), `curves` as (heading, u_curve table, x title)
+    with n and intervals per point, `shapes` as (line, sentence), `about` (what was measured, by whom)."""
+    now = now or datetime.now(UTC)
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>{_e(title)}</h1>",
+        f'<p class="small">Made {_e(now.strftime("%Y-%m-%d %H:%M UTC"))} by LITM Explorer. {_e(about)}</p>',
+    ]
+    if shapes:
+        items = "".join(f"<li><b>{_e(name)}.</b> {_e(text)}</li>" for name, text in shapes)
+        parts += ["<h2>Shape of each curve</h2>", f"<ul>{items}</ul>"]
+    parts += ["<h2>Charts</h2>", figures_html(figures)]
+    for heading, table, x_title in curves:
+        parts += [f"<h2>{_e(heading)}</h2>", _points_html(table, x_title)]
+    parts += ["<h2>Methods</h2>", f"<p class='small'>{_e(RESULTS_METHODS)}</p>", "</body></html>"]
+    return "\n".join(parts)

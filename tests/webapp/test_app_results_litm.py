@@ -107,8 +107,8 @@ def test_results_open_on_the_litm_curve_with_published_overlay_bounds_and_note(s
     assert list(curve["n"]) == [6, 6, 6]
     assert any("What a small model shows" in i.value for i in at.info)
     assert any("How to read this chart" in c.value for c in at.caption)
-    heat = at.get("plotly_chart")[1].proto.spec  # the heatmap tab: documents by gold index
-    assert "documents (N)" in heat and "n=6" in heat
+    heat = at.get("plotly_chart")[1].proto.spec  # the heatmap tab: N documents across, gold index down
+    assert "documents in the context (N)" in heat and "gold document's index" in heat and "n=6" in heat
 
 
 def test_results_offer_the_later_papers_curves_and_draw_one(shipped):

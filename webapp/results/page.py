@@ -9,9 +9,16 @@ import pandas as pd
 import streamlit as st
 
 from webapp import session
-from webapp.results import multiq
+from webapp.results import multiq, research
 from webapp.results.trial import trial_detail, trial_label
-from webapp.results.ucurve import BOUNDS, SERIES, fmt_table, open_on_real_curve, u_curve_tab, with_names
+from webapp.results.ucurve import (
+    SERIES,
+    fmt_table,
+    newest_own_sweep,
+    open_on_real_curve,
+    u_curve_tab,
+    with_names,
+)
 from webapp.services import analysis, figures, models, sharing, stores
 from webapp.services import multiq as mq_service
 from webapp.services.names import models_of
@@ -130,47 +137,6 @@ def summary(df: pd.DataFrame, metric: str) -> None:
             "only because the gold page was among those first pages.",
             icon=":material/warning:",
         )
-
-
-def x_title(df: pd.DataFrame) -> str:
-    if analysis.position_kind(df) == "fraction":
-        return "answer position (fraction of the document)"
-    return "answer position (tokens)"
-
-
-def heatmap_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
-    labels = analysis.series_label(df, ["strategy", "model"])
-    bounds = set(analysis.series_label(df[df["strategy"].isin(BOUNDS)], ["strategy", "model"]))
-    options = sorted(set(labels) - bounds) or sorted(labels.unique())  # closed-book/oracle have no grid
-    choice = pickers.select(st, "Strategy and model", options, State.res_heat_series)
-    part = df[labels == choice]
-    by_index = (
-        pd.to_numeric(part["gold_index"], errors="coerce").notna().any()
-        and pd.to_numeric(part["length"], errors="coerce").isna().all()
-    )
-    if by_index:  # a LITM sweep: N documents by the gold document's index
-        mean, n = analysis.heatmap(part, metric, "documents", "gold_index")
-        xt, yt = "gold document index", "documents (N)"
-    else:
-        mean, n = analysis.heatmap(part, metric)
-        xt, yt = x_title(part), "document length (tokens)"
-    fig = figures.heatmap(
-        mean,
-        n,
-        metric_label=metric_label,
-        x_title=xt,
-        title=f"{metric_label[:1].upper()}{metric_label[1:]} by {yt.split(' (')[0]} and {xt}: {figures.esc(choice)}",
-    )
-    fig.update_yaxes(title_text=yt)
-    charts.show(
-        fig,
-        "heatmap",
-        f"each cell is one {yt.split(' (')[0]} (row) and {xt} (column), printing its "
-        "accuracy and n; darker means less accurate.",
-        series=False,
-        note=f"Measured by this app with {models_of(part['model'])}: {metric_label}.",
-        alt=f"Heatmap of {metric_label}: {yt} by {xt}",
-    )
 
 
 def reference_priced(table: pd.DataFrame) -> pd.DataFrame:
@@ -432,7 +398,8 @@ def errors_tab(df: pd.DataFrame) -> None:
     )
 
 
-def download_tab(df: pd.DataFrame) -> None:
+def download_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
+    research.report_button(df, metric, metric_label)
     st.write(
         f"The {len(df):,} trials of this selection, every column (errors included, with their message). "
         "The file is made when you click, from the run stores."
@@ -510,12 +477,19 @@ TABS = [
     "Accuracy vs cost",
     "Accuracy vs length",
     "Trials",
+    "Trials × settings",
     "Errors",
     "Download",
 ]
 
 
-PLACED = (u_curve_tab, heatmap_tab, cost_tab, length_tab)  # views of an answer's position and a length
+PLACED = (
+    u_curve_tab,
+    research.niah_tab,
+    cost_tab,
+    length_tab,
+    research.grid_tab,
+)  # views of an answer's position and a length
 MULTI_LINE = (
     "Multi-question trials (many questions asked at once) have no answer position and no document "
     "length: their accuracy by K, their categories, and their calls and tokens per question are drawn "
@@ -529,6 +503,7 @@ def main() -> None:
     if state.res_import_msg:
         st.success(state.res_import_msg, icon=":material/check:")
         state.res_import_msg = ""
+    research.watch()  # a store that grows (a sweep run from the command line) redraws the page
     trials, sweeps, problems = sharing.load_runs()
     if trials.empty:
         empty_state(problems)
@@ -536,6 +511,7 @@ def main() -> None:
     for p in problems:
         st.warning(f"Could not read a run store: {md(p)}")
     open_on_real_curve(trials, sweeps, url.given("results"))
+    research.follow(sweeps, trials, newest_own_sweep)
     top, body, bottom = st.container(), st.container(), st.container()
     with top if not state.present else bottom:  # presenter mode: the chart first, the filters folded under it
         if not state.present:
@@ -559,17 +535,18 @@ def main() -> None:
         tabs = st.tabs(TABS)
         sections = [
             (u_curve_tab, (df, metric, metric_label)),
-            (heatmap_tab, (df, metric, metric_label)),
+            (research.niah_tab, (df, metric, metric_label)),
             (cost_tab, (df, metric, metric_label)),
             (length_tab, (df, metric, metric_label)),
             (trials_tab, (df, metric)),
+            (research.grid_tab, (df, metric)),
             (errors_tab, (df,)),
-            (download_tab, (df,)),
+            (download_tab, (df, metric, metric_label)),
         ]
         multi = mq_service.is_multi(df)
         for tab, (fn, args) in zip(tabs, sections, strict=True):
             with tab, guard(f"the {fn.__name__.removesuffix('_tab').replace('_', ' ')} view"):
-                if metric == analysis.LIKELIHOOD.column and fn in (heatmap_tab, cost_tab, length_tab):
+                if metric == analysis.LIKELIHOOD.column and fn in (research.niah_tab, cost_tab, length_tab):
                     st.info(
                         "This view shows accuracy: pick an accuracy metric in **Filters**. The likelihood "
                         f"({analysis.LIKELIHOOD.label}) is drawn on the **U-curve** tab.",

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
+from webapp.results import research
 from webapp.services import analysis, figures, published
 from webapp.services.names import THIS_APP, model_title, models_of
 from webapp.session import State
@@ -75,6 +76,7 @@ def open_on_real_curve(trials: pd.DataFrame, sweeps: pd.DataFrame, asked: set[st
         newest = newest_own_sweep(sweeps, trials)
         if newest is not None:  # the researcher's own sweep (the app's or the command line's) before the demo
             state.res_sweeps = [newest]
+            state.res_auto_sweep = newest  # followed to a newer one while the filter stays as opened
             return
     litm = sweeps[sweeps["store"].astype(str).str.contains(SHIPPED_LITM.removesuffix("-litm"), regex=False)]
     if litm.empty or state.res_sweeps not in (None, []):
@@ -378,23 +380,27 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     with chart_slot:
         left, right = st.container(), st.container()  # stacked: at half a page width neither chart reads
         with left:
-            charts.show(
+            event = charts.show(
                 fig,
                 f"u-curve-{axis}",
                 "accuracy (y) where the answer sits (x); shaded bands are 95% Wilson "
                 "intervals, n per point in the legend; a dip in the middle is the lost-in-the-middle effect; "
                 "dotted lines with hollow markers are published curves"
-                + ("; dashed lines the closed-book and oracle bounds." if bounds else "."),
+                + ("; dashed lines the closed-book and oracle bounds" if bounds else "")
+                + "; click a point to list its trials under the chart.",
                 note=note_of(part, overlays, metric_label, size, layout.by_documents),
                 names=legend_names(table, overlays),
                 file_name=export_name(part, axis, size),
                 alt=f"U-curve: {metric_label} against {xt}, one line per {series}",
+                on_select="rerun",
             )
             shape_sentences(found, metric_label)
         lik = None
         if likely:
             with right:
                 lik = likelihood_chart(part, labels, axis, size, xt, name=f"likelihood-{axis}")
+    with st.container(border=True):  # a click on a point lists its trials
+        research.point_section(event, part, labels, axis, metric)
     if state.res_note and layout.by_documents:
         st.info(SMALL_MODEL_NOTE + (LIKELIHOOD_NOTE if likely else ""), icon=":material/school:")
     with st.expander("The numbers"):

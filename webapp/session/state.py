@@ -244,7 +244,6 @@ class State:
     res_u_length: Any = Key(None, kind=WIDGET)
     res_u_overlay: Any = Key(None, kind=WIDGET)
     res_u_overlay_idx: Any = Key(None, kind=WIDGET)
-    res_heat_series: Any = Key(None, kind=WIDGET)
     res_cost_measure: Any = Key(None, kind=WIDGET)
     res_cost_reference: bool = Key(True, kind=WIDGET)  # free trials priced at a reference model
     res_len_series: Any = Key(None, kind=WIDGET)
@@ -261,6 +260,15 @@ class State:
     res_imported: str = Key("")  # the uploaded file already imported
     res_import_msg: str = Key("")
     res_download = Family(kind=CONTROL)  # res_download_<format>
+    res_point_keys: list = Key(list)  # the trials of the curve point clicked on Results (their trial keys)
+    res_point_table: Any = Key(kind=CONTROL)  # the clicked point's trial list: its row selection
+    res_point_trial: Any = Key(None, kind=WIDGET)  # the clicked point's trial shown in detail
+    res_grid_sweep: Any = Key(None, kind=WIDGET)  # the sweep of the trials x settings grid
+    res_grid_page: int = Key(1, kind=WIDGET)  # page of the grid's tasks (results/research.py GRID_PAGE rows)
+    res_grid_table: Any = Key(kind=CONTROL)  # the grid's cell selection
+    res_report: Any = Key(kind=CONTROL)  # the one-file HTML report's download button
+    res_seen: Any = Key(None)  # the run stores' versions the page last read (a change reruns it)
+    res_auto_sweep: str = Key("")  # the sweep the page opened on by itself (followed to a newer one)
 
     # --- compare (also in its URL) ---
     cmp_sweeps: Any = Key(None, kind=WIDGET)

@@ -165,14 +165,16 @@ def show(
     legend: str = "",
     layout: dict | None = None,
     file_name: str | None = None,
-) -> None:
+    on_select: str = "ignore",
+):
     """Draw `fig` themed for the current mode, `note` (who measured what) inside it, legend `names` by
     series; the camera button of its toolbar saves it as PNG or SVG (the sidebar's choice) named
     `file_name` or else `name`; `how_to_read` goes under it as one line. `note_width`: characters per line
     of the note (a narrow chart wraps it sooner; presenter mode wraps at three quarters of it, its notes
     being larger). `legend="side"`: in presenter mode the legend stands beside the plot in one column;
     `layout`: presenter mode's own layout changes, made after the theme (its margins). `file_name`: the
-    saved file's name when it should say more than `name` (whose sweep, model, sizes, n and date)."""
+    saved file's name when it should say more than `name` (whose sweep, model, sizes, n and date).
+    `on_select="rerun"`: a click on a point selects it; the chart's selection state is returned."""
     fmt = "png"
     try:
         fmt = State().export_format or "png"
@@ -181,15 +183,18 @@ def show(
     if present():  # a 16 px note wraps sooner than a 12 px one on the same width
         note_width = note_width * NOTE_SIZE // PRESENTER_NOTE_SIZE
     fig = themed(fig, present(), series, note, names or {}, height, note_width, legend, layout)
-    st.plotly_chart(
+    event = st.plotly_chart(
         fig,
         key=State.chart(name).key,
         theme=None,
         config=figures.export_config(file_name or name, fmt),
         alt=alt,
+        on_select=on_select,
+        selection_mode="points",
     )
     if present():  # on a projector the chart gets the room; the line is one click away
         with st.expander("How to read this chart"):
             st.caption(f"**How to read this chart:** {how_to_read}")
     else:
         st.caption(f"**How to read this chart:** {how_to_read}")
+    return event

@@ -33,14 +33,16 @@ def server(_loopback_llm):
 
 
 def _sample_docs_state() -> dict[str, str]:
-    """sha256 of every file under sample_docs/ (new files such as a store's -wal or -shm count too)."""
+    """sha256 of every file under sample_docs/ (new files such as a store's -wal or -shm count too), but
+    Python's own bytecode cache: sample_docs is a data package, and a process that finds it through
+    importlib.resources may write its __init__'s .pyc (ignored by git, not a shipped file)."""
     import hashlib
 
     folder = ROOT / "sample_docs"
     return {
         str(p.relative_to(ROOT)): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(folder.rglob("*"))
-        if p.is_file()
+        if p.is_file() and "__pycache__" not in p.parts
     }
 
 

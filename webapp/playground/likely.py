@@ -306,6 +306,7 @@ def show(held: dict, recipe: Recipe) -> None:
         labels=labels,
         mean_name=f"mean over {n} questions, 95% band",
         categories=[labels[x] for x in order],
+        model=held.get("model", ""),
     )
     model = held.get("model", "")
     charts.show(

@@ -183,5 +183,6 @@ def likelihood_figure(
         title=title,
         legend=legend,
         mean_name=f"{s.model} · {THIS_APP} · n={s.questions} questions",
+        model=s.model,
     )
     return fig

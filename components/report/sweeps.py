@@ -73,8 +73,9 @@ def _value(v) -> str:
     return str(v)
 
 
-def params_text(params) -> str:
-    """'r=2,000, k=5' from a trial's params (a dict or JSON text); '' for none. Every value in full."""
+def params_text(params, strategy=None) -> str:
+    """'r=2,000, k=5' from a trial's params (a dict or JSON text); '' for none. Every value in full, in
+    the order the strategy lists its parameters (others after, by name)."""
     if isinstance(params, str):
         try:
             params = json.loads(params) if params.strip() else {}
@@ -82,7 +83,10 @@ def params_text(params) -> str:
             params = {}
     if not isinstance(params, dict):
         return ""
-    return ", ".join(f"{k}={_value(v)}" for k, v in sorted(params.items()))
+    s = STRATEGIES.get(str(strategy)) if not _missing(strategy) else None
+    order = {p.name: i for i, p in enumerate(s.params)} if s is not None else {}
+    keys = sorted(params, key=lambda k: (order.get(k, len(order)), str(k)))
+    return ", ".join(f"{k}={_value(params[k])}" for k in keys)
 
 
 def primary_values(df: pd.DataFrame) -> pd.Series:
@@ -106,9 +110,9 @@ def primary_values(df: pd.DataFrame) -> pd.Series:
 
 
 def setting_label(row) -> str:
-    """'Chunked R&R · c=20,000, k=5' from a trial's strategy and params (a dict or JSON text): the
+    """'Chunked R&R · r=10,000, k=5, c=20,000' from a trial's strategy and params (a dict or JSON text): the
     strategy's display name, then its parameters in full."""
-    params = params_text(row.get("params"))
+    params = params_text(row.get("params"), row.get("strategy"))
     return " · ".join(x for x in (strategy_label(row.get("strategy", "")), params) if x)
 
 
@@ -117,9 +121,25 @@ model_name = model_title  # the one model name (kept for callers that knew it by
 
 def arm_label(row) -> str:
     """The one readable name of an arm (strategy x parameters x model), used everywhere:
-    'R&R · k=3, r=5,000 · gpt-4o-mini'."""
+    'R&R · r=5,000, k=3 · gpt-4o-mini'."""
     model = model_title(row.get("model"))
     return setting_label(row) + (f" · {model}" if model else "")
+
+
+def arm_id(row) -> str:
+    """An arm by its raw ids, as older links and scripts name it: 'rr k=3 r=5000 · gpt-4o-mini'
+    (`litm compare --arms` takes it as well as the display name)."""
+    params = row.get("params")
+    if isinstance(params, str):
+        try:
+            params = json.loads(params) if params.strip() else {}
+        except ValueError:
+            params = {}
+    bits = [f"{k}={v}" for k, v in sorted(params.items())] if isinstance(params, dict) else []
+    setting = " ".join([str(row.get("strategy", "")), *bits]).strip()
+    model = "" if _missing(row.get("model")) else str(row.get("model"))
+    model = model.split(":", 1)[1] if ":" in model else model
+    return setting + (f" · {model}" if model else "")
 
 
 def setting_parts(label: str) -> tuple[str, str]:

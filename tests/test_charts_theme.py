@@ -25,7 +25,9 @@ def test_presenter_mode_gives_large_text_and_distinct_series():
     assert fig.layout.font.size >= 16 and fig.layout.font.color == charts.INK
     lines = [t for t in fig.data if t.mode == "lines+markers"]
     assert len(lines) == 3
-    assert [t.line.color for t in lines] == [charts.STRATEGY_COLOURS[s] for s in ("baseline", "reprompt", "rr")]
+    assert [t.line.color for t in lines] == [
+        charts.STRATEGY_COLOURS[s] for s in ("baseline", "reprompt", "rr")
+    ]
     assert all(t.line.width == charts.PRESENTER["line"] and t.marker.size >= 12 for t in lines)
     assert len({t.marker.symbol for t in lines}) == 3
     bands = [t for t in fig.data if t.fill == "toself"]

@@ -29,7 +29,7 @@ from components.core.metrics import PRIMARY
 from components.core.scoring import CATEGORIES
 from components.report.analysis import accuracy, is_error
 from components.report.charts import FONT, colour_for, esc, rgba
-from components.report.sweeps import model_name, primary_values, with_setting
+from components.report.sweeps import model_name, primary_values, strategy_label, with_setting
 
 K, Q = "contexts", "questions_per_context"
 CATEGORY_LABELS = {
@@ -218,7 +218,7 @@ def _pct(x) -> str:
 
 def beside(ours: pd.DataFrame, paper: pd.DataFrame, *, every_k: bool = False) -> pd.DataFrame:
     """Ours and the paper's, one row each, by K, Q and strategy (ours first; ours named by their setting,
-    'mq-keyword chunk_tokens=600', and model): who, questions, accuracy with its interval, and the
+    'Multi-question: keyword chunks · chunk_tokens=600', and model): who, questions, accuracy with its interval, and the
     categories; the paper's rows for the K and Q of ours (every_k: all of them)."""
     rows = []
     for r in ours.itertuples(index=False):
@@ -252,7 +252,7 @@ def beside(ours: pd.DataFrame, paper: pd.DataFrame, *, every_k: bool = False) ->
             {
                 "K": getattr(r, K),
                 "Q": getattr(r, Q),
-                "strategy": r.strategy,
+                "strategy": strategy_label(r.strategy),
                 "source": f"{r.model} · {r.table} (published)",
                 "questions": r.questions,
                 "correct (95% CI)": f"{r.correct}/{r.answered} (published: {r.what})",

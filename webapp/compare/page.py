@@ -68,6 +68,8 @@ def choose(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, li
     ):
         state.cmp_arms = None  # other sweeps: their own default arms, never an empty list
     state.cmp_sweeps_for = list(chosen)
+    if state.cmp_arms:  # a link naming arms by their raw ids ('rr k=3 r=5000 · gpt-4o-mini'): their names
+        state.cmp_arms = analysis.known_labels(t, list(state.cmp_arms), set(ranked))
     arms = pickers.multi(
         st,
         "Arms (strategy, parameters, model)",

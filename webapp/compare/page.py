@@ -345,7 +345,7 @@ def overlay_picker(where, t: pd.DataFrame, labels: list[str]) -> pd.DataFrame | 
         format_func=titles.get,
         help="Lost in the Middle Tables 5-7, then later papers' curves of the same NQ "
         "experiment (Found in the Middle, Pos2Distill), each naming its model, method "
-        "and paper; as published, with the paper's own metric (best-subspan EM or "
+        "and paper; as published, with the paper's own metric (best subspan EM or "
         "accuracy), beside the arms' primary metric",
     )
     return options[options["label"].isin(chosen)] if chosen else None

@@ -51,6 +51,7 @@ OURS_LINE = (
 ACCURACY_TITLE = "Accuracy by where the answer sits"
 LIKELIHOOD_TITLE = "How likely the right answer is"
 NOTE_WIDTH = 52  # characters of the 12 px note per line
+PRESENTER_NOTE_WIDTH = 92  # presenter mode (sidebar collapsed, a 570 px column): 69 characters of 16 px
 
 
 def two_lines(name: str) -> str:
@@ -92,8 +93,8 @@ def main() -> None:
             "accuracy (y) against where the answer document sits among 20 "
             "(x): both curves are highest at the first place and lower in the middle.",
             note=note,
-            names={k: two_lines(v) for k, v in names.items()},
-            note_width=NOTE_WIDTH,
+            names=names if state.present else {k: two_lines(v) for k, v in names.items()},
+            note_width=PRESENTER_NOTE_WIDTH if state.present else NOTE_WIDTH,
             height=380 if state.present else 420,
         )
     with (
@@ -117,7 +118,7 @@ def likelihood_chart(present: bool) -> None:
         "questions. " + logprob.brief(s.shape),
         note=f"The same prompts, scored instead of answered: this app, {s.model}, n={s.questions} questions"
         f"{'' if s.finished else ' so far'}. Ours, not the papers'.",
-        note_width=NOTE_WIDTH,
+        note_width=PRESENTER_NOTE_WIDTH if present else NOTE_WIDTH,
         height=300 if present else 290,
     )
 

@@ -370,7 +370,7 @@ def present_costs(fig, rows: list[dict]) -> None:
         tickvals=[r["label"] for r in rows],
         tickangle=0,
         title_text="",
-        ticktext=[figures.esc(r["label"]).replace(" · ", "<br>", 1) for r in rows],
+        ticktext=[figures.esc(r["label"]).replace(" · ", "<br>").replace(", ", "<br>") for r in rows],
     )
     fig.update_layout(
         bargap=0.25,

@@ -354,12 +354,18 @@ def accuracy_figure(
     return fig
 
 
+def short_name(strategy) -> str:
+    """'whole context' for 'mq-full': the strategy's display name without 'Multi-question: ' (as the
+    Playground's picker shows it)."""
+    return strategy_label(strategy).removeprefix("Multi-question: ")
+
+
 def bar_names(tab: pd.DataFrame) -> list[str]:
     """A short name for each row's bar: its strategy, or its whole arm (lines apart) when two arms share
     a strategy."""
     shared = tab.groupby("strategy")["arm"].nunique() if len(tab) else pd.Series(dtype=int)
     return [
-        esc(r.strategy)
+        esc(short_name(r.strategy))
         if shared.get(r.strategy, 1) == 1
         else "<br>".join(esc(x) for x in str(r.arm).split(" · "))
         for r in tab.itertuples(index=False)
@@ -392,7 +398,7 @@ def categories_figure(
         else pd.DataFrame(columns=PUBLISHED_COLUMNS)
     )
     pcols = [
-        (_kq(getattr(r, K), getattr(r, Q)), f"{esc(r.strategy)}<br>(paper)")
+        (_kq(getattr(r, K), getattr(r, Q)), f"{esc(short_name(r.strategy))}<br>(paper)")
         for r in pap.itertuples(index=False)
     ]
     # bars in K order, then the paper's order of strategies, each of the paper's right after ours

@@ -78,14 +78,14 @@ def test_fractional_metric_uses_mean_interval():
 def test_u_curve_one_row_per_series_and_position():
     table = analysis.u_curve(grid())
     assert len(table) == 6
-    assert set(table.series) == {"baseline", "rr"}
-    base = table[table.series == "baseline"].set_index("position")["mean"]
+    assert set(table.series) == {"Baseline", "R&R"}  # display names
+    base = table[table.series == "Baseline"].set_index("position")["mean"]
     assert base[5000] == 0 and base[0] == pytest.approx(0.75)
 
 
 def test_u_curve_series_from_two_columns():
     table = analysis.u_curve(grid(), series=("strategy", "model"))
-    assert set(table.series) == {"baseline · fake", "rr · fake"}
+    assert set(table.series) == {"Baseline · fake", "R&R · fake"}
 
 
 def test_heatmap_matrix_and_counts():
@@ -100,10 +100,10 @@ def test_cost_table_per_setting():
     df = grid()
     df.loc[df.strategy == "rr", "params"] = '{"k": 5, "r": 10000}'
     table = analysis.cost_table(df)
-    rr = table[table.setting == "rr k=5 r=10000"].iloc[0]
+    rr = table[table.setting == "R&R · r=10,000, k=5"].iloc[0]
     assert rr.calls_per_trial == pytest.approx(25 / 13)
     assert not rr.usd_known  # the failed trial has no price
-    base = table[table.setting == "baseline"].iloc[0]
+    base = table[table.setting == "Baseline"].iloc[0]
     assert base.cost_usd_total == pytest.approx(0.12) and base.usd_known
 
 
@@ -233,5 +233,5 @@ def test_with_setting_labels_each_row_as_setting_label_does():
     df = pd.DataFrame(rows * 3, columns=["strategy", "params"])
     got = sweeps.with_setting(df)["setting"].tolist()
     assert got == [sweeps.setting_label(r) for _, r in df.iterrows()]
-    assert got[:3] == ["rr k=3 r=500"] * 3 and got[11] == "rr k=3 r=1000"
+    assert got[:3] == ["R&R · r=500, k=3"] * 3 and got[11] == "R&R · r=1,000, k=3"
     assert sweeps.with_setting(df.iloc[0:0])["setting"].tolist() == []

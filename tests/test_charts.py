@@ -7,7 +7,7 @@ from tests.test_analysis import PUB, grid
 def test_u_curve_has_band_line_and_n_in_legend():
     fig = charts.u_curve(analysis.u_curve(grid()))
     names = [t.name for t in fig.data]
-    assert "baseline (n=12)" in names and "rr (n=12)" in names
+    assert "Baseline (n=12)" in names and "R&amp;R (n=12)" in names  # display names (plotly shows "&")
     bands = [t for t in fig.data if t.fill == "toself"]
     assert len(bands) == 2
     assert fig.layout.yaxis.tickformat == ".0%"
@@ -16,7 +16,7 @@ def test_u_curve_has_band_line_and_n_in_legend():
 
 def test_same_strategy_same_colour_everywhere():
     fig = charts.u_curve(analysis.u_curve(grid()))
-    line = next(t for t in fig.data if t.name.startswith("rr") and t.fill is None)
+    line = next(t for t in fig.data if t.name.startswith("R&amp;R") and t.fill is None)
     assert line.line.color == charts.STRATEGY_COLOURS["rr"] == charts.colour_for("R&R")
     assert charts.colour_for("some-model") == charts.colour_for("some-model")
 
@@ -62,7 +62,7 @@ def test_published_curves_share_their_strategys_colour():
         metric_label="m",
         overlays=over,
     )
-    ours = next(t for t in fig.data if t.name.startswith("litm") and t.fill is None)
+    ours = next(t for t in fig.data if t.name.startswith("LITM QA") and t.fill is None)
     theirs = [
         t
         for t in fig.data

@@ -18,13 +18,18 @@ def curve_table() -> pd.DataFrame:
 
 
 def test_presenter_mode_gives_large_text_and_distinct_series():
+    """Presenter mode draws the registries' colours (the same as normal mode: a strategy keeps its colour
+    in both), thicker lines and larger markers; every series its own marker."""
     fig = charts.theme(charts.u_curve(curve_table()), presenter=True)
     assert fig.layout.xaxis.tickfont.size >= 16 and fig.layout.legend.font.size >= 16
     assert fig.layout.font.size >= 16 and fig.layout.font.color == charts.INK
     lines = [t for t in fig.data if t.mode == "lines+markers"]
     assert len(lines) == 3
-    assert len({t.line.color for t in lines}) == 3 and all(t.line.color in charts.OKABE_ITO for t in lines)
-    assert len({t.line.dash for t in lines}) == 3 and len({t.marker.symbol for t in lines}) == 3
+    assert [t.line.color for t in lines] == [
+        charts.STRATEGY_COLOURS[s] for s in ("baseline", "reprompt", "rr")
+    ]
+    assert all(t.line.width == charts.PRESENTER["line"] and t.marker.size >= 12 for t in lines)
+    assert len({t.marker.symbol for t in lines}) == 3
     bands = [t for t in fig.data if t.fill == "toself"]
     for band in bands:  # each band follows its line's colour
         line = next(t for t in lines if t.legendgroup == band.legendgroup)

@@ -46,10 +46,10 @@ def test_compare_json_equals_recomputation_from_results(swept, capsys):
     assert len(rows) == 2 * 4 * 2 * 3
     obj = _json(capsys, "--db", str(db), "--sweep", "two", "--model-price", "gpt-4o-mini")
     labels = {a["label"]: a for a in obj["arms"]}
-    assert set(labels) == {"baseline · loop-model", "reprompt r=200 · loop-model"}
+    assert set(labels) == {"Baseline · loop-model", "Reprompt · r=200 · loop-model"}
     by_arm = {
-        "baseline · loop-model": [r for r in rows if r["strategy"] == "baseline"],
-        "reprompt r=200 · loop-model": [r for r in rows if r["strategy"] == "reprompt"],
+        "Baseline · loop-model": [r for r in rows if r["strategy"] == "baseline"],
+        "Reprompt · r=200 · loop-model": [r for r in rows if r["strategy"] == "reprompt"],
     }
     for label, arm_rows in by_arm.items():
         a = labels[label]
@@ -84,7 +84,7 @@ def test_compare_table_arms_length_and_errors(swept, capsys):
     db, _ = swept
     assert main(["compare", "--db", str(db), "--length", "600"]) == 0
     out = capsys.readouterr().out
-    assert "baseline · loop-model" in out and "matched" in out and "planner:" in out
+    assert "Baseline · loop-model" in out and "matched" in out and "planner:" in out
     obj = _json(
         capsys,
         "--db",
@@ -92,10 +92,10 @@ def test_compare_table_arms_length_and_errors(swept, capsys):
         "--length",
         "600",
         "--arms",
-        "reprompt r=200 · loop-model",
-        "baseline · loop-model",
+        "Reprompt · r=200 · loop-model",
+        "baseline · loop-model",  # an arm by its raw ids (older scripts) is found too
     )
-    assert [a["label"] for a in obj["arms"]] == ["reprompt r=200 · loop-model", "baseline · loop-model"]
+    assert [a["label"] for a in obj["arms"]] == ["Reprompt · r=200 · loop-model", "Baseline · loop-model"]
     assert obj["arms"][0]["n"] == 12 and obj["pairs"][0]["n_matched"] == 12
     for argv, message in (
         (["--arms", "nope"], "no arm named 'nope'"),

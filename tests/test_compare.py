@@ -169,8 +169,8 @@ def test_recommendation_is_computed(two_arms):
     assert "significantly better than every other arm after Holm's correction" in v.reasons
     free = cmp.compare(_trials({"W": [1] * 20, "L": [0] * 20}, model="local:qwen2.5-coder-0.5b-instruct"))
     assert free["verdict"].line == (
-        "Recommend W · qwen2.5-coder-0.5b-instruct · saves $0 per 1,000 questions at "
-        "gpt-4o-mini prices against L · qwen2.5-coder-0.5b-instruct (free here) · confident"
+        "Recommend W · Qwen2.5 Coder 0.5B · saves $0 per 1,000 questions at "
+        "gpt-4o-mini prices against L · Qwen2.5 Coder 0.5B (free here) · confident"
     )
     assert cmp.compare(_trials({"W": [1]}))["recommendation"].startswith("No recommendation")
 
@@ -259,11 +259,11 @@ def test_all_free_arms_are_priced_at_a_reference_and_tied_arms_ranked_by_tokens(
     )
     v = cmp.compare(df)["verdict"]
     assert v.free and v.reference == cmp.REFERENCE_MODEL and v.saving_per_1000_usd == 0
-    assert v.recommend == "B · qwen2.5-coder-0.5b-instruct" and v.tokens_saved_per_question == 2000
+    assert v.recommend == "B · Qwen2.5 Coder 0.5B" and v.tokens_saved_per_question == 2000
     assert v.reference_saving_per_1000_usd == pytest.approx(0.3)
     assert v.line == (
-        "Recommend B · qwen2.5-coder-0.5b-instruct · saves $0.30 per 1,000 questions at gpt-4o-mini "
-        "prices against A · qwen2.5-coder-0.5b-instruct (free here) · not yet"
+        "Recommend B · Qwen2.5 Coder 0.5B · saves $0.30 per 1,000 questions at gpt-4o-mini "
+        "prices against A · Qwen2.5 Coder 0.5B (free here) · not yet"
     )
     none = cmp.compare(_trials({"W": [1]}))["verdict"]
     assert none.line.startswith("No recommendation · ") and none.recommend is None
@@ -325,7 +325,11 @@ def test_arm_label_names_strategy_params_and_model():
 
     assert (
         arm_label({"strategy": "rr", "params": '{"k": 3, "r": 5000}', "model": "openai:gpt-4o-mini"})
-        == "rr k=3 r=5000 · gpt-4o-mini"
+        == "R&R · r=5,000, k=3 · gpt-4o-mini"
+    )  # the registry's name, the parameters in its order and in full, the model's name
+    assert (
+        arm_label({"strategy": "icr", "params": {"k": 3}, "model": "local:qwen2.5-coder-0.5b-instruct"})
+        == "ICR · k=3 · Qwen2.5 Coder 0.5B"
     )
 
 

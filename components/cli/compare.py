@@ -21,7 +21,7 @@ def add_parser(sub, name):
         "--arms",
         nargs="+",
         metavar="LABEL",
-        help="arms to compare, by label as printed (default: all); e.g. 'rr k=3 r=5000 · gpt-4o-mini'",
+        help="arms to compare, by label as printed (default: all); e.g. 'R&R · r=5,000, k=3 · gpt-4o-mini'",
     )
     p.add_argument("--length", type=int, help="only trials of this document length (tokens)")
     p.add_argument(

@@ -15,7 +15,7 @@ import pandas as pd
 
 from components.core.positions import first_pages
 from components.core.stats import NO_INTERVAL, proportion_ci
-from components.report.sweeps import with_setting
+from components.report.sweeps import model_title, strategy_label, with_setting
 
 STAT_COLUMNS = ["n", "successes", "mean", "lo", "hi", "errors"]
 
@@ -125,11 +125,16 @@ def first_pages_mask(df: pd.DataFrame) -> pd.Series:
 
 
 def series_label(df: pd.DataFrame, series: list[str]) -> pd.Series:
-    """One readable label per row from the series columns, e.g. 'rr · gpt-4o'."""
+    """One readable label per row from the series columns, e.g. 'R&R · gpt-4o': a strategy or a model
+    by its display name (report.sweeps), other columns as they are."""
     series = [c for c in series if c in df.columns]
     if not series:
         return pd.Series("all", index=df.index, dtype=object)
-    parts = [df[c].astype(str) for c in series]
+    names = {"strategy": strategy_label, "model": model_title}
+    parts = [
+        df[c].map({v: names[c](v) for v in df[c].unique()}).astype(str) if c in names else df[c].astype(str)
+        for c in series
+    ]
     out = parts[0]
     for p in parts[1:]:
         out = out + " · " + p

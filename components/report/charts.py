@@ -1,8 +1,12 @@
 """Plotly figures for results and published curves. UI-free: tables in, figures out.
 
-Colours are fixed per strategy (Okabe-Ito based, colour-blind safe) so a strategy looks the same on
-every chart; series that share a strategy differ by dash and marker. Every accuracy point carries
-n and its 95% interval in the hover text; the legend names the series with its n.
+Colours come from the registries: one per strategy (STRATEGY_COLOURS) and one per model (MODEL_COLOURS,
+the bundled models then the priced ones), Okabe-Ito first then Paul Tol's colour-blind-safe sets, the
+same in normal and presenter mode, so a strategy or a model looks the same on every chart. A series
+takes its strategy's colour when its name starts with one, else its model's; series of one colour differ
+by dash and marker (10 and 20 documents), and a published curve is dotted with hollow markers (a
+measured one solid or dashed with filled ones). Every accuracy point carries n and its 95% interval in
+the hover text; the legend names the series with its n.
 
 Plotly renders a subset of HTML in legend names, hover and point texts (<b>, <a href>, <img>-free but
 links and styles work): every label that comes from data (task sets, sweep names, model names, params)
@@ -19,6 +23,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from components.providers.localmodel import MODELS
+from components.providers.pricing import PRICES
+from components.report.sweeps import model_title, setting_parts
 from components.strategies import STRATEGIES
 
 
@@ -98,27 +105,72 @@ PALETTE = [
 ]
 DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
 SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "star", "cross", "triangle-down"]
+PUBLISHED_SYMBOLS = ["circle-open", "square-open", "diamond-open", "triangle-up-open", "star-open"]
 FONT = dict(size=14)
 
 
+STRATEGY_LABELS = {s.label: name for name, s in STRATEGIES.items()}  # display name -> strategy
+
+# One colour per model, given in the model registries' order (the bundled models, then every priced
+# model by provider): the bundled model takes Okabe-Ito's blue, a model keeps its colour on every chart.
+MODEL_PALETTE = [
+    "#0072B2",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#56B4E9",
+    "#332288",
+    "#117733",
+    "#882255",
+    "#999933",
+    "#AA4499",
+    "#44AA99",
+    "#661100",
+    "#6699CC",
+]
+
+
+def model_key(name) -> str:
+    """A model's registry key from any of its names: 'Qwen2.5 Coder 0.5B', 'local:qwen2.5-coder-0.5b-
+    instruct' and 'qwen2.5-coder-0.5b-instruct' give one key; 'GPT-3.5-Turbo' (as a paper prints it)
+    and 'openai:gpt-3.5-turbo' another."""
+    text = model_title(name)
+    return " ".join(text.lower().replace("-", " ").split())
+
+
+MODEL_COLOURS: dict[str, str] = {
+    model_key(m): MODEL_PALETTE[i % len(MODEL_PALETTE)]
+    for i, m in enumerate(
+        dict.fromkeys([*(f"local:{k}" for k in MODELS), *(m for models in PRICES.values() for m in models)])
+    )
+}
+
+
 def strategy_of(name) -> str | None:
-    """The registered strategy a series name stands for: the strategy's own name, a method name a paper
-    prints (PAPER_NAMES, with a parameter in brackets dropped: "Reprompt (r=10k)"), else None."""
+    """The registered strategy a series name stands for: the strategy's own name or display name, a
+    method name a paper prints (PAPER_NAMES, with a parameter in brackets dropped: "Reprompt (r=10k)"),
+    else None."""
     text = str(name)
     for key in (text, text.split(" (", 1)[0]):
-        key = PAPER_NAMES.get(key, key)
+        key = STRATEGY_LABELS.get(key, PAPER_NAMES.get(key, key))
         if key in STRATEGIES:
             return key
     return None
 
 
+def model_colour(name) -> str | None:
+    """A registered model's colour (by any of its names), else None."""
+    return MODEL_COLOURS.get(model_key(name))
+
+
 def colour_for(name: str) -> str:
-    """The colour of a strategy, or of a paper's name for it (or any other series name, stably hashed
-    onto the palette)."""
+    """The colour of a strategy (or a paper's name for it), else of a registered model, else of any
+    other series name, stably hashed onto the palette."""
     key = strategy_of(name)
     if key is not None:
         return STRATEGY_COLOURS[key]
-    return PALETTE[zlib.crc32(str(name).encode()) % len(PALETTE)]
+    return model_colour(name) or PALETTE[zlib.crc32(str(name).encode()) % len(PALETTE)]
 
 
 def rgba(hex_colour: str, alpha: float) -> str:
@@ -149,9 +201,15 @@ def is_strategy(name: str) -> bool:
     return strategy_of(name) is not None
 
 
+def _registered_colour(name) -> str | None:
+    key = strategy_of(name)
+    return STRATEGY_COLOURS[key] if key is not None else model_colour(name)
+
+
 def _head_colours(heads: list[str]) -> dict[str, str]:
-    """Strategies keep their colour; other names (models) take distinct palette colours in order."""
-    out = {h: colour_for(h) for h in heads if is_strategy(h)}
+    """Strategies and registered models keep their colour; other names take distinct palette colours
+    in order."""
+    out = {h: c for h in heads if (c := _registered_colour(h)) is not None}
     free = [c for c in PALETTE if c not in out.values()] or PALETTE
     i = 0
     for h in heads:
@@ -259,9 +317,21 @@ def accuracy_lines(
             )
         )
     if overlays is not None and not overlays.empty:
+        # a published curve takes its strategy's colour where the measured lines are strategies (the
+        # same colour, dotted and hollow), its model's where they are models (Home: model against model)
+        by_strategy = any(is_strategy(str(label).split(" · ")[0]) for label in labels) or not labels
+        used: dict[str, int] = {}
         for label, part in overlays.groupby("label", sort=False):
             part = part.sort_values("x")
-            colour = colour_for(str(part["method"].iloc[0])) if "method" in part else "#444"
+            method = str(part["method"].iloc[0]) if "method" in part else ""
+            model = str(part["model"].iloc[0]) if "model" in part else ""
+            colour = (
+                (colour_for(method) if by_strategy else model_colour(model) or colour_for(method))
+                if (method or model)
+                else "#444"
+            )
+            k = used.get(colour, 0)  # published curves of one colour (10 and 20 documents): own markers
+            used[colour] = k + 1
             fig.add_trace(
                 go.Scatter(
                     x=part["x"],
@@ -269,7 +339,7 @@ def accuracy_lines(
                     mode="lines+markers",
                     name=esc(label),
                     line=dict(color=colour, width=1.8, dash="dot"),
-                    marker=dict(symbol="circle-open", size=8, color=colour),
+                    marker=dict(symbol=PUBLISHED_SYMBOLS[k % len(PUBLISHED_SYMBOLS)], size=8, color=colour),
                     hovertemplate=f"<b>{esc(label)}</b><br>{x_title}: %{{x}}<br>as published: %{{y:.1%}}<extra></extra>",
                 )
             )
@@ -389,13 +459,14 @@ def accuracy_vs_cost(
         return set_layout(fig, title, x_title, metric_label)
     scale = 1000.0 if cost == "cost_usd" else 1.0
     data = data.assign(
-        strategy_name=data["setting"].astype(str).str.split(" ").str[0],
+        strategy_name=data["setting"].astype(str).map(lambda v: setting_parts(v)[0]),
         x_=pd.to_numeric(data[col], errors="coerce") * scale,
     )
     group_cols = ["strategy_name", "model"] if "model" in data else ["strategy_name"]
-    labels = [
-        " · ".join(map(str, k if isinstance(k, tuple) else (k,)))
+    labels = [  # 'ICR · gpt-4o-mini': the strategy's and the model's display names
+        " · ".join(x for x in (str(k[0]), *(model_title(m) for m in k[1:])) if x)
         for k, _ in data.groupby(group_cols, sort=True)
+        for k in [k if isinstance(k, tuple) else (k,)]
     ]
     styles = _series_style(labels)
     top = float(data["x_"].max() or 0)
@@ -406,7 +477,7 @@ def accuracy_vs_cost(
     ]
     xs = [x for _, part in parts for x in part["x_"]]
     ys = [y for _, part in parts for y in part["mean"]]
-    short = [s.split(" ", 1)[1] if " " in s else "" for _, part in parts for s in part["setting"].astype(str)]
+    short = [setting_parts(s)[1] for _, part in parts for s in part["setting"].astype(str)]
     shown = [""] * len(short)
     for g in _groups(xs, ys, x_range, ACCURACY_RANGE):  # settings on one spot: one label naming them all
         shown[g[0]] = " / ".join(dict.fromkeys(short[i] for i in g if short[i]))
@@ -862,10 +933,10 @@ def _group(trace) -> str:
 
 def theme(fig: go.Figure, presenter: bool = False, series: bool = True) -> go.Figure:
     """The app's chart theme, in place: dark text of at least 13 px (presenter: 16 px ticks and
-    legend, 18 px labels). In presenter mode with `series`, every series (legend group) takes an
-    Okabe-Ito colour, its own dash and its own marker, so lines stay apart in colour, in print and for
-    colour-blind viewers; confidence bands follow their line's colour. The prompt map passes
-    series=False (its colours name region kinds)."""
+    legend, 18 px labels). Colours, dashes and markers are the builders' (the registries' colours, the
+    same in both modes); presenter mode with `series` draws the lines thicker and the markers larger,
+    so they stay apart on a projector. The prompt map passes series=False (its colours name region
+    kinds)."""
     size = PRESENTER if presenter else NORMAL
     fig.update_layout(
         font=dict(size=size["font"], color=INK),
@@ -885,35 +956,17 @@ def theme(fig: go.Figure, presenter: bool = False, series: bool = True) -> go.Fi
         fig.update_layout(margin=dict(l=80, r=30, t=70, b=60))
     if not (presenter and series):
         return fig
-    groups = list(
-        dict.fromkeys(
-            _group(t)
-            for t in fig.data
-            if getattr(t, "type", "") in ("scatter", "bar") and not _group(t).startswith("ref:")
-        )
-    )  # reference lines keep their look
-    style = {
-        g: (OKABE_ITO[i % len(OKABE_ITO)], DASHES[i % len(DASHES)], SYMBOLS[i % len(SYMBOLS)])
-        for i, g in enumerate(groups)
-    }
     for t in fig.data:
-        if _group(t) not in style:
+        if getattr(t, "type", "") != "scatter" or _group(t).startswith("ref:"):
+            continue  # reference lines keep their look
+        if getattr(t, "fill", None) == "toself" or "lines" not in str(t.mode or "lines"):
+            if "markers" in str(t.mode or "") and t.marker.size is not None:
+                t.marker.size = max(t.marker.size, size["marker"])
             continue
-        colour, dash, symbol = style[_group(t)]
-        published = str(t.name or "").startswith("published")
-        if t.type == "bar":
-            t.marker.color = colour
-        elif getattr(t, "fill", None) == "toself":
-            t.fillcolor = rgba(colour, 0.15)
-        else:
-            t.line.color = colour
-            t.line.width = size["line"] if not published else 2.5
-            t.line.dash = "dot" if published else dash
-            t.marker.color = colour
-            t.marker.size = size["marker"]
-            t.marker.symbol = (symbol + "-open") if published and "-open" not in symbol else symbol
-            if t.error_y is not None and t.error_y.array is not None:
-                t.error_y.color = colour
+        published = str(t.line.dash or "") == "dot" or str(t.name or "").startswith("published")
+        t.line.width = 2.5 if published else size["line"]
+        if "markers" in str(t.mode or "lines+markers"):
+            t.marker.size = max(t.marker.size or 0, size["marker"])
     return fig
 
 
@@ -985,12 +1038,15 @@ def likelihood_curve(
     mean_name: str = "mean over questions",
     legend: bool = True,
     categories: list[str] | None = None,
+    model: str = "",
 ) -> go.Figure:
     """Answer log-probability by position: one question's line (`first`: (label, value) pairs) and/or
     the mean over questions with its 95% band (`mean`: report.likelihood.points' table, `x` its position
     column; `labels` maps a position to its label); `categories`: every place on the x axis, in order
-    (a stopped run shows the places not scored yet)."""
-    blue, orange = OKABE_ITO[0], OKABE_ITO[1]
+    (a stopped run shows the places not scored yet); `model`: whose curves, drawn in its colour (the
+    mean solid, the one question dashed and hollow)."""
+    colour = model_colour(model) if model else None
+    blue, orange = (colour, colour) if colour else (OKABE_ITO[0], OKABE_ITO[1])
     fig = go.Figure()
     labels = labels or {}
     if mean is not None and not mean.empty:
@@ -1018,7 +1074,7 @@ def likelihood_curve(
                 name=mean_name,
                 legendgroup="mean",
                 line=dict(color=orange, width=3),
-                marker=dict(size=11),
+                marker=dict(size=11, color=orange),
                 customdata=np.c_[mean["low"], mean["high"], mean["n"]],
                 hovertemplate="%{x}: %{y:.2f} nats (95% %{customdata[0]:.2f} to "
                 "%{customdata[1]:.2f}), n=%{customdata[2]}<extra></extra>",
@@ -1032,8 +1088,8 @@ def likelihood_curve(
                 mode="lines+markers",
                 name=first_name,
                 legendgroup="first",
-                line=dict(color=blue, width=2.5),
-                marker=dict(size=12),
+                line=dict(color=blue, width=2.5, dash="dash" if colour else "solid"),
+                marker=dict(size=12, symbol="circle-open" if colour else "circle"),
                 hovertemplate="%{x}: %{y:.2f} nats<extra></extra>",
             )
         )

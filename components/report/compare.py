@@ -880,6 +880,16 @@ def with_holm(pair_list: list[Pair]) -> list[Pair]:
     ]
 
 
+def known_labels(t: pd.DataFrame, labels: list[str], known: set[str]) -> list[str]:
+    """`labels` with an arm named by its raw ids ('rr k=3 r=5000 · gpt-4o-mini', sweeps.arm_id: older
+    links and scripts) given its display name."""
+    if all(x in known for x in labels):
+        return list(labels)
+    combos = t[list(ARM_COLUMNS)].astype(str).drop_duplicates() if len(t) else pd.DataFrame()
+    ids = {sweeps.arm_id(r): sweeps.arm_label(r) for r in combos.to_dict("records")}
+    return [x if x in known else ids.get(x, x) for x in labels]
+
+
 def compare(
     df: pd.DataFrame,
     labels: list[str] | None = None,
@@ -900,6 +910,7 @@ def compare(
     t = t if "ok" in t.columns else prepare(t)  # the page passes prepared trials: not twice
     table = arms(t, price_model=price_model, batch=batch, prices=prices)
     if labels:
+        labels = known_labels(t, labels, set(table["label"]))
         unknown = [x for x in labels if x not in set(table["label"])]
         if unknown:
             raise LookupError(f"no arm named {unknown[0]!r}; arms: {', '.join(table['label'])}")

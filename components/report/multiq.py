@@ -29,7 +29,7 @@ from components.core.metrics import PRIMARY
 from components.core.scoring import CATEGORIES
 from components.report.analysis import accuracy, is_error
 from components.report.charts import FONT, colour_for, esc, rgba
-from components.report.sweeps import model_name, primary_values, with_setting
+from components.report.sweeps import model_name, primary_values, strategy_label, with_setting
 
 K, Q = "contexts", "questions_per_context"
 CATEGORY_LABELS = {
@@ -218,7 +218,7 @@ def _pct(x) -> str:
 
 def beside(ours: pd.DataFrame, paper: pd.DataFrame, *, every_k: bool = False) -> pd.DataFrame:
     """Ours and the paper's, one row each, by K, Q and strategy (ours first; ours named by their setting,
-    'mq-keyword chunk_tokens=600', and model): who, questions, accuracy with its interval, and the
+    'Multi-question: keyword chunks · chunk_tokens=600', and model): who, questions, accuracy with its interval, and the
     categories; the paper's rows for the K and Q of ours (every_k: all of them)."""
     rows = []
     for r in ours.itertuples(index=False):
@@ -252,7 +252,7 @@ def beside(ours: pd.DataFrame, paper: pd.DataFrame, *, every_k: bool = False) ->
             {
                 "K": getattr(r, K),
                 "Q": getattr(r, Q),
-                "strategy": r.strategy,
+                "strategy": strategy_label(r.strategy),
                 "source": f"{r.model} · {r.table} (published)",
                 "questions": r.questions,
                 "correct (95% CI)": f"{r.correct}/{r.answered} (published: {r.what})",
@@ -354,12 +354,18 @@ def accuracy_figure(
     return fig
 
 
+def short_name(strategy) -> str:
+    """'whole context' for 'mq-full': the strategy's display name without 'Multi-question: ' (as the
+    Playground's picker shows it)."""
+    return strategy_label(strategy).removeprefix("Multi-question: ")
+
+
 def bar_names(tab: pd.DataFrame) -> list[str]:
     """A short name for each row's bar: its strategy, or its whole arm (lines apart) when two arms share
     a strategy."""
     shared = tab.groupby("strategy")["arm"].nunique() if len(tab) else pd.Series(dtype=int)
     return [
-        esc(r.strategy)
+        esc(short_name(r.strategy))
         if shared.get(r.strategy, 1) == 1
         else "<br>".join(esc(x) for x in str(r.arm).split(" · "))
         for r in tab.itertuples(index=False)
@@ -392,7 +398,7 @@ def categories_figure(
         else pd.DataFrame(columns=PUBLISHED_COLUMNS)
     )
     pcols = [
-        (_kq(getattr(r, K), getattr(r, Q)), f"{esc(r.strategy)}<br>(paper)")
+        (_kq(getattr(r, K), getattr(r, Q)), f"{esc(short_name(r.strategy))}<br>(paper)")
         for r in pap.itertuples(index=False)
     ]
     # bars in K order, then the paper's order of strategies, each of the paper's right after ours

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import pandas as pd
 
+from components.core.metrics import LABELS
 from components.report.analysis import position_kind
 from components.report.published import NEWER_SOURCES
 
-PUBLISHED_METRIC_LABELS = {
-    "fuzzy_match_pct": "fuzzy match (%)",
+PUBLISHED_METRIC_LABELS = {  # our metrics by their one name (components.core.metrics)
+    "fuzzy_match_pct": f"{LABELS['score']} (%)",
     "accuracy_pct": "accuracy (%)",
-    "subspan_em_pct": "best-subspan EM (%)",
-    "em_pct": "exact match (%)",
+    "subspan_em_pct": f"{LABELS['subspan_em']} (%)",
+    "em_pct": f"{LABELS['exact']} (%)",
     "em_fraction": "exact match (0-1)",
     "hallucination_rate_pct": "hallucination rate (%)",
     "recall_pct": "recall (%)",

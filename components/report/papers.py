@@ -13,7 +13,6 @@ accuracy of ours carries its n and its Wilson 95% interval (report.analysis.accu
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -405,18 +404,11 @@ def cell_text(n: int, hits: int, lo: float, hi: float) -> str:
 
 
 def setting(strategy: str, params) -> str:
-    """'Reprompt (reprompt) r = 500': the strategy's label and name, and its parameters."""
-    from components.strategies import STRATEGIES
+    """'Reprompt · r=500': the strategy's display name and its parameters (report.sweeps.setting_label,
+    the one name of a setting)."""
+    from components.report.sweeps import setting_label
 
-    try:
-        values = json.loads(params) if isinstance(params, str) and params else {}
-    except ValueError:
-        values = {}
-    label = STRATEGIES[strategy].label if strategy in STRATEGIES else str(strategy)
-    extra = ", ".join(
-        f"{k} = {v:,}" if isinstance(v, int) else f"{k} = {v}" for k, v in sorted(values.items())
-    )
-    return f"{label} ({strategy})" + (f", {extra}" if extra else "")
+    return setting_label({"strategy": strategy, "params": params})
 
 
 def ours_table(exp: Experiment, trials: pd.DataFrame | None = None) -> pd.DataFrame:

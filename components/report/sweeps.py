@@ -1,8 +1,17 @@
-"""Sweep and arm labels, and the run stores combined into one trials frame for Results and Compare.
+"""Display names, sweep and arm labels, and the run stores combined into one trials frame for Results
+and Compare.
 
-UI-free. An arm (strategy x parameters x model) has one readable name (`arm_label`), a sweep one
-label per store (`label_sweeps`); `combine_stores` joins every store's trials with those labels and
-each trial's primary metric value (column components.core.metrics.PRIMARY).
+UI-free. THE display name of each kind of thing, from its registry, used by every page, chart,
+legend, table and sentence (raw ids stay in code, URLs and exports):
+- a strategy: `strategy_label('icr')` -> 'ICR' (components.strategies' label);
+- a model: `model_title('local:qwen2.5-coder-0.5b-instruct')` -> 'Qwen2.5 Coder 0.5B' (the bundled
+  models' titles), 'gpt-4o-mini' for 'openai:gpt-4o-mini';
+- a metric: `metric_label('subspan_em')` -> 'best subspan EM' (components.core.metrics);
+- an arm's setting: `setting_label` -> 'R&R · r=2,000, k=5' (parameters in full, never cut); an arm
+  (setting x model): `arm_label` -> 'ICR · k=3 · gpt-4o-mini';
+- a sweep: `sweep_label` -> 'my sweep · Qwen2.5 Coder 0.5B · 2026-11-26' (`label_sweeps`, one per store).
+`combine_stores` joins every store's trials with those labels and each trial's primary metric value
+(column components.core.metrics.PRIMARY).
 """
 
 from __future__ import annotations
@@ -12,8 +21,72 @@ import math
 
 import pandas as pd
 
-from components.core.metrics import METRICS, PRIMARY
+from components.core.metrics import LABELS, METRICS, PRIMARY, get_metric
+from components.providers.localmodel import ALIASES, MODELS
 from components.strategies import STRATEGIES
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def strategy_label(name) -> str:
+    """'ICR' for 'icr': the strategy registry's label; an unknown name as it is ('' for none)."""
+    if _missing(name):
+        return ""
+    s = STRATEGIES.get(str(name))
+    return s.label if s is not None else str(name)
+
+
+def model_title(model) -> str:
+    """'Qwen2.5 Coder 0.5B' for the bundled 'local:qwen2.5-coder-0.5b-instruct'; 'gpt-4o-mini' for
+    'openai:gpt-4o-mini' (a trial's model is provider:model); '' for none."""
+    if _missing(model):
+        return ""
+    text = str(model)
+    provider, _, name = text.partition(":")
+    if not name:
+        name, provider = provider, ""
+    weights = MODELS.get(ALIASES.get(name, name)) if provider in ("local", "") else None
+    if weights is not None:
+        return weights.title.split(" Instruct")[0].split(",")[0].strip()
+    return name
+
+
+def metric_label(name_or_column) -> str:
+    """'best subspan EM' for 'subspan_em' or 'subspan-em' (components.core.metrics), "each strategy's own
+    metric" for the primary column; an unknown name as it is."""
+    key = str(name_or_column)
+    if key in LABELS:
+        return LABELS[key]
+    try:
+        return get_metric(key).label
+    except (KeyError, ValueError):
+        return key
+
+
+def _value(v) -> str:
+    if isinstance(v, bool):
+        return str(int(v))
+    if isinstance(v, int) or (isinstance(v, float) and v.is_integer() and abs(v) < 1e15):
+        return f"{int(v):,}"
+    return str(v)
+
+
+def params_text(params, strategy=None) -> str:
+    """'r=2,000, k=5' from a trial's params (a dict or JSON text); '' for none. Every value in full, in
+    the order the strategy lists its parameters (others after, by name)."""
+    if isinstance(params, str):
+        try:
+            params = json.loads(params) if params.strip() else {}
+        except ValueError:
+            params = {}
+    if not isinstance(params, dict):
+        return ""
+    s = STRATEGIES.get(str(strategy)) if not _missing(strategy) else None
+    order = {p.name: i for i, p in enumerate(s.params)} if s is not None else {}
+    keys = sorted(params, key=lambda k: (order.get(k, len(order)), str(k)))
+    return ", ".join(f"{k}={_value(params[k])}" for k in keys)
 
 
 def primary_values(df: pd.DataFrame) -> pd.Series:
@@ -36,31 +109,43 @@ def primary_values(df: pd.DataFrame) -> pd.Series:
     return out
 
 
-def setting_label(row: pd.Series) -> str:
-    """'chunked-rr c=20000 k=5' from a trial's strategy and params (a dict or JSON text)."""
+def setting_label(row) -> str:
+    """'Chunked R&R · r=10,000, k=5, c=20,000' from a trial's strategy and params (a dict or JSON text): the
+    strategy's display name, then its parameters in full."""
+    params = params_text(row.get("params"), row.get("strategy"))
+    return " · ".join(x for x in (strategy_label(row.get("strategy", "")), params) if x)
+
+
+model_name = model_title  # the one model name (kept for callers that knew it by this name)
+
+
+def arm_label(row) -> str:
+    """The one readable name of an arm (strategy x parameters x model), used everywhere:
+    'R&R · r=5,000, k=3 · gpt-4o-mini'."""
+    model = model_title(row.get("model"))
+    return setting_label(row) + (f" · {model}" if model else "")
+
+
+def arm_id(row) -> str:
+    """An arm by its raw ids, as older links and scripts name it: 'rr k=3 r=5000 · gpt-4o-mini'
+    (`litm compare --arms` takes it as well as the display name)."""
     params = row.get("params")
     if isinstance(params, str):
         try:
             params = json.loads(params) if params.strip() else {}
         except ValueError:
             params = {}
-    if not isinstance(params, dict):
-        params = {}
-    bits = [f"{k}={v}" for k, v in sorted(params.items())]
-    return " ".join([str(row.get("strategy", "")), *bits]).strip()
+    bits = [f"{k}={v}" for k, v in sorted(params.items())] if isinstance(params, dict) else []
+    setting = " ".join([str(row.get("strategy", "")), *bits]).strip()
+    model = "" if _missing(row.get("model")) else str(row.get("model"))
+    model = model.split(":", 1)[1] if ":" in model else model
+    return setting + (f" · {model}" if model else "")
 
 
-def model_name(model) -> str:
-    """'gpt-4o-mini' from 'openai:gpt-4o-mini' (a trial's model is provider:model)."""
-    text = "" if model is None or (isinstance(model, float) and math.isnan(model)) else str(model)
-    return text.split(":", 1)[1] if ":" in text else text
-
-
-def arm_label(row) -> str:
-    """The one readable name of an arm (strategy x parameters x model), used everywhere:
-    'rr k=3 r=5000 · gpt-4o-mini'."""
-    model = model_name(row.get("model"))
-    return setting_label(row) + (f" · {model}" if model else "")
+def setting_parts(label: str) -> tuple[str, str]:
+    """('R&R', 'r=2,000, k=5') from a setting label: the strategy's name and its parameters."""
+    head, _, rest = str(label).partition(" · ")
+    return head, rest
 
 
 def with_setting(df: pd.DataFrame) -> pd.DataFrame:
@@ -127,7 +212,7 @@ def task_set_of(config: dict) -> str:
 
 
 def sweep_settings(config: dict) -> str:
-    """'strategies baseline, rr · lengths 10,000, 20,000 · positions 0, 0.5, 1' from a sweep config."""
+    """'strategies Baseline, R&R · lengths 10,000, 20,000 · positions 0, 0.5, 1' from a sweep config."""
     bits = []
     for key, name in (
         ("strategies", "strategies"),
@@ -139,9 +224,22 @@ def sweep_settings(config: dict) -> str:
         value = config.get(key)
         if isinstance(value, list) and value and isinstance(value[0], dict):
             value = [v.get("name") or v.get("strategy") or "?" for v in value]
+        if key == "strategies" and isinstance(value, list):
+            value = [strategy_label(v) for v in value]
         if value not in (None, "", []):
             bits.append(f"{name} {_short_list(value)}")
     return " · ".join(bits)
+
+
+def sweep_label(name, models, date: str = "", status: str = "done", shipped: bool = False) -> str:
+    """THE name of a sweep on every page: 'my sweep · Qwen2.5 Coder 0.5B · 2026-11-26' ('shipped: '
+    before a shipped one, its status after an unfinished one); `models` display names."""
+    models = ", ".join(models) if not isinstance(models, str) else models
+    if shipped:
+        return f"shipped: {name} · {models or 'model?'} · {date}"
+    return " · ".join(x for x in (str(name), models, date) if x) + (
+        "" if status in ("done", "") else f" ({status})"
+    )
 
 
 def label_sweeps(sweeps: pd.DataFrame, trials: pd.DataFrame, store_label: str, shipped: bool) -> pd.DataFrame:
@@ -155,24 +253,21 @@ def label_sweeps(sweeps: pd.DataFrame, trials: pd.DataFrame, store_label: str, s
     for s in sweeps.itertuples():
         cfg = _config(getattr(s, "config", None))
         models = (
-            sorted({str(m) for m in pairs.loc[pairs["sweep_id"] == s.id, "model"]})
+            sorted({model_title(m) for m in pairs.loc[pairs["sweep_id"] == s.id, "model"]})
             if pairs is not None
             else []
         )
         if not models:
             spec = cfg.get("models") or cfg.get("model")
             models = [
-                str(m.get("model", m)) if isinstance(m, dict) else str(m)
+                model_title(m.get("model", m)) if isinstance(m, dict) else model_title(m)
                 for m in (spec if isinstance(spec, list) else [spec] if spec else [])
             ]
         created = getattr(s, "created", None)
         date = pd.Timestamp(created, unit="s").strftime("%Y-%m-%d") if created and pd.notna(created) else ""
         settings = sweep_settings(cfg)
         status = str(getattr(s, "status", ""))
-        if shipped:
-            label = f"shipped: {s.name} · {', '.join(models) or 'model?'} · {date}"
-        else:
-            label = f"{s.name} · {', '.join(models)} · {date}" + ("" if status == "done" else f" ({status})")
+        label = sweep_label(s.name, models, date, status, shipped)
         rows.append(
             {
                 "sweep_key": f"{store_label}#{s.id}",

@@ -79,11 +79,13 @@ def test_compare_pareto_recommendation_link_and_report(app, new_page, tmp_path):
     assert not overlaps(boxes), overlaps(boxes)
     assert first_x_tick(plot) == "$0"
     legend = " ".join(b["text"] for b in boxes)
-    assert "reprompt r=200 · loop-model" in legend and "reprompt r=400 · loop-model" in legend  # names whole
+    assert (
+        "Reprompt · r=200 · loop-model" in legend and "Reprompt · r=400 · loop-model" in legend
+    )  # names whole
     assert sorted(arms) == [
-        "baseline · loop-model",
-        "reprompt r=200 · loop-model",
-        "reprompt r=400 · loop-model",
+        "Baseline · loop-model",
+        "Reprompt · r=200 · loop-model",
+        "Reprompt · r=400 · loop-model",
     ]
     assert page.locator(".js-plotly-plot").count() >= 3  # Pareto, U-curves, differences
     link = page.locator('[data-testid="stCode"]').first.inner_text().strip()
@@ -111,7 +113,7 @@ def test_compare_pareto_recommendation_link_and_report(app, new_page, tmp_path):
     report = tmp_path / "report.html"
     info.value.save_as(report)
     text = report.read_text(encoding="utf-8")
-    assert "reprompt r=400 · loop-model" in text and "Pareto" in text and "Prices" in text
+    assert "Reprompt · r=400 · loop-model" in text and "Pareto" in text and "Prices" in text
     viewer = new_page(1440, 900)
     viewer.goto(report.as_uri())
     viewer.locator(".js-plotly-plot").first.wait_for()

@@ -52,7 +52,7 @@ def test_newcomer_sees_a_sample_with_reminders_and_gold_page_within_a_minute(pag
     assert "gold page" in text
     assert page.locator(".js-plotly-plot .legendtext", has_text="reminder").count() >= 1
     assert page.locator(".js-plotly-plot .legendtext", has_text="gold page").count() >= 1
-    assert "Run with local" in text or "No model available" in text
+    assert "Run with Qwen2.5 Coder" in text or "No model available" in text
     assert_calm(page)
 
 
@@ -135,7 +135,7 @@ def test_run_against_the_loopback_openai_compatible_server(page, app_url, llm_ur
     select(page, "Provider", "OpenAI-compatible server")
     fill(page, "Model", "loopback-model")
     fill(page, "Base URL", llm_url)
-    page.get_by_role("button", name="Run with openai-compatible:loopback-model").click()
+    page.get_by_role("button", name="Run with loopback-model").click()
     page.get_by_text("correct (fuzzy match)").first.wait_for()
     text = body(page)
     assert "Answer" in text and "4711" in text
@@ -147,7 +147,7 @@ def test_a_provider_error_is_one_short_line(page, app_url):
     select(page, "Provider", "OpenAI-compatible server")
     fill(page, "Model", "nobody-home")
     fill(page, "Base URL", "http://127.0.0.1:9/v1")  # nothing listens on the discard port
-    page.get_by_role("button", name="Run with openai-compatible:nobody-home").click()
+    page.get_by_role("button", name="Run with nobody-home").click()
     alert = page.locator('[data-testid="stAlertContentError"]').first
     alert.wait_for(timeout=120_000)
     assert len(alert.inner_text()) < 300

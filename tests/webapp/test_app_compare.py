@@ -13,7 +13,7 @@ from components.run.store import RunStore
 from tests.webapp.runs_fixture import fill
 
 PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "compare" / "page.py")
-ARMS = ["baseline · fake-model", "reprompt r=1000 · fake-model", "rr r=1000 · fake-model"]
+ARMS = ["Baseline · fake-model", "Reprompt · r=1,000 · fake-model", "R&R · r=1,000 · fake-model"]
 
 
 @pytest.fixture
@@ -47,7 +47,7 @@ def test_arms_pairs_recommendation_and_url(stores):
     db = fill(stores / "runs" / "litm.sqlite") or stores / "runs" / "litm.sqlite"
     at = run()
     chosen = at.multiselect(key="cmp_arms").value
-    assert sorted(chosen) == ARMS  # three arms: all chosen by default, most accurate first
+    assert sorted(chosen) == sorted(ARMS)  # three arms: all chosen by default, most accurate first
     frames = [d.value for d in at.dataframe]
     arms = next(f for f in frames if "arm" in f.columns)
     expected = compare.compare(RunStore(db).trials_frame(), chosen)
@@ -69,7 +69,15 @@ def test_arms_pairs_recommendation_and_url(stores):
     at.multiselect(key="cmp_arms").set_value(ARMS[:2]).run()
     assert at.query_params["arm"] == ARMS[:2]
     link = at.code[0].value
-    assert "arm=baseline" in link and "reprompt+r%3D1000" in link
+    assert "arm=Baseline" in link and "Reprompt+%C2%B7+r%3D1%2C000" in link  # the names the page shows
+
+
+def test_an_older_link_naming_arms_by_raw_ids_opens_them(stores):
+    fill(stores / "runs" / "litm.sqlite")
+    at = AppTest.from_file(PAGE, default_timeout=90)
+    at.query_params["arm"] = ["reprompt r=1000 · fake-model", "rr r=1000 · fake-model"]
+    run(at)
+    assert at.multiselect(key="cmp_arms").value == ARMS[1:]
 
 
 def test_url_opens_the_same_view(stores):
@@ -96,16 +104,16 @@ def test_repricing_and_session_prices(stores):
     arms = next(d.value for d in at.dataframe if "arm" in d.value.columns)
     # the fixture stores 120 input and 8 output tokens per call; baseline makes 1 call
     cost = arms.set_index("arm")["$ per 1,000 questions"]
-    assert cost["baseline · fake-model"] == compare.money(
+    assert cost["Baseline · fake-model"] == compare.money(
         1000 * (120 * 0.15 + 8 * 0.6) / 1e6
     )  # money: "$0.023"
-    assert cost["rr r=1000 · fake-model"] == compare.money(
+    assert cost["R&R · r=1,000 · fake-model"] == compare.money(
         2 * 1000 * (120 * 0.15 + 8 * 0.6) / 1e6
     )  # two calls
     at.toggle(key="cmp_batch").set_value(True).run()
     arms = next(d.value for d in at.dataframe if "arm" in d.value.columns)
     cost = arms.set_index("arm")["$ per 1,000 questions"]
-    assert cost["baseline · fake-model"] == compare.money(1000 * (120 * 0.15 + 8 * 0.6) / 1e6 / 2)
+    assert cost["Baseline · fake-model"] == compare.money(1000 * (120 * 0.15 + 8 * 0.6) / 1e6 / 2)
     assert any("dated" in c.value for c in at.caption)
     # prices edited for the session re-price the arms
     at.session_state["cmp_prices"] = {
@@ -114,7 +122,7 @@ def test_repricing_and_session_prices(stores):
     at.run()
     arms = next(d.value for d in at.dataframe if "arm" in d.value.columns)
     cost = arms.set_index("arm")["$ per 1,000 questions"]
-    assert cost["baseline · fake-model"] == compare.money(1000 * 120 * 1.0 / 1e6 / 2)
+    assert cost["Baseline · fake-model"] == compare.money(1000 * 120 * 1.0 / 1e6 / 2)
 
 
 def test_report_is_one_self_contained_escaped_file(stores):
@@ -165,7 +173,7 @@ def test_a_sweep_link_opens_results_and_compare_filtered(stores, page, key):
 def test_planner_fills_the_experiments_grid(stores):
     fill(stores / "runs" / "litm.sqlite")
     at = run()
-    at.selectbox(key="cmp_pair").set_value("rr r=1000 · fake-model  vs  baseline · fake-model")
+    at.selectbox(key="cmp_pair").set_value("R&R · r=1,000 · fake-model  vs  Baseline · fake-model")
     run(at)
     tasks = int(next(m.value for m in at.metric if m.label == "Tasks needed").replace(",", ""))
     at.button(key="cmp_to_experiments").click()
@@ -242,7 +250,7 @@ def test_a_pair_with_no_matched_trials_is_said_not_shown_as_none(stores):
     fill(db)
     fill(db, name="other sweep", model="other-model", lengths=(8000,))  # no cell in common with the first
     at = run()
-    a, b = "baseline · fake-model", "baseline · other-model"
+    a, b = "Baseline · fake-model", "Baseline · other-model"
     at.multiselect(key="cmp_arms").set_value([a, b]).run()
     assert not at.exception
     said = [c.value.replace("\\", "") for c in at.caption]
@@ -282,19 +290,19 @@ def test_the_verdict_leads_and_follows_the_margin_and_the_minimum_saving(stores)
     assert verdict_text(at).startswith(f"**{strict.line}**") and strict.line.endswith("not yet")
     # rr is the most accurate, but not significantly: a tie, so the cheaper reprompt, not yet
     assert (strict.recommend, strict.versus, strict.kind) == (
-        "reprompt r=1000 · fake-model",
-        "rr r=1000 · fake-model",
+        "Reprompt · r=1,000 · fake-model",
+        "R&R · r=1,000 · fake-model",
         "tie",
     )
     at.number_input(key="cmp_margin").set_value(
         30.0
     ).run()  # reprompt is within 30 points of rr, half the cost
     loose = expected(0.30, 0.10)
-    assert loose.recommend == "reprompt r=1000 · fake-model" and loose.confidence == "confident"
+    assert loose.recommend == "Reprompt · r=1,000 · fake-model" and loose.confidence == "confident"
     text = verdict_text(at)
     assert (
         text.startswith(f"**{loose.line}**")
-        and "· saves $0.023 per 1,000 questions against rr r=1000 · fake-model · confident" in text
+        and "· saves $0.023 per 1,000 questions against R&R · r=1,000 · fake-model · confident" in text
     )
     assert at.success, "a confident verdict is shown as a success"
     assert at.query_params["margin"] == "30"
@@ -315,7 +323,7 @@ def test_margin_and_saving_come_from_the_link(stores):
         at.number_input(key="cmp_margin").value == 30.0
         and at.number_input(key="cmp_min_saving").value == 20.0
     )
-    assert verdict_text(at).startswith("**Recommend reprompt r=1000 · fake-model · saves")
+    assert verdict_text(at).startswith("**Recommend Reprompt · r=1,000 · fake-model · saves")
 
 
 def test_arms_that_carry_the_likelihood_get_its_curve_and_every_curve_its_shape(stores):
@@ -371,7 +379,7 @@ def test_arms_that_carry_the_likelihood_get_its_curve_and_every_curve_its_shape(
     said = [m.value.replace("\\", "") for m in at.markdown if m.value.startswith("**Shape of each curve**")]
     assert len(said) == 2 and "(accuracy, primary metric)" in said[0] and LIKELIHOOD.label in said[1]
     for text in said:
-        assert "**baseline · fake-model.**" in text and "**litm · fake-model.**" in text
+        assert "**Baseline · fake-model.**" in text and "**LITM QA · fake-model.**" in text
     assert "edges minus middle +1.50 nats" in said[1] and "edges minus middle +0.50 nats" in said[1]
 
 
@@ -417,7 +425,7 @@ def test_an_arm_that_only_scored_the_likelihood_reads_not_measured_not_nan(store
     table = next(d.value for d in at.dataframe if "arm" in d.value.columns)
     assert list(table["n"]) == [0, 0] and list(table["accuracy (95% CI)"]) == ["not measured"] * 2
     said = [c.value.replace("\\", "") for c in at.caption if "no answer was generated" in c.value]
-    assert len(said) == 1 and "baseline · fake-model" in said[0] and "litm · fake-model" in said[0]
+    assert len(said) == 1 and "Baseline · fake-model" in said[0] and "LITM QA · fake-model" in said[0]
     assert "its curve is under the accuracy charts below" in said[0]  # the likelihood chart follows the table
     assert not [c for c in at.caption if "no task and cell in common" in c.value]  # not the reason here
     assert not at.exception

@@ -182,7 +182,7 @@ def test_results_shows_a_multi_question_sweep_of_the_users_store(stores):
     shown = charts(at)
     assert {"chart_mq-accuracy", "chart_mq-categories", "chart_mq-cost"} <= set(shown)
     assert any(
-        x.startswith("mq-keyword chunk_tokens=300 · fake-mq · this app (n=")
+        x.startswith("Multi-question: keyword chunks · chunk_tokens=300 · fake-mq · this app (n=")
         for x in names(shown["chart_mq-accuracy"])
     )
     assert any(
@@ -192,12 +192,19 @@ def test_results_shows_a_multi_question_sweep_of_the_users_store(stores):
     ours = table[table["source"].str.endswith("this app")]
     assert len(ours) == 6 and set(ours["K"]) == {4, 8} and set(ours["questions"]) == {20, 40}
     assert set(ours["source"]) == {"fake-mq · this app"}
-    assert set(ours["strategy"]) == {"mq-full", "mq-chunked chunk_tokens=300", "mq-keyword chunk_tokens=300"}
+    assert set(ours["strategy"]) == {
+        "Multi-question: whole context",
+        "Multi-question: every chunk · chunk_tokens=300",
+        "Multi-question: keyword chunks · chunk_tokens=300",
+    }
     assert all(re.match(r"\d+/\d+ = \d+% \(\d+%–\d+%\)", x) for x in ours["correct (95% CI)"])
     paper = table[~table["source"].str.endswith("this app")]
-    assert list(paper["K"]) == [8, 8] and set(paper["strategy"]) == {"mq-full", "mq-keyword"}  # the K we ran
+    assert list(paper["K"]) == [8, 8] and set(paper["strategy"]) == {
+        "Multi-question: whole context",
+        "Multi-question: keyword chunks",
+    }  # the K we ran
     # the scripted model: every answer of the whole-context prompt is the gold one or "Paris"
-    full8 = ours[(ours["K"] == 8) & (ours["strategy"] == "mq-full")].iloc[0]
+    full8 = ours[(ours["K"] == 8) & (ours["strategy"] == "Multi-question: whole context")].iloc[0]
     assert full8["not specified"] == 0 and full8["wrong"] + int(full8["correct (95% CI)"].split("/")[0]) == 40
     assert full8["calls / question"] == pytest.approx(1 / 40, abs=1e-3)
 
@@ -216,12 +223,12 @@ def test_compare_shows_the_multi_question_arms_by_k(stores):
     at = run(COMPARE)
     assert not at.error, [e.value for e in at.error]
     arms = at.multiselect(key="cmp_arms").value
-    assert len(arms) >= 2 and all(a.startswith("mq-") for a in arms)
+    assert len(arms) >= 2 and all(a.startswith("Multi-question: ") for a in arms)
     shown = charts(at)
     assert {"chart_compare-mq-accuracy", "chart_compare-mq-categories"} <= set(shown)
     table = mq_table(at)
     assert set(table[table["source"].str.endswith("this app")]["strategy"]) == {
-        a.split(" · ")[0] for a in arms
+        a.rsplit(" · ", 1)[0] for a in arms
     }
     # arms are paired on the question within each K (20 + 40 questions): nothing left out
     result_pairs = next(d.value for d in at.dataframe if "matched" in d.value.columns)
@@ -261,7 +268,11 @@ def test_results_and_compare_show_the_shipped_run(tmp_path, monkeypatch):
     assert set(zip(ours["K"], ours["strategy"], strict=True)) == {
         (k, s)
         for k in (8, 16)
-        for s in ("mq-full", "mq-chunked chunk_tokens=600", "mq-keyword chunk_tokens=600")
+        for s in (
+            "Multi-question: whole context",
+            "Multi-question: every chunk · chunk_tokens=600",
+            "Multi-question: keyword chunks · chunk_tokens=600",
+        )
     }
     assert set(ours["source"]) == {"Qwen2.5 Coder 0.5B · this app"}
     assert set(ours["questions"]) == {40, 80}

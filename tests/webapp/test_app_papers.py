@@ -119,4 +119,4 @@ def test_the_later_papers_curves_name_model_and_method():
     assert xs == [0, 9, 19]  # 20 documents by default: gold 1st, 10th, 20th
     assert "Found in the Middle" in hsieh["layout"]["title"]["text"]
     assert {t["name"] for t in pos2["data"]} >= {"Base", "Pos2Distill", "Ms-PoE"}
-    assert "best-subspan EM (%)" in pos2["layout"]["yaxis"]["title"]["text"]
+    assert "best subspan EM (%)" in pos2["layout"]["yaxis"]["title"]["text"]

@@ -50,9 +50,9 @@ def test_with_runs_shows_curves_counts_and_errors(stores):
     frames = [d.value for d in at.dataframe]
     curve = next(f for f in frames if "95% CI low" in f.columns)
     assert set(curve["series"]) == {
-        "baseline · fake-model · this app",
-        "reprompt · fake-model · this app",
-        "rr · fake-model · this app",
+        "Baseline · fake-model · this app",
+        "Reprompt · fake-model · this app",
+        "R&R · fake-model · this app",
     }  # every line names its model and source
     assert curve["n"].sum() == 106
 
@@ -65,7 +65,7 @@ def test_filters_and_series(stores):
     assert {m.label: m.value for m in at.metric}["Trials"] == "36"
     at.radio(key="res_u_series").set_value("strategy and model").run()
     curve = next(d.value for d in at.dataframe if "95% CI low" in d.value.columns)
-    assert set(curve["series"]) == {"rr · fake-model · this app"}
+    assert set(curve["series"]) == {"R&R · fake-model · this app"}
     at.selectbox(key="res_metric").set_value("subspan_em").run()
     assert not at.exception
 
@@ -77,7 +77,7 @@ def test_shipped_runs_are_labelled(stores):
     sweeps = next(d.value for d in at.dataframe if "settings" in d.value.columns)
     shipped = sweeps[sweeps["store"] != "your runs"]
     assert shipped["label"].iloc[0].startswith("shipped: shipped sweep · gpt-4o-mini")
-    assert "strategies baseline, reprompt, rr" in shipped["settings"].iloc[0]
+    assert "strategies Baseline, Reprompt, R&R" in shipped["settings"].iloc[0]
     # the page opens on the newest sweep of the user's store, not on everything
     assert at.multiselect(key="res_sweeps").value == ["your runs#1"]
     assert {m.label: m.value for m in at.metric}["Trials"] == "108"
@@ -93,7 +93,7 @@ def test_results_opens_on_the_newest_sweep_of_the_users_store(stores):
     at = run()
     assert at.multiselect(key="res_sweeps").value == ["your runs#2"]
     assert set(next(d.value for d in at.dataframe if "95% CI low" in d.value.columns)["series"]) == {
-        f"{s} · other-model · this app" for s in ("baseline", "reprompt", "rr")
+        f"{s} · other-model · this app" for s in ("Baseline", "Reprompt", "R&R")
     }
     linked = AppTest.from_file(PAGE, default_timeout=60)
     linked.query_params["sweep"] = "your runs#1"
@@ -213,7 +213,7 @@ def test_the_cost_table_shows_money_as_money(stores):
     assert all(money.match(v) for v in cost["$ per 1,000 questions"]), list(cost["$ per 1,000 questions"])
     assert all(money.match(v) for v in cost["$ in all"])
     by = dict(zip(cost["setting"], cost["$ per 1,000 questions"], strict=True))
-    assert by["baseline"] == "$0.10"  # 0.0001 dollars a trial (one call) is $0.10 per 1,000 questions
+    assert by["Baseline"] == "$0.10"  # 0.0001 dollars a trial (one call) is $0.10 per 1,000 questions
     assert all(re.match(r"^\d{1,3}(,\d{3})*$", v) for v in cost["input tokens / question"])  # no "3729.6633"
     assert not any("ran free" in c.value for c in at.caption)
 
@@ -230,7 +230,7 @@ def test_free_trials_are_priced_at_the_reference_model_up_front(stores):
     assert toggle.value is True and toggle.label == "Price as gpt-4o-mini"  # offered up front, on
     cost = next(d.value for d in at.dataframe if "$ per 1,000 questions" in d.value.columns)
     by = dict(zip(cost["setting"], cost["$ per 1,000 questions"], strict=True))
-    assert by["baseline"] == "$0.023"  # 120 input and 8 output tokens at $0.15 and $0.60 per 1M, x 1,000
+    assert by["Baseline"] == "$0.023"  # 120 input and 8 output tokens at $0.15 and $0.60 per 1M, x 1,000
     at.toggle(key="res_cost_reference").set_value(False).run()
     cost = next(d.value for d in at.dataframe if "$ per 1,000 questions" in d.value.columns)
     assert set(cost["$ per 1,000 questions"]) == {"$0"}

@@ -143,7 +143,7 @@ def test_the_position_axis_still_draws_token_sweeps(shipped):
     at.radio(key="res_u_axis").set_value("position").run()
     assert not at.exception and not at.error
     curve = next(d.value for d in at.dataframe if "95% CI low" in d.value.columns)
-    assert set(curve["series"]) == {f"{s} · fake-model · this app" for s in ("baseline", "reprompt", "rr")}
+    assert set(curve["series"]) == {f"{s} · fake-model · this app" for s in ("Baseline", "Reprompt", "R&R")}
     assert not any("What a small model shows" in i.value for i in at.info)
 
 

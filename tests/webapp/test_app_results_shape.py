@@ -20,7 +20,7 @@ from tests.webapp.runs_fixture import fill
 
 PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "results" / "page.py")
 INDEX = (0, 9, 19)
-LINE = "litm · Qwen2.5 Coder 0.5B · 20 documents · this app"
+LINE = "LITM QA · Qwen2.5 Coder 0.5B · 20 documents · this app"
 
 
 def litm_store(
@@ -146,7 +146,7 @@ def test_the_position_axis_tests_each_length_apart(shipped):
     at.selectbox(key="res_u_length").set_value("all lengths").run()
     lines = shape_lines(at)
     assert len(lines) == 6, lines  # three strategies x two lengths: one place per length, never mixed
-    assert any(line.startswith("**rr · fake-model · this app · 4,000 tokens.**") for line in lines), lines
+    assert any(line.startswith("**R&R · fake-model · this app · 4,000 tokens.**") for line in lines), lines
     assert all("questions" in line for line in lines)
     at.selectbox(key="res_u_length").set_value(2000).run()
     assert len(shape_lines(at)) == 3 and not any("tokens.**" in line for line in shape_lines(at))

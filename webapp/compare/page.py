@@ -68,6 +68,8 @@ def choose(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, li
     ):
         state.cmp_arms = None  # other sweeps: their own default arms, never an empty list
     state.cmp_sweeps_for = list(chosen)
+    if state.cmp_arms:  # a link naming arms by their raw ids ('rr k=3 r=5000 · gpt-4o-mini'): their names
+        state.cmp_arms = analysis.known_labels(t, list(state.cmp_arms), set(ranked))
     arms = pickers.multi(
         st,
         "Arms (strategy, parameters, model)",
@@ -343,7 +345,7 @@ def overlay_picker(where, t: pd.DataFrame, labels: list[str]) -> pd.DataFrame | 
         format_func=titles.get,
         help="Lost in the Middle Tables 5-7, then later papers' curves of the same NQ "
         "experiment (Found in the Middle, Pos2Distill), each naming its model, method "
-        "and paper; as published, with the paper's own metric (best-subspan EM or "
+        "and paper; as published, with the paper's own metric (best subspan EM or "
         "accuracy), beside the arms' primary metric",
     )
     return options[options["label"].isin(chosen)] if chosen else None

@@ -9,6 +9,7 @@ import streamlit as st
 
 from webapp import session
 from webapp.services import logprob, shipped
+from webapp.services.names import metric_label
 from webapp.ui import charts
 from webapp.ui.render import guard
 
@@ -45,6 +46,21 @@ OURS_LINE = (
 )
 
 
+# The chart column is about 320 px wide at 1024 with the sidebar open: plotly does not wrap a title, a
+# note or a legend entry, so each is short or broken into lines that fit it.
+ACCURACY_TITLE = "Accuracy by where the answer sits"
+LIKELIHOOD_TITLE = "How likely the right answer is"
+NOTE_WIDTH = 52  # characters of the 12 px note per line
+PRESENTER_NOTE_WIDTH = 92  # presenter mode (sidebar collapsed, a 570 px column): 69 characters of 16 px
+
+
+def two_lines(name: str) -> str:
+    """A legend entry on two lines, broken at its last ' · ': 'GPT-3.5-Turbo · 20 documents<br>LITM
+    Table 6 (2023)'."""
+    head, sep, tail = name.rpartition(" · ")
+    return f"{head}<br>{tail}" if sep else name
+
+
 def doors() -> None:
     for page, label, icon, text in DOORS:
         try:
@@ -63,15 +79,23 @@ def main() -> None:
         doors()
         st.caption(OURS_LINE)
     with chart, guard("the chart"):
-        fig, note, names = shipped.accuracy_figure()
+        fig, note, names = shipped.accuracy_figure(title=ACCURACY_TITLE)
+        s = shipped.shipped_accuracy()
+        if s is not None:  # three lines in the narrow column, the same facts
+            note = (
+                f"Solid: this app, {s.model} on this machine's CPU, n={s.questions} NQ-open questions, "
+                f"{metric_label('subspan_em')}, 95% intervals. Dotted: {shipped.PUBLISHED_MODEL}, "
+                "Lost in the Middle (2023), Table 6."
+            )
         charts.show(
             fig,
             "home-u-curve",
             "accuracy (y) against where the answer document sits among 20 "
             "(x): both curves are highest at the first place and lower in the middle.",
             note=note,
-            names=names,
-            height=380 if state.present else 400,
+            names=names if state.present else {k: two_lines(v) for k, v in names.items()},
+            note_width=PRESENTER_NOTE_WIDTH if state.present else NOTE_WIDTH,
+            height=380 if state.present else 420,
         )
     with (
         chart,
@@ -85,18 +109,17 @@ def likelihood_chart(present: bool) -> None:
     s = shipped.shipped_likelihood()
     if s is None:
         return
-    fig = shipped.likelihood_figure(
-        s, title="The same prompts: how likely the model finds the right answer", legend=False
-    )
+    fig = shipped.likelihood_figure(s, title=LIKELIHOOD_TITLE, legend=False)
     charts.show(
         fig,
         "home-likelihood",
         "the mean log-probability the model gives the right answer (y; "
         "closer to 0 is more likely) against where the answer document sits (x), with its 95% band over "
         "questions. " + logprob.brief(s.shape),
-        note=f"Measured by this app with {s.model}, n={s.questions} questions{'' if s.finished else ' so far'}. "
-        "Ours, not the papers'.",
-        height=300 if present else 270,
+        note=f"The same prompts, scored instead of answered: this app, {s.model}, n={s.questions} questions"
+        f"{'' if s.finished else ' so far'}. Ours, not the papers'.",
+        note_width=PRESENTER_NOTE_WIDTH if present else NOTE_WIDTH,
+        height=300 if present else 290,
     )
 
 

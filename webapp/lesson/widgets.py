@@ -10,6 +10,7 @@ import streamlit as st
 
 from webapp.services import engine, figures, lesson, logprob, shipped
 from webapp.services.engine import NQ_SET, Recipe
+from webapp.services.names import setting_label
 from webapp.session import State
 from webapp.ui import charts
 
@@ -324,18 +325,19 @@ def chunking() -> None:
 
 
 CHOICES = (
-    ("baseline", "baseline", ()),
-    ("reprompt", "reprompt r=300", (("r", 300),)),
-    ("icr", "ICR k=3", (("k", 3),)),
-    ("rr", "R&R r=300 k=3", (("k", 3), ("r", 300))),
-    ("chunked-icr", "chunked ICR c=1k", (("c", 1000), ("k", 3))),
+    ("baseline", ()),
+    ("reprompt", (("r", 300),)),
+    ("icr", (("k", 3),)),
+    ("rr", (("k", 3), ("r", 300))),
+    ("chunked-icr", (("c", 1000), ("k", 3))),
 )
 
 
 def choose() -> None:
     recipe, question = nq_recipe(9)
     rows = []
-    for strategy, label, params in CHOICES:
+    for strategy, params in CHOICES:
+        label = setting_label({"strategy": strategy, "params": dict(params)})  # 'ICR · k=3'
         try:
             calls, tin, _ = engine.usage(recipe, strategy, params, question)
         except ValueError:
@@ -368,7 +370,7 @@ def present_costs(fig, rows: list[dict]) -> None:
         tickvals=[r["label"] for r in rows],
         tickangle=0,
         title_text="",
-        ticktext=[r["label"].replace(" ", "<br>", 1) for r in rows],
+        ticktext=[figures.esc(r["label"]).replace(" · ", "<br>").replace(", ", "<br>") for r in rows],
     )
     fig.update_layout(
         bargap=0.25,

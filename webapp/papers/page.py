@@ -177,7 +177,7 @@ VIEWS: dict[str, list[dict]] = {
     ],
     "pos2distill2025": [
         dict(
-            name="Table 1, NQ: best-subspan EM by the gold document's position (20 documents)",
+            name="Table 1, NQ: best subspan EM by the gold document's position (20 documents)",
             tables=["Table 1"],
             x="gold_index",
             series=["method"],

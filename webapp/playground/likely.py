@@ -74,7 +74,8 @@ def run(state: State, jobs: list[LikelyJob], strategy: str, params: dict, choice
     total = sum(len(j.docs) for j in jobs)
     what = "1 question" if len(jobs) == 1 else f"{len(jobs)} questions"
     with st.status(
-        f"Scoring {what} at {len(jobs[0].docs)} positions with {render.md(choice.spec.label)}…", expanded=True
+        f"Scoring {what} at {len(jobs[0].docs)} positions with {render.md(running.model_name(choice))}…",
+        expanded=True,
     ) as status:
         st.button(
             "Stop scoring",
@@ -306,6 +307,7 @@ def show(held: dict, recipe: Recipe) -> None:
         labels=labels,
         mean_name=f"mean over {n} questions, 95% band",
         categories=[labels[x] for x in order],
+        model=held.get("model", ""),
     )
     model = held.get("model", "")
     charts.show(

@@ -108,7 +108,7 @@ def measure_input(state: State, choice, strategy: str) -> str:
         return "answer"
     if not logprob.can_score(choice.spec):
         st.caption(
-            f"Measure: right or wrong. {render.md(choice.spec.label)} cannot score an answer's "
+            f"Measure: right or wrong. {render.md(running.model_name(choice))} cannot score an answer's "
             "likelihood (its API returns no log-probabilities of a given text)."
         )
         return "answer"
@@ -197,7 +197,7 @@ def run_positions(state: State, recipe: Recipe, question, answers, strategy, par
             pass
     expected = running.expected_seconds(choice, tokens)
     with st.status(
-        f"Running at {len(xs)} positions with {render.md(choice.spec.label)}…", expanded=True
+        f"Running at {len(xs)} positions with {render.md(running.model_name(choice))}…", expanded=True
     ) as status:
         clock = running.Clock(status, expected)
         for x in xs:

@@ -97,7 +97,7 @@ def run_section(
             icon=":material/key_off:",
         )
     else:
-        label = choice.spec.label
+        label = model_name(choice)  # the model's display name, as charts and tables say it
         if st.button(
             f"Run with {render.md(label)}", type="primary", icon=":material/play_arrow:", key=State.run_go.key
         ):

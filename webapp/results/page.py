@@ -21,7 +21,7 @@ from webapp.results.ucurve import (
 )
 from webapp.services import analysis, figures, models, sharing, stores
 from webapp.services import multiq as mq_service
-from webapp.services.names import models_of
+from webapp.services.names import model_title, models_of, strategy_label
 from webapp.session import State, url
 from webapp.ui import charts, pickers
 from webapp.ui.render import guard, md, short, thousands, upper_first, usd
@@ -64,6 +64,7 @@ def filters(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, s
             "Models",
             sorted(part["model"].dropna().astype(str).unique()),
             State.res_models,
+            format_func=lambda m: model_title(m) or m,  # raw ids in the URL, names on screen
             placeholder="all models",
         )
         strategies = pickers.multi(
@@ -71,6 +72,7 @@ def filters(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, s
             "Strategies",
             sorted(part["strategy"].dropna().astype(str).unique()),
             State.res_strategies,
+            format_func=strategy_label,
             placeholder="all strategies",
         )
         c4, c5 = st.columns([3, 4])

@@ -34,7 +34,7 @@ DEFAULT_PUBLISHED = "GPT-3.5-Turbo"  # LITM Tables 5-6: the published curve open
 
 SMALL_MODEL_NOTE = (
     "**What a small model shows.** This is Qwen2.5 Coder 0.5B, run here on the NQ-open questions with the "
-    '"Lost in the Middle" prompt (LITM §2.1): best-subspan EM against the gold document\'s index, n and a 95% '
+    '"Lost in the Middle" prompt (LITM §2.1): best subspan EM against the gold document\'s index, n and a 95% '
     "interval per point. The published curves (LITM Tables 5-7) come from far larger models trained for long "
     "contexts (MPT-30B is 60 times its size, LongChat-13B 26 times; GPT-3.5-Turbo and Claude-1.3 larger "
     "still): they are more accurate everywhere, and their U (best at the first and last index, worst in the "
@@ -115,7 +115,7 @@ def index_overlays(part: pd.DataFrame, where) -> pd.DataFrame | None:
         default=default,
         placeholder="none",
         format_func=titles.get,
-        help="Lost in the Middle Tables 5-7 (best-subspan EM, as published), then later "
+        help="Lost in the Middle Tables 5-7 (best subspan EM, as published), then later "
         "papers' curves of the same NQ experiment on open models, with and without "
         "their fixes (Found in the Middle Table 5, Pos2Distill Table 1); each names its "
         "model, method and paper. Drawn dotted with hollow markers; compare with the "

@@ -1,12 +1,36 @@
 """How the app names a model and the source of a number, the same on every series, legend, hover,
 bound line and export: "Qwen2.5 Coder 0.5B · this app · n=50 per point" against
-"GPT-3.5-Turbo · LITM Table 6 (2023)". A curve that does not say whose it is reads as the paper's."""
+"GPT-3.5-Turbo · LITM Table 6 (2023)". A curve that does not say whose it is reads as the paper's.
+
+The names of strategies, models, metrics, arms and sweeps come from one place,
+components.report.sweeps (their registries' labels); re-exported here for the pages."""
 
 from __future__ import annotations
 
-import math
+from components.report.sweeps import (
+    arm_label,
+    metric_label,
+    model_title,
+    params_text,
+    setting_label,
+    strategy_label,
+    sweep_label,
+)
 
-from components.providers.localmodel import ALIASES, MODELS
+__all__ = [
+    "PAPERS",
+    "THIS_APP",
+    "arm_label",
+    "metric_label",
+    "model_title",
+    "models_of",
+    "ours",
+    "params_text",
+    "published",
+    "setting_label",
+    "strategy_label",
+    "sweep_label",
+]
 
 THIS_APP = "this app"
 PAPERS = {
@@ -18,28 +42,13 @@ PAPERS = {
 }
 
 
-def model_title(model) -> str:
-    """'Qwen2.5 Coder 0.5B' for the bundled 'local:qwen2.5-coder-0.5b-instruct'; 'gpt-4o-mini' for
-    'openai:gpt-4o-mini' (a trial's model is provider:model); '' for none."""
-    if model is None or (isinstance(model, float) and math.isnan(model)):
-        return ""
-    text = str(model)
-    provider, _, name = text.partition(":")
-    if not name:
-        name, provider = provider, ""
-    weights = MODELS.get(ALIASES.get(name, name)) if provider in ("local", "") else None
-    if weights is not None:
-        return weights.title.split(" Instruct")[0].split(",")[0].strip()
-    return name
-
-
 def models_of(values) -> str:
     """The distinct models of a column, named, in order: 'Qwen2.5 Coder 0.5B, gpt-4o-mini'."""
     return ", ".join(dict.fromkeys(t for t in (model_title(v) for v in values) if t))
 
 
 def ours(what: str, model) -> str:
-    """'Qwen2.5 Coder 0.5B · litm · 20 documents · this app': a series this app measured."""
+    """'Qwen2.5 Coder 0.5B · LITM QA · 20 documents · this app': a series this app measured."""
     return " · ".join(x for x in (model_title(model), what, THIS_APP) if x)
 
 

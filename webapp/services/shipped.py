@@ -16,7 +16,7 @@ from components.core.resources import sample_path
 from components.report import shape as curve_shapes
 from webapp.services import analysis, figures, published, sharing
 from webapp.services.logprob import COLUMN, points, shape_of
-from webapp.services.names import THIS_APP, model_title
+from webapp.services.names import THIS_APP, metric_label, model_title
 
 __all__ = [
     "ACCURACY_RUN",
@@ -76,7 +76,7 @@ def accuracy_figure(title: str = "Accuracy by where the answer sits among 20 doc
     n = int(table["n"].min()) if not table.empty else 0
     note = (
         f"Solid: measured by {THIS_APP} with {model_title('local:qwen2.5-coder-0.5b-instruct')} (0.5B, on "
-        f"this machine's CPU) on {n} NQ-open questions, best-subspan EM, 95% intervals. Dotted: "
+        f"this machine's CPU) on {n} NQ-open questions, {metric_label('subspan_em')}, 95% intervals. Dotted: "
         f"{PUBLISHED_MODEL} as published in Lost in the Middle (Liu et al., 2023), Table 6."
     )
     return fig, note, names
@@ -183,5 +183,6 @@ def likelihood_figure(
         title=title,
         legend=legend,
         mean_name=f"{s.model} · {THIS_APP} · n={s.questions} questions",
+        model=s.model,
     )
     return fig

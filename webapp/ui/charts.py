@@ -43,14 +43,20 @@ def with_note(fig, note: str, width: int = 90, size: int = NOTE_SIZE) -> None:
         title_subtitle_text="<br>".join(figures.esc(x) for x in lines),
         title_subtitle_font=dict(size=size, color="#333"),
     )
+    # the title at the top edge, the note's lines under it, the plot right below them (a title left at
+    # plotly's "auto" place sinks as the margin grows, and a note of four lines ran into the plot)
     top = fig.layout.margin.t if fig.layout.margin and fig.layout.margin.t is not None else 60
+    title_px = fig.layout.title.font.size if fig.layout.title and fig.layout.title.font.size else None
+    lines_px = round(size * 1.35) * len(lines)
     if size == NOTE_SIZE:
-        fig.update_layout(margin=dict(t=max(top, 72 + 17 * len(lines))))
+        fig.update_layout(
+            title=dict(yref="container", y=1, yanchor="top", pad=dict(t=10)),
+            margin=dict(t=max(top, 46 + (title_px or 17) - 17 + lines_px + 14)),
+        )
         return
-    # presenter mode: the title at the top edge, the note's lines under it, the plot right below them
     fig.update_layout(
         title=dict(yref="container", y=1, yanchor="top", pad=dict(t=4)),
-        margin=dict(t=44 + round(size * 1.35) * len(lines)),
+        margin=dict(t=44 + lines_px),
     )
 
 

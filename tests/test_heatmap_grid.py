@@ -50,12 +50,12 @@ def frame() -> pd.DataFrame:
 
 def test_heatmap_cells_exact():
     table = heatmap.cells(frame(), "score")
-    assert list(table["arm"].unique()) == ["baseline", "rr r=500"]
+    assert list(table["arm"].unique()) == ["Baseline", "R&R · r=500"]  # display names (report.sweeps)
     assert set(table["model"]) == {"gpt-x"}
-    cell = table[(table["arm"] == "baseline") & (table["x"] == 1000) & (table["depth"] == 100)].iloc[0]
+    cell = table[(table["arm"] == "Baseline") & (table["x"] == 1000) & (table["depth"] == 100)].iloc[0]
     assert cell["n"] == 2 and cell["mean"] == 0.5 and cell["errors"] == 0
     assert cell["lo"] == pytest.approx(0.0945, abs=1e-3) and cell["hi"] == pytest.approx(0.9055, abs=1e-3)
-    failed = table[(table["arm"] == "rr r=500") & (table["x"] == 2000) & (table["depth"] == 0)].iloc[0]
+    failed = table[(table["arm"] == "R&R · r=500") & (table["x"] == 2000) & (table["depth"] == 0)].iloc[0]
     assert failed["n"] == 1 and failed["mean"] == 1.0 and failed["errors"] == 1
     assert len(table) == 8 and table["n"].sum() == 15
 
@@ -72,7 +72,10 @@ def test_heatmap_figure_follows_niah_convention():
     assert first.colorscale[0][1] == heatmap.RED_TO_GREEN[0][1] and first.zmin == 0 and first.zmax == 1
     assert first.text[1][0] == "50%<br>n=2"
     assert "gpt-x" in fig.layout.title.text  # the model in the title
-    assert [a.text for a in fig.layout.annotations][:2] == ["baseline", "rr r=500"]
+    assert [a.text for a in fig.layout.annotations][:2] == [
+        "Baseline",
+        "R&amp;R · r=500",
+    ]  # escaped for plotly
 
 
 def test_heatmap_depth_in_tokens_and_documents():
@@ -97,9 +100,9 @@ def test_grid_exact():
     assert list(grid.outcome.index) == ["a", "b"]
     assert len(grid.columns) == 8
     labels = [c.label for c in grid.columns]
-    assert labels[0] == "baseline · 1,000 tokens · at 0 · 100% (2/2)"
-    assert labels[3] == "baseline · 2,000 tokens · at 1 · 0% (0/2)"
-    assert labels[6] == "rr r=500 · 2,000 tokens · at 0 · 100% (1/1) · 1 failed"
+    assert labels[0] == "Baseline · 1,000 tokens · at 0 · 100% (2/2)"
+    assert labels[3] == "Baseline · 2,000 tokens · at 1 · 0% (0/2)"
+    assert labels[6] == "R&R · r=500 · 2,000 tokens · at 0 · 100% (1/1) · 1 failed"
     assert list(grid.outcome.loc["b"]) == ["pass", "fail", "fail", "fail", "pass", "pass", "error", "pass"]
     assert grid.answer.loc["a", labels[3]] == "Rome" and grid.answer.loc["b", labels[6]] == ""
     assert grid.trial.loc["a", labels[0]] == 1 and grid.trial.loc["b", labels[7]] == 16
@@ -124,4 +127,4 @@ def test_grid_empty_and_litm_layout():
         documents=lambda d: d["length"] // 100, gold_index=lambda d: d["position"] * 9, length=None
     )
     grid = trialgrid.build(litm, "score")
-    assert grid.columns[0].label == "baseline · 10 documents · gold 0 · 100% (2/2)"
+    assert grid.columns[0].label == "Baseline · 10 documents · gold 0 · 100% (2/2)"

@@ -152,7 +152,7 @@ def test_table_counts_categories_and_per_question_costs():
     assert r["calls_per_question"] == pytest.approx(1 / 6) and r[
         "input_tokens_per_question"
     ] == pytest.approx(1000 / 6)
-    assert r["arm"] == "mq-full · m"
+    assert r["arm"] == "Multi-question: whole context · m"  # its display name (report.sweeps)
 
 
 def test_published_rows_read_as_the_paper_says():

@@ -37,7 +37,7 @@ def test_heatmap_is_niah_one_panel_per_arm(db):
     at = run()
     assert [t.label for t in at.tabs][:2] == ["U-curve", "Length × position"]
     heat = next(s for s in specs(at) if s["data"] and s["data"][0]["type"] == "heatmap")
-    assert [t["name"] for t in heat["data"]] == ["baseline", "reprompt r=1000", "rr r=1000"]
+    assert [t["name"] for t in heat["data"]] == ["Baseline", "R&amp;R · r=1,000", "Reprompt · r=1,000"]
     first = heat["data"][0]
     assert first["x"] == ["2,000", "4,000"] and first["y"] == ["0%", "50%", "100%"]
     assert heat["layout"]["yaxis"]["autorange"] == "reversed"
@@ -53,12 +53,12 @@ def test_grid_tab_lists_tasks_against_settings(db):
     assert len(grid) == 6  # six tasks
     settings = [c for c in grid.columns if c != "question"]
     assert len(settings) == 3 * 2 * 3  # arm x length x position
-    assert settings[0].startswith("baseline · 2,000 tokens · at 0 · ")
+    assert settings[0].startswith("Baseline · 2,000 tokens · at 0 · ")
     assert all(c.rstrip().split(" · ")[-1].endswith(")") or "failed" in c for c in settings)  # pass rates
     cells = {str(v).split(" ", 1)[0] for v in grid[settings].to_numpy().ravel()}
     assert cells <= {"✓", "✗", "failed"} and {"✓", "✗", "failed"} <= cells
     failed = [c for c in settings if c.endswith("failed")]
-    assert failed and failed[0].startswith("rr r=1000")
+    assert failed and failed[0].startswith("R&R · r=1,000")
 
 
 def test_point_trials_are_the_clicked_cell(db):

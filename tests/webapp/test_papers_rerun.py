@@ -73,9 +73,7 @@ def test_litm_20_documents_beside_ours():
     assert pub.loc["0", "GPT-3.5-Turbo"] == "75.8" and pub.loc["9", "GPT-3.5-Turbo"] == "53.8"
     ours = papers.ours_table(exp).set_index("gold index")
     assert list(ours.index) == ["0", "4", "9", "14", "19"]
-    assert ours.loc["0", "LITM QA"].startswith(
-        f"{int(ours.loc['0', 'LITM QA'].split('/')[0])}/"
-    )
+    assert ours.loc["0", "LITM QA"].startswith(f"{int(ours.loc['0', 'LITM QA'].split('/')[0])}/")
     assert all(int(v.split("/")[1].split(" ")[0]) == papers.ours_n(exp) for v in ours["LITM QA"])
 
 

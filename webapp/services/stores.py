@@ -16,6 +16,7 @@ import streamlit as st
 
 from components.report.sweeps import combine_stores
 from components.run.reader import store_version
+from webapp.services import views
 
 USER_LABEL = "your runs"  # the user's store, as sweep keys name it ("your runs#3")
 
@@ -122,14 +123,16 @@ def load_all(viewer: Viewer) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     The user's store shows only the sweeps the viewer may see. The shipped stores are combined once per
     server process (`_shipped`); a session adds only what it sees of the user's store."""
     found = sources()
-    shipped_trials, shipped_sweeps, shipped_problems = _shipped(_shipped_key(found))
+    key = _shipped_key(found)
+    shipped_trials, shipped_sweeps, shipped_problems = _shipped(key)
     problems = list(shipped_problems)
     mine: tuple[pd.DataFrame, pd.DataFrame] | None = None
     for label, shipped, path in found:
         if shipped:
             continue
+        version = store_version(path)
         try:
-            trials, sweeps, owners = _labelled(label, False, str(path), store_version(path))
+            trials, sweeps, owners = _labelled(label, False, str(path), version)
         except Exception as exc:  # noqa: BLE001 - a broken file must not hide the others
             problems.insert(0, _problem(path, exc))
             continue
@@ -138,9 +141,14 @@ def load_all(viewer: Viewer) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
             trials = trials[trials["sweep_id"].isin(set(sweeps["sweep_id"]))]
             if not sweeps.empty:
                 mine = (trials, sweeps)
+                mine_key = (str(path), version, tuple(int(i) for i in sweeps["sweep_id"]))
     if mine is None:  # the usual visitor: the shipped runs only, shared, never copied
-        return shipped_trials.copy(deep=False), shipped_sweeps.copy(deep=False), problems
-    trials, sweeps = _concat([mine, (shipped_trials, shipped_sweeps)])  # the user's store first, as sources()
+        trials, sweeps = shipped_trials.copy(deep=False), shipped_sweeps.copy(deep=False)
+    else:
+        trials, sweeps = _concat([mine, (shipped_trials, shipped_sweeps)])  # the user's store first
+        key = (key, mine_key)
+    views.stamp(trials, ("runs", key))  # services/views.py: what is computed from them is kept by it
+    views.stamp(sweeps, ("sweeps", key))
     return trials, sweeps, problems
 
 

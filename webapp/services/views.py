@@ -1,0 +1,271 @@
+"""What Results and Compare show every student the same, computed once per store version per server
+process: the statistics (curves, intervals, shapes, Holm tables, verdicts) and the figures built from
+them. A student's own choices (another sweep, a filter, a metric) are keyed the same way, so the second
+student with the same choice pays nothing.
+
+How a frame is recognised without reading it: `services/stores.load_all` stamps the frames it returns
+with their data version (`stamp`: the stores' paths and file versions, and which sweeps of the user's
+store this viewer sees); pandas carries that stamp through filtering, `assign` and column selection.
+A frame's key is then its stamp, its index (which rows: a digest of the row labels, about a millisecond
+for 100k rows) and its columns. A small frame without a stamp (a curve's table) is keyed by its
+content; a large one without a stamp is computed every time (never a wrong answer from a guess).
+
+`kept(fn)` wraps a pure function of frames and plain values: its result is kept per server process
+(least recently used dropped) and each caller gets its own shallow copy (pandas copy-on-write: a page's
+change never reaches the kept frame; a figure is copied without validation). `kept(fn, disk=True)`
+also writes the result beside the stores in the user's cache folder (`cache_dir()`: `$LITM_CACHE`, else
+`$XDG_CACHE_HOME/litm-explorer/views`), never inside the package: a new server process reads the
+bootstrap bands, McNemar and Holm tables and shape tests there instead of computing them again. A
+cached file belongs to one version of the engine's code (`code_version`): a changed statistic is
+computed afresh."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import pickle
+import tempfile
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+STAMP = "litm_data"  # the attrs key of a frame's data version
+SMALL = 20_000  # rows: a frame this small without a stamp is keyed by its content
+KEPT = 512  # results kept per server process
+FORMAT = 1  # of the files in the cache folder
+
+
+class Unkeyable(Exception):
+    """An argument has no key (a large frame without a stamp, an object without a value): call through."""
+
+
+# ------------------------------------------------------------------ keys
+
+
+def stamp(frame, version) -> None:
+    """Mark a frame (or series) as rows of the data `version` (plain values: paths, file versions)."""
+    frame.attrs[STAMP] = version
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _index_key(index: pd.Index) -> tuple:
+    if isinstance(index, pd.RangeIndex):
+        return ("range", index.start, index.stop, index.step)
+    values = index.to_numpy()
+    if values.dtype.kind in "iub":
+        return ("rows", len(values), _digest(np.ascontiguousarray(values).tobytes()))
+    return ("rows", len(values), _digest(pickle.dumps(list(values))))
+
+
+def _content(obj) -> str:
+    try:
+        hashed = pd.util.hash_pandas_object(obj, index=True).to_numpy()
+        head = repr(
+            (
+                list(obj.columns) if isinstance(obj, pd.DataFrame) else obj.name,
+                list(obj.dtypes) if isinstance(obj, pd.DataFrame) else str(obj.dtype),
+            )
+        )
+        return _digest(head.encode() + hashed.tobytes())
+    except (TypeError, ValueError):  # list or dict cells: pickled
+        return _digest(pickle.dumps(obj))
+
+
+def key_of(value):
+    """A hashable, process-independent key for an argument, or Unkeyable."""
+    if value is None or isinstance(value, (str, int, float, bool, bytes)):
+        return value
+    if isinstance(value, (pd.DataFrame, pd.Series)):
+        cols = tuple(map(str, value.columns)) if isinstance(value, pd.DataFrame) else (str(value.name),)
+        version = value.attrs.get(STAMP)
+        if version is not None:
+            return ("stamped", version, _index_key(value.index), cols)
+        if len(value) <= SMALL:
+            return ("content", _content(value))
+        raise Unkeyable(f"a frame of {len(value)} rows without a data version")
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(key_of(v) for v in value))
+    if isinstance(value, (set, frozenset)):
+        return ("set", tuple(sorted((key_of(v) for v in value), key=repr)))
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted(((repr(k), key_of(v)) for k, v in value.items()), key=lambda kv: kv[0])))
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return value.item()
+    text = repr(value)
+    if " at 0x" in text or " object at " in text:  # identity only: no value to key on
+        raise Unkeyable(f"{type(value).__name__} has no value to key on")
+    return (type(value).__qualname__, text)
+
+
+# ------------------------------------------------------------------ copies
+
+
+def _copied(value):
+    import plotly.graph_objects as go
+
+    from webapp.services.figures import copy as copy_figure
+
+    if isinstance(value, (pd.DataFrame, pd.Series)):
+        return value.copy(deep=False)
+    if isinstance(value, go.Figure):
+        return copy_figure(value)
+    if isinstance(value, tuple):
+        return tuple(_copied(v) for v in value)
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    return value  # numbers, strings, frozen records
+
+
+def _stamped(value, digest: str):
+    """Frames in a kept result carry the result's key, so what is computed from them is keyed too."""
+    if isinstance(value, (pd.DataFrame, pd.Series)):
+        stamp(value, ("derived", digest))
+    elif isinstance(value, (tuple, list)):
+        for i, v in enumerate(value):
+            _stamped(v, f"{digest}/{i}")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _stamped(v, f"{digest}/{k}")
+    return value
+
+
+# ------------------------------------------------------------------ the keep
+
+
+@st.cache_resource(show_spinner=False)
+def _keep() -> tuple[OrderedDict, threading.Lock, dict, dict]:
+    """Kept results by key (least recently used dropped), the lock of the dict, one lock per key being
+    computed (the first session computes, the others wait for it), and counts (hits, misses, disk)."""
+    return OrderedDict(), threading.Lock(), {}, {"hits": 0, "computed": 0, "read": 0}
+
+
+def counts() -> dict:
+    """How many results were found kept, computed, read from the cache folder in this process."""
+    return dict(_keep()[3])
+
+
+def clear() -> None:
+    kept, lock, _, n = _keep()
+    with lock:
+        kept.clear()
+        n.update(hits=0, computed=0, read=0)
+
+
+def cache_dir() -> Path:
+    """Where kept statistics are written: $LITM_CACHE, else $XDG_CACHE_HOME/litm-explorer/views (the user's
+    cache folder, never the package's: shipped stores and the checkout stay as they are)."""
+    given = os.environ.get("LITM_CACHE")
+    if given:
+        return Path(given)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "litm-explorer" / "views"
+
+
+@functools.cache
+def code_version() -> str:
+    """A digest of the engine's and the services' code: a file cached by another version is not read."""
+    roots = [Path(__file__).resolve().parents[2] / "components", Path(__file__).resolve().parent]
+    h = hashlib.blake2b(digest_size=8)
+    for root in roots:
+        for p in sorted(root.rglob("*.py")):
+            try:
+                h.update(p.read_bytes())
+            except OSError:
+                continue
+    return h.hexdigest()
+
+
+def _disk_path(name: str, digest: str) -> Path:
+    return cache_dir() / f"{name}-{code_version()}-{digest}.pickle"
+
+
+def _read(path: Path):
+    try:
+        with open(path, "rb") as f:
+            found = pickle.load(f)  # noqa: S301 - the user's own cache folder, written by this module
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+        return None
+    return found if isinstance(found, tuple) and len(found) == 2 and found[0] == FORMAT else None
+
+
+def _write(path: Path, value) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump((FORMAT, value), f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except (OSError, pickle.PicklingError, TypeError, AttributeError):
+        pass  # a read-only home: computed again next time, nothing lost
+
+
+@functools.cache
+def prices_version() -> str:
+    """The price table this process prices with (the shipped one with the override file merged over it,
+    read at start): part of the key of whatever prices arms."""
+    from components.providers import pricing
+
+    return _digest(repr(pricing.PRICES).encode())
+
+
+def kept(fn=None, *, disk: bool = False, name: str | None = None, priced: bool = False):
+    """`fn` (frames and plain values in; anything picklable out) computed once per server process and
+    key of its arguments (`key_of`); with `disk`, once per store version across processes too.
+    `priced`: the result depends on the price table too."""
+    if fn is None:
+        return functools.partial(kept, disk=disk, name=name, priced=priced)
+    label = name or f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__qualname__}"
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            key = (label, key_of(args), key_of(kwargs), prices_version() if priced else "")
+        except Unkeyable:
+            return fn(*args, **kwargs)
+        digest = _digest(repr(key).encode())
+        store, lock, computing, n = _keep()
+        with lock:
+            if digest in store:
+                store.move_to_end(digest)
+                n["hits"] += 1
+                return _copied(store[digest])
+            mine = computing.setdefault(digest, threading.Lock())
+        with mine:
+            with lock:
+                if digest in store:  # computed by another session while this one waited
+                    n["hits"] += 1
+                    return _copied(store[digest])
+            value, found = None, None
+            path = _disk_path(label, digest) if disk else None
+            if path is not None:
+                found = _read(path)
+            if found is not None:
+                value = found[1]
+                with lock:
+                    n["read"] += 1
+            else:
+                value = fn(*args, **kwargs)
+                with lock:
+                    n["computed"] += 1
+                if path is not None:
+                    _write(path, value)
+            value = _stamped(_copied(value), digest)  # never the caller's own object
+            with lock:
+                store[digest] = value
+                computing.pop(digest, None)
+                while len(store) > KEPT:
+                    store.popitem(last=False)
+        return _copied(value)
+
+    wrapper.uncached = fn
+    return wrapper

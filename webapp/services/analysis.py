@@ -117,6 +117,7 @@ prepare = views.kept(prepare)
 compare = views.kept(compare, disk=True, priced=True)
 shapes = views.kept(shapes, disk=True)
 likelihood_lines = views.kept(likelihood_lines, disk=True)
+rebuild_prompt = views.kept(rebuild_prompt)  # a trial's prompt map on Results, from its stored calls
 
 
 def report(

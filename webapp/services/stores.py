@@ -188,6 +188,7 @@ def with_trials(sweeps: pd.DataFrame, trials: pd.DataFrame) -> list[str]:
     return [k for k in sweeps["sweep_key"] if k in present]
 
 
+@views.kept
 def whole(df: pd.DataFrame) -> pd.DataFrame:
     """The rows of `df` (a few: a page, a drill-down, failures) with every stored column: questions,
     answers, page lists, from their stores; the columns `df` has of its own (store, labels) kept."""
@@ -221,18 +222,25 @@ def export(df: pd.DataFrame, fmt: str) -> bytes:
     parquet file; the app's own bookkeeping columns left out."""
     from components.run.store_io import frame_bytes
 
-    full = whole(df)
+    full = whole.uncached(df)  # made on click, for one user: not kept
     return frame_bytes(
         full.drop(columns=[c for c in ("store_path", "sweep_key", "shipped") if c in full]), fmt
     )
 
 
 def calls_of(path: str, trial_id: int, readonly: bool) -> list[dict]:
+    """A trial's stored calls, read once per store version (every student opening Results sees the same
+    first trial's details)."""
+    return _calls(str(path), store_version(Path(path)), int(trial_id))
+
+
+@views.kept
+def _calls(path: str, version: tuple, trial_id: int) -> list[dict]:
     from components.run.store import RunStore
 
     store = RunStore(path, readonly=True)  # reading never writes (`readonly` kept for the callers)
     try:
-        return store.calls_for_trial(int(trial_id))
+        return store.calls_for_trial(trial_id)
     finally:
         store.close()
 

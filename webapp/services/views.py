@@ -37,6 +37,7 @@ import streamlit as st
 STAMP = "litm_data"  # the attrs key of a frame's data version
 SMALL = 20_000  # rows: a frame this small without a stamp is keyed by its content
 KEPT = 512  # results kept per server process
+KEPT_BYTES = 300_000_000  # and the frames they hold, at most (a filtered 100k-trial frame: tens of MB)
 FORMAT = 1  # of the files in the cache folder
 
 
@@ -142,11 +143,25 @@ def _stamped(value, digest: str):
 # ------------------------------------------------------------------ the keep
 
 
+def _size(value) -> int:
+    """Bytes a kept result holds, roughly: its frames' columns (shared with nothing else once kept)."""
+    if isinstance(value, pd.DataFrame):
+        return int(value.memory_usage(index=True, deep=False).sum())
+    if isinstance(value, pd.Series):
+        return int(value.memory_usage(index=True, deep=False))
+    if isinstance(value, (tuple, list)):
+        return 64 + sum(_size(v) for v in value)
+    if isinstance(value, dict):
+        return 64 + sum(_size(v) for v in value.values())
+    return 1_000
+
+
 @st.cache_resource(show_spinner=False)
 def _keep() -> tuple[OrderedDict, threading.Lock, dict, dict]:
-    """Kept results by key (least recently used dropped), the lock of the dict, one lock per key being
-    computed (the first session computes, the others wait for it), and counts (hits, misses, disk)."""
-    return OrderedDict(), threading.Lock(), {}, {"hits": 0, "computed": 0, "read": 0}
+    """Kept results by key, as (value, bytes), least recently used dropped; the lock of the dict; one lock
+    per key being computed (the first session computes, the others wait for it); counts (hits, computed,
+    read from the cache folder, bytes held)."""
+    return OrderedDict(), threading.Lock(), {}, {"hits": 0, "computed": 0, "read": 0, "bytes": 0}
 
 
 def counts() -> dict:
@@ -158,7 +173,7 @@ def clear() -> None:
     kept, lock, _, n = _keep()
     with lock:
         kept.clear()
-        n.update(hits=0, computed=0, read=0)
+        n.update(hits=0, computed=0, read=0, bytes=0)
 
 
 def cache_dir() -> Path:
@@ -238,13 +253,13 @@ def kept(fn=None, *, disk: bool = False, name: str | None = None, priced: bool =
             if digest in store:
                 store.move_to_end(digest)
                 n["hits"] += 1
-                return _copied(store[digest])
+                return _copied(store[digest][0])
             mine = computing.setdefault(digest, threading.Lock())
         with mine:
             with lock:
                 if digest in store:  # computed by another session while this one waited
                     n["hits"] += 1
-                    return _copied(store[digest])
+                    return _copied(store[digest][0])
             value, found = None, None
             path = _disk_path(label, digest) if disk else None
             if path is not None:
@@ -260,11 +275,14 @@ def kept(fn=None, *, disk: bool = False, name: str | None = None, priced: bool =
                 if path is not None:
                     _write(path, value)
             value = _stamped(_copied(value), digest)  # never the caller's own object
+            size = _size(value)
             with lock:
-                store[digest] = value
                 computing.pop(digest, None)
-                while len(store) > KEPT:
-                    store.popitem(last=False)
+                if size <= KEPT_BYTES // 4:  # a huge result (an export) is not kept
+                    store[digest] = (value, size)
+                    n["bytes"] += size
+                while store and (len(store) > KEPT or n["bytes"] > KEPT_BYTES):
+                    n["bytes"] -= store.popitem(last=False)[1][1]
         return _copied(value)
 
     wrapper.uncached = fn

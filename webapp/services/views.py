@@ -8,7 +8,9 @@ with their data version (`stamp`: the stores' paths and file versions, and which
 store this viewer sees); pandas carries that stamp through filtering, `assign` and column selection.
 A frame's key is then its stamp, its index (which rows: a digest of the row labels, about a millisecond
 for 100k rows) and its columns. A small frame without a stamp (a curve's table) is keyed by its
-content; a large one without a stamp is computed every time (never a wrong answer from a guess).
+content; a large one without a stamp is computed every time (never a wrong answer from a guess). A
+page that renames columns of a stamped frame, or puts other values under a column's name, passes
+`fresh(frame)` (keyed by its content) instead.
 
 `kept(fn)` wraps a pure function of frames and plain values: its result is kept per server process
 (least recently used dropped) and each caller gets its own shallow copy (pandas copy-on-write: a page's
@@ -32,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 STAMP = "litm_data"  # the attrs key of a frame's data version
@@ -80,6 +83,14 @@ def _content(obj) -> str:
         return _digest(pickle.dumps(obj))
 
 
+def fresh(frame):
+    """`frame` without its data version (a shallow copy): for a frame whose columns were renamed or replaced
+    by other values under the same names, which must be keyed by its content."""
+    out = frame.copy(deep=False)
+    out.attrs.pop(STAMP, None)
+    return out
+
+
 def key_of(value):
     """A hashable, process-independent key for an argument, or Unkeyable."""
     if value is None or isinstance(value, (str, int, float, bool, bytes)):
@@ -109,21 +120,90 @@ def key_of(value):
 # ------------------------------------------------------------------ copies
 
 
-def _copied(value):
-    import plotly.graph_objects as go
+# What a page does to a figure before showing it: recorded on a kept figure's stand-in, not done, until
+# something reads the figure. ui/charts.py themes a figure once per content: for a stand-in, the content is
+# the kept figure's key and these calls, so a student whose chart is another's gets the themed chart kept
+# for the first without the figure being copied or serialized again.
+RECORDED = frozenset(
+    {
+        "update_layout",
+        "update_xaxes",
+        "update_yaxes",
+        "update_traces",
+        "add_hline",
+        "add_vline",
+        "add_hrect",
+        "add_vrect",
+        "add_annotation",
+        "add_shape",
+    }
+)
+_OWN = frozenset({"lazy_key", "__class__", "__dict__", "_lazy_state"})
 
-    from webapp.services.figures import copy as copy_figure
 
+class LazyFigure(go.Figure):
+    """A kept figure's copy, made when first read: until then the calls in RECORDED are recorded."""
+
+    def __init__(self, kept_figure: go.Figure, origin: str):  # noqa: D107 - no plotly __init__ until read
+        object.__setattr__(self, "_lazy_state", [kept_figure, origin, []])
+
+    def __getattribute__(self, name):
+        state = object.__getattribute__(self, "__dict__").get("_lazy_state")
+        if state is None or name in _OWN:
+            return object.__getattribute__(self, name)
+        if name in RECORDED:
+            return functools.partial(_record, self, state, name)
+        _materialize(self)
+        return object.__getattribute__(self, name)
+
+    def __setattr__(self, name, value):
+        if object.__getattribute__(self, "__dict__").get("_lazy_state") is not None:
+            _materialize(self)
+        super().__setattr__(name, value)
+
+    def lazy_key(self) -> str | None:
+        """The figure's content as a key while it is still only the kept figure plus recorded calls."""
+        state = object.__getattribute__(self, "__dict__").get("_lazy_state")
+        if state is None:
+            return None
+        text = repr(state[2])
+        return None if " at 0x" in text else _digest(f"{state[1]}|{text}".encode())
+
+
+def _record(fig, state, name, *args, **kwargs):
+    state[2].append((name, args, kwargs))
+    return fig
+
+
+def _materialize(fig) -> None:
+    state = object.__getattribute__(fig, "__dict__").pop("_lazy_state", None)
+    if state is None:
+        return
+    kept_figure, _, calls = state
+    go.Figure.__init__(fig, kept_figure.to_dict(), skip_invalid=False, _validate=False)
+    for name, args, kwargs in calls:
+        getattr(fig, name)(*args, **kwargs)
+
+
+def figure_key(fig) -> str | None:
+    """A kept figure's key (its builder's key and what was done to it since), or None: then its content
+    is the key (ui/charts.py serializes it)."""
+    return fig.lazy_key() if isinstance(fig, LazyFigure) else None
+
+
+def _copied(value, digest: str = ""):
     if isinstance(value, (pd.DataFrame, pd.Series)):
         return value.copy(deep=False)
     if isinstance(value, go.Figure):
-        return copy_figure(value)
+        if digest and not isinstance(value, LazyFigure):
+            return LazyFigure(value, digest)
+        return go.Figure(value.to_dict(), _validate=False)
     if isinstance(value, tuple):
-        return tuple(_copied(v) for v in value)
+        return tuple(_copied(v, f"{digest}/{i}" if digest else "") for i, v in enumerate(value))
     if isinstance(value, list):
-        return [_copied(v) for v in value]
+        return [_copied(v, f"{digest}/{i}" if digest else "") for i, v in enumerate(value)]
     if isinstance(value, dict):
-        return {k: _copied(v) for k, v in value.items()}
+        return {k: _copied(v, f"{digest}/{k}" if digest else "") for k, v in value.items()}
     return value  # numbers, strings, frozen records
 
 
@@ -253,13 +333,13 @@ def kept(fn=None, *, disk: bool = False, name: str | None = None, priced: bool =
             if digest in store:
                 store.move_to_end(digest)
                 n["hits"] += 1
-                return _copied(store[digest][0])
+                return _copied(store[digest][0], digest)
             mine = computing.setdefault(digest, threading.Lock())
         with mine:
             with lock:
                 if digest in store:  # computed by another session while this one waited
                     n["hits"] += 1
-                    return _copied(store[digest][0])
+                    return _copied(store[digest][0], digest)
             value, found = None, None
             path = _disk_path(label, digest) if disk else None
             if path is not None:
@@ -283,7 +363,7 @@ def kept(fn=None, *, disk: bool = False, name: str | None = None, priced: bool =
                     n["bytes"] += size
                 while store and (len(store) > KEPT or n["bytes"] > KEPT_BYTES):
                     n["bytes"] -= store.popitem(last=False)[1][1]
-        return _copied(value)
+        return _copied(value, digest)
 
     wrapper.uncached = fn
     return wrapper

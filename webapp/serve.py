@@ -8,7 +8,16 @@ the time someone comes. Modules that other code looks up in sys.modules without 
 (pandas, for plotly) are loaded before the thread starts (see main). Then the thread reads the run
 stores (components.run.reader.browse_kept, about a second for 100k trials, about 45 MB kept): the
 first visit's read (webapp/app.py warm_up, services/stores.py) finds them read, unless a store changed
-since."""
+since.
+
+Started with a port (`litm app`, each server of `litm app --workers N`), the thread then warms the
+server up: it opens one session over the server's own websocket and visits every page once, so what
+the pages keep per server process (services/views.py: Results' and Compare's statistics and figures;
+the Lesson's and Home's figures; the themed charts) is built before the first student comes. Until
+then /_stcore/health answers 503 "warming up ..." and then "ok" (`ready_when_warm`): `litm app
+--workers N`, nginx and a teacher's browser wait for a warm server. The heavy statistics come from the
+cache folder when an earlier process computed them (services/views.py cache_dir), so a restart is warm
+in seconds. LITM_NO_WARM_UP=1 turns the visit off (the health endpoint is then "ok" at once)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from webapp.results.trial import trial_detail, trial_label
 from webapp.results.ucurve import BOUNDS, SERIES, fmt_table, open_on_real_curve, u_curve_tab, with_names
 from webapp.services import analysis, figures, models, sharing, stores
 from webapp.services import multiq as mq_service
-from webapp.services.names import models_of
+from webapp.services.analysis import models_of
 from webapp.session import State, url
 from webapp.ui import charts, pickers
 from webapp.ui.render import guard, md, short, thousands, upper_first, usd

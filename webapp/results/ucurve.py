@@ -16,8 +16,9 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from webapp.services import analysis, figures, published
-from webapp.services.names import THIS_APP, model_title, models_of
+from webapp.services import analysis, figures, published, views
+from webapp.services.analysis import models_of
+from webapp.services.names import THIS_APP, model_title
 from webapp.session import State
 from webapp.ui import charts, pickers
 from webapp.ui.curves import has_likelihood, likelihood_chart, shape_sentences
@@ -164,6 +165,7 @@ def bounds_lines(fig, df: pd.DataFrame, metric: str) -> list[str]:
     return out
 
 
+@views.kept  # once per selection of trials, not per tab and visitor
 def with_names(df: pd.DataFrame) -> pd.DataFrame:
     """Trials with the columns every series label carries: the model's name and the source."""
     return df.assign(model_name=df["model"].map(model_title), source=THIS_APP)

@@ -46,7 +46,7 @@ from components.report.likelihood import lines as likelihood_lines
 from components.report.promptmap import rebuild_prompt
 from components.report.shape import by_series as shapes
 from components.strategies.litm import ClosedBook
-from webapp.services import views
+from webapp.services import names, views
 
 __all__ = [
     "CLOSED_BOOK",
@@ -78,6 +78,7 @@ __all__ = [
     "is_error",
     "likelihood_lines",
     "pairs_plan",
+    "models_of",
     "money",
     "position_kind",
     "prepare",
@@ -118,6 +119,7 @@ compare = views.kept(compare, disk=True, priced=True)
 shapes = views.kept(shapes, disk=True)
 likelihood_lines = views.kept(likelihood_lines, disk=True)
 rebuild_prompt = views.kept(rebuild_prompt)  # a trial's prompt map on Results, from its stored calls
+models_of = views.kept(names.models_of)  # a chart's note names the models of every trial drawn
 
 
 def report(

@@ -354,8 +354,9 @@ def run(
     warm: bool = True,
     workers: int = 1,
     views: int = VIEWS,
+    profile: str | None = None,
 ) -> list[str]:
-    return report(measure(sessions, window, pages, url, pid, timeout, warm, workers, views))
+    return report(measure(sessions, window, pages, url, pid, timeout, warm, workers, views, profile))
 
 
 def measure(
@@ -368,13 +369,15 @@ def measure(
     warm: bool = True,
     workers: int = 1,
     views: int = VIEWS,
+    profile: str | None = None,
 ) -> Classroom:
     with ExitStack() as stack:
         if url is None:
             from tests.e2e.appserver import streamlit_app
 
             before = app_servers()
-            url = stack.enter_context(streamlit_app(workers=workers, litm_app=True))
+            env = {"LITM_PROFILE_DIR": str(Path(profile).resolve())} if profile else None
+            url = stack.enter_context(streamlit_app(env=env, workers=workers, litm_app=True))
             pid = app_server_pid(before)
         return asyncio.run(classroom(url, sessions, window, pages, pid, timeout, warm, views))
 
@@ -416,6 +419,12 @@ def main(argv: list[str] | None = None) -> int:
         help=f"after the class, new sessions that view every page one at a time, for the server CPU per "
         f"page view (default {VIEWS}; 0: none)",
     )
+    ap.add_argument(
+        "--profile",
+        metavar="DIR",
+        help="profile every script run of the server it starts (cProfile), one file a run in DIR, named "
+        "by its number and page (read them with python -m pstats)",
+    )
     args = ap.parse_args(argv)
     if args.sessions < 1 or args.window < 0:
         ap.error("--sessions must be at least 1 and --window at least 0")
@@ -429,6 +438,7 @@ def main(argv: list[str] | None = None) -> int:
         args.warm,
         args.workers,
         args.views,
+        args.profile,
     ):
         print(line, flush=True)
     return 0

@@ -17,7 +17,8 @@ the Lesson's and Home's figures; the themed charts) is built before the first st
 then /_stcore/health answers 503 "warming up ..." and then "ok" (`ready_when_warm`): `litm app
 --workers N`, nginx and a teacher's browser wait for a warm server. The heavy statistics come from the
 cache folder when an earlier process computed them (services/views.py cache_dir), so a restart is warm
-in seconds. LITM_NO_WARM_UP=1 turns the visit off (the health endpoint is then "ok" at once)."""
+in seconds. LITM_NO_WARM_UP=1 turns the visit off (the health endpoint is then "ok" at once); LITM_PROFILE_DIR=DIR
+profiles every script run into DIR (`profile_runs`)."""
 
 from __future__ import annotations
 
@@ -142,6 +143,38 @@ def ready_when_warm() -> None:
     Runtime.is_ready_for_browser_connection = property(ready)
 
 
+def profile_runs(folder: str) -> None:
+    """Profile every script run (cProfile) into `folder`, one file a run: `0007-results.prof` (the run's
+    number, its page): what `python -m bench classroom --profile DIR` asks for, to see where a page
+    view's time goes (`python -m pstats`)."""
+    import cProfile
+    import itertools
+    from pathlib import Path
+
+    from streamlit.runtime.scriptrunner import script_runner
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    numbers = itertools.count()
+    served = script_runner.ScriptRunner._run_script
+
+    def profiled(self, rerun_data):
+        profile = cProfile.Profile()
+        profile.enable()
+        try:
+            return served(self, rerun_data)
+        finally:
+            profile.disable()
+            try:
+                asked = self._pages_manager.get_pages().get(rerun_data.page_script_hash, {})
+                page = rerun_data.page_name or asked.get("url_pathname") or "home"
+            except Exception:  # noqa: BLE001 - a name is only a name
+                page = "page"
+            profile.dump_stats(out / f"{next(numbers):04d}-{page}.prof")
+
+    script_runner.ScriptRunner._run_script = profiled
+
+
 def port_of(argv: list[str]) -> int | None:
     for i, arg in enumerate(argv):
         if arg == "--server.port" and i + 1 < len(argv):
@@ -158,6 +191,8 @@ def main() -> int:
     import pandas  # noqa: F401
     from streamlit.web.cli import main as streamlit_main
 
+    if os.environ.get("LITM_PROFILE_DIR"):
+        profile_runs(os.environ["LITM_PROFILE_DIR"])
     port = port_of(sys.argv)
     if port is None or os.environ.get("LITM_NO_WARM_UP"):
         threading.Thread(target=preload, name="litm-preload", daemon=True).start()

@@ -221,6 +221,7 @@ def pooled_sizes(df: pd.DataFrame, size: str, by_documents: bool) -> str:
     )
 
 
+@views.kept
 def export_name(df: pd.DataFrame, axis: str, size: str) -> str:
     """The saved chart's file name: what, whose sweep, model, sizes, questions and date, e.g.
     'u-curve-gold_index-local-qwen-nq-litm20-qwen2.5-coder-0.5b-instruct-20-n50-2026-11-25'."""
@@ -241,6 +242,7 @@ def export_name(df: pd.DataFrame, axis: str, size: str) -> str:
     return "-".join(p for p in parts if p)[:150]
 
 
+@views.kept
 def note_of(
     df: pd.DataFrame,
     overlays: pd.DataFrame | None,

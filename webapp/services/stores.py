@@ -101,6 +101,18 @@ def _concat(parts: list[tuple[pd.DataFrame, pd.DataFrame]]) -> tuple[pd.DataFram
     )
 
 
+SETTLE_S = 60  # a user's store unchanged this long is not being written by a sweep
+
+
+def _settled(version: tuple) -> bool:
+    """Whether a store of this version (store_version: mtime and size of the file and its WAL) has not
+    changed for SETTLE_S seconds."""
+    import time
+
+    newest = max((v[0] for v in version if v), default=0)
+    return time.time_ns() - newest > SETTLE_S * 1_000_000_000
+
+
 def _shipped_key(found: list[tuple[str, bool, Path]]) -> tuple:
     return tuple((label, str(path), store_version(path)) for label, shipped, path in found if shipped)
 
@@ -147,8 +159,9 @@ def load_all(viewer: Viewer) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     else:
         trials, sweeps = _concat([mine, (shipped_trials, shipped_sweeps)])  # the user's store first
         key = (key, mine_key)
-    views.stamp(trials, ("runs", key))  # services/views.py: what is computed from them is kept by it
-    views.stamp(sweeps, ("sweeps", key))
+    settled = mine is None or _settled(mine_key[1])
+    views.stamp(trials, ("runs", key), settled)  # services/views.py: what is computed from them is kept by it
+    views.stamp(sweeps, ("sweeps", key), settled)
     return trials, sweeps, problems
 
 

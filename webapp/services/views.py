@@ -38,6 +38,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 STAMP = "litm_data"  # the attrs key of a frame's data version
+SETTLED = "litm_settled"  # and whether its stores have stopped changing (services/stores.py)
+KEEP_FILES = 2_000  # files in the cache folder; the least recently written beyond them are removed
 SMALL = 20_000  # rows: a frame this small without a stamp is keyed by its content
 KEPT = 512  # results kept per server process
 KEPT_BYTES = 300_000_000  # and the frames they hold, at most (a filtered 100k-trial frame: tens of MB)
@@ -51,9 +53,19 @@ class Unkeyable(Exception):
 # ------------------------------------------------------------------ keys
 
 
-def stamp(frame, version) -> None:
-    """Mark a frame (or series) as rows of the data `version` (plain values: paths, file versions)."""
+def stamp(frame, version, settled: bool = True) -> None:
+    """Mark a frame (or series) as rows of the data `version` (plain values: paths, file versions).
+    `settled`: none of its stores is being written (a sweep running): what is computed from it may go to
+    the cache folder; a store that changes every few seconds would only fill it."""
     frame.attrs[STAMP] = version
+    frame.attrs[SETTLED] = settled
+
+
+def _settled(values) -> bool:
+    for v in values:
+        if isinstance(v, (pd.DataFrame, pd.Series)) and not v.attrs.get(SETTLED, True):
+            return False
+    return True
 
 
 def _digest(data: bytes) -> str:
@@ -207,16 +219,16 @@ def _copied(value, digest: str = ""):
     return value  # numbers, strings, frozen records
 
 
-def _stamped(value, digest: str):
+def _stamped(value, digest: str, settled: bool = True):
     """Frames in a kept result carry the result's key, so what is computed from them is keyed too."""
     if isinstance(value, (pd.DataFrame, pd.Series)):
-        stamp(value, ("derived", digest))
+        stamp(value, ("derived", digest), settled)
     elif isinstance(value, (tuple, list)):
         for i, v in enumerate(value):
-            _stamped(v, f"{digest}/{i}")
+            _stamped(v, f"{digest}/{i}", settled)
     elif isinstance(value, dict):
         for k, v in value.items():
-            _stamped(v, f"{digest}/{k}")
+            _stamped(v, f"{digest}/{k}", settled)
     return value
 
 
@@ -300,8 +312,20 @@ def _write(path: Path, value) -> None:
         with os.fdopen(fd, "wb") as f:
             pickle.dump((FORMAT, value), f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
+        _prune(path.parent)
     except (OSError, pickle.PicklingError, TypeError, AttributeError):
         pass  # a read-only home: computed again next time, nothing lost
+
+
+def _prune(folder: Path) -> None:
+    """Keep the KEEP_FILES most recently written files of the cache folder (each store version writes its
+    own: old ones are never read again)."""
+    found = list(folder.glob("*.pickle"))
+    if len(found) <= KEEP_FILES:
+        return
+    found.sort(key=lambda p: p.stat().st_mtime if p.exists() else 0)
+    for old in found[: len(found) - KEEP_FILES]:
+        old.unlink(missing_ok=True)
 
 
 @functools.cache
@@ -341,7 +365,8 @@ def kept(fn=None, *, disk: bool = False, name: str | None = None, priced: bool =
                     n["hits"] += 1
                     return _copied(store[digest][0], digest)
             value, found = None, None
-            path = _disk_path(label, digest) if disk else None
+            settled = _settled([*args, *kwargs.values()])
+            path = _disk_path(label, digest) if disk and settled else None
             if path is not None:
                 found = _read(path)
             if found is not None:
@@ -354,7 +379,7 @@ def kept(fn=None, *, disk: bool = False, name: str | None = None, priced: bool =
                     n["computed"] += 1
                 if path is not None:
                     _write(path, value)
-            value = _stamped(_copied(value), digest)  # never the caller's own object
+            value = _stamped(_copied(value), digest, settled)  # never the caller's own object
             size = _size(value)
             with lock:
                 computing.pop(digest, None)

@@ -14,12 +14,13 @@ page that renames columns of a stamped frame, or puts other values under a colum
 
 `kept(fn)` wraps a pure function of frames and plain values: its result is kept per server process
 (least recently used dropped) and each caller gets its own shallow copy (pandas copy-on-write: a page's
-change never reaches the kept frame; a figure is copied without validation). `kept(fn, disk=True)`
+change never reaches the kept frame; a figure is a `LazyFigure`, copied only when read). `kept(fn,
+disk=True)`
 also writes the result beside the stores in the user's cache folder (`cache_dir()`: `$LITM_CACHE`, else
 `$XDG_CACHE_HOME/litm-explorer/views`), never inside the package: a new server process reads the
 bootstrap bands, McNemar and Holm tables and shape tests there instead of computing them again. A
 cached file belongs to one version of the engine's code (`code_version`): a changed statistic is
-computed afresh."""
+computed afresh. Results of a store being written (a sweep running) stay in memory only."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow  # tens of seconds end to end: make test, not make
 
 
 def test_three_students_get_the_lesson_rendered_to_the_end():
-    c = bench_classroom.measure(sessions=3, window=1.0, pages=["lesson", "results"], timeout=180)
+    c = bench_classroom.measure(sessions=3, window=1.0, pages=["lesson", "results"], timeout=180, views=2)
     assert c.errors == []
     assert [v.page for v in c.teacher] == ["(root URL)", "lesson", "results"]
     assert len(c.visits) == 6
@@ -23,13 +23,18 @@ def test_three_students_get_the_lesson_rendered_to_the_end():
     assert c.server_cpu_s > 0 and c.peak_mb > 50
     lines = bench_classroom.report(c)
     assert any(line.strip().startswith("lesson     to script finished: median") for line in lines)
+    # then the server's CPU per page view, page by page, one view at a time
+    assert set(c.page_cpu) == {"lesson", "results"} and all(len(v) == 2 for v in c.page_cpu.values())
+    assert all(0 <= x < 30 for v in c.page_cpu.values() for x in v)
+    assert any(line.strip().startswith("results    server CPU per view: median") for line in lines)
+    assert any(line.startswith("goal server CPU < 0.1 s per default view: lesson") for line in lines)
     assert "errors: 0" in lines
 
 
 def test_a_page_the_app_does_not_have_is_an_error_when_asked_for_and_left_out_by_default():
-    asked = bench_classroom.measure(sessions=1, window=0, pages=["no-such-page"], timeout=180)
+    asked = bench_classroom.measure(sessions=1, window=0, pages=["no-such-page"], timeout=180, views=0)
     assert asked.errors and all("page not found" in e for e in asked.errors)
-    default = bench_classroom.measure(sessions=1, window=0, pages=None, timeout=180)
+    default = bench_classroom.measure(sessions=1, window=0, pages=None, timeout=180, views=0)
     assert default.pages == ["home", "lesson", "results", "compare"]  # the app has every default page
     assert default.errors == []
 

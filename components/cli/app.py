@@ -67,10 +67,35 @@ def command(port: int) -> list[str]:
 def run(args) -> int:
     if not 1 <= args.port <= 65535:
         raise ValueError(f"--port must be 1-65535, got {args.port}")
+    os.environ.setdefault("MALLOC_ARENA_MAX", "2")  # the servers' memory: fewer malloc arenas per thread
     if args.workers != 1:
         from components.cli import workers
 
-        return workers.serve(args.port, args.workers, command)
+        if not 2 <= args.workers <= workers.MAX_WORKERS:
+            raise ValueError(
+                f"--workers must be 2-{workers.MAX_WORKERS}, got {args.workers} (1: run `litm app` without it)"
+            )
+        workers.nginx_binary()  # missing: one line from here, before anything starts
+        # The process that watches the servers only starts and stops them: a fresh interpreter without the
+        # command line's other commands loaded (about 20 MB instead of 110) holds the class's memory down.
+        argv = [sys.executable, "-c", SUPERVISOR, str(args.port), str(args.workers)]
+        os.execv(argv[0], argv)
     argv = command(args.port)
     os.execv(argv[0], argv)
     return 0  # not reached
+
+
+SUPERVISOR = "from components.cli.app import supervise; supervise()"
+
+
+def supervise() -> None:
+    """`litm app --workers N` after its checks: N servers behind nginx (components/cli/workers.py serve);
+    an error is one line and exit code 1, as the command line's own."""
+    from components.cli import workers
+
+    try:
+        code = workers.serve(int(sys.argv[1]), int(sys.argv[2]), command)
+    except (ValueError, OSError, LookupError) as exc:
+        print(f"litm: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
+        code = 1
+    sys.exit(code)

@@ -144,3 +144,85 @@ def test_the_texts_of_a_page_of_trials_are_read_once(monkeypatch, tmp_path):
     one.loc[one.index[0], "question"] = "changed"
     assert stores.whole(page).loc[page.index[0], "question"] != "changed"
     assert two["question"].tolist() == stores.whole(page)["question"].tolist()
+
+
+# ------------------------------------------------------------------ Results and Compare (services/views.py)
+
+
+def _visit(page: str):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(
+        str(Path(__file__).resolve().parents[2] / "webapp" / page / "page.py"), default_timeout=120
+    )
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+@pytest.mark.parametrize("page", ["results", "compare"])
+def test_a_second_session_s_default_view_rebuilds_no_figure_and_no_statistic(page, monkeypatch, tmp_path):
+    """Every student's default Results and Compare view is the same: the first session computes its
+    statistics (curves, shapes, McNemar and Holm, the verdict) and builds and themes its figures; the
+    second gets them all kept: nothing computed, no figure built or themed."""
+    from plotly.basedatatypes import BaseFigure
+
+    from webapp.services import views
+
+    monkeypatch.setenv(
+        "LITM_DB", str(tmp_path / "none.sqlite")
+    )  # the shipped runs only, as a class sees them
+    monkeypatch.setenv("LITM_CACHE", str(tmp_path / "cache"))
+    views.clear()
+    themed, built = [], []
+    real_theme, real_init = figures.theme, BaseFigure.__init__
+
+    def theme(fig, presenter=False, series=True):
+        themed.append(1)
+        return real_theme(fig, presenter=presenter, series=series)
+
+    def init(self, *args, **kwargs):
+        built.append(type(self).__name__)
+        return real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(figures, "theme", theme)
+    monkeypatch.setattr(BaseFigure, "__init__", init)
+    first = _visit(page)
+    computed = views.counts()["computed"]
+    assert computed > 5 and themed and built  # the first session did the work
+    assert first.get("plotly_chart")
+    themed.clear(), built.clear()
+    second = _visit(page)
+    assert views.counts()["computed"] == computed  # no statistic, table or figure computed again
+    assert themed == [] and built == []  # no figure built, copied or themed
+    assert [c.proto.spec for c in second.get("plotly_chart")] == [
+        c.proto.spec for c in first.get("plotly_chart")
+    ]
+
+
+def test_a_new_server_process_reads_the_heavy_statistics_from_the_cache_folder(monkeypatch, tmp_path):
+    """Bootstrap bands, shape tests, McNemar and Holm are written beside the stores' other caches (never
+    under sample_docs/) and read, not computed, by the next server process (its in-memory keep empty)."""
+    from components.report import compare as report_compare
+    from components.report import shape as report_shape
+    from webapp.services import views
+
+    monkeypatch.setenv("LITM_DB", str(tmp_path / "none.sqlite"))
+    monkeypatch.setenv("LITM_CACHE", str(tmp_path / "cache"))
+    views.clear()
+    _visit("compare")
+    _visit("results")
+    files = sorted(p.name for p in (tmp_path / "cache").iterdir())
+    assert any(f.startswith("compare.compare-") for f in files) and any(
+        f.startswith("shape.by_series-") for f in files
+    )
+    views.clear()  # a new server process: nothing kept in memory
+    ran = []
+    monkeypatch.setattr(report_shape, "curve_shape", lambda *a, **k: ran.append("shape"))
+    monkeypatch.setattr(report_compare, "pairs", lambda *a, **k: ran.append("pairs"))
+    _visit("compare")
+    _visit("results")
+    assert ran == [] and views.counts()["read"] >= 2  # read from the cache folder, not computed

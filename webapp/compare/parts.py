@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from webapp.services import analysis, figures, models, multiq, published, stores
+from webapp.services import analysis, figures, models, multiq, published, stores, views
 from webapp.services.names import THIS_APP, models_of
 from webapp.session import State
 from webapp.session.url import OWN_PRICES
@@ -201,7 +201,7 @@ def failures(t: pd.DataFrame, pair: tuple[str, str], limit: int = FAILURES_SHOWN
         return fail.drop(columns=[c for c in sources if c in fail]), total
     for side in ("a", "b"):
         ids = fail[[f"{c}_{side}" for c in analysis.FAILURE_SOURCES]]
-        full = stores.whole(ids.set_axis(list(analysis.FAILURE_SOURCES), axis=1))
+        full = stores.whole(views.fresh(ids.set_axis(list(analysis.FAILURE_SOURCES), axis=1)))
         if side == "a":
             fail["question"], fail["answers"] = full.get("question"), full.get("answers")
         fail[f"answer_{side}"] = full.get("answer")

@@ -21,7 +21,8 @@ from webapp.results.ucurve import (
 )
 from webapp.services import analysis, figures, models, sharing, stores
 from webapp.services import multiq as mq_service
-from webapp.services.names import model_title, models_of, strategy_label
+from webapp.services.analysis import models_of
+from webapp.services.names import model_title, strategy_label
 from webapp.session import State, url
 from webapp.ui import charts, pickers
 from webapp.ui.render import guard, md, short, thousands, upper_first, usd

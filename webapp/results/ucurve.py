@@ -17,8 +17,9 @@ import pandas as pd
 import streamlit as st
 
 from webapp.results import research
-from webapp.services import analysis, figures, published
-from webapp.services.names import THIS_APP, model_title, models_of
+from webapp.services import analysis, figures, published, views
+from webapp.services.analysis import models_of
+from webapp.services.names import THIS_APP, model_title
 from webapp.session import State
 from webapp.ui import charts, pickers
 from webapp.ui.curves import has_likelihood, likelihood_chart, shape_sentences
@@ -166,6 +167,7 @@ def bounds_lines(fig, df: pd.DataFrame, metric: str) -> list[str]:
     return out
 
 
+@views.kept  # once per selection of trials, not per tab and visitor
 def with_names(df: pd.DataFrame) -> pd.DataFrame:
     """Trials with the columns every series label carries: the model's name and the source."""
     return df.assign(model_name=df["model"].map(model_title), source=THIS_APP)
@@ -221,6 +223,7 @@ def pooled_sizes(df: pd.DataFrame, size: str, by_documents: bool) -> str:
     )
 
 
+@views.kept
 def export_name(df: pd.DataFrame, axis: str, size: str) -> str:
     """The saved chart's file name: what, whose sweep, model, sizes, questions and date, e.g.
     'u-curve-gold_index-local-qwen-nq-litm20-qwen2.5-coder-0.5b-instruct-20-n50-2026-11-25'."""
@@ -241,6 +244,7 @@ def export_name(df: pd.DataFrame, axis: str, size: str) -> str:
     return "-".join(p for p in parts if p)[:150]
 
 
+@views.kept
 def note_of(
     df: pd.DataFrame,
     overlays: pd.DataFrame | None,

@@ -47,6 +47,7 @@ from components.report.likelihood import lines as likelihood_lines
 from components.report.promptmap import rebuild_prompt
 from components.report.shape import by_series as shapes
 from components.strategies.litm import ClosedBook
+from webapp.services import names, views
 
 __all__ = [
     "CLOSED_BOOK",
@@ -79,6 +80,7 @@ __all__ = [
     "known_labels",
     "likelihood_lines",
     "pairs_plan",
+    "models_of",
     "money",
     "position_kind",
     "prepare",
@@ -93,6 +95,33 @@ __all__ = [
 ]
 
 CLOSED_BOOK = ClosedBook.name
+
+# What Results and Compare compute from the stores, kept per store version and arguments (services/views.py):
+# every student's default view is computed once per server process; the heavy statistics (bootstrap bands,
+# shape tests, exact McNemar with Holm, the verdict) are also kept on disk for the next server process.
+by_length = views.kept(by_length)
+cost_table = views.kept(cost_table)
+error_summary = views.kept(error_summary)
+filter_trials = views.kept(filter_trials)
+filter_length = views.kept(filter_length)
+first_pages_mask = views.kept(first_pages_mask)
+heatmap = views.kept(heatmap)
+is_error = views.kept(is_error)
+position_kind = views.kept(position_kind)
+scored = views.kept(scored)
+series_label = views.kept(series_label)
+u_curve = views.kept(u_curve)
+arms = views.kept(arms, priced=True)
+by_position = views.kept(by_position)
+cells_per_task = views.kept(cells_per_task)
+default_arms = views.kept(default_arms)
+failures = views.kept(failures)
+prepare = views.kept(prepare)
+compare = views.kept(compare, disk=True, priced=True)
+shapes = views.kept(shapes, disk=True)
+likelihood_lines = views.kept(likelihood_lines, disk=True)
+rebuild_prompt = views.kept(rebuild_prompt)  # a trial's prompt map on Results, from its stored calls
+models_of = views.kept(names.models_of)  # a chart's note names the models of every trial drawn
 
 
 def report(

@@ -29,7 +29,7 @@ from components.run.estimate import estimate_trial
 from components.strategies import STRATEGIES, ParamError, get_strategy
 from components.tasks.samples import NQ_SET as NQ_SET  # re-exported: the pages reach the engine here
 from components.tasks.sweepdocs import cell_document, move_gold
-from webapp.services import figures
+from webapp.services import figures, views
 
 __all__ = [
     "EXTENSIONS",
@@ -185,6 +185,7 @@ def figure(recipe: Recipe, strategy: str, params: Params, question: str):
     return promptmap.figure(prompts(recipe, strategy, params, question), built(recipe))
 
 
+@views.kept
 def map_of(prompts_sent: list, doc: Document, retrieved=None):
     """The prompt map of prompts as sent (every stage, after a run), retrieved pages marked."""
     return promptmap.figure(prompts_sent, doc, retrieved=retrieved)

@@ -13,30 +13,24 @@ import functools
 import plotly.graph_objects as go
 import streamlit as st
 
+from components.report import charts as _charts
 from components.report.charts import (
     COST_TITLES,
     DOMINATED,
     OKABE_ITO,
-    accuracy_lines,
-    accuracy_vs_cost,
-    accuracy_vs_length,
     arm_numbers,
     colour_word,
     esc,
     export_config,
-    heatmap,
-    likelihood_curve,
     mini_curve,
-    pareto,
-    position_differences,
     printed,
     published_bars,
     published_lines,
     theme,
-    u_curve,
 )
 from components.report.promptmap import colour_key
 from components.report.promptmap import word as map_colour
+from webapp.services import views
 
 __all__ = [
     "COST_TITLES",
@@ -64,6 +58,18 @@ __all__ = [
     "theme",
     "u_curve",
 ]
+
+
+# The figures of Results and Compare, kept per content of their tables and arguments (services/views.py):
+# a student whose view is another's gets a copy of the figure built for the first.
+u_curve = views.kept(_charts.u_curve)
+heatmap = views.kept(_charts.heatmap)
+accuracy_vs_cost = views.kept(_charts.accuracy_vs_cost)
+accuracy_vs_length = views.kept(_charts.accuracy_vs_length)
+accuracy_lines = views.kept(_charts.accuracy_lines)
+pareto = views.kept(_charts.pareto)
+position_differences = views.kept(_charts.position_differences)
+likelihood_curve = views.kept(_charts.likelihood_curve)
 
 
 def copy(fig: go.Figure) -> go.Figure:

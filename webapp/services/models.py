@@ -17,6 +17,7 @@ import pandas as pd
 from components.providers.base import ModelSpec, ProviderError
 from components.providers.localmodel import canonical
 from components.providers.pricing import BATCH, MAX_PRICE, PRICES, PRICES_DATE, cost_usd, price_rows
+from webapp.services import views
 from webapp.services.names import model_title
 
 __all__ = [
@@ -143,6 +144,7 @@ def measure(trials: pd.DataFrame) -> float | None:
     return float(tokens[ok].sum() / seconds[ok].sum())
 
 
+@views.kept  # the sidebar asks on every rerun of every page: read once per store version
 def speed(model: str, trials: pd.DataFrame) -> Speed | None:
     """How fast the local `model` has read prompts, from the stored trials (`trials` as
     services.stores.load_all gives them): this user's runs (this machine: `Speed.here`) first, else the

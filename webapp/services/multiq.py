@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from components.report import multiq as report_mq
+from webapp.services import views
 from webapp.services.names import THIS_APP, model_title
 
 K, Q, CATEGORIES = report_mq.K, report_mq.Q, report_mq.CATEGORY_LABELS
@@ -37,10 +38,11 @@ __all__ = [
     "trials",
 ]
 
-is_multi = report_mq.is_multi
-trials = report_mq.trials
+is_multi = views.kept(report_mq.is_multi)
+trials = views.kept(report_mq.trials)
 
 
+@views.kept
 def table(df: pd.DataFrame, metric: str = "mq_match") -> pd.DataFrame:
     """components.report.multiq.table, each model by its title and each arm by it ('mq-full · Qwen2.5 Coder 0.5B')."""
     out = report_mq.table(df, metric)
@@ -64,18 +66,22 @@ def citation() -> str:
     return CITATION_004
 
 
+@views.kept
 def beside(ours: pd.DataFrame, every_k: bool = False) -> pd.DataFrame:
     return report_mq.beside(ours, published(), every_k=every_k)
 
 
+@views.kept
 def accuracy_figure(tab: pd.DataFrame, metric_label: str):
     return report_mq.accuracy_figure(tab, metric_label=metric_label, who=WHO)
 
 
+@views.kept
 def categories_figure(tab: pd.DataFrame, with_paper: bool = True):
     return report_mq.categories_figure(tab, published() if with_paper else None, who=WHO)
 
 
+@views.kept
 def cost_figure(tab: pd.DataFrame):
     return report_mq.cost_figure(tab, who=WHO)
 

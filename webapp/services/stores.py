@@ -16,6 +16,7 @@ import streamlit as st
 
 from components.report.sweeps import combine_stores
 from components.run.reader import store_version
+from webapp.services import views
 
 USER_LABEL = "your runs"  # the user's store, as sweep keys name it ("your runs#3")
 
@@ -100,6 +101,18 @@ def _concat(parts: list[tuple[pd.DataFrame, pd.DataFrame]]) -> tuple[pd.DataFram
     )
 
 
+SETTLE_S = 60  # a user's store unchanged this long is not being written by a sweep
+
+
+def _settled(version: tuple) -> bool:
+    """Whether a store of this version (store_version: mtime and size of the file and its WAL) has not
+    changed for SETTLE_S seconds."""
+    import time
+
+    newest = max((v[0] for v in version if v), default=0)
+    return time.time_ns() - newest > SETTLE_S * 1_000_000_000
+
+
 def _shipped_key(found: list[tuple[str, bool, Path]]) -> tuple:
     return tuple((label, str(path), store_version(path)) for label, shipped, path in found if shipped)
 
@@ -122,14 +135,16 @@ def load_all(viewer: Viewer) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     The user's store shows only the sweeps the viewer may see. The shipped stores are combined once per
     server process (`_shipped`); a session adds only what it sees of the user's store."""
     found = sources()
-    shipped_trials, shipped_sweeps, shipped_problems = _shipped(_shipped_key(found))
+    key = _shipped_key(found)
+    shipped_trials, shipped_sweeps, shipped_problems = _shipped(key)
     problems = list(shipped_problems)
     mine: tuple[pd.DataFrame, pd.DataFrame] | None = None
     for label, shipped, path in found:
         if shipped:
             continue
+        version = store_version(path)
         try:
-            trials, sweeps, owners = _labelled(label, False, str(path), store_version(path))
+            trials, sweeps, owners = _labelled(label, False, str(path), version)
         except Exception as exc:  # noqa: BLE001 - a broken file must not hide the others
             problems.insert(0, _problem(path, exc))
             continue
@@ -138,9 +153,15 @@ def load_all(viewer: Viewer) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
             trials = trials[trials["sweep_id"].isin(set(sweeps["sweep_id"]))]
             if not sweeps.empty:
                 mine = (trials, sweeps)
+                mine_key = (str(path), version, tuple(int(i) for i in sweeps["sweep_id"]))
     if mine is None:  # the usual visitor: the shipped runs only, shared, never copied
-        return shipped_trials.copy(deep=False), shipped_sweeps.copy(deep=False), problems
-    trials, sweeps = _concat([mine, (shipped_trials, shipped_sweeps)])  # the user's store first, as sources()
+        trials, sweeps = shipped_trials.copy(deep=False), shipped_sweeps.copy(deep=False)
+    else:
+        trials, sweeps = _concat([mine, (shipped_trials, shipped_sweeps)])  # the user's store first
+        key = (key, mine_key)
+    settled = mine is None or _settled(mine_key[1])
+    views.stamp(trials, ("runs", key), settled)  # services/views.py: what is computed from them is kept by it
+    views.stamp(sweeps, ("sweeps", key), settled)
     return trials, sweeps, problems
 
 
@@ -180,6 +201,7 @@ def with_trials(sweeps: pd.DataFrame, trials: pd.DataFrame) -> list[str]:
     return [k for k in sweeps["sweep_key"] if k in present]
 
 
+@views.kept
 def whole(df: pd.DataFrame) -> pd.DataFrame:
     """The rows of `df` (a few: a page, a drill-down, failures) with every stored column: questions,
     answers, page lists, from their stores; the columns `df` has of its own (store, labels) kept."""
@@ -213,18 +235,25 @@ def export(df: pd.DataFrame, fmt: str) -> bytes:
     parquet file; the app's own bookkeeping columns left out."""
     from components.run.store_io import frame_bytes
 
-    full = whole(df)
+    full = whole.uncached(df)  # made on click, for one user: not kept
     return frame_bytes(
         full.drop(columns=[c for c in ("store_path", "sweep_key", "shipped") if c in full]), fmt
     )
 
 
 def calls_of(path: str, trial_id: int, readonly: bool) -> list[dict]:
+    """A trial's stored calls, read once per store version (every student opening Results sees the same
+    first trial's details)."""
+    return _calls(str(path), store_version(Path(path)), int(trial_id))
+
+
+@views.kept
+def _calls(path: str, version: tuple, trial_id: int) -> list[dict]:
     from components.run.store import RunStore
 
     store = RunStore(path, readonly=True)  # reading never writes (`readonly` kept for the callers)
     try:
-        return store.calls_for_trial(int(trial_id))
+        return store.calls_for_trial(trial_id)
     finally:
         store.close()
 

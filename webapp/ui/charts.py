@@ -18,7 +18,7 @@ from collections import OrderedDict
 import plotly.io as pio
 import streamlit as st
 
-from webapp.services import figures
+from webapp.services import figures, views
 from webapp.session import State
 
 
@@ -114,9 +114,10 @@ def themed(
     place and kept. The kept figure is only read from then on (st.plotly_chart serializes it). Sessions
     asking for the same figure at once theme it once: a class arriving at a server that has just started
     would otherwise theme it once per student, each slower for the others."""
-    spec = pio.to_json(fig, validate=False, engine="json")
+    kept_as = views.figure_key(fig)  # a kept figure (services/views.py): its key, without serializing it
+    spec = "" if kept_as else pio.to_json(fig, validate=False, engine="json")
     key = (
-        hashlib.blake2b(spec.encode(), digest_size=16).digest(),
+        kept_as or hashlib.blake2b(spec.encode(), digest_size=16).digest(),
         presenter,
         series,
         note,

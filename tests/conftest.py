@@ -11,6 +11,10 @@ if "LITM_DB" not in os.environ:  # never write the user's runs/litm.sqlite from 
     import tempfile
 
     os.environ["LITM_DB"] = str(Path(tempfile.mkdtemp(prefix="litm-tests-")) / "runs.sqlite")
+if "LITM_CACHE" not in os.environ:  # kept statistics (webapp/services/views.py) go to this run's own folder
+    import tempfile
+
+    os.environ["LITM_CACHE"] = tempfile.mkdtemp(prefix="litm-tests-views-")
 
 
 import pytest  # noqa: E402

@@ -956,17 +956,18 @@ def theme(fig: go.Figure, presenter: bool = False, series: bool = True) -> go.Fi
         fig.update_layout(margin=dict(l=80, r=30, t=70, b=60))
     if not (presenter and series):
         return fig
+    line, marker = float(PRESENTER["line"]), float(PRESENTER["marker"])
     for t in fig.data:
         if getattr(t, "type", "") != "scatter" or _group(t).startswith("ref:"):
             continue  # reference lines keep their look
         if getattr(t, "fill", None) == "toself" or "lines" not in str(t.mode or "lines"):
-            if "markers" in str(t.mode or "") and t.marker.size is not None:
-                t.marker.size = max(t.marker.size, size["marker"])
+            if "markers" in str(t.mode or "") and isinstance(t.marker.size, int | float):
+                t.marker.size = max(float(t.marker.size), marker)
             continue
         published = str(t.line.dash or "") == "dot" or str(t.name or "").startswith("published")
-        t.line.width = 2.5 if published else size["line"]
+        t.line.width = 2.5 if published else line
         if "markers" in str(t.mode or "lines+markers"):
-            t.marker.size = max(t.marker.size or 0, size["marker"])
+            t.marker.size = max(float(t.marker.size or 0), marker)
     return fig
 
 

@@ -129,7 +129,9 @@ def figure(
         part = table[(table["arm"] == arm) & (table["model"] == model)]
         z, text, custom = [], [], []
         for d in depths:
-            zr, tr, cr = [], [], []
+            zr: list[float | None] = []
+            tr: list[str] = []
+            cr: list[list[float]] = []
             for x in xs:
                 hit = part[(part["x"] == x) & (part["depth"] == d)]
                 if hit.empty or not hit["n"].iloc[0]:

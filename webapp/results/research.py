@@ -169,7 +169,7 @@ def _pick_point_row() -> None:
 def niah_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     """Context length across, depth down (0% at the top), red to green, one panel per arm."""
     part = df[~df["strategy"].isin(("closed-book", "oracle"))]  # no document: no length, no depth
-    fig = research.niah.heatmap(part, metric, metric_label=metric_label)
+    fig, height = research.heatmap(part, metric, metric_label=metric_label)
     docs = research.niah.layout_of(part) == "documents"
     what = "number of documents" if docs else "context length"
     down = "the gold document's index (0 = first)" if docs else "depth, where the answer sits (0% = top)"
@@ -182,7 +182,7 @@ def niah_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
         series=False,
         note=f"Measured by {THIS_APP} with {models_of(part['model']) or 'a model'}: {metric_label}, n per cell."
         + _sweeps_note(part),
-        height=fig.layout.height,
+        height=height,
         alt=f"Heatmap of {metric_label}: {what} by {down}, one panel per arm",
         file_name=_file_name("heatmap", part),
     )
@@ -222,7 +222,7 @@ def grid_tab(df: pd.DataFrame, metric: str) -> None:
     )
     part = df[df["sweep_key"] == sweep]
     part = part[~part["strategy"].isin(("closed-book", "oracle"))]
-    grid = research.trialgrid.build(part, metric)
+    grid = research.grid(part, metric)
     if not grid.columns:
         st.info("No trials of this sweep have a length and a position (or a number of documents).")
         return
@@ -348,7 +348,7 @@ def report(df: pd.DataFrame, metric: str, metric_label: str, title: str) -> str:
         labels = analysis.series_label(on, cols)
         for f in analysis.shapes(on, on[metric], labels, axis, layout.size):
             shapes.append((str(f["name"]), f["shape"].sentence))
-    figs.append(research.niah.heatmap(part, metric, metric_label=metric_label))
+    figs.append(research.heatmap(part, metric, metric_label=metric_label)[0])
     about = (
         f"{len(df):,} trials measured by {THIS_APP} with {models_of(df['model']) or 'a model'}: "
         f"{metric_label}, 95% Wilson intervals." + _sweeps_note(df)

@@ -147,7 +147,7 @@ def test_image_links_in_ids_and_names_fetch_nothing(tmp_path, contexts, counter)
         tab.get_by_role("link", name="Results").first.click()
         settle(tab)
         tab.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
-        tab.get_by_role("tab", name="Trials").click()
+        tab.get_by_role("tab", name="Trials", exact=True).click()
         settle(tab)
         tab.wait_for_timeout(2000)
         text = tab.inner_text("body").replace(WORD_JOINER, "")  # md() keeps bare URLs from linking

@@ -189,7 +189,7 @@ def test_a_long_unbroken_task_id_never_widens_a_page(tmp_path, new_page):
         page = new_page(1440, 900)
         page.goto(f"{url}/results")
         settle(page, 90_000)
-        page.get_by_role("tab", name="Trials").click()
+        page.get_by_role("tab", name="Trials", exact=True).click()
         settle(page)
         page.get_by_text(re.compile("^Trial #")).first.wait_for(timeout=60_000)
         assert page.evaluate(WIDTH) <= 1, page.evaluate(WIDTH)

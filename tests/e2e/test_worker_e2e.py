@@ -50,7 +50,7 @@ def test_a_killed_model_ends_one_run_with_one_line_and_the_app_keeps_serving(new
             one.goto(f"{url}/playground")
             settle(one)
             fill(one, "Model", "smollm2-135m-instruct")
-            one.get_by_role("button", name="Run with local:smollm2-135m-instruct").click()
+            one.get_by_role("button", name="Run with SmolLM2 135M").click()
             pid = running_model(paths)
             localworker_pid = localworker.status(paths)["pid"]
             os.kill(pid, signal.SIGKILL)

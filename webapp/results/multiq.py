@@ -71,6 +71,7 @@ def view(t: pd.DataFrame, metric: str, metric_label: str) -> None:
             note=note,
             series=False,
             alt=f"{label} by K and strategy",
+            wide=True,
         )
     with tabs[1]:
         charts.show(
@@ -84,6 +85,7 @@ def view(t: pd.DataFrame, metric: str, metric_label: str) -> None:
             f"{multiq.PAPER}, sorted by hand.",
             series=False,
             alt="answers by category, ours and the paper's, by K and strategy",
+            wide=True,
         )
     with tabs[2]:
         charts.show(
@@ -94,6 +96,7 @@ def view(t: pd.DataFrame, metric: str, metric_label: str) -> None:
             note=f"Measured by this app with {models_of(t['model'])}; tokens as the model counted them.",
             series=False,
             alt="input tokens and calls per question by K and strategy",
+            wide=True,
         )
     with tabs[3]:
         table_view(tab)

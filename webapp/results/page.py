@@ -209,6 +209,7 @@ def cost_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
             else "cost as stored per trial."
         ),
         alt=f"{metric_label} against {figures.COST_TITLES[cost]}, one point per strategy setting",
+        wide=True,
     )
     if len(table) and not table["usd_known"].all():
         st.caption(
@@ -270,6 +271,7 @@ def length_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
         "shaded bands are 95% intervals; a falling line means longer documents hurt.",
         note=f"Measured by this app with {models_of(df['model'])}: {metric_label}, 95% Wilson intervals.",
         alt=f"{metric_label} against document length, one line per {series}",
+        wide=True,
     )
 
 

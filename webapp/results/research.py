@@ -185,6 +185,7 @@ def niah_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
         height=height,
         alt=f"Heatmap of {metric_label}: {what} by {down}, one panel per arm",
         file_name=_file_name("heatmap", part),
+        wide=True,
     )
 
 

@@ -397,6 +397,7 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
                 file_name=export_name(part, axis, size),
                 alt=f"U-curve: {metric_label} against {xt}, one line per {series}",
                 on_select="rerun",
+                wide=True,
             )
             shape_sentences(found, metric_label)
         lik = None

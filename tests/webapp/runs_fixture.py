@@ -101,3 +101,11 @@ def fill(
     store.finish_sweep(sid, "done")
     store.close()
     return Path(path)
+
+
+def open_tab(at, label: str):
+    """Open Results' tab `label` (only the open tab's view is computed) and return it."""
+    at.session_state["res_tab"] = label
+    at.run()
+    assert not at.exception, at.exception
+    return next(t for t in at.tabs if t.label == label)

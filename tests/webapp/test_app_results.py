@@ -19,8 +19,11 @@ def stores(tmp_path, monkeypatch):
     return tmp_path
 
 
-def run(timeout=60) -> AppTest:
+def run(timeout=60, tab: str | None = None) -> AppTest:
+    """Results, run once; `tab`: the tab opened (only the open tab's view is computed)."""
     at = AppTest.from_file(PAGE, default_timeout=timeout)
+    if tab:
+        at.session_state["res_tab"] = tab
     at.run()
     assert not at.exception, at.exception
     return at
@@ -103,7 +106,7 @@ def test_results_opens_on_the_newest_sweep_of_the_users_store(stores):
 
 def test_trial_drill_down_shows_prompt_and_response(stores):
     fill(stores / "runs" / "litm.sqlite")
-    at = run()
+    at = run(tab="Trials")
     options = at.selectbox(key="res_trial").options
     assert len(options) == 108
     at.selectbox(key="res_trial").set_value(at.selectbox(key="res_trial").options[5]).run()
@@ -116,7 +119,7 @@ def test_trial_drill_down_shows_prompt_and_response(stores):
 
 def test_failed_trial_shows_its_error(stores):
     fill(stores / "runs" / "litm.sqlite")
-    at = run()
+    at = run(tab="Trials")
     at.multiselect(key="res_strategies").set_value(["rr"]).run()
     box = at.selectbox(key="res_trial")
     failed = [o for o in box.options if "task-0" in o]
@@ -191,7 +194,7 @@ def test_the_pages_hold_summary_columns_and_fetch_texts_for_the_rows_shown(store
 
 def test_the_trial_table_pages_a_big_selection(stores):
     fill(stores / "runs" / "litm.sqlite", n_tasks=30, errors=0)  # 540 trials: two pages of 500
-    at = run()
+    at = run(tab="Trials")
     assert {m.label: m.value for m in at.metric}["Trials"] == "540"
     assert len(at.selectbox(key="res_trial").options) == 500
     at.number_input(key="res_trial_page").set_value(2).run()
@@ -207,7 +210,7 @@ def test_the_cost_table_shows_money_as_money(stores):
     import re
 
     fill(stores / "runs" / "litm.sqlite")
-    at = run()
+    at = run(tab="Accuracy vs cost")
     cost = next(d.value for d in at.dataframe if "$ per 1,000 questions" in d.value.columns)
     money = re.compile(r"^\$\d{1,3}(,\d{3})*(\.\d+)?$")
     assert all(money.match(v) for v in cost["$ per 1,000 questions"]), list(cost["$ per 1,000 questions"])
@@ -225,7 +228,7 @@ def test_free_trials_are_priced_at_the_reference_model_up_front(stores):
     fill(db)
     with sqlite3.connect(db) as con:  # as a local model's trials: free
         con.execute("UPDATE trials SET cost_usd = 0 WHERE cost_usd IS NOT NULL")
-    at = run()
+    at = run(tab="Accuracy vs cost")
     toggle = at.toggle(key="res_cost_reference")
     assert toggle.value is True and toggle.label == "Price as gpt-4o-mini"  # offered up front, on
     cost = next(d.value for d in at.dataframe if "$ per 1,000 questions" in d.value.columns)
@@ -294,7 +297,7 @@ def test_the_trial_table_filters_right_wrong_and_failed(stores):
     from webapp.results.page import by_outcome
 
     fill(stores / "runs" / "litm.sqlite")
-    at = run()
+    at = run(tab="Trials")
     at.selectbox(key="res_metric").set_value("subspan_em").run()
     assert at.radio(key="res_outcome").options == ["all", "right", "wrong", "failed (an error, not scored)"]
 

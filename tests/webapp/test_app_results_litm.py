@@ -107,7 +107,10 @@ def test_results_open_on_the_litm_curve_with_published_overlay_bounds_and_note(s
     assert list(curve["n"]) == [6, 6, 6]
     assert any("What a small model shows" in i.value for i in at.info)
     assert any("How to read this chart" in c.value for c in at.caption)
-    heat = at.get("plotly_chart")[1].proto.spec  # the heatmap tab: N documents across, gold index down
+    from tests.webapp.runs_fixture import open_tab
+
+    open_tab(at, "Length × position")  # the heatmap: N documents across, gold index down
+    heat = next(c.proto.spec for c in at.get("plotly_chart") if "gold document's index" in c.proto.spec)
     assert "documents in the context (N)" in heat and "gold document's index" in heat and "n=6" in heat
 
 
@@ -182,7 +185,10 @@ def test_the_shipped_rr_run_shows_its_first_pages_retrievals(tmp_path, monkeypat
 
 
 def test_the_trial_picker_names_the_gold_document_of_litm_trials(shipped):
+    from tests.webapp.runs_fixture import open_tab
+
     at = run()
+    open_tab(at, "Trials")
     options = at.selectbox(key="res_trial").options
     litm = [o for o in options if "· litm ·" in o]
     assert litm and all("of 10 documents" in o and "None" not in o for o in litm), options[:3]

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.webapp.runs_fixture import fill
+from tests.webapp.runs_fixture import fill, open_tab
 
 PAGE = str(Path(__file__).resolve().parents[2] / "webapp" / "results" / "page.py")
 
@@ -36,6 +36,7 @@ def specs(at) -> list[dict]:
 def test_heatmap_is_niah_one_panel_per_arm(db):
     at = run()
     assert [t.label for t in at.tabs][:2] == ["U-curve", "Length × position"]
+    open_tab(at, "Length × position")
     heat = next(s for s in specs(at) if s["data"] and s["data"][0]["type"] == "heatmap")
     assert [t["name"] for t in heat["data"]] == ["Baseline", "R&amp;R · r=1,000", "Reprompt · r=1,000"]
     first = heat["data"][0]
@@ -49,6 +50,7 @@ def test_heatmap_is_niah_one_panel_per_arm(db):
 def test_grid_tab_lists_tasks_against_settings(db):
     at = run()
     assert "Trials × settings" in [t.label for t in at.tabs]
+    open_tab(at, "Trials × settings")
     grid = next(d.value for d in at.dataframe if "question" in d.value.columns)
     assert len(grid) == 6  # six tasks
     settings = [c for c in grid.columns if c != "question"]

@@ -199,7 +199,10 @@ def test_results_opens_on_a_likelihood_run_with_its_curve_band_and_n(shipped):
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     assert charts[0]["layout"]["yaxis"]["title"]["text"].replace("<br>", " ") == LIKELIHOOD.label
     assert len(shape_lines(at)) == 1 and shape_lines(at)[0].startswith(f"**{LINE}.** {expected}")
-    assert sum("This view shows accuracy" in i.value for i in at.info) == 3
+    from tests.webapp.runs_fixture import open_tab
+
+    for label in ("Length × position", "Accuracy vs cost", "Accuracy vs length"):
+        assert any("This view shows accuracy" in i.value for i in open_tab(at, label).info), label
     assert np.isfinite(arr(line["y"])).all()
 
 

@@ -23,8 +23,11 @@ def run() -> AppTest:
 
 
 def main_tabs(at):
+    """The placed views, each opened in turn (only the open tab's view is computed)."""
+    from tests.webapp.runs_fixture import open_tab
+
     labels = ["U-curve", "Length × position", "Accuracy vs cost", "Accuracy vs length"]
-    return {t.label: t for t in at.tabs if t.label in labels}
+    return {label: open_tab(at, label) for label in labels}
 
 
 def test_only_multi_question_trials_get_one_line_per_placed_view(stores):  # noqa: F811

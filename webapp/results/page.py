@@ -537,7 +537,9 @@ def main() -> None:
         if not state.present:
             summary(df, metric)
         multiq.section(df, metric, metric_label)  # multi-question sweeps (K contexts, K x Q questions)
-        tabs = st.tabs(TABS)
+        # only the open tab's view is computed (the others when opened): a class's default view of Results
+        # costs the server its U-curve, not eight views
+        tabs = st.tabs(TABS, key=State.res_tab.key, on_change="rerun")
         sections = [
             (u_curve_tab, (df, metric, metric_label)),
             (research.niah_tab, (df, metric, metric_label)),
@@ -550,6 +552,8 @@ def main() -> None:
         ]
         multi = mq_service.is_multi(df)
         for tab, (fn, args) in zip(tabs, sections, strict=True):
+            if not tab.open:
+                continue
             with tab, guard(f"the {fn.__name__.removesuffix('_tab').replace('_', ' ')} view"):
                 if metric == analysis.LIKELIHOOD.column and fn in (research.niah_tab, cost_tab, length_tab):
                     st.info(

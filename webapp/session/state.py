@@ -264,6 +264,7 @@ class State:
     res_point_table: Any = Key(kind=CONTROL)  # the clicked point's trial list: its row selection
     res_point_trial: Any = Key(None, kind=WIDGET)  # the clicked point's trial shown in detail
     res_grid_sweep: Any = Key(None, kind=WIDGET)  # the sweep of the trials x settings grid
+    res_tab: str = Key(None, kind=WIDGET)  # Results' open tab: only its view is computed (st.tabs on_change)
     res_grid_page: int = Key(1, kind=WIDGET)  # page of the grid's tasks (results/research.py GRID_PAGE rows)
     res_grid_table: Any = Key(kind=CONTROL)  # the grid's cell selection
     res_report: Any = Key(kind=CONTROL)  # the one-file HTML report's download button

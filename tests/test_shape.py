@@ -148,23 +148,26 @@ def test_fewer_than_three_positions_is_no_test():
     assert s.label is None and s.index is None and "three answer positions" in s.sentence
 
 
-def test_shipped_20_document_run_has_no_clear_shape_at_n_50(capsys):
+def test_shipped_20_document_run_shows_primacy_at_n_150(capsys):
+    """The shipped 20-document run (150 NQ-open questions at each gold index): at n = 50 its interval
+    still held 0 ("no clear shape"); at n = 150 the start is clearly best and the edges beat the middle."""
     before = hashlib.sha256(SHIPPED20.read_bytes()).hexdigest()
     assert main(["results", "--db", str(SHIPPED20), "--json"]) == 0
     obj = json.loads(capsys.readouterr().out)
     (curve,) = obj["curves"]
     assert curve["documents"] == 20 and curve["x"] == "gold_index"
-    assert [(p["gold_index"], p["n"], p["mean"]) for p in curve["points"]] == [
-        (0, 50, 0.48),
-        (4, 50, 0.34),
-        (9, 50, 0.34),
-        (14, 50, 0.28),
-        (19, 50, 0.38),
+    assert [(p["gold_index"], p["n"], round(p["mean"] * 150)) for p in curve["points"]] == [
+        (0, 150, 70),
+        (4, 150, 51),
+        (9, 150, 50),
+        (14, 150, 37),
+        (19, 150, 54),
     ]
     s = curve["shape"]
-    assert s["questions"] == 50 and s["index"] == pytest.approx((0.48 + 0.38) / 2 - 0.34)
-    assert s["index_ci"][0] < 0 < s["index_ci"][1] and s["label"] is None
-    assert s["sentence"].startswith("No clear shape at this n")
+    assert s["questions"] == 150 and s["index"] == pytest.approx((70 + 54) / 300 - 50 / 150)
+    assert 0 < s["index_ci"][0] < s["index_ci"][1] and s["label"] == "primacy"
+    assert s["primacy_ci"][0] > 0 and s["recency_ci"][0] < 0 < s["recency_ci"][1]
+    assert s["sentence"].startswith("Primacy (the start is best): 47% with the answer first")
     assert hashlib.sha256(SHIPPED20.read_bytes()).hexdigest() == before  # read, never written
 
 

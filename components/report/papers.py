@@ -76,7 +76,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         ours_where={"documents": 20},
         ours_rows=("gold_index",),
         ours_metric="subspan_em",
-        differs=LITM_DIFFERS.format(what="50 NQ-open questions", model="the bundled 0.5B model"),
+        differs=LITM_DIFFERS.format(what="150 NQ-open questions", model="the bundled 0.5B model"),
         config="local-qwen-nq-litm20",
     ),
     Experiment(

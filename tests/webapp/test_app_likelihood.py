@@ -202,7 +202,7 @@ def test_the_lessons_move_step_shows_the_shipped_likelihood_run_and_its_shape(pr
     at.run()
     assert not at.exception and not at.error
     captions = " ".join(c.value for c in at.caption)
-    assert "over 50 questions" in captions and "points" in captions
+    assert "over 150 questions" in captions and "points" in captions  # the shipped 20-document run
     assert "GPT-3.5-Turbo" in json.dumps(chart(at, "lesson-accuracy-20-documents")["data"])
 
 

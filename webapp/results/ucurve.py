@@ -40,8 +40,8 @@ SMALL_MODEL_NOTE = (
     "contexts (MPT-30B is 60 times its size, LongChat-13B 26 times; GPT-3.5-Turbo and Claude-1.3 larger "
     "still): they are more accurate everywhere, and their U (best at the first and last index, worst in the "
     "middle) is what LITM reports. Here the small model is best at the first index with 10 and with 20 "
-    "documents; with 20 it dips in the middle and comes back part of the way at the last index, a shallow U "
-    "that 50 questions per point cannot prove (tests per point in sample_docs/runs/README.md). Its closed-book and oracle lines show what it knows with no documents and with "
+    "documents; with 20 (150 questions per point) it dips in the middle, lowest at index 14, and comes back "
+    "part of the way at the last index (tests per point in sample_docs/runs/README.md). Its closed-book and oracle lines show what it knows with no documents and with "
     "only the gold one. Our distractors are BM25-ranked passages from other questions, easier than the "
     "paper's retriever-mined ones (sample_docs/tasks/NQ-OPEN.md)."
 )

@@ -1,5 +1,5 @@
 """How the app names a model and the source of a number, the same on every series, legend, hover,
-bound line and export: "Qwen2.5 Coder 0.5B · this app · n=50 per point" against
+bound line and export: "Qwen2.5 Coder 0.5B · this app · n=150 per point" against
 "GPT-3.5-Turbo · LITM Table 6 (2023)". A curve that does not say whose it is reads as the paper's.
 
 The names of strategies, models, metrics, arms and sweeps come from one place,

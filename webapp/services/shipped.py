@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 LIKELIHOOD_RUN = "local-qwen-nq-likelihood20"
-ACCURACY_RUN = "local-qwen-nq-litm20"  # n=50 per gold index
+ACCURACY_RUN = "local-qwen-nq-litm20"  # n=150 per gold index
 N_DOCS = 20
 PUBLISHED_MODEL = "GPT-3.5-Turbo"
 X_TITLE = "gold document index (0 = first of 20)"

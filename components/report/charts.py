@@ -114,12 +114,7 @@ STRATEGY_LABELS = {s.label: name for name, s in STRATEGIES.items()}  # display n
 # One colour per model, given in the model registries' order (the bundled models, then every priced
 # model by provider): the bundled model takes Okabe-Ito's blue, a model keeps its colour on every chart.
 MODEL_PALETTE = [
-    "#0072B2",
-    "#D55E00",
-    "#009E73",
-    "#CC79A7",
-    "#E69F00",
-    "#56B4E9",
+    *PALETTE[:6],  # Okabe-Ito's six colours, as the strategies' palette begins
     "#332288",
     "#117733",
     "#882255",

@@ -302,13 +302,9 @@ TRIAL_VIEW = [
 
 def _pick_from_table() -> None:
     state = State()
-    event = State.res_trial_table.value
-    rows = getattr(getattr(event, "selection", None), "rows", None)
-    if rows is None and isinstance(event, dict):
-        rows = event.get("selection", {}).get("rows")
-    keys = state.res_trial_keys
-    if rows and rows[0] < len(keys):
-        state.res_trial = keys[rows[0]]
+    key = pickers.picked_row(State.res_trial_table.value, state.res_trial_keys)
+    if key is not None:
+        state.res_trial = key
 
 
 PAGE = 500  # trials per page of the trial table: their texts are fetched from the stores page by page
@@ -454,13 +450,9 @@ def import_section() -> None:
 
 def _pick_sweep() -> None:
     """A click on a row of the sweeps list selects that sweep (it becomes the Sweeps filter)."""
-    event = State.res_sweep_table.value
-    rows = getattr(getattr(event, "selection", None), "rows", None)
-    if rows is None and isinstance(event, dict):
-        rows = event.get("selection", {}).get("rows")
-    keys = State().res_sweep_keys
-    if rows and rows[0] < len(keys):
-        State().res_sweeps = [keys[rows[0]]]
+    key = pickers.picked_row(State.res_sweep_table.value, State().res_sweep_keys)
+    if key is not None:
+        State().res_sweeps = [key]
 
 
 def sweeps_list(sweeps: pd.DataFrame) -> None:

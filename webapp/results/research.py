@@ -154,13 +154,9 @@ def point_section(event, trials: pd.DataFrame, labels: pd.Series, axis: str, met
 
 
 def _pick_point_row() -> None:
-    event = State.res_point_table.value
-    rows = getattr(getattr(event, "selection", None), "rows", None)
-    if rows is None and isinstance(event, dict):
-        rows = event.get("selection", {}).get("rows")
-    keys = State().res_point_keys
-    if rows and rows[0] < len(keys):
-        State().res_point_trial = keys[rows[0]]
+    key = pickers.picked_row(State.res_point_table.value, State().res_point_keys)
+    if key is not None:
+        State().res_point_trial = key
 
 
 # ----------------------------------------------------------------------------- the NIAH heatmap

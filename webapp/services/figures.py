@@ -13,7 +13,7 @@ import functools
 import plotly.graph_objects as go
 import streamlit as st
 
-from components.report import charts as _charts
+from components.report import charts as report_charts
 from components.report.charts import (
     COST_TITLES,
     DOMINATED,
@@ -62,14 +62,14 @@ __all__ = [
 
 # The figures of Results and Compare, kept per content of their tables and arguments (services/views.py):
 # a student whose view is another's gets a copy of the figure built for the first.
-u_curve = views.kept(_charts.u_curve)
-heatmap = views.kept(_charts.heatmap)
-accuracy_vs_cost = views.kept(_charts.accuracy_vs_cost)
-accuracy_vs_length = views.kept(_charts.accuracy_vs_length)
-accuracy_lines = views.kept(_charts.accuracy_lines)
-pareto = views.kept(_charts.pareto)
-position_differences = views.kept(_charts.position_differences)
-likelihood_curve = views.kept(_charts.likelihood_curve)
+u_curve = views.kept(report_charts.u_curve)
+heatmap = views.kept(report_charts.heatmap)
+accuracy_vs_cost = views.kept(report_charts.accuracy_vs_cost)
+accuracy_vs_length = views.kept(report_charts.accuracy_vs_length)
+accuracy_lines = views.kept(report_charts.accuracy_lines)
+pareto = views.kept(report_charts.pareto)
+position_differences = views.kept(report_charts.position_differences)
+likelihood_curve = views.kept(report_charts.likelihood_curve)
 
 
 def copy(fig: go.Figure) -> go.Figure:

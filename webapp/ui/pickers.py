@@ -90,3 +90,12 @@ def numbers(
         label, options, key=key.key, accept_new_options=True, select_all=False, **kwargs
     )
     return sorted(dict.fromkeys(v for v in (number(x, integer) for x in chosen) if ok(v)))
+
+
+def picked_row(event, keys: Sequence) -> Any:
+    """The key of the row a click selected in a selectable table (`st.dataframe(on_select=...)`'s event,
+    an object or, restored from the session, a dict), or None."""
+    rows = getattr(getattr(event, "selection", None), "rows", None)
+    if rows is None and isinstance(event, dict):
+        rows = event.get("selection", {}).get("rows")
+    return keys[rows[0]] if rows and rows[0] < len(keys) else None

@@ -157,8 +157,8 @@ check:
 	$(call step,3,mypy (components/))
 	$(BIN)/mypy || failed="$$failed mypy"
 	$(done)
-	$(call step,4,pytest -q -m '$(CHECK_MARKERS)' -n $(CHECK_WORKERS))
-	$(BIN)/python -m pytest -q -m "$(CHECK_MARKERS)" -n $(CHECK_WORKERS) || failed="$$failed pytest"
+	$(call step,4,pytest -q -m '$(CHECK_MARKERS)' -n $(CHECK_WORKERS) (the 15 slowest listed))
+	$(BIN)/python -m pytest -q -m "$(CHECK_MARKERS)" -n $(CHECK_WORKERS) --durations=15 || failed="$$failed pytest"
 	$(done)
 	if [ -n "$$failed" ]; then echo "make check failed:$$failed"; exit 1; fi
 

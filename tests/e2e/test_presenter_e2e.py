@@ -26,10 +26,16 @@ def sidebar_open(page) -> bool:
 
 
 def assert_collapsed(page, where: str) -> None:
-    """The sidebar is collapsed (given a moment for the collapse to run) and the main area has the width."""
+    """The sidebar is collapsed and the main area has the width: waits (up to 15 s) for that state, since
+    the sidebar slides shut over a transition after its attribute flips, then asserts it."""
+    settled = (
+        f"() => {{ if (document.querySelector('{OPEN_SIDEBAR}')) return false;"
+        " const m = document.querySelector('[data-testid=\"stMain\"]');"
+        f" if (!m) return false; const b = m.getBoundingClientRect(); return b.x < 5 && b.width > {WIDTH - 5}; }}"
+    )
     try:
-        page.wait_for_function(f"() => !document.querySelector('{OPEN_SIDEBAR}')", timeout=5_000)
-    except Exception:  # noqa: BLE001 - the assertion below names the route
+        page.wait_for_function(settled, timeout=15_000)
+    except Exception:  # the assertions below name the route and what was seen
         pass
     assert not sidebar_open(page), f"sidebar open after {where}"
     main = page.locator('[data-testid="stMain"]').bounding_box()

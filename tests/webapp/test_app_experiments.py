@@ -4,6 +4,8 @@ cancel, resume, and another session that never sees this one's run in progress."
 
 from __future__ import annotations
 
+import itertools
+import threading
 import time
 from pathlib import Path
 
@@ -122,16 +124,22 @@ def test_run_with_fake_provider_lands_in_store(db):
     assert list(past["trials"]) == ["12"] and "None" not in past.to_string()  # formatted for reading
 
 
-def slow_provider(delay: float) -> FakeProvider:
+def gated_provider(gate: threading.Event, free: int = 1) -> FakeProvider:
+    """Answers its first `free` calls at once and holds every later one until `gate` is set (at most
+    120 s): a sweep that stays running until the test lets it go, however busy the machine."""
+    calls = itertools.count()
+
     def responder(messages, settings):
-        time.sleep(delay)
+        if next(calls) >= free:
+            gate.wait(120)
         return plausible_answer(messages[-1]["content"])
 
     return FakeProvider(ModelSpec("fake", "fake-model"), responder=responder)
 
 
 def test_refresh_reattaches_cancel_and_resume(db):
-    slow = slow_provider(0.3)
+    gate = threading.Event()
+    slow = gated_provider(gate)
     at = page(fake_choice(), provider=slow)
     at.session_state["exp_concurrency"] = 1
     at.run()
@@ -152,11 +160,7 @@ def test_refresh_reattaches_cancel_and_resume(db):
     assert not [b for b in holder.button if b.key == f"exp_cancel_{job.id}"]
     assert "watching (started in another browser)" in all_text(holder)
     assert not jobs.cancel(token, job.id, "not-the-browser-key") and not job.cancel.is_set()
-    assert (
-        holder.selectbox(key="exp_resume").value is None
-        if [s for s in holder.selectbox if s.key == "exp_resume"]
-        else True
-    )
+    assert not [s for s in holder.selectbox if s.key == "exp_resume"]  # nothing to resume while it runs
 
     # another browser session never sees it, not even in the past sweeps
     other = page(fake_choice(), provider=slow)
@@ -168,6 +172,8 @@ def test_refresh_reattaches_cancel_and_resume(db):
 
     BROWSER["cookie"] = "browser-A"  # back in the browser that started it
     again.button(key=f"exp_cancel_{job.id}").click().run()
+    assert job.cancel.is_set()
+    gate.set()  # the held call returns; the sweep stops at the cancel
     assert jobs.wait(job, 30)
     assert job.state == "cancelled"
     sweeps = RunStore(db).sweeps_frame()

@@ -68,14 +68,10 @@ def price_editor(where) -> None:
 
 
 def x_axis(t: pd.DataFrame) -> tuple[str, str]:
-    """(column, title) of the position axis: gold index in a documents sweep, else the answer position."""
-    if "gold_index" in t and t["gold_index"].notna().any() and t["position"].isna().all():
-        return "gold_index", "gold document index"
-    kind = analysis.position_kind(t)
-    return (
-        "position",
-        "answer position (fraction of the document)" if kind == "fraction" else "answer position (tokens)",
-    )
+    """(column, title) of the position axis: the trials' layout (the gold index in a documents sweep,
+    else the answer position) and its title, the engine's."""
+    layout = analysis.layout_of(t)
+    return layout.x, layout.x_title(analysis.position_kind(t))
 
 
 def u_curves(t: pd.DataFrame, labels: list[str], overlays: pd.DataFrame | None = None):

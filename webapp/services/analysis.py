@@ -24,10 +24,8 @@ from components.report.analysis import (
     u_curve,
 )
 from components.report.compare import (
-    DEFAULT_MARGIN,
-    DEFAULT_MIN_SAVING,
     FAILURE_SOURCES,
-    REFERENCE_MODEL,
+    Comparison,
     arms,
     by_position,
     cells_per_task,
@@ -37,19 +35,20 @@ from components.report.compare import (
     failures,
     filter_length,
     known_labels,
-    money,
-    pairs_plan,
     prepare,
     seconds_text,
 )
 from components.report.likelihood import lines as likelihood_lines
+from components.report.planner import pairs_plan
 from components.report.promptmap import rebuild_prompt
 from components.report.shape import by_series as shapes
+from components.report.verdict import DEFAULT_MARGIN, DEFAULT_MIN_SAVING, REFERENCE_MODEL, money
 from components.strategies.litm import ClosedBook
 from webapp.services import names, views
 
 __all__ = [
     "CLOSED_BOOK",
+    "Comparison",
     "LAYOUTS",
     "CELL_COLUMNS",
     "Layout",

@@ -108,7 +108,11 @@ class CacheCaller:
             return  # the trial records it when it reaches this call
         self._add(key, messages, settings)
 
-    async def ask(self, messages: list[dict], settings: Settings) -> tuple[Completion, str]:
+    async def ask(
+        self, messages: list[dict], settings: Settings, cuts: tuple[int, ...] = ()
+    ) -> tuple[Completion, str]:
+        """The stored answer of a call, else NeedsCall (its batch request is wanted). `cuts` (prompt-cache
+        cuts, Caller.ask's) do not apply to a batch request: they change the bill, not the answer."""
         key = cache_key(self.spec, messages, settings)
         row = self.store.get_call(key)
         if row is not None:

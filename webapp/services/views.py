@@ -414,5 +414,5 @@ def kept(fn=None, *, disk: bool = False, name: str | None = None, priced: bool =
                     n["bytes"] -= store.popitem(last=False)[1][1]
         return _copied(value, digest)
 
-    wrapper.uncached = fn
+    wrapper.uncached = fn  # type: ignore[attr-defined]  # the function itself, for tests and benches
     return wrapper

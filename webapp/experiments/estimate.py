@@ -57,7 +57,7 @@ def local_time(est: dict, models: list[dict]) -> str:
         return ""
     try:
         measured = speed(local[0]["model"], sharing.load_runs(in_url=False)[0])
-    except Exception:  # noqa: BLE001 - no measurement
+    except Exception:  # no measurement
         measured = None
     if measured is None:
         return (

@@ -158,7 +158,7 @@ _OWN = frozenset({"lazy_key", "__class__", "__dict__", "_lazy_state"})
 class LazyFigure(go.Figure):
     """A kept figure's copy, made when first read: until then the calls in RECORDED are recorded."""
 
-    def __init__(self, kept_figure: go.Figure, origin: str):  # noqa: D107 - no plotly __init__ until read
+    def __init__(self, kept_figure: go.Figure, origin: str):  # no plotly __init__ until read
         object.__setattr__(self, "_lazy_state", [kept_figure, origin, []])
 
     def __getattribute__(self, name):
@@ -323,7 +323,7 @@ def _disk_path(name: str, digest: str) -> Path:
 def _read(path: Path):
     try:
         with open(path, "rb") as f:
-            found = pickle.load(f)  # noqa: S301 - the user's own cache folder, written by this module
+            found = pickle.load(f)  # the user's own cache folder, written by this module
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
         return None
     return found if isinstance(found, tuple) and len(found) == 2 and found[0] == FORMAT else None

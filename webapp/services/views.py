@@ -212,7 +212,7 @@ def _copied(value, digest: str = ""):
         if digest and not isinstance(value, LazyFigure):
             return LazyFigure(value, digest)
         return go.Figure(value.to_dict(), _validate=False)
-    if isinstance(value, tuple):
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):  # a named tuple is a record: kept as it is
         return tuple(_copied(v, f"{digest}/{i}" if digest else "") for i, v in enumerate(value))
     if isinstance(value, list):
         return [_copied(v, f"{digest}/{i}" if digest else "") for i, v in enumerate(value)]
@@ -246,8 +246,15 @@ def _stamped(value, digest: str, settled: bool = True):
 
 
 def _is_record(value) -> bool:
-    """A dataclass instance (a result record such as report.compare.Comparison), not a class."""
-    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+    """A result record holding frames or figures (report.compare.Comparison): a dataclass instance with
+    a field that is one. Other records (a Prompt, a Verdict) are frozen values, kept as they are."""
+    return (
+        dataclasses.is_dataclass(value)
+        and not isinstance(value, type)
+        and any(
+            isinstance(getattr(value, f.name), pd.DataFrame | pd.Series | go.Figure) for f in _fields(value)
+        )
+    )
 
 
 def _fields(value) -> tuple:

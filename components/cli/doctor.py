@@ -29,7 +29,11 @@ def check_llama() -> tuple[bool, str]:
     from components.providers.local import INSTALL
     from components.providers.localmodel import LLAMA_VERSION, REBUILD
     from components.providers.localworker import CPU_FAULTS, child_env
+    from components.providers.runtime import pending
 
+    building = pending()  # make app's background build of the runtime, not finished (or failed)
+    if building is not None:
+        return False, building[0].upper() + building[1:] + "; then litm doctor again"
     try:
         out = subprocess.run(
             [sys.executable, "-c", PROBE],

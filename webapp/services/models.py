@@ -37,6 +37,7 @@ __all__ = [
     "default_provider",
     "duration",
     "known_models",
+    "local_building",
     "local_status",
     "model_title",
     "price_rows",
@@ -68,9 +69,25 @@ class Choice:
     api_key: str | None  # None: the provider needs none, or the server environment has it
 
 
-@lru_cache(maxsize=1)
 def local_status() -> tuple[bool, str]:
-    """(available, title or the reason it is not): llama-cpp-python and the bundled model installed."""
+    """(available, title or the reason it is not): llama-cpp-python and the bundled model installed. While
+    `make app` builds the runtime in the background: (False, "... being built, about N min left ...")."""
+    building = local_building()
+    return (False, building) if building else installed_status()
+
+
+def local_building() -> str:
+    """The line to show while the local runtime is built in the background (or its build failed), else ''."""
+    from components.providers.runtime import pending
+
+    line = pending()
+    return line[0].upper() + line[1:] + "." if line else ""
+
+
+@lru_cache(maxsize=1)
+def installed_status() -> tuple[bool, str]:
+    """local_status once no background build is pending: what is installed does not change while the
+    server runs."""
     try:
         if importlib.util.find_spec("llama_cpp") is None:
             return False, "llama-cpp-python is not installed"
@@ -84,7 +101,7 @@ def local_status() -> tuple[bool, str]:
 
 
 def providers() -> list[str]:
-    first = "local" if local_status()[0] else NONE
+    first = "local" if local_status()[0] or local_building() else NONE
     return [first, "openai", "anthropic", "openai-compatible"]
 
 

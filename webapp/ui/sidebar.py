@@ -85,6 +85,10 @@ def model_section() -> Choice | None:
         return None
     if provider == "local":
         sb.text_input("Model", key=State.model.key, help="a bundled model name or a path to a .gguf file")
+        building = models.local_building()  # make app builds its runtime in the background
+        if building:
+            sb.info(md(building), icon=":material/hourglass_top:")
+            return None
         sb.caption(md(local_caption(state.model.strip() or "default")))
         return Choice(ModelSpec("local", state.model.strip() or "default"), None)
     known = models.known_models(provider)

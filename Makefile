@@ -38,8 +38,9 @@ LLAMA_KEY := $(shell printf '%s %s' '$(LLAMA_VERSION)' '$(LLAMA_FLAGS)' | sha256
 WHEELS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/litm-explorer/wheels
 WHEELHOUSE := $(WHEELS)/llama-$(LLAMA_KEY)
 LLAMA_STAMP := $(VENV)/.llama-cpp-python-build
-# measured 2026-11-27: the whole first install 3 min 47 s on 2 idle cores, 21 min 50 s on 2 busy ones
-LLAMA_MINUTES := 4 minutes on 2 idle cores, up to 22 on busy ones
+# measured: the whole first install 3 min 47 s on 2 idle cores (2026-11-27); the compile alone 39 min 34 s on
+# 2 cores at load 9-24 (2026-12-01)
+LLAMA_MINUTES := 4 minutes on 2 idle cores, up to 40 on busy ones
 # seconds between two "... compiling" lines, and between two "... installing" lines
 BEAT ?= 60
 INSTALL_BEAT ?= 20
@@ -47,7 +48,7 @@ INSTALL_BEAT ?= 20
 # The local model's runtime built in the background by `make app` (target local-runtime): its output, the
 # stamp of what it installed (the local extra of pyproject.toml and the llama-cpp-python build), and its
 # state, which components/providers/runtime.py writes and reads (the app, sweeps and litm doctor read it)
-RUNTIME_LOG := $(VENV)/local-runtime.log
+RUNTIME_LOG := $(abspath $(VENV))/local-runtime.log
 RUNTIME_LOCK := $(VENV)/.local-runtime.lock
 RUNTIME_STAMP := $(VENV)/.local-runtime
 RUNTIME_KEY := $(shell { sed -n '/^local = \[/,/^\]/p' pyproject.toml; echo '$(LLAMA_KEY)'; } | sha256sum | cut -c1-12)
@@ -85,6 +86,7 @@ if ls $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1; the
 else
   echo "    compiling (about $(LLAMA_MINUTES); once per machine); log: $(WHEELHOUSE).log"
   tmp=$(WHEELHOUSE).tmp.$$$$; py=$(BIN)/python; [ -x $$py ] || py=$(PY)
+  [ $$py = $(PY) ] || $$py -m pip install -qq --upgrade pip  # the venv's own pip: ensurepip's may be old
   ( while sleep $(BEAT) >/dev/null 2>&1; kill -0 $$$$ 2>/dev/null; do
     echo "    ... compiling, $$(( ($$(date +%s) - t0) / 60 )) min $$(( ($$(date +%s) - t0) % 60 )) s"; done ) &
   beat=$$!
@@ -109,7 +111,6 @@ endef
 define make_venv
 if [ -x $(BIN)/python ]; then echo "    already there"; else
   $(PY) -m venv $(VENV)
-  $(BIN)/pip install -qq --upgrade pip
 fi
 [ -x $(BIN)/uv ] || $(BIN)/pip install -qq uv || echo "    no uv for this platform: pip installs (slower)"
 endef

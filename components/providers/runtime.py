@@ -65,11 +65,11 @@ class Build:
     def line(self, now: float | None = None) -> str:
         """The one line a user reads about the local model while this build is not ready."""
         if self.state == "building":
-            steps = f", {self.done:,} of {self.total:,} compile steps done" if self.total else ""
+            steps = f" ({self.done:,} of {self.total:,} compile steps done)" if self.total else ""
             return (
-                f"the local model's runtime (llama-cpp-python, compiled for this CPU) is being built, "
-                f"about {self.minutes_left(now)} min left{steps}; the shipped runs and the other providers "
-                f"work meanwhile (log: {self.log})"
+                f"the local model's runtime (llama-cpp-python for this CPU) is being built, about "
+                f"{self.minutes_left(now)} min left{steps}; the shipped runs and the other providers work "
+                f"meanwhile; log: {self.log}"
             )
         if self.state == "failed":
             why = f" ({self.reason})" if self.reason else ""

@@ -127,3 +127,80 @@ def test_a_dry_run_of_a_part_counts_its_trials(tmp_path, config_toml, capsys):
     )
     out = capsys.readouterr().out
     assert "; part 1/2: 24 trials" in out and "trials:        24" in out
+
+
+FAKE_VLLM = """#!/bin/bash
+# vllm serve MODEL --host H --port P ...: the loopback server on that port
+while [ $# -gt 0 ]; do [ "$1" = --port ] && port=$2; shift; done
+cd "{root}" && exec "{python}" -m tests.support.llm_server --port "$port"
+"""
+FAKE_LITM = """#!/bin/bash
+cd "{root}" && exec "{python}" -m components.cli "$@"
+"""
+
+
+@pytest.mark.slow
+def test_the_slurm_array_job_runs_each_part_beside_its_own_server(tmp_path, capsys):
+    """scripts/slurm_sweep.sbatch as two array tasks would run it (SLURM_ARRAY_TASK_ID 0 and 1 of 2): each
+    starts its model server (a stand-in for vllm serve: the loopback server), waits for it, runs its part
+    and stops it; the parts merge into the whole sweep."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.e2e.appserver import free_port
+
+    root = Path(__file__).resolve().parent.parent
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (("vllm", FAKE_VLLM), ("litm", FAKE_LITM)):
+        (bin_dir / name).write_text(text.format(root=root, python=sys.executable))
+        (bin_dir / name).chmod(0o755)
+    port = free_port()
+    toml = sweep_toml(tmp_path, base_url=f"http://127.0.0.1:{port}/v1", n_tasks=4)
+    out = tmp_path / "parts"
+    for i in range(2):
+        env = {
+            **os.environ,
+            "PATH": f"{bin_dir}:{os.environ['PATH']}",
+            "SLURM_ARRAY_TASK_ID": str(i),
+            "SLURM_ARRAY_TASK_COUNT": "2",
+            "SLURM_SUBMIT_DIR": str(root),
+            "VLLM_PORT": str(port),
+            "SERVER_WAIT": "120",
+        }
+        done = subprocess.run(
+            ["bash", str(root / "scripts" / "slurm_sweep.sbatch"), str(toml), "loop-model", str(out)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"the model server answers on 127.0.0.1:{port}" in done.stdout
+        assert "trials 24/24 (ran 24, already present 0)" in done.stdout
+    parts = sorted(out.glob("part-*-of-2.sqlite"))
+    assert [p.name for p in parts] == ["part-0-of-2.sqlite", "part-1-of-2.sqlite"]
+    merged = tmp_path / "whole.sqlite"
+    assert main(["import", *map(str, parts), "--db", str(merged)]) == 0
+    assert len(trials(merged)) == 48
+    with socket_closed(port):
+        pass
+
+
+class socket_closed:
+    """The server of a part is stopped when its part ends: nothing listens on its port any more."""
+
+    def __init__(self, port: int):
+        self.port = port
+
+    def __enter__(self):
+        import socket
+
+        with socket.socket() as s:
+            assert s.connect_ex(("127.0.0.1", self.port)) != 0, f"a server still listens on {self.port}"
+        return self
+
+    def __exit__(self, *exc):
+        return False

@@ -550,6 +550,8 @@ class LLMServer(BatchRoutes):
             return _response(200, {"ok": True})
         if _is_batch_path(path):
             return self._batch_route(method, path, raw)
+        if method == "GET" and path.split("?")[0].rstrip("/").endswith("/v1/models"):  # what vLLM lists
+            return _response(200, {"object": "list", "data": [{"id": "loopback", "object": "model"}]})
         if method == "POST" and path.endswith("/apply-template"):
             return _response(200, {"prompt": chatml(json.loads(raw or b"{}").get("messages", []))})
         route = (

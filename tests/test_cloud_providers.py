@@ -243,3 +243,108 @@ def test_the_key_and_tokens_never_show_in_an_error(clouds):
         text = str(info.value)
         for secret in (LOOP_GEMINI_KEY, LOOP_AWS["secret"], LOOP_TOKEN):
             assert secret not in text, provider
+
+
+@pytest.mark.parametrize("provider", ["gemini", "bedrock", "vertex"])
+def test_a_sweep_runs_scores_caches_and_names_a_429(clouds, tmp_path, provider, capsys):
+    """`litm sweep` with the provider against its loopback format: every trial answered and scored, a rerun
+    sends nothing (the cache), and a 429 whose Retry-After is past the sweep's limit is rate_limited."""
+    from components.cli import main
+    from components.run.store import RunStore
+    from tests.support import sweep_toml
+
+    url = clouds.url + ("/v1" if provider == "vertex" else "")
+    toml = sweep_toml(tmp_path, base_url=url, provider=provider, n_tasks=2, strategies=("baseline",))
+    db = tmp_path / "runs.sqlite"
+    assert main(["sweep", str(toml), "--db", str(db), "--quiet"]) == 0, capsys.readouterr()
+    sent = clouds.counts["total"]
+    assert sent == 12 and clouds.counts[provider] == 12  # 2 questions x 6 cells, each call once
+    with RunStore.for_reading(db) as store:
+        frame = store.trials_frame()
+    assert len(frame) == 12 and frame["error"].isna().all() and frame["score"].notna().all()
+    assert (frame["input_tokens"] > 0).all() and frame["model"].str.startswith(f"{provider}:").all()
+    assert main(["sweep", str(toml), "--db", str(db), "--quiet"]) == 0
+    assert clouds.counts["total"] == sent  # the rerun sent nothing
+
+    clouds.set(status=429, retry_after=3600)
+    other = tmp_path / "limited.sqlite"
+    assert main(["sweep", str(toml), "--db", str(other), "--quiet"]) != 0
+    with RunStore.for_reading(other) as store:
+        kinds = store.error_kinds(store.sweep_id("demo"))
+    assert kinds and kinds[0][0] == "rate_limited" and "asks to wait 3600 s" in kinds[0][2], kinds
+
+
+def test_prices_dry_run_and_cache_key(clouds, tmp_path, capsys):
+    """Gemini's own prices; Claude on Bedrock and Vertex at Anthropic's, found by the id's Anthropic name;
+    a dry run prices a Gemini sweep; the cache key names the provider and leaves out timeouts and retries."""
+    from components.cli import main
+    from components.providers.base import cache_key
+    from components.providers.pricing import cost_usd
+    from tests.support import sweep_toml
+
+    million = 1_000_000
+    assert cost_usd("gemini", "gemini-2.5-flash", million, million) == pytest.approx(0.30 + 2.50)
+    assert cost_usd("gemini", "gemini-2.5-flash-lite-preview", million, million) == pytest.approx(0.10 + 0.40)
+    assert cost_usd(
+        "bedrock", "us.anthropic.claude-haiku-4-5-20251001-v1:0", million, million
+    ) == pytest.approx(6.0)
+    assert cost_usd("bedrock", BEDROCK_MODEL, million, million) == cost_usd(
+        "anthropic", "claude-3-5-haiku", million, million
+    )
+    assert cost_usd("vertex", VERTEX_MODEL, million, million) == pytest.approx(0.80 + 4.00)
+    assert cost_usd("gemini", "gemini-9-unknown", million, million) is None  # never a guess
+    toml = sweep_toml(tmp_path, base_url=clouds.url, provider="gemini", n_tasks=2, strategies=("baseline",))
+    toml.write_text(toml.read_text().replace('model = "loop-model"', 'model = "gemini-2.5-flash"'))
+    assert main(["sweep", str(toml), "--dry-run", "--db", str(tmp_path / "none.sqlite")]) == 0
+    out = capsys.readouterr().out
+    assert "calls:         12 to send" in out and "$0.00" in out and "no price" not in out, out
+    a = ModelSpec("bedrock", BEDROCK_MODEL)
+    assert cache_key(a, MESSAGES, SETTINGS) == cache_key(
+        ModelSpec("bedrock", BEDROCK_MODEL, timeout=9, max_retries=5), MESSAGES, SETTINGS
+    )
+    assert cache_key(a, MESSAGES, SETTINGS) != cache_key(
+        ModelSpec("vertex", BEDROCK_MODEL), MESSAGES, SETTINGS
+    )
+
+
+def test_doctor_checks_a_provider_from_end_to_end(clouds, capsys, monkeypatch):
+    from components.cli import main
+
+    assert main(["doctor", "--provider", "gemini", "--base-url", clouds.url]) == 0
+    out = capsys.readouterr().out
+    assert "ok    gemini: its SDK (google.genai) imports" in out
+    assert (
+        "ok    gemini: credentials found" in out
+        and "ok    gemini:gemini-2.5-flash: one short answer in" in out
+    )
+    assert out.rstrip().endswith("gemini answers from here")
+    assert main(["doctor", "--provider", "bedrock", "--model", BEDROCK_MODEL, "--base-url", clouds.url]) == 0
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    capsys.readouterr()
+    assert main(["doctor", "--provider", "bedrock", "--base-url", clouds.url]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  bedrock: bedrock:us.anthropic.claude-haiku-4-5-20251001-v1:0: no AWS credentials" in out
+    assert clouds.counts["bedrock"] == 1  # the failed check sent nothing
+
+
+def test_the_sidebar_offers_the_three_providers(clouds, monkeypatch, tmp_path):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("LITM_DB", str(tmp_path / "runs.sqlite"))
+    app = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "webapp" / "app.py")
+    at = AppTest.from_file(app, default_timeout=120)
+    at.run()
+    options = at.sidebar.selectbox(key="provider").options
+    assert {"Google Gemini", "Claude on AWS Bedrock", "Claude on Google Vertex AI"} <= set(options), options
+    at.sidebar.selectbox(key="provider").set_value("gemini").run()
+    assert not at.exception
+    assert at.sidebar.text_input(key="model").value == "gemini-2.5-flash"
+    assert any("GEMINI_API_KEY from the server environment" in s.value for s in at.sidebar.success)
+    at.sidebar.selectbox(key="provider").set_value("bedrock").run()
+    assert any("AWS credentials from the server" in s.value.replace("\\", "") for s in at.sidebar.success)
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    at.sidebar.selectbox(key="provider").set_value("vertex").run()
+    at.sidebar.selectbox(key="provider").set_value("bedrock").run()
+    said = " ".join(i.value for i in at.sidebar.info).replace("\\", "")
+    assert "No AWS credentials: set AWS_ACCESS_KEY_ID" in said, said

@@ -13,7 +13,9 @@ Credentials come from where each cloud's own tools look, and are never stored or
   application-default login`); the region from CLOUD_ML_REGION (`us-east5`, `europe-west1`, `global`), the
   project from ANTHROPIC_VERTEX_PROJECT_ID or the credentials. The model is a Vertex model id:
   `claude-3-5-haiku@20241022`, `claude-haiku-4-5@20251001`.
-`check_credentials(spec)` finds them before any call (MissingKey: one line, nothing sent).
+`check_credentials(spec)` finds them before any call (MissingKey: one line, nothing sent). Where neither
+cloud's tools have a place to look without the network (no keys, no files, not an EC2 or Compute Engine
+machine), the instance metadata services are not asked: the line says what to set.
 
 The AWS signature covers the request's headers, so this client sends the Accept-Encoding the transport would
 set (transport.py) before it signs: the header is the same on the wire as in the signature.
@@ -22,6 +24,7 @@ set (transport.py) before it signs: the header is the same on the wire as in the
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from components.providers.anthropic_provider import AnthropicProvider
 from components.providers.base import MissingKey, ModelSpec, ProviderError, Settings
@@ -34,6 +37,47 @@ BEDROCK_INSTALL = "pip install boto3"
 VERTEX_INSTALL = "pip install google-auth"
 
 
+def _machine() -> str:
+    """The machine's maker and product as the firmware names them ('' when it cannot be read)."""
+    out = []
+    for name in ("sys_vendor", "product_name"):
+        try:
+            out.append(Path("/sys/class/dmi/id", name).read_text(errors="replace").strip())
+        except OSError:
+            continue
+    return " ".join(out)
+
+
+def aws_sources() -> bool:
+    """Whether boto3 has a place to find credentials in without asking the network: keys in the environment,
+    a profile or its files, a container's or a web identity's credentials, or an EC2 instance (whose role
+    boto3 asks the instance's metadata service for). Elsewhere boto3 would ask that service too, in vain."""
+    env = os.environ
+    if env.get("AWS_ACCESS_KEY_ID") or env.get("AWS_PROFILE") or env.get("AWS_WEB_IDENTITY_TOKEN_FILE"):
+        return True
+    if env.get("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") or env.get("AWS_CONTAINER_CREDENTIALS_FULL_URI"):
+        return True
+    files = [
+        env.get("AWS_SHARED_CREDENTIALS_FILE") or "~/.aws/credentials",
+        env.get("AWS_CONFIG_FILE") or "~/.aws/config",
+    ]
+    if any(Path(f).expanduser().is_file() for f in files):
+        return True
+    return "amazon" in _machine().lower() and env.get("AWS_EC2_METADATA_DISABLED", "").lower() != "true"
+
+
+def google_sources() -> bool:
+    """Whether Google's default credentials have a place to be found without asking the network: the
+    GOOGLE_APPLICATION_CREDENTIALS file, gcloud's application-default file, or a Google Compute Engine machine
+    (whose metadata server google-auth asks)."""
+    if os.environ.get("GOOGLE_APPLICATION_CREDENTIALS"):
+        return True
+    config = os.environ.get("CLOUDSDK_CONFIG") or "~/.config/gcloud"
+    if (Path(config).expanduser() / "application_default_credentials.json").is_file():
+        return True
+    return "google" in _machine().lower() and os.environ.get("NO_GCE_CHECK", "").lower() != "true"
+
+
 def aws_region() -> str | None:
     return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
 
@@ -44,6 +88,11 @@ def check_bedrock(spec: ModelSpec) -> None:
         import boto3
     except ImportError:
         raise ProviderError(f"{spec.label}: the bedrock provider needs boto3: {BEDROCK_INSTALL}") from None
+    if not aws_sources():
+        raise MissingKey(
+            f"{spec.label}: no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE "
+            "(~/.aws/credentials), as the AWS command line reads them; nothing was sent"
+        )
     try:
         session = boto3.Session()
         credentials = session.get_credentials()
@@ -73,6 +122,11 @@ def check_vertex(spec: ModelSpec) -> None:
     if not os.environ.get("CLOUD_ML_REGION"):
         raise MissingKey(
             f"{spec.label}: no Vertex AI region: set CLOUD_ML_REGION (e.g. us-east5, or global); nothing was sent"
+        )
+    if not google_sources():
+        raise MissingKey(
+            f"{spec.label}: no Google Cloud credentials: set GOOGLE_APPLICATION_CREDENTIALS, or run gcloud auth "
+            "application-default login; nothing was sent"
         )
     try:
         _, project = google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])

@@ -24,6 +24,16 @@ from components.providers.base import (
 
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}
 ALSO_KEY_ENV = {"gemini": "GOOGLE_API_KEY"}  # google-genai reads it too, after GEMINI_API_KEY
+# each provider's model when none is named (the sidebar's first choice, litm doctor --provider P)
+DEFAULT_MODELS = {
+    "local": "qwen2.5-coder-0.5b-instruct",
+    "openai": "gpt-4o-mini",
+    "anthropic": "claude-3-5-haiku-latest",
+    "openai-compatible": "default",
+    "gemini": "gemini-2.5-flash",
+    "bedrock": "us.anthropic.claude-haiku-4-5-20251001-v1:0",
+    "vertex": "claude-haiku-4-5@20251001",
+}
 NO_KEY = "not-needed"  # what local OpenAI-compatible servers get when no key is configured
 
 

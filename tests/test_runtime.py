@@ -140,3 +140,27 @@ def test_the_sidebar_says_it_is_being_built_and_offers_no_run(being_built, monke
     assert any("is being built, about" in i.value.replace("\\", "") for i in at.info), [
         i.value for i in at.info
     ]
+
+
+def test_the_build_waits_for_the_app_to_answer_first():
+    """wait-app: True once the app's health check answers 200; False after its limit when nothing answers."""
+    import http.server
+    import threading
+
+    class Health(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200 if self.path == "/_stcore/health" else 404)
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Health)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        assert runtime.wait_for_app(server.server_port, limit_s=30, every_s=0.05)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not runtime.wait_for_app(server.server_port, limit_s=0.3, every_s=0.05)

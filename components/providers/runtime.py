@@ -161,6 +161,23 @@ def mark(
     return path
 
 
+def wait_for_app(port: int, limit_s: float = 120.0, every_s: float = 1.0) -> bool:
+    """Wait until the app on this machine's `port` answers its health check (or `limit_s` passes): the
+    background build then compiles without slowing the app's own start. True when it answered."""
+    import urllib.request
+
+    end = time.monotonic() + limit_s
+    while time.monotonic() < end:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=5) as r:
+                if r.status == 200:
+                    return True
+        except OSError:
+            pass
+        time.sleep(every_s)
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m components.providers.runtime")
     sub = p.add_subparsers(dest="op", required=True)
@@ -172,9 +189,20 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--compile-log", default="", help="the compiler's output (its progress lines)")
     m.add_argument("--file", type=Path, default=None, help="the state file (default: the environment's)")
     sub.add_parser("status", help="print the line a user reads, or 'ready'")
+    w = sub.add_parser("wait-app", help="wait until the app answers its health check")
+    w.add_argument("--port", type=int, required=True)
+    w.add_argument("--limit", type=float, default=120.0, help="seconds at most (default 120)")
     args = p.parse_args(argv)
     if args.op == "mark":
         mark(args.state, args.log, args.pid, args.reason, args.compile_log, args.file)
+        return 0
+    if args.op == "wait-app":
+        answered = wait_for_app(args.port, args.limit)
+        print(
+            "    the app answers: compiling now"
+            if answered
+            else f"    the app did not answer in {args.limit:g} s"
+        )
         return 0
     line = pending()
     print(line or "ready")

@@ -404,17 +404,15 @@ def test_pareto_axes_start_at_zero_and_coinciding_arms_share_one_label(two_arms)
 
 
 def test_point_labels_are_placed_apart():
-    from components.report import charts
+    from components.report import labels
 
     xs, ys = [0.1, 0.12, 0.14, 0.5, 0.52], [0.50, 0.50, 0.52, 0.3, 0.31]
     texts = ["1", "2", "3", "4", "5"]
-    places = charts.place_labels(xs, ys, texts, [0, 1], [0, 1])
-    w, h = charts.LABEL_PLOT
-    boxes = [
-        charts._label_box(pl, x * w, y * h, t) for pl, x, y, t in zip(places, xs, ys, texts, strict=True)
-    ]
+    places = labels.place_labels(xs, ys, texts, [0, 1], [0, 1])
+    w, h = labels.LABEL_PLOT
+    boxes = [labels.label_box(pl, x * w, y * h, t) for pl, x, y, t in zip(places, xs, ys, texts, strict=True)]
     for i, a in enumerate(boxes):
         assert a[0] >= 0 and a[2] <= w and a[1] >= 0 and a[3] <= h
-        assert all(charts._overlap(a, b) == 0 for b in boxes[i + 1 :]), places
+        assert all(labels.overlap(a, b) == 0 for b in boxes[i + 1 :]), places
     # a point at the left edge never has its label to its left (cut at the axis)
-    assert charts.place_labels([0.0], [0.5], ["1"], [0, 1], [0, 1]) == ["middle right"]
+    assert labels.place_labels([0.0], [0.5], ["1"], [0, 1], [0, 1]) == ["middle right"]

@@ -16,8 +16,8 @@ from plotly.subplots import make_subplots
 
 from components.core.stats import proportion_ci
 from components.report.analysis import is_error, position_kind
-from components.report.charts import esc
 from components.report.sweeps import model_name, with_setting
+from components.report.theme import esc
 
 # red (wrong) to green (right), through a pale yellow: the convention of NIAH heatmaps
 RED_TO_GREEN = [[0.0, "#d73027"], [0.25, "#fc8d59"], [0.5, "#fee08b"], [0.75, "#91cf60"], [1.0, "#1a9850"]]

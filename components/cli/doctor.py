@@ -189,5 +189,7 @@ def run(args) -> int:
         ("the local model runs here" if args.provider == "local" else f"{args.provider} answers from here")
         if not failed
         else f"{failed} check(s) failed: run the command after 'fix:', then litm doctor again"
+        if args.provider == "local"
+        else f"{failed} check(s) failed: set what the line above names, then litm doctor again"
     )
     return EXIT_OK if not failed else EXIT_ERROR

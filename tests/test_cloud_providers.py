@@ -175,10 +175,32 @@ def test_a_429_with_retry_after_is_rate_limited_with_the_wait(clouds):
         assert info.value.retry_after == 7.0, provider
 
 
-def test_a_429_is_retried_after_the_servers_wait(clouds):
-    clouds.set(status=429, retry_after=0, fail_times=1)  # the first request refused, the next one answered
-    done = ask(spec("gemini", clouds, max_retries=2))
-    assert done.text.strip() and clouds.counts["gemini"] == 2
+@pytest.mark.parametrize("provider", ["gemini", "bedrock", "vertex"])
+def test_the_one_retry_loop_retries_them_as_every_provider(clouds, provider):
+    """Through the Caller (providers/retry.py): a 429 answered with Retry-After 0 is tried again, at most
+    retry.attempts(spec) requests in all; one request when the server answers the second time."""
+    from components.providers import retry
+    from components.providers.base import RateLimited
+    from components.run.caller import Caller
+
+    def through_caller(s: ModelSpec):
+        async def go():
+            client = make_provider(s)
+            try:
+                return await Caller(client, None, concurrency=1).ask(MESSAGES, SETTINGS)
+            finally:
+                await client.aclose()
+
+        return asyncio.run(go())
+
+    clouds.set(status=429, retry_after=0)
+    with pytest.raises(RateLimited):
+        through_caller(spec(provider, clouds))
+    assert clouds.counts[provider] == retry.attempts(spec(provider, clouds)) == 1 + retry.RETRIES
+    clouds.reset()
+    clouds.set(status=429, retry_after=0, fail_times=1)  # refused once, then answered
+    completion, _ = through_caller(spec(provider, clouds))
+    assert completion.text.strip() and clouds.counts[provider] == 2
 
 
 def closed_port() -> int:

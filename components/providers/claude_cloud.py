@@ -2,7 +2,7 @@
 through the anthropic SDK's own clients, AsyncAnthropicBedrock and AsyncAnthropicVertex: the messages API in
 each cloud's wire format (Bedrock's InvokeModel, signed with AWS Signature Version 4; Vertex's rawPredict,
 with a Google OAuth token). Everything else is AnthropicProvider's: the request, the checks of the answer,
-the errors (the same SDK exceptions), the retries and the transport.
+the errors (the same SDK exceptions), the transport, and the one retry loop (providers/retry.py).
 
 Credentials come from where each cloud's own tools look, and are never stored or shown:
 - Bedrock: boto3's chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, AWS_PROFILE,
@@ -159,7 +159,7 @@ class CloudClaude(AnthropicProvider):
         self.counter = RequestCounter()
         kw = {"base_url": spec.base_url} if spec.base_url else {}
         self.client = self.make_client(anthropic, http_client(anthropic, self.counter, spec), kw)
-        self.live = self.client.with_options(max_retries=0)  # retried by with_retries, not the SDK
+        self.live = self.client.with_options(max_retries=0)  # one request a call: providers/retry.py retries
 
     def make_client(self, anthropic, http, kw: dict):
         raise NotImplementedError

@@ -15,8 +15,9 @@ blocked (promptFeedback.blockReason), is `refused`: the model would not answer, 
 
 Errors are Google's (google.genai.errors.APIError: an HTTP status, a status name, details): 429 is
 rate_limited with the server's Retry-After or its RetryInfo.retryDelay; 5xx, 408 and 409 transient; 401, 403
-and a 400 whose reason is API_KEY_INVALID auth; 404 not_found; other 400s bad_request. A call is retried by
-openai_provider.with_retries (the SDK's own retries are off), within the call's WaitBudget.
+and a 400 whose reason is API_KEY_INVALID auth; 404 not_found; other 400s bad_request. `complete` sends one
+request: the one retry loop of every provider (providers/retry.py, run by the Caller) tries a RateLimited or
+a Transient again; the SDK's own retries are off (it has none unless HttpOptions.retry_options asks).
 
 Gemini 2.5 Flash models think before answering unless told not to, and their thoughts count against
 max_output_tokens: they are sent thinking_budget = 0, so an answer of a few tokens is not cut off by thinking.
@@ -44,7 +45,7 @@ from components.providers.base import (
     scrub,
 )
 from components.providers.guard import check_fits
-from components.providers.openai_provider import POOL, RequestCounter, retry_after, url_secret, with_retries
+from components.providers.openai_provider import POOL, RequestCounter, retry_after, url_secret
 from components.providers.transport import MAX_REDIRECTS, bad_answer_error, make_transport
 
 KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")  # what google-genai reads, in its order
@@ -244,7 +245,7 @@ class GeminiProvider:
         check_fits(self.spec, messages, settings)
         parts, system = contents(messages)
         config = self.config(system, settings)
-        return await with_retries(lambda: self._complete(parts, config), self.spec)
+        return await self._complete(parts, config)  # one request: providers/retry.py tries again
 
     async def _complete(self, parts: Any, config) -> Completion:
         import httpx2

@@ -354,7 +354,7 @@ MODEL_RULES: tuple[Rule, ...] = (
         optional=True,
         low=0,
         high=MAX_RETRIES,
-        message="{key} must be a whole number from {low} to {high} (the SDK's retries of one call), got {shown}",
+        message="{key} must be a whole number from {low} to {high} (the retries of one call), got {shown}",
     ),
     Rule("cache_prefix", _cache_prefix, optional=True, message="{key} must be true or false, got {shown}"),
 )

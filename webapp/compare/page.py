@@ -62,7 +62,6 @@ def main() -> None:
         margin=margin,
         min_saving=min_saving,
     )
-    result["trials"] = t
     with body:
         if state.present:
             charts_section(t, result, labels)

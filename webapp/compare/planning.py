@@ -13,7 +13,7 @@ from webapp.ui import pickers
 SEP = "  vs  "
 
 
-def pick_pair(labels: list[str], result: dict) -> tuple[str, str] | None:
+def pick_pair(labels: list[str], result: analysis.Comparison) -> tuple[str, str] | None:
     options = [f"{a}{SEP}{b}" for i, a in enumerate(labels) for b in labels[i + 1 :]]
     if not options:
         return None
@@ -28,23 +28,21 @@ def pick_pair(labels: list[str], result: dict) -> tuple[str, str] | None:
     return tuple(chosen.split(SEP, 1)) if chosen else None
 
 
-def planner(result: dict, pair: tuple[str, str] | None) -> None:
+def planner(result: analysis.Comparison, pair: tuple[str, str] | None) -> None:
     c1, c2, c3 = st.columns(3)
     d = c1.number_input("Difference that matters (points)", 1.0, 50.0, step=1.0, key=State.cmp_difference.key)
     power = c2.selectbox("Power", [0.8, 0.9], key=State.cmp_power.key)
-    p = next((x for x in result["pairs"] if pair and (x.a, x.b) == pair), None)
-    t = result["trials"]
+    p = next((x for x in result.pairs if pair and (x.a, x.b) == pair), None)
+    t = result.trials
     cells = analysis.cells_per_task(t, list(pair or []))
-    plan = analysis.pairs_plan(p, result["arms"], difference=d / 100, power=power, cells_per_task=cells)
-    cost = "unknown (no price)" if plan["cost_usd"] is None else f"${plan['cost_usd']:,.2f}"
-    c3.metric(
-        "Tasks needed", f"{plan['tasks']:,}", help=f"{plan['pairs']:,} matched trials over {cells} cells"
-    )
+    plan = analysis.pairs_plan(p, result.arms, difference=d / 100, power=power, cells_per_task=cells)
+    cost = "unknown (no price)" if plan.cost_usd is None else f"${plan.cost_usd:,.2f}"
+    c3.metric("Tasks needed", f"{plan.tasks:,}", help=f"{plan.pairs:,} matched trials over {cells} cells")
     st.caption(
-        f"{plan['pairs']:,} matched trials ({plan['tasks']:,} tasks × {cells} cells) to tell a {d:.0f}-point "
+        f"{plan.pairs:,} matched trials ({plan.tasks:,} tasks × {cells} cells) to tell a {d:.0f}-point "
         f"difference apart with power {power} at alpha 0.05 (exact McNemar; Connor 1987), using "
-        f"{'the discordance seen in this pair' if plan['discordance_source'] == 'seen' else 'a default'} "
-        f"of {plan['discordance']:.2f}. Running both arms on them costs about {cost}."
+        f"{'the discordance seen in this pair' if plan.discordance_source == 'seen' else 'a default'} "
+        f"of {plan.discordance:.2f}. Running both arms on them costs about {cost}."
     )
     if pair and st.button(
         "Plan this sweep in Experiments",
@@ -54,6 +52,6 @@ def planner(result: dict, pair: tuple[str, str] | None) -> None:
         "lengths and positions, and this many tasks",
     ):
         try:
-            parts.plan_in_experiments(t, pair, plan["tasks"])
+            parts.plan_in_experiments(t, pair, plan.tasks)
         except Exception:  # noqa: BLE001 - the page runs outside the app's navigation
             st.info("The Experiments grid is filled: open **Experiments**.")

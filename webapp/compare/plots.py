@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from webapp.compare import parts
-from webapp.services import figures
+from webapp.services import analysis, figures
 from webapp.session import State
 from webapp.ui import charts, curves, pickers
 from webapp.ui.render import guard
@@ -34,12 +34,12 @@ def overlay_picker(where, t: pd.DataFrame, labels: list[str]) -> pd.DataFrame | 
     return options[options["label"].isin(chosen)] if chosen else None
 
 
-def charts_section(t: pd.DataFrame, result: dict, labels: list[str]) -> None:
+def charts_section(t: pd.DataFrame, result: analysis.Comparison, labels: list[str]) -> None:
     present = State().present
     note = parts.note(t, labels)
     with guard("the charts"):
         charts.show(
-            parts.pareto(result["arms"]),
+            parts.pareto(result.arms),
             "pareto",
             "one point per arm, numbered as in the table above: "
             "right costs more per 1,000 questions, higher is more accurate (bars: 95% Wilson intervals); "

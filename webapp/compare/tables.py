@@ -12,14 +12,14 @@ from webapp.session import State
 from webapp.ui.render import md
 
 
-def verdict_box(result: dict) -> None:
-    """The one-line verdict first (report.compare.headline: the words every surface uses), then its
+def verdict_box(result: analysis.Comparison) -> None:
+    """The one-line verdict first (report.verdict.headline: the words every surface uses), then its
     reasoning; where every arm runs free, the offer to price them at a reference model."""
-    v = result["verdict"]
+    v = result.verdict
     icon = ":material/verified:" if v.confidence == "confident" else ":material/hourglass_top:"
     box = st.success if v.confidence == "confident" else st.info
     box(f"**{md(v.line)}**\n\n{md(v.reasons)}", icon=icon)
-    if parts.all_free(result["arms"]):
+    if parts.all_free(result.arms):
         ref = analysis.REFERENCE_MODEL
         c1, c2 = st.columns([3, 1], vertical_alignment="center")
         c1.caption(
@@ -35,8 +35,8 @@ def verdict_box(result: dict) -> None:
         )
 
 
-def tables(result: dict) -> None:
-    arms = result["arms"]
+def tables(result: analysis.Comparison) -> None:
+    arms = result.arms
     priced = sorted(set(arms["priced_as"].dropna().astype(str)))
     numbers = figures.arm_numbers(arms)
     table = pd.DataFrame(
@@ -89,8 +89,8 @@ def tables(result: dict) -> None:
     if priced:
         st.caption("Priced as: " + md(", ".join(priced)) + f" (list prices dated {models.PRICES_DATE}).")
     # an arm with no answer scored has no matched trials by nature: the line above says why, not this one
-    unmatched = [p for p in result["pairs"] if not p.n_matched and not {p.a, p.b} & set(unscored)]
-    pairs = [p for p in result["pairs"] if p.n_matched]
+    unmatched = [p for p in result.pairs if not p.n_matched and not {p.a, p.b} & set(unscored)]
+    pairs = [p for p in result.pairs if p.n_matched]
     if unmatched:
         st.caption(
             "No matched trials (no task and cell in common), so no difference can be measured: "
@@ -99,7 +99,7 @@ def tables(result: dict) -> None:
     if pairs:
         st.markdown(
             f"**Pairs** (paired on task and cell; Newcombe 95% interval; exact McNemar test, and its p "
-            f"adjusted by Holm's method for the {len(result['pairs'])} pairs shown: the verdict reads the "
+            f"adjusted by Holm's method for the {len(result.pairs)} pairs shown: the verdict reads the "
             "adjusted one)"
         )
         st.dataframe(

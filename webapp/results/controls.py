@@ -12,6 +12,9 @@ from webapp.session import State
 from webapp.ui import pickers
 from webapp.ui.render import thousands, usd
 
+# every metric the store keeps, with where it comes from (core.metrics: the one list)
+METRIC_HELP = "; ".join(f"{m.label}: {m.source}" for m in analysis.METRICS.values())
+
 
 def filters(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     with st.container():  # inside the page's "Filters" expander
@@ -51,7 +54,7 @@ def filters(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, s
             else []
         )
         metrics = [
-            m for m in analysis.METRICS if m in part and pd.to_numeric(part[m], errors="coerce").notna().any()
+            m for m in analysis.LABELS if m in part and pd.to_numeric(part[m], errors="coerce").notna().any()
         ]
         metric = pickers.select(
             c5,
@@ -59,11 +62,8 @@ def filters(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, s
             metrics or ["primary"],
             State.res_metric,
             default="primary",
-            format_func=lambda m: analysis.METRICS.get(m, m),
-            help="fuzzy match (R&R), best subspan EM (Lost in the Middle), exact match "
-            "(ALR2), page recall/precision of the retrieval stage; where a sweep measured "
-            "it, how likely the model finds the right answer (its log-probability, this "
-            "app's measure)",
+            format_func=lambda m: analysis.LABELS.get(m, m),
+            help=METRIC_HELP,
         )
     part = analysis.filter_trials(part, model=models, strategy=strategies, task_set=chosen_sets)
     return part, metric
@@ -74,7 +74,7 @@ def summary(df: pd.DataFrame, metric: str) -> None:
     n = len(analysis.scored(df, metric))
     cols = st.columns(6)
     cols[0].metric("Trials", thousands(len(df)))
-    cols[1].metric("Scored", thousands(n), help=f"trials with a {analysis.METRICS.get(metric, metric)} value")
+    cols[1].metric("Scored", thousands(n), help=f"trials with a {analysis.LABELS.get(metric, metric)} value")
     cols[2].metric("Errors (not scored)", thousands(errors))
     cols[3].metric("LLM calls", thousands(pd.to_numeric(df["calls"], errors="coerce").sum()))
     tokens = (

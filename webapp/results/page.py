@@ -97,7 +97,7 @@ def main() -> None:
         if df.empty:
             st.info("No trials match these filters.")
             return
-        metric_label = analysis.METRICS.get(metric, metric)
+        metric_label = analysis.LABELS.get(metric, metric)
         if not state.present:
             summary(df, metric)
         multiq.section(df, metric, metric_label)  # multi-question sweeps (K contexts, K x Q questions)

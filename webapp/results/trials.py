@@ -18,23 +18,20 @@ TRIAL_VIEW = [
     "task",
     "strategy",
     "model",
-    "length",
-    "position",
-    "documents",
-    "gold_index",
+    *analysis.CELL_COLUMNS,
     "actual_position",
     "answer",
     "primary",
-    "score",
-    "subspan_em",
-    "exact",
-    "page_recall",
+    *analysis.METRIC_COLUMNS,  # the ones with a value in the selection are shown
     "error",
     "calls",
     "input_tokens",
     "output_tokens",
     "cost_usd",
 ]
+
+
+ERROR_VIEW = ["trial_id", "sweep", "task", "strategy", "model", *analysis.CELL_COLUMNS, "error"]
 
 
 def _pick_from_table() -> None:
@@ -125,12 +122,6 @@ def errors_tab(df: pd.DataFrame) -> None:
     st.dataframe(summary_, hide_index=True)
     bad = df[analysis.is_error(df)]
     st.dataframe(
-        bad[
-            [
-                c
-                for c in ["trial_id", "sweep", "task", "strategy", "model", "length", "position", "error"]
-                if c in bad
-            ]
-        ],
+        bad[[c for c in ERROR_VIEW if c in bad]].dropna(axis=1, how="all"),
         hide_index=True,
     )

@@ -98,7 +98,7 @@ def written(args: str) -> tuple[list[str], bool]:
         else:
             cur += ch
     items.append(cur)
-    names = [x.split("=")[0].strip().lstrip("*").strip() for x in items]
+    names = [x.split("=")[0].split(":")[0].strip().lstrip("*").strip() for x in items]  # no annotation
     return [n for n in names if re.fullmatch(r"[A-Za-z_]\w*", n)], "..." in args
 
 

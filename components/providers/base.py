@@ -15,7 +15,9 @@ from typing import Protocol
 
 from components.core.completion import Completion
 
-PROVIDERS = ("openai", "anthropic", "openai-compatible", "local", "fake")
+PROVIDERS = ("openai", "anthropic", "openai-compatible", "gemini", "bedrock", "vertex", "local", "fake")
+# the providers whose credentials are their cloud's own (AWS's chain, Google's default credentials), never a key
+CLOUD_CREDENTIALS = ("bedrock", "vertex")
 
 
 @dataclass(frozen=True)

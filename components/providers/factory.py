@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from components.providers.base import (
+    CLOUD_CREDENTIALS,
     PROVIDERS,
     MissingKey,
     ModelSpec,
@@ -21,7 +22,18 @@ from components.providers.base import (
     shown_name,
 )
 
-DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}
+ALSO_KEY_ENV = {"gemini": "GOOGLE_API_KEY"}  # google-genai reads it too, after GEMINI_API_KEY
+# each provider's model when none is named (the sidebar's first choice, litm doctor --provider P)
+DEFAULT_MODELS = {
+    "local": "qwen2.5-coder-0.5b-instruct",
+    "openai": "gpt-4o-mini",
+    "anthropic": "claude-3-5-haiku-latest",
+    "openai-compatible": "default",
+    "gemini": "gemini-2.5-flash",
+    "bedrock": "us.anthropic.claude-haiku-4-5-20251001-v1:0",
+    "vertex": "claude-haiku-4-5@20251001",
+}
 NO_KEY = "not-needed"  # what local OpenAI-compatible servers get when no key is configured
 
 
@@ -31,8 +43,15 @@ def resolve_key(spec: ModelSpec, api_key: str | None = None) -> str | None:
         return api_key
     if spec.provider in ("fake", "local"):
         return None
+    if spec.provider in CLOUD_CREDENTIALS:  # the cloud's own credentials: found, never read into a key
+        from components.providers.claude_cloud import check_credentials
+
+        check_credentials(spec)
+        return None
     env = spec.api_key_env or DEFAULT_KEY_ENV.get(spec.provider)
     value = os.environ.get(env) if env else None
+    if not value and not spec.api_key_env and spec.provider in ALSO_KEY_ENV:
+        value = os.environ.get(ALSO_KEY_ENV[spec.provider])
     if value:
         return value
     if spec.provider == "openai-compatible" and not spec.api_key_env:
@@ -68,7 +87,7 @@ def make_provider(spec: ModelSpec, api_key: str | None = None) -> Provider:
         return _INSTALLED[spec.label]
     if spec.provider not in PROVIDERS:
         raise ProviderError(f"unknown provider {spec.provider!r}; choose one of {', '.join(PROVIDERS)}")
-    if spec.base_url and spec.provider in ("openai", "anthropic", "openai-compatible"):
+    if spec.base_url and spec.provider not in ("fake", "local"):
         check_base_url(spec.base_url)  # one line (BadBaseUrl) for an address the HTTP client cannot parse
     key = resolve_key(spec, api_key)
     if spec.provider == "fake":
@@ -79,6 +98,14 @@ def make_provider(spec: ModelSpec, api_key: str | None = None) -> Provider:
         from components.providers.anthropic_provider import AnthropicProvider
 
         return AnthropicProvider(spec, key or "")
+    if spec.provider == "gemini":
+        from components.providers.gemini_provider import GeminiProvider
+
+        return GeminiProvider(spec, key or "")
+    if spec.provider in CLOUD_CREDENTIALS:
+        from components.providers.claude_cloud import BedrockProvider, VertexProvider
+
+        return (BedrockProvider if spec.provider == "bedrock" else VertexProvider)(spec)
     if spec.provider == "local":  # the model runs in the worker process (a crash there ends one call only)
         from components.providers.localworker import WorkerProvider
 

@@ -323,7 +323,11 @@ class WorkerProvider:
         import importlib.util
 
         from components.providers.local import INSTALL
+        from components.providers.runtime import pending
 
+        building = pending()  # make app builds the runtime in the background: one line until it is ready
+        if building is not None:
+            raise LocalModelError(building)
         found = find_model(spec.model)  # fails now, with the pip command, if the weights are missing
         if importlib.util.find_spec("llama_cpp") is None:  # found, never imported here: it runs in the worker
             raise LocalModelError(f"the local provider needs llama-cpp-python; install it with: {INSTALL}")

@@ -160,12 +160,30 @@ PRICES, PRICES_DATE = load_prices()
 BATCH = load_batch()
 
 
+def load_priced_as() -> dict[str, dict]:
+    """provider -> {"as": another provider, "source", "checked"}: a provider billed at another's list
+    prices (Claude on Bedrock and on Vertex AI at Anthropic's), its models looked up by anthropic_name."""
+    return dict(json.loads(DATA.read_text(encoding="utf-8")).get("priced_as", {}))
+
+
+PRICED_AS = load_priced_as()
+
+
+def anthropic_name(model: str) -> str:
+    """The Anthropic model name inside a Bedrock or Vertex id (`us.anthropic.claude-3-5-haiku-...:0` ->
+    `claude-3-5-haiku-...:0`, `claude-haiku-4-5@20251001` as it is)."""
+    at = model.find("claude")
+    return model[at:] if at >= 0 else model
+
+
 def price_of(provider: str, model: str, prices: dict | None = None) -> dict | None:
     table = (prices if prices is not None else PRICES).get(provider, {})
     if model in table:
         return table[model]
     name = model.split("/")[-1]
     best = max((m for m in table if name.startswith(m)), key=len, default=None)
+    if best is None and provider in PRICED_AS:  # e.g. Claude on Bedrock: Anthropic's list price
+        return price_of(PRICED_AS[provider]["as"], anthropic_name(name), prices)
     return table[best] if best else None
 
 

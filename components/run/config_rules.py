@@ -310,7 +310,7 @@ def _key_env(rule: Rule, value, at: Reading) -> str:
 def _cache_prefix(rule: Rule, value, at: Reading) -> bool:
     if not isinstance(value, bool):
         rule.fail(value, at)
-    if value and at.got["provider"] != "anthropic":
+    if value and at.got["provider"] not in ("anthropic", "bedrock", "vertex"):  # Claude, wherever served
         fail(
             f"{at.name(rule.key)} marks a prefix for Anthropic's prompt caching; OpenAI caches prompts of "
             "1,024+ tokens by itself (leave it out)"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from components.core.cells import Cell
 from components.run.config import ModelConfig, SweepConfig, check_size, gold_indices
-from components.run.schema import key_of, model_fields
+from components.run.schema import key_of, model_fields, params_json
 from components.strategies import STRATEGIES
 
 
@@ -176,6 +176,49 @@ def plan(config: SweepConfig, tasks: list | None = None) -> list[TrialSpec]:
     if len({s.key for s in out}) != len(out):  # every trial the sweep counts has its own row in the store
         raise ValueError(f"sweep {config.name!r}: two trials of the plan have the same key")
     return out
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """ "I/N" (0 <= I < N) -> (I, N); ValueError with one line for anything else."""
+    parts = str(text).strip().split("/")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        raise ValueError(f"--shard takes I/N, the part I of N parts counted from 0 (e.g. 0/4), got {text!r}")
+    index, count = int(parts[0]), int(parts[1])
+    if count < 1 or index >= count:
+        raise ValueError(
+            f"--shard {text}: I must be 0 to N - 1 (N = {count} parts: 0/{count} to {count - 1}/{count})"
+        )
+    return index, count
+
+
+def shard_unit(spec) -> tuple:
+    """What a shard takes whole: a question of a model (all its positions, strategies and settings, so a
+    model server's prefix cache serves them, and a shard stopped early holds whole questions), or, in the
+    multi-question design, a prompt's group of questions (they share their calls)."""
+    if hasattr(spec, "doc_index"):  # run/multiq.py MQSpec: the questions asked in one prompt
+        return (
+            spec.model.label,
+            spec.strategy,
+            params_json(spec.params),
+            spec.contexts,
+            spec.per_context,
+            spec.doc_index,
+        )
+    return (spec.model.label, spec.task.id)
+
+
+def shard(specs: list, index: int, count: int) -> list:
+    """Part `index` of `count` of a plan, the same on every machine (it depends on the plan alone): its
+    units (shard_unit) in order of first appearance, dealt round-robin; with fewer units than parts, its
+    trials are dealt one by one instead. The parts are disjoint, and together they are the plan; each
+    trial keeps its key, so the parts' stores merge into the whole sweep (`litm import`)."""
+    if count == 1:
+        return list(specs)
+    units = list(dict.fromkeys(shard_unit(s) for s in specs))
+    if len(units) < count and not any(hasattr(s, "doc_index") for s in specs):
+        return [s for i, s in enumerate(specs) if i % count == index]
+    rank = {u: i for i, u in enumerate(units)}
+    return [s for s in specs if rank[shard_unit(s)] % count == index]
 
 
 def precount(tasks: list, encoding: str) -> None:

@@ -41,6 +41,7 @@ from collections import Counter, OrderedDict, deque
 
 from components.providers.fake import approx_tokens, plausible_answer
 from tests.support.batch_routes import BatchRoutes, _is_batch_path
+from tests.support.cloud_routes import CloudRoutes, cloud_route, refusal
 
 DEFAULTS = {
     "delay": 0.0,  # seconds before answering
@@ -422,7 +423,7 @@ def _echo_logprobs(body: dict, n: int) -> bytes:
     )
 
 
-class LLMServer(BatchRoutes):
+class LLMServer(BatchRoutes, CloudRoutes):
     """An asyncio HTTP/1.1 server (keep-alive) in its own thread: no thread per connection, so it
     keeps up with a client at high concurrency on a small machine."""
 
@@ -449,6 +450,7 @@ class LLMServer(BatchRoutes):
             self.open = 0  # completion requests being answered right now (counts["peak"]: the most)
             self.bodies: list[str] = []  # sha256 of each request body, in arrival order
             self.raw_bodies: list[bytes] = []
+            self.cloud_requests: list[dict] = []  # Gemini, Bedrock and Vertex requests (cloud_routes.py)
             self.mode = dict(DEFAULTS)
             self._seen: deque = deque()  # OpenAI: the prefix digests of each remembered prompt
             self._seen_count: Counter = Counter()
@@ -495,7 +497,7 @@ class LLMServer(BatchRoutes):
                     k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)
                 }
                 raw = await reader.readexactly(int(headers.get("content-length") or 0))
-                out = await self._handle(method, path, raw)
+                out = await self._handle(method, path, raw, headers)
                 if out is None:  # hang: never answer, keep the connection open
                     await self._stop.wait()
                     return
@@ -531,7 +533,9 @@ class LLMServer(BatchRoutes):
             writer.write(b" ")
             await writer.drain()
 
-    async def _handle(self, method: str, path: str, raw: bytes) -> bytes | tuple | None:
+    async def _handle(
+        self, method: str, path: str, raw: bytes, headers: dict | None = None
+    ) -> bytes | tuple | None:
         if method == "GET" and path.startswith("/admin/counts"):
             with self.lock:
                 return _response(
@@ -550,10 +554,19 @@ class LLMServer(BatchRoutes):
             return _response(200, {"ok": True})
         if _is_batch_path(path):
             return self._batch_route(method, path, raw)
+        if method == "GET" and path.split("?")[0].rstrip("/").endswith("/v1/models"):  # what vLLM lists
+            return _response(200, {"object": "list", "data": [{"id": "loopback", "object": "model"}]})
         if method == "POST" and path.endswith("/apply-template"):
             return _response(200, {"prompt": chatml(json.loads(raw or b"{}").get("messages", []))})
+        cloud = cloud_route(path)  # Gemini, Bedrock, Vertex: tests/support/cloud_routes.py
+        if cloud is not None:
+            refused = self._cloud_route(cloud, method, path, raw, headers or {})
+            if refused is not None:
+                return refused
         route = (
-            "chat"
+            cloud
+            if cloud is not None
+            else "chat"
             if path.endswith("/chat/completions")
             else "messages"
             if path.endswith("/messages")
@@ -564,6 +577,8 @@ class LLMServer(BatchRoutes):
         if route is None or method != "POST":
             return _response(404, {"error": {"message": f"no route {method} {path}"}})
         body = json.loads(raw or b"{}")
+        if cloud is not None:
+            body = self._cloud_body(cloud, path, body)
         with self.lock:
             self.counts[route] += 1
             self.counts["total"] += 1
@@ -574,7 +589,11 @@ class LLMServer(BatchRoutes):
             self.open += 1
             self.counts["peak"] = max(self.counts["peak"], self.open)
         try:
-            return await self._complete(route, body, mode, n, path)
+            if route == "gemini":
+                return await self._gemini(body, mode, n)
+            if cloud is not None and mode["malformed"] == "filtered":
+                return refusal(body.get("model", "loopback"), n)
+            return await self._complete("messages" if cloud else route, body, mode, n, path)
         finally:
             with self.lock:
                 self.open -= 1

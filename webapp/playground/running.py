@@ -91,7 +91,10 @@ def run_section(
 ) -> None:
     st.subheader("Run it")
     choice = state.choice
-    if choice is None:
+    building = models.local_building() if choice is None and state.provider == "local" else ""
+    if building:  # make app builds the local model's runtime in the background
+        st.info(render.md(building), icon=":material/hourglass_top:")
+    elif choice is None:
         st.info(
             "No model to call: choose a provider in the sidebar (and enter its key) to run this prompt.",
             icon=":material/key_off:",

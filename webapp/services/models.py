@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import pandas as pd
 
+from components.providers import factory
 from components.providers.base import ModelSpec, ProviderError
 from components.providers.localmodel import canonical
 from components.providers.pricing import BATCH, MAX_PRICE, PRICES, PRICES_DATE, cost_usd, price_rows
@@ -29,14 +30,17 @@ __all__ = [
     "NONE",
     "PRICES",
     "PRICES_DATE",
+    "CREDENTIALS",
     "Choice",
     "ModelSpec",
     "ProviderError",
     "Speed",
+    "cloud_credentials",
     "cost_usd",
     "default_provider",
     "duration",
     "known_models",
+    "local_building",
     "local_status",
     "model_title",
     "price_rows",
@@ -51,15 +55,19 @@ LABELS = {
     "openai": "OpenAI",
     "anthropic": "Anthropic",
     "openai-compatible": "OpenAI-compatible server",
+    "gemini": "Google Gemini",
+    "bedrock": "Claude on AWS Bedrock",
+    "vertex": "Claude on Google Vertex AI",
 }
-DEFAULT_MODELS = {
-    "local": "qwen2.5-coder-0.5b-instruct",
-    "openai": "gpt-4o-mini",
-    "anthropic": "claude-3-5-haiku-latest",
-    "openai-compatible": "default",
-    NONE: "",
+DEFAULT_MODELS = {**factory.DEFAULT_MODELS, NONE: ""}
+KEY_ENV = dict(factory.DEFAULT_KEY_ENV)
+# where the cloud providers' credentials come from (their own tools' places; the app never asks for them)
+CREDENTIALS = {
+    "bedrock": "AWS credentials from the server's environment (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+    "AWS_PROFILE or ~/.aws/credentials) and its AWS_REGION",
+    "vertex": "Google Cloud credentials from the server's environment (GOOGLE_APPLICATION_CREDENTIALS, or gcloud "
+    "auth application-default login), its CLOUD_ML_REGION and ANTHROPIC_VERTEX_PROJECT_ID",
 }
-KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
 @dataclass(frozen=True)
@@ -68,9 +76,25 @@ class Choice:
     api_key: str | None  # None: the provider needs none, or the server environment has it
 
 
-@lru_cache(maxsize=1)
 def local_status() -> tuple[bool, str]:
-    """(available, title or the reason it is not): llama-cpp-python and the bundled model installed."""
+    """(available, title or the reason it is not): llama-cpp-python and the bundled model installed. While
+    `make app` builds the runtime in the background: (False, "... being built, about N min left ...")."""
+    building = local_building()
+    return (False, building) if building else installed_status()
+
+
+def local_building() -> str:
+    """The line to show while the local runtime is built in the background (or its build failed), else ''."""
+    from components.providers.runtime import pending
+
+    line = pending()
+    return line[0].upper() + line[1:] + "." if line else ""
+
+
+@lru_cache(maxsize=1)
+def installed_status() -> tuple[bool, str]:
+    """local_status once no background build is pending: what is installed does not change while the
+    server runs."""
     try:
         if importlib.util.find_spec("llama_cpp") is None:
             return False, "llama-cpp-python is not installed"
@@ -84,8 +108,8 @@ def local_status() -> tuple[bool, str]:
 
 
 def providers() -> list[str]:
-    first = "local" if local_status()[0] else NONE
-    return [first, "openai", "anthropic", "openai-compatible"]
+    first = "local" if local_status()[0] or local_building() else NONE
+    return [first, "openai", "anthropic", "gemini", "bedrock", "vertex", "openai-compatible"]
 
 
 def default_provider() -> str:
@@ -98,8 +122,20 @@ def known_models(provider: str) -> list[str]:
 
 def key_in_environment(provider: str) -> str:
     """The environment variable holding the provider's key on the server, or ''."""
-    env = KEY_ENV.get(provider)
-    return env if env and os.environ.get(env) else ""
+    for env in (KEY_ENV.get(provider), factory.ALSO_KEY_ENV.get(provider)):
+        if env and os.environ.get(env):
+            return env
+    return ""
+
+
+def cloud_credentials(provider: str) -> tuple[bool, str]:
+    """(found, what the sidebar says) for a provider whose credentials are its cloud's own (bedrock,
+    vertex): found where the cloud's tools look (nothing is sent), or the one line saying what is missing."""
+    try:
+        factory.resolve_key(ModelSpec(provider, DEFAULT_MODELS[provider]))
+    except ProviderError as exc:
+        return False, str(exc).split(": ", 1)[-1]
+    return True, f"Using {CREDENTIALS[provider]}."
 
 
 # --- how long a local call takes here ----------------------------------------------------------------

@@ -78,19 +78,27 @@ def model_section() -> Choice | None:
     provider = state.provider
     if provider == NONE:
         sb.info(
-            f"No model available: prompts only. ({models.local_status()[1]}) Choose OpenAI, Anthropic or "
-            "an OpenAI-compatible server and enter its key to run live.",
+            f"No model available: prompts only. ({models.local_status()[1]}) Choose OpenAI, Anthropic, "
+            "Gemini or an OpenAI-compatible server and enter its key (or Claude on Bedrock or Vertex AI, with "
+            "the server's cloud credentials) to run live.",
             icon=":material/info:",
         )
         return None
     if provider == "local":
         sb.text_input("Model", key=State.model.key, help="a bundled model name or a path to a .gguf file")
+        building = models.local_building()  # make app builds its runtime in the background
+        if building:
+            sb.info(md(building), icon=":material/hourglass_top:")
+            return None
         sb.caption(md(local_caption(state.model.strip() or "default")))
         return Choice(ModelSpec("local", state.model.strip() or "default"), None)
     known = models.known_models(provider)
-    sb.text_input(
-        "Model", key=State.model.key, help=("priced models: " + ", ".join(known)) if known else None
-    )
+    hint = ("priced models: " + ", ".join(known)) if known else None
+    if provider in models.CREDENTIALS:
+        hint = f"a model id of this cloud, e.g. {models.DEFAULT_MODELS[provider]} (priced as Anthropic's)"
+    sb.text_input("Model", key=State.model.key, help=hint)
+    if provider in models.CREDENTIALS:  # Bedrock, Vertex: the cloud's own credentials, never typed in here
+        return cloud_choice(provider, state.model.strip())
     if provider == "openai-compatible":
         sb.text_input(
             "Base URL",
@@ -127,6 +135,20 @@ def model_section() -> Choice | None:
         )
         return None
     return Choice(ModelSpec(provider, model, base_url=base_url), key or None)
+
+
+def cloud_choice(provider: str, model: str) -> Choice | None:
+    """Claude on a cloud: its credentials are the server's (where the cloud's tools look), found or not."""
+    sb = st.sidebar
+    if not model:
+        sb.warning("Enter a model name.", icon=":material/warning:")
+        return None
+    found, line = models.cloud_credentials(provider)
+    if not found:
+        sb.info(md(line[0].upper() + line[1:]), icon=":material/key_off:")
+        return None
+    sb.success(md(line), icon=":material/key:")
+    return Choice(ModelSpec(provider, model), None)
 
 
 def sweeps_section() -> None:

@@ -127,6 +127,13 @@ class Trial:
     gold_facts_recalled: int | None = _col(
         "INTEGER", "gold supporting facts a retrieved sentence contains (ALR2 §5.1)", since=8
     )
+    # 9: RULER's scorers, which ALR2 reports on its NIAH tasks (ALR2 §4; core.scoring.ruler_match_all/_part)
+    ruler_all: float | None = _col(
+        "REAL", "share of the gold answers the response contains (RULER string_match_all)", since=9
+    )
+    ruler_part: float | None = _col(
+        "REAL", "1 if the response contains any gold answer (RULER string_match_part)", since=9
+    )
 
     def row(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -187,6 +194,8 @@ RESULT_COLUMNS = [
     "sentences_hallucinated",
     "gold_facts",
     "gold_facts_recalled",
+    "ruler_all",
+    "ruler_part",
 ]
 # every column of an export: the result columns, then the rest of the trial, then the store's own
 EXPORT_COLUMNS = [

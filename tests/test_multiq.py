@@ -499,3 +499,38 @@ def test_keywords_keep_letters_of_every_script():
     assert keywords("Zu\u0308rich") == ["zürich"]  # a decomposed accent stays in its word
     assert keywords("東京 and São Paulo in 1899") == ["東京", "são", "paulo", "1899"]
     assert keywords("John Zahm's brother") == ["john", "zahm's", "brother"]
+
+
+def test_litm_results_json_gives_the_shipped_multi_question_runs_table(capsys):
+    """`litm results --json` on the shipped multi-question run: no answer positions, so no curve, and its
+    table: a row per setting and K, correct with its Wilson interval and the four categories."""
+    from pathlib import Path
+
+    db = Path(__file__).resolve().parent.parent / "sample_docs" / "runs" / "local-qwen-squad-mq.sqlite"
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    assert main(["results", "--db", str(db), "--json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert obj["curves"] == []
+    rows = [
+        (
+            r["strategy"],
+            r["contexts"],
+            r["questions"],
+            r["hits"],
+            r["correct"],
+            r["partial"],
+            r["not_specified"],
+        )
+        for r in obj["multi_question"]
+    ]
+    assert rows == [
+        ("mq-full", 8, 40, 7, 7, 0, 3),
+        ("mq-chunked", 8, 40, 8, 8, 0, 13),
+        ("mq-keyword", 8, 40, 16, 16, 0, 1),
+        ("mq-full", 16, 80, 5, 5, 2, 30),
+        ("mq-chunked", 16, 80, 11, 11, 0, 24),
+        ("mq-keyword", 16, 80, 17, 17, 1, 1),
+    ]
+    first = obj["multi_question"][0]
+    assert first["accuracy"] == 7 / 40 and 0.087 < first["lo"] < 0.088 and 0.319 < first["hi"] < 0.320
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before  # read, never written

@@ -104,7 +104,7 @@ def first_compare(store: RunStore, path: Path) -> float:
     ranked = compare.arms(t).sort_values("accuracy", ascending=False)["label"].tolist()
     labels = compare.default_arms(t, ranked)
     result = compare.compare(t, labels)
-    charts.pareto(result["arms"])
+    charts.pareto(result.arms)
     for label in labels:  # the U-curves of the chosen arms
         analysis.u_curve(t[t["arm"] == label], "primary", ("strategy",))
     return time.perf_counter() - t0

@@ -289,3 +289,68 @@ def test_the_rule_finds_a_breach(tmp_path):
     assert "webapp/runs.py: outside a page package" in found
     assert len(private_name_breaches(app)) == 2
     assert sql_breaches((app,)) == ["webapp/runs.py:1"]
+
+
+# --- one home per list: the cell's columns and the metrics' columns are written out once -----------------
+
+# where each list is written out: its home (the one definition everything else derives from)
+LIST_HOMES = {"cell": "components/core/cells.py", "metric": "components/core/metrics.py"}
+# `litm results`' columns: an output order scripts read by position (append only), not a list of cells or
+# metrics: it names them where each joined the output
+FROZEN_ORDERS = {("components/run/schema.py", "RESULT_COLUMNS")}
+
+
+def literal_lists(roots=(ENGINE, APP)) -> list[str]:
+    """Where a list, tuple, set or dict's keys written out as literals holds every cell column
+    (core.cells.Cell.columns) or three or more metric columns (core.metrics), outside their homes."""
+    from components.core.cells import Cell
+    from components.core.metrics import BY_COLUMN
+
+    cell, metrics = set(Cell.columns), set(BY_COLUMN)
+    bad = []
+    for root in roots:
+        for path in sorted(root.rglob("*.py")):
+            rel = path.relative_to(root.parent).as_posix()
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            named = {
+                id(node.value): t.id
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Assign)
+                for t in node.targets
+                if isinstance(t, ast.Name)
+            }
+            for node in ast.walk(tree):
+                if isinstance(node, ast.List | ast.Tuple | ast.Set):
+                    items = node.elts
+                elif isinstance(node, ast.Dict):
+                    items = [k for k in node.keys if k is not None]
+                else:
+                    continue
+                words = {e.value for e in items if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+                if (rel, named.get(id(node))) in FROZEN_ORDERS:
+                    continue
+                if cell <= words and rel != LIST_HOMES["cell"]:
+                    bad.append(f"{rel}:{node.lineno}: the cell columns (use Cell.columns)")
+                if len(words & metrics) >= 3 and rel != LIST_HOMES["metric"]:
+                    bad.append(
+                        f"{rel}:{node.lineno}: metric columns {sorted(words & metrics)} (derive from METRICS)"
+                    )
+    return bad
+
+
+def test_no_column_or_metric_list_is_written_out_outside_its_home():
+    assert not literal_lists(), "\n".join(literal_lists())
+
+
+def test_the_literal_list_rule_finds_a_retyped_list(tmp_path):
+    app = tmp_path / "webapp"
+    (app / "results").mkdir(parents=True)
+    (app / "results" / "page.py").write_text(
+        'VIEW = ["trial_id", "length", "position", "documents", "gold_index"]\n'
+        'METRICS = ("score", "subspan_em", "exact")\n'
+        'OK = ["length", "position"]\n'
+    )
+    assert literal_lists((app,)) == [
+        "webapp/results/page.py:1: the cell columns (use Cell.columns)",
+        "webapp/results/page.py:2: metric columns ['exact', 'score', 'subspan_em'] (derive from METRICS)",
+    ]

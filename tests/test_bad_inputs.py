@@ -751,7 +751,7 @@ def test_every_http_request_is_counted_with_sdk_retries(tmp_path, server):
         concurrency=1,
         extra_model="max_retries = 2",
     )
-    server.set(status=429, retry_after=0, fail_times=2)  # the SDK retries twice, then it answers
+    server.set(status=429, retry_after=0, fail_times=2)  # the call is tried twice more, then it answers
     r = run(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite"), "--quiet"], tmp_path)
     assert r.code == 0, r.err
     assert server.counts["total"] == 4
@@ -767,7 +767,7 @@ def test_rate_limit_wait_is_on_the_progress_line(tmp_path, server):
         lengths=(600,),
         positions=(0.0,),
         concurrency=1,
-        extra_model="max_retries = 0",
+        extra_model="max_retries = 1",
     )
     server.set(status=429, retry_after=2, fail_times=1)
     r = run(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite")], tmp_path)

@@ -1,6 +1,6 @@
 import pandas as pd
 
-from components.report import analysis, charts, overlays
+from components.report import analysis, charts, colours, overlays
 from tests.test_analysis import PUB, grid
 
 
@@ -17,20 +17,20 @@ def test_u_curve_has_band_line_and_n_in_legend():
 def test_same_strategy_same_colour_everywhere():
     fig = charts.u_curve(analysis.u_curve(grid()))
     line = next(t for t in fig.data if t.name.startswith("R&amp;R") and t.fill is None)
-    assert line.line.color == charts.STRATEGY_COLOURS["rr"] == charts.colour_for("R&R")
-    assert charts.colour_for("some-model") == charts.colour_for("some-model")
+    assert line.line.color == colours.STRATEGY_COLOURS["rr"] == colours.colour_for("R&R")
+    assert colours.colour_for("some-model") == colours.colour_for("some-model")
 
 
 def test_colours_cover_every_registered_strategy():
     """Every strategy of the registry has its own colour, and a chart of its trials draws it."""
     from components.strategies import STRATEGIES
 
-    assert set(charts.STRATEGY_COLOURS) == set(STRATEGIES)
-    assert len(set(charts.STRATEGY_COLOURS.values())) == len(STRATEGIES)  # no two alike
+    assert set(colours.STRATEGY_COLOURS) == set(STRATEGIES)
+    assert len(set(colours.STRATEGY_COLOURS.values())) == len(STRATEGIES)  # no two alike
     for name in STRATEGIES:
         fig = charts.u_curve(analysis.u_curve(grid().assign(strategy=name)))
         line = next(t for t in fig.data if t.fill is None)
-        assert line.line.color == charts.STRATEGY_COLOURS[name], name
+        assert line.line.color == colours.STRATEGY_COLOURS[name], name
 
 
 def test_published_curves_share_their_strategys_colour():
@@ -39,16 +39,16 @@ def test_published_curves_share_their_strategys_colour():
     from components.report.published import NEWER_SOURCES, load_published
     from components.strategies import STRATEGIES
 
-    assert set(charts.PAPER_NAMES.values()) <= set(STRATEGIES)
+    assert set(colours.PAPER_NAMES.values()) <= set(STRATEGIES)
     pub = load_published()
     for method in pub.loc[~pub["source"].isin(NEWER_SOURCES), "method"].unique():
-        assert charts.strategy_of(method) is not None, method
+        assert colours.strategy_of(method) is not None, method
     # the later papers' methods change the model (attention calibration, distillation), not the prompt:
     # no strategy stands for them, and their curves take colours of their own
-    assert charts.strategy_of("Calibrated attention") is None and charts.strategy_of("Pos2Distill") is None
-    assert charts.colour_for("DA") == charts.STRATEGY_COLOURS["direct-answer"]
-    assert charts.colour_for("multi-document QA") == charts.STRATEGY_COLOURS["litm"]
-    assert charts.colour_for("Reprompt (r=10k)") == charts.STRATEGY_COLOURS["reprompt"]
+    assert colours.strategy_of("Calibrated attention") is None and colours.strategy_of("Pos2Distill") is None
+    assert colours.colour_for("DA") == colours.STRATEGY_COLOURS["direct-answer"]
+    assert colours.colour_for("multi-document QA") == colours.STRATEGY_COLOURS["litm"]
+    assert colours.colour_for("Reprompt (r=10k)") == colours.STRATEGY_COLOURS["reprompt"]
     runs = grid().assign(
         strategy="litm", documents=20, gold_index=grid()["position"].rank(method="dense") - 1
     )
@@ -68,7 +68,7 @@ def test_published_curves_share_their_strategys_colour():
         for t in fig.data
         if t.name.startswith("published (liu2023") and "closed" not in t.name and "oracle" not in t.name
     ]
-    assert theirs and all(t.line.color == ours.line.color == charts.STRATEGY_COLOURS["litm"] for t in theirs)
+    assert theirs and all(t.line.color == ours.line.color == colours.STRATEGY_COLOURS["litm"] for t in theirs)
     # a strategy's published variants share its colour and differ by dash
     rows = pd.DataFrame(
         {
@@ -78,7 +78,7 @@ def test_published_curves_share_their_strategys_colour():
         }
     )
     fig = charts.published_lines(rows, "x", "method", title="t", x_title="x", y_title="y")
-    assert {t.line.color for t in fig.data} == {charts.STRATEGY_COLOURS["reprompt"]}
+    assert {t.line.color for t in fig.data} == {colours.STRATEGY_COLOURS["reprompt"]}
     assert len({t.line.dash for t in fig.data}) == 2
 
 

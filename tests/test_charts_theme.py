@@ -1,9 +1,9 @@
-"""charts.theme (normal and presenter mode) and export_config (the toolbar's image export)."""
+"""theme.theme (normal and presenter mode) and export_config (the toolbar's image export)."""
 
 import pandas as pd
 
 from components.core.documents import make_document
-from components.report import charts, promptmap
+from components.report import charts, colours, promptmap, theme
 from components.strategies import get_strategy
 
 
@@ -20,42 +20,42 @@ def curve_table() -> pd.DataFrame:
 def test_presenter_mode_gives_large_text_and_distinct_series():
     """Presenter mode draws the registries' colours (the same as normal mode: a strategy keeps its colour
     in both), thicker lines and larger markers; every series its own marker."""
-    fig = charts.theme(charts.u_curve(curve_table()), presenter=True)
+    fig = theme.theme(charts.u_curve(curve_table()), presenter=True)
     assert fig.layout.xaxis.tickfont.size >= 16 and fig.layout.legend.font.size >= 16
-    assert fig.layout.font.size >= 16 and fig.layout.font.color == charts.INK
+    assert fig.layout.font.size >= 16 and fig.layout.font.color == theme.INK
     lines = [t for t in fig.data if t.mode == "lines+markers"]
     assert len(lines) == 3
     assert [t.line.color for t in lines] == [
-        charts.STRATEGY_COLOURS[s] for s in ("baseline", "reprompt", "rr")
+        colours.STRATEGY_COLOURS[s] for s in ("baseline", "reprompt", "rr")
     ]
-    assert all(t.line.width == charts.PRESENTER["line"] and t.marker.size >= 12 for t in lines)
+    assert all(t.line.width == theme.PRESENTER["line"] and t.marker.size >= 12 for t in lines)
     assert len({t.marker.symbol for t in lines}) == 3
     bands = [t for t in fig.data if t.fill == "toself"]
     for band in bands:  # each band follows its line's colour
         line = next(t for t in lines if t.legendgroup == band.legendgroup)
-        assert band.fillcolor == charts.rgba(line.line.color, 0.15)
+        assert band.fillcolor == colours.rgba(line.line.color, 0.15)
 
 
 def test_normal_mode_keeps_strategy_colours_and_readable_text():
-    fig = charts.theme(charts.u_curve(curve_table()), presenter=False)
+    fig = theme.theme(charts.u_curve(curve_table()), presenter=False)
     assert fig.layout.xaxis.tickfont.size >= 13
     rr = next(t for t in fig.data if t.mode == "lines+markers" and t.legendgroup == "rr")
-    assert rr.line.color == charts.STRATEGY_COLOURS["rr"]
+    assert rr.line.color == colours.STRATEGY_COLOURS["rr"]
 
 
 def test_the_prompt_map_keeps_its_region_colours_in_presenter_mode():
     doc = make_document(["one two three " * 20] * 6, gold=[3])
     prompts = get_strategy("reprompt").first_prompts(doc, "What?", {"r": 100})
-    fig = charts.theme(promptmap.figure(prompts, doc), presenter=True, series=False)
+    fig = theme.theme(promptmap.figure(prompts, doc), presenter=True, series=False)
     gold = next(t for t in fig.data if t.name == "gold page" and t.type == "bar")
     assert gold.marker.color == promptmap.COLORS["gold"]
     assert fig.layout.font.size >= 16
 
 
 def test_export_config_names_the_file_and_picks_the_format():
-    cfg = charts.export_config("u-curve gold/index", "svg")
+    cfg = theme.export_config("u-curve gold/index", "svg")
     assert cfg["toImageButtonOptions"] == {"format": "svg", "filename": "litm-u-curve-gold-index", "scale": 1}
-    assert charts.export_config("x", "gif")["toImageButtonOptions"]["format"] == "png"
+    assert theme.export_config("x", "gif")["toImageButtonOptions"]["format"] == "png"
     assert cfg["displaylogo"] is False
 
 

@@ -1,4 +1,4 @@
-"""Words that name a colour are read from the palette the charts draw with (components/report/charts.py
+"""Words that name a colour are read from the palette the charts draw with (components/report/colours.py
 COLOUR_WORDS): the prompt map's key, the retrieval marks, the Lesson's cost bars and Compare's dominated
 arms; no text of the app names a colour by hand ("red star" was drawn red-orange, "orange reminders"
 amber)."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from components.report import charts, promptmap
+from components.report import colours, promptmap
 from components.report.lesson import STEPS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,15 +20,18 @@ def test_the_maps_key_names_the_colours_it_draws():
     assert promptmap.colour_key() == (
         "blue instructions, amber reminders, grey pages, the red-orange star the gold page"
     )
-    assert [charts.colour_word(promptmap.COLORS[k]) for k in ("instruction", "reminder", "page", "gold")] == [
+    assert [
+        colours.colour_word(promptmap.COLORS[k]) for k in ("instruction", "reminder", "page", "gold")
+    ] == [
         "blue",
         "amber",
         "grey",
         "red-orange",
     ]
     assert (promptmap.word("hit"), promptmap.word("miss")) == ("green", "black")
-    assert charts.colour_word(charts.DOMINATED) == "grey"
-    assert set(charts.OKABE_ITO) <= set(charts.COLOUR_WORDS)  # every series colour has its word
+    assert colours.colour_word(colours.DOMINATED) == "grey"
+    drawn = {*colours.SERIES, *colours.STRATEGY_COLOURS.values(), *colours.MODEL_COLOURS.values()}
+    assert drawn <= set(colours.COLOUR_WORDS)  # every colour a series takes has its word
 
 
 def test_the_lessons_words_follow_the_palette():

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from components.report import compare as cmp
-from components.report import report_html
+from components.report import planner, report_html, verdict
 
 Z = 1.959963984540054  # the 97.5% normal quantile
 ZB = 0.8416212335729143  # the 80% normal quantile
@@ -58,12 +58,14 @@ def test_exact_mcnemar_by_hand():
 def test_planner_by_hand():
     need = (Z * math.sqrt(0.2) + ZB * math.sqrt(0.2 - 0.05**2)) ** 2 / 0.05**2
     assert math.ceil(need) == 626
-    assert cmp.pairs_needed(0.05, 0.2) == 626
-    assert cmp.pairs_needed(0.05) == 626  # the stated default discordance is 0.2
-    assert cmp.pairs_needed(0.10, 0.2) < 626  # a larger difference needs fewer
-    assert cmp.pairs_needed(0.3, 0.01) == cmp.pairs_needed(0.3, 0.3)  # discordance is at least the difference
+    assert planner.pairs_needed(0.05, 0.2) == 626
+    assert planner.pairs_needed(0.05) == 626  # the stated default discordance is 0.2
+    assert planner.pairs_needed(0.10, 0.2) < 626  # a larger difference needs fewer
+    assert planner.pairs_needed(0.3, 0.01) == planner.pairs_needed(
+        0.3, 0.3
+    )  # discordance is at least the difference
     with pytest.raises(ValueError, match="between 0 and 1"):
-        cmp.pairs_needed(5)
+        planner.pairs_needed(5)
 
 
 def _trials(
@@ -140,13 +142,13 @@ def test_fractional_scores_use_the_verdict_rule():
 
 def test_recommendation_is_computed(two_arms):
     out = cmp.compare(two_arms)
-    v = out["verdict"]
+    v = out.verdict
     # A is the most accurate and the cheaper; B is not significantly worse: not yet
     assert v.line == (
         "Recommend A · gpt-4o-mini · saves $0.31 per 1,000 questions against B · gpt-4o-mini · not yet"
     )
     assert v.kind == "tie" and v.versus == "B · gpt-4o-mini"
-    assert out["recommendation"].startswith(v.line + ". A · gpt-4o-mini is the most accurate (73%, n = 11)")
+    assert out.recommendation.startswith(v.line + ". A · gpt-4o-mini is the most accurate (73%, n = 11)")
     assert v.to_dict()["line"] == v.line
     assert "Holm-adjusted p = 0.38" in v.reasons
     need = math.ceil((Z * math.sqrt(0.5) + ZB * math.sqrt(0.5 - 0.09)) ** 2 / 0.09)
@@ -155,12 +157,12 @@ def test_recommendation_is_computed(two_arms):
     # worse); the data cannot tell it from A, so as a tie it is the one recommended, "not yet"
     c = _trials({"C": [1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1]}, tokens=(500, 10))
     out = cmp.compare(pd.concat([two_arms, c], ignore_index=True))
-    v = out["verdict"]
+    v = out.verdict
     assert v.recommend == "C · gpt-4o-mini" and v.versus == "A · gpt-4o-mini" and v.confidence == "not yet"
     assert "C · gpt-4o-mini would save 48%" in v.reasons and "not yet shown within 5 points" in v.reasons
     # a clear winner, after Holm
     win = _trials({"W": [1] * 20, "L": [0] * 20})
-    v = cmp.compare(win)["verdict"]
+    v = cmp.compare(win).verdict
     assert (
         v.line
         == "Recommend W · gpt-4o-mini · saves $0 per 1,000 questions against L · gpt-4o-mini · confident"
@@ -168,11 +170,11 @@ def test_recommendation_is_computed(two_arms):
     assert v.kind == "winner"
     assert "significantly better than every other arm after Holm's correction" in v.reasons
     free = cmp.compare(_trials({"W": [1] * 20, "L": [0] * 20}, model="local:qwen2.5-coder-0.5b-instruct"))
-    assert free["verdict"].line == (
+    assert free.verdict.line == (
         "Recommend W · Qwen2.5 Coder 0.5B · saves $0 per 1,000 questions at "
         "gpt-4o-mini prices against L · Qwen2.5 Coder 0.5B (free here) · confident"
     )
-    assert cmp.compare(_trials({"W": [1]}))["recommendation"].startswith("No recommendation")
+    assert cmp.compare(_trials({"W": [1]})).recommendation.startswith("No recommendation")
 
 
 def _same(n: int, tokens: tuple[int, int]) -> list[int]:
@@ -182,24 +184,23 @@ def _same(n: int, tokens: tuple[int, int]) -> list[int]:
 def test_cheaper_arm_is_recommended_only_when_non_inferior_and_saving_enough():
     base = _trials({"A": _same(300, (1000, 10))}, tokens=(1000, 10))
     cheap = _trials({"C": _same(300, (400, 10))}, tokens=(400, 10))
-    v = cmp.compare(pd.concat([base, cheap], ignore_index=True))["verdict"]
+    v = cmp.compare(pd.concat([base, cheap], ignore_index=True)).verdict
     saving = 1000 * ((1000 - 400) * 0.15) / 1e6
     assert v.line == (
-        f"Recommend C · gpt-4o-mini · saves {cmp.money(saving)} per 1,000 questions against "
+        f"Recommend C · gpt-4o-mini · saves {verdict.money(saving)} per 1,000 questions against "
         "A · gpt-4o-mini · confident"
     )
     assert v.recommend == "C · gpt-4o-mini" and v.saving_per_1000_usd == pytest.approx(saving)
     assert "non-inferior within the 5 points margin" in v.reasons
     # the same arm saving only 5% of the cost is below the 10% minimum: not confidently (as a tie, not yet)
     small = _trials({"C": _same(300, (950, 10))}, tokens=(950, 10))
-    v = cmp.compare(pd.concat([base, small], ignore_index=True))["verdict"]
+    v = cmp.compare(pd.concat([base, small], ignore_index=True)).verdict
     assert v.kind == "tie" and v.confidence == "not yet"
     # a minimum the user lowers lets it through; a tighter margin than its interval stops it
-    lowered = cmp.compare(pd.concat([base, small], ignore_index=True), min_saving=0.01)["verdict"]
+    lowered = cmp.compare(pd.concat([base, small], ignore_index=True), min_saving=0.01).verdict
     assert (lowered.recommend, lowered.confidence) == ("C · gpt-4o-mini", "confident")
     assert (
-        cmp.compare(pd.concat([base, cheap], ignore_index=True), margin=0.001)["verdict"].confidence
-        == "not yet"
+        cmp.compare(pd.concat([base, cheap], ignore_index=True), margin=0.001).verdict.confidence == "not yet"
     )
 
 
@@ -208,7 +209,7 @@ def test_of_two_equally_cheap_non_inferior_arms_the_more_accurate_is_recommended
     worse = [0 if i % 50 == 1 else x for i, x in enumerate(_same(300, (400, 10)))]  # 6 fewer right
     cheap = _trials({"B": worse, "C": _same(300, (400, 10))}, tokens=(400, 10))
     labels = [f"{a} · gpt-4o-mini" for a in "ABC"]  # the less accurate B listed before C
-    v = cmp.compare(pd.concat([base, cheap], ignore_index=True), labels, margin=0.10)["verdict"]
+    v = cmp.compare(pd.concat([base, cheap], ignore_index=True), labels, margin=0.10).verdict
     assert v.recommend == "C · gpt-4o-mini" and v.confidence == "confident"
 
 
@@ -218,10 +219,10 @@ def test_a_tie_recommends_the_cheaper_arm_first():
     dear = _trials({"A": [1, 0, 1, 0, 1, 1]}, tokens=(3000, 10))
     cheap = _trials({"B": [1, 0, 1, 0, 1, 1]}, tokens=(1000, 10))
     for order in (["A · gpt-4o-mini", "B · gpt-4o-mini"], ["B · gpt-4o-mini", "A · gpt-4o-mini"]):
-        v = cmp.compare(pd.concat([dear, cheap], ignore_index=True), order)["verdict"]
+        v = cmp.compare(pd.concat([dear, cheap], ignore_index=True), order).verdict
         saving = 1000 * 2000 * 0.15 / 1e6
         assert v.line == (
-            f"Recommend B · gpt-4o-mini · saves {cmp.money(saving)} per 1,000 questions against "
+            f"Recommend B · gpt-4o-mini · saves {verdict.money(saving)} per 1,000 questions against "
             "A · gpt-4o-mini · not yet"
         )
         assert v.line.split()[0] == "Recommend" and v.recommend == "B · gpt-4o-mini" and v.kind == "tie"
@@ -229,7 +230,7 @@ def test_a_tie_recommends_the_cheaper_arm_first():
         assert v.reasons.startswith("B · gpt-4o-mini and A · gpt-4o-mini")  # the cheaper named first
     # not significantly different though A is more accurate: still the cheaper, not yet
     unsure = pd.concat([_trials({"A": [1, 1, 1, 0, 1, 1]}, tokens=(3000, 10)), cheap], ignore_index=True)
-    v = cmp.compare(unsure)["verdict"]
+    v = cmp.compare(unsure).verdict
     assert v.recommend == "B · gpt-4o-mini" and v.versus == "A · gpt-4o-mini" and v.confidence == "not yet"
     assert v.line.startswith("Recommend B · gpt-4o-mini · saves $0.30 per 1,000 questions")
 
@@ -239,7 +240,7 @@ def test_a_clear_winner_is_confident_and_says_what_it_costs_more():
         [_trials({"W": [1] * 20}, tokens=(3000, 10)), _trials({"L": [0] * 20}, tokens=(1000, 10))],
         ignore_index=True,
     )
-    v = cmp.compare(win)["verdict"]
+    v = cmp.compare(win).verdict
     assert v.kind == "winner" and v.confidence == "confident" and v.recommend == "W · gpt-4o-mini"
     assert (
         v.line
@@ -257,7 +258,7 @@ def test_all_free_arms_are_priced_at_a_reference_and_tied_arms_ranked_by_tokens(
         ],
         ignore_index=True,
     )
-    v = cmp.compare(df)["verdict"]
+    v = cmp.compare(df).verdict
     assert v.free and v.reference == cmp.REFERENCE_MODEL and v.saving_per_1000_usd == 0
     assert v.recommend == "B · Qwen2.5 Coder 0.5B" and v.tokens_saved_per_question == 2000
     assert v.reference_saving_per_1000_usd == pytest.approx(0.3)
@@ -265,12 +266,12 @@ def test_all_free_arms_are_priced_at_a_reference_and_tied_arms_ranked_by_tokens(
         "Recommend B · Qwen2.5 Coder 0.5B · saves $0.30 per 1,000 questions at gpt-4o-mini "
         "prices against A · Qwen2.5 Coder 0.5B (free here) · not yet"
     )
-    none = cmp.compare(_trials({"W": [1]}))["verdict"]
+    none = cmp.compare(_trials({"W": [1]})).verdict
     assert none.line.startswith("No recommendation · ") and none.recommend is None
 
 
 def test_money_reads_as_money():
-    assert [cmp.money(x) for x in (3729.6633, 3.7296, 0.306, 0.0042, 0)] == [
+    assert [verdict.money(x) for x in (3729.6633, 3.7296, 0.306, 0.0042, 0)] == [
         "$3,729.66",
         "$3.73",
         "$0.31",
@@ -287,11 +288,11 @@ def test_holm_is_statsmodels_and_the_verdict_never_uses_a_raw_p_it_rejects():
     w = [1] * 6 + [1, 0] * 10
     arms = {"W": w, "L": [0] * 6 + [1, 0] * 10, "M1": w, "M2": w, "M3": w}
     out = cmp.compare(_trials(arms), labels=[f"{a} · gpt-4o-mini" for a in ("W", "L", "M1", "M2", "M3")])
-    raw = [p.p_value for p in out["pairs"]]
-    assert [p.p_holm for p in out["pairs"]] == pytest.approx(list(multipletests(raw, method="holm")[1]))
-    wl = next(p for p in out["pairs"] if {p.a, p.b} == {"W · gpt-4o-mini", "L · gpt-4o-mini"})
+    raw = [p.p_value for p in out.pairs]
+    assert [p.p_holm for p in out.pairs] == pytest.approx(list(multipletests(raw, method="holm")[1]))
+    wl = next(p for p in out.pairs if {p.a, p.b} == {"W · gpt-4o-mini", "L · gpt-4o-mini"})
     assert wl.p_value < 0.05 <= wl.p_holm
-    v = out["verdict"]
+    v = out.verdict
     assert v.confidence == "not yet" and "significantly" not in v.reasons
 
 
@@ -314,10 +315,10 @@ def test_choosing_arms_and_lengths(two_arms):
     with pytest.raises(LookupError, match="no arm named 'Z'"):
         cmp.compare(two_arms, ["Z"])
     out = cmp.compare(two_arms, ["B · gpt-4o-mini", "A · gpt-4o-mini"])
-    assert list(out["arms"]["label"]) == ["B · gpt-4o-mini", "A · gpt-4o-mini"]
-    assert out["pairs"][0].a == "B · gpt-4o-mini" and out["pairs"][0].diff == pytest.approx(-0.3)
-    assert cmp.compare(two_arms, length=2000)["arms"].empty
-    assert out["plan"]["discordance_source"] == "seen" and out["plan"]["discordance"] == 0.5
+    assert list(out.arms["label"]) == ["B · gpt-4o-mini", "A · gpt-4o-mini"]
+    assert out.pairs[0].a == "B · gpt-4o-mini" and out.pairs[0].diff == pytest.approx(-0.3)
+    assert cmp.compare(two_arms, length=2000).arms.empty
+    assert out.plan.discordance_source == "seen" and out.plan.discordance == 0.5
 
 
 def test_arm_label_names_strategy_params_and_model():
@@ -404,17 +405,15 @@ def test_pareto_axes_start_at_zero_and_coinciding_arms_share_one_label(two_arms)
 
 
 def test_point_labels_are_placed_apart():
-    from components.report import charts
+    from components.report import labels
 
     xs, ys = [0.1, 0.12, 0.14, 0.5, 0.52], [0.50, 0.50, 0.52, 0.3, 0.31]
     texts = ["1", "2", "3", "4", "5"]
-    places = charts.place_labels(xs, ys, texts, [0, 1], [0, 1])
-    w, h = charts.LABEL_PLOT
-    boxes = [
-        charts._label_box(pl, x * w, y * h, t) for pl, x, y, t in zip(places, xs, ys, texts, strict=True)
-    ]
+    places = labels.place_labels(xs, ys, texts, [0, 1], [0, 1])
+    w, h = labels.LABEL_PLOT
+    boxes = [labels.label_box(pl, x * w, y * h, t) for pl, x, y, t in zip(places, xs, ys, texts, strict=True)]
     for i, a in enumerate(boxes):
         assert a[0] >= 0 and a[2] <= w and a[1] >= 0 and a[3] <= h
-        assert all(charts._overlap(a, b) == 0 for b in boxes[i + 1 :]), places
+        assert all(labels.overlap(a, b) == 0 for b in boxes[i + 1 :]), places
     # a point at the left edge never has its label to its left (cut at the axis)
-    assert charts.place_labels([0.0], [0.5], ["1"], [0, 1], [0, 1]) == ["middle right"]
+    assert labels.place_labels([0.0], [0.5], ["1"], [0, 1], [0, 1]) == ["middle right"]

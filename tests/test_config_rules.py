@@ -174,8 +174,7 @@ def same(got: str, expected: str) -> None:
         ),
         (
             {"max_retries": 11},
-            "models[0].max_retries must be a whole number from 0 to 10 (the SDK's retries of one call), "
-            "got 11",
+            "models[0].max_retries must be a whole number from 0 to 10 (the retries of one call), got 11",
         ),
         ({"cache_prefix": "yes"}, "models[0].cache_prefix must be true or false, got 'yes'"),
         (

@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anthropic
+import openai
 import pytest
 
 from components.providers.base import (
@@ -36,6 +38,9 @@ from components.run.runner import run_sweep
 from components.run.store import RunStore
 from tests.support import sweep_toml
 from tests.support.llm_server import LLMServer
+
+# the SDKs are imported here, not inside the first timed call (importing anthropic takes 3 s on an idle core)
+SDKS = (anthropic, openai)
 
 ROOT = Path(__file__).resolve().parent.parent
 MESSAGES = [

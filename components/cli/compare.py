@@ -7,8 +7,12 @@ from __future__ import annotations
 import json
 import math
 import sys
+from typing import TYPE_CHECKING
 
 from components.cli.common import add_db, db_path
+
+if TYPE_CHECKING:  # the command imports the engine when it runs, not when the CLI starts
+    from components.report.compare import Comparison
 
 
 def add_parser(sub, name):
@@ -57,12 +61,21 @@ def _num(x):
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
-def to_json(result: dict) -> dict:
+def _clean(value):
+    """A JSON value with every NaN as null (the verdict's records hold NaN where a number is unknown)."""
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return _num(value)
+
+
+def to_json(result: Comparison) -> dict:
     """The --json object: {"arms": [...], "pairs": [...], "recommendation", "plan", "prices"}."""
     from components.providers import pricing
 
     arms = []
-    for r in result["arms"].to_dict("records"):
+    for r in result.arms.to_dict("records"):
         arms.append(
             {
                 "label": r["label"],
@@ -97,19 +110,18 @@ def to_json(result: dict) -> dict:
             "accuracy_a": _num(p.accuracy_a),
             "accuracy_b": _num(p.accuracy_b),
         }
-        for p in result["pairs"]
+        for p in result.pairs
     ]
-    v = result["verdict"].to_dict()
-    verdict = {**v, "saving_per_1000_usd": _num(v["saving_per_1000_usd"])}
+    verdict = _clean(result.verdict.to_dict())
     return {
         "arms": arms,
         "pairs": pairs,
         "verdict": verdict,
-        "margin": v["margin"],
-        "min_saving": v["min_saving"],
+        "margin": verdict["margin"],
+        "min_saving": verdict["min_saving"],
         "saving_per_1000_usd": verdict["saving_per_1000_usd"],
-        "recommendation": result["recommendation"],
-        "plan": result["plan"],
+        "recommendation": result.recommendation,
+        "plan": _clean(result.plan.to_dict()),
         "prices": {"date": pricing.PRICES_DATE, "batch": {k: v["factor"] for k, v in pricing.BATCH.items()}},
     }
 
@@ -119,7 +131,7 @@ def _pct(x) -> str:
 
 
 def _usd(x) -> str:
-    from components.report.compare import money
+    from components.report.verdict import money
 
     return "unknown" if x is None or (isinstance(x, float) and math.isnan(x)) else money(x)
 
@@ -203,7 +215,7 @@ def run(args) -> int:
         margin=args.margin / 100,
         min_saving=args.min_saving / 100,
     )
-    if result["arms"].empty:
+    if result.arms.empty:
         raise LookupError(f"no trials of length {args.length}" if args.length else "no arms to compare")
     obj = to_json(result)
     if args.json:

@@ -9,7 +9,8 @@ A sweep places the answer one of two ways, and every cell is one or the other:
 
 The fields of the other placement are None. `Cell.columns` are the trial columns (components.run.schema)
 that name a cell; `Cell.of(row)` reads a cell back from a trial row or dict. `layout` says how the cell
-is drawn: which column is the x axis (the answer's place), which one sizes the document, their titles.
+is drawn: which column is the x axis (the answer's place), which one sizes the document, their titles;
+`layout_of(trials)` says it of a table of trials.
 """
 
 from __future__ import annotations
@@ -52,6 +53,18 @@ BY_DOCUMENTS = Layout(
     True, "gold_index", "documents", "gold document index (of N documents)", "Documents (N)"
 )
 LAYOUTS = {lay.x: lay for lay in (BY_TOKENS, BY_DOCUMENTS)}  # by axis column
+
+
+def layout_of(trials: Any) -> Layout:
+    """How a table of trials (a pandas DataFrame) is placed: BY_DOCUMENTS when its trials have a gold
+    index and none a length (a LITM sweep), else BY_TOKENS. The one reading of a table's layout."""
+    import pandas as pd  # only here: components.core stays free of pandas at import
+
+    def known(column: str) -> Any:
+        values = trials[column] if column in trials else pd.Series(dtype=float)
+        return pd.to_numeric(values, errors="coerce").notna()
+
+    return BY_DOCUMENTS if bool(known("gold_index").any()) and not bool(known("length").any()) else BY_TOKENS
 
 
 def _value(row: Any, name: str):

@@ -152,6 +152,8 @@ ANSWER_RECORDS = tuple(m for m in METRICS.values() if m.answer)
 ANSWER_METRICS = tuple(m.name for m in ANSWER_RECORDS)  # scores of (prediction, gold answers)
 SCORERS: dict[str, Scorer] = {m.name: m.scorer for m in METRICS.values() if m.scorer is not None}
 BY_COLUMN: dict[str, Metric] = {m.column: m for m in METRICS.values()}
+COLUMNS = tuple(BY_COLUMN)  # every metric's column, in METRICS' order
+ANSWER_COLUMNS = tuple(m.column for m in METRICS.values() if m.answer)  # the answer metrics' columns
 # every metric's column and its companions: what a summary of trials reads beside the trials' own columns
 SUMMARY_METRIC_COLUMNS = tuple(c for m in METRICS.values() for c in m.summary_columns)
 # not a stored column: each trial's own strategy's metric (components.report.sweeps.primary_values), the

@@ -1,6 +1,6 @@
 """Anthropic messages API through AsyncAnthropic (one client per provider object). The answer's JSON is
 read as it came (the SDK's raw response) and checked by providers/answers.py, as a batch result is. A
-call is retried by openai_provider.with_retries (the SDK's own retries off), within the call's WaitBudget.
+call sends one request (the SDK's own retries off); providers/retry.py is the one loop that retries it.
 
 Prompt caching: with `cache_prefix` set for the model ([models] in a sweep), the prompt's shared prefix
 is marked for Anthropic's prompt cache. The last user message goes as text blocks cut where
@@ -28,7 +28,6 @@ from components.providers.openai_provider import (
     map_error,
     sdk_kwargs,
     url_secret,
-    with_retries,
 )
 
 
@@ -59,7 +58,7 @@ class AnthropicProvider:
         )
         self.live = self.client.with_options(
             max_retries=0
-        )  # one answer: retried by with_retries, not the SDK
+        )  # one answer: retried by providers/retry.py, not the SDK
 
     @property
     def http_requests(self) -> int:
@@ -88,7 +87,7 @@ class AnthropicProvider:
     ) -> Completion:
         check_fits(self.spec, messages, settings)
         request = self.request(messages, settings, cuts)
-        return await with_retries(lambda: self._complete(request), self.spec)
+        return await self._complete(request)
 
     async def _complete(self, request: dict) -> Completion:
         t0 = time.perf_counter()

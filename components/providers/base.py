@@ -10,8 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
@@ -39,7 +37,7 @@ class ModelSpec:
     api_key_env: str | None = None
     context_window: int | None = None
     timeout: float | None = None  # seconds per request (SDK default when None); not in the cache key
-    max_retries: int | None = None  # SDK retries (its default when None); not in the cache key
+    max_retries: int | None = None  # retries of one call (providers/retry.py); not in the cache key
     # Anthropic prompt caching: mark the prompt's shared prefix with cache_control (anthropic_provider);
     # changes the bill, not the answer, so not in the cache key
     cache_prefix: bool | None = None
@@ -271,8 +269,8 @@ DEFAULT_MAX_WAIT = 60.0  # seconds one call may wait between its retries in all 
 
 
 class WaitBudget:
-    """The waiting ONE call may do between its tries, in all: the provider's own retries (the SDKs' retries
-    are turned off: their waits escaped any cap) and the Caller's. A Retry-After (or a back-off) that does
+    """The waiting ONE call may do between its tries, in all (providers/retry.py, the one retry loop; the
+    SDKs' retries are turned off: their waits escaped any cap). A Retry-After (or a back-off) that does
     not fit in what is left is not waited for: the call ends at once with its error. `note` is told what
     is being waited for (the progress line), and "" when the wait is over."""
 
@@ -320,24 +318,6 @@ class WaitBudget:
         err.final = True
         err.retry_after = asked
         return err
-
-
-_WAIT: ContextVar[WaitBudget | None] = ContextVar("litm_wait_budget", default=None)
-
-
-def wait_budget() -> WaitBudget | None:
-    """The budget of the call being made (set by the Caller with `waiting_within`), or None."""
-    return _WAIT.get()
-
-
-@contextmanager
-def waiting_within(budget: WaitBudget):
-    """Every provider call inside shares `budget` (a context variable: it follows the call into the SDK)."""
-    token = _WAIT.set(budget)
-    try:
-        yield budget
-    finally:
-        _WAIT.reset(token)
 
 
 class Provider(Protocol):

@@ -1,12 +1,12 @@
 """OpenAI chat completions, and every OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio).
 
 One AsyncOpenAI client per provider object (so one connection pool, sized above any concurrency we
-use). A completion is sent with the SDK's retries turned off and retried here (`with_retries`: the model's
-`max_retries`, the SDKs' default 2 when unset; 429, 408, 409, 5xx, timeouts, dropped or refused
-connections), waiting as the server's Retry-After asks or backing off as the SDKs do, but never longer in
-all than the call's WaitBudget (max_retry_after, base.py): the SDKs slept before any cap applied (OpenAI's up
-to 120 s a retry, Anthropic's for any Retry-After). Errors are mapped to ours, with messages that never
-contain the key or a secret of the base URL. Batch API calls (batches.py) keep the SDK's own retries.
+use). A call sends ONE request, with the SDK's retries turned off: the one retry loop of every provider is
+providers/retry.py (run by the Caller), which tries again after the RateLimited and Transient errors
+`map_error` gives (429, 408, 409, 5xx, timeouts, dropped or refused connections), within the call's
+WaitBudget (the SDKs slept before any cap applied: OpenAI's up to 120 s a retry, Anthropic's for any
+Retry-After). Errors are mapped to ours, with messages that never contain the key or a secret of the
+base URL. Batch API calls (batches.py) keep the SDK's own retries.
 
 Every HTTP request the SDK sends, its own retries included, is counted by an httpx event hook on the
 SDK's client (`http_requests`): the progress line and the summary show what the server really saw.
@@ -24,14 +24,12 @@ named by its cause (map_error): a connection refused is `unreachable`, one dropp
 from __future__ import annotations
 
 import email.utils
-import random
 import time
 from typing import Any
 
 from components.core.completion import Completion
 from components.providers.answers import BAD_BODY_ERRORS, MAX_ANSWER_BYTES, chat_completion
 from components.providers.base import (
-    DEFAULT_MAX_WAIT,
     AuthError,
     BadRequest,
     BadResponse,
@@ -42,17 +40,13 @@ from components.providers.base import (
     Settings,
     Transient,
     Unreachable,
-    WaitBudget,
     check_base_url,
     safe_base_url,
     scrub,
-    wait_budget,
 )
 from components.providers.guard import check_fits
 from components.providers.transport import BULK_HEADER, MAX_REDIRECTS, bad_answer_error, make_transport
 
-SDK_RETRIES = 2  # the SDKs' default max_retries: a model's retries of one call when it sets none
-BACKOFF = (0.5, 8.0)  # the SDKs' back-off without a Retry-After: 0.5 s doubling, at most 8 s, less up to 25 %
 POOL = 256  # connections per client; at least any concurrency a sweep asks for
 BULK = {
     BULK_HEADER: "1"
@@ -217,39 +211,6 @@ def map_error(exc: Exception, label: str, key: str | None, *secrets: str | None)
     return ProviderError(f"{label}: {name}: {scrub(str(exc), key, *secrets)[:300]}")
 
 
-def _backoff(retry: int) -> float:
-    """The SDKs' wait before retry number `retry` (0-based) when the server names none."""
-    return min(BACKOFF[0] * 2.0**retry, BACKOFF[1]) * (1 - 0.25 * random.random())
-
-
-async def with_retries(send, spec: ModelSpec):
-    """`await send()` (which raises our ProviderErrors), tried again after a 429, a server error, a timeout
-    or a lost connection, up to the model's max_retries: after the server's Retry-After, else the SDKs'
-    back-off. Every wait comes out of the call's WaitBudget (the Caller's, else a fresh one of
-    DEFAULT_MAX_WAIT s): a wait that does not fit ends the call at once with its error."""
-    budget = wait_budget() or WaitBudget(DEFAULT_MAX_WAIT)
-    retries = SDK_RETRIES if spec.max_retries is None else max(0, int(spec.max_retries))
-    for retry in range(retries + 1):
-        try:
-            return await send()
-        except (RateLimited, Transient) as exc:
-            if retry == retries or getattr(exc, "final", False):
-                raise
-            asked = getattr(exc, "retry_after", None)
-            wait = asked if asked is not None else _backoff(retry)
-            if not budget.allows(wait):
-                if asked is None:
-                    raise
-                raise budget.refuse(exc, spec.label, asked) from None
-            what = "rate limited" if isinstance(exc, RateLimited) else "failed"
-            await budget.wait(
-                wait,
-                f"{spec.label} {what}: waiting {wait:.0f} s"
-                + (" (the server's Retry-After)" if asked is not None else " before retrying"),
-            )
-    raise AssertionError("unreachable")
-
-
 def bad_body(label: str, exc: Exception, key: str | None, *secrets: str | None) -> BadResponse:
     detail = scrub(str(exc).splitlines()[0] if str(exc) else "", key, *secrets)[:200]
     return BadResponse(
@@ -277,7 +238,7 @@ class OpenAIProvider:
         )
         self.live = self.client.with_options(
             max_retries=0
-        )  # one answer: retried by with_retries, not the SDK
+        )  # one answer: retried by providers/retry.py, not the SDK
 
     @property
     def http_requests(self) -> int:
@@ -300,7 +261,7 @@ class OpenAIProvider:
 
     async def complete(self, messages: list[dict], settings: Settings) -> Completion:
         check_fits(self.spec, messages, settings)
-        return await with_retries(lambda: self._complete(messages, settings), self.spec)
+        return await self._complete(messages, settings)
 
     async def _complete(self, messages: list[dict], settings: Settings) -> Completion:
         t0 = time.perf_counter()
@@ -333,7 +294,7 @@ class OpenAIProvider:
                 f"{self.spec.label} cannot score an answer's likelihood (no log-probabilities of "
                 "a given text); use an OpenAI-compatible server or a local model"
             )
-        return await with_retries(lambda: self._score(messages, answer), self.spec)
+        return await self._score(messages, answer)
 
     async def _score(self, messages: list[dict], answer: str):
         from components.providers.likelihood import Scored

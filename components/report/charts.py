@@ -1,236 +1,34 @@
 """Plotly figures for results and published curves. UI-free: tables in, figures out.
 
-Colours come from the registries: one per strategy (STRATEGY_COLOURS) and one per model (MODEL_COLOURS,
-the bundled models then the priced ones), Okabe-Ito first then Paul Tol's colour-blind-safe sets, the
-same in normal and presenter mode, so a strategy or a model looks the same on every chart. A series
-takes its strategy's colour when its name starts with one, else its model's; series of one colour differ
-by dash and marker (10 and 20 documents), and a published curve is dotted with hollow markers (a
-measured one solid or dashed with filled ones). Every accuracy point carries n and its 95% interval in
-the hover text; the legend names the series with its n.
-
-Plotly renders a subset of HTML in legend names, hover and point texts (<b>, <a href>, <img>-free but
-links and styles work): every label that comes from data (task sets, sweep names, model names, params)
-goes through `esc` first, so it shows as the characters it is.
+What a figure is drawn with lives beside it: its colours (report.colours: by strategy and model name, the
+same in normal and presenter mode), its frame and theme (report.theme), where its point labels go
+(report.labels). Series of one colour differ by dash and marker (10 and 20 documents), and a published
+curve is dotted with hollow markers (a measured one solid or dashed with filled ones). Every accuracy
+point carries n and its 95% interval in the hover text; the legend names the series with its n. Every
+label that comes from data goes through `theme.esc` first (plotly renders a subset of HTML).
 """
 
 from __future__ import annotations
 
 import html
-import math
-import zlib
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from components.providers.localmodel import MODELS
-from components.providers.pricing import PRICES
+from components.report.colours import (
+    DOMINATED,
+    PALETTE,
+    PUBLISHED_SYMBOLS,
+    colour_for,
+    is_strategy,
+    model_colour,
+    rgba,
+    series_style,
+)
+from components.report.labels import MARKER_PX, place_labels, same_spot
 from components.report.sweeps import model_title, setting_parts
-from components.strategies import STRATEGIES
-
-
-def esc(text) -> str:
-    """A data-controlled string made inert for plotly's HTML subset (legend, hover, text)."""
-    return html.escape(str(text), quote=False)
-
-
-# One colour per registered strategy (components.strategies.STRATEGIES), given in the registry's order
-# from this list (Okabe-Ito, then Paul Tol's colour-blind-safe sets): a strategy added to the registry
-# takes the next colour, and no name here can drift from the registry's.
-STRATEGY_PALETTE = [
-    "#4D4D4D",  # baseline
-    "#332288",
-    "#7B68C8",
-    "#000000",
-    "#997700",
-    "#AA4466",  # litm, litm-qac, closed-book, oracle, kv
-    "#0072B2",
-    "#009E73",
-    "#882255",
-    "#44AA99",  # reprompt and its three placements
-    "#E69F00",
-    "#D55E00",
-    "#56B4E9",
-    "#CC79A7",  # icr, rr, chunked-icr, chunked-rr
-    "#117733",
-    "#AA4499",
-    "#999933",  # retrieve-then-reason, quotes-first, s2a
-    "#6699CC",
-    "#661100",  # reorder, keyword
-    "#88CCEE",  # direct-answer
-    "#DDCC77",
-    "#CC6677",
-    "#44BB99",
-    "#EE8866",  # for strategies still to come
-]
-STRATEGY_COLOURS: dict[str, str] = {
-    name: STRATEGY_PALETTE[i % len(STRATEGY_PALETTE)] for i, name in enumerate(STRATEGIES)
-}
-# the names the papers print for their methods (components/data/published tables) -> registered
-# strategies, so a published curve takes its strategy's colour; "Reprompt (r=5k)" is read as "Reprompt"
-PAPER_NAMES = {
-    "Baseline": "baseline",
-    "direct answer": "baseline",
-    "Reprompt": "reprompt",
-    "R&R": "rr",
-    "page retrieval": "icr",
-    "Chunkwise ICR": "chunked-icr",
-    "Chunkwise R&R": "chunked-rr",
-    "Tags only": "reprompt-tags-only",
-    "At beginning only": "reprompt-at-beginning",
-    "Before answer only": "reprompt-before-gold",
-    "multi-document QA": "litm",
-    "closed-book": "closed-book",
-    "oracle": "oracle",
-    "DA": "direct-answer",
-    "RR": "retrieve-then-reason",
-    "QF": "quotes-first",
-    "S2A": "s2a",
-}
-PALETTE = [
-    "#0072B2",
-    "#D55E00",
-    "#009E73",
-    "#CC79A7",
-    "#E69F00",
-    "#56B4E9",
-    "#882255",
-    "#44AA99",
-    "#332288",
-    "#999933",
-    "#AA4499",
-    "#117733",
-    "#661100",
-    "#4D4D4D",
-]
-DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
-SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "star", "cross", "triangle-down"]
-PUBLISHED_SYMBOLS = ["circle-open", "square-open", "diamond-open", "triangle-up-open", "star-open"]
-FONT = dict(size=14)
-
-
-STRATEGY_LABELS = {s.label: name for name, s in STRATEGIES.items()}  # display name -> strategy
-
-# One colour per model, given in the model registries' order (the bundled models, then every priced
-# model by provider): the bundled model takes Okabe-Ito's blue, a model keeps its colour on every chart.
-MODEL_PALETTE = [
-    *PALETTE[:6],  # Okabe-Ito's six colours, as the strategies' palette begins
-    "#332288",
-    "#117733",
-    "#882255",
-    "#999933",
-    "#AA4499",
-    "#44AA99",
-    "#661100",
-    "#6699CC",
-]
-
-
-def model_key(name) -> str:
-    """A model's registry key from any of its names: 'Qwen2.5 Coder 0.5B', 'local:qwen2.5-coder-0.5b-
-    instruct' and 'qwen2.5-coder-0.5b-instruct' give one key; 'GPT-3.5-Turbo' (as a paper prints it)
-    and 'openai:gpt-3.5-turbo' another."""
-    text = model_title(name)
-    return " ".join(text.lower().replace("-", " ").split())
-
-
-MODEL_COLOURS: dict[str, str] = {
-    model_key(m): MODEL_PALETTE[i % len(MODEL_PALETTE)]
-    for i, m in enumerate(
-        dict.fromkeys([*(f"local:{k}" for k in MODELS), *(m for models in PRICES.values() for m in models)])
-    )
-}
-
-
-def strategy_of(name) -> str | None:
-    """The registered strategy a series name stands for: the strategy's own name or display name, a
-    method name a paper prints (PAPER_NAMES, with a parameter in brackets dropped: "Reprompt (r=10k)"),
-    else None."""
-    text = str(name)
-    for key in (text, text.split(" (", 1)[0]):
-        key = STRATEGY_LABELS.get(key, PAPER_NAMES.get(key, key))
-        if key in STRATEGIES:
-            return key
-    return None
-
-
-def model_colour(name) -> str | None:
-    """A registered model's colour (by any of its names), else None."""
-    return MODEL_COLOURS.get(model_key(name))
-
-
-def colour_for(name: str) -> str:
-    """The colour of a strategy (or a paper's name for it), else of a registered model, else of any
-    other series name, stably hashed onto the palette."""
-    key = strategy_of(name)
-    if key is not None:
-        return STRATEGY_COLOURS[key]
-    return model_colour(name) or PALETTE[zlib.crc32(str(name).encode()) % len(PALETTE)]
-
-
-def rgba(hex_colour: str, alpha: float) -> str:
-    h = hex_colour.lstrip("#")
-    r, g, b = (int(h[i : i + 2], 16) for i in (0, 2, 4))
-    return f"rgba({r},{g},{b},{alpha})"
-
-
-def set_layout(fig: go.Figure, title: str, x_title: str, y_title: str, percent: bool = True) -> go.Figure:
-    """Every chart's frame: title, axis titles, font, legend under the plot; a percent y axis unless told."""
-    fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left"),
-        font=FONT,
-        template="plotly_white",
-        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0),
-        margin=dict(l=70, r=20, t=60, b=40),
-        hovermode="closest",
-        height=520,
-    )
-    fig.update_xaxes(title_text=x_title, showline=True, linecolor="#888", zeroline=False)
-    fig.update_yaxes(title_text=y_title, showline=True, linecolor="#888", zeroline=False)
-    if percent:
-        fig.update_yaxes(tickformat=".0%", range=[-0.02, 1.02])
-    return fig
-
-
-def is_strategy(name: str) -> bool:
-    return strategy_of(name) is not None
-
-
-def _registered_colour(name) -> str | None:
-    key = strategy_of(name)
-    return STRATEGY_COLOURS[key] if key is not None else model_colour(name)
-
-
-def _head_colours(heads: list[str]) -> dict[str, str]:
-    """Strategies and registered models keep their colour; other names take distinct palette colours
-    in order."""
-    out = {h: c for h in heads if (c := _registered_colour(h)) is not None}
-    free = [c for c in PALETTE if c not in out.values()] or PALETTE
-    i = 0
-    for h in heads:
-        if h not in out:
-            out[h] = free[i % len(free)]
-            i += 1
-    return out
-
-
-def _series_style(labels: list[str]) -> dict[str, dict]:
-    """label -> colour (by its first part: a strategy's own colour, else a distinct one), dash and
-    symbol (by its position among labels of the same colour: "Reprompt (r=5k)" and "Reprompt (r=10k)"
-    share the reprompt colour and differ by dash)."""
-    heads = [str(label).split(" · ")[0] for label in labels]
-    colours = _head_colours(list(dict.fromkeys(heads)))
-    styles: dict[str, dict] = {}
-    seen: dict[str, int] = {}
-    for label, head in zip(labels, heads, strict=True):
-        k = seen.get(colours[head], 0)
-        seen[colours[head]] = k + 1
-        styles[label] = {
-            "colour": colours[head],
-            "dash": DASHES[k % len(DASHES)],
-            "symbol": SYMBOLS[len(styles) % len(SYMBOLS)],
-        }
-    return styles
+from components.report.theme import empty_note, esc, set_layout
 
 
 def _hover(x_title: str, percent: bool = True) -> str:
@@ -268,7 +66,7 @@ def accuracy_lines(
     fig = go.Figure()
     table = table[table["n"] > 0] if "n" in table else table
     labels = list(dict.fromkeys(table["series"])) if len(table) else []
-    styles = _series_style(labels)
+    styles = series_style(labels)
     for label in labels:
         part = table[table["series"] == label].sort_values(x)
         st = styles[label]
@@ -342,14 +140,8 @@ def accuracy_lines(
     if log_x:
         fig.update_xaxes(type="log")
     if not labels and (overlays is None or overlays.empty):
-        _empty_note(fig, "No scored trials for this selection")
+        empty_note(fig, "No scored trials for this selection")
     return fig
-
-
-def _empty_note(fig: go.Figure, text: str) -> None:
-    fig.add_annotation(
-        text=text, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, font=dict(size=16, color="#555")
-    )
 
 
 def u_curve(
@@ -396,7 +188,7 @@ def heatmap(
     """Length (rows) x position (columns); each cell prints its accuracy and n."""
     fig = go.Figure()
     if mean.empty:
-        _empty_note(fig, "No scored trials for this selection")
+        empty_note(fig, "No scored trials for this selection")
         return set_layout(fig, title, x_title, "document length (tokens)", percent=False)
     text = [
         [("" if pd.isna(v) else f"{v:.0%}<br>n={c}") for v, c in zip(mr, nr, strict=True)]
@@ -450,7 +242,7 @@ def accuracy_vs_cost(
     col = f"{cost}_per_trial"
     data = table[(table["n"] > 0) & table[col].notna()] if len(table) and col in table else table.iloc[0:0]
     if data.empty:
-        _empty_note(fig, "No cost recorded for this selection" if len(table) else "No scored trials")
+        empty_note(fig, "No cost recorded for this selection" if len(table) else "No scored trials")
         return set_layout(fig, title, x_title, metric_label)
     scale = 1000.0 if cost == "cost_usd" else 1.0
     data = data.assign(
@@ -463,7 +255,7 @@ def accuracy_vs_cost(
         for k, _ in data.groupby(group_cols, sort=True)
         for k in [k if isinstance(k, tuple) else (k,)]
     ]
-    styles = _series_style(labels)
+    styles = series_style(labels)
     top = float(data["x_"].max() or 0)
     x_range = [0.0, top * 1.15 if top > 0 else 1.0]
     parts = [
@@ -474,7 +266,7 @@ def accuracy_vs_cost(
     ys = [y for _, part in parts for y in part["mean"]]
     short = [setting_parts(s)[1] for _, part in parts for s in part["setting"].astype(str)]
     shown = [""] * len(short)
-    for g in _groups(xs, ys, x_range, ACCURACY_RANGE):  # settings on one spot: one label naming them all
+    for g in same_spot(xs, ys, x_range, ACCURACY_RANGE):  # settings on one spot: one label naming them all
         shown[g[0]] = " / ".join(dict.fromkeys(short[i] for i in g if short[i]))
     places = place_labels(xs, ys, shown, x_range, ACCURACY_RANGE)
     at = 0
@@ -549,7 +341,7 @@ def published_lines(
     (label, value) become horizontal reference lines (e.g. closed-book and oracle)."""
     fig = go.Figure()
     labels = list(dict.fromkeys(rows[series].astype(str))) if len(rows) else []
-    styles = _series_style(labels)
+    styles = series_style(labels)
     for label in labels:
         part = rows[rows[series].astype(str) == label].sort_values(x)
         st = styles[label]
@@ -580,7 +372,7 @@ def published_lines(
     if x_format:
         fig.update_xaxes(tickformat=x_format)
     if not labels:
-        _empty_note(fig, "No published values for this selection")
+        empty_note(fig, "No published values for this selection")
     return fig
 
 
@@ -590,7 +382,7 @@ def published_bars(
     """Grouped bars of published values as printed; each bar prints its value."""
     fig = go.Figure()
     labels = list(dict.fromkeys(rows[series].astype(str))) if len(rows) else []
-    colours = {label: style["colour"] for label, style in _series_style(labels).items()}
+    colours = {label: style["colour"] for label, style in series_style(labels).items()}
     for label in labels:
         part = rows[rows[series].astype(str) == label]
         fig.add_trace(
@@ -608,116 +400,11 @@ def published_bars(
     set_layout(fig, title, x_title, y_title, percent=False)
     fig.update_layout(barmode="group")
     if not labels:
-        _empty_note(fig, "No published values for this selection")
+        empty_note(fig, "No published values for this selection")
     return fig
 
 
 # --- compare: Pareto front and paired differences (components.report.compare) ----------------------------
-
-
-def _safe(text) -> str:
-    """Arm labels carry model names from the store: plotly reads its text as a small HTML subset, so escape."""
-    import html
-
-    return html.escape(str(text))
-
-
-# Point labels are placed, not left to chance: each label tries the places around its point in turn
-# (right first: the error bars are vertical) and takes the first one that overlaps no other label, no
-# marker and no edge of the plot, judged on a plot of at least LABEL_PLOT pixels (smaller than any the
-# app draws, so a label that fits there fits on screen). Points closer than a marker share one label.
-LABEL_PLOT = (520, 260)  # (width, height) in pixels of the smallest plot area the labels are placed for
-LABEL_FONT = 15  # px: presenter mode's point labels are the largest drawn
-MARKER_PX = 14
-PLACES = (
-    "middle right",
-    "middle left",
-    "top right",
-    "bottom right",
-    "top left",
-    "bottom left",
-    "top center",
-    "bottom center",
-)
-
-
-def _label_box(place: str, x: float, y: float, text: str) -> tuple[float, float, float, float]:
-    """(left, bottom, right, top) in pixels of `text` put at `place` around the point (x, y) in pixels."""
-    w, h, gap = 0.62 * LABEL_FONT * len(text) + 2, LABEL_FONT * 1.25, MARKER_PX / 2 + 2
-    vertical, horizontal = place.split(" ")
-    if horizontal == "right":
-        left = x + gap
-    elif horizontal == "left":
-        left = x - gap - w
-    else:
-        left = x - w / 2
-    if vertical == "top":
-        bottom = y + (gap if horizontal == "center" else 0)
-    elif vertical == "bottom":
-        bottom = y - h - (gap if horizontal == "center" else 0)
-    else:
-        bottom = y - h / 2
-    return left, bottom, left + w, bottom + h
-
-
-def _overlap(a, b) -> float:
-    w = min(a[2], b[2]) - max(a[0], b[0])
-    h = min(a[3], b[3]) - max(a[1], b[1])
-    return w * h if w > 0 and h > 0 else 0.0
-
-
-def place_labels(xs, ys, texts, x_range, y_range) -> list[str]:
-    """A plotly textposition for each point (data coordinates, axis ranges), so that no two labels
-    overlap each other, a marker or the plot's edge on a plot of LABEL_PLOT pixels (else the least
-    overlap). Empty texts take no room."""
-    (x0, x1), (y0, y1) = x_range, y_range
-    width, height = LABEL_PLOT
-    px = [(float(x) - x0) / ((x1 - x0) or 1) * width for x in xs]
-    py = [(float(y) - y0) / ((y1 - y0) or 1) * height for y in ys]
-    r = MARKER_PX / 2
-    markers = [(x - r, y - r, x + r, y + r) for x, y in zip(px, py, strict=True)]
-    taken: list[tuple] = []
-    out = []
-    for i, text in enumerate(texts):
-        if not text:
-            out.append("middle right")
-            continue
-        best, cost = PLACES[0], math.inf
-        for place in PLACES:
-            box = _label_box(place, px[i], py[i], text)
-            outside = (
-                max(0.0, -box[0]) + max(0.0, box[2] - width) + max(0.0, -box[1]) + max(0.0, box[3] - height)
-            ) * 100
-            hit = sum(_overlap(box, o) for o in taken) + sum(
-                _overlap(box, m) for j, m in enumerate(markers) if j != i
-            )
-            if outside + hit < cost:
-                best, cost = place, outside + hit
-            if cost == 0:
-                break
-        taken.append(_label_box(best, px[i], py[i], text))
-        out.append(best)
-    return out
-
-
-def _groups(xs, ys, x_range, y_range) -> list[list[int]]:
-    """Indices of points that fall on one spot (closer than a marker on a LABEL_PLOT plot), in order."""
-    (x0, x1), (y0, y1) = x_range, y_range
-    width, height = LABEL_PLOT
-    pos = [
-        ((float(x) - x0) / ((x1 - x0) or 1) * width, (float(y) - y0) / ((y1 - y0) or 1) * height)
-        for x, y in zip(xs, ys, strict=True)
-    ]
-    groups: list[list[int]] = []
-    for i, (x, y) in enumerate(pos):
-        for g in groups:
-            gx, gy = pos[g[0]]
-            if abs(gx - x) < MARKER_PX * 0.75 and abs(gy - y) < MARKER_PX * 0.75:
-                g.append(i)
-                break
-        else:
-            groups.append([i])
-    return groups
 
 
 def cost_range(costs) -> list[float]:
@@ -777,7 +464,7 @@ def pareto(
     x_title = "dollars per 1,000 questions"
     data = table[(table["n"] > 0) & table["cost_per_1000_usd"].notna()] if len(table) else table
     if data.empty:
-        _empty_note(fig, "No arm with scored trials and a known price" if len(table) else "Choose arms")
+        empty_note(fig, "No arm with scored trials and a known price" if len(table) else "Choose arms")
         return set_layout(fig, title, x_title, "accuracy")
     numbers = arm_numbers(table)
     data = data.assign(cost=pd.to_numeric(data["cost_per_1000_usd"]), number=data["label"].map(numbers))
@@ -799,9 +486,9 @@ def pareto(
                 hoverinfo="skip",
             )
         )
-    styles = _series_style(list(data["label"]))
+    styles = series_style(list(data["label"]))
     rows = list(data.itertuples())
-    groups = _groups([r.cost for r in rows], [r.accuracy for r in rows], x_range, ACCURACY_RANGE)
+    groups = same_spot([r.cost for r in rows], [r.accuracy for r in rows], x_range, ACCURACY_RANGE)
     texts = {g[0]: ", ".join(str(rows[i].number) for i in g) for g in groups}
     shown = [texts.get(i, "") for i in range(len(rows))]
     places = place_labels([r.cost for r in rows], [r.accuracy for r in rows], shown, x_range, ACCURACY_RANGE)
@@ -811,9 +498,7 @@ def pareto(
         colour = DOMINATED if grey else styles[r.label]["colour"]
         same = [rows[j] for j in together[i] if j != i]
         also = (
-            ("<br>on the same spot: " + ", ".join(f"{o.number} {_safe(o.label)}" for o in same))
-            if same
-            else ""
+            ("<br>on the same spot: " + ", ".join(f"{o.number} {esc(o.label)}" for o in same)) if same else ""
         )
         fig.add_trace(
             go.Scatter(
@@ -824,7 +509,7 @@ def pareto(
                 textposition=places[i],
                 textfont=dict(color="#555" if grey else "#222", size=13),
                 cliponaxis=False,
-                name=f"{r.number} {_safe(r.label)}" + (" (dominated)" if grey else ""),
+                name=f"{r.number} {esc(r.label)}" + (" (dominated)" if grey else ""),
                 marker=dict(
                     size=MARKER_PX,
                     color=colour,
@@ -841,7 +526,7 @@ def pareto(
                 ),
                 customdata=[[r.n, r.lo, r.hi]],
                 hovertemplate=(
-                    f"<b>{r.number} {_safe(r.label)}</b><br>$%{{x:,.4f}} per 1,000 questions"
+                    f"<b>{r.number} {esc(r.label)}</b><br>$%{{x:,.4f}} per 1,000 questions"
                     "<br>accuracy: %{y:.1%}<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}"
                     "<br>n = %{customdata[0]}"
                     + also
@@ -862,9 +547,9 @@ def position_differences(
 ) -> go.Figure:
     """Paired difference acc(a) - acc(b) per answer position with its 95% interval (compare.by_position)."""
     fig = go.Figure()
-    title = f"Difference by position: {_safe(a)} minus {_safe(b)}"
+    title = f"Difference by position: {esc(a)} minus {esc(b)}"
     if table.empty:
-        _empty_note(fig, "No matched trials for this pair")
+        empty_note(fig, "No matched trials for this pair")
         return set_layout(fig, title, x_title, "difference in accuracy")
     t = table.sort_values(x)
     fig.add_hline(y=0, line=dict(color="#888", width=1))
@@ -892,96 +577,6 @@ def position_differences(
     return fig
 
 
-# --- one theme for every chart: normal and presenter mode, and the toolbar's image export ---------
-
-OKABE_ITO = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
-# what the app's text calls each colour it draws: words that name a colour are read from here, so the
-# words and the charts cannot disagree (Okabe & Ito's names, "vermillion" said as red-orange)
-COLOUR_WORDS = {
-    "#0072B2": "blue",
-    "#D55E00": "red-orange",
-    "#009E73": "green",
-    "#CC79A7": "pink",
-    "#E69F00": "amber",
-    "#56B4E9": "sky-blue",
-    "#000000": "black",
-    "#F0E442": "yellow",
-    "#A6A6A6": "grey",
-    "#B0B0B0": "grey",
-}
-DOMINATED = "#B0B0B0"  # an arm another arm beats on accuracy and cost (accuracy_vs_cost)
-
-
-def colour_word(hex_colour: str) -> str:
-    """The word the app's text uses for a colour it draws ('#E69F00' -> 'amber')."""
-    return COLOUR_WORDS[hex_colour.upper()]
-
-
-PRESENTER = dict(font=18, ticks=16, legend=16, title=22, line=3.5, marker=12)
-NORMAL = dict(font=14, ticks=13, legend=13, title=17, line=None, marker=None)
-INK = "#1f1f1f"  # dark text: grey text on white is hard to read on a projector
-
-
-def _group(trace) -> str:
-    return str(getattr(trace, "legendgroup", None) or getattr(trace, "name", None) or "")
-
-
-def theme(fig: go.Figure, presenter: bool = False, series: bool = True) -> go.Figure:
-    """The app's chart theme, in place: dark text of at least 13 px (presenter: 16 px ticks and
-    legend, 18 px labels). Colours, dashes and markers are the builders' (the registries' colours, the
-    same in both modes); presenter mode with `series` draws the lines thicker and the markers larger,
-    so they stay apart on a projector. The prompt map passes series=False (its colours name region
-    kinds)."""
-    size = PRESENTER if presenter else NORMAL
-    fig.update_layout(
-        font=dict(size=size["font"], color=INK),
-        title_font=dict(size=size["title"], color=INK),
-        legend_font=dict(size=size["legend"], color=INK),
-        hoverlabel=dict(font_size=size["ticks"]),
-        paper_bgcolor="white",
-    )
-    fig.update_xaxes(
-        tickfont=dict(size=size["ticks"], color=INK), title_font=dict(size=size["font"], color=INK)
-    )
-    fig.update_yaxes(
-        tickfont=dict(size=size["ticks"], color=INK), title_font=dict(size=size["font"], color=INK)
-    )
-    fig.update_annotations(font_size=size["ticks"])
-    if presenter:
-        fig.update_layout(margin=dict(l=80, r=30, t=70, b=60))
-    if not (presenter and series):
-        return fig
-    line, marker = float(PRESENTER["line"]), float(PRESENTER["marker"])
-    for t in fig.data:
-        if getattr(t, "type", "") != "scatter" or _group(t).startswith("ref:"):
-            continue  # reference lines keep their look
-        if getattr(t, "fill", None) == "toself" or "lines" not in str(t.mode or "lines"):
-            if "markers" in str(t.mode or "") and isinstance(t.marker.size, int | float):
-                t.marker.size = max(float(t.marker.size), marker)
-            continue
-        published = str(t.line.dash or "") == "dot" or str(t.name or "").startswith("published")
-        t.line.width = 2.5 if published else line
-        if "markers" in str(t.mode or "lines+markers"):
-            t.marker.size = max(float(t.marker.size or 0), marker)
-    return fig
-
-
-def export_config(name: str, fmt: str = "png") -> dict:
-    """Plotly config for a chart: the toolbar's camera button saves `<name>.<fmt>` (png or svg),
-    drawn in the browser (no server-side image library needed)."""
-    safe = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in str(name)).strip("-") or "chart"
-    fmt = fmt if fmt in ("png", "svg") else "png"
-    return {
-        "displaylogo": False,
-        "toImageButtonOptions": {
-            "format": fmt,
-            "filename": f"litm-{safe}",
-            "scale": 2 if fmt == "png" else 1,
-        },
-        "modeBarButtonsToRemove": ["lasso2d", "select2d"],
-    }
-
-
 def mini_curve(rows: list[dict], *, x_title: str, title: str = "") -> go.Figure:
     """The Playground's "run at 5 positions": one question, correct (1) or wrong (0) at each place.
     Runs whose retrieval was just the first pages in order are drawn hollow."""
@@ -994,10 +589,10 @@ def mini_curve(rows: list[dict], *, x_title: str, title: str = "") -> go.Figure:
                 y=[1 if r["correct"] else 0 for r in scored],
                 mode="lines+markers",
                 name="this question",
-                line=dict(color=OKABE_ITO[0], width=2.5),
+                line=dict(color=PALETTE["blue"], width=2.5),
                 marker=dict(
                     size=14,
-                    color=OKABE_ITO[0],
+                    color=PALETTE["blue"],
                     symbol=["circle-open" if r.get("first_pages") else "circle" for r in scored],
                 ),
                 customdata=[
@@ -1011,7 +606,7 @@ def mini_curve(rows: list[dict], *, x_title: str, title: str = "") -> go.Figure:
     fig.update_xaxes(type="category")
     fig.update_layout(height=320, showlegend=False)
     if not scored:
-        _empty_note(fig, "No scored run: give a gold answer")
+        empty_note(fig, "No scored run: give a gold answer")
     return fig
 
 
@@ -1042,7 +637,7 @@ def likelihood_curve(
     (a stopped run shows the places not scored yet); `model`: whose curves, drawn in its colour (the
     mean solid, the one question dashed and hollow)."""
     colour = model_colour(model) if model else None
-    blue, orange = (colour, colour) if colour else (OKABE_ITO[0], OKABE_ITO[1])
+    blue, orange = (colour, colour) if colour else (PALETTE["blue"], PALETTE["red-orange"])
     fig = go.Figure()
     labels = labels or {}
     if mean is not None and not mean.empty:

@@ -17,8 +17,8 @@ Statistics (all from scipy; each checked in tests/test_compare.py against number
   method="holm"; Holm 1979), beside the raw p-values; every verdict reads the adjusted ones;
 - the verdict (`verdict`): a cheaper arm only when non-inferior within a margin (the 95% paired interval's
   lower bound above -margin, default 5 points) and saving at least a minimum (default 10% of the cost);
-- planner: pairs needed for McNemar's test to find a difference d (Connor 1987, Biometrics 43:207):
-  n = (z_{a/2} sqrt(psi) + z_b sqrt(psi - d^2))^2 / d^2, psi the share of discordant pairs.
+  the decision here, its record and its wording in report.verdict;
+- planner: pairs needed for McNemar's test to find a difference d (report.planner, Connor 1987).
 """
 
 from __future__ import annotations
@@ -27,12 +27,22 @@ import math
 from dataclasses import asdict, dataclass, replace
 
 import pandas as pd
-from scipy.stats import binomtest, norm
+from scipy.stats import binomtest
 
 from components.core import evidence, stats
 from components.core.cells import Cell
 from components.providers import pricing
 from components.report import analysis, sweeps
+from components.report.planner import DEFAULT_DIFFERENCE, PairsPlan, pairs_needed, pairs_plan
+from components.report.verdict import (
+    ALPHA,
+    DEFAULT_MARGIN,
+    DEFAULT_MIN_SAVING,
+    REFERENCE_MODEL,
+    Against,
+    Figures,
+    Verdict,
+)
 
 ARM_COLUMNS = ("strategy", "params", "model")
 MATCH_COLUMNS = (
@@ -42,11 +52,6 @@ MATCH_COLUMNS = (
     "questions_per_context",
     "mq_document",
 )  # a multi-question trial: its question in one document of K contexts
-ALPHA = 0.05
-DEFAULT_DISCORDANCE = 0.2  # share of pairs answered differently, when none has been seen yet
-DEFAULT_DIFFERENCE = 0.05  # 5 points: the difference the planner looks for unless told otherwise
-DEFAULT_MARGIN = 0.05  # non-inferiority margin: a cheaper arm may be at most 5 points worse (95% interval)
-DEFAULT_MIN_SAVING = 0.10  # and must save at least 10% of the most accurate arm's cost
 ARM_TABLE = [
     "label",
     "strategy",
@@ -389,21 +394,21 @@ def compare_pair(df: pd.DataFrame, a: str, b: str) -> Pair:
     n = len(pairs)
     lo, hi = newcombe_paired_ci(both, a_only, b_only, neither)
     return Pair(
-        a,
-        b,
-        n,
-        left_a + left_b,
-        left_a,
-        left_b,
-        both,
-        a_only,
-        b_only,
-        neither,
-        (both + a_only) / n if n else math.nan,
-        (both + b_only) / n if n else math.nan,
-        (a_only - b_only) / n if n else math.nan,
-        [lo, hi],
-        mcnemar_exact(a_only, b_only) if n else math.nan,
+        a=a,
+        b=b,
+        n_matched=n,
+        left_out=left_a + left_b,
+        left_out_a=left_a,
+        left_out_b=left_b,
+        both_correct=both,
+        only_a=a_only,
+        only_b=b_only,
+        neither=neither,
+        accuracy_a=(both + a_only) / n if n else math.nan,
+        accuracy_b=(both + b_only) / n if n else math.nan,
+        diff=(a_only - b_only) / n if n else math.nan,
+        ci=[lo, hi],
+        p_value=mcnemar_exact(a_only, b_only) if n else math.nan,
     )
 
 
@@ -468,154 +473,7 @@ def failures(df: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
 FAILURE_SOURCES = ("trial_id", "store_path", "shipped")
 
 
-# --- planner --------------------------------------------------------------------------------------------
-
-
-def pairs_needed(
-    difference: float, discordance: float | None = None, *, power: float = 0.8, alpha: float = ALPHA
-) -> int:
-    """Matched pairs McNemar's test needs to find an accuracy difference `difference` (a fraction) with
-    `power` at two-sided `alpha` (Connor 1987). `discordance` is the expected share of pairs the two
-    arms answer differently (at least the difference itself); DEFAULT_DISCORDANCE when unknown."""
-    d = abs(float(difference))
-    if not 0 < d < 1:
-        raise ValueError(
-            f"the difference must be between 0 and 1 (a share: 0.05 is 5 points), got {difference}"
-        )
-    if not 0 < power < 1 or not 0 < alpha < 1:
-        raise ValueError("power and alpha must be between 0 and 1")
-    psi = DEFAULT_DISCORDANCE if discordance is None or not discordance > 0 else float(discordance)
-    psi = min(1.0, max(psi, d))
-    za, zb = norm.ppf(1 - alpha / 2), norm.ppf(power)
-    return int(math.ceil((za * math.sqrt(psi) + zb * math.sqrt(max(0.0, psi - d * d))) ** 2 / (d * d)))
-
-
-def pairs_plan(
-    pair: Pair | None,
-    arm_table: pd.DataFrame | None = None,
-    *,
-    difference: float = DEFAULT_DIFFERENCE,
-    power: float = 0.8,
-    cells_per_task: int = 1,
-) -> dict:
-    """Tasks a paired comparison needs, from the discordance seen in `pair` (else the default), and what
-    running both arms on them costs at the arms' cost per 1,000 questions."""
-    seen = pair.discordance if pair else None
-    n = pairs_needed(difference, seen, power=power)
-    cells = max(1, int(cells_per_task))
-    tasks = int(math.ceil(n / cells))
-    usd = None
-    if pair and arm_table is not None and not arm_table.empty:
-        costs = arm_table.set_index("label")["cost_per_1000_usd"]
-        per = [costs.get(pair.a), costs.get(pair.b)]
-        if all(c is not None and not pd.isna(c) for c in per):
-            usd = tasks * cells * sum(per) / 1000
-    return {
-        "pairs": n,
-        "tasks": tasks,
-        "cells_per_task": cells,
-        "difference": difference,
-        "power": power,
-        "alpha": ALPHA,
-        "discordance": seen if seen else DEFAULT_DISCORDANCE,
-        "discordance_source": "seen" if seen else "default",
-        "cost_usd": usd,
-    }
-
-
-# --- recommendation -------------------------------------------------------------------------------------
-
-REFERENCE_MODEL = "openai:gpt-4o-mini"  # what free (local) arms are priced as for reference
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The decision `verdict` made: which arm (`recommend`) against which (`versus`), by which route
-    (`kind`: "cheaper" non-inferior and cheaper, "winner" beats every other arm, "tie" no significant
-    difference so the cheaper arm, "none"), how sure (`confidence`), the saving per 1,000 questions
-    against `versus` (dollars; tokens per question and dollars at a reference price where every arm is
-    free), the matched trials that would tell, and the rule's settings. `reasons` is the reasoning with
-    its numbers; `line` words the decision (`headline`): the one wording of every surface."""
-
-    recommend: str | None = None
-    versus: str | None = None
-    kind: str = "none"
-    confidence: str = "not yet"  # "confident" or "not yet"
-    saving_per_1000_usd: float | None = None  # against `versus`; negative: the recommended arm costs more
-    tokens_saved_per_question: float | None = None  # input + output tokens, against `versus`
-    free: bool = False  # every arm compared runs free (a local model)
-    reference: str | None = None  # the model a free comparison is priced as for reference
-    reference_saving_per_1000_usd: float | None = None
-    margin: float = DEFAULT_MARGIN
-    min_saving: float = DEFAULT_MIN_SAVING
-    alpha: float = ALPHA
-    correction: str = "Holm"
-    pairs_needed: int | None = None
-    why_none: str = ""  # kind "none": what is missing, in a few words
-    reasons: str = ""
-
-    @property
-    def line(self) -> str:
-        """ "Recommend X · saves Y per 1,000 questions against Z · confident" (or "· not yet")."""
-        return headline(self)
-
-    @property
-    def text(self) -> str:
-        """The verdict as the pages show it: its one line, then the reasoning."""
-        return f"{self.line}. {self.reasons}"
-
-    def to_dict(self) -> dict:
-        """The JSON form (`litm compare --json`): every field by name, and the line."""
-        return {**asdict(self), "line": self.line}
-
-
-def money(x) -> str:
-    """Dollars as people write them: "$3.73", "$3,729.66"; under a dollar, two significant digits
-    ("$0.0042"), so a small saving never reads as $0.00."""
-    if x is None or x != x:
-        return "an unknown amount"
-    if x == 0:
-        return "$0"
-    if abs(x) >= 1:
-        return f"${x:,.2f}"
-    digits = max(2, 1 - math.floor(math.log10(abs(x))))
-    return f"${x:,.{digits}f}"
-
-
-def _saving_phrase(v: Verdict) -> str:
-    """The verdict's second clause: what the recommended arm saves (or costs more) against `versus`."""
-    against = f" against {v.versus}" if v.versus else ""
-    if v.free:  # every arm runs free: the saving at a reference model's list price, said to be one
-        ref = v.reference_saving_per_1000_usd
-        if v.reference is None or ref is None or ref != ref:
-            return f"saves $0 per 1,000 questions{against} (every arm runs free here)"
-        at = f" at {v.reference.partition(':')[2] or v.reference} prices"
-        if ref >= 0:
-            return f"saves {money(ref)} per 1,000 questions{at}{against} (free here)"
-        return (
-            f"costs {money(-ref)} more per 1,000 questions{at}"
-            + (f" than {v.versus}" if v.versus else "")
-            + " (free here)"
-        )
-    s = v.saving_per_1000_usd
-    if s is None or s != s:
-        return f"saving per 1,000 questions unknown{against} (no price)"
-    if s >= 0:
-        return f"saves {money(s)} per 1,000 questions{against}"
-    return f"costs {money(-s)} more per 1,000 questions" + (f" than {v.versus}" if v.versus else "")
-
-
-def headline(v: Verdict) -> str:
-    """THE wording of a decision (the Compare page, the HTML report and `litm compare` show it):
-    "Recommend X · saves Y per 1,000 questions against Z · confident" or "· not yet"; without a
-    recommendation, "No recommendation · <why>"."""
-    if not v.recommend:
-        return f"No recommendation · {v.why_none or 'too little data'}"
-    return f"Recommend {v.recommend} · {_saving_phrase(v)} · {v.confidence}"
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f}%"
+# --- recommendation: the decision (report.verdict words it) -----------------------------------------------
 
 
 def _pair_of(pair_list: list[Pair], a: str, b: str) -> tuple[Pair | None, int]:
@@ -650,6 +508,16 @@ def _reference_cost(row, reference: str) -> float | None:
     return cost_per_1000(row.input_tokens_per_question, row.output_tokens_per_question, reference)
 
 
+def _figures(row) -> Figures:
+    return Figures(label=row.label, accuracy=float(row.accuracy), n=int(row.n), cost=float(row.cost_))
+
+
+def _against(row, p: Pair, sign: int, share: float = math.nan) -> Against:
+    """`row`'s arm against the most accurate one, from their pair."""
+    d, (lo, hi) = _versus(p, sign)
+    return Against(_figures(row), d, lo, hi, p.n_matched, p.p_value, p.p_holm, share)
+
+
 def _with_saving(rule: Verdict, rec, other) -> Verdict:
     """The rule with `rec` recommended against `other` and the saving between them (dollars; tokens and
     dollars at the reference price when every arm is free)."""
@@ -666,24 +534,11 @@ def _with_saving(rule: Verdict, rec, other) -> Verdict:
     return out
 
 
-@dataclass(frozen=True)
-class _Cheaper:
-    """A cheaper arm against the reference: its cost, row, pair, acc(it) - acc(best) and interval, share saved."""
-
-    cost: float
-    arm: object
-    pair: Pair
-    d: float
-    lo: float
-    hi: float
-    share: float
-
-
 def _cheaper_arms(
     best, rest: pd.DataFrame, pair_list: list[Pair], margin: float, min_saving: float
-) -> tuple[list[_Cheaper], list[_Cheaper]]:
-    """(non-inferior within `margin`, not yet shown within it): the arms cheaper than `best` by at least
-    `min_saving` of its cost; an arm shown worse (Holm p < alpha) is in neither."""
+) -> tuple[list[tuple], list[tuple]]:
+    """(non-inferior within `margin`, not yet shown within it): (row, pair, Against) of each arm cheaper
+    than `best` by at least `min_saving` of its cost; an arm shown worse (Holm p < alpha) is in neither."""
     cheaper, not_shown = [], []
     for r in rest.itertuples():
         p, sign = _pair_of(pair_list, best.label, r.label)
@@ -692,46 +547,29 @@ def _cheaper_arms(
         share = (best.cost_ - r.cost_) / best.cost_
         if share <= 0 or share < min_saving:
             continue
-        d, (lo, hi) = _versus(p, sign)
-        item = _Cheaper(r.cost_, r, p, d, lo, hi, share)
-        if lo > -margin:
-            cheaper.append(item)
-        elif not (p.p_holm < ALPHA and d < 0):  # an arm shown worse is no candidate at all
-            not_shown.append(item)
+        against = _against(r, p, sign, share)
+        if against.lo > -margin:
+            cheaper.append((r, p, against))
+        elif not (p.p_holm < ALPHA and against.diff < 0):  # an arm shown worse is no candidate at all
+            not_shown.append((r, p, against))
     return cheaper, not_shown
 
 
-def _accurate(best) -> str:
-    return f"{best.label} is the most accurate ({_pct(best.accuracy)}, n = {int(best.n)})"
-
-
-def _cheaper_verdict(rule: Verdict, best, cheaper: list[_Cheaper]) -> Verdict:
+def _cheaper_verdict(rule: Verdict, best, cheaper: list[tuple]) -> Verdict:
     """Step 1: the cheapest non-inferior arm; of equally cheap ones the most accurate (two arms at one
     price are not a coin toss)."""
-    c = min(cheaper, key=lambda c: (c.cost, -c.arm.accuracy))
-    pts = f"{100 * rule.margin:.0f} points"
-    reasons = (
-        f"{_accurate(best)}, but {c.arm.label} is at most {pts} worse (non-inferior within the {pts} margin): "
-        f"accuracy {100 * c.d:+.1f} points against it, 95% interval {100 * c.lo:+.1f} to {100 * c.hi:+.1f} "
-        f"over {c.pair.n_matched} matched trials (Holm-adjusted p = {c.pair.p_holm:.2g}), and it costs "
-        f"{100 * c.share:.0f}% less ({money(c.cost)} against {money(best.cost_)} per 1,000 questions; "
-        f"the minimum saving asked is {100 * rule.min_saving:.0f}%)."
-    )
-    return replace(_with_saving(rule, c.arm, best), kind="cheaper", confidence="confident", reasons=reasons)
+    row, _, against = min(cheaper, key=lambda c: (c[0].cost_, -c[0].accuracy))
+    return replace(_with_saving(rule, row, best), kind="cheaper", confidence="confident", chosen=against)
 
 
-def _not_shown_note(rule: Verdict, best, not_shown: list[_Cheaper]) -> tuple[str, int | None]:
-    """(the sentence on the cheapest arm not yet shown within the margin, the matched trials that would
-    show it): ("", None) when there is none."""
+def _with_not_shown(rule: Verdict, not_shown: list[tuple]) -> Verdict:
+    """The rule with the cheapest arm not yet shown within the margin and the matched trials that would
+    show it (unchanged when there is none)."""
     if not not_shown:
-        return "", None
-    c = min(not_shown, key=lambda c: c.cost)
-    need = pairs_needed(rule.margin, c.pair.discordance)
-    return (
-        f" {c.arm.label} would save {100 * c.share:.0f}% ({money(best.cost_ - c.cost)} per 1,000 questions) but "
-        f"is not yet shown within {100 * rule.margin:.0f} points: its 95% interval reaches {100 * c.lo:+.1f} "
-        f"points; about {need} matched trials would show it if the two are really equal."
-    ), need
+        return rule
+    _, pair, against = min(not_shown, key=lambda c: c[0].cost_)
+    need = pairs_needed(rule.margin, pair.discordance)
+    return replace(rule, not_shown=against, not_shown_pairs=need, pairs_needed=need)
 
 
 def _cheapness(r) -> tuple:
@@ -741,12 +579,9 @@ def _cheapness(r) -> tuple:
     return (cost, _tokens(r), -r.accuracy)
 
 
-def _best_verdict(
-    rule: Verdict, best, rest: pd.DataFrame, pair_list: list[Pair], extra: str, difference: float
-) -> Verdict:
-    """Step 2: the most accurate arm against the others: confident when it beats every one at Holm p <
-    alpha. Else a tie (no significant difference): the cheapest of the arms not shown worse than the
-    most accurate, not yet, with the matched trials that would tell."""
+def _compared(best, rest: pd.DataFrame, pair_list: list[Pair]) -> tuple[list[tuple], list]:
+    """(Holm p, row, pair, acc(row) - acc(best)) of every arm with trials matching `best`'s, and the rows
+    of the arms without."""
     compared, unpaired = [], []
     for r in rest.itertuples():
         p, sign = _pair_of(pair_list, best.label, r.label)
@@ -754,65 +589,53 @@ def _best_verdict(
             unpaired.append(r)
         else:
             compared.append((p.p_holm, r, p, _versus(p, sign)[0]))
-    if not compared:
-        return replace(
-            rule,
-            why_none=f"no trials of {best.label} match another arm's",
-            reasons=_accurate(best) + ", but no trials match between the arms (same task and cell), so "
-            "no paired comparison can be made.",
-        )
+    return compared, unpaired
+
+
+def _tie_verdict(rule: Verdict, best, compared: list[tuple], unpaired: list, difference: float) -> Verdict:
+    """Step 3, a tie: the cheapest of the arms the data cannot tell from the most accurate one, not yet,
+    with the matched trials that would tell them apart."""
     p_max, runner, p, d = max(compared, key=lambda c: (c[0], -abs(c[3])))
-    if p_max < ALPHA and not unpaired and d < 0:
-        reasons = (
-            f"{_accurate(best)}, significantly better than every other arm after Holm's correction for "
-            f"{len(pair_list)} pair{'' if len(pair_list) == 1 else 's'} (largest adjusted p = {p_max:.2g})."
-        )
-        cheapest = min((c[1] for c in compared), key=_cheapness)
-        return replace(
-            _with_saving(rule, best, cheapest), kind="winner", confidence="confident", reasons=reasons + extra
-        )
-    # a tie: the arms the data cannot tell from the most accurate one; the cheapest of them is recommended
     tied = [best] + [c[1] for c in compared if not (c[0] < ALPHA and c[3] < 0)]
     rec = min(tied, key=_cheapness)
     gap = max(abs(d) if d == d and d != 0 else difference, 0.01)
-    need = pairs_plan(p, difference=gap)["pairs"]
-    tell = (
-        f"about {need} matched trials would tell a {100 * gap:.0f}-point difference apart (power 0.8, "
-        f"alpha 0.05)"
-    )
+    need = pairs_plan(p, difference=gap).pairs
     if rec.label == best.label:
-        other = runner
-        why = (
-            "it is also the cheapest of them"
-            if _cheapness(best) < _cheapness(runner)
-            else "no other is cheaper"
-        )
+        other, reason = runner, "also cheapest" if _cheapness(best) < _cheapness(runner) else "none cheaper"
     else:
-        other = best
-        why = "it is the cheaper" if len(tied) == 2 else "it is the cheapest of them"
-    names = " and ".join(r.label for r in ([rec] + [x for x in tied if x.label != rec.label]))
-    if d == 0 and len(tied) == 2:
-        head = (
-            f"{names} are equally accurate over {p.n_matched} matched trials: a tie, so the cheaper is "
-            f"recommended ({why}); "
-        )
-    else:
-        head = (
-            f"{_accurate(best)}, but the data cannot tell {'it' if len(tied) == 2 else 'the arms'} apart "
-            f"({names}; closest: {runner.label} at {_pct(runner.accuracy)}, Holm-adjusted p = {p_max:.2g}, "
-            f"raw {p.p_value:.2g}, over {p.n_matched} matched trials): a tie, so {rec.label} is recommended "
-            f"because {why}; "
-        )
-    reasons = head + f"{tell}."
-    if unpaired:
-        reasons += f" No trials match {', '.join(r.label for r in unpaired)}, so they are not compared."
+        other, reason = best, "cheaper" if len(tied) == 2 else "cheapest"
     return replace(
         _with_saving(rule, rec, other),
         kind="tie",
         confidence="not yet",
-        reasons=reasons + extra,
         pairs_needed=rule.pairs_needed or need,
+        closest=_against(runner, *_pair_of([p], best.label, runner.label)),
+        largest_p=p_max,
+        tied=tuple(r.label for r in [rec, *(x for x in tied if x.label != rec.label)]),
+        tie_reason=reason,
+        equal=d == 0 and len(tied) == 2,
+        gap=gap,
+        tie_pairs=need,
+        unpaired=tuple(r.label for r in unpaired),
     )
+
+
+def _best_verdict(
+    rule: Verdict, best, rest: pd.DataFrame, pair_list: list[Pair], difference: float
+) -> Verdict:
+    """Step 2: the most accurate arm against the others: confident when it beats every one at Holm p <
+    alpha; else a tie (step 3)."""
+    rule = replace(rule, family=len(pair_list))
+    compared, unpaired = _compared(best, rest, pair_list)
+    if not compared:
+        return replace(rule, missing="matches")
+    p_max, _, _, d = max(compared, key=lambda c: (c[0], -abs(c[3])))
+    if p_max < ALPHA and not unpaired and d < 0:
+        cheapest = min((c[1] for c in compared), key=_cheapness)
+        return replace(
+            _with_saving(rule, best, cheapest), kind="winner", confidence="confident", largest_p=p_max
+        )
+    return _tie_verdict(rule, best, compared, unpaired, difference)
 
 
 def verdict(
@@ -824,7 +647,8 @@ def verdict(
     difference: float = DEFAULT_DIFFERENCE,
     reference: str = REFERENCE_MODEL,
 ) -> Verdict:
-    """The decision, computed from the tables, with Holm-adjusted p-values (Pair.p_holm) only.
+    """The decision, computed from the tables, with Holm-adjusted p-values (Pair.p_holm) only; its
+    wording is report.verdict's.
 
     1. The most accurate arm is the reference. A CHEAPER arm is recommended only when it is
        non-inferior within `margin` (the lower bound of the 95% paired interval of acc(cheaper) -
@@ -840,28 +664,21 @@ def verdict(
     rule = Verdict(margin=margin, min_saving=min_saving)
     t = arm_table[arm_table["n"] > 0] if not arm_table.empty else arm_table
     if len(t) < 2:
-        return replace(
-            rule,
-            why_none="choose at least two arms with scored trials",
-            reasons="Choose at least two arms with scored trials to compare.",
-        )
+        return replace(rule, missing="arms")
     t = t.assign(cost_=pd.to_numeric(t["cost_per_1000_usd"], errors="coerce"))
-    free = bool((t["cost_"] == 0).all())
-    if free and price_for(reference)[1] is not None:
-        rule = replace(rule, free=True, reference=reference)
-    elif free:
-        rule = replace(rule, free=True)
+    if bool((t["cost_"] == 0).all()):
+        rule = replace(rule, free=True, reference=reference if price_for(reference)[1] is not None else None)
     # the reference: the most accurate arm; among equally accurate ones the dearest, so that a cheaper
     # equal one is judged by the rule below (non-inferior and saving enough), never crowned by a tie
     best = next(
         t.sort_values(["accuracy", "cost_"], ascending=[False, False], na_position="last").itertuples()
     )
+    rule = replace(rule, best=_figures(best))
     rest = t[t["label"] != best.label]
     cheaper, not_shown = _cheaper_arms(best, rest, pair_list, margin, min_saving)
     if cheaper:
         return _cheaper_verdict(rule, best, cheaper)
-    extra, need = _not_shown_note(rule, best, not_shown)
-    return _best_verdict(replace(rule, pairs_needed=need), best, rest, pair_list, extra, difference)
+    return _best_verdict(_with_not_shown(rule, not_shown), best, rest, pair_list, difference)
 
 
 def _saving(best, other) -> float | None:
@@ -890,6 +707,24 @@ def known_labels(t: pd.DataFrame, labels: list[str], known: set[str]) -> list[st
     return [x if x in known else ids.get(x, x) for x in labels]
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """Everything `compare` computes: the arms' table (`arms`, compare.arms' columns), every pair of arms
+    (`pairs`, with Holm-adjusted p), the decision (`verdict`), the planner's answer for the first pair
+    (`plan`) and the prepared trials (`trials`)."""
+
+    arms: pd.DataFrame
+    pairs: list[Pair]
+    verdict: Verdict
+    plan: PairsPlan
+    trials: pd.DataFrame
+
+    @property
+    def recommendation(self) -> str:
+        """The verdict's text: its one line, then the reasoning."""
+        return self.verdict.text
+
+
 def compare(
     df: pd.DataFrame,
     labels: list[str] | None = None,
@@ -901,11 +736,9 @@ def compare(
     difference: float = DEFAULT_DIFFERENCE,
     margin: float = DEFAULT_MARGIN,
     min_saving: float = DEFAULT_MIN_SAVING,
-) -> dict:
-    """Everything at once: {"arms", "pairs" (Pair, with Holm-adjusted p), "verdict" (Verdict),
-    "recommendation" (its text),
-    "plan", "trials"}.
-    `labels` chooses arms (default: all arms of the trials, most accurate first)."""
+) -> Comparison:
+    """Everything at once (a Comparison). `labels` chooses arms (default: all arms of the trials, most
+    accurate first)."""
     t = filter_length(df, length)
     t = t if "ok" in t.columns else prepare(t)  # the page passes prepared trials: not twice
     table = arms(t, price_model=price_model, batch=batch, prices=prices)
@@ -923,15 +756,13 @@ def compare(
     chosen = list(table["label"])
     pair_list = with_holm(pairs(t, chosen))
     top = pair_list[0] if pair_list else None
-    decided = verdict(table, pair_list, margin=margin, min_saving=min_saving, difference=difference)
-    return {
-        "arms": table,
-        "pairs": pair_list,
-        "verdict": decided,
-        "recommendation": decided.text,
-        "plan": pairs_plan(top, table, difference=difference, cells_per_task=cells_per_task(t, chosen[:2])),
-        "trials": t,
-    }
+    return Comparison(
+        arms=table,
+        pairs=pair_list,
+        verdict=verdict(table, pair_list, margin=margin, min_saving=min_saving, difference=difference),
+        plan=pairs_plan(top, table, difference=difference, cells_per_task=cells_per_task(t, chosen[:2])),
+        trials=t,
+    )
 
 
 def cells_per_task(df: pd.DataFrame, labels: list[str]) -> int:

@@ -14,10 +14,11 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from components.core.cells import BY_TOKENS, Layout, layout_of
 from components.core.stats import proportion_ci
 from components.report.analysis import is_error, position_kind
-from components.report.charts import esc
 from components.report.sweeps import model_name, with_setting
+from components.report.theme import esc
 
 # red (wrong) to green (right), through a pale yellow: the convention of NIAH heatmaps
 RED_TO_GREEN = [[0.0, "#d73027"], [0.25, "#fc8d59"], [0.5, "#fee08b"], [0.75, "#91cf60"], [1.0, "#1a9850"]]
@@ -25,16 +26,9 @@ PANELS_PER_ROW = 3
 PANEL_HEIGHT = 300  # px per row of panels
 
 
-def layout_of(trials: pd.DataFrame) -> str:
-    """'documents' for a LITM sweep (N documents, the gold one's index), else 'tokens'."""
-    gold = pd.to_numeric(trials.get("gold_index", pd.Series(dtype=float)), errors="coerce")
-    length = pd.to_numeric(trials.get("length", pd.Series(dtype=float)), errors="coerce")
-    return "documents" if gold.notna().any() and length.isna().all() else "tokens"
-
-
 def depth_of(trials: pd.DataFrame) -> pd.Series:
     """Each trial's depth: whole percent of the document (tokens layout) or the gold index (documents)."""
-    if layout_of(trials) == "documents":
+    if layout_of(trials).by_documents:
         return pd.to_numeric(trials["gold_index"], errors="coerce")
     pos = pd.to_numeric(trials["position"], errors="coerce")
     if position_kind(trials) == "fraction":
@@ -51,7 +45,7 @@ def cells(trials: pd.DataFrame, metric: str) -> pd.DataFrame:
     if trials.empty or metric not in trials:
         return pd.DataFrame(columns=columns)
     t = with_setting(trials).rename(columns={"setting": "arm"})
-    docs = layout_of(t) == "documents"
+    docs = layout_of(t).by_documents
     t = t.assign(
         x=pd.to_numeric(t["documents" if docs else "length"], errors="coerce"),
         depth=depth_of(t),
@@ -78,15 +72,15 @@ def _depth_text(depth: float, docs: bool) -> str:
 def figure(
     table: pd.DataFrame,
     *,
-    layout: str = "tokens",
+    layout: Layout = BY_TOKENS,
     metric_label: str = "accuracy",
     title: str = "",
     note: str = "",
 ) -> go.Figure:
     """The panels of `table` (from `cells`): one heatmap per arm (and model, where several ran), length on
     x, depth on y (0 at the top), red (0%) to green (100%), each cell printing its accuracy and n.
-    `layout`: "documents" for a LITM sweep (`layout_of`), else "tokens"."""
-    docs = layout == "documents"
+    `layout`: the trials' (core.cells.layout_of): BY_DOCUMENTS for a LITM sweep, else BY_TOKENS."""
+    docs = layout.by_documents
     x_title = "documents in the context (N)" if docs else "context length (tokens)"
     y_title = "gold document's index (0 = first)" if docs else "depth: where the answer sits (0% = top)"
     models = sorted(set(table["model"])) if len(table) else []

@@ -6,6 +6,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from components.report import charts
+from components.report.colours import PALETTE
+from components.report.theme import set_layout
 
 HEIGHT = 440  # a chart and its legend beside the step's text, on one 1024x576 screen
 
@@ -101,7 +103,7 @@ def strategy_costs(rows: list[dict]) -> go.Figure:
             x=names,
             y=[r["calls"] for r in rows],
             name="LLM calls",
-            marker_color=charts.OKABE_ITO[0],
+            marker_color=PALETTE["blue"],
             text=[str(r["calls"]) for r in rows],
             textposition="outside",
             cliponaxis=False,
@@ -115,7 +117,7 @@ def strategy_costs(rows: list[dict]) -> go.Figure:
             x=names,
             y=[r["input_tokens"] for r in rows],
             name="input tokens",
-            marker_color=charts.OKABE_ITO[1],
+            marker_color=PALETTE["red-orange"],
             text=[f"{r['input_tokens']:,}" for r in rows],
             textposition="outside",
             cliponaxis=False,
@@ -124,7 +126,7 @@ def strategy_costs(rows: list[dict]) -> go.Figure:
             hovertemplate="%{x}: %{y:,} input tokens<extra></extra>",
         )
     )
-    charts.set_layout(fig, "Cost of one question, by strategy", "strategy", "LLM calls", percent=False)
+    set_layout(fig, "Cost of one question, by strategy", "strategy", "LLM calls", percent=False)
     top_calls = max([r["calls"] for r in rows] or [1])
     top_tokens = max([r["input_tokens"] for r in rows] or [1])
     fig.update_layout(

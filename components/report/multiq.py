@@ -28,8 +28,9 @@ import plotly.graph_objects as go
 from components.core.metrics import PRIMARY
 from components.core.scoring import CATEGORIES
 from components.report.analysis import accuracy, is_error
-from components.report.charts import FONT, colour_for, esc, rgba
+from components.report.colours import PALETTE, colour_for, rgba
 from components.report.sweeps import model_name, primary_values, strategy_label, with_setting
+from components.report.theme import empty_note, esc, set_layout
 
 K, Q = "contexts", "questions_per_context"
 CATEGORY_LABELS = {
@@ -39,10 +40,10 @@ CATEGORY_LABELS = {
     "wrong": "wrong",
 }
 CATEGORY_COLOURS = {
-    "correct": "#009E73",
-    "partial": "#E69F00",
-    "not_specified": "#999999",
-    "wrong": "#D55E00",
+    "correct": PALETTE["green"],
+    "partial": PALETTE["amber"],
+    "not_specified": PALETTE["mid grey"],
+    "wrong": PALETTE["red-orange"],
 }
 PAPER = "Mistral-7B-Instruct-v0.3 · Context Overloading §5.3"
 ORDER = ("mq-full", "mq-chunked", "mq-keyword")  # the paper's order: whole context, chunks, keyword chunks
@@ -284,27 +285,7 @@ def _kq(k, q) -> str:
     return f"K = {int(k)}, Q = {int(q)}"
 
 
-def _layout(fig: go.Figure, title: str, x_title: str, y_title: str, percent: bool = True) -> go.Figure:
-    fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left"),
-        font=FONT,
-        template="plotly_white",
-        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0),
-        margin=dict(l=70, r=20, t=60, b=40),
-        hovermode="closest",
-        height=520,
-    )
-    fig.update_xaxes(title_text=x_title, showline=True, linecolor="#888")
-    fig.update_yaxes(title_text=y_title, showline=True, linecolor="#888", zeroline=False)
-    if percent:
-        fig.update_yaxes(tickformat=".0%", range=[0, 1.08])
-    return fig
-
-
-def _empty(fig: go.Figure, text: str) -> None:
-    fig.add_annotation(
-        text=text, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper", font=dict(size=16)
-    )
+MQ_RANGE = (0.0, 1.08)  # a share's axis with room above 100% for the bars' printed counts
 
 
 def accuracy_figure(
@@ -347,10 +328,16 @@ def accuracy_figure(
                 ),
             )
         )
-    _layout(fig, title, "contexts (K) and questions per context (Q)", "correct (share of the questions)")
+    set_layout(
+        fig,
+        title,
+        "contexts (K) and questions per context (Q)",
+        "correct (share of the questions)",
+        percent_range=MQ_RANGE,
+    )
     fig.update_layout(barmode="group", bargap=0.25, uniformtext=dict(minsize=11, mode="hide"))
     if not len(tab):
-        _empty(fig, "No scored multi-question trials for this selection")
+        empty_note(fig, "No scored multi-question trials for this selection")
     return fig
 
 
@@ -478,11 +465,11 @@ def categories_figure(
                     ),
                 )
             )
-    _layout(fig, title, "", "share of the questions")
+    set_layout(fig, title, "", "share of the questions", percent_range=MQ_RANGE)
     fig.update_layout(barmode="stack", bargap=0.25, uniformtext=dict(minsize=11, mode="hide"))
     fig.update_xaxes(tickangle=0)
     if tab.empty and not len(pap):
-        _empty(fig, "No multi-question trials for this selection")
+        empty_note(fig, "No multi-question trials for this selection")
     return fig
 
 
@@ -515,12 +502,12 @@ def cost_figure(
                 ),
             )
         )
-    _layout(
+    set_layout(
         fig, title, "contexts (K) and questions per context (Q)", "input tokens per question", percent=False
     )
     fig.update_layout(barmode="group", bargap=0.25)
     if tab.empty:
-        _empty(fig, "No multi-question trials for this selection")
+        empty_note(fig, "No multi-question trials for this selection")
     return fig
 
 

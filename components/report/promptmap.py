@@ -15,17 +15,18 @@ from plotly.subplots import make_subplots
 
 from components.core.documents import Document
 from components.core.prompts import Prompt, Span
+from components.report.colours import PALETTE, colour_word
 
-# One colour per region kind, shared by the map and the highlighted prompt (Okabe-Ito palette).
+# One colour per region kind, shared by the map and the highlighted prompt (report.colours' palette).
 COLORS = {
-    "instruction": "#0072B2",
-    "reminder": "#E69F00",
-    "page": "#A6A6A6",
-    "gold": "#D55E00",
-    "chunk": "#CC79A7",
-    "question": "#56B4E9",
+    "instruction": PALETTE["blue"],
+    "reminder": PALETTE["amber"],
+    "page": PALETTE["page grey"],
+    "gold": PALETTE["red-orange"],
+    "chunk": PALETTE["pink"],
+    "question": PALETTE["sky-blue"],
 }
-PAGE_ALT = "#CFCFCF"  # every other page, so page boundaries show
+PAGE_ALT = PALETTE["light grey"]  # every other page, so page boundaries show
 LABELS = {
     "instruction": "instruction",
     "reminder": "reminder",
@@ -135,15 +136,13 @@ _MARKS = {"instruction": "triangle-down", "reminder": "triangle-down", "gold": "
 
 
 RETRIEVED = {
-    "hit": ("#009E73", "circle", "retrieved: gold page (hit)"),
-    "miss": ("#000000", "x-thin-open", "retrieved: not gold (miss)"),
+    "hit": (PALETTE["green"], "circle", "retrieved: gold page (hit)"),
+    "miss": (PALETTE["black"], "x-thin-open", "retrieved: not gold (miss)"),
 }
 
 
 def word(kind: str) -> str:
     """What the app's text calls a region's (or a retrieval mark's) colour on the map: 'amber'."""
-    from components.report.charts import colour_word  # the same layer: the one list of colour words
-
     return colour_word(RETRIEVED[kind][0] if kind in RETRIEVED else COLORS[kind])
 
 

@@ -15,7 +15,8 @@ import pandas as pd
 
 from components.providers import pricing
 from components.report.charts import arm_numbers
-from components.report.compare import money, seconds_text
+from components.report.compare import Comparison, seconds_text
+from components.report.verdict import Verdict, money
 
 METHODS = (
     "Accuracy: the share of scored trials whose primary metric is correct (non-zero), with a Wilson 95% "
@@ -223,11 +224,8 @@ def failures_html(fail: pd.DataFrame, a: str, b: str, limit: int = 50, total: in
     )
 
 
-def verdict_html(result: dict) -> str:
+def verdict_html(v: Verdict) -> str:
     """The one-line verdict, then its reasoning and the rule's settings (from compare.verdict)."""
-    v = result.get("verdict")
-    if not v:
-        return f'<div class="rec">{_e(result["recommendation"])}</div>'
     rule = (
         f"Margin {100 * v.margin:.1f} points, minimum saving {100 * v.min_saving:.0f}% of cost, "
         f"p-values adjusted by {v.correction}, alpha {v.alpha}."
@@ -260,7 +258,7 @@ def figures_html(figures: list) -> str:
 
 
 def build(
-    result: dict,
+    result: Comparison,
     *,
     figures: list,
     failures: pd.DataFrame | None = None,
@@ -277,13 +275,13 @@ def build(
     `failures` the pair's failures (or their first rows, `failures_total` counting them all); `tables`
     more sections after the charts, each (heading, caption, table)."""
     now = now or datetime.now(UTC)
-    arms, pairs, plan = result["arms"], result["pairs"], result["plan"]
-    cost = "" if plan.get("cost_usd") is None else f", about {_usd(plan['cost_usd'])} for both arms"
+    arms, pairs, plan = result.arms, result.pairs, result.plan
+    cost = "" if plan.cost_usd is None else f", about {_usd(plan.cost_usd)} for both arms"
     plan_text = (
-        f"To tell a {100 * plan['difference']:.0f}-point difference apart with power {plan['power']} at "
-        f"alpha {plan['alpha']}: {plan['pairs']} matched trials ({plan['tasks']} tasks of "
-        f"{plan['cells_per_task']} cells){cost}. Discordance {plan['discordance']:.2f} "
-        f"({'seen in the first pair' if plan['discordance_source'] == 'seen' else 'stated default'})."
+        f"To tell a {100 * plan.difference:.0f}-point difference apart with power {plan.power} at "
+        f"alpha {plan.alpha}: {plan.pairs} matched trials ({plan.tasks} tasks of "
+        f"{plan.cells_per_task} cells){cost}. Discordance {plan.discordance:.2f} "
+        f"({'seen in the first pair' if plan.discordance_source == 'seen' else 'stated default'})."
     )
     n_total = int(arms["trials"].sum()) if len(arms) else 0
     parts = [
@@ -293,7 +291,7 @@ def build(
         f'<p class="small">Made {_e(now.strftime("%Y-%m-%d %H:%M UTC"))} by LITM Explorer from {n_total:,} trials'
         + (f" ({_e('; '.join(sources))})" if sources else "")
         + ".</p>",
-        verdict_html(result),
+        verdict_html(result.verdict),
         "<h2>Arms</h2>",
         arms_html(arms),
         "<h2>Pairs</h2>",

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from components.core import evidence
+from components.core.cells import Cell
 
 FLAT_MARGIN = 0.05  # accuracy: "flat" when the edges and the middle are within 5 points (95% intervals)
 MIN_EFFECT = 0.05  # accuracy: the smallest index the "questions needed" figure is computed for
@@ -373,17 +374,7 @@ def curves(trials: pd.DataFrame, values: pd.Series) -> list[dict]:
     from components.report.sweeps import arm_label
 
     t = trials.assign(value=pd.to_numeric(values, errors="coerce").where(~is_error(trials)))
-    for c in (
-        "sweep",
-        "strategy",
-        "params",
-        "model",
-        "documents",
-        "gold_index",
-        "length",
-        "position",
-        "task",
-    ):
+    for c in ("sweep", "strategy", "params", "model", *Cell.columns, "task"):
         if c not in t.columns:
             t[c] = None
     by_index = (

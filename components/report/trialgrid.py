@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from components.core.cells import layout_of
 from components.report.analysis import is_error
 from components.report.sweeps import model_name, with_setting
 
@@ -80,10 +81,8 @@ def build(trials: pd.DataFrame, metric: str) -> Grid:
     if trials.empty:
         return empty
     t = with_setting(trials).reset_index(drop=True)
-    gold = pd.to_numeric(t.get("gold_index", pd.Series(math.nan, index=t.index)), errors="coerce")
-    length = pd.to_numeric(t.get("length", pd.Series(math.nan, index=t.index)), errors="coerce")
-    docs = bool(gold.notna().any()) and bool(length.isna().all())
-    need = ["documents", "gold_index"] if docs else ["length", "position"]
+    layout = layout_of(t)
+    need = [layout.size, layout.x]
     if any(c not in t for c in need):
         return empty
     t = t.dropna(subset=need)
@@ -103,7 +102,7 @@ def build(trials: pd.DataFrame, metric: str) -> Grid:
     several_models = t["model_"].nunique() > 1
     keyed = []
     for _, r in t.iterrows():
-        size, where, text = _where(r, docs)
+        size, where, text = _where(r, layout.by_documents)
         arm = r["setting"] + (f" · {r['model_']}" if several_models else "")
         keyed.append(((arm, r["model_"], size, where), f"{arm} · {text}"))
     t = t.assign(key_=[k for k, _ in keyed], setting_=[s for _, s in keyed])

@@ -3,10 +3,10 @@
 - The cache key is providers.base.cache_key; a cached call sends no request, and two trials asking
   the same prompt at once share one request (in-flight calls are joined, never sent twice).
 - A call is written to the store as soon as it returns, so a killed sweep loses only in-flight calls.
-- Concurrency (a semaphore) and requests per minute are limited per model; RateLimited is retried
-  after its Retry-After (bounded attempts; the providers have already retried on their own).
-  `max_retry_after` (default 60 s) is a ceiling on ALL the waiting of one call: this loop's and the
-  provider's own retries share one WaitBudget (providers/base.py); a Retry-After that does not fit in
+- Concurrency (a semaphore) and requests per minute are limited per model. A call goes through THE
+  retry loop (providers/retry.py): a 429 or a transient failure is tried again, at most 1 + max_retries
+  requests, after the server's Retry-After else a back-off. `max_retry_after` (default 60 s) is a ceiling
+  on ALL the waiting of one call (a WaitBudget, providers/base.py); a Retry-After that does not fit in
   what is left is not waited for: the trial is recorded as rate_limited with the server's figure. While
   it waits, `waiting` says so (the progress line shows it).
 - An answer with no text (empty or whitespace, from any provider: providers/answers.no_text) is a
@@ -26,23 +26,21 @@ import time
 from dataclasses import asdict, dataclass, replace
 
 from components.core.completion import Completion
+from components.providers import retry
 from components.providers.answers import no_text
 from components.providers.base import (
     DEFAULT_MAX_WAIT,
     BadResponse,
-    RateLimited,
     Settings,
     WaitBudget,
     cache_key,
     safe_base_url,
-    waiting_within,
 )
 from components.providers.likelihood import Scored, score_key, score_settings
 from components.providers.pricing import cost_usd
 from components.run.store_batches import claims_line, owner_id
 
 log = logging.getLogger(__name__)
-RATE_LIMIT_ATTEMPTS = 3  # our own retries of a 429, after the SDK's
 MAX_RETRY_AFTER = (
     DEFAULT_MAX_WAIT  # seconds one call waits in all, retries included (config: max_retry_after)
 )
@@ -138,7 +136,7 @@ class Caller:
         self.cancel = cancel
         self.inflight: dict[str, asyncio.Future] = {}
         self.max_retry_after = MAX_RETRY_AFTER if max_retry_after is None else float(max_retry_after)
-        self.attempts = 0  # provider calls started (an SDK may send more HTTP requests: see requests)
+        self.attempts = 0  # calls started (their retries send more HTTP requests: see requests)
         self.waiting = ""  # why the calls are paused right now ("" when they are not)
         self.halted = ""  # why the sweep stopped (set by the runner): no request starts after it
         self.claims = claims and store is not None and hasattr(store, "claim_call")
@@ -156,7 +154,7 @@ class Caller:
 
     @property
     def requests(self) -> int:
-        """HTTP requests really sent: the provider's own count (SDK retries included) when it keeps one."""
+        """HTTP requests really sent: the provider's own count (retries included) when it keeps one."""
         n = getattr(self.provider, "http_requests", None)
         return n if isinstance(n, int) else self.attempts
 
@@ -261,45 +259,34 @@ class Caller:
             raise
 
     async def _send(self, request) -> Completion:
-        budget = WaitBudget(self.max_retry_after, note=self._note)
-        async with self.sem:
-            for attempt in range(RATE_LIMIT_ATTEMPTS + 1):
-                if self.cancel is not None and self.cancel.is_set():
-                    raise Cancelled("cancelled")
-                if self.halted:
-                    raise Cancelled(self.halted)
+        """`request` (one provider call) through THE retry loop (providers/retry.py): the call is counted and
+        budgeted once; each try first checks the cancel and waits its turn of the rpm limit (a request
+        per turn); every wait of the call comes out of one WaitBudget (max_retry_after)."""
+        first = True
+
+        async def attempt() -> Completion:
+            nonlocal first
+            if self.cancel is not None and self.cancel.is_set():
+                raise Cancelled("cancelled")
+            if self.halted:
+                raise Cancelled(self.halted)
+            if first:
                 self.budget.reserve()
-                await self.limiter.wait()
                 self.attempts += 1
-                try:
-                    with waiting_within(budget):  # the provider's own retries wait out of the same budget
-                        completion = await request()
-                except RateLimited as exc:
-                    if getattr(exc, "final", False):  # the provider found its Retry-After past the budget
-                        raise
-                    asked = exc.retry_after
-                    wait = asked if asked is not None else min(30.0, 2.0**attempt)
-                    if not budget.allows(wait):
-                        if asked is None:
-                            raise
-                        raise budget.refuse(exc, self.spec.label, asked) from None
-                    if attempt == RATE_LIMIT_ATTEMPTS:
-                        raise
-                    log.info("%s rate limited; retrying in %.1fs", self.spec.label, wait)
-                    await budget.wait(
-                        wait,
-                        f"{self.spec.label} rate limited: waiting {wait:.0f} s"
-                        + (" (the server's Retry-After)" if asked is not None else ""),
-                    )
-                    continue
-                cost = cost_usd(
-                    self.spec.provider,
-                    self.spec.model,
-                    completion.input_tokens,
-                    completion.output_tokens,
-                    cached_input_tokens=completion.cached_input_tokens,
-                    cache_write_tokens=completion.cache_write_tokens,
-                )
-                self.budget.spent += cost or 0.0
-                return completion
-        raise AssertionError("unreachable")
+                first = False
+            await self.limiter.wait()
+            return await request()
+
+        async with self.sem:
+            budget = WaitBudget(self.max_retry_after, note=self._note)
+            completion = await retry.call(attempt, self.spec, budget)
+        cost = cost_usd(
+            self.spec.provider,
+            self.spec.model,
+            completion.input_tokens,
+            completion.output_tokens,
+            cached_input_tokens=completion.cached_input_tokens,
+            cache_write_tokens=completion.cache_write_tokens,
+        )
+        self.budget.spent += cost or 0.0
+        return completion

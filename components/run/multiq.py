@@ -22,8 +22,6 @@ one small hook each.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from dataclasses import dataclass, field
 
@@ -31,7 +29,7 @@ from components.core.metrics import answer_scores
 from components.core.scoring import mq_category
 from components.providers.base import ProviderError, cache_key
 from components.run.caller import BudgetExceeded, Cancelled
-from components.run.schema import Trial, params_json
+from components.run.schema import Trial, key_of, model_fields, params_json
 from components.run.trial import add_totals
 from components.strategies import ParamError, get_strategy
 from components.strategies.multiq import MULTI_QUESTION
@@ -127,24 +125,14 @@ class Group:
 
 
 def mq_key(config, spec_task_id: str, k: int, q: int, d: int, strategy: str, params: dict, model) -> str:
-    blob = json.dumps(
-        {
-            "task": spec_task_id,
-            "design": DESIGN,
-            "contexts": k,
-            "questions_per_context": q,
-            "document": d,
-            "strategy": strategy,
-            "params": params,
-            "model": model.label,
-            "base_url": model.base_url or "",
-            "encoding": config.encoding,
-            "max_tokens": model.max_tokens or config.max_tokens,
-            "seed": config.seed,
-        },
-        sort_keys=True,
-    )
-    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+    fields = {
+        "task": spec_task_id,
+        "design": DESIGN,
+        "contexts": k,
+        "questions_per_context": q,
+        "document": d,
+    }
+    return key_of({**fields, "strategy": strategy, "params": params, **model_fields(config, model)})
 
 
 def documents(config, tasks: list) -> dict[tuple[int, int], list[MultiDocument]]:

@@ -5,12 +5,12 @@ from prefix sums, R&R §4.1 / LITM §3.1)."""
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
 
 from components.core.cells import Cell
 from components.run.config import ModelConfig, SweepConfig, check_size, gold_indices
+from components.run.schema import key_of, model_fields
 from components.strategies import STRATEGIES
 
 
@@ -49,22 +49,8 @@ class TrialSpec:
 def trial_key(
     config: SweepConfig, task_id: str, cell: Cell, strategy: str, params: dict, model: ModelConfig
 ) -> str:
-    blob = json.dumps(
-        {
-            "task": task_id,
-            **cell.fields(),
-            "strategy": strategy,
-            "params": params,
-            "model": model.label,
-            "base_url": model.base_url or "",
-            "encoding": config.encoding,
-            "max_tokens": model.max_tokens or config.max_tokens,
-            "seed": config.seed,
-            **measure_key(config),
-        },
-        sort_keys=True,
-    )
-    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+    fields = {"task": task_id, **cell.fields(), "strategy": strategy, "params": params}
+    return key_of({**fields, **model_fields(config, model), **measure_key(config)})
 
 
 def measure_key(config: SweepConfig) -> dict:
@@ -225,7 +211,6 @@ def prefix_key(text: str) -> bytes:
     blocks are adjacent, and the sum of the prefixes consecutive prompts share is the most any order
     gives (in blocks). A key is 8 bytes per 256 characters, not the text itself, so a large sweep's
     keys stay small (about 10 kB for an 80k-token prompt)."""
-    import hashlib
 
     n = min(len(text), ORDER_BLOCK * ORDER_MAX_BLOCKS)
     return b"".join(

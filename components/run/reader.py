@@ -20,6 +20,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from components.core.cells import Cell
 from components.core.metrics import SUMMARY_METRIC_COLUMNS
 from components.run.schema import EXPORT_COLUMNS, JSON_COLUMNS, decode
 
@@ -34,10 +35,7 @@ SUMMARY_COLUMNS = [
     "strategy",
     "params",
     "model",
-    "length",
-    "position",
-    "documents",
-    "gold_index",
+    *Cell.columns,
     "actual_length",
     "actual_position",
     "metric",

@@ -11,6 +11,7 @@ columns are only ever added after them.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field, fields
 
@@ -227,6 +228,26 @@ def decode(name: str, value):
     if name in JSON_COLUMNS:
         return None if value is None else json.loads(value)
     return value
+
+
+def key_of(fields: dict) -> str:
+    """A trial's key: 24 hex digits of the sha256 of what it depends on (`fields`, JSON with sorted keys).
+    The one way a key is made: run.plan.trial_key (a sweep's trial), run.multiq.mq_key (a question of a
+    multi-question document) and an imported row without a key (run.store_io) all call it."""
+    blob = json.dumps(fields, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def model_fields(config, model) -> dict:
+    """What of the model (a run.config.ModelConfig) and the sweep's settings (its SweepConfig) changes an
+    answer: part of every trial's key."""
+    return {
+        "model": model.label,
+        "base_url": model.base_url or "",
+        "encoding": config.encoding,
+        "max_tokens": model.max_tokens or config.max_tokens,
+        "seed": config.seed,
+    }
 
 
 def params_json(params: dict) -> str:

@@ -11,12 +11,12 @@ columns by what they would unpack to, computed from their dictionaries before an
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from pathlib import Path
 
-from components.run.schema import INT_COLUMNS, JSON_COLUMNS, STORED, encode
+from components.core.cells import Cell
+from components.run.schema import INT_COLUMNS, JSON_COLUMNS, STORED, encode, key_of
 
 FORMATS = ("csv", "jsonl", "parquet")
 MAX_IMPORT_ROWS = 25_000  # trials in one imported file
@@ -243,25 +243,8 @@ def trial_rows_from_frame(frame):
             if row.get(c) is not None:
                 row[c] = int(row[c])
         if not row.get("trial_key"):
-            blob = json.dumps(
-                {
-                    k: row.get(k)
-                    for k in (
-                        "task",
-                        "strategy",
-                        "params",
-                        "model",
-                        "length",
-                        "position",
-                        "documents",
-                        "gold_index",
-                    )
-                    if row.get(k) is not None
-                },
-                sort_keys=True,
-                default=str,
-            )
-            row["trial_key"] = hashlib.sha256(blob.encode()).hexdigest()[:24]
+            named = ("task", "strategy", "params", "model", *Cell.columns)
+            row["trial_key"] = key_of({k: row.get(k) for k in named if row.get(k) is not None})
         sweep = str(row.get("sweep") or "imported")
         groups.setdefault(sweep, []).append({k: row[k] for k in STORED if k in row})
     return list(groups.items())

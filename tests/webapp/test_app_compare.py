@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components.report import charts, compare
+from components.report import charts, compare, verdict
 from components.run.store import RunStore
 from tests.webapp.runs_fixture import fill
 
@@ -51,18 +51,18 @@ def test_arms_pairs_recommendation_and_url(stores):
     frames = [d.value for d in at.dataframe]
     arms = next(f for f in frames if "arm" in f.columns)
     expected = compare.compare(RunStore(db).trials_frame(), chosen)
-    numbers = charts.arm_numbers(expected["arms"])  # the table is ranked as the chart numbers the arms
+    numbers = charts.arm_numbers(expected.arms)  # the table is ranked as the chart numbers the arms
     assert list(arms["#"]) == sorted(numbers.values()) and list(arms["arm"]) == sorted(
         numbers, key=numbers.get
     )
     assert dict(zip(arms["arm"], arms["n"], strict=True)) == dict(
-        zip(expected["arms"]["label"], expected["arms"]["n"], strict=True)
+        zip(expected.arms["label"], expected.arms["n"], strict=True)
     )
     pairs = next(f for f in frames if "matched" in f.columns)
-    assert list(pairs["p"]) == pytest.approx([p.p_value for p in expected["pairs"]])
-    assert list(pairs["matched"]) == [p.n_matched for p in expected["pairs"]]
+    assert list(pairs["p"]) == pytest.approx([p.p_value for p in expected.pairs])
+    assert list(pairs["matched"]) == [p.n_matched for p in expected.pairs]
     rec = verdict_text(at)
-    v = expected["verdict"]
+    v = expected.verdict
     assert rec.startswith(f"**{v.line}**") and v.reasons in rec  # the one line first, then the reasons
     assert len(at.get("plotly_chart")) == 3  # Pareto, U-curves, differences
     # the view is in the URL
@@ -104,16 +104,16 @@ def test_repricing_and_session_prices(stores):
     arms = next(d.value for d in at.dataframe if "arm" in d.value.columns)
     # the fixture stores 120 input and 8 output tokens per call; baseline makes 1 call
     cost = arms.set_index("arm")["$ per 1,000 questions"]
-    assert cost["Baseline · fake-model"] == compare.money(
+    assert cost["Baseline · fake-model"] == verdict.money(
         1000 * (120 * 0.15 + 8 * 0.6) / 1e6
     )  # money: "$0.023"
-    assert cost["R&R · r=1,000 · fake-model"] == compare.money(
+    assert cost["R&R · r=1,000 · fake-model"] == verdict.money(
         2 * 1000 * (120 * 0.15 + 8 * 0.6) / 1e6
     )  # two calls
     at.toggle(key="cmp_batch").set_value(True).run()
     arms = next(d.value for d in at.dataframe if "arm" in d.value.columns)
     cost = arms.set_index("arm")["$ per 1,000 questions"]
-    assert cost["Baseline · fake-model"] == compare.money(1000 * (120 * 0.15 + 8 * 0.6) / 1e6 / 2)
+    assert cost["Baseline · fake-model"] == verdict.money(1000 * (120 * 0.15 + 8 * 0.6) / 1e6 / 2)
     assert any("dated" in c.value for c in at.caption)
     # prices edited for the session re-price the arms
     at.session_state["cmp_prices"] = {
@@ -122,7 +122,7 @@ def test_repricing_and_session_prices(stores):
     at.run()
     arms = next(d.value for d in at.dataframe if "arm" in d.value.columns)
     cost = arms.set_index("arm")["$ per 1,000 questions"]
-    assert cost["Baseline · fake-model"] == compare.money(1000 * 120 * 1.0 / 1e6 / 2)
+    assert cost["Baseline · fake-model"] == verdict.money(1000 * 120 * 1.0 / 1e6 / 2)
 
 
 def test_report_is_one_self_contained_escaped_file(stores):
@@ -133,8 +133,7 @@ def test_report_is_one_self_contained_escaped_file(stores):
     t = compare.prepare(RunStore(stores / "runs" / "litm.sqlite").trials_frame())
     t.loc[t["arm"] == ARMS[0], "answer"] = "<script>alert(1)</script>"
     result = compare.compare(t, ARMS)
-    result["trials"] = t
-    figures = [compareview.pareto(result["arms"]), compareview.u_curves(t, ARMS)]
+    figures = [compareview.pareto(result.arms), compareview.u_curves(t, ARMS)]
     page = report_html.build(
         result,
         figures=figures,
@@ -149,7 +148,7 @@ def test_report_is_one_self_contained_escaped_file(stores):
 
     assert not re.search(r"<script[^>]*\bsrc=", page)  # plotly.js is inlined: the file opens offline
     assert "Plotly.newPlot" in page and len(page) > 1_000_000
-    v = result["verdict"]
+    v = result.verdict
     assert f"<b>{html.escape(v.line)}</b>" in page and html.escape(v.reasons) in page
     assert "p (Holm)" in page
 
@@ -284,7 +283,7 @@ def test_the_verdict_leads_and_follows_the_margin_and_the_minimum_saving(stores)
     def expected(margin, saving):
         return compare.compare(
             trials, ARMS, price_model="openai:gpt-4o-mini", margin=margin, min_saving=saving
-        )["verdict"]
+        ).verdict
 
     strict = expected(0.05, 0.10)
     assert verdict_text(at).startswith(f"**{strict.line}**") and strict.line.endswith("not yet")

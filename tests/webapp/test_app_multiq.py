@@ -246,7 +246,6 @@ def test_compare_report_carries_the_multi_question_view(stores):
     t = compare.prepare(RunStore(stores / "runs" / "litm.sqlite").trials_frame())
     labels = sorted(t["arm"].unique())
     result = compare.compare(t, labels)
-    result["trials"] = t
     page = parts.report(result, (labels[0], labels[1]), ["mq user sweep"]).decode()
     assert "<h2>Many questions at once: the chosen arms by K</h2>" in page
     assert page.count("Plotly.newPlot") == 5  # Pareto, U-curves, differences, accuracy by K, categories

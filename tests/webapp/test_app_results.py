@@ -294,7 +294,7 @@ def test_the_trial_table_filters_right_wrong_and_failed(stores):
     """A pass/fail filter on the trials: right (the metric is 1), wrong (below 1), failed (an error)."""
     import pandas as pd
 
-    from webapp.results.page import by_outcome
+    from webapp.results.trials import by_outcome
 
     fill(stores / "runs" / "litm.sqlite")
     at = run(tab="Trials")

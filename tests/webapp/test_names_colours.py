@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components.report import charts
+from components.report import colours
 from components.report.sweeps import model_title, strategy_label
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,12 +44,12 @@ def series(at: AppTest) -> list[tuple[str, str]]:
             colour = (t.get("line") or {}).get("color") or (t.get("marker") or {}).get("color")
             if isinstance(colour, str):
                 traces.append((name, colour.upper(), (t.get("line") or {}).get("dash") == "dot"))
-        strategies = {charts.strategy_of(head(n)) for n, _, dotted in traces if not dotted} - {None}
+        strategies = {colours.strategy_of(head(n)) for n, _, dotted in traces if not dotted} - {None}
         for name, colour, dotted in traces:
             if (
-                dotted and strategies and charts.model_colour(head(name))
+                dotted and strategies and colours.model_colour(head(name))
             ):  # the measured strategy's colour, drawn dotted
-                assert colour in {charts.STRATEGY_COLOURS[k].upper() for k in strategies}, (name, colour)
+                assert colour in {colours.STRATEGY_COLOURS[k].upper() for k in strategies}, (name, colour)
                 continue
             out.append((name, colour))
     return out
@@ -94,28 +94,28 @@ def pages(present: bool) -> dict[str, list[tuple[str, str]]]:
 @pytest.mark.parametrize("present", [False, True])
 def test_one_name_and_one_colour_per_model_and_strategy_on_every_page(shipped, present):
     drawn = pages(present)
-    colours: dict[str, set[str]] = {}
+    seen: dict[str, set[str]] = {}
     for page, found in drawn.items():
         assert found, f"{page} draws no series"
         for name, colour in found:
             assert not any(raw in name for raw in RAW), (page, name)  # display names, not ids
             if name.endswith("(dominated)"):
-                assert colour == charts.DOMINATED.upper(), (page, name)  # another arm beats it: grey
+                assert colour == colours.DOMINATED.upper(), (page, name)  # another arm beats it: grey
                 continue
             h = head(name)
-            key = charts.strategy_of(h)
+            key = colours.strategy_of(h)
             if key is not None:  # a strategy's series: its colour
-                assert colour == charts.STRATEGY_COLOURS[key].upper(), (page, name, colour)
-                colours.setdefault(h, set()).add(colour)
-            elif charts.model_colour(h) is not None:  # a model's series
-                assert colour == charts.model_colour(h).upper(), (page, name, colour)
-                colours.setdefault(h, set()).add(colour)
+                assert colour == colours.STRATEGY_COLOURS[key].upper(), (page, name, colour)
+                seen.setdefault(h, set()).add(colour)
+            elif colours.model_colour(h) is not None:  # a model's series
+                assert colour == colours.model_colour(h).upper(), (page, name, colour)
+                seen.setdefault(h, set()).add(colour)
     # the bundled model is named alike on every page, and LITM QA too where its arms are drawn
     for page in ("home", "lesson", "results", "compare"):
         assert any(QWEN in name for name, _ in drawn[page]), (page, drawn[page])
     for page in ("results", "compare"):
         assert any(head(name) == LITM for name, _ in drawn[page]), (page, drawn[page])
     # one colour each, across the pages
-    assert colours[QWEN] == {charts.model_colour(QWEN).upper()}
-    assert colours[LITM] == {charts.STRATEGY_COLOURS["litm"].upper()}
-    assert all(len(c) == 1 for c in colours.values()), colours
+    assert seen[QWEN] == {colours.model_colour(QWEN).upper()}
+    assert seen[LITM] == {colours.STRATEGY_COLOURS["litm"].upper()}
+    assert all(len(c) == 1 for c in seen.values()), seen

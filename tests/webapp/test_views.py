@@ -42,6 +42,28 @@ def test_rows_and_columns_of_a_stamped_frame_are_its_key_and_results_are_copies(
     assert views.key_of(views.fresh(renamed)) != views.key_of(df[["a"]])
 
 
+def test_a_kept_record_holds_copies_of_its_frames_and_stamps_them():
+    """A result record (report.compare.Comparison is one) is copied as a dict is: its frames shallowly,
+    so a page's change to one reaches no other caller; and they carry the result's key."""
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Result:
+        table: pd.DataFrame
+        name: str
+
+    @views.kept
+    def result(df):
+        return Result(df.assign(c=df["a"] + 1), "n")
+
+    df = frame()
+    one = result(df)
+    one.table.loc[one.table.index[0], "c"] = -1
+    two = result(df)
+    assert two.table["c"].iloc[0] == 1 and two.name == "n" and two.table is not one.table
+    assert views.key_of(two.table) == views.key_of(one.table)  # stamped: keyed by the result's key
+
+
 def test_a_large_frame_without_a_version_is_computed_every_time():
     calls = []
 

@@ -68,14 +68,10 @@ def price_editor(where) -> None:
 
 
 def x_axis(t: pd.DataFrame) -> tuple[str, str]:
-    """(column, title) of the position axis: gold index in a documents sweep, else the answer position."""
-    if "gold_index" in t and t["gold_index"].notna().any() and t["position"].isna().all():
-        return "gold_index", "gold document index"
-    kind = analysis.position_kind(t)
-    return (
-        "position",
-        "answer position (fraction of the document)" if kind == "fraction" else "answer position (tokens)",
-    )
+    """(column, title) of the position axis: the trials' layout (the gold index in a documents sweep,
+    else the answer position) and its title, the engine's."""
+    layout = analysis.layout_of(t)
+    return layout.x, layout.x_title(analysis.position_kind(t))
 
 
 def u_curves(t: pd.DataFrame, labels: list[str], overlays: pd.DataFrame | None = None):
@@ -166,25 +162,17 @@ def use_reference_price() -> None:
     State().cmp_price_model = analysis.REFERENCE_MODEL
 
 
-def recommended_pair(result: dict, labels: list[str]) -> tuple[str, str] | None:
-    """The pair the recommendation names (the two arms it compares), in the order of `labels`."""
-    given = result.get("pair")
-    if isinstance(given, list | tuple) and len(given) == 2 and all(x in labels for x in given):
-        return tuple(sorted(given, key=labels.index))
-    text = str(result.get("recommendation") or "")
-    found, taken = {}, text
-    for label in sorted(labels, key=len, reverse=True):  # longer labels first: "rr k=3" before "rr"
-        at = taken.find(label)
-        if at >= 0:
-            found[label] = at
-            taken = taken.replace(label, "\0" * len(label))
-    named = sorted(found, key=found.get)
-    if len(named) >= 2:
-        return tuple(sorted(named[:2], key=labels.index))
-    if len(named) == 1 and len(labels) >= 2:  # "X is significantly better than every other arm"
-        other = next(x for x in labels if x != named[0])
-        return tuple(sorted((named[0], other), key=labels.index))
-    return None
+def recommended_pair(result: analysis.Comparison, labels: list[str]) -> tuple[str, str] | None:
+    """The pair the verdict weighs (the arm recommended and the one against it), in the order of
+    `labels`; the recommended arm and the next one when it names only one."""
+    v = result.verdict
+    named = [x for x in dict.fromkeys((v.recommend, v.versus)) if x in labels]
+    if len(named) == 1 and len(labels) >= 2:
+        named.append(next(x for x in labels if x != named[0]))
+    if len(named) != 2:
+        return None
+    first, second = sorted(named, key=labels.index)
+    return first, second
 
 
 FAILURES_SHOWN = 1000  # failures of a pair listed with their texts (fetched from the stores)
@@ -209,13 +197,13 @@ def failures(t: pd.DataFrame, pair: tuple[str, str], limit: int = FAILURES_SHOWN
 
 
 def report(
-    result: dict, pair: tuple[str, str] | None, sources: list[str], prices: dict | None = None
+    result: analysis.Comparison, pair: tuple[str, str] | None, sources: list[str], prices: dict | None = None
 ) -> bytes:
     """The one-file report; made when its download button is clicked (outside the script run, so the
     session's edited prices come in as `prices`)."""
-    t = result["trials"]
-    labels = list(result["arms"]["label"])
-    shown = [pareto(result["arms"]), u_curves(t, labels)]
+    t = result.trials
+    labels = list(result.arms["label"])
+    shown = [pareto(result.arms), u_curves(t, labels)]
     fail, total = None, None
     if pair:
         shown.append(differences(t, *pair))

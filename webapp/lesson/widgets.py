@@ -349,7 +349,7 @@ def choose() -> None:
     charts.show(
         fig,
         "lesson-what-it-costs",
-        f"{figures.colour_word(figures.OKABE_ITO[0])} bars: calls per question; {figures.colour_word(figures.OKABE_ITO[1])} bars: input tokens "
+        f"{figures.colour_word(figures.PALETTE['blue'])} bars: calls per question; {figures.colour_word(figures.PALETTE['red-orange'])} bars: input tokens "
         "(right axis), as the engine estimates "
         "them for the 20-document prompt of step 3 (later stages assume k pages come back).",
         note="Estimated by this app's engine for one NQ-open question with 20 documents; no model called.",

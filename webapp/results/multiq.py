@@ -9,13 +9,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from webapp.services import multiq
+from webapp.services import analysis, multiq
 from webapp.services.names import models_of
 from webapp.ui import charts
 from webapp.ui.render import guard, md
 
 TABS = ["Accuracy by K", "Categories", "Calls and tokens", "Table: ours and the paper's"]
-ACCURACY_METRICS = ("primary", "mq_match", "score", "subspan_em", "exact", "kv_match")
+ACCURACY_METRICS = ("primary", *analysis.ANSWER_COLUMNS)  # the metrics that score an answer
 
 
 def how(metric: str, metric_label: str) -> tuple[str, str]:

@@ -22,8 +22,7 @@ from webapp.ui.render import guard, md, upper_first
 REFRESH_S = 3  # seconds between two looks at the run stores' versions (two stats a store)
 GRID_PAGE = 50  # tasks per page of the grid
 POINT_ROWS = 500  # trials listed for one clicked point at most
-POINT_COLUMNS = ["trial_id", "task", "strategy", "model", "length", "position", "documents", "gold_index",
-                 "answer", "error"]  # fmt: skip
+POINT_COLUMNS = ["trial_id", "task", "strategy", "model", *analysis.CELL_COLUMNS, "answer", "error"]
 OUTCOME_STYLE = {
     "pass": "background-color: #c7e9c0; color: #0b3d0b",
     "fail": "background-color: #f4b6b0; color: #5c0a04",
@@ -166,7 +165,7 @@ def niah_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     """Context length across, depth down (0% at the top), red to green, one panel per arm."""
     part = df[~df["strategy"].isin(("closed-book", "oracle"))]  # no document: no length, no depth
     fig, height = research.heatmap(part, metric, metric_label=metric_label)
-    docs = research.niah.layout_of(part) == "documents"
+    docs = analysis.layout_of(part).by_documents
     what = "number of documents" if docs else "context length"
     down = "the gold document's index (0 = first)" if docs else "depth, where the answer sits (0% = top)"
     charts.show(
@@ -246,7 +245,7 @@ def grid_tab(df: pd.DataFrame, metric: str) -> None:
                                subset=list(shown.outcome.columns))  # fmt: skip
     st.caption(
         f"{len(grid.columns)} settings × {tasks:,} tasks of {md(names.get(sweep, sweep))} by "
-        f"{md(analysis.METRICS.get(metric, metric))}: ✓ right (green), ✗ wrong (red), failed: the call "
+        f"{md(analysis.LABELS.get(metric, metric))}: ✓ right (green), ✗ wrong (red), failed: the call "
         "failed (grey), empty: not run. Each header: the setting, its pass rate (right of scored). "
         "Click a cell for that trial."
     )

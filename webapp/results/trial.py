@@ -57,7 +57,7 @@ def score_line(row: pd.Series) -> str:
     primary = row.get("metric")
     picks = retrieves(row)
     bits = []
-    for m in analysis.METRIC_TABLE.values():
+    for m in analysis.METRICS.values():
         if m.column in PAGE_METRICS and not picks:
             continue
         value = row.get(m.column)

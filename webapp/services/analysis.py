@@ -6,10 +6,9 @@ place (when an engine module is renamed, this file changes, not the pages)."""
 
 from __future__ import annotations
 
-from components.core.cells import LAYOUTS, Layout
-from components.core.metrics import LABELS as METRICS
-from components.core.metrics import LIKELIHOOD, PRIMARY
-from components.core.metrics import METRICS as METRIC_TABLE
+from components.core.cells import LAYOUTS, Cell, Layout, layout_of
+from components.core.metrics import ANSWER_COLUMNS, LABELS, LIKELIHOOD, METRICS, PRIMARY
+from components.core.metrics import COLUMNS as METRIC_COLUMNS
 from components.core.stats import NO_INTERVAL, proportion_ci
 from components.report.analysis import (
     by_length,
@@ -25,10 +24,8 @@ from components.report.analysis import (
     u_curve,
 )
 from components.report.compare import (
-    DEFAULT_MARGIN,
-    DEFAULT_MIN_SAVING,
     FAILURE_SOURCES,
-    REFERENCE_MODEL,
+    Comparison,
     arms,
     by_position,
     cells_per_task,
@@ -38,28 +35,33 @@ from components.report.compare import (
     failures,
     filter_length,
     known_labels,
-    money,
-    pairs_plan,
     prepare,
     seconds_text,
 )
 from components.report.likelihood import lines as likelihood_lines
+from components.report.planner import pairs_plan
 from components.report.promptmap import rebuild_prompt
 from components.report.shape import by_series as shapes
+from components.report.verdict import DEFAULT_MARGIN, DEFAULT_MIN_SAVING, REFERENCE_MODEL, money
 from components.strategies.litm import ClosedBook
 from webapp.services import names, views
 
 __all__ = [
     "CLOSED_BOOK",
+    "Comparison",
     "LAYOUTS",
+    "CELL_COLUMNS",
     "Layout",
+    "layout_of",
     "DEFAULT_MARGIN",
     "DEFAULT_MIN_SAVING",
     "FAILURE_SOURCES",
     "LIKELIHOOD",
     "REFERENCE_MODEL",
+    "ANSWER_COLUMNS",
+    "LABELS",
+    "METRIC_COLUMNS",
     "METRICS",
-    "METRIC_TABLE",
     "NO_INTERVAL",
     "PRIMARY",
     "arms",
@@ -95,6 +97,7 @@ __all__ = [
 ]
 
 CLOSED_BOOK = ClosedBook.name
+CELL_COLUMNS = Cell.columns  # the trial columns that name a cell (core.cells)
 
 # What Results and Compare compute from the stores, kept per store version and arguments (services/views.py):
 # every student's default view is computed once per server process; the heavy statistics (bootstrap bands,

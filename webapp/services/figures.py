@@ -1,6 +1,6 @@
 """Every chart the pages draw, built by the engine (components.report.charts, .promptmap), UI-free:
-tables in, plotly figures out; the app's theme and the toolbar's export settings. Re-exported here so
-pages reach the engine in one place.
+tables in, plotly figures out; their colours (report.colours), the app's theme and the toolbar's export
+settings (report.theme). Re-exported here so pages reach the engine in one place.
 
 `once` keeps a figure every visitor sees the same (a published curve, the shipped run's curve, a prompt
 map of a bundled sample): built once per server process, and each caller gets its own copy to theme and
@@ -16,26 +16,22 @@ import streamlit as st
 from components.report import charts as report_charts
 from components.report.charts import (
     COST_TITLES,
-    DOMINATED,
-    OKABE_ITO,
     arm_numbers,
-    colour_word,
-    esc,
-    export_config,
     mini_curve,
     printed,
     published_bars,
     published_lines,
-    theme,
 )
+from components.report.colours import DOMINATED, PALETTE, colour_word
 from components.report.promptmap import colour_key
 from components.report.promptmap import word as map_colour
+from components.report.theme import esc, export_config, theme
 from webapp.services import views
 
 __all__ = [
     "COST_TITLES",
     "DOMINATED",
-    "OKABE_ITO",
+    "PALETTE",
     "colour_key",
     "colour_word",
     "map_colour",

@@ -24,6 +24,7 @@ computed afresh. Results of a store being written (a sweep running) stay in memo
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import os
@@ -217,6 +218,14 @@ def _copied(value, digest: str = ""):
         return [_copied(v, f"{digest}/{i}" if digest else "") for i, v in enumerate(value)]
     if isinstance(value, dict):
         return {k: _copied(v, f"{digest}/{k}" if digest else "") for k, v in value.items()}
+    if _is_record(value):  # a record holding frames (report.compare.Comparison): a copy with copied parts
+        parts = {
+            f.name: _copied(getattr(value, f.name), f"{digest}/{f.name}" if digest else "")
+            for f in _fields(value)
+        }
+        if all(parts[k] is getattr(value, k) for k in parts):
+            return value
+        return dataclasses.replace(value, **parts)
     return value  # numbers, strings, frozen records
 
 
@@ -230,7 +239,19 @@ def _stamped(value, digest: str, settled: bool = True):
     elif isinstance(value, dict):
         for k, v in value.items():
             _stamped(v, f"{digest}/{k}", settled)
+    elif _is_record(value):
+        for f in _fields(value):
+            _stamped(getattr(value, f.name), f"{digest}/{f.name}", settled)
     return value
+
+
+def _is_record(value) -> bool:
+    """A dataclass instance (a result record such as report.compare.Comparison), not a class."""
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+
+
+def _fields(value) -> tuple:
+    return dataclasses.fields(value)
 
 
 # ------------------------------------------------------------------ the keep
@@ -246,6 +267,8 @@ def _size(value) -> int:
         return 64 + sum(_size(v) for v in value)
     if isinstance(value, dict):
         return 64 + sum(_size(v) for v in value.values())
+    if _is_record(value):
+        return 64 + sum(_size(getattr(value, f.name)) for f in _fields(value))
     return 1_000
 
 

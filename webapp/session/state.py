@@ -284,7 +284,7 @@ class State:
     cmp_difference: float = Key(5.0, kind=WIDGET)
     cmp_margin: float = Key(
         5.0, kind=WIDGET
-    )  # non-inferiority margin, points (report.compare.DEFAULT_MARGIN)
+    )  # non-inferiority margin, points (report.verdict.DEFAULT_MARGIN)
     cmp_min_saving: float = Key(10.0, kind=WIDGET)  # minimum saving, % of cost (DEFAULT_MIN_SAVING)
     cmp_power: float = Key(0.8, kind=WIDGET)
     cmp_prices: Any = Key(None)  # the price table edited in this session (None: the shipped one)

@@ -1,0 +1,98 @@
+"""The checks of a sweep config that read several keys at once (`CHECKS`, after every key's own rule), and
+the size of its plan counted without making it (run/plan.py makes it)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from components.run.config_read import fail
+from components.run.config_rules import BATCH_PROVIDERS
+
+SweepConfig = Any  # components.run.config.SweepConfig, which imports this module (no cycle)
+
+# the trials of a sweep's whole plan (models x strategy settings x cells x tasks, run/plan.py), far above what
+# a study needs (the shipped runs have at most 500 trials); each list of the grid: config_read.MAX_LIST
+MAX_TRIALS = 200_000
+
+
+def gold_indices(n: int, gold_index) -> list[int]:
+    """The distinct 0-based indices of a gold_index list that exist for n documents, in order."""
+    return list(dict.fromkeys(i if i >= 0 else n + i for i in gold_index if -n <= i < n))
+
+
+def count_cells(config) -> int:
+    """len(cells(config)), without building them."""
+    if not config.documents:
+        return sum(len(config.positions_for(length)) for length in config.lengths)
+    return sum(len(gold_indices(n, config.gold_index)) for n in dict.fromkeys(config.documents))
+
+
+def count_trials(config, n_tasks: int) -> int:
+    """How many trials the plan of this config has with n_tasks tasks, without making it."""
+    settings = sum(config.count_settings(s) for s in config.strategies)
+    return len(config.models) * settings * count_cells(config) * n_tasks
+
+
+def check_size(config, n_tasks: int, *, at_least: bool = False) -> None:
+    """ValueError (one line) when the plan would hold more than MAX_TRIALS trials; at_least: n_tasks is
+    the fewest the sweep can have (its task file not read yet)."""
+    n = count_trials(config, n_tasks)
+    if n > MAX_TRIALS:
+        settings = sum(config.count_settings(s) for s in config.strategies)
+        tasks = "a task" if at_least and n_tasks == 1 else f"{n_tasks:,} tasks"
+        raise ValueError(
+            f"sweep {config.name!r} has {'at least ' if at_least else ''}{n:,} trials "
+            f"({len(config.models)} model(s) x {settings:,} strategy setting(s) x "
+            f"{count_cells(config):,} cells x {tasks}); the limit is {MAX_TRIALS:,} trials a "
+            "sweep: split it into smaller sweeps"
+        )
+
+
+# the checks that read several keys, after every key's own rule --------------------------------------------
+
+
+def _measure_fits(cfg: SweepConfig) -> None:
+    if cfg.measure != "answer":
+        from components.run.measure import check_measure
+
+        try:
+            check_measure(cfg)
+        except ValueError as exc:
+            fail(str(exc))
+
+
+def _batch_fits(cfg: SweepConfig) -> None:
+    if cfg.mode == "batch":
+        for m in cfg.models:
+            if m.provider not in BATCH_PROVIDERS:
+                fail(
+                    f'mode = "batch" works with openai, openai-compatible and anthropic models only; '
+                    f'{m.label} has no batch interface (use mode = "live")'
+                )
+
+
+def _params_fit(cfg: SweepConfig) -> None:
+    cfg.check_params()
+
+
+def _size_fits(cfg: SweepConfig) -> None:
+    try:
+        check_size(cfg, cfg.n_tasks or 1, at_least=True)  # the plan counts the tasks it reads
+    except ValueError as exc:
+        fail(str(exc))
+
+
+def _models_distinct(cfg: SweepConfig) -> None:
+    labels = [m.label for m in cfg.models]
+    if len(set(labels)) != len(labels):
+        fail("the same model is listed twice")
+
+
+CHECKS: tuple[Callable[[SweepConfig], None], ...] = (
+    _measure_fits,
+    _batch_fits,
+    _params_fit,
+    _size_fits,
+    _models_distinct,
+)

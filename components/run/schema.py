@@ -43,8 +43,10 @@ class Trial:
         "INTEGER", "number of documents (LITM §3.1); empty in a token sweep", since=2
     )
     gold_index: int | None = _col("INTEGER", "0-based index of the gold document (LITM §3.1)", since=2)
-    actual_length: int | None = _col("INTEGER", "document tokens built")
-    actual_position: int | None = _col("INTEGER", "tokens before the first gold page")
+    actual_length: int | None = _col(
+        "INTEGER", "document tokens built (a token cell: as R&R's prompt holds it, PAGE tags included)"
+    )
+    actual_position: int | None = _col("INTEGER", "tokens before the first gold page (counted the same way)")
     gold_pages: list | None = _list_col("gold page numbers")
     retrieved_pages: list | None = _list_col("pages a retrieval stage returned (ICR, R&R)")
     cited_pages: list | None = _list_col("pages the answer cited")

@@ -3,7 +3,7 @@
 #   make test   installs what the tests need (Debian chromium too) and runs every test
 #   make docs   builds the documentation (docs/, MkDocs with the Material theme) into site/
 # The loop while you work (once `make install` has made .venv; installs nothing itself):
-#   make check  ruff, the format check, mypy on components/ and the unit tests and AppTests: a few
+#   make check  ruff, the format check, mypy on components/ and webapp/, the unit tests and AppTests: a few
 #               minutes; no browser, wheel build, local model or bad-input case in its own process
 #   make help   these targets
 # Each step says what it does and how long it took.
@@ -154,7 +154,7 @@ check:
 	$(call step,2,ruff format --check)
 	$(BIN)/ruff format --check $(CODE) || failed="$$failed ruff-format"
 	$(done)
-	$(call step,3,mypy (components/))
+	$(call step,3,mypy (components/ and webapp/))
 	$(BIN)/mypy || failed="$$failed mypy"
 	$(done)
 	$(call step,4,pytest -q -m '$(CHECK_MARKERS)' -n $(CHECK_WORKERS) (the 15 slowest listed))

@@ -194,7 +194,7 @@ def run(n: int = 100_000) -> list[str]:
                     f"{'met' if t < TARGET_S else 'NOT met'} ({t / TARGET_S:.2f} of the target)"
                     for name, t in shown.items()
                 ]
-        except Exception as exc:  # noqa: BLE001 - no chromium here: say so, keep the other figures
+        except Exception as exc:  # no chromium here: say so, keep the other figures
             browser = [f"in chromium: not measured ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})"]
         return [
             f"built a store of {n:,} trials in {built:.1f} s ({path.stat().st_size / 2**20:.0f} MB)",

@@ -205,7 +205,7 @@ def test_a_model_killed_mid_call_ends_that_call_with_one_line_and_the_next_call_
     def call():
         try:
             out["value"] = worker.score_sync(long_prompt(), "river 39")
-        except Exception as e:  # noqa: BLE001 - looked at below
+        except Exception as e:  # looked at below
             out["error"] = e
 
     thread = threading.Thread(target=call)

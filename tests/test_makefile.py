@@ -163,8 +163,8 @@ def check_commands() -> list[str]:
 
 
 def test_make_check_runs_the_linters_mypy_and_the_fast_tests():
-    """ruff, the format check and mypy on components/ (its files: pyproject's [tool.mypy]), then pytest
-    of a marker expression; every step runs even after one failed, and check fails at the end."""
+    """ruff, the format check and mypy on components/ and webapp/ (its files: pyproject's [tool.mypy]), then
+    pytest of a marker expression (its 15 slowest tests listed); every step runs even after one failed, and check fails at the end."""
     out = check_commands()
     code = "components webapp tests bench"
     for command in (f"/v/bin/ruff check {code}", f"/v/bin/ruff format --check {code}", "/v/bin/mypy"):
@@ -172,10 +172,10 @@ def test_make_check_runs_the_linters_mypy_and_the_fast_tests():
     (pytest_line,) = [x for x in out if "-m pytest" in x and not x.startswith("echo")]
     assert pytest_line.startswith(
         '/v/bin/python -m pytest -q -m "not browser and not wheel and not local_model '
-        'and not own_process and not slow" -n auto ||'
+        'and not own_process and not slow" -n auto --durations=15 ||'
     ), pytest_line
     assert out[-1].startswith('if [ -n "$failed" ]; then') and "exit 1" in out[-1]
-    assert 'files = ["components"]' in (ROOT / "pyproject.toml").read_text()
+    assert 'files = ["components", "webapp"]' in (ROOT / "pyproject.toml").read_text()
     assert [
         n for n, _ in (re.match(r'echo "(\d)/(\d) ', x).groups() for x in out if re.match(r'echo "\d/', x))
     ] == ["1", "2", "3", "4"]

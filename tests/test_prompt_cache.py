@@ -79,7 +79,7 @@ def test_openai_litm20_cost_per_1000_with_caching(tmp_path, server, keys):
         trials[c].sum() / n for c in ("input_tokens", "cached_input_tokens", "output_tokens")
     )
     expected = 1000 * ((tin - tcached) * 0.15 + tcached * 0.075 + tout * 0.6) / 1e6
-    arm = compare.compare(trials)["arms"].iloc[0]
+    arm = compare.compare(trials).arms.iloc[0]
     assert arm["cost_per_1000_usd"] == pytest.approx(expected, rel=1e-12)
     without = 1000 * (tin * 0.15 + tout * 0.6) / 1e6
     assert arm["cost_per_1000_usd"] < without
@@ -132,10 +132,10 @@ def test_anthropic_cache_prefix_marks_the_shared_prefix(tmp_path, server, keys):
     )
     # Haiku 4.5: $1 input, $0.10 cache hits, $1.25 5-minute cache writes, $5 output per 1M
     expected = 1000 * ((tin - tread - twrite) * 1.0 + tread * 0.10 + twrite * 1.25 + tout * 5.0) / 1e6
-    arm = compare.compare(trials)["arms"].iloc[0]
+    arm = compare.compare(trials).arms.iloc[0]
     assert arm["cost_per_1000_usd"] == pytest.approx(expected, rel=1e-12)
     assert arm["cost_per_1000_usd"] < 1000 * (tin * 1.0 + tout * 5.0) / 1e6
-    batch = compare.compare(trials, batch=True)["arms"].iloc[0]
+    batch = compare.compare(trials, batch=True).arms.iloc[0]
     assert batch["cost_per_1000_usd"] == pytest.approx(
         expected / 2, rel=1e-12
     )  # the batch half of every rate

@@ -147,6 +147,6 @@ def test_every_page_leaves_only_declared_keys_in_the_session(store):
     for page in ("playground", "lesson", "experiments", "results", "compare", "papers"):
         at.switch_page(f"{page}/page.py").run()
         assert not at.exception, (page, at.exception)
-    keys = list(at.session_state._state.filtered_state)  # noqa: SLF001 - AppTest's view of the session
+    keys = list(at.session_state._state.filtered_state)  # AppTest's view of the session
     assert len(keys) > 50
     assert not [k for k in keys if not State.declared(k)]

@@ -195,7 +195,7 @@ def test_many_first_opens_of_a_new_store_at_once(tmp_path):
                 store = RunStore(path)
                 store.sweeps_frame()
                 store.close()
-            except Exception as exc:  # noqa: BLE001 - collected and asserted below
+            except Exception as exc:  # collected and asserted below
                 failures.append(repr(exc))
 
         threads = [threading.Thread(target=open_it) for _ in range(6)]

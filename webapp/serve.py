@@ -34,7 +34,7 @@ _warm = {"done": threading.Event(), "pages": 0, "of": 0, "seconds": 0.0, "error"
 def preload() -> None:
     import plotly.graph_objects  # noqa: F401
 
-    import components.report.analysis  # noqa: F401  (pandas, scipy.stats)
+    import components.report.analysis  # (pandas, scipy.stats)
     import components.report.compare  # noqa: F401
     from components.core.tokens import tokenizer
 
@@ -45,7 +45,7 @@ def preload() -> None:
     for shipped, path in store_paths():  # outside a Streamlit session: the reader's own keep, no st.cache
         try:
             browse_kept(str(path), store_version(path), shipped)
-        except Exception:  # noqa: BLE001, S112 - the Results page says what is wrong with the store
+        except Exception:  # the Results page says what is wrong with the store
             continue
 
 
@@ -107,7 +107,7 @@ def warm_up(port: int) -> None:
             except OSError:
                 time.sleep(0.2)
         visit_every_page(port)
-    except Exception as exc:  # noqa: BLE001 - the warm-up must never stop the server
+    except Exception as exc:  # the warm-up must never stop the server
         _warm["error"] = f"{type(exc).__name__}: {str(exc)[:160]}"
         print(f"LITM Explorer warm-up did not finish: {_warm['error']}", file=sys.stderr, flush=True)
     finally:
@@ -168,7 +168,7 @@ def profile_runs(folder: str) -> None:
             try:
                 asked = self._pages_manager.get_pages().get(rerun_data.page_script_hash, {})
                 page = rerun_data.page_name or asked.get("url_pathname") or "home"
-            except Exception:  # noqa: BLE001 - a name is only a name
+            except Exception:  # a name is only a name
                 page = "page"
             profile.dump_stats(out / f"{next(numbers):04d}-{page}.prof")
 

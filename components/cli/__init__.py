@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     except MemoryError:
         print("litm: out of memory: the input is too large", file=sys.stderr)
         return EXIT_ERROR
-    except Exception as exc:  # noqa: BLE001 - a user never sees a traceback; LITM_DEBUG=1 shows it
+    except Exception as exc:  # a user never sees a traceback; LITM_DEBUG=1 shows it
         import os
 
         if os.environ.get("LITM_DEBUG"):

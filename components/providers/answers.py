@@ -66,6 +66,11 @@ def loads(data: bytes | str):
         raise BadResponse(f"the answer is not JSON ({str(exc).splitlines()[0][:80]})") from None
 
 
+def _object(value) -> dict:
+    """A JSON object of the answer, or {} where it holds something else (or nothing)."""
+    return value if isinstance(value, dict) else {}
+
+
 def chat_completion(body, default_model: str, latency_s: float = 0.0) -> Completion:
     """An OpenAI chat completion body (a dict) -> Completion. BadResponse when it is not one."""
     if not isinstance(body, dict):  # e.g. an HTML page answered with status 200
@@ -88,10 +93,8 @@ def chat_completion(body, default_model: str, latency_s: float = 0.0) -> Complet
             else f"the answer's content is not text ({_short(content)})"
         )
     no_text(content, finish)
-    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-    details = (
-        usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
-    )
+    usage = _object(body.get("usage"))
+    details = _object(usage.get("prompt_tokens_details"))
     model = body.get("model")
     return Completion(
         text=content,
@@ -128,7 +131,7 @@ def message_completion(body, default_model: str, latency_s: float = 0.0) -> Comp
     if not texts:
         raise BadResponse(f"the answer has no text content (stop_reason {stop!r})")
     no_text("".join(texts), stop)
-    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    usage = _object(body.get("usage"))
     model = body.get("model")
     # Anthropic's input_tokens counts only the tokens after the last cache hit or write; ours counts every
     # input token, cache reads and writes included and kept apart, so input means the same for every provider

@@ -51,7 +51,7 @@ class AnthropicProvider:
         self.spec = spec
         self._key, self._url_secret = api_key, url_secret(spec)
         self._sdk = anthropic
-        kw = {"base_url": spec.base_url} if spec.base_url else {}
+        kw: dict = {"base_url": spec.base_url} if spec.base_url else {}
         self.counter = RequestCounter()
         self.client = anthropic.AsyncAnthropic(
             api_key=api_key, http_client=http_client(anthropic, self.counter, spec), **kw, **sdk_kwargs(spec)

@@ -73,23 +73,32 @@ def plausible_answer(text: str, middle_loss: float = 0.0) -> str:
     if ranked and _miss(text, [n for n, _ in pages].index(ranked[0][1]), len(pages), middle_loss):
         ranked = ranked[1:] or [(0, pages[0][0])]
     if "page numbers" in text.lower():
-        k = re.search(r"up to (\d+) page numbers", text)
-        top = [n for _, n in ranked][: int(k.group(1)) if k else 3]
-        return "Pages: " + ", ".join(str(n) for n in (top or [pages[0][0] if pages else 1]))
+        return _pages_reply(text, ranked, pages)
     if not ranked:
         reply = "I don't know"
         return f"Answer: {reply}\nPage: {pages[0][0]}" if pages else reply
     best = ranked[0][1]
-    body = dict(pages)[best]
+    reply = _reply(dict(pages)[best], q)
+    if text.rstrip().endswith("Answer:"):
+        return reply
+    return f"Answer: {reply}\nPage: {best}"
+
+
+def _pages_reply(text: str, ranked: list, pages: list) -> str:
+    """A retrieval stage's reply: the best-matching pages, as many as the prompt asks for (3 unless told)."""
+    k = re.search(r"up to (\d+) page numbers", text)
+    top = [n for _, n in ranked][: int(k.group(1)) if k else 3]
+    return "Pages: " + ", ".join(str(n) for n in (top or [pages[0][0] if pages else 1]))
+
+
+def _reply(body: str, q: set[str]) -> str:
+    """The answer a page gives: the salient words (numbers, names) of its sentence nearest the question."""
     sentences = re.split(r"(?<=[.!?])\s+", body)
     sentence = max(sentences, key=lambda s: len(q & set(words(s))))
     tokens = re.findall(r"[A-Za-z0-9'-]+", sentence)
     rest = [(i, w) for i, w in enumerate(tokens) if w.lower() not in q and w.lower() not in _STOP]
     salient = [w for i, w in rest if w.isdigit() or (i > 0 and w[0].isupper())]
-    reply = " ".join(salient[:4] or [w for _, w in rest][:6]) or sentence[:60]
-    if text.rstrip().endswith("Answer:"):
-        return reply
-    return f"Answer: {reply}\nPage: {best}"
+    return " ".join(salient[:4] or [w for _, w in rest][:6]) or sentence[:60]
 
 
 class FakeProvider:

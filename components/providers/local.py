@@ -113,7 +113,7 @@ def close_all() -> None:
         for loaded in _loaded.values():
             try:
                 loaded.llm.close()
-            except Exception:  # noqa: BLE001 - closing at exit: nothing left to tell
+            except Exception:  # closing at exit: nothing left to tell
                 pass
         _loaded.clear()
 

@@ -92,7 +92,7 @@ def install_tag() -> str:
         from importlib.metadata import version
 
         release = version("litm-explorer")
-    except Exception:  # noqa: BLE001 - a checkout without metadata: the path alone
+    except Exception:  # a checkout without metadata: the path alone
         release = ""
     return hashlib.sha256(f"{package_root()}|{release}|{PROTOCOL}".encode()).hexdigest()[:10]
 
@@ -474,7 +474,7 @@ class Worker:
     def serve(self) -> None:
         key = self.paths.authkey()
         sock = self.paths.socket
-        guard = open(self.paths.lock.with_suffix(".serve"), "a+b")  # noqa: SIM115 - held for the worker's life
+        guard = open(self.paths.lock.with_suffix(".serve"), "a+b")  # held for the worker's life
         try:
             fcntl.flock(guard, fcntl.LOCK_EX | fcntl.LOCK_NB)  # exactly one worker binds this socket
         except OSError:
@@ -508,7 +508,7 @@ class Worker:
         while True:
             try:
                 conn = listener.accept()
-            except Exception:  # noqa: BLE001 - a client that failed its handshake or went away
+            except Exception:  # a client that failed its handshake or went away
                 continue
             threading.Thread(target=self.handle, args=(conn,), daemon=True).start()
 
@@ -707,7 +707,7 @@ def model_main(fd: int, model: str, ctx: int) -> None:
     except ProviderError as e:
         send(conn, error_reply(e))
         return
-    except Exception as e:  # noqa: BLE001 - what went wrong, as the call's one line
+    except Exception as e:  # what went wrong, as the call's one line
         send(conn, error_reply(ProviderError(f"the local model could not load: {type(e).__name__}: {e}")))
         return
     send(conn, {"ok": True, "result": {"n_ctx": loaded.n_ctx, "load_s": time.perf_counter() - start}})
@@ -752,7 +752,7 @@ def model_main(fd: int, model: str, ctx: int) -> None:
             reply = error_reply(e)
         except MemoryError:
             reply = error_reply(LocalCrash(fault_line(1, "MemoryError")))
-        except Exception as e:  # noqa: BLE001 - the call's one line; the model process goes on
+        except Exception as e:  # the call's one line; the model process goes on
             reply = error_reply(ProviderError(f"the local model failed: {type(e).__name__}: {e}"))
         send(conn, reply)
     close_all()

@@ -76,6 +76,7 @@ def _other_origin(httpx, url, location: str) -> str:
 
 def make_transport(httpx, limits, *, deadline_s: float | None, max_bytes: int, error: type[Exception]):
     """httpx's own async transport (with these pool limits) wrapped by the deadline and the size cap."""
+    Body = body_type(httpx, error)
 
     class BoundedTransport(httpx.AsyncBaseTransport):
         def __init__(self) -> None:
@@ -124,6 +125,13 @@ def make_transport(httpx, limits, *, deadline_s: float | None, max_bytes: int, e
 
         async def aclose(self) -> None:
             await self.inner.aclose()
+
+    return BoundedTransport()
+
+
+def body_type(httpx, error: type[Exception]):
+    """The class of a response body read within the deadline and the size cap, unpacked (httpx is the
+    SDK's module: the class derives from its AsyncByteStream)."""
 
     class Body(httpx.AsyncByteStream):
         """The response body, unpacked, within the deadline and the size cap."""
@@ -203,4 +211,4 @@ def make_transport(httpx, limits, *, deadline_s: float | None, max_bytes: int, e
                 _HELD.pop(id(self), None)
             await self.inner.aclose()
 
-    return BoundedTransport()
+    return Body

@@ -262,46 +262,12 @@ def accuracy_vs_cost(
         (label, part.sort_values("x_"))
         for (_key, part), label in zip(data.groupby(group_cols, sort=True), labels, strict=True)
     ]
-    xs = [x for _, part in parts for x in part["x_"]]
-    ys = [y for _, part in parts for y in part["mean"]]
-    short = [setting_parts(s)[1] for _, part in parts for s in part["setting"].astype(str)]
-    shown = [""] * len(short)
-    for g in same_spot(xs, ys, x_range, ACCURACY_RANGE):  # settings on one spot: one label naming them all
-        shown[g[0]] = " / ".join(dict.fromkeys(short[i] for i in g if short[i]))
-    places = place_labels(xs, ys, shown, x_range, ACCURACY_RANGE)
+    shown, places = _setting_labels(parts, x_range)
     at = 0
     for label, part in parts:
         n = len(part)
-        st = styles[label]
         fig.add_trace(
-            go.Scatter(
-                x=part["x_"],
-                y=part["mean"],
-                mode="lines+markers+text",
-                text=[esc(t) for t in shown[at : at + n]],
-                textposition=places[at : at + n],
-                cliponaxis=False,
-                textfont=dict(size=13),
-                name=f"{esc(label)} (n={int(part['n'].sum())})",
-                line=dict(color=st["colour"], width=1.5, dash=st["dash"]),
-                marker=dict(symbol=st["symbol"], size=10, color=st["colour"]),
-                error_y=dict(
-                    type="data",
-                    symmetric=False,
-                    array=part["hi"] - part["mean"],
-                    arrayminus=part["mean"] - part["lo"],
-                    color=st["colour"],
-                    thickness=1.2,
-                ),
-                customdata=part[["n", "lo", "hi", "errors"]]
-                .assign(setting=part["setting"].astype(str).map(esc))
-                .to_numpy(),
-                hovertemplate=(
-                    "<b>%{customdata[4]}</b><br>" + x_title + ": %{x:,.4g}<br>accuracy: %{y:.1%}"
-                    "<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}<br>n = %{customdata[0]}"
-                    "<br>errors (not scored): %{customdata[3]}<extra></extra>"
-                ),
-            )
+            _cost_trace(label, part, styles[label], shown[at : at + n], places[at : at + n], x_title)
         )
         at += n
     set_layout(fig, title, x_title, metric_label)
@@ -314,6 +280,52 @@ def accuracy_vs_cost(
     else:
         fig.update_xaxes(tickformat=",~r")
     return fig
+
+
+def _setting_labels(parts: list, x_range: list[float]) -> tuple[list[str], list[str]]:
+    """Each point's label (its parameters; settings on one spot share one label naming them all) and
+    where it goes (labels.place_labels)."""
+    xs = [x for _, part in parts for x in part["x_"]]
+    ys = [y for _, part in parts for y in part["mean"]]
+    short = [setting_parts(s)[1] for _, part in parts for s in part["setting"].astype(str)]
+    shown = [""] * len(short)
+    for g in same_spot(xs, ys, x_range, ACCURACY_RANGE):
+        shown[g[0]] = " / ".join(dict.fromkeys(short[i] for i in g if short[i]))
+    return shown, place_labels(xs, ys, shown, x_range, ACCURACY_RANGE)
+
+
+def _cost_trace(
+    label: str, part: pd.DataFrame, st: dict, texts: list, places: list, x_title: str
+) -> go.Scatter:
+    """One strategy's (and model's) settings on the accuracy-cost chart, joined in order of cost."""
+    return go.Scatter(
+        x=part["x_"],
+        y=part["mean"],
+        mode="lines+markers+text",
+        text=[esc(t) for t in texts],
+        textposition=places,
+        cliponaxis=False,
+        textfont=dict(size=13),
+        name=f"{esc(label)} (n={int(part['n'].sum())})",
+        line=dict(color=st["colour"], width=1.5, dash=st["dash"]),
+        marker=dict(symbol=st["symbol"], size=10, color=st["colour"]),
+        error_y=dict(
+            type="data",
+            symmetric=False,
+            array=part["hi"] - part["mean"],
+            arrayminus=part["mean"] - part["lo"],
+            color=st["colour"],
+            thickness=1.2,
+        ),
+        customdata=part[["n", "lo", "hi", "errors"]]
+        .assign(setting=part["setting"].astype(str).map(esc))
+        .to_numpy(),
+        hovertemplate=(
+            "<b>%{customdata[4]}</b><br>" + x_title + ": %{x:,.4g}<br>accuracy: %{y:.1%}"
+            "<br>95% CI: %{customdata[1]:.1%} – %{customdata[2]:.1%}<br>n = %{customdata[0]}"
+            "<br>errors (not scored): %{customdata[3]}<extra></extra>"
+        ),
+    )
 
 
 # --- published numbers (Papers page) ------------------------------------------------------------

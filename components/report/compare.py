@@ -609,7 +609,7 @@ def _tie_verdict(rule: Verdict, best, compared: list[tuple], unpaired: list, dif
         kind="tie",
         confidence="not yet",
         pairs_needed=rule.pairs_needed or need,
-        closest=_against(runner, *_pair_of([p], best.label, runner.label)),
+        closest=_against(runner, p, _pair_of([p], best.label, runner.label)[1]),
         largest_p=p_max,
         tied=tuple(r.label for r in [rec, *(x for x in tied if x.label != rec.label)]),
         tie_reason=reason,

@@ -359,36 +359,18 @@ def bar_names(tab: pd.DataFrame) -> list[str]:
     ]
 
 
-def categories_figure(
-    tab: pd.DataFrame,
-    paper: pd.DataFrame | None = None,
-    *,
-    title: str = "Answers by category: ours and the paper's",
-    who: str = "",
-) -> go.Figure:
-    """Stacked bars of the categories' shares of each arm's scored questions, x = (K and Q, arm); the
-    paper's bars (hatched, "(paper)") beside ours for the same K and Q: correct, partially correct and
-    incorrect as published (and, at K = 32, the questions a timeout left unanswered)."""
-    fig = go.Figure()
-    tab = tab[tab["n"] > 0].reset_index(drop=True) if len(tab) else tab
-    cols = (
-        list(zip([_kq(k, q) for k, q in zip(tab[K], tab[Q], strict=True)], bar_names(tab), strict=True))
-        if len(tab)
-        else []
-    )
+def _papers_rows(tab: pd.DataFrame, paper: pd.DataFrame | None) -> pd.DataFrame:
+    """The paper's rows at the K and Q we ran."""
     have = {(int(k), int(q)) for k, q in zip(tab[K], tab[Q], strict=True)} if len(tab) else set()
-    pap = (
-        paper[[(int(k), int(q)) in have for k, q in zip(paper[K], paper[Q], strict=True)]].reset_index(
-            drop=True
-        )
-        if paper is not None and len(paper)
-        else pd.DataFrame(columns=PUBLISHED_COLUMNS)
-    )
-    pcols = [
-        (_kq(getattr(r, K), getattr(r, Q)), f"{esc(short_name(r.strategy))}<br>(paper)")
-        for r in pap.itertuples(index=False)
-    ]
-    # bars in K order, then the paper's order of strategies, each of the paper's right after ours
+    if paper is None or not len(paper):
+        return pd.DataFrame(columns=PUBLISHED_COLUMNS)
+    keep = [(int(k), int(q)) in have for k, q in zip(paper[K], paper[Q], strict=True)]
+    return paper[keep].reset_index(drop=True)
+
+
+def _bar_order(fig: go.Figure, tab: pd.DataFrame, pap: pd.DataFrame, cols: list, pcols: list) -> None:
+    """Bars in K order, then the paper's order of strategies, each of the paper's right after ours: a
+    multi-category axis orders each level by first appearance, so an empty first trace sets it."""
     keys = [
         (int(getattr(r, K)), int(getattr(r, Q)), _order(r.strategy), 0, i)
         for i, r in enumerate(tab.itertuples())
@@ -397,25 +379,30 @@ def categories_figure(
         (int(getattr(r, K)), int(getattr(r, Q)), _order(r.strategy), 1, i)
         for i, r in enumerate(pap.itertuples())
     ]
-    if keys:  # a multi-category axis orders each level by first appearance: an empty first trace sets it
-        every = [
-            cols[i] if p == 0 else pcols[i]
-            for k, q, o, p, i in sorted(keys, key=lambda x: (x[2], x[3], x[0], x[1]))
-        ]
-        fig.add_trace(
-            go.Bar(
-                x=[[c[0] for c in every], [c[1] for c in every]],
-                y=[0] * len(every),
-                showlegend=False,
-                hoverinfo="skip",
-                marker=dict(color="rgba(0,0,0,0)"),
-                name="order",
-            )
+    if not keys:
+        return
+    every = [
+        cols[i] if p == 0 else pcols[i]
+        for k, q, o, p, i in sorted(keys, key=lambda x: (x[2], x[3], x[0], x[1]))
+    ]
+    fig.add_trace(
+        go.Bar(
+            x=[[c[0] for c in every], [c[1] for c in every]],
+            y=[0] * len(every),
+            showlegend=False,
+            hoverinfo="skip",
+            marker=dict(color="rgba(0,0,0,0)"),
+            name="order",
         )
+    )
+
+
+def _our_bars(fig: go.Figure, tab: pd.DataFrame, cols: list, who: str) -> None:
+    """Our arms' questions by category, one stacked trace per category."""
+    if tab.empty:
+        return
+    n = tab["n"].to_numpy()
     for cat in CATEGORIES:
-        if tab.empty:
-            break
-        n = tab["n"].to_numpy()
         fig.add_trace(
             go.Bar(
                 x=[[c[0] for c in cols], [c[1] for c in cols]],
@@ -433,38 +420,70 @@ def categories_figure(
                 ),
             )
         )
-    if len(pap):
-        parts = [
-            ("correct", "correct", "correct (the rest of its questions)"),
-            ("partially_correct", "partial", "partially correct"),
-            ("incorrect", "wrong", "incorrect"),
-        ]
-        if (pap["answered"] < pap["questions"]).any():
-            pap = pap.assign(unanswered=pap["questions"] - pap["answered"])
-            parts.append(("unanswered", "not_specified", "not answered (the API timed out)"))
-        for column, cat, words in parts:
-            values = pd.to_numeric(pap[column], errors="coerce").fillna(0).astype(int)
-            fig.add_trace(
-                go.Bar(
-                    x=[[c[0] for c in pcols], [c[1] for c in pcols]],
-                    y=values / pap["questions"],
-                    name=f"{words.split(' (')[0]} · {PAPER}",
-                    legendgroup=f"paper {cat}",
-                    marker=dict(
-                        color=rgba(CATEGORY_COLOURS[cat], 0.55),
-                        line=dict(color=CATEGORY_COLOURS[cat], width=1),
-                        pattern=dict(shape="/", fgcolor="white", size=8),
-                    ),
-                    customdata=list(zip(values, pap["questions"], pap["what"], strict=True)),
-                    text=[str(v) if v else "" for v in values],
-                    textposition="inside",
-                    textangle=0,
-                    hovertemplate=(
-                        f"<b>{words}</b>, as published ({PAPER})<br>%{{x}}<br>%{{customdata[0]}} of "
-                        "%{customdata[1]} questions<br>%{customdata[2]}<extra></extra>"
-                    ),
-                )
+
+
+def _paper_bars(fig: go.Figure, pap: pd.DataFrame, pcols: list) -> None:
+    """The paper's counts, hatched: correct, partially correct, incorrect (and unanswered at K = 32)."""
+    if not len(pap):
+        return
+    parts = [
+        ("correct", "correct", "correct (the rest of its questions)"),
+        ("partially_correct", "partial", "partially correct"),
+        ("incorrect", "wrong", "incorrect"),
+    ]
+    if (pap["answered"] < pap["questions"]).any():
+        pap = pap.assign(unanswered=pap["questions"] - pap["answered"])
+        parts.append(("unanswered", "not_specified", "not answered (the API timed out)"))
+    for column, cat, words in parts:
+        values = pd.to_numeric(pap[column], errors="coerce").fillna(0).astype(int)
+        fig.add_trace(
+            go.Bar(
+                x=[[c[0] for c in pcols], [c[1] for c in pcols]],
+                y=values / pap["questions"],
+                name=f"{words.split(' (')[0]} · {PAPER}",
+                legendgroup=f"paper {cat}",
+                marker=dict(
+                    color=rgba(CATEGORY_COLOURS[cat], 0.55),
+                    line=dict(color=CATEGORY_COLOURS[cat], width=1),
+                    pattern=dict(shape="/", fgcolor="white", size=8),
+                ),
+                customdata=list(zip(values, pap["questions"], pap["what"], strict=True)),
+                text=[str(v) if v else "" for v in values],
+                textposition="inside",
+                textangle=0,
+                hovertemplate=(
+                    f"<b>{words}</b>, as published ({PAPER})<br>%{{x}}<br>%{{customdata[0]}} of "
+                    "%{customdata[1]} questions<br>%{customdata[2]}<extra></extra>"
+                ),
             )
+        )
+
+
+def categories_figure(
+    tab: pd.DataFrame,
+    paper: pd.DataFrame | None = None,
+    *,
+    title: str = "Answers by category: ours and the paper's",
+    who: str = "",
+) -> go.Figure:
+    """Stacked bars of the categories' shares of each arm's scored questions, x = (K and Q, arm); the
+    paper's bars (hatched, "(paper)") beside ours for the same K and Q: correct, partially correct and
+    incorrect as published (and, at K = 32, the questions a timeout left unanswered)."""
+    fig = go.Figure()
+    tab = tab[tab["n"] > 0].reset_index(drop=True) if len(tab) else tab
+    cols = (
+        list(zip([_kq(k, q) for k, q in zip(tab[K], tab[Q], strict=True)], bar_names(tab), strict=True))
+        if len(tab)
+        else []
+    )
+    pap = _papers_rows(tab, paper)
+    pcols = [
+        (_kq(getattr(r, K), getattr(r, Q)), f"{esc(short_name(r.strategy))}<br>(paper)")
+        for r in pap.itertuples(index=False)
+    ]
+    _bar_order(fig, tab, pap, cols, pcols)
+    _our_bars(fig, tab, cols, who)
+    _paper_bars(fig, pap, pcols)
     set_layout(fig, title, "", "share of the questions", percent_range=MQ_RANGE)
     fig.update_layout(barmode="stack", bargap=0.25, uniformtext=dict(minsize=11, mode="hide"))
     fig.update_xaxes(tickangle=0)

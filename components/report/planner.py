@@ -21,8 +21,11 @@ DEFAULT_DIFFERENCE = 0.05  # 5 points: the difference the planner looks for unle
 class Paired(Protocol):
     """What the planner reads of a pair of arms (report.compare.Pair)."""
 
-    a: str
-    b: str
+    @property
+    def a(self) -> str: ...
+
+    @property
+    def b(self) -> str: ...
 
     @property
     def discordance(self) -> float | None: ...

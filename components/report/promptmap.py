@@ -202,11 +202,19 @@ def figure(prompts: list[Prompt], doc: Document | None = None, title: str = "", 
     distance to the nearest instruction or reminder. With `retrieved` (after an ICR/R&R run, the
     prompts of every stage), the retrieved pages are marked hit (gold) or miss on the stage-1 rows."""
     rows = regions(prompts)
-    labels = row_labels(prompts)
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.62, 0.38])
-    y_of = {i: -i for i in range(len(prompts))}
-    order = ["chunk", "page", "question", "instruction", "reminder", "gold"]
-    for kind in order:
+    _add_regions(fig, rows, len(prompts), doc)
+    _add_distances(fig, rows, len(prompts), doc)
+    if retrieved:
+        _add_retrieved(fig, prompts, retrieved)
+    _frame(fig, row_labels(prompts), title)
+    return fig
+
+
+def _add_regions(fig: go.Figure, rows: list, n: int, doc: Document | None) -> None:
+    """The map's top: each prompt's regions as bars along its tokens, marks above the short ones."""
+    y_of = {i: -i for i in range(n)}
+    for kind in ["chunk", "page", "question", "instruction", "reminder", "gold"]:
         sel = [r for r in rows if r.kind == kind]
         if not sel:
             continue
@@ -256,8 +264,11 @@ def figure(prompts: list[Prompt], doc: Document | None = None, title: str = "", 
                 row=1,
                 col=1,
             )
-    # Distance of every page to the nearest instruction, one line per prompt.
-    for i, _prompt in enumerate(prompts):
+
+
+def _add_distances(fig: go.Figure, rows: list, n: int, doc: Document | None) -> None:
+    """The map's bottom: the distance of every page to the nearest instruction, one line per prompt."""
+    for i in range(n):
         pages = [r for r in rows if r.prompt == i and r.kind in ("page", "gold") and r.distance is not None]
         if not pages:
             continue
@@ -293,9 +304,11 @@ def figure(prompts: list[Prompt], doc: Document | None = None, title: str = "", 
                 row=2,
                 col=1,
             )
-    if retrieved:
-        _add_retrieved(fig, prompts, retrieved)
-    n = len(prompts)
+
+
+def _frame(fig: go.Figure, labels: list[str], title: str) -> None:
+    """The map's axes, size and legend: one labelled row per prompt."""
+    n = len(labels)
     fig.update_yaxes(
         tickvals=[-i for i in range(n)],
         ticktext=[html.escape(t) for t in labels],
@@ -335,7 +348,6 @@ def figure(prompts: list[Prompt], doc: Document | None = None, title: str = "", 
         plot_bgcolor="white",
         separators=".,",
     )
-    return fig
 
 
 # --- drill-down: a stored call's prompt, with its regions found again ----------------------------

@@ -30,7 +30,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 
 from components.core.completion import Completion
 from components.providers.base import (
@@ -108,7 +108,11 @@ class CacheCaller:
             return  # the trial records it when it reaches this call
         self._add(key, messages, settings)
 
-    async def ask(self, messages: list[dict], settings: Settings) -> tuple[Completion, str]:
+    async def ask(
+        self, messages: list[dict], settings: Settings, cuts: tuple[int, ...] = ()
+    ) -> tuple[Completion, str]:
+        """The stored answer of a call, else NeedsCall (its batch request is wanted). `cuts` (prompt-cache
+        cuts, Caller.ask's) do not apply to a batch request: they change the bill, not the answer."""
         key = cache_key(self.spec, messages, settings)
         row = self.store.get_call(key)
         if row is not None:
@@ -154,6 +158,18 @@ def run_batch_sweep(
         run.cancel.set()
     with paced():  # as live sweeps: fewer garbage collections while trials are built and stored
         return asyncio.run(run.go())
+
+
+@dataclass
+class _Collected:
+    """What a batch's results held so far (BatchRun.collect): the requests answered, stored, failed and
+    the lines that could not be used, with the first reason."""
+
+    seen: set[str] = field(default_factory=set)
+    ok: int = 0
+    bad: int = 0
+    unread: int = 0
+    first: str = ""
 
 
 class BatchRun(SweepRun):
@@ -596,53 +612,17 @@ class BatchRun(SweepRun):
         api, spec = self.apis[label], self.callers[label].spec
         self.store.update_batch(row["id"], state="ended")
         keys = self.store.batch_keys(row["id"])
-        seen: set[str] = set()
-        ok = bad = unread = 0
-        first = ""
         name = f"{spec.label}: batch {row['batch_id']}"
+        got = _Collected()
         try:
             async for r in api.results(row["batch_id"]):
-                if r.key not in keys or r.key in seen:  # unreadable, another batch's id, or a second line
-                    unread += 1
-                    first = (
-                        first
-                        or r.error
-                        or (
-                            f"{name}: a result for a request it was not sent ({r.key[:16]}...)"
-                            if r.key not in keys
-                            else ""
-                        )
-                    )
-                    continue
-                seen.add(r.key)
-                self.committed.pop(r.key, None)
-                if r.outcome == "succeeded" and r.completion is not None:
-                    if self.store.store_batch_result(row["id"], r.key, spec, r.completion):
-                        self.fresh.add(r.key)
-                        self.spent += (
-                            cost_usd(
-                                spec.provider,
-                                spec.model,
-                                r.completion.input_tokens,
-                                r.completion.output_tokens,
-                                batch=True,
-                                cached_input_tokens=r.completion.cached_input_tokens,
-                                cache_write_tokens=r.completion.cache_write_tokens,
-                            )
-                            or 0.0
-                        )
-                    ok += 1
-                elif r.outcome in ("errored", "expired", "bad"):
-                    kind = "bad_response" if r.outcome == "bad" else "batch"
-                    first = first or (r.error if kind == "bad_response" else "")
-                    self._request_error(row["id"], r.key, kind, r.error)
-                    bad += 1
-                # canceled: no error; the call is wanted again by the next run
+                self._take(row["id"], r, keys, spec, name, got)
         except Transient:
             return  # still 'ended': the next poll downloads again
         except ProviderError as exc:
             self._fail_batch(row["id"], f"{name}: results: {exc}")
             return
+        seen, ok, bad, unread, first = got.seen, got.ok, got.bad, got.unread, got.first
         if not seen and not unread and st.status == "failed":
             self._fail_batch(row["id"], f"{name} failed: {await api.batch_errors(row['batch_id'])}")
             return
@@ -676,6 +656,44 @@ class BatchRun(SweepRun):
             row["id"], state="collected", status=st.status, succeeded=ok, errored=bad + len(missing)
         )
         log.info("%s collected (%d answered, %d failed)", name, ok, bad + len(missing))
+
+    def _take(self, row_id: int, r, keys: set[str], spec, name: str, got: _Collected) -> None:
+        """One result line of a batch: stored as a cached call, or as its request's error, or counted as
+        unread (unreadable, another batch's id, or a second line for a request)."""
+        if r.key not in keys or r.key in got.seen:
+            got.unread += 1
+            other = (
+                f"{name}: a result for a request it was not sent ({r.key[:16]}...)"
+                if r.key not in keys
+                else ""
+            )
+            got.first = got.first or r.error or other
+            return
+        got.seen.add(r.key)
+        self.committed.pop(r.key, None)
+        if r.outcome == "succeeded" and r.completion is not None:
+            if self.store.store_batch_result(row_id, r.key, spec, r.completion):
+                self.fresh.add(r.key)
+                c = r.completion
+                self.spent += (
+                    cost_usd(
+                        spec.provider,
+                        spec.model,
+                        c.input_tokens,
+                        c.output_tokens,
+                        batch=True,
+                        cached_input_tokens=c.cached_input_tokens,
+                        cache_write_tokens=c.cache_write_tokens,
+                    )
+                    or 0.0
+                )
+            got.ok += 1
+        elif r.outcome in ("errored", "expired", "bad"):
+            kind = "bad_response" if r.outcome == "bad" else "batch"
+            got.first = got.first or (r.error if kind == "bad_response" else "")
+            self._request_error(row_id, r.key, kind, r.error)
+            got.bad += 1
+        # canceled: no error; the call is wanted again by the next run
 
     def _request_error(self, row: int, key: str, kind: str, error: str) -> None:
         self.store.batch_error(row, key, error, kind)

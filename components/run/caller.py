@@ -24,6 +24,7 @@ import logging
 import threading
 import time
 from dataclasses import asdict, dataclass, replace
+from typing import Protocol
 
 from components.core.completion import Completion
 from components.providers import retry
@@ -31,6 +32,7 @@ from components.providers.answers import no_text
 from components.providers.base import (
     DEFAULT_MAX_WAIT,
     BadResponse,
+    ModelSpec,
     Settings,
     WaitBudget,
     cache_key,
@@ -57,6 +59,17 @@ class Cancelled(Exception):
 
 class NeedsCall(Exception):
     """Batch mode (run/batch.py): the call is not in the store yet; the trial waits for its batch."""
+
+
+class Asks(Protocol):
+    """What a trial needs of a caller (run.trial.execute): a spec, and `ask` (a completion and its cache
+    key). Caller is one; batch mode's CacheCaller (run/batch.py) another."""
+
+    spec: ModelSpec
+
+    async def ask(
+        self, messages: list[dict], settings: Settings, cuts: tuple[int, ...] = ()
+    ) -> tuple[Completion, str]: ...
 
 
 @dataclass

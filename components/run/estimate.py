@@ -161,6 +161,15 @@ def estimate(
     tally = _Tally(getattr(config, "mode", "live") == "batch")
     for _failed, calls, tin, tout, usd in done.values():
         tally.cached(calls or 0, tin or 0, tout or 0, usd)
+    replay = _count_pending(config, store, documents, pending, tally)
+    if replay:
+        asyncio.run(_replay(config, store, documents, replay, tally))
+    return tally.estimate(len(specs), len(done))
+
+
+def _count_pending(config, store, documents, pending: list, tally) -> list:
+    """Count the trials still to run into `tally`; return those whose first-stage calls the store holds
+    every one of (perhaps the whole trial: replayed)."""
     per: dict = {}
     first = {c: i for i, c in enumerate(dict.fromkeys(s.document_key for s in pending))}
     replay = []
@@ -174,32 +183,12 @@ def estimate(
             per.clear()
         pkey = (s.strategy, params_json(s.params))
         if pkey not in per:
-            try:
-                doc = documents.get(s).document
-                prompts = STRATEGIES[s.strategy].first_prompts(doc, s.task.question, s.params)
-                per[pkey] = (
-                    measured(config, s, estimate_trial(doc, s.task.question, s.strategy, s.params, prompts)),
-                    prompts,
-                )
-            except ValueError:  # no document, or a parameter it cannot take: the trial will be an error
-                per[pkey] = ((0, 0, 0), [])
-        (c, i, o), prompts = per[pkey]
+            per[pkey] = _first_prompts(config, documents, s)
+        est, prompts = per[pkey]
         if getattr(config, "measure", "answer") == "likelihood":
             # it sends one scoring call per gold alias after its one prompt (run/measure.score_trial), not
             # the prompts: those scoring calls are what the store may hold
-            hits = (
-                [
-                    row
-                    for row in (
-                        store.get_call(score_key(s.model.spec, prompts[0].messages, a))
-                        for a in aliases(s.task.answers)
-                    )
-                    if row is not None
-                ]
-                if store and prompts
-                else []
-            )
-            tally.partly(s.model, (c, i, o), hits)
+            tally.partly(s.model, est, _scoring_hits(store, s, prompts))
             continue
         hits = (
             [row for row in (_stored(store, s, p, config) for p in prompts) if row is not None]
@@ -207,12 +196,31 @@ def estimate(
             else []
         )
         if hits and len(hits) == len(prompts):
-            replay.append((s, (c, i, o), hits))  # every first-stage call stored: perhaps the whole trial
+            replay.append((s, est, hits))  # every first-stage call stored: perhaps the whole trial
             continue
-        tally.partly(s.model, (c, i, o), hits)
-    if replay:
-        asyncio.run(_replay(config, store, documents, replay, tally))
-    return tally.estimate(len(specs), len(done))
+        tally.partly(s.model, est, hits)
+    return replay
+
+
+def _first_prompts(config, documents, s) -> tuple[tuple[int, int, int], list]:
+    """A trial's estimate (calls, input, output) under the sweep's measure, and its first prompts; nothing
+    for a trial that will be an error (no document, or a parameter it cannot take)."""
+    try:
+        doc = documents.get(s).document
+        prompts = STRATEGIES[s.strategy].first_prompts(doc, s.task.question, s.params)
+        return measured(
+            config, s, estimate_trial(doc, s.task.question, s.strategy, s.params, prompts)
+        ), prompts
+    except ValueError:
+        return (0, 0, 0), []
+
+
+def _scoring_hits(store, s, prompts: list) -> list:
+    """The stored scoring calls of a likelihood trial: one per gold alias, after its first prompt."""
+    if not store or not prompts:
+        return []
+    keys = (score_key(s.model.spec, prompts[0].messages, a) for a in aliases(s.task.answers))
+    return [row for row in (store.get_call(k) for k in keys) if row is not None]
 
 
 def _estimate_multi(config, specs: list, store, retry_errors: bool) -> Estimate:

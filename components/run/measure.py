@@ -79,6 +79,7 @@ async def score_trial(
                 on_score(alias, scored)
             if best is None or scored.logprob > best.logprob:
                 best = scored
+        assert best is not None  # golds is not empty
     except (BudgetExceeded, Cancelled, NeedsCall):
         raise
     except ProviderError as exc:

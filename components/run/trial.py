@@ -15,7 +15,7 @@ from components.core.metrics import answer_scores
 from components.core.scoring import gold_fact_counts, retrieval_precision, retrieval_recall, sentence_counts
 from components.providers.base import ProviderError, Settings
 from components.providers.pricing import cost_usd
-from components.run.caller import BudgetExceeded, Caller, Cancelled, NeedsCall
+from components.run.caller import Asks, BudgetExceeded, Cancelled, NeedsCall
 from components.run.schema import Trial
 from components.run.store_batches import StoreWriteError
 from components.strategies import ParamError, get_strategy
@@ -88,7 +88,7 @@ async def execute(
     answers,
     strategy_name: str,
     params: dict,
-    caller: Caller,
+    caller: Asks,
     settings_for: Callable[[object], Settings],
     answer_mode: str = "any",
     on_call: Callable[[object, object], None] | None = None,

@@ -42,6 +42,17 @@ def looks_like_derived(text: str) -> bool:
     return _DERIVED_START.match(text[:200]) is not None
 
 
+def _question(qa) -> tuple[str, list[str]]:
+    """A SQuAD question's text ("" when it has none) and its distinct non-blank answers."""
+    if not isinstance(qa, dict):
+        return "", []
+    q = qa.get("question")
+    found = qa.get("answers")
+    texts = [x.get("text") for x in found if isinstance(x, dict)] if isinstance(found, list) else []
+    answers = list(dict.fromkeys(x for x in texts if isinstance(x, str) and x.strip()))
+    return (q if isinstance(q, str) and q.strip() else ""), answers
+
+
 def parse_squad(stem: str, text: str) -> TaskSet:
     """Tasks from a SQuAD file's text; a question without a usable answer or text is a row error (its
     number counted over the file's questions from 1)."""
@@ -61,14 +72,8 @@ def parse_squad(stem: str, text: str) -> TaskSet:
             qas = para.get("qas") if isinstance(para, dict) else None
             for qa in qas if isinstance(qas, list) and isinstance(context, str) else ():
                 n += 1
-                q = qa.get("question") if isinstance(qa, dict) else None
-                answers: list = (
-                    [x.get("text") for x in qa.get("answers") or () if isinstance(x, dict)]
-                    if isinstance(qa, dict) and isinstance(qa.get("answers"), list)
-                    else []
-                )
-                answers = list(dict.fromkeys(x for x in answers if isinstance(x, str) and x.strip()))
-                if not isinstance(q, str) or not q.strip() or not answers:
+                q, answers = _question(qa)
+                if not q or not answers:
                     errors.append((n, "a question without its text or an answer"))
                     continue
                 tasks.append(

@@ -46,7 +46,7 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
 def process(
     args: list[str], health: str, env: dict | None = None, log: Path | None = None
 ) -> Iterator[subprocess.Popen]:
-    out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
+    out = open(log, "wb") if log else subprocess.DEVNULL  # closed below
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
         wait_healthy(health, proc)

@@ -107,7 +107,7 @@ def test_a_shared_run_link_watches_but_cannot_cancel(tmp_path, contexts, counter
 class _Counter(BaseHTTPRequestHandler):
     hits: list[str] = []
 
-    def do_GET(self):  # noqa: N802 - the http.server name
+    def do_GET(self):  # the http.server name
         _Counter.hits.append(self.path)
         self.send_response(200)
         self.send_header("Content-Type", "image/png")

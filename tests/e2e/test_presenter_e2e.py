@@ -72,7 +72,7 @@ def assert_fits(page, where: str) -> None:
             ".some(e => e.getBoundingClientRect().height > 0)",
             timeout=60_000,
         )
-    except Exception as e:  # noqa: BLE001 - named below
+    except Exception as e:  # named below
         raise AssertionError(f"{where}: no chart drawn") from e
     page.wait_for_timeout(600)
     calm(page)

@@ -147,7 +147,7 @@ def test_a_click_on_a_sweeps_row_shows_that_sweep(tmp_path, tab):
             try:
                 tab.wait_for_function(picked, timeout=10_000)
                 break
-            except Exception:  # noqa: BLE001 - not selected yet: try again
+            except Exception:  # not selected yet: try again
                 continue
         tab.wait_for_function(picked, timeout=20_000)
         assert "newer sweep" not in filt.first.inner_text()

@@ -79,7 +79,7 @@ def test_a_click_on_a_curve_point_lists_its_trials(tmp_path, new_page):
             try:
                 tab.get_by_text(re.compile(r"Trials at this point: ")).wait_for(timeout=10_000)
                 break
-            except Exception:  # noqa: BLE001 - the chart was still drawing: click again
+            except Exception:  # the chart was still drawing: click again
                 continue
         heading = tab.locator(
             '[data-testid="stMarkdown"]', has_text="Trials at this point"

@@ -4,6 +4,7 @@ Live runs use a FakeProvider installed in the provider factory (below the app, w
 the sidebar names an OpenAI-compatible model, and the factory answers for it with the fake.
 """
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -193,11 +194,22 @@ def test_a_failed_call_is_one_short_line_and_the_key_never_shows():
 
 
 def test_transient_errors_do_not_crash_the_page():
+    """A server error every try (a model with no retries: one try) is one line on the page."""
     fake = FakeProvider().enqueue(Transient("server unavailable (503)"))
+    at = paste(app(fake), LONG, "What is the vault code?", "4711")
+    fake.spec = replace(FAKE_SPEC, max_retries=0)
+    next(b for b in at.button if b.label.startswith("Run with")).click().run()
+    no_trouble(at)
+    assert any("503" in e.value for e in at.error) and len(fake.history) == 1
+
+
+def test_a_transient_error_is_tried_again():
+    """The one retry loop (providers/retry.py) runs under the Playground too: a 503, then the answer."""
+    fake = FakeProvider().enqueue(Transient("server unavailable (503)"), "Answer: 4711\nPage: 1")
     at = paste(app(fake), LONG, "What is the vault code?", "4711")
     next(b for b in at.button if b.label.startswith("Run with")).click().run()
     no_trouble(at)
-    assert any("503" in e.value for e in at.error)
+    assert not any("503" in e.value for e in at.error) and len(fake.history) == 2
 
 
 def test_no_model_means_prompts_only():

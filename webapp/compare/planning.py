@@ -53,5 +53,5 @@ def planner(result: analysis.Comparison, pair: tuple[str, str] | None) -> None:
     ):
         try:
             parts.plan_in_experiments(t, pair, plan.tasks)
-        except Exception:  # noqa: BLE001 - the page runs outside the app's navigation
+        except Exception:  # the page runs outside the app's navigation
             st.info("The Experiments grid is filled: open **Experiments**.")

@@ -36,7 +36,14 @@ def verdict_box(result: analysis.Comparison) -> None:
 
 
 def tables(result: analysis.Comparison) -> None:
+    """The arms' table, then the pairs' (those with matched trials)."""
     arms = result.arms
+    unscored = arms_table(arms)
+    pairs_table(result.pairs, unscored)
+
+
+def arms_table(arms: pd.DataFrame) -> list[str]:
+    """The arms, numbered as on the accuracy-cost chart; returns the arms with no answer scored."""
     priced = sorted(set(arms["priced_as"].dropna().astype(str)))
     numbers = figures.arm_numbers(arms)
     table = pd.DataFrame(
@@ -88,9 +95,15 @@ def tables(result: analysis.Comparison) -> None:
         )
     if priced:
         st.caption("Priced as: " + md(", ".join(priced)) + f" (list prices dated {models.PRICES_DATE}).")
-    # an arm with no answer scored has no matched trials by nature: the line above says why, not this one
-    unmatched = [p for p in result.pairs if not p.n_matched and not {p.a, p.b} & set(unscored)]
-    pairs = [p for p in result.pairs if p.n_matched]
+    return unscored
+
+
+def pairs_table(every: list, unscored: list[str]) -> None:
+    """The pairs with matched trials: difference, interval, raw and Holm-adjusted p; a line naming those
+    without."""
+    # an arm with no answer scored has no matched trials by nature: the arms' table says why, not this line
+    unmatched = [p for p in every if not p.n_matched and not {p.a, p.b} & set(unscored)]
+    pairs = [p for p in every if p.n_matched]
     if unmatched:
         st.caption(
             "No matched trials (no task and cell in common), so no difference can be measured: "
@@ -99,7 +112,7 @@ def tables(result: analysis.Comparison) -> None:
     if pairs:
         st.markdown(
             f"**Pairs** (paired on task and cell; Newcombe 95% interval; exact McNemar test, and its p "
-            f"adjusted by Holm's method for the {len(result.pairs)} pairs shown: the verdict reads the "
+            f"adjusted by Holm's method for the {len(every)} pairs shown: the verdict reads the "
             "adjusted one)"
         )
         st.dataframe(

@@ -3,6 +3,8 @@ calls, tokens, dollars and, for a local model, time before it runs."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import streamlit as st
 
 from webapp.services import sharing
@@ -55,7 +57,7 @@ def local_time(est: dict, models: list[dict]) -> str:
         return ""
     try:
         measured = speed(local[0]["model"], sharing.load_runs(in_url=False)[0])
-    except Exception:  # noqa: BLE001 - no measurement
+    except Exception:  # no measurement
         measured = None
     if measured is None:
         return (
@@ -75,7 +77,7 @@ def local_time(est: dict, models: list[dict]) -> str:
     )
 
 
-def show_estimate(est: dict, max_usd: float = 0.0, models: list[dict] = ()) -> None:
+def show_estimate(est: dict, max_usd: float = 0.0, models: Sequence[dict] = ()) -> None:
     cols = st.columns(5)
     cols[0].metric("Trials", thousands(est["trials"]))
     cols[1].metric("LLM calls", thousands(est["calls"]))

@@ -3,6 +3,8 @@ tasks, parallel calls and budget; a grid handed over by Compare's planner or the
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from webapp.services import sweeps
@@ -13,13 +15,18 @@ LENGTHS = [500, 1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000]
 POSITIONS = [0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0]
 # the first grid offered: a paid model's, and the bundled model's (about 2 minutes on 2 cores: 18 calls of
 # about 500 tokens at the speed the sidebar measures; the estimate below the grid gives this machine's figure)
-FULL = {
+FULL: dict[str, Any] = {
     "lengths": [2000, 4000],
     "positions": [0.0, 0.25, 0.5, 0.75, 1.0],
     "strategies": ["baseline", "reprompt", "rr"],
     "n_tasks": 10,
 }
-SMALL = {"lengths": [500], "positions": [0.0, 0.5, 1.0], "strategies": ["baseline", "reprompt"], "n_tasks": 3}
+SMALL: dict[str, Any] = {
+    "lengths": [500],
+    "positions": [0.0, 0.5, 1.0],
+    "strategies": ["baseline", "reprompt"],
+    "n_tasks": 3,
+}
 PARAM_PRESETS = {
     "r": [200, 300, 500, 1000, 2000, 5000, 10000],
     "k": [1, 2, 3, 5, 8, 10],

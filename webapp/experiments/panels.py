@@ -80,7 +80,7 @@ def finished_links(owner_: str, where=st) -> None:
             query_params=query,
         )
         c2.page_link(COMPARE, label="Compare its arms", icon=":material/compare_arrows:", query_params=query)
-    except Exception:  # noqa: BLE001 - the page runs outside the app's navigation
+    except Exception:  # the page runs outside the app's navigation
         where.caption("See the results on the Results page, and compare its arms on Compare.")
 
 

@@ -68,7 +68,7 @@ def link(s) -> None:
         st.page_link(
             PAGES[s.link.page], label=s.link.label, icon=":material/open_in_new:", query_params=query
         )
-    except Exception:  # noqa: BLE001 - not inside the app's navigation (the page run on its own)
+    except Exception:  # not inside the app's navigation (the page run on its own)
         st.caption(f"{s.link.label}: the {s.link.page.capitalize()} page.")
 
 

@@ -111,7 +111,7 @@ def run(state: State, jobs: list[LikelyJob], strategy: str, params: dict, choice
                         progress=lambda d, t, x, s, n=n: events.put(("scored", n, x, s)),
                         cancel=cancel,
                     )
-            except Exception as e:  # noqa: BLE001 - shown in the page's thread as one line, never a traceback
+            except Exception as e:  # shown in the page's thread as one line, never a traceback
                 events.put(("error", e))
             events.put(("end",))
 

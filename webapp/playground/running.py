@@ -29,7 +29,7 @@ def expected_seconds(choice, input_tokens: int) -> float | None:
         return None
     try:
         trials = sharing.load_runs(in_url=False)[0]
-    except Exception:  # noqa: BLE001 - no measurement, no estimate
+    except Exception:  # no measurement, no estimate
         return None
     speed = models.speed(choice.spec.model, trials)
     return None if speed is None or not speed.here else speed.seconds(input_tokens)  # never another machine's
@@ -65,7 +65,7 @@ class Clock:
         def work() -> None:
             try:
                 out["value"] = fn()
-            except BaseException as e:  # noqa: BLE001 - raised again in the page's thread
+            except BaseException as e:  # raised again in the page's thread
                 out["error"] = e
 
         thread = threading.Thread(target=work, name="litm-playground-run", daemon=True)

@@ -54,7 +54,7 @@ def import_section() -> None:
         return
     try:
         n, sweeps = stores.import_file(up.name, up.getvalue(), sharing.owner_tag())
-    except Exception as exc:  # noqa: BLE001 - a bad file is a message, not a traceback
+    except Exception as exc:  # a bad file is a message, not a traceback
         st.error(f"Could not import {md(up.name)}: {md(short(exc))}", icon=":material/error:")
         return
     state.res_imported = up.file_id

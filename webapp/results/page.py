@@ -31,7 +31,7 @@ def empty_state(problems: list[str]) -> None:
     )
     try:
         st.page_link("experiments/page.py", label="Go to Experiments", icon=":material/science:")
-    except Exception:  # noqa: BLE001 - not inside the app's navigation (a page run on its own)
+    except Exception:  # not inside the app's navigation (a page run on its own)
         pass
     for p in problems:
         st.warning(f"Could not read a run store: {md(p)}")

@@ -128,7 +128,16 @@ models_of = views.kept(names.models_of)  # a chart's note names the models of ev
 
 
 def report(
-    result: dict, *, figures: list, failures, failures_total, pair, prices, prices_edited, sources, tables=()
+    result: Comparison,
+    *,
+    figures: list,
+    failures,
+    failures_total,
+    pair,
+    prices,
+    prices_edited,
+    sources,
+    tables=(),
 ) -> str:
     """The one-file Compare report (components.report.report_html)."""
     from components.report import report_html

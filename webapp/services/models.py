@@ -79,7 +79,7 @@ def local_status() -> tuple[bool, str]:
 
         found = find_model("")
         return True, str(getattr(found, "title", found))
-    except Exception as e:  # noqa: BLE001 - any failure means "not available"
+    except Exception as e:  # any failure means "not available"
         return False, str(e).splitlines()[0][:160] if str(e) else type(e).__name__
 
 
@@ -153,7 +153,7 @@ def speed(model: str, trials: pd.DataFrame) -> Speed | None:
         return None
     try:
         name = f"local:{canonical(model)}"
-    except Exception:  # noqa: BLE001 - a path or an unknown name: nothing measured
+    except Exception:  # a path or an unknown name: nothing measured
         return None
     same = trials[trials["model"].astype(str) == name]
     shipped = same["shipped"].astype(bool) if "shipped" in same else pd.Series(False, index=same.index)

@@ -30,7 +30,7 @@ COOKIE = "_streamlit_xsrf"
 def _cookie() -> str:
     try:
         return str(st.context.cookies.get(COOKIE) or "")
-    except Exception:  # noqa: BLE001 - no browser (bare mode, AppTest)
+    except Exception:  # no browser (bare mode, AppTest)
         return ""
 
 

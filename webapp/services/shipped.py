@@ -158,7 +158,7 @@ def _load(name: str, column: str) -> Shipped | None:
         return None
     try:
         return _shipped(name, column, store_version(path))
-    except Exception:  # noqa: BLE001 - a shipped store that cannot be read: the page says it is missing
+    except Exception:  # a shipped store that cannot be read: the page says it is missing
         return None
 
 

@@ -81,7 +81,7 @@ def _shipped(key: tuple) -> tuple[pd.DataFrame, pd.DataFrame, tuple[str, ...]]:
     for label, path, version in key:
         try:
             parts.append(_labelled(label, True, path, version)[:2])
-        except Exception as exc:  # noqa: BLE001 - a broken file must not hide the others
+        except Exception as exc:  # a broken file must not hide the others
             problems.append(_problem(Path(path), exc))
     return _concat(parts) + (tuple(problems),)
 
@@ -126,7 +126,7 @@ def preload() -> None:
         if not shipped:
             try:
                 _labelled(label, shipped, str(path), store_version(path))
-            except Exception:  # noqa: BLE001, S112 - the Results page says what is wrong with it
+            except Exception:  # the Results page says what is wrong with it
                 continue
 
 
@@ -145,7 +145,7 @@ def load_all(viewer: Viewer) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
         version = store_version(path)
         try:
             trials, sweeps, owners = _labelled(label, False, str(path), version)
-        except Exception as exc:  # noqa: BLE001 - a broken file must not hide the others
+        except Exception as exc:  # a broken file must not hide the others
             problems.insert(0, _problem(path, exc))
             continue
         if not sweeps.empty:
@@ -185,7 +185,7 @@ def user_sweeps() -> pd.DataFrame:
         return pd.DataFrame()
     try:
         return _sweeps_of(str(db), store_version(db))
-    except Exception:  # noqa: BLE001 - the Results page reports a broken store
+    except Exception:  # the Results page reports a broken store
         return pd.DataFrame()
 
 

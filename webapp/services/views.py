@@ -158,7 +158,7 @@ _OWN = frozenset({"lazy_key", "__class__", "__dict__", "_lazy_state"})
 class LazyFigure(go.Figure):
     """A kept figure's copy, made when first read: until then the calls in RECORDED are recorded."""
 
-    def __init__(self, kept_figure: go.Figure, origin: str):  # noqa: D107 - no plotly __init__ until read
+    def __init__(self, kept_figure: go.Figure, origin: str):  # no plotly __init__ until read
         object.__setattr__(self, "_lazy_state", [kept_figure, origin, []])
 
     def __getattribute__(self, name):
@@ -212,7 +212,7 @@ def _copied(value, digest: str = ""):
         if digest and not isinstance(value, LazyFigure):
             return LazyFigure(value, digest)
         return go.Figure(value.to_dict(), _validate=False)
-    if isinstance(value, tuple):
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):  # a named tuple is a record: kept as it is
         return tuple(_copied(v, f"{digest}/{i}" if digest else "") for i, v in enumerate(value))
     if isinstance(value, list):
         return [_copied(v, f"{digest}/{i}" if digest else "") for i, v in enumerate(value)]
@@ -246,8 +246,15 @@ def _stamped(value, digest: str, settled: bool = True):
 
 
 def _is_record(value) -> bool:
-    """A dataclass instance (a result record such as report.compare.Comparison), not a class."""
-    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+    """A result record holding frames or figures (report.compare.Comparison): a dataclass instance with
+    a field that is one. Other records (a Prompt, a Verdict) are frozen values, kept as they are."""
+    return (
+        dataclasses.is_dataclass(value)
+        and not isinstance(value, type)
+        and any(
+            isinstance(getattr(value, f.name), pd.DataFrame | pd.Series | go.Figure) for f in _fields(value)
+        )
+    )
 
 
 def _fields(value) -> tuple:
@@ -323,7 +330,7 @@ def _disk_path(name: str, digest: str) -> Path:
 def _read(path: Path):
     try:
         with open(path, "rb") as f:
-            found = pickle.load(f)  # noqa: S301 - the user's own cache folder, written by this module
+            found = pickle.load(f)  # the user's own cache folder, written by this module
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
         return None
     return found if isinstance(found, tuple) and len(found) == 2 and found[0] == FORMAT else None
@@ -414,5 +421,5 @@ def kept(fn=None, *, disk: bool = False, name: str | None = None, priced: bool =
                     n["bytes"] -= store.popitem(last=False)[1][1]
         return _copied(value, digest)
 
-    wrapper.uncached = fn
+    wrapper.uncached = fn  # type: ignore[attr-defined]  # the function itself, for tests and benches
     return wrapper

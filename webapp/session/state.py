@@ -22,7 +22,6 @@ pages), `Key(kind=CONTROL)` for a button, upload, download, chart or table whose
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
 from typing import Any, Generic, TypeVar, overload
 
 import streamlit as st
@@ -41,9 +40,7 @@ class Key(Generic[T]):
     """A session-state key with a default (a value, or a zero-argument factory for mutables). `boot=True`
     (run buttons): the key is `<name>_<BOOT>`, new with every server process."""
 
-    def __init__(
-        self, default: T | Callable[[], T] = None, *, kind: str = VALUE, name: str = "", boot: bool = False
-    ):
+    def __init__(self, default: Any = None, *, kind: str = VALUE, name: str = "", boot: bool = False):
         self.default = default
         self.kind = kind
         self.boot = boot
@@ -116,184 +113,202 @@ class Family:
 
 class State:
     # --- sidebar: model and credentials (this session only) ---
-    provider: str = Key("", kind=WIDGET)  # set by State.init: local if bundled, else "none"
-    model: str = Key("", kind=WIDGET)
-    api_key: str = Key("", kind=WIDGET)  # password field; never logged, cached or stored
-    base_url: str = Key("http://127.0.0.1:8000/v1", kind=WIDGET)
-    choice: Any = Key(None)  # services.models.Choice of this run of the script, or None (prompts only)
+    provider: Key[str] = Key("", kind=WIDGET)  # set by State.init: local if bundled, else "none"
+    model: Key[str] = Key("", kind=WIDGET)
+    api_key: Key[str] = Key("", kind=WIDGET)  # password field; never logged, cached or stored
+    base_url: Key[str] = Key("http://127.0.0.1:8000/v1", kind=WIDGET)
+    choice: Key[Any] = Key(None)  # services.models.Choice of this run of the script, or None (prompts only)
 
     # --- presenter mode (also ?present=1 in the URL) and chart export ---
-    present: bool = Key(False, kind=WIDGET)
-    export_format: str = Key("png", kind=WIDGET)  # the chart toolbar's camera button: png | svg
-    present_collapsed: str = Key("")  # the page presenter mode last collapsed the sidebar on
+    present: Key[bool] = Key(False, kind=WIDGET)
+    export_format: Key[str] = Key("png", kind=WIDGET)  # the chart toolbar's camera button: png | svg
+    present_collapsed: Key[str] = Key("")  # the page presenter mode last collapsed the sidebar on
 
     # --- the URL (session/url.py) and this browser's sweeps (services/sharing.py) ---
-    url_seen: dict = Key(dict)  # scope -> the query parameters already applied in this session
-    sweep_owner: str = Key("")  # this browser's workspace token; also in the URL (?run=) for refreshes
-    browser_key: str = Key("")  # a random key of this session, where the browser sends no cookie
-    restored: dict = Key(
+    url_seen: Key[dict] = Key(dict)  # scope -> the query parameters already applied in this session
+    sweep_owner: Key[str] = Key("")  # this browser's workspace token; also in the URL (?run=) for refreshes
+    browser_key: Key[str] = Key("")  # a random key of this session, where the browser sends no cookie
+    restored: Key[dict] = Key(
         dict
     )  # page -> the token whose kept settings this session restored (session/keep.py)
 
     # --- playground: document ---
-    source: str = Key("Sample", kind=WIDGET)  # Sample | Paste | Upload | Task set
-    sample: str = Key("", kind=WIDGET)  # Sample.name
-    pasted: str = Key("", kind=WIDGET)
-    upload_text: str = Key("")  # text read from the last good upload
-    upload_name: str = Key("")
-    upload_id: str = Key("")  # UploadedFile.file_id already read
-    upload_error: str = Key("")
-    upload: Any = Key(kind=CONTROL)  # the Playground's file uploader
-    pagination: str = Key("paragraph", kind=WIDGET)  # paragraph | sentence | tokens
-    page_tokens: int = Key(300, kind=WIDGET)  # N of tokens:N
-    doc_seen: str = Key("")  # the document the strategy was last reset for (a new one starts on Baseline)
+    source: Key[str] = Key("Sample", kind=WIDGET)  # Sample | Paste | Upload | Task set
+    sample: Key[str] = Key("", kind=WIDGET)  # Sample.name
+    pasted: Key[str] = Key("", kind=WIDGET)
+    upload_text: Key[str] = Key("")  # text read from the last good upload
+    upload_name: Key[str] = Key("")
+    upload_id: Key[str] = Key("")  # UploadedFile.file_id already read
+    upload_error: Key[str] = Key("")
+    upload: Key[Any] = Key(kind=CONTROL)  # the Playground's file uploader
+    pagination: Key[str] = Key("paragraph", kind=WIDGET)  # paragraph | sentence | tokens
+    page_tokens: Key[int] = Key(300, kind=WIDGET)  # N of tokens:N
+    doc_seen: Key[str] = Key(
+        ""
+    )  # the document the strategy was last reset for (a new one starts on Baseline)
 
     # --- playground: task ---
-    question_pick: str = Key("", kind=WIDGET)  # one of the sample's questions, or the page's "own question"
-    question: str = Key("", kind=WIDGET)
-    answers: str = Key("", kind=WIDGET)  # gold answers, separated by "|" or new lines
-    gold: list = Key(list, kind=WIDGET)  # gold page numbers (multiselect)
-    gold_for: str = Key("")  # which (document, answers) the gold default was computed for
+    question_pick: Key[str] = Key(
+        "", kind=WIDGET
+    )  # one of the sample's questions, or the page's "own question"
+    question: Key[str] = Key("", kind=WIDGET)
+    answers: Key[str] = Key("", kind=WIDGET)  # gold answers, separated by "|" or new lines
+    gold: Key[list] = Key(list, kind=WIDGET)  # gold page numbers (multiselect)
+    gold_for: Key[str] = Key("")  # which (document, answers) the gold default was computed for
 
     # --- playground: strategy ---
-    strategy: str = Key("baseline", kind=WIDGET)
+    strategy: Key[str] = Key("baseline", kind=WIDGET)
     # Strategy parameters are widgets keyed param_<name>_<paper default>: strategies whose parameter has
     # the same name and paper default (r = 10k, k = 5) share one value.
     param = Family(kind=WIDGET)
-    fitted: dict = Key(dict)  # param key -> the document its starting value was fitted to
-    pending_params: dict = Key(dict)  # strategy parameters a link asked for (?r=500), applied once
-    view_prompt: int = Key(0, kind=WIDGET)  # which prompt the highlighted view shows
+    fitted: Key[dict] = Key(dict)  # param key -> the document its starting value was fitted to
+    pending_params: Key[dict] = Key(dict)  # strategy parameters a link asked for (?r=500), applied once
+    view_prompt: Key[int] = Key(0, kind=WIDGET)  # which prompt the highlighted view shows
 
     # --- playground: move the answer, task sets as documents, live runs ---
-    move: bool = Key(False, kind=WIDGET)  # own document: move its gold page(s)
-    move_to: float = Key(0.5, kind=WIDGET)  # where: fraction of the document's tokens (0 start, 1 end)
-    pg_set: str = Key("", kind=WIDGET)  # source "Task set": the bundled task set's name
-    pg_task: int = Key(1, kind=WIDGET)  # which task of it (1-based, as shown)
-    pg_layout: str = Key("documents", kind=WIDGET)  # documents (LITM §3.1) | tokens (R&R §4.1)
-    pg_documents: int = Key(20, kind=WIDGET)  # N documents
-    pg_gold_index: int = Key(0, kind=WIDGET)  # 0-based index of the gold document
-    pg_length: int = Key(2000, kind=WIDGET)  # document length in tokens (layout "tokens")
-    mini_curve: Any = Key(None)  # dict: the "run at 5 positions" rows and the inputs they were made for
-    last_run: Any = Key(None)  # dict: the result and the inputs it was made for
-    run_error: str = Key("")
-    run_go: Any = Key(kind=CONTROL, boot=True)  # the "Run with …" button
-    positions_go: Any = Key(kind=CONTROL, boot=True)  # the "Run at 5 positions" button
-    pg_measure: str = Key("likelihood", kind=WIDGET)  # the 5-position run's measure: likelihood | answer
-    positions_more: Any = Key(kind=CONTROL, boot=True)  # "Add 5 more questions" (task sets, likelihood)
-    positions_stop: Any = Key(kind=CONTROL)  # stops a 5-position run (the positions done are kept)
+    move: Key[bool] = Key(False, kind=WIDGET)  # own document: move its gold page(s)
+    move_to: Key[float] = Key(0.5, kind=WIDGET)  # where: fraction of the document's tokens (0 start, 1 end)
+    pg_set: Key[str] = Key("", kind=WIDGET)  # source "Task set": the bundled task set's name
+    pg_task: Key[int] = Key(1, kind=WIDGET)  # which task of it (1-based, as shown)
+    pg_layout: Key[str] = Key("documents", kind=WIDGET)  # documents (LITM §3.1) | tokens (R&R §4.1)
+    pg_documents: Key[int] = Key(20, kind=WIDGET)  # N documents
+    pg_gold_index: Key[int] = Key(0, kind=WIDGET)  # 0-based index of the gold document
+    pg_length: Key[int] = Key(2000, kind=WIDGET)  # document length in tokens (layout "tokens")
+    mini_curve: Key[Any] = Key(None)  # dict: the "run at 5 positions" rows and the inputs they were made for
+    last_run: Key[Any] = Key(None)  # dict: the result and the inputs it was made for
+    run_error: Key[str] = Key("")
+    run_go: Key[Any] = Key(kind=CONTROL, boot=True)  # the "Run with …" button
+    positions_go: Key[Any] = Key(kind=CONTROL, boot=True)  # the "Run at 5 positions" button
+    pg_measure: Key[str] = Key("likelihood", kind=WIDGET)  # the 5-position run's measure: likelihood | answer
+    positions_more: Key[Any] = Key(kind=CONTROL, boot=True)  # "Add 5 more questions" (task sets, likelihood)
+    positions_stop: Key[Any] = Key(kind=CONTROL)  # stops a 5-position run (the positions done are kept)
 
     # --- playground: many questions at once (Context Overloading; playground/multiq.py) ---
-    pg_mq_questions: str = Key("", kind=WIDGET)  # one question a line, its gold answers after a tab or "|"
-    pg_mq_strategy: str = Key("mq-keyword", kind=WIDGET)  # mq-full | mq-chunked | mq-keyword
-    pg_mq_chunk: int = Key(800, kind=WIDGET)  # chunk_tokens (Context Overloading §4.3: about 800)
-    pg_mq_view: int = Key(0, kind=WIDGET)  # which of the prompts is shown
-    pg_mq_go: Any = Key(kind=CONTROL)  # the "Ask them" button
-    pg_mq_result: Any = Key(None)  # dict: the answers and the inputs they were made for
+    pg_mq_questions: Key[str] = Key(
+        "", kind=WIDGET
+    )  # one question a line, its gold answers after a tab or "|"
+    pg_mq_strategy: Key[str] = Key("mq-keyword", kind=WIDGET)  # mq-full | mq-chunked | mq-keyword
+    pg_mq_chunk: Key[int] = Key(800, kind=WIDGET)  # chunk_tokens (Context Overloading §4.3: about 800)
+    pg_mq_view: Key[int] = Key(0, kind=WIDGET)  # which of the prompts is shown
+    pg_mq_go: Key[Any] = Key(kind=CONTROL)  # the "Ask them" button
+    pg_mq_result: Key[Any] = Key(None)  # dict: the answers and the inputs they were made for
 
     # --- lesson ---
-    lesson_step: int = Key(1, kind=WIDGET)  # the Lesson's step (also ?step=N)
-    lesson_move: int = Key(0, kind=WIDGET)  # "move the answer": gold index of 20 documents
-    lesson_view: str = Key("prompt", kind=WIDGET)  # "move the answer": prompt | accuracy | likelihood
-    lesson_r: int = Key(500, kind=WIDGET)  # "reminders": r
-    lesson_k: int = Key(3, kind=WIDGET)  # "retrieval": k
-    lesson_prev: Any = Key(kind=CONTROL)
-    lesson_next: Any = Key(kind=CONTROL)
+    lesson_step: Key[int] = Key(1, kind=WIDGET)  # the Lesson's step (also ?step=N)
+    lesson_move: Key[int] = Key(0, kind=WIDGET)  # "move the answer": gold index of 20 documents
+    lesson_view: Key[str] = Key("prompt", kind=WIDGET)  # "move the answer": prompt | accuracy | likelihood
+    lesson_r: Key[int] = Key(500, kind=WIDGET)  # "reminders": r
+    lesson_k: Key[int] = Key(3, kind=WIDGET)  # "retrieval": k
+    lesson_prev: Key[Any] = Key(kind=CONTROL)
+    lesson_next: Key[Any] = Key(kind=CONTROL)
 
     # --- experiments: data-dependent selects are made through ui/pickers.py, which replaces a None or
     # stale value by a default that depends on the data, so several defaults here are None ---
-    exp_source: Any = Key(None, kind=WIDGET)  # Bundled | Generated | Upload
-    exp_bundled: Any = Key(None, kind=WIDGET)
-    exp_kind: Any = Key(None, kind=WIDGET)  # generator kind
-    exp_gen_n: int = Key(20, kind=WIDGET)
-    exp_gen_seed: int = Key(0, kind=WIDGET)
-    exp_upload: Any = Key(kind=CONTROL)
-    exp_lengths: Any = Key(None, kind=WIDGET)
-    exp_positions: Any = Key(None, kind=WIDGET)
-    exp_strategies: Any = Key(None, kind=WIDGET)
+    exp_source: Key[Any] = Key(None, kind=WIDGET)  # Bundled | Generated | Upload
+    exp_bundled: Key[Any] = Key(None, kind=WIDGET)
+    exp_kind: Key[Any] = Key(None, kind=WIDGET)  # generator kind
+    exp_gen_n: Key[int] = Key(20, kind=WIDGET)
+    exp_gen_seed: Key[int] = Key(0, kind=WIDGET)
+    exp_upload: Key[Any] = Key(kind=CONTROL)
+    exp_lengths: Key[Any] = Key(None, kind=WIDGET)
+    exp_positions: Key[Any] = Key(None, kind=WIDGET)
+    exp_strategies: Key[Any] = Key(None, kind=WIDGET)
     exp_param = Family(None, kind=WIDGET)  # exp_param_<name>: a list of values (r, k, c), as the TOML takes
-    exp_n_tasks: int = Key(10, kind=WIDGET)
-    exp_fitted_for: Any = Key(
+    exp_n_tasks: Key[int] = Key(10, kind=WIDGET)
+    exp_fitted_for: Key[Any] = Key(
         None
     )  # the shortest length r and c were last fitted to (they refit when it changes)
-    exp_models: str = Key("", kind=WIDGET)  # one model name per line (the sidebar's provider and key)
-    exp_models_for: Any = Key(None)  # [provider, model] of the sidebar the Models box was last filled from
-    exp_mode: str = Key("live", kind=WIDGET)  # live | batch
-    exp_name: str = Key("", kind=WIDGET)
-    exp_fresh_name: bool = Key(False)  # the next run of the page gives the sweep a new name
-    exp_max_usd: float = Key(1.0, kind=WIDGET)
-    exp_concurrency: int = Key(4, kind=WIDGET)
-    exp_run: Any = Key(kind=CONTROL)
-    exp_resume: Any = Key(None, kind=WIDGET)  # a past sweep to resume
-    exp_retry_errors: bool = Key(False, kind=WIDGET)
-    exp_resume_go: Any = Key(kind=CONTROL)
-    exp_config: Any = Key(None, kind=WIDGET)  # the sweep whose TOML and command are shown
+    exp_models: Key[str] = Key("", kind=WIDGET)  # one model name per line (the sidebar's provider and key)
+    exp_models_for: Key[Any] = Key(
+        None
+    )  # [provider, model] of the sidebar the Models box was last filled from
+    exp_mode: Key[str] = Key("live", kind=WIDGET)  # live | batch
+    exp_name: Key[str] = Key("", kind=WIDGET)
+    exp_fresh_name: Key[bool] = Key(False)  # the next run of the page gives the sweep a new name
+    exp_max_usd: Key[float] = Key(1.0, kind=WIDGET)
+    exp_concurrency: Key[int] = Key(4, kind=WIDGET)
+    exp_run: Key[Any] = Key(kind=CONTROL)
+    exp_resume: Key[Any] = Key(None, kind=WIDGET)  # a past sweep to resume
+    exp_retry_errors: Key[bool] = Key(False, kind=WIDGET)
+    exp_resume_go: Key[Any] = Key(kind=CONTROL)
+    exp_config: Key[Any] = Key(None, kind=WIDGET)  # the sweep whose TOML and command are shown
     exp_cancel = Family(kind=CONTROL)  # exp_cancel_<job id>
     exp_dismiss = Family(kind=CONTROL)  # exp_dismiss_<job id>
     exp_toml = Family(kind=CONTROL)  # exp_toml_<where>: a download button of a sweep's TOML
-    sweep_plan: Any = Key(None)  # a grid Compare's planner hands to Experiments (applied once there)
+    sweep_plan: Key[Any] = Key(None)  # a grid Compare's planner hands to Experiments (applied once there)
 
     # --- results ---
-    res_sweeps: list = Key(list, kind=WIDGET)
-    res_models: list = Key(list, kind=WIDGET)
-    res_strategies: list = Key(list, kind=WIDGET)
-    res_task_sets: list = Key(list, kind=WIDGET)
-    res_metric: Any = Key(None, kind=WIDGET)
-    res_u_axis: Any = Key(None, kind=WIDGET)
-    res_u_series: Any = Key(None, kind=WIDGET)
-    res_u_docs: Any = Key(None, kind=WIDGET)
-    res_u_length: Any = Key(None, kind=WIDGET)
-    res_u_overlay: Any = Key(None, kind=WIDGET)
-    res_u_overlay_idx: Any = Key(None, kind=WIDGET)
-    res_cost_measure: Any = Key(None, kind=WIDGET)
-    res_cost_reference: bool = Key(True, kind=WIDGET)  # free trials priced at a reference model
-    res_len_series: Any = Key(None, kind=WIDGET)
-    res_trial: Any = Key(None, kind=WIDGET)
-    res_trial_page: int = Key(1, kind=WIDGET)  # page of the trial table (results/page.py PAGE rows each)
-    res_trial_table: Any = Key(kind=CONTROL)  # the trial table's row selection
-    res_outcome: str = Key("all", kind=WIDGET)  # the trial table shows all, right, wrong or failed trials
-    res_sweep_table: Any = Key(kind=CONTROL)  # the sweeps list's row selection: that sweep becomes the filter
-    res_sweep_keys: list = Key(list)  # the sweep keys of the sweeps list's rows, in order
-    res_trial_keys: list = Key(list)  # the trial table's rows -> trial keys
-    res_opened: bool = Key(False)  # the page has opened on the shipped LITM run once in this session
-    res_note: bool = Key(False)  # show the note on what a small model shows
-    res_import: Any = Key(kind=CONTROL)
-    res_imported: str = Key("")  # the uploaded file already imported
-    res_import_msg: str = Key("")
+    res_sweeps: Key[list] = Key(list, kind=WIDGET)
+    res_models: Key[list] = Key(list, kind=WIDGET)
+    res_strategies: Key[list] = Key(list, kind=WIDGET)
+    res_task_sets: Key[list] = Key(list, kind=WIDGET)
+    res_metric: Key[Any] = Key(None, kind=WIDGET)
+    res_u_axis: Key[Any] = Key(None, kind=WIDGET)
+    res_u_series: Key[Any] = Key(None, kind=WIDGET)
+    res_u_docs: Key[Any] = Key(None, kind=WIDGET)
+    res_u_length: Key[Any] = Key(None, kind=WIDGET)
+    res_u_overlay: Key[Any] = Key(None, kind=WIDGET)
+    res_u_overlay_idx: Key[Any] = Key(None, kind=WIDGET)
+    res_cost_measure: Key[Any] = Key(None, kind=WIDGET)
+    res_cost_reference: Key[bool] = Key(True, kind=WIDGET)  # free trials priced at a reference model
+    res_len_series: Key[Any] = Key(None, kind=WIDGET)
+    res_trial: Key[Any] = Key(None, kind=WIDGET)
+    res_trial_page: Key[int] = Key(1, kind=WIDGET)  # page of the trial table (results/page.py PAGE rows each)
+    res_trial_table: Key[Any] = Key(kind=CONTROL)  # the trial table's row selection
+    res_outcome: Key[str] = Key(
+        "all", kind=WIDGET
+    )  # the trial table shows all, right, wrong or failed trials
+    res_sweep_table: Key[Any] = Key(
+        kind=CONTROL
+    )  # the sweeps list's row selection: that sweep becomes the filter
+    res_sweep_keys: Key[list] = Key(list)  # the sweep keys of the sweeps list's rows, in order
+    res_trial_keys: Key[list] = Key(list)  # the trial table's rows -> trial keys
+    res_opened: Key[bool] = Key(False)  # the page has opened on the shipped LITM run once in this session
+    res_note: Key[bool] = Key(False)  # show the note on what a small model shows
+    res_import: Key[Any] = Key(kind=CONTROL)
+    res_imported: Key[str] = Key("")  # the uploaded file already imported
+    res_import_msg: Key[str] = Key("")
     res_download = Family(kind=CONTROL)  # res_download_<format>
-    res_point_keys: list = Key(list)  # the trials of the curve point clicked on Results (their trial keys)
-    res_point_table: Any = Key(kind=CONTROL)  # the clicked point's trial list: its row selection
-    res_point_trial: Any = Key(None, kind=WIDGET)  # the clicked point's trial shown in detail
-    res_grid_sweep: Any = Key(None, kind=WIDGET)  # the sweep of the trials x settings grid
-    res_tab: str = Key(None, kind=WIDGET)  # Results' open tab: only its view is computed (st.tabs on_change)
-    res_grid_page: int = Key(1, kind=WIDGET)  # page of the grid's tasks (results/research.py GRID_PAGE rows)
-    res_grid_table: Any = Key(kind=CONTROL)  # the grid's cell selection
-    res_report: Any = Key(kind=CONTROL)  # the one-file HTML report's download button
-    res_seen: Any = Key(None)  # the run stores' versions the page last read (a change reruns it)
-    res_auto_sweep: str = Key("")  # the sweep the page opened on by itself (followed to a newer one)
+    res_point_keys: Key[list] = Key(
+        list
+    )  # the trials of the curve point clicked on Results (their trial keys)
+    res_point_table: Key[Any] = Key(kind=CONTROL)  # the clicked point's trial list: its row selection
+    res_point_trial: Key[Any] = Key(None, kind=WIDGET)  # the clicked point's trial shown in detail
+    res_grid_sweep: Key[Any] = Key(None, kind=WIDGET)  # the sweep of the trials x settings grid
+    res_tab: Key[str] = Key(
+        None, kind=WIDGET
+    )  # Results' open tab: only its view is computed (st.tabs on_change)
+    res_grid_page: Key[int] = Key(
+        1, kind=WIDGET
+    )  # page of the grid's tasks (results/research.py GRID_PAGE rows)
+    res_grid_table: Key[Any] = Key(kind=CONTROL)  # the grid's cell selection
+    res_report: Key[Any] = Key(kind=CONTROL)  # the one-file HTML report's download button
+    res_seen: Key[Any] = Key(None)  # the run stores' versions the page last read (a change reruns it)
+    res_auto_sweep: Key[str] = Key("")  # the sweep the page opened on by itself (followed to a newer one)
 
     # --- compare (also in its URL) ---
-    cmp_sweeps: Any = Key(None, kind=WIDGET)
-    cmp_sweeps_for: Any = Key(None)  # the sweeps the arm list was last chosen for
-    cmp_arms: Any = Key(None, kind=WIDGET)  # None: the page's default arms
-    cmp_length: Any = Key(None, kind=WIDGET)
-    cmp_price_model: Any = Key(None, kind=WIDGET)
-    cmp_batch: bool = Key(False, kind=WIDGET)
-    cmp_pair: Any = Key(None, kind=WIDGET)
-    cmp_u_overlay: Any = Key(None, kind=WIDGET)  # published curves over the arms' gold-index curves
-    cmp_pair_for: Any = Key(None)  # the arms the pair was last defaulted for
-    cmp_difference: float = Key(5.0, kind=WIDGET)
-    cmp_margin: float = Key(
+    cmp_sweeps: Key[Any] = Key(None, kind=WIDGET)
+    cmp_sweeps_for: Key[Any] = Key(None)  # the sweeps the arm list was last chosen for
+    cmp_arms: Key[Any] = Key(None, kind=WIDGET)  # None: the page's default arms
+    cmp_length: Key[Any] = Key(None, kind=WIDGET)
+    cmp_price_model: Key[Any] = Key(None, kind=WIDGET)
+    cmp_batch: Key[bool] = Key(False, kind=WIDGET)
+    cmp_pair: Key[Any] = Key(None, kind=WIDGET)
+    cmp_u_overlay: Key[Any] = Key(None, kind=WIDGET)  # published curves over the arms' gold-index curves
+    cmp_pair_for: Key[Any] = Key(None)  # the arms the pair was last defaulted for
+    cmp_difference: Key[float] = Key(5.0, kind=WIDGET)
+    cmp_margin: Key[float] = Key(
         5.0, kind=WIDGET
     )  # non-inferiority margin, points (report.verdict.DEFAULT_MARGIN)
-    cmp_min_saving: float = Key(10.0, kind=WIDGET)  # minimum saving, % of cost (DEFAULT_MIN_SAVING)
-    cmp_power: float = Key(0.8, kind=WIDGET)
-    cmp_prices: Any = Key(None)  # the price table edited in this session (None: the shipped one)
-    cmp_price_grid: Any = Key(kind=CONTROL)
-    cmp_price_apply: Any = Key(kind=CONTROL)
-    cmp_price_reset: Any = Key(kind=CONTROL)
-    cmp_to_experiments: Any = Key(kind=CONTROL)
-    cmp_report: Any = Key(kind=CONTROL)
-    cmp_use_reference: Any = Key(kind=CONTROL)  # price every arm as the reference model
+    cmp_min_saving: Key[float] = Key(10.0, kind=WIDGET)  # minimum saving, % of cost (DEFAULT_MIN_SAVING)
+    cmp_power: Key[float] = Key(0.8, kind=WIDGET)
+    cmp_prices: Key[Any] = Key(None)  # the price table edited in this session (None: the shipped one)
+    cmp_price_grid: Key[Any] = Key(kind=CONTROL)
+    cmp_price_apply: Key[Any] = Key(kind=CONTROL)
+    cmp_price_reset: Key[Any] = Key(kind=CONTROL)
+    cmp_to_experiments: Key[Any] = Key(kind=CONTROL)
+    cmp_report: Key[Any] = Key(kind=CONTROL)
+    cmp_use_reference: Key[Any] = Key(kind=CONTROL)  # price every arm as the reference model
 
     # --- papers: papers_<paper>_view, papers_<paper>_<view>_<filter> ---
     papers = Family(None, kind=WIDGET)

@@ -225,6 +225,6 @@ def link(page: str) -> str:
     _mark("", SHARED)
     try:
         base = str(st.context.url or "").split("?")[0]
-    except Exception:  # noqa: BLE001 - no browser context (AppTest)
+    except Exception:  # no browser context (AppTest)
         base = ""
     return (base or f"/{page}") + ("?" + urlencode(params, doseq=True) if params else "")

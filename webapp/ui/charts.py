@@ -25,7 +25,7 @@ from webapp.session import State
 def present() -> bool:
     try:
         return bool(State().present)
-    except Exception:  # noqa: BLE001 - no session (bare mode)
+    except Exception:  # no session (bare mode)
         return False
 
 
@@ -189,7 +189,7 @@ def show(
     fmt = "png"
     try:
         fmt = State().export_format or "png"
-    except Exception:  # noqa: BLE001
+    except Exception:
         pass
     if present():  # a 16 px note wraps sooner than a 12 px one on the same width
         note_width = PRESENTER_WIDE_NOTE if wide else note_width * NOTE_SIZE // PRESENTER_NOTE_SIZE

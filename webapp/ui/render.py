@@ -54,7 +54,7 @@ def guard(what: str = "this page") -> Iterator[None]:
     st.stop / st.rerun / st.switch_page pass through (they are BaseException, not Exception)."""
     try:
         yield
-    except Exception as e:  # noqa: BLE001 - the point is to catch everything
+    except Exception as e:  # the point is to catch everything
         secrets = _secrets()
         log.error("error in %s: %s: %s", what, type(e).__name__, short(e, secrets))
         st.error(f"Something went wrong in {what}: {md(short(e, secrets))}", icon=":material/error:")

@@ -34,7 +34,7 @@ def current_spec() -> ModelSpec | None:
 def local_speed(model: str) -> models.Speed | None:
     try:
         trials, _, _ = sharing.load_runs(in_url=False)
-    except Exception:  # noqa: BLE001 - no measurement then
+    except Exception:  # no measurement then
         return None
     return models.speed(model, trials)
 
@@ -143,7 +143,7 @@ def sweeps_section() -> None:
             c1, c2 = sb.columns([3, 2])
             c1.page_link(RESULTS, label=md(r.name), icon=":material/monitoring:", query_params=query)
             c2.page_link(COMPARE, label="compare", icon=":material/compare_arrows:", query_params=query)
-        except Exception:  # noqa: BLE001 - outside the app's navigation (a page run on its own)
+        except Exception:  # outside the app's navigation (a page run on its own)
             sb.caption(md(r.name))
     sb.caption(
         f"They live in this server's run store ({md(stores.user_db())}), with the runs made by "

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.core.completion import Ask, Completion
-from components.core.documents import Document, Page
+from components.core.documents import PAGE_SEP, Document, Page
 from components.core.parsing import Parsed, parse_answer
 from components.core.prompts import Prompt, PromptBuilder, load_template
 
@@ -196,7 +196,7 @@ def add_pages(
     doc: Document,
     pages: list[Page] | tuple[Page, ...],
     inserts: dict[int, list[tuple[str, str]]] | None = None,
-    sep: str = "\n\n",
+    sep: str = PAGE_SEP,
 ) -> None:
     """Pages joined by blank lines (R&R §4.1: 'a double-linebreak-separated list'), with blocks
     inserted before the page at index i: inserts[i] = [(kind, text), ...]. Index len(pages) = after."""

@@ -31,11 +31,12 @@ def test_a_sentence_is_in_the_context_when_it_matches_one_of_its_sentences():
     assert sentence_counts(
         ["hamlet was written by william shakespeare", "Mr. Smith saw it in 1999"], CONTEXT
     ) == (2, 0)
-    # a 3-word fragment and a span across two sentences are not sentences of the context
+    # a 3-word fragment is not a sentence of the context; an item of two sentences is two retrieved
+    # sentences (ALR2 counts sentences), each in the context
     assert sentence_counts(
         ["written by William", "It is set in Denmark. Othello is set in Venice."], CONTEXT
-    ) == (2, 2)
-    # nor is a span across two pages, nor an invented sentence
+    ) == (3, 1)
+    # nor is a span across two pages without its sentence end, nor an invented sentence
     assert sentence_counts(
         ["It is set in Denmark Othello is set in Venice", "Macbeth is Scottish."], CONTEXT
     ) == (2, 2)

@@ -706,7 +706,7 @@ def test_malformed_answers_are_errors_and_retried(tmp_path, server, kind):
 
 @pytest.mark.parametrize("status, kind", [(401, "auth"), (404, "not_found"), (400, "bad_request")])
 def test_fatal_errors_stop_the_sweep_early(tmp_path, server, status, kind):
-    toml = config(tmp_path, server, lengths="[600, 1200]", positions="[0.0, 0.5, 1.0]")  # 18 trials
+    toml = config(tmp_path, server, lengths="[700, 1200]", positions="[0.0, 0.5, 1.0]")  # 18 trials
     db = tmp_path / "s.sqlite"
     server.set(status=status)
     r = run(["sweep", str(toml), "--db", str(db), "--quiet"], tmp_path)
@@ -723,7 +723,7 @@ def test_a_server_that_refuses_connections_stops_the_sweep_early(tmp_path, serve
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    toml = config(tmp_path, server, lengths="[600, 1200]", positions="[0.0, 0.5, 1.0]")
+    toml = config(tmp_path, server, lengths="[700, 1200]", positions="[0.0, 0.5, 1.0]")
     toml.write_text(toml.read_text().replace(server.openai_url, f"http://127.0.0.1:{port}/v1"))
     r = run(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite"), "--quiet"], tmp_path)
     assert r.code == 4 and len(r.lines) == 1 and "all failed (unreachable)" in r.lines[0], r.err

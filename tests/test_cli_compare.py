@@ -21,7 +21,7 @@ def swept(tmp_path, server, capsys):
         name="two",
         base_url=server.openai_url,
         n_tasks=4,
-        lengths=(600, 1500),
+        lengths=(800, 1700),  # long enough in PAGE tags (R&R §4.1) for three distinct gold places
         positions=(0.0, 0.5, 1.0),
         strategies=("baseline", "reprompt"),
         params="{ r = 200 }",
@@ -82,7 +82,7 @@ def test_compare_json_equals_recomputation_from_results(swept, capsys):
 
 def test_compare_table_arms_length_and_errors(swept, capsys):
     db, _ = swept
-    assert main(["compare", "--db", str(db), "--length", "600"]) == 0
+    assert main(["compare", "--db", str(db), "--length", "800"]) == 0
     out = capsys.readouterr().out
     assert "Baseline · loop-model" in out and "matched" in out and "planner:" in out
     obj = _json(
@@ -90,7 +90,7 @@ def test_compare_table_arms_length_and_errors(swept, capsys):
         "--db",
         str(db),
         "--length",
-        "600",
+        "800",
         "--arms",
         "Reprompt · r=200 · loop-model",
         "baseline · loop-model",  # an arm by its raw ids (older scripts) is found too

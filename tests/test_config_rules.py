@@ -219,3 +219,105 @@ def test_model_spec_is_built_field_by_field():
     spec = m.spec
     assert spec == ModelSpec("anthropic", "c", "http://127.0.0.1:9/v1", "K", 100, 5.0, 2, True)
     assert all(getattr(spec, f.name) == getattr(m, f.name) for f in fields(ModelSpec))
+
+
+R_AND_R = {**BASE, "lengths": [10_000, 20_000, 40_000], "positions_tokens": "every 10000"}
+R_AND_R.pop("positions")
+
+
+def test_token_positions_per_length_make_rrs_grid_one_sweep():
+    """R&R §4.1: x from 0 to d in steps of 10k at every d: lengths 10k/20k/40k take 2 + 3 + 5 positions."""
+    from components.run.config import count_cells, count_trials
+    from components.run.plan import cells
+
+    cfg = SweepConfig.from_dict(R_AND_R)
+    assert cfg.positions == () and cfg.positions_tokens == "every 10000"
+    assert [(c.length, c.position) for c in cells(cfg)] == [
+        (10_000, 0),
+        (10_000, 10_000),
+        (20_000, 0),
+        (20_000, 10_000),
+        (20_000, 20_000),
+        (40_000, 0),
+        (40_000, 10_000),
+        (40_000, 20_000),
+        (40_000, 30_000),
+        (40_000, 40_000),
+    ]
+    assert count_cells(cfg) == 10 and count_trials(cfg, 3) == 30
+    assert cfg.positions_for(80_000) == (0, 10_000, 20_000, 30_000, 40_000, 50_000, 60_000, 70_000, 80_000)
+    listed = SweepConfig.from_dict(
+        {**R_AND_R, "lengths": [20_000, 40_000], "positions_tokens": [0, 15_000, 30_000]}
+    )
+    assert [len(listed.positions_for(n)) for n in listed.lengths] == [2, 3]
+    assert listed.positions_tokens == (0, 15_000, 30_000)
+    again = SweepConfig.from_stored(cfg.to_dict())
+    assert again.positions_tokens == "every 10000" and cells(again) == cells(cfg)
+
+
+def test_a_planned_token_position_grid_has_each_cell_once(tmp_path):
+    """The plan of one config with lengths [10000, 20000, 40000] and 10k steps: 2 + 3 + 5 positions per
+    strategy and task."""
+    from components.run.plan import plan
+    from components.tasks.generators import generate
+    from components.tasks.importers import write_tasks
+
+    write_tasks(generate("niah", 2, 0, paragraphs=4), tmp_path / "t.jsonl")
+    cfg = SweepConfig.from_dict(
+        {**R_AND_R, "tasks": "t.jsonl", "strategies": ["baseline", "reprompt"]}, base_dir=str(tmp_path)
+    )
+    specs = plan(cfg)
+    assert len(specs) == 2 * 2 * (2 + 3 + 5) == len({s.key for s in specs})
+    per = {}
+    for s in specs:
+        per.setdefault((s.task.id, s.strategy, s.length), []).append(s.position)
+    assert {k[2]: v for k, v in per.items()} == {
+        10_000: [0, 10_000],
+        20_000: [0, 10_000, 20_000],
+        40_000: [0, 10_000, 20_000, 30_000, 40_000],
+    }
+
+
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (
+            {"positions": [0.0]},
+            "give either positions (fractions, or tokens inside every length) or positions_tokens, not both",
+        ),
+        (
+            {"positions_tokens": "every 1"},
+            'positions_tokens must be "every N" (N a whole number of tokens, at least 2) or a list of token '
+            "counts, got 'every 1'",
+        ),
+        (
+            {"positions_tokens": "each 10k"},
+            'positions_tokens must be "every N" (N a whole number of tokens, at least 2) or a list of token '
+            "counts, got 'each 10k'",
+        ),
+        (
+            {"positions_tokens": [0, 1]},
+            "every position of positions_tokens must be a whole number of tokens, 0 or from 2, got 1",
+        ),
+        (
+            {"positions_tokens": [0, 2.5]},
+            "every position of positions_tokens must be a whole number of tokens, 0 or from 2, got 2.5",
+        ),
+        ({"positions_tokens": [0, 0]}, "positions_tokens lists a position twice"),
+        (
+            {"positions_tokens": [15_000]},
+            "length 10,000 takes no position of positions_tokens (each length takes those up to itself)",
+        ),
+        (
+            {"positions_tokens": []},
+            'positions_tokens must be a non-empty list of token counts, e.g. [0, 10000, 20000], or "every 10000"',
+        ),
+        (
+            {"documents": [10], "gold_index": [0]},
+            "give either lengths and positions (tokens, R&R §4.1) or documents and gold_index (Lost in the "
+            "Middle §3.1), not both",
+        ),
+    ],
+)
+def test_token_positions_fail_with_one_line(change, expected):
+    assert message({**R_AND_R, **change}) == "sweep config: " + expected

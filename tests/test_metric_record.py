@@ -41,7 +41,15 @@ def test_every_metric_has_its_trial_column_and_summary_columns():
 
 
 def test_answer_metrics_are_the_records_with_a_scorer_in_their_order():
-    assert ANSWER_METRICS == ("fuzzy", "subspan-em", "exact", "kv-match", "mq-match")
+    assert ANSWER_METRICS == (
+        "fuzzy",
+        "subspan-em",
+        "exact",
+        "kv-match",
+        "mq-match",
+        "ruler-all",
+        "ruler-part",
+    )
     assert list(SCORERS) == list(ANSWER_METRICS)
     assert all(METRICS[n].answer and SCORERS[n] is METRICS[n].scorer for n in ANSWER_METRICS)
     assert not any(m.answer for n, m in METRICS.items() if n not in ANSWER_METRICS)
@@ -53,7 +61,7 @@ def test_score_by_name_and_an_unknown_name_lists_the_answer_metrics():
     with pytest.raises(
         ValueError,
         match=r"unknown answer metric 'page-recall'; choose one of fuzzy, subspan-em, "
-        r"exact, kv-match, mq-match$",
+        r"exact, kv-match, mq-match, ruler-all, ruler-part$",
     ):
         score("page-recall", "a", ["a"])
 
@@ -61,10 +69,21 @@ def test_score_by_name_and_an_unknown_name_lists_the_answer_metrics():
 def test_answer_scores_read_the_raw_response_only_where_the_record_says():
     # nothing parsed: the metrics that read the raw response score it, the others score the empty answer
     got = answer_scores("", ["Paris"], raw="Paris")
-    assert got == {"score": 0.0, "subspan_em": 1.0, "exact": 0.0, "kv_match": 1.0, "mq_match": 0.0}
-    assert {c for c, v in got.items() if v} == {m.column for m in METRICS.values() if m.reads_raw}
-    # a parsed answer is what every metric reads
-    assert answer_scores("Paris", ["Paris"], raw="I think Lyon") == dict.fromkeys(got, 1.0)
+    assert got == {
+        "score": 0.0,
+        "subspan_em": 1.0,
+        "exact": 0.0,
+        "kv_match": 1.0,
+        "mq_match": 0.0,
+        "ruler_all": 1.0,
+        "ruler_part": 1.0,
+    }
+    reading = {m.column for m in METRICS.values() if m.reads_raw or m.reads_response}
+    assert {c for c, v in got.items() if v} == reading
+    # a parsed answer is what every metric reads, but RULER's, which score the whole response (as generated)
+    got = answer_scores("Paris", ["Paris"], raw="I think Lyon")
+    assert got == {**dict.fromkeys(got, 1.0), "ruler_all": 0.0, "ruler_part": 0.0}
+    assert answer_scores("Paris", ["Paris"])["ruler_all"] == 1.0  # no response given: the answer
     # every gold answer required
     assert answer_scores("Paris", ["Paris", "Lyon"], "all")["score"] == 0.0
     assert answer_scores("Paris and Lyon", ["Paris", "Lyon"], "all")["subspan_em"] == 1.0
@@ -85,7 +104,8 @@ def test_a_trial_is_scored_with_every_answer_metric():
     # unparsed: raw-reading metrics still find the answer, the others score 0
     trial = Trial()
     score_outcome(trial, _outcome("Paris!", Parsed(False, error="no answer")), doc, ["Paris"])
-    assert {n for n in ANSWER_METRICS if getattr(trial, METRICS[n].column)} == {"subspan-em", "kv-match"}
+    found = {n for n in ANSWER_METRICS if getattr(trial, METRICS[n].column)}
+    assert found == {"subspan-em", "kv-match", "ruler-all", "ruler-part"}
     assert trial.parse_error == "no answer"
 
 
@@ -100,8 +120,26 @@ def test_multi_question_trials_score_the_same_answer_metrics():
         "exact": 0.0,
         "kv-match": 1.0,
         "mq-match": 1.0,
+        "ruler-all": 1.0,
+        "ruler-part": 1.0,
     }
     assert trial.category == "correct"
+
+
+def test_a_complete_multi_value_answer_scores_1_under_rulers_reading():
+    """RULER's string_match_all, ALR2's NIAH metric: the share of the values the response contains. The
+    strict exact match (kept for what ALR2 scores with EM) gives the joined answer 0, as before."""
+    import json
+    from pathlib import Path
+
+    row = Path(__file__).resolve().parent.parent / "sample_docs" / "tasks" / "niah-multivalue.jsonl"
+    values = json.loads(row.read_text().splitlines()[0])["answers"]
+    assert values == ["7273843", "4860197", "5787803", "1939635"]
+    got = answer_scores(", ".join(values), values, "all")
+    assert (got["ruler_all"], got["ruler_part"], got["exact"], got["score"]) == (1.0, 1.0, 0.0, 1.0)
+    half = answer_scores("7273843\n5787803", values, "all", raw="7273843\n5787803")
+    assert (half["ruler_all"], half["ruler_part"], half["subspan_em"]) == (0.5, 1.0, 0.0)
+    assert score("ruler-all", "None of them.", values) == 0.0
 
 
 def test_a_new_record_is_all_a_scored_metric_needs(monkeypatch):

@@ -448,3 +448,89 @@ def test_same_prompt_of_three_strategies_is_sent_once(tmp_path, server, capsys, 
     assert main(["sweep", str(toml), "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert "trials 120/120" in out and "calls sent 1, cached 2" in out and server.counts["chat"] == 1
+
+
+# Context Overloading Figs. 17-18: its four worked examples, each in the category the paper gives it. The
+# Fig. 18 text is garbled in the paper's extraction; its answers are those of SQuAD v1.1's Notre Dame article
+# (training set: "21–24%" of students are children of alumni; "over 700" Bookstore Basketball teams).
+PAPER_EXAMPLES = [
+    ("Jerome Green sent his first wireless message in 1899.", "Around 1899", "partial"),  # Fig. 17, S7
+    (
+        "John Zahm's brother constructed the early wind tunnel at Notre Dame.",
+        "an early wind tunnel",
+        "partial",  # Fig. 17, S9: "the early" against "an early" is a mismatch
+    ),
+    (
+        "The percentage of students at Notre Dame who are the children of former Notre Dame students was not "
+        "specified.",
+        "21–24%",
+        "not_specified",  # Fig. 18
+    ),
+    (
+        "Not specified (The context does not provide the number of teams participating in the Notre Dame "
+        "Bookstore Basketball tournament)",
+        "over 700",
+        "not_specified",  # Fig. 18
+    ),
+]
+
+
+@pytest.mark.parametrize("answer, gold, category", PAPER_EXAMPLES, ids=["S7", "S9", "fig18-1", "fig18-2"])
+def test_the_papers_worked_examples_land_in_its_categories(answer, gold, category):
+    from components.core.scoring import mq_category, mq_match
+
+    assert mq_category(answer, [gold]) == category
+    assert mq_match(answer, [gold]) == 0.0  # each is a mismatch (Figs. 17-18 sort mismatches)
+
+
+def test_the_normalised_form_keeps_the_articles():
+    from components.core.scoring import mq_match, mq_normal
+
+    assert mq_normal("  The Early, wind-tunnel! ") == "the early windtunnel"
+    assert mq_match("The early wind tunnel.", ["the early wind tunnel"]) == 1.0  # case and punctuation
+    assert mq_match("early wind tunnel", ["an early wind tunnel"]) == 1.0  # the answer inside the gold
+    assert mq_match("the early wind tunnel", ["an early wind tunnel"]) == 0.0
+
+
+def test_keywords_keep_letters_of_every_script():
+    from components.core.scoring import keywords
+
+    assert keywords("Which river flows through Zürich?") == ["river", "flows", "zürich"]
+    assert keywords("Zu\u0308rich") == ["zürich"]  # a decomposed accent stays in its word
+    assert keywords("東京 and São Paulo in 1899") == ["東京", "são", "paulo", "1899"]
+    assert keywords("John Zahm's brother") == ["john", "zahm's", "brother"]
+
+
+def test_litm_results_json_gives_the_shipped_multi_question_runs_table(capsys):
+    """`litm results --json` on the shipped multi-question run: no answer positions, so no curve, and its
+    table: a row per setting and K, correct with its Wilson interval and the four categories."""
+    from pathlib import Path
+
+    db = Path(__file__).resolve().parent.parent / "sample_docs" / "runs" / "local-qwen-squad-mq.sqlite"
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    assert main(["results", "--db", str(db), "--json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert obj["curves"] == []
+    rows = [
+        (
+            r["strategy"],
+            r["contexts"],
+            r["questions"],
+            r["hits"],
+            r["correct"],
+            r["partial"],
+            r["not_specified"],
+        )
+        for r in obj["multi_question"]
+    ]
+    assert rows == [
+        ("mq-full", 8, 40, 7, 7, 0, 3),
+        ("mq-chunked", 8, 40, 8, 8, 0, 13),
+        ("mq-keyword", 8, 40, 16, 16, 0, 1),
+        ("mq-full", 16, 80, 5, 5, 2, 30),
+        ("mq-chunked", 16, 80, 11, 11, 0, 24),
+        ("mq-keyword", 16, 80, 17, 17, 1, 1),
+    ]
+    first = obj["multi_question"][0]
+    assert first["accuracy"] == 7 / 40 and 0.087 < first["lo"] < 0.088 and 0.319 < first["hi"] < 0.320
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before  # read, never written

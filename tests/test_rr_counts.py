@@ -6,6 +6,8 @@ gold passage about x tokens in, x from 0 to d in steps of 10k).
   1/3/7 at d = 20k/40k/80k.
 - Table 3 (d = 80k): m = d/c + 1 calls = 9/5/3/2 at c = 10k/20k/40k/80k, so 8/4/2/1 retrieval chunks.
 - Table 2: no chunked R&R at c = 10k (no reminder inside chunks of about r tokens).
+- §4.1: d counts the document as the prompt holds it, each passage in its PAGE tags (the instructions
+  around it and the reminders inside it not): the baseline prompt's document is d +/- 2%, encoded.
 """
 
 from __future__ import annotations
@@ -46,13 +48,39 @@ def reminders(prompt_dict: dict) -> int:
     return sum(s["kind"] == "reminder" for s in prompt_dict["spans"])
 
 
+def document_block(prompt_dict: dict) -> str:
+    """The prompt's document as it holds it: from its first page's opening tag to its last page's closing one."""
+    pages = [s for s in prompt_dict["spans"] if s["kind"] in ("page", "gold")]
+    return prompt_dict["text"][pages[0]["start_char"] : pages[-1]["end_char"]]
+
+
+@pytest.mark.parametrize("length", [10_000, 20_000, 40_000, 80_000])
+def test_baseline_documents_are_d_tokens_with_their_page_tags(capsys, length):
+    from components.core.tokens import tokenizer
+
+    count = tokenizer().count
+    for index in QUESTIONS:
+        for position in (0, length // 2, length):
+            got = prompt(capsys, index, length, position, "baseline")
+            (p,) = got["prompts"]
+            block = document_block(p)
+            assert block.startswith("<PAGE 1>\n") and block.endswith(f"</PAGE {got['pages']}>")
+            tokens = count(block)  # the real tokeniser on the text the prompt holds
+            assert abs(tokens - length) <= 0.02 * length and tokens <= length, (index, position, tokens)
+            assert got["document_tokens"] == tokens  # what litm prompt reports is that count
+            gold = got["gold"][0]  # x, counted the same way: the tokens of the document before the gold page
+            x = count(block[: block.index(f"<PAGE {gold}>\n")]) if gold > 1 else 0
+            assert abs(x - got["gold_token_positions"][0]) <= 1
+            assert abs(x - position) <= 400  # within a page of x (at x = d the gold page ends the document)
+
+
 @pytest.mark.parametrize("length,want", [(10_000, 0), (20_000, 1), (40_000, 3), (80_000, 7)])
 def test_reprompt_reminder_counts_are_table_1s(capsys, length, want):
     for index in QUESTIONS:
         for position in sorted({0, length // 2 // 10_000 * 10_000, length}):
             got = prompt(capsys, index, length, position, "reprompt", r=10_000)
             assert [reminders(p) for p in got["prompts"]] == [want], (index, position)
-            assert length - 1_000 < got["document_tokens"] <= length  # about d, never past it
+            assert length - 1_000 < got["document_tokens"] <= length  # about d, never past it (tags counted)
         rr = prompt(capsys, index, length, length // 2, "rr", r=10_000, k=5)  # R&R's stage 1
         assert [reminders(p) for p in rr["prompts"]] == [want], index
 

@@ -154,3 +154,63 @@ def test_all_answers_required_for_multi_value_tasks():
     assert all_of("The values are 1234567.", answers) == 0.0
     assert all_of("1234567 and 7654321", answers) == 1.0
     assert all_of("anything", []) == 0.0
+
+
+# RULER (NVIDIA/RULER scripts/eval/synthetic/constants.py): string_match_all, the share of the references
+# in the prediction; string_match_part, any of them; both lower-case, after evaluate.py's postprocess_pred
+@pytest.mark.parametrize(
+    "pred, answers, share, part",
+    [
+        ("1234567, 7654321, 1111111 and 2222222", ["1234567", "7654321", "1111111", "2222222"], 1.0, 1.0),
+        ("1234567 and 7654321", ["1234567", "7654321", "1111111", "2222222"], 0.5, 1.0),
+        ("The special magic number is 12345678", ["1234567"], 1.0, 1.0),  # contained, as RULER counts it
+        ("UUID A1B2-C3", ["a1b2-c3"], 1.0, 1.0),  # case-insensitive
+        ("nothing", ["1234567", "7654321", "1111111"], 0.0, 0.0),
+        ("1234567", ["7654321", "1234567", "1111111"], 1 / 3, 1.0),
+        ("anything", [], 0.0, 0.0),  # no reference
+    ],
+)
+def test_ruler_string_match_all_and_part(pred, answers, share, part):
+    from components.core.scoring import ruler_match_all, ruler_match_part
+
+    assert ruler_match_all(pred, answers) == share
+    assert ruler_match_part(pred, answers) == part
+
+
+def test_ruler_prediction_is_postprocessed_as_rulers_evaluate_does():
+    from components.core.scoring import ruler_match_all, ruler_prediction
+
+    assert ruler_prediction("  12\t34\x0056 \n") == "12\n34\n56"
+    assert ruler_match_all("12\t34", ["12\n34"]) == 1.0  # a tab is a newline to RULER
+    assert ruler_match_all("12\t34", ["12 34"]) == 0.0
+
+
+def test_fuzzy_match_reads_the_capital_dotted_i_as_its_lower_case():
+    # casefold("İ") is "i" + U+0307 (a combining dot): the capital's dot goes with the capitalization
+    assert fuzzy_match("İstanbul", ["istanbul"]) == 1.0
+    assert fuzzy_match("ISTANBUL", ["İstanbul"]) == 1.0
+    assert fuzzy_match("İzmir", ["istanbul"]) == 0.0
+    assert fuzzy_match("ı", ["i"]) == 0.0  # the dotless ı is another letter
+
+
+@pytest.mark.parametrize("pred", ["", "   ", "!!", "—", None])
+def test_an_empty_prediction_scores_0_in_fuzzy_match(pred):
+    """Documented in fuzzy_match: no words of the prediction are a subset of any gold answer's, but a blank
+    reply is not right, so it scores 0 (the paper's "vice versa" read literally would give 1)."""
+    assert fuzzy_match(pred, ["Paris"]) == 0.0
+    assert fuzzy_match(pred, ["Paris", ""]) == 0.0
+
+
+def test_a_bullet_of_two_context_sentences_counts_two():
+    from components.core.scoring import sentence_counts
+
+    context = ["Hamlet was written by Shakespeare. Othello is set in Venice.", "Lyon is a city."]
+    assert sentence_counts(["Hamlet was written by Shakespeare. Othello is set in Venice."], context) == (
+        2,
+        0,
+    )
+    # one of the two is not in the context: one of two hallucinated, not the whole bullet
+    assert sentence_counts(["Hamlet was written by Shakespeare. Macbeth is Scottish."], context) == (2, 1)
+    assert (
+        hallucination_rate(["Othello is set in Venice. Lyon is a city.", "Paris is big."], context) == 1 / 3
+    )

@@ -157,3 +157,39 @@ def test_a_shipped_answer_reproduces_with_the_cache_cleared(tmp_path):
     assert len(row) == 1
     assert fresh.loc[0, "raw_answer"] == row.iloc[0]["raw_answer"]
     assert fresh.loc[0, "input_tokens"] == row.iloc[0]["input_tokens"]
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda p: p.stem)
+def test_shipped_scores_are_what_the_current_metrics_give_their_answers(cfg):
+    """Every scored trial's stored answer metrics are those of its stored answer under the metrics of this
+    code (scripts/rescore_stores.py writes them, from the answers, with no model call): a metric added or
+    changed is filled in the shipped stores too."""
+    import json
+
+    from components.core.metrics import ANSWER_RECORDS, answer_scores
+    from components.core.scoring import mq_category
+
+    config = SweepConfig.from_toml(cfg)
+    tasks = {t.id: t for t in config.all_tasks().tasks}
+    store = RunStore(cfg.with_suffix(".sqlite"), readonly=True)
+    try:
+        trials = store.trials_frame()
+    finally:
+        store.close()
+    scored = trials[trials["error"].isna() & (trials["answer"].notna() | trials["raw_answer"].notna())]
+    columns = [m.column for m in ANSWER_RECORDS]
+    mismatched = []
+    for row in scored.itertuples(index=False):
+        answers = row.answers if isinstance(row.answers, list) else json.loads(row.answers or "[]")
+        multi = row.contexts == row.contexts and row.contexts is not None  # not NaN: multi-question
+        if multi:
+            want = answer_scores(row.answer or "", answers)
+            assert row.category == mq_category(row.answer or "", answers), row.trial_key
+        else:
+            mode = tasks[row.task].meta.get("answer_mode", "any")
+            want = answer_scores(row.answer or "", answers, mode, raw=row.raw_answer or "")
+        got = {c: getattr(row, c) for c in columns}
+        if got != want:
+            mismatched.append((row.trial_key, got, want))
+    assert not mismatched, f"{len(mismatched)} trials, e.g. {mismatched[0]}: run scripts/rescore_stores.py"
+    assert len(scored) > 0 or config.measure == "likelihood"

@@ -195,3 +195,51 @@ def test_metric_spans_and_tokens(doc, name):
     ]
     assert all(p.text[s.start_char : s.end_char] == Q for s in p.spans if s.kind == "question")
     assert p.tokens == len(tokenizer().encode(p.text))
+
+
+def test_alr2_reports_rulers_metric_on_niah_tasks_and_exact_match_elsewhere(tmp_path):
+    """ALR2 §4 follows RULER's setup on its NIAH tasks: a trial of an ALR2 strategy on a NIAH task has
+    RULER's string_match_all as its primary metric; an R&R strategy keeps fuzzy match, and on other tasks
+    ALR2 keeps exact match. The model writes the four values one per line: RULER's reading finds all
+    four in the response (1.0), the parsed answer line holds one (exact match 0)."""
+    from components.providers.fake import FakeProvider
+    from components.run.config import SweepConfig
+    from components.run.runner import run_sweep
+    from components.run.store import RunStore
+    from components.tasks.generators import generate
+    from components.tasks.importers import write_tasks
+
+    tasks = generate("niah-multivalue", 2, 0, paragraphs=6) + generate("facts", 2, 0)
+    write_tasks(tasks, tmp_path / "t.jsonl")
+    values = {t.question: t.answers for t in tasks}
+
+    def responder(messages, settings):
+        text = messages[-1]["content"] if len(messages) == 1 else messages[0]["content"]
+        q = next(q for q in values if q in text)
+        return "\n".join(values[q])
+
+    (tmp_path / "s.toml").write_text(
+        '[sweep]\nname = "s"\ntasks = "t.jsonl"\nlengths = [1500]\npositions = [0.5]\n'
+        'strategies = ["direct-answer", "baseline"]\n[[sweep.models]]\nprovider = "fake"\nmodel = "fake"\n'
+    )
+    cfg = SweepConfig.from_toml(tmp_path / "s.toml")
+    store = RunStore(tmp_path / "runs.sqlite")
+    run_sweep(cfg, store, providers={cfg.models[0].label: FakeProvider(responder=responder)})
+    f = store.trials_frame().set_index(["task", "strategy"]).sort_index()
+    store.close()
+    niah, facts = tasks[0].id, tasks[2].id
+    assert f.loc[(niah, "direct-answer"), "metric"] == "ruler-all"
+    assert (f.loc[(niah, "direct-answer"), ["ruler_all", "exact"]] == [1.0, 0.0]).all()
+    assert f.loc[(niah, "baseline"), "metric"] == "fuzzy"
+    assert f.loc[(facts, "direct-answer"), "metric"] == "exact"
+    assert f.loc[(facts, "direct-answer"), "exact"] == 1.0
+
+
+def test_a_tasks_metric_is_its_kinds_or_the_one_its_file_names():
+    from components.tasks.model import Task
+
+    assert Task("a", "q", ("1",), kind="niah-multiquery").metric == "ruler-all"
+    assert Task("a", "q", ("1",), kind="qa").metric is None
+    assert Task("a", "q", ("1",), kind="qa", meta={"metric": "ruler_part"}).metric == "ruler-part"
+    with pytest.raises(ValueError, match="unknown metric 'nope'"):
+        Task("a", "q", ("1",), meta={"metric": "nope"}).metric  # noqa: B018

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from components.core.completion import Completion
 from components.core.documents import Page, make_document
+from components.core.tagged import tagged_offsets
 from components.core.tokens import tokenizer
 from components.strategies import STRATEGIES, ParamError, get_strategy
 
@@ -41,7 +42,9 @@ P3 = "<PAGE 3>\nOthello is set in Venice.\n</PAGE 3>"
 
 @pytest.fixture
 def doc():
-    # counts fixed at 10 tokens per page so reminder places are known: r = 10 -> before pages 2 and 3
+    # counts fixed at 10 tokens per page so reminder places are known: each page in its PAGE tags is 20
+    # tokens (10 + the tags' 11, less the merge of its "." with the closing tag's newline; R&R §4.1 counts
+    # the tags: core.tagged), so the document is 60 tokens and r = 10 -> before pages 2 and 3
     return make_document(
         ["Macbeth is a tragedy.", "Hamlet was written by William Shakespeare.", "Othello is set in Venice."],
         gold=[2],
@@ -67,8 +70,14 @@ def test_reprompt_exact(doc):
     assert one("reprompt", doc, {"r": 10}) == wrap(P1, REMINDER, P2, REMINDER, P3)
 
 
+def test_the_document_counts_its_pages_in_their_tags(doc):
+    assert tagged_offsets(doc.pages, doc.encoding) == (0, 20, 40, 60) and doc.offsets == (0, 10, 20, 30)
+
+
 def test_reprompt_none_when_r_reaches_the_end(doc):
-    assert one("reprompt", doc, {"r": 30}) == wrap(P1, P2, P3)  # R&R Table 1 omits r = d
+    assert one("reprompt", doc, {"r": 60}) == wrap(P1, P2, P3)  # R&R Table 1 omits r = d
+    # on the pages' text alone (30 tokens) r = 30 would be d; in their tags the document is twice that
+    assert one("reprompt", doc, {"r": 30}) == wrap(P1, REMINDER, P2, P3)
 
 
 def test_reprompt_tags_only_exact(doc):
@@ -129,14 +138,14 @@ def test_icr_run_stage2_exact(doc):
 
 
 def test_chunked_icr_exact(doc):
-    prompts = get_strategy("chunked-icr").first_prompts(doc, Q, {"k": 1, "c": 20})
+    prompts = get_strategy("chunked-icr").first_prompts(doc, Q, {"k": 1, "c": 40})
     head, tail = RHEAD.replace("up to 2", "up to 1"), RTAIL.replace("up to 2", "up to 1")
     assert [p.text for p in prompts] == [wrap(P1, P2, head=head, tail=tail), wrap(P3, head=head, tail=tail)]
     assert [p.label for p in prompts] == ["retrieve (chunk 1 of 2)", "retrieve (chunk 2 of 2)"]
 
 
 def test_chunked_rr_exact(doc):
-    prompts = get_strategy("chunked-rr").first_prompts(doc, Q, {"k": 1, "c": 20, "r": 10})
+    prompts = get_strategy("chunked-rr").first_prompts(doc, Q, {"k": 1, "c": 40, "r": 20})
     head, tail = RHEAD.replace("up to 2", "up to 1"), RTAIL.replace("up to 2", "up to 1")
     rem = RREMINDER.replace("up to 2", "up to 1")
     assert [p.text for p in prompts] == [
@@ -162,7 +171,7 @@ def test_rr_param_errors(doc, params, message):
 def test_chunk_past_the_document_is_one_chunk(doc):
     """R&R Table 3: c = 80k on a document of about 80k tokens is m = 2 calls (one chunk, one answer),
     so c at or past the document's length is the whole document, not a refusal."""
-    for c in (30, 31, 80_000):
+    for c in (60, 61, 80_000):
         prompts = get_strategy("chunked-icr").first_prompts(doc, Q, {"k": 1, "c": c})
         assert [p.label for p in prompts] == ["retrieve (chunk 1 of 1)"]
         assert [p.page for p in prompts[0].spans_of("page") + prompts[0].spans_of("gold")] == [1, 3, 2]
@@ -172,11 +181,12 @@ def test_chunked_rr_reprompts_only_in_chunks_of_about_2r_or_more():
     """R&R Table 2 omits chunked R&R at c = r ("reprompting is not done" there): a chunk of about r
     tokens, a little over or under, gets no reminder; a chunk of about 2r gets one."""
     texts = [f"Page {i} says nothing." for i in range(40)]
-    for counts in ([10] * 40, [10, 11] * 20, [9, 10] * 20):  # about 400 tokens
+    for counts in ([10] * 40, [10, 11] * 20, [9, 10] * 20):  # about 800 tokens in their PAGE tags
         doc = make_document(texts, gold=[7], counts=counts)
-        for c, want in ((100, 0), (200, 1), (400, 3)):
-            prompts = get_strategy("chunked-rr").first_prompts(doc, Q, {"k": 1, "c": c, "r": 100})
-            assert [len(p.spans_of("reminder")) for p in prompts] == [want] * round(doc.tokens / c), (
+        d = tagged_offsets(doc.pages, doc.encoding)[-1]
+        for c, want in ((200, 0), (400, 1), (800, 3)):
+            prompts = get_strategy("chunked-rr").first_prompts(doc, Q, {"k": 1, "c": c, "r": 200})
+            assert [len(p.spans_of("reminder")) for p in prompts] == [want] * round(d / c), (
                 counts,
                 c,
             )
@@ -210,27 +220,33 @@ def test_reminders_sit_between_pages_near_each_multiple(sizes, r, name):
         assert closed and opened, "a reminder must follow a page and precede one"
         assert int(opened.group(1)) == int(closed[-1]) + 1
         assert before.count("<PAGE ") == before.count("</PAGE ")  # not inside a page
-    # one reminder per distinct nearest boundary, each within one page of its multiple of r
-    offsets = doc.offsets
+    # one reminder per distinct nearest boundary, each within one page of its multiple of r, on the count
+    # of the document as the prompt holds it (PAGE tags included: R&R §4.1)
+    offsets = tagged_offsets(doc.pages, doc.encoding)
+    total = offsets[-1]
     places = []
     for s in reminders:
         page_after = int(re.match(r"\s*<PAGE (\d+)>", p.text[s.end_char :]).group(1))
         places.append(offsets[page_after - 1])
     m = 1
-    biggest = max(sizes)
-    while m * r < doc.tokens:
-        if 2 * (doc.tokens - m * r) >= r + 2 * biggest:  # clear of the last half step (core.positions.every)
+    biggest = max(b - a for a, b in zip(offsets, offsets[1:], strict=False))
+    while m * r < total:
+        if 2 * (total - m * r) >= r + 2 * biggest:  # clear of the last half step (core.positions.every)
             assert any(abs(x - m * r) <= biggest for x in places)
         m += 1
-    assert all(2 * (doc.tokens - x) >= r for x in places)  # none in the last half step
-    assert all(any(abs(x - m * r) <= biggest for m in range(1, doc.tokens // r + 2)) for x in places)
+    assert all(2 * (total - x) >= r for x in places)  # none in the last half step
+    assert all(any(abs(x - m * r) <= biggest for m in range(1, total // r + 2)) for x in places)
 
 
 @settings(max_examples=60, deadline=None)
 @given(sizes_st, st.integers(1, 3000))
 def test_chunks_never_split_a_page_and_stay_near_c(sizes, c):
     doc = synthetic(sizes)
-    if c > doc.tokens:
+    offsets = tagged_offsets(doc.pages, doc.encoding)
+    sizes = [
+        b - a for a, b in zip(offsets, offsets[1:], strict=False)
+    ]  # pages as the prompt holds them (R&R §4.1)
+    if c > offsets[-1]:
         return
     prompts = get_strategy("chunked-icr").first_prompts(doc, Q, {"k": 1, "c": c})
     seen = []

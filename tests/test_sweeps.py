@@ -32,7 +32,7 @@ def test_toml_example_parses(tmp_path):
         extra_model='api_key_env = "MY_KEY"\nrequests_per_minute = 600',
     )
     c = SweepConfig.from_toml(path)
-    assert c.name == "demo" and c.lengths == (600, 1200) and c.max_calls == 1000 and c.max_usd == 2.0
+    assert c.name == "demo" and c.lengths == (700, 1200) and c.max_calls == 1000 and c.max_usd == 2.0
     assert c.models[0].api_key_env == "MY_KEY" and c.models[0].requests_per_minute == 600
     assert c.params_for("baseline") == [{}] and c.params_for("rr") == [{"r": 1000, "k": 3}]
     assert c.tasks_path.exists()

@@ -1,6 +1,8 @@
 import json
 
 from components.cli import main
+from components.core.documents import Page
+from components.core.tagged import tagged_offsets
 from components.tasks.importers import read_tasks
 
 
@@ -44,7 +46,9 @@ def test_generate_and_build(tmp_path, capsys):
             "prompts",
         } <= set(r)
         gold = r["pages"][r["gold_pages"][0] - 1]
-        assert r["actual_position"] == sum(p["tokens"] for p in r["pages"][: r["gold_pages"][0] - 1])
+        pages = [Page(p["number"], p["text"], p["tokens"], p["title"]) for p in r["pages"]]
+        offsets = tagged_offsets(pages, r["encoding"])  # R&R §4.1: the pages in their PAGE tags
+        assert r["actual_position"] == offsets[r["gold_pages"][0] - 1] and r["actual_length"] == offsets[-1]
         assert any(a in gold["text"] for a in r["answers"])
         assert r["prompts"][0]["text"] and gold["text"][:40] in r["prompts"][0]["text"]
 

@@ -66,6 +66,59 @@ def test_niah_needles_and_variants():
     assert any("is the pass key of" in hop.passages[i].text for i in hop.gold_indices)
 
 
+def test_multi_query_niah_is_rulers_fourth_variant():
+    """RULER's niah_multiquery (ALR2 App. B.1, MQ-NIAH): four keys of one value each, all asked in one
+    question, every value required; the bundled set is `litm tasks generate niah-multiquery --n 20 --seed 0
+    --param paragraphs=12`."""
+    from pathlib import Path
+
+    from components.tasks.importers import read_tasks
+
+    mq = generate("niah-multiquery", 20, 0, paragraphs=12)
+    first = mq[0]
+    assert first.question == (
+        "What are all the special magic numbers for wild-anchor, sunny-shovel, upbeat-valley, and "
+        "early-garden mentioned in the provided text?"
+    )
+    assert first.answers == ("4827919", "5774737", "2213459", "2251172")
+    assert first.gold_indices == (3, 8, 13, 14) and len(first.passages) == 16
+    assert first.meta["answer_mode"] == "all" and first.metric == "ruler-all"
+    assert sorted(first.passages[i].text for i in first.gold_indices) == sorted(
+        f"One of the special magic numbers for {k} is: {v}."
+        for k, v in zip(first.meta["keys"], first.answers, strict=True)
+    )
+    tasks = Path(__file__).resolve().parent.parent / "sample_docs" / "tasks"
+    assert [task_record(t) for t in read_tasks(tasks / "niah-multiquery.jsonl").tasks] == [
+        task_record(t) for t in mq
+    ]
+    with pytest.raises(ValueError, match="at least 2 queries"):
+        generate("niah-multiquery", 1, 0, queries=1)
+
+
+def test_the_ruler_set_takes_the_four_variants_in_turn():
+    """niah-ruler: S, MK, MV, MQ in turn, each task as its own kind's generator makes it, so the bundled
+    80-task set is the four bundled sets of 20 interleaved."""
+    from pathlib import Path
+
+    from components.tasks.importers import read_tasks
+
+    got = generate("niah-ruler", 6, 0, paragraphs=12)
+    assert [t.id for t in got] == [
+        "niah-0-0000",
+        "niah-multikey-0-0000",
+        "niah-multivalue-0-0000",
+        "niah-multiquery-0-0000",
+        "niah-0-0001",
+        "niah-multikey-0-0001",
+    ]
+    tasks = Path(__file__).resolve().parent.parent / "sample_docs" / "tasks"
+    ruler = read_tasks(tasks / "niah-ruler.jsonl").tasks
+    kinds = ("niah", "niah-multikey", "niah-multivalue", "niah-multiquery")
+    own = {k: read_tasks(tasks / f"{k}.jsonl").tasks for k in kinds}
+    assert len(ruler) == 80
+    assert [task_record(t) for t in ruler] == [task_record(own[kinds[i % 4]][i // 4]) for i in range(80)]
+
+
 def test_facts_many_distinct_tasks_and_multihop_needs_both():
     tasks = generate("facts", 150, 0)
     assert len({t.question for t in tasks}) == 150

@@ -141,7 +141,8 @@ def test_csv_with_and_without_distractors():
         "qa.csv", b"question,answers,gold_passage\nA?,a1,first gold\nB?,b1,second gold\n"
     )
     assert [p.text for p in plain.pool] == ["first gold", "second gold"]
-    b = build_document(plain.tasks[0], 4, 1.0, pool=plain.pool)
+    # two pages of 2 tokens, 13 each in their PAGE tags (R&R §4.1 counts the tags): both fit in 26
+    b = build_document(plain.tasks[0], 26, 1.0, pool=plain.pool)
     assert [p.text for p in b.document.pages] == ["second gold", "first gold"]
 
 

@@ -1,5 +1,7 @@
 import pytest
 
+from components.core.documents import Page
+from components.core.tagged import tagged_length, tagged_offsets
 from components.tasks.generators import generate
 from components.tasks.model import Passage, Task
 from components.tasks.sweepdocs import (
@@ -19,18 +21,21 @@ def facts():
 @pytest.mark.parametrize("length", [2000, 5000, 9000])
 @pytest.mark.parametrize("position", [0, 0.25, 0.5, 0.75, 1.0, 1500])
 def test_length_and_position_within_one_page(facts, length, position):
+    """d and x count the document as R&R's prompt holds it: its pages in their PAGE tags (core.tagged)."""
     pool = shared_pool(facts)
     for task in facts[:3]:
         b = build_document(task, length, position, pool=pool)
-        largest = max(p.tokens for p in b.document.pages)
+        offsets = tagged_offsets(b.document.pages, b.document.encoding)
+        sizes = [b - a for a, b in zip(offsets, offsets[1:], strict=False)]
+        largest = max(sizes)
         want = position * length if position <= 1 else position
         assert b.requested_length == length and b.requested_position == round(want)
         assert length - largest <= b.actual_length <= length  # about d tokens, never past d (R&R Tables 1-3)
-        gold = sum(b.document.page(g).tokens for g in b.gold_pages)
+        gold = sum(sizes[g - 1] for g in b.gold_pages)
         # within one page of x; at the end (x = d) the gold page itself ends the document
         assert abs(b.actual_position - min(want, length - gold)) <= largest
-        assert b.actual_length == b.document.tokens
-        assert b.actual_position == b.document.offsets[b.gold_pages[0] - 1]
+        assert b.actual_length == offsets[-1] == b.length_tokens > b.document.tokens
+        assert b.actual_position == offsets[b.gold_pages[0] - 1] == b.position_tokens
         gold_texts = [b.document.page(g).text for g in b.gold_pages]
         assert gold_texts == [p.text for p in task.passages if p.gold]
         # distractors never answer the question
@@ -50,8 +55,8 @@ def test_distractors_keep_their_order(facts):
 def test_multi_gold_regular_intervals():
     task = generate("niah-multivalue", 1, 1)[0]
     b = build_document(task, 12000, None)
-    positions = [b.document.offsets[g - 1] for g in b.gold_pages]
-    largest = max(p.tokens for p in b.document.pages)
+    positions = [b.offsets[g - 1] for g in b.gold_pages]
+    largest = max(y - x for x, y in zip(b.offsets, b.offsets[1:], strict=False))
     for i, pos in enumerate(positions):
         assert abs(pos - (i + 1) * 12000 / 5) <= largest + 4 * 20
     b2 = build_document(task, 12000, 0.2)
@@ -101,7 +106,11 @@ def test_pool_distractors_follow_the_own_ones_by_relevance_to_the_question():
     from components.tasks.sweepdocs import count_passages
 
     kept = [gold, own, *pool[:4], pool[5]]
-    b = build_document(task, sum(count_passages([p.text for p in kept])), 0.0, pool=pool)  # all of them
+    pages = [
+        Page(i + 1, p.text, n)
+        for i, (p, n) in enumerate(zip(kept, count_passages([p.text for p in kept]), strict=True))
+    ]
+    b = build_document(task, tagged_length(pages, "cl100k_base"), 0.0, pool=pool)  # all of them
     titles = [p.title for p in b.document.pages]
     assert titles[:2] == ["Farsund lighthouse", "Farsund"]
     assert sorted(titles[2:5]) == ["Farsund lighthouse (building)", "Lighthouse", "Lighthouse keeper"]

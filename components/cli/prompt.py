@@ -129,22 +129,27 @@ def task_prompts_source(args):
 
 
 def task_document_for(task, all_tasks, cell: Cell | None, encoding):
-    """The document a sweep builds for this task and cell, or the task's own pages (no cell)."""
+    """(the document a sweep builds for this task and cell, or the task's own pages (no cell); its pages'
+    token offsets as the cell counts them: in a token cell, as R&R's prompt holds the pages, PAGE tags
+    included (R&R §4.1's d: sweepdocs.Built.offsets), else of the pages' text)."""
     from components.tasks.sweepdocs import cell_document, file_position, task_document
 
     if cell is None:
-        return task_document(task, encoding, file_index=file_position(task, all_tasks))
-    return cell_document(task, cell, encoding=encoding, tasks=all_tasks).document
+        doc = task_document(task, encoding, file_index=file_position(task, all_tasks))
+        return doc, doc.offsets
+    built = cell_document(task, cell, encoding=encoding, tasks=all_tasks)
+    return built.document, built.offsets
 
 
-def record(strategy, doc, prompts, task=None) -> dict:
+def record(strategy, doc, prompts, task=None, offsets=None) -> dict:
+    offsets = doc.offsets if offsets is None else offsets
     out = {
         "strategy": strategy.name,
         "stages": strategy.stages,
         "pages": len(doc.pages),
         "gold": list(doc.gold),
-        "document_tokens": doc.tokens,
-        "gold_token_positions": [doc.offsets[g - 1] for g in doc.gold],
+        "document_tokens": offsets[-1],
+        "gold_token_positions": [offsets[g - 1] for g in doc.gold],
         "prompts": [p.to_dict() for p in prompts],
     }
     if task is not None:
@@ -161,31 +166,32 @@ def run(args) -> int:
             raise ValueError("--question is required with --doc")
         doc = paginate(read_path(args.doc), args.pages, args.encoding, name=args.doc).with_gold(args.gold)
         strategy = get_strategy(args.strategy or "baseline")
-        jobs = [(None, doc, args.question.strip())]
+        jobs = [(None, doc, doc.offsets, args.question.strip())]
     else:
         tasks, all_tasks, cell = task_prompts_source(args)
         jobs = [
             (
                 t,
-                task_document_for(t, all_tasks, cell, args.encoding),
+                *task_document_for(t, all_tasks, cell, args.encoding),
                 args.question.strip() if args.question else t.question,
             )
             for t in tasks
         ]
         strategy = get_strategy(args.strategy or ("kv" if tasks[0].kind == "kv" else "baseline"))
     if args.all:
-        for task, doc, question in jobs:
+        for task, doc, offsets, question in jobs:
             prompts = strategy.first_prompts(doc, question, params)
-            print(json.dumps(record(strategy, doc, prompts, task), ensure_ascii=False))
+            print(json.dumps(record(strategy, doc, prompts, task, offsets), ensure_ascii=False))
         return 0
-    task, doc, question = jobs[0]
+    task, doc, offsets, question = jobs[0]
     prompts = strategy.first_prompts(doc, question, params)
     if args.json:
-        print(json.dumps(record(strategy, doc, prompts, task), ensure_ascii=False))
+        print(json.dumps(record(strategy, doc, prompts, task, offsets), ensure_ascii=False))
         return 0
+    tagged = f" ({doc.tokens:,} of text)" if offsets[-1] != doc.tokens else ""
     print(
         f"{strategy.label} ({strategy.name}; {strategy.paper}): {len(doc.pages)} pages, "
-        f"{doc.tokens:,} document tokens, gold {list(doc.gold) or 'none'}"
+        f"{offsets[-1]:,} document tokens{tagged}, gold {list(doc.gold) or 'none'}"
     )
     for p in prompts:
         print(f"\n=== stage {p.stage}: {p.label} ({p.tokens:,} tokens) ===")

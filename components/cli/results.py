@@ -1,7 +1,9 @@
 """`litm results`: the trials of a run store as CSV or JSON (columns: components.run.schema), streamed
 row by row, so memory stays flat on a store of any size; a CSV's text cells that a spreadsheet would
 run as formulas get a leading `'` (store_io.csv_cell). `--json`: every curve instead (accuracy at each
-answer position with n and its interval, and the curve's shape: components.report.shape)."""
+answer position with n and its interval, and the curve's shape: components.report.shape), and the
+multi-question design's table (a row per setting, model, K and Q: accuracy with its interval, the four
+categories, calls and tokens per question: components.report.multiq.table), which has no answer positions."""
 
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ def add_parser(sub, name):
     p.add_argument(
         "--json",
         action="store_true",
-        help="one JSON object: every curve (arm x sweep x size) with its points and shape statistics",
+        help="one JSON object: every curve (arm x sweep x size) with its points and shape statistics, "
+        "and the multi-question design's table",
     )
     p.add_argument(
         "--metric",
@@ -67,10 +70,27 @@ def curves_json(args) -> int:
     finally:
         store.close()
     found = curves(trials, curve_values(trials, args.metric))
-    obj = _clean({"metric": args.metric, "curves": found, "method": METHOD})
+    obj = _clean(
+        {
+            "metric": args.metric,
+            "curves": found,
+            "method": METHOD,
+            "multi_question": multi(trials, args.metric),
+        }
+    )
     json.dump(obj, sys.stdout, ensure_ascii=False, allow_nan=False)
     sys.stdout.write("\n")
     return 0
+
+
+def multi(trials, metric: str) -> list[dict]:
+    """The multi-question trials' table (report.multiq.table), a dict per row; [] without such trials."""
+    from components.core.metrics import BY_COLUMN, METRICS, PRIMARY
+    from components.report import multiq
+
+    found = METRICS.get(metric) or BY_COLUMN.get(metric)
+    table = multiq.table(trials, PRIMARY if metric == "primary" else found.column if found else metric)
+    return table.to_dict(orient="records")
 
 
 def _clean(x):

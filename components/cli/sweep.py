@@ -95,6 +95,8 @@ def describe(config) -> str:
         f"{len(config.documents)} document counts x {len(config.gold_index)} gold indices"
         if config.documents
         else f"{len(config.lengths)} lengths x {len(config.positions)} positions"
+        if config.positions_tokens is None
+        else f"{len(config.lengths)} lengths x the positions of positions_tokens up to each"
     )
     arms = sum(config.count_settings(s) for s in config.strategies)
     line = (

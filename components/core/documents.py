@@ -14,6 +14,12 @@ from typing import NamedTuple
 from components.core.tokens import DEFAULT_ENCODING, tokenizer
 
 PAGINATIONS = ("paragraph", "sentence", "tokens")
+# how R&R's prompt writes a page (R&R §4.1: "each passage is enclosed in <PAGE {p}> ... </PAGE {p}> tags"),
+# and what comes between two pages ("a double-linebreak-separated list of the provided passages"); the
+# prompt builder (prompts.PromptBuilder.add_page, strategies.base.add_pages) and R&R's document length
+# (core.tagged) both read these
+PAGE_TAGS = "<PAGE {p}>\n{text}\n</PAGE {p}>"
+PAGE_SEP = "\n\n"
 
 # Our structural tags. Text that contains one could close a page early or fake an instruction,
 # so we replace the angle brackets with look-alike single guillemets: visible, and inert.

@@ -14,7 +14,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from components.core.scoring import best_subspan_em, exact_match, fuzzy_match, kv_match, mq_match, scorer_for
+from components.core.scoring import (
+    best_subspan_em,
+    exact_match,
+    fuzzy_match,
+    kv_match,
+    mq_match,
+    ruler_match_all,
+    ruler_match_part,
+    scorer_for,
+)
 
 Scorer = Callable[[str, Iterable[str]], float]  # (prediction, gold answers) -> 0 or 1
 
@@ -35,6 +44,12 @@ class Metric:
     reads_raw: bool = False
     # stored columns read with it wherever trials are summarised: the counts a cell pools, its category
     companions: tuple[str, ...] = ()
+    # the scorer reads the model's whole last response whenever there is one, not the parsed answer
+    # (RULER scores the output as generated: a multi-value answer may take several lines)
+    reads_response: bool = False
+    # the scorer weighs every gold answer itself (RULER's share of references found), so a task whose
+    # answers are all required (answer_mode "all") does not wrap it in require_all
+    weighs_answers: bool = False
 
     @property
     def answer(self) -> bool:
@@ -75,6 +90,26 @@ METRICS: dict[str, Metric] = {
             scorer=mq_match,
             companions=("category",),
         ),
+        # ALR2 §4 takes its NIAH tasks and their scoring from RULER ("Following the setup of Ruler"):
+        # NVIDIA/RULER scripts/eval/synthetic/constants.py, string_match_all for NIAH, _part for QA
+        Metric(
+            "ruler-all",
+            "ruler_all",
+            "RULER match (share of values found)",
+            "RULER's string_match_all (ALR2 §4, App. B.1: its NIAH tasks)",
+            scorer=ruler_match_all,
+            reads_response=True,
+            weighs_answers=True,
+        ),
+        Metric(
+            "ruler-part",
+            "ruler_part",
+            "RULER match (any value found)",
+            "RULER's string_match_part (its QA tasks)",
+            scorer=ruler_match_part,
+            reads_response=True,
+            weighs_answers=True,
+        ),
         Metric("page-recall", "page_recall", "page recall", "R&R Table 4 (page retrieval)"),
         Metric("page-precision", "page_precision", "page precision", "retrieved pages that are gold"),
         Metric(
@@ -106,7 +141,15 @@ METRICS: dict[str, Metric] = {
     )
 }
 LIKELIHOOD = METRICS["likelihood"]
-ANSWER_METRICS = tuple(m.name for m in METRICS.values() if m.answer)  # scores of (prediction, gold answers)
+# the metric a benchmark scores its own tasks with, by task kind (a task file may name another in its
+# meta "metric"): RULER scores every NIAH variant with string_match_all (NVIDIA/RULER,
+# scripts/eval/synthetic/constants.py, TASKS["niah"]); a strategy that follows the task's metric (ALR2's)
+# reports it as its primary metric there
+KIND_METRICS: dict[str, str] = dict.fromkeys(
+    ("niah", "niah-multikey", "niah-multivalue", "niah-multiquery"), "ruler-all"
+)
+ANSWER_RECORDS = tuple(m for m in METRICS.values() if m.answer)
+ANSWER_METRICS = tuple(m.name for m in ANSWER_RECORDS)  # scores of (prediction, gold answers)
 SCORERS: dict[str, Scorer] = {m.name: m.scorer for m in METRICS.values() if m.scorer is not None}
 BY_COLUMN: dict[str, Metric] = {m.column: m for m in METRICS.values()}
 COLUMNS = tuple(BY_COLUMN)  # every metric's column, in METRICS' order
@@ -143,11 +186,21 @@ def answer_scores(
     answer: str, answers: Iterable[str], answer_mode: str = "any", raw: str | None = None
 ) -> dict[str, float]:
     """Every answer metric of one trial, by column: each scorer reads the parsed answer, or (`reads_raw`)
-    the raw response when nothing was parsed; answer_mode "all": every gold answer is required."""
+    the raw response when nothing was parsed, or (`reads_response`) the raw response whenever it is given;
+    answer_mode "all": every gold answer is required (of a scorer that does not weigh them itself)."""
     answers = list(answers)
     prediction = answer or raw or ""
     return {
-        m.column: scorer_for(m.scorer, answer_mode)(prediction if m.reads_raw else answer, answers)
-        for m in METRICS.values()
-        if m.scorer is not None
+        m.column: _scorer(m, answer_mode)(_read(m, answer, raw, prediction), answers) for m in ANSWER_RECORDS
     }
+
+
+def _read(m: Metric, answer: str, raw: str | None, prediction: str) -> str:
+    if m.reads_response and raw is not None:
+        return raw
+    return prediction if m.reads_raw else answer
+
+
+def _scorer(m: Metric, answer_mode: str) -> Scorer:
+    assert m.scorer is not None
+    return m.scorer if m.weighs_answers else scorer_for(m.scorer, answer_mode)

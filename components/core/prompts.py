@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import regex
 
-from components.core.documents import Page
+from components.core.documents import PAGE_TAGS, Page
 from components.core.resources import package_path
 from components.core.tokens import DEFAULT_ENCODING, Tokenizer, pattern, tokenizer
 
@@ -180,9 +180,7 @@ class PromptBuilder:
         self.toks += n
         return self
 
-    def add_page(
-        self, page: Page, gold: bool, wrapper: str = "<PAGE {p}>\n{text}\n</PAGE {p}>"
-    ) -> PromptBuilder:
+    def add_page(self, page: Page, gold: bool, wrapper: str = PAGE_TAGS) -> PromptBuilder:
         """One page, counted as its stored token count plus the (remembered) wrapper pieces. The wrapped
         text, its count and edges are remembered per page and wrapper: a sweep builds the same pages
         into thousands of prompts."""

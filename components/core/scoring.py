@@ -21,12 +21,23 @@ def _fuzzy_words(text: str) -> set[str]:
     marks that belong to them (category M: a Devanagari vowel sign, a combining accent), the text in
     NFC first so a composed and a decomposed accent read alike; capitals are removed by casefold
     (lower() for ASCII). Everything else (punctuation, symbols, "_") goes; white space splits words."""
-    text = unicodedata.normalize("NFC", text).casefold()
+    text = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold().replace(_DOTTED_I, "i"))
     return set("".join(ch for ch in text if ch.isspace() or unicodedata.category(ch)[0] in "LNM").split())
 
 
+# what casefold() makes of the capital I with a dot above (U+0130, "İstanbul"): "i" and a combining dot
+# above (U+0307). The dot is the capital's, as the capital is the word's: removing capitalization (R&R
+# §4.3) leaves "istanbul", as the word is written in lower case.
+_DOTTED_I = "i\u0307"
+
+
 def fuzzy_match(prediction: str, answers: Iterable[str]) -> float:
-    """R&R §4.3: 1 if all unique words of the gold answer appear in the prediction or vice versa."""
+    """R&R §4.3: 1 if all unique words of the gold answer appear in the prediction or vice versa.
+
+    An empty prediction, or one with no letter or digit (nothing left after removing the other
+    characters), scores 0 against every gold answer: the paper's "or vice versa" would find its empty
+    set of words inside any answer and score it 1, which would make a blank reply right. A gold answer
+    with no words is skipped (it can match nothing)."""
     pred = _fuzzy_words(prediction or "")
     for gold in answers:
         g = _fuzzy_words(gold or "")
@@ -80,6 +91,38 @@ def kv_match(prediction: str, answers: Iterable[str]) -> float:
     return 1.0 if any((gold or "").lower() in response for gold in answers) else 0.0
 
 
+# --- RULER (Hsieh et al. 2024), whose NIAH tasks and scorers ALR2 takes (ALR2 §4, App. B.1) -------------
+# NVIDIA/RULER, scripts/eval/synthetic/constants.py: string_match_all (the NIAH tasks, variable tracking,
+# word extraction) and string_match_part (QA); scripts/eval/evaluate.py, postprocess_pred: the prediction
+# is stripped, its control characters (\x00-\x1f) turned into newlines, stripped again. Both compare
+# lower-cased text; a reference counts when it is contained anywhere in the prediction.
+
+_CONTROL = re.compile(r"[\x00-\x1f]")
+
+
+def ruler_prediction(text: str) -> str:
+    """RULER's postprocess_pred: strip, every character \x00-\x1f as a newline, strip."""
+    return _CONTROL.sub("\n", (text or "").strip()).strip()
+
+
+def ruler_match_all(prediction: str, answers: Iterable[str]) -> float:
+    """RULER's string_match_all for one prediction: the share of the references (every gold answer) that the
+    prediction contains, case-insensitive. A complete multi-value answer scores 1, two of four values 0.5.
+    Not a 0/1 score: a cell's mean is the mean of these shares, as RULER averages them. No references: 0."""
+    refs = list(answers)
+    if not refs:
+        return 0.0
+    pred = ruler_prediction(prediction).lower()
+    return sum(1.0 for r in refs if (r or "").lower() in pred) / len(refs)
+
+
+def ruler_match_part(prediction: str, answers: Iterable[str]) -> float:
+    """RULER's string_match_part for one prediction: 1 if the prediction contains any reference,
+    case-insensitive, else 0 (RULER scores its QA tasks so)."""
+    pred = ruler_prediction(prediction).lower()
+    return 1.0 if any((r or "").lower() in pred for r in answers) else 0.0
+
+
 # --- "Context Overloading in RAG Based Systems" (a student project, seed 004): its evaluation, §4.2 ---
 
 
@@ -91,34 +134,47 @@ def _stopwords() -> frozenset[str]:
 
 
 STOPWORDS = _stopwords()
-_KEYWORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+# a word: letters and digits of any script ("zürich", "東京", "1899"), with an apostrophe's ending ("zahm's")
+_KEYWORD_RE = re.compile(r"[^\W_]+(?:'[^\W\d_]+)?")
 
 
 def keywords(text: str) -> list[str]:
     """Context Overloading §4.4: the words of text lower-cased, without NLTK's stopwords or punctuation, in
-    order (repeats kept). Lower-casing comes first (as its §3.1 preprocessing does), so "What" is a stopword."""
+    order (repeats kept). Lower-casing comes first (as its §3.1 preprocessing does), so "What" is a stopword.
+    A word is a run of letters and digits in any script (the text in NFC first, so an accent written as a
+    combining mark stays in its word): "Zürich" is one keyword, "zürich"."""
+    text = unicodedata.normalize("NFC", text or "").lower()
     return [
-        w
-        for w in _KEYWORD_RE.findall((text or "").lower())
-        if w not in STOPWORDS and w.replace("'", "") not in STOPWORDS
+        w for w in _KEYWORD_RE.findall(text) if w not in STOPWORDS and w.replace("'", "") not in STOPWORDS
     ]
+
+
+def mq_normal(text: str) -> str:
+    """Context Overloading's normalised form of an answer (§4.2 compares answers "in their normalized form"
+    with the normalisation of its §3.1: "converting all text to lowercase and trimming whitespace" and
+    "punctuation was stripped"): lower-cased, punctuation dropped, white space collapsed. The words stay,
+    articles and stopwords included: Fig. 17 counts "an early wind tunnel" against "John Zahm's brother
+    constructed the early wind tunnel at Notre Dame." as a mismatch (partially correct), which dropping
+    "an" and "the" (SQuAD's normalize_answer, or §3.1's stopword removal) would make a match."""
+    text = "".join(ch for ch in (text or "").lower() if ch not in _PUNCTUATION)
+    return " ".join(text.split())
 
 
 def mq_match(prediction: str, answers: Iterable[str]) -> float:
     """Context Overloading §4.2: correct when the gold answer and the model's answer contain one another
     ("we checked if one was a substring of the other, both in their raw form and in their normalized
-    form"): raw (as written) or SQuAD-normalised (normalize_answer), either way round, any gold answer.
+    form"): raw (as written) or normalised (mq_normal), either way round, any gold answer.
     An empty answer (or one that normalises to nothing) never matches: it is a substring of everything.
     As in the paper, a very short answer inside the gold one counts ("1" against "1899")."""
     pred = (prediction or "").strip()
     if not pred:
         return 0.0
-    npred = normalize_answer(pred)
+    npred = mq_normal(pred)
     for gold in answers:
         g = (gold or "").strip()
         if g and (g in pred or pred in g):
             return 1.0
-        ng = normalize_answer(g)
+        ng = mq_normal(g)
         if ng and npred and (ng in npred or npred in ng):
             return 1.0
     return 0.0
@@ -150,7 +206,9 @@ def mostly_present(prediction: str, answers: Iterable[str]) -> bool:
 
 def mq_category(prediction: str, answers: Iterable[str]) -> str:
     """One of CATEGORIES: correct (mq_match), else not_specified (is_not_specified), else partial
-    (mostly_present), else wrong. The paper sorted its mismatches by hand (§5.3); these rules are ours."""
+    (mostly_present), else wrong. The paper sorted its mismatches by hand (§5.3); these rules are ours, and
+    they put its four worked examples where it put them: Fig. 17's S7 ("Around 1899") and S9 ("an early
+    wind tunnel") partial, Fig. 18's two not specified."""
     answers = list(answers)
     if mq_match(prediction, answers):
         return "correct"
@@ -226,11 +284,15 @@ def context_sentences(context: str | Iterable[str]) -> frozenset[str]:
 def sentence_counts(sentences: Iterable[str], context: str | Iterable[str]) -> tuple[int, int]:
     """ALR2 §5.1, per trial: (retrieved sentences, those that match no sentence of the context).
 
-    "In the context" is the paper's "match any sentences in the context": the retrieved sentence,
-    normalised, equals one of the context's sentences, normalised (sentences split by pysbd, page by
-    page). A fragment of a sentence, or a span across two, does not match. A retrieved item with no
+    ALR2 counts sentences, not bullets: a retrieved item (a "-" bullet, a quote) is split into its
+    sentences as the context is (pysbd), and each is one retrieved sentence, so a bullet that copies two
+    sentences of the context counts two, both in it. "In the context" is the paper's "match any
+    sentences in the context": the retrieved sentence, normalised, equals one of the context's sentences,
+    normalised (sentences split page by page). A fragment of a sentence does not match. A piece with no
     letter or digit is not a sentence and is not counted."""
-    items = [n for n in (_norm_sentence(s) for s in sentences if s) if n]
+    from components.core.documents import split_sentences
+
+    items = [n for s in sentences if s for n in (_norm_sentence(x) for x in split_sentences(s)) if n]
     if not items:
         return 0, 0
     known = context_sentences(context)

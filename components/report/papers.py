@@ -121,8 +121,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         ours_rows=("strategy",),
         ours_columns=(),
         ours_metric="subspan_em",
-        differs="Ours: 50 NQ-open questions with the bundled 0.5B model; the paper: the whole NQ-open "
-        "set with GPT-3.5-Turbo, Claude-1.3 and open models.",
+        differs="Ours: 50 NQ-open questions with the bundled 0.5B model; the paper: all 2,655 questions of "
+        "its NQ-open evaluation set (each with its gold passage: the oracle file) with GPT-3.5-Turbo, "
+        "Claude-1.3 and open models.",
         config="local-qwen-nq-bounds",
     ),
     Experiment(
@@ -139,9 +140,13 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         ours_rows=("length", "position"),
         ours_columns=("strategy",),
         ours_metric="score",
-        differs="Ours: 20 invented-fact questions in 2,000-token documents (r = 500, k = 3) with the "
-        "bundled 0.5B model; the paper: NQ in 10k-80k-token documents (r = 10k) with GPT-4 "
-        "Turbo.",
+        differs="Ours, shipped: 20 invented-fact questions in documents of 2,000 tokens of page text (made "
+        "before lengths counted the PAGE tags), the answer at 0/25/50/75/100% of the length, r = 500, "
+        "k = 3, the bundled 0.5B model. The paper: 50 NQ questions in documents of d = 10k-80k tokens "
+        "counted with the PAGE tags, the answer x tokens in, x from 0 to d in steps of 10k (2/3/5/9 "
+        "places), r = 10k, k = 5, GPT-4 Turbo. The command runs the paper's grid with NQ-open questions "
+        "among BM25 distractors from other questions' passages (the paper took LITM's Contriever-ranked "
+        "passages); the Experiments page's grid puts the answer at 0-100% of each length instead.",
         config="papers-rr-nq",
         preset={
             "tasks": "nq-open-30docs",
@@ -162,8 +167,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         rows=("doc_length_tokens", "answer_position_tokens"),
         columns=("method",),
         metric="fuzzy match (%)",
-        differs='Ours: R&R\'s SQuAD set built from the SQuAD v1.1 development set (tasks = "rr-squad", '
-        "BM25 relevance); the paper: its SQuAD set with GPT-4 Turbo.",
+        differs='Ours: R&R\'s SQuAD set built from the SQuAD v1.1 development set (tasks = "rr-squad": '
+        "50 questions, distractors the paragraphs of other articles ranked by BM25), the model you choose; "
+        "the paper: 50 questions of SQuAD v2 (this app ships v1.1), GPT-4 Turbo. Both on the paper's grid: "
+        "d = 10k-80k tokens counted with the PAGE tags, x from 0 to d in steps of 10k.",
         config="papers-rr-squad",
     ),
     Experiment(
@@ -177,8 +184,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         rows=("chunk_size_tokens",),
         columns=("model", "method"),
         metric="fuzzy match (%)",
-        differs="Ours: NQ-open questions with BM25 distractors and the model you choose; the paper: NQ "
-        "with GPT-4 Turbo and Claude 2.1.",
+        differs="Ours: NQ-open questions among BM25 distractors from other questions' passages, the model "
+        "you choose; the paper: LITM's NQ passages, GPT-4 Turbo and Claude 2.1. Both at d = 80k tokens "
+        "counted with the PAGE tags (so are c and r), x from 0 to 80k in steps of 10k; the Experiments "
+        "page's grid puts the answer at 0-100% instead.",
         config="papers-rr-chunked",
         preset={
             "tasks": "nq-open-30docs",
@@ -193,18 +202,23 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "alr2_2024",
         "alr2-niah",
         "Direct answer against retrieve-then-reason, needle in a haystack (Table 1, NIAH)",
-        "Exact match as the context grows from 4k to 128k tokens, answering directly (DA) or first "
-        "retrieving the relevant sentences and then answering from them (RR).",
+        "ALR2's NIAH score (its \"EM\": RULER's string match, the share of the expected values the answer "
+        "contains, averaged over RULER's four NIAH variants) as the context grows from 4k to 128k tokens, "
+        "answering directly (DA) or first retrieving the relevant sentences and then answering from them "
+        "(RR).",
         ("Table 1",),
         where={"dataset": "NIAH"},
         rows=("doc_length_tokens",),
         columns=("model", "method"),
         metric="exact match (%)",
-        differs="Ours: the bundled needle-in-a-haystack tasks (a magic number in a built-in haystack) "
-        "and the model you choose; the paper: Command R and other models on its own NIAH set.",
+        differs="Ours: RULER's four NIAH variants as ALR2 ran them (single, multi-key, multi-value, "
+        'multi-query; tasks = "niah-ruler", 5 of each), magic numbers in essays written for this '
+        "project (RULER's are Paul Graham's), scored with RULER's string_match_all (metric ruler-all) and "
+        "averaged over the four, the model you choose; lengths count the document (RULER counts the whole "
+        "prompt). The paper: 500 test cases a variant, Command R and other models.",
         config="papers-alr2-niah",
         preset={
-            "tasks": "niah",
+            "tasks": "niah-ruler",
             "strategies": ["direct-answer", "retrieve-then-reason"],
             "params": {},
             "lengths": [4000, 8000, 16000, 32000, 64000],
@@ -221,8 +235,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         rows=("doc_length_tokens",),
         columns=("model", "method"),
         metric="exact match, 0-1",
-        differs="Ours: the bundled pass key tasks (20) and the model you choose; the paper: Command R+ "
-        "on its own tasks.",
+        differs="Ours: 20 bundled tasks (two 5-letter pass keys to join in the asked order) in essays "
+        "written for this project, 16k-64k tokens, the first key at 0-100% of the document, the model you "
+        "choose; the paper: 100 random pass keys in Wikitext-103 text of up to 128k tokens, placed at 30% "
+        "and 60%, Command R+.",
         config="papers-alr2-passkey",
         preset={
             "tasks": "passkey-concat",
@@ -243,11 +259,70 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         metric="questions",
         run="local-qwen-squad-mq",
         ours_metric="mq_match",
-        differs="Ours: SQuAD development-set paragraphs, 600-token chunks, the bundled 0.5B model; the "
-        "paper: SQuAD training-set paragraphs, about 800-token chunks, Mistral-7B-Instruct-v0.3.",
+        differs="Ours: SQuAD v1.1 development-set paragraphs, 600-token chunks, the bundled 0.5B model, "
+        "answers sorted into the paper's categories by rule (its four worked examples, Figs. 17-18, land "
+        "where it put them); the paper: SQuAD training-set paragraphs, about 800-token chunks, "
+        "Mistral-7B-Instruct-v0.3, mismatches sorted by hand.",
         config="local-qwen-squad-mq",
     ),
 )
+
+
+# What each paper measured that a user cannot rerun here, and why: (what, why), shown under its experiments.
+NOT_RERUN: dict[str, tuple[tuple[str, str], ...]] = {
+    "liu2023": (
+        (
+            "The distractors (§2.1, every multi-document table)",
+            "LITM retrieved each question's distractors with Contriever from a 2018 Wikipedia dump; neither "
+            "the retriever nor the dump ships with the app, and the app reaches no model or dataset hub. Ours "
+            "are other questions' passages chosen by BM25, which are easier to tell from the gold one",
+        ),
+        (
+            "Appendix A (the unambiguous questions)",
+            "it needs the ambiguity annotations of Min et al. (2020), which do not ship",
+        ),
+        (
+            "Appendix B (random distractors)",
+            "it draws random passages from the same Wikipedia dump, which does not ship",
+        ),
+    ),
+    "rr2024": (
+        ("The HotPotQA rows", "HotPotQA does not ship with the app"),
+        (
+            "The PubMed rows",
+            "the paper's PubMed set (2024 abstracts it scraped, each with a question GPT-4 Turbo wrote) "
+            "does not ship with the app",
+        ),
+        (
+            "Table 4 (answering without the page request; retrieving the single most relevant page)",
+            "neither prompt is built here: every answer prompt of the app asks for the page too, and ICR's "
+            "retrieval asks for up to k pages",
+        ),
+    ),
+    "alr2_2024": (
+        (
+            "The fine-tuned rows (CMD-R-FT and ALR2, Tables 1-3)",
+            "they are Command R fine-tuned on ALR2's training examples; the app prompts models and "
+            "fine-tunes none",
+        ),
+        (
+            "The QA rows (Table 1: HotpotQA and SQuAD; Table 3: StrategyQA and TriviaQA)",
+            "RULER's long-context versions of these sets are not built here, and HotpotQA, StrategyQA and "
+            "TriviaQA do not ship",
+        ),
+    ),
+    "context_overloading_2025": (
+        (
+            "The documents (§5.1: SQuAD training-set paragraphs)",
+            "only the SQuAD v1.1 development set ships with the app; ours are its paragraphs, which are longer",
+        ),
+    ),
+}
+
+
+def not_rerun(paper: str) -> tuple[tuple[str, str], ...]:
+    """What the paper measured that a user cannot rerun here, each (what, why)."""
+    return NOT_RERUN.get(paper, ())
 
 
 def experiments(paper: str | None = None) -> list[Experiment]:

@@ -218,6 +218,7 @@ def sweep_settings(config: dict) -> str:
         ("strategies", "strategies"),
         ("lengths", "lengths"),
         ("positions", "positions"),
+        ("positions_tokens", "positions (tokens)"),
         ("n_tasks", "tasks"),
         ("seed", "seed"),
     ):

@@ -362,6 +362,7 @@ class BatchRun(SweepRun):
                     settings_for,
                     answer_mode=spec.task.meta.get("answer_mode", "any"),
                     gold_sentences=spec.task.gold_sentences,
+                    task_metric=spec.task.metric,
                 )
             except NeedsCall as exc:
                 return str(exc.args[0])

@@ -48,6 +48,7 @@ from components.run.config_rules import (
     TIMEOUT_BOUNDS,
     ModelConfig,
     grid_of,
+    token_positions,
 )
 from components.run.config_secrets import (
     ENV_NAME,
@@ -96,6 +97,7 @@ __all__ = [  # what callers have always imported from here; each is defined in t
     "key_shaped",
     "read_rules",
     "stored_tasks",
+    "token_positions",
 ]
 
 MAX_CONFIG_BYTES = 1024 * 1024  # a sweep config file (a few hundred bytes in practice)
@@ -128,6 +130,9 @@ class SweepConfig:
     positions: tuple[float, ...]
     strategies: tuple[str, ...]
     models: tuple[ModelConfig, ...]
+    # R&R §4.1 (instead of positions): the answer at absolute token positions, each length taking those up
+    # to itself: "every N" (0, N, 2N, ... up to the length) or a list of token counts
+    positions_tokens: str | tuple[int, ...] | None = None
     # LITM §3.1: N documents with the gold one at 0-based index i (instead of lengths and positions)
     documents: tuple[int, ...] = ()
     gold_index: tuple[int, ...] = ()
@@ -208,6 +213,16 @@ class SweepConfig:
                         param.check(v)
                     except ParamError as exc:
                         fail(f"params ({strategy}): {exc}")
+
+    def positions_for(self, length: int) -> tuple:
+        """The answer positions of a document of `length` tokens: `positions` (fractions, or tokens inside
+        every length), or those of `positions_tokens` up to the length (R&R §4.1: "we vary x from 0 to d in
+        increments of 10k", 2/3/5/9 positions at d = 10k/20k/40k/80k)."""
+        return (
+            self.positions
+            if self.positions_tokens is None
+            else token_positions(self.positions_tokens, length)
+        )
 
     def count_settings(self, strategy: str) -> int:
         """len(params_for(strategy)), without building them."""

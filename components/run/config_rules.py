@@ -8,6 +8,7 @@ A new key: add it to SWEEP_KEYS or MODEL_KEYS and give it a Rule here (its check
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
@@ -38,6 +39,7 @@ SWEEP_KEYS = {
     "n_tasks",
     "lengths",
     "positions",
+    "positions_tokens",
     "documents",
     "gold_index",
     "strategies",
@@ -146,7 +148,8 @@ def grid_of(table: dict, got: dict) -> str:
     if got["design"]:
         return "design"
     by_documents = table.get("documents") is not None or table.get("gold_index") is not None
-    if by_documents and (table.get("lengths") is not None or table.get("positions") is not None):
+    by_tokens = any(table.get(k) is not None for k in ("lengths", "positions", "positions_tokens"))
+    if by_documents and by_tokens:
         fail(
             "give either lengths and positions (tokens, R&R §4.1) or documents and gold_index "
             "(Lost in the Middle §3.1), not both"
@@ -185,6 +188,58 @@ def _position(x, got) -> None:
             f"position {x:g} counts tokens (it is above 1), so it must be a whole number no larger "
             f"than the shortest length ({shortest:,}); for a fraction give 0 to 1"
         )
+
+
+def _positions(rule: Rule, value, at: Reading) -> list:
+    """`positions`, unless the table gives `positions_tokens` instead (then [], and both together fail)."""
+    if at.table.get("positions_tokens") is not None:
+        if value is not None:
+            fail(
+                "give either positions (fractions, or tokens inside every length) or positions_tokens, not both"
+            )
+        return []
+    return _grid_list("tokens", _position)(rule, value, at)
+
+
+EVERY = re.compile(r"every\s+(\d+)")
+
+
+def token_positions(spec: str | tuple[int, ...], length: int) -> tuple[int, ...]:
+    """The token positions of `positions_tokens` inside a document of `length` tokens, in order: "every N"
+    gives 0, N, 2N, ... up to the length (the length itself included when N divides it), a list its values
+    up to the length."""
+    if isinstance(spec, str):
+        found = EVERY.fullmatch(spec.strip())
+        step = int(found.group(1)) if found else 0
+        return tuple(range(0, length + 1, step)) if step else ()
+    return tuple(x for x in spec if x <= length)
+
+
+def _positions_tokens(rule: Rule, value, at: Reading) -> str | tuple[int, ...] | None:
+    """ "every N" (N a whole number of tokens, at least 2) or a list of whole numbers of tokens (0, or 2 or
+    more: a position of 1 would read as the fraction 1, the end), each length taking those up to itself;
+    every length must take at least one."""
+    if value is None or grid_of(at.table, at.got) != "tokens":
+        return None
+    if isinstance(value, str):
+        found = EVERY.fullmatch(value.strip())
+        if not found or int(found.group(1)) < 2:
+            rule.fail(value, at)
+        return value.strip()
+    a_list(rule.key, value, ' of token counts, e.g. [0, 10000, 20000], or "every 10000"')
+    for x in value:
+        if isinstance(x, bool) or not isinstance(x, int) or x < 0 or x == 1:
+            fail(
+                f"every position of positions_tokens must be a whole number of tokens, 0 or from 2, got {x!r}"
+            )
+    if len(set(value)) != len(value):
+        fail("positions_tokens lists a position twice")
+    for length in at.got["lengths"]:
+        if not token_positions(tuple(value), length):
+            fail(
+                f"length {length:,} takes no position of positions_tokens (each length takes those up to itself)"
+            )
+    return tuple(value)
 
 
 def _documents(x, got) -> None:
@@ -230,7 +285,16 @@ RULES: tuple[Rule, ...] = (
         keep=tuple,
     ),
     Rule("lengths", _grid_list("tokens", _length), example=" of token counts, e.g. [2000, 4000]", keep=tuple),
-    Rule("positions", _grid_list("tokens", _position), example=", e.g. [0.0, 0.5, 1.0]", keep=tuple),
+    Rule("positions", _positions, example=", e.g. [0.0, 0.5, 1.0]", keep=tuple),
+    # R&R §4.1's grid in one sweep: the answer at absolute token positions, each length taking those up to
+    # itself (SweepConfig.positions_for)
+    Rule(
+        "positions_tokens",
+        _positions_tokens,
+        optional=True,
+        message='{key} must be "every N" (N a whole number of tokens, at least 2) or a list of token counts, '
+        "got {shown}",
+    ),
     Rule("strategies", _strategies, example=f" of {', '.join(STRATEGIES)}", keep=tuple),
     Rule("models", _models, message="at least one [[sweep.models]] table is needed"),
     Rule(

@@ -278,6 +278,7 @@ async def _replay(config, store, documents, replay: list, tally) -> None:
                 lambda p, m=s.model: config.settings(m, p.max_tokens),
                 answer_mode=s.task.meta.get("answer_mode", "any"),
                 gold_sentences=s.task.gold_sentences,
+                task_metric=s.task.metric,
             )
         except NeedsCall:
             tally.partly(s.model, est, hits)

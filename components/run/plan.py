@@ -67,7 +67,7 @@ def cells(config: SweepConfig) -> list[Cell]:
         return [
             Cell(length=length, position=position)
             for length in config.lengths
-            for position in config.positions
+            for position in config.positions_for(length)
         ]
     return [
         Cell(documents=n, gold_index=j)
@@ -84,7 +84,9 @@ def left_out(config: SweepConfig) -> list[tuple[int, int]]:
 # a parameter that sizes something in the document, checked against the largest document the grid builds
 # (what it counts): k > pages or c > tokens makes every trial of that setting a `params` error. r is not
 # checked: r at or past the end of every document places no reminder, which is a setting a sweep may want
-# (a no-reminder control beside smaller r; R&R's own grid runs 10k documents with r = 10k)
+# (a no-reminder control beside smaller r; R&R's own grid runs 10k documents with r = 10k). A document's
+# tokens are as its cell counts them (tasks.sweepdocs.Built.length_tokens: R&R's d, PAGE tags included), and
+# a c up to the cell's length d fits (R&R Table 3 runs c = d = 80k: one chunk)
 FITS = {"k": "pages", "c": "tokens"}
 
 
@@ -119,11 +121,15 @@ def check_fit(config: SweepConfig, tasks: list, grid: list[Cell]) -> None:
 
     for task in tasks:
         try:
-            doc = cell_document(task, cell, encoding=config.encoding, tasks=tasks).document
+            made = cell_document(task, cell, encoding=config.encoding, tasks=tasks)
         except ValueError:
             continue
         built = True
-        most["pages"], most["tokens"] = max(most["pages"], len(doc.pages)), max(most["tokens"], doc.tokens)
+        tokens = max(made.length_tokens, cell.length or 0)
+        most["pages"], most["tokens"] = (
+            max(most["pages"], len(made.document.pages)),
+            max(most["tokens"], tokens),
+        )
         if all(_fits(name, value, most) for _, name, value, _ in needs):
             return
     if not built:

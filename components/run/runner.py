@@ -428,9 +428,15 @@ class LiveRun(SweepRun):
                 lambda p, m=spec.model: config.settings(m, p.max_tokens),
                 answer_mode=spec.task.meta.get("answer_mode", "any"),
                 gold_sentences=spec.task.gold_sentences,
+                task_metric=spec.task.metric,
             )
         elif built is not None:
-            ran = Ran(Trial(gold_pages=list(built.document.gold), metric=get_strategy(spec.strategy).metric))
+            ran = Ran(
+                Trial(
+                    gold_pages=list(built.document.gold),
+                    metric=get_strategy(spec.strategy).metric_for(spec.task.metric),
+                )
+            )
         if built is not None and config.measure in SCORES and ran.trial.error is None:
             ran.call_keys += await score_trial(
                 ran.trial,

@@ -43,8 +43,10 @@ class Trial:
         "INTEGER", "number of documents (LITM §3.1); empty in a token sweep", since=2
     )
     gold_index: int | None = _col("INTEGER", "0-based index of the gold document (LITM §3.1)", since=2)
-    actual_length: int | None = _col("INTEGER", "document tokens built")
-    actual_position: int | None = _col("INTEGER", "tokens before the first gold page")
+    actual_length: int | None = _col(
+        "INTEGER", "document tokens built (a token cell: as R&R's prompt holds it, PAGE tags included)"
+    )
+    actual_position: int | None = _col("INTEGER", "tokens before the first gold page (counted the same way)")
     gold_pages: list | None = _list_col("gold page numbers")
     retrieved_pages: list | None = _list_col("pages a retrieval stage returned (ICR, R&R)")
     cited_pages: list | None = _list_col("pages the answer cited")
@@ -128,6 +130,13 @@ class Trial:
     gold_facts_recalled: int | None = _col(
         "INTEGER", "gold supporting facts a retrieved sentence contains (ALR2 §5.1)", since=8
     )
+    # 9: RULER's scorers, which ALR2 reports on its NIAH tasks (ALR2 §4; core.scoring.ruler_match_all/_part)
+    ruler_all: float | None = _col(
+        "REAL", "share of the gold answers the response contains (RULER string_match_all)", since=9
+    )
+    ruler_part: float | None = _col(
+        "REAL", "1 if the response contains any gold answer (RULER string_match_part)", since=9
+    )
 
     def row(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -188,6 +197,8 @@ RESULT_COLUMNS = [
     "sentences_hallucinated",
     "gold_facts",
     "gold_facts_recalled",
+    "ruler_all",
+    "ruler_part",
 ]
 # every column of an export: the result columns, then the rest of the trial, then the store's own
 EXPORT_COLUMNS = [

@@ -108,6 +108,8 @@ MIGRATIONS: list[str] = [
     ";\n".join(added_in(7)),
     # 8: the counts behind ALR2's retrieval measures (§5.1), pooled per cell by the report
     ";\n".join(added_in(8)),
+    # 9: RULER's two scorers (string_match_all, string_match_part), ALR2's NIAH metric
+    ";\n".join(added_in(9)),
 ]
 
 ENV_DB = "LITM_DB"  # the one run store of the app and the command line

@@ -93,8 +93,10 @@ async def execute(
     answer_mode: str = "any",
     on_call: Callable[[object, object], None] | None = None,
     gold_sentences=(),
+    task_metric: str | None = None,
 ) -> Ran:
-    """Run one trial. BudgetExceeded, Cancelled, NeedsCall and StoreWriteError (the store cannot be written: a
+    """Run one trial (`task_metric`: the metric the task's benchmark scores it with, tasks.model.Task.metric,
+    the primary metric of a strategy that follows it). BudgetExceeded, Cancelled, NeedsCall and StoreWriteError (the store cannot be written: a
     full disk) pass through (the trial did not happen).
     A caller with `batch = True` (run/batch.py) prices its calls at batch prices."""
     trial = Trial(gold_pages=list(doc.gold), question=question, answers=list(answers), strategy=strategy_name)
@@ -115,7 +117,7 @@ async def execute(
     outcome = None
     try:
         strategy = get_strategy(strategy_name)
-        trial.metric = strategy.metric
+        trial.metric = strategy.metric_for(task_metric)
         outcome = await strategy.run(doc, question, params, ask)
     except (
         BudgetExceeded,

@@ -6,7 +6,9 @@ so are straight quotes where the figures show curly ones.
 {CONTEXT}: the pages' text joined by blank lines, without page tags. ALR2's contexts are
 concatenated passages (App. B.1), and retrieved sentences are checked against the document text
 (§5.1), so the model sees plain text; spans still say where each page lies.
-ALR2 reports exact match (EM, §4), so that is the metric of all four.
+ALR2 reports exact match (EM, §4), so that is the metric of all four; on RULER's NIAH tasks it follows
+RULER's setup ("Following the setup of Ruler, we report the average EM score"), so there the metric is
+RULER's own (core.metrics.KIND_METRICS: string_match_all), which a task's metric names.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ class DirectAnswer(OneCall):
     summary = "One call: the documents, then the question; the reply is the answer."
     paper = "ALR2 Fig. 4"
     metric = "exact"
+    follows_task_metric = True
 
     def prompt(self, doc, question, params) -> Prompt:
         return _prompt(
@@ -89,6 +92,7 @@ class RetrieveThenReason(Strategy):
     paper = "ALR2 Fig. 3"
     stages = 2
     metric = "exact"
+    follows_task_metric = True
     keeps_context = True  # stage 2 resends stage 1's prompt (run/estimate.py counts it)
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
@@ -147,6 +151,7 @@ class QuotesFirst(OneCall):
     summary = "One call that first writes the relevant quotes, then the answer."
     paper = "ALR2 Fig. 5"
     metric = "exact"
+    follows_task_metric = True
 
     def prompt(self, doc, question, params) -> Prompt:
         return _prompt(
@@ -173,6 +178,7 @@ class S2A(Strategy):
     paper = "ALR2 Fig. 6"
     stages = 2
     metric = "exact"
+    follows_task_metric = True
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
         self.check(doc, question, params)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.core.completion import Ask, Completion
-from components.core.documents import Document, Page
+from components.core.documents import PAGE_SEP, Document, Page
 from components.core.parsing import Parsed, parse_answer
 from components.core.prompts import Prompt, PromptBuilder, load_template
 
@@ -120,7 +120,15 @@ class Strategy:
     params: tuple[Param, ...] = ()
     stages: int = 1
     metric: str = "fuzzy"  # the metric its paper reports
+    # its paper scores a benchmark's tasks with the benchmark's own metric where the task names one
+    # (ALR2 §4 on RULER's NIAH tasks: core.metrics.KIND_METRICS)
+    follows_task_metric: bool = False
     needs_gold: bool = False  # e.g. reprompt-before-gold, oracle
+
+    def metric_for(self, task_metric: str | None = None) -> str:
+        """The primary metric of a trial of this strategy on a task whose benchmark scores it with
+        `task_metric` (None: the task names none)."""
+        return task_metric if self.follows_task_metric and task_metric else self.metric
 
     def defaults(self) -> dict:
         return {p.name: p.default for p in self.params}
@@ -188,7 +196,7 @@ def add_pages(
     doc: Document,
     pages: list[Page] | tuple[Page, ...],
     inserts: dict[int, list[tuple[str, str]]] | None = None,
-    sep: str = "\n\n",
+    sep: str = PAGE_SEP,
 ) -> None:
     """Pages joined by blank lines (R&R §4.1: 'a double-linebreak-separated list'), with blocks
     inserted before the page at index i: inserts[i] = [(kind, text), ...]. Index len(pages) = after."""

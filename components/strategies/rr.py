@@ -12,6 +12,7 @@ from components.core.documents import Document, Page
 from components.core.parsing import Parsed, parse_pages
 from components.core.positions import chunk_ranges, every
 from components.core.prompts import Prompt, load_template
+from components.core.tagged import tagged_offsets
 from components.strategies.base import (
     Outcome,
     Param,
@@ -61,15 +62,13 @@ def reminder_inserts(
     - tags-only (§5.2, Table 6): same places, the reminder only alludes to the INSTRUCTIONS tag;
     - at-beginning (Table 6): the same number of reminders, all before the first page;
     - before-gold (Table 6, "Before answer only"): one reminder right before each gold page.
-    Positions count document tokens only (pages), not the reminders already placed.
+    Positions count the document as the prompt holds it (R&R §4.1: its pages in their PAGE tags, a blank
+    line between two; core.tagged), not the instructions nor the reminders already placed.
     """
     if variant == "before-gold":
         gold = set(doc.gold)
         return {i: [("reminder", reminder)] for i, p in enumerate(pages) if p.number in gold}
-    offsets: tuple[int, ...] = (0,)
-    for p in pages:
-        offsets += (offsets[-1] + p.tokens,)
-    points = every(offsets, r) if r else []
+    points = every(tagged_offsets(pages, doc.encoding), r) if r else []
     if variant == "at-beginning":
         return {0: [("reminder", reminder)] * len(points)} if points else {}
     return {i: [("reminder", reminder)] for i in points}
@@ -206,7 +205,8 @@ class ChunkedICR(ICR):
     """R&R §3.4: chunks of about c tokens split between pages; one retrieval call per chunk
     (up to k pages each), pooled; one answer call. Calls m = d/c + 1 (Table 3: 9/5/3/2 at d = 80k,
     c = 10k/20k/40k/80k): a tail shorter than half a chunk joins the previous chunk, and c at or past
-    the document's length is one chunk (core.positions.chunk_ranges)."""
+    the document's length is one chunk (core.positions.chunk_ranges). Chunk sizes count the document as
+    the prompt holds it, PAGE tags included (core.tagged), as its length d does."""
 
     name = "chunked-icr"
     label = "Chunked ICR"
@@ -215,7 +215,7 @@ class ChunkedICR(ICR):
     params: tuple[Param, ...] = (K, C)
 
     def chunks(self, doc: Document, c: int) -> list[tuple[Page, ...]]:
-        return [doc.pages[a:b] for a, b in chunk_ranges(doc.offsets, c)]
+        return [doc.pages[a:b] for a, b in chunk_ranges(tagged_offsets(doc.pages, doc.encoding), c)]
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
         p = self.check(doc, question, params)

@@ -3,11 +3,14 @@
 Kinds (KINDS):
 - kv: "Lost in the Middle" §4 key-value retrieval: random UUID keys and values, one record per
   passage (`"key": "value"`), the queried record gold; question = the key, answers = [value].
-- niah, niah-multikey, niah-multivalue: ALR2 App. B.1 / RULER needles
+- niah, niah-multikey, niah-multivalue, niah-multiquery: ALR2 App. B.1 / RULER needles
   "One of the special magic numbers for {KEY} is: {VALUE}." (English-word keys, 7-digit values) in
   a haystack of prose written for this project. Single needle; four needles with one asked
-  (the other three are non-gold decoys); several values for one key (all gold, all required:
-  meta["answer_mode"] = "all").
+  (the other three are non-gold decoys); several values for one key; four keys, all asked at once
+  (RULER's niah_multiquery). The last two: every needle gold, every value required
+  (meta["answer_mode"] = "all"), scored as RULER scores them (the share of values found).
+- niah-ruler: the four variants in turn (S, MK, MV, MQ), each task as its own kind makes it: ALR2
+  reports NIAH as the mean of the four (App. B.1).
 - passkey-multihop: ALR2 §2 Task 2 in chain form: "The pass key of A is the pass key of B." ...
   "The pass key of B is 1234567."; ask A's. Every link is gold.
 - passkey-concat: ALR2 §2 Task 3: two (or more) pass keys whose concatenation, in the asked order, is
@@ -38,6 +41,8 @@ KINDS = (
     "niah",
     "niah-multikey",
     "niah-multivalue",
+    "niah-multiquery",
+    "niah-ruler",
     "passkey-multihop",
     "passkey-concat",
     "facts",
@@ -49,6 +54,8 @@ DESCRIPTIONS = {
     "niah": "Needle in a haystack: one magic number (ALR2 App. B.1, S-NIAH)",
     "niah-multikey": "Four needles with different keys, one asked (ALR2 App. B.1, MK-NIAH)",
     "niah-multivalue": "Several magic numbers for one key, all required (ALR2 App. B.1, MV-NIAH)",
+    "niah-multiquery": "Four keys asked at once, every value required (ALR2 App. B.1, MQ-NIAH)",
+    "niah-ruler": "RULER's four NIAH variants in turn, as ALR2 averages them (App. B.1)",
     "passkey-multihop": "A chain of pass keys: A's pass key is B's pass key ... (ALR2 §2, Task 2 style)",
     "passkey-concat": "Concatenate two pass keys in order (ALR2 §2, Task 3)",
     "facts": "Questions about invented towns, people, companies, rivers and festivals",
@@ -113,6 +120,11 @@ FIRST_NAMES = (
 NEEDLE = "One of the special magic numbers for {key} is: {value}."
 NIAH_Q = "What is the special magic number for {key} mentioned in the provided text?"
 NIAH_MV_Q = "What are all the special magic numbers for {key} mentioned in the provided text?"
+
+
+def query_text(keys: list[str]) -> str:
+    """RULER's query of several keys (scripts/data/synthetic/niah.py): 'a, b, and c'."""
+    return ", ".join(keys[:-1]) + ", and " + keys[-1] if len(keys) > 1 else keys[0]
 
 
 def _keys(rng: random.Random, k: int) -> list[str]:
@@ -227,6 +239,45 @@ def gen_niah_multivalue(n: int, seed: int, paragraphs: int = 24, values: int = 4
             )
         )
     return tasks
+
+
+def gen_niah_multiquery(n: int, seed: int, paragraphs: int = 24, queries: int = 4) -> list[Task]:
+    """RULER's niah_multiquery (ALR2 App. B.1, MQ-NIAH): `queries` keys with one value each, the needles
+    in a shuffled order, every key asked in one question ("What are all the special magic numbers for
+    a, b, c, and d ..."); the answers are the values in the order the keys are asked, all required."""
+    if queries < 2:
+        raise ValueError("multi-query NIAH needs at least 2 queries")
+    rng = _rng("niah-multiquery", seed)
+    tasks = []
+    for i in range(n):
+        keys, vals = _keys(rng, queries), _numbers(rng, queries)
+        ps = [Passage(NEEDLE.format(key=k, value=v), "", True) for k, v in zip(keys, vals, strict=True)]
+        rng.shuffle(ps)
+        passages = _with_needles(rng, _haystack(rng, paragraphs), ps)
+        tasks.append(
+            Task(
+                f"niah-multiquery-{seed}-{i:04d}",
+                NIAH_MV_Q.format(key=query_text(keys)),
+                tuple(vals),
+                passages,
+                "niah-multiquery",
+                tuple(p.text for p in ps),
+                _niah_meta("niah-multiquery", seed, keys=keys, answer_mode="all"),
+            )
+        )
+    return tasks
+
+
+RULER_VARIANTS = ("niah", "niah-multikey", "niah-multivalue", "niah-multiquery")
+
+
+def gen_niah_ruler(n: int, seed: int, paragraphs: int = 24) -> list[Task]:
+    """RULER's four NIAH variants in turn (ALR2 App. B.1 reports NIAH as their mean): task i is the
+    (i // 4)-th task of variant i % 4, exactly as that variant's own generator makes it (same id), so any
+    first 4m tasks hold m of each."""
+    per = -(-n // len(RULER_VARIANTS))
+    made = [_GENERATORS[kind](per, seed, paragraphs=paragraphs) for kind in RULER_VARIANTS]
+    return [made[i % len(made)][i // len(made)] for i in range(n)]
 
 
 def _names(rng: random.Random, k: int) -> list[str]:
@@ -669,6 +720,8 @@ _GENERATORS: dict[str, Callable[..., list[Task]]] = {
     "niah": gen_niah,
     "niah-multikey": gen_niah_multikey,
     "niah-multivalue": gen_niah_multivalue,
+    "niah-multiquery": gen_niah_multiquery,
+    "niah-ruler": gen_niah_ruler,
     "passkey-multihop": gen_passkey_multihop,
     "passkey-concat": gen_passkey_concat,
     "facts": gen_facts,

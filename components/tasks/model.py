@@ -27,6 +27,15 @@ class Task:
     meta: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
+    def metric(self) -> str | None:
+        """The metric the task's benchmark scores it with: its meta "metric", else its kind's
+        (core.metrics.KIND_METRICS: RULER's for a NIAH task), else None."""
+        from components.core.metrics import KIND_METRICS, get_metric
+
+        named = self.meta.get("metric")
+        return get_metric(named).name if isinstance(named, str) and named else KIND_METRICS.get(self.kind)
+
+    @property
     def gold_indices(self) -> tuple[int, ...]:
         """0-based indices of gold passages among `passages`."""
         return tuple(i for i, p in enumerate(self.passages) if p.gold)

@@ -6,7 +6,10 @@ approximately d GPT4-tokens long. The distracter passages ... are still sorted b
 So: the task's own distractors keep their given order (NQ's are ranked by relevance), distractors from
 a pool (other questions' passages) follow them sorted by BM25 relevance to the question, the gold page
 goes at the page boundary nearest x tokens, and distractors are taken while the document stays within d
-tokens (it ends at most one page short of d, never past it). Pages are never split.
+tokens (it ends at most one page short of d, never past it). Pages are never split. d and x count the
+document as R&R's prompt holds it: each page in its PAGE tags, a blank line between two (core.tagged),
+the instructions and reminders around and between them not; `Built.length_tokens` and `position_tokens`
+are on that count.
 
 For several gold passages (R&R §4.1 HotPotQA) the gold pages go "at regularly spaced intervals".
 "Lost in the Middle" (LITM §3.1) places the gold document at index i among N documents instead:
@@ -29,6 +32,7 @@ from itertools import accumulate
 from components.core.cells import Cell
 from components.core.documents import Document, make_document, neutralise_tags
 from components.core.positions import nearest_boundary
+from components.core.tagged import counter, tagged_length, tagged_offsets
 from components.core.tokens import DEFAULT_ENCODING, tokenizer
 from components.tasks.distractors import Relevance
 from components.tasks.model import Passage, Task
@@ -46,10 +50,11 @@ class TooFewPassages(ValueError):
 class Built:
     """A built document with what was asked for and what was built.
 
-    unit "tokens" (build_document): lengths and positions are tokens; actual_position is the number
-    of tokens before the first gold page. unit "documents" (build_by_index): requested/actual length
-    is the number of documents and requested/actual position the 0-based gold index; the token
-    figures are then `length_tokens` and `position_tokens`.
+    unit "tokens" (build_document): lengths and positions are tokens of the document as R&R's prompt
+    holds it (its pages in their PAGE tags: core.tagged); actual_position is the number of those tokens
+    before the first gold page. unit "documents" (build_by_index): requested/actual length is the number
+    of documents and requested/actual position the 0-based gold index; the token figures are then
+    `length_tokens` and `position_tokens`, of the pages' text alone.
     """
 
     document: Document
@@ -62,12 +67,19 @@ class Built:
     unit: str = "tokens"
 
     @property
+    def offsets(self) -> tuple[int, ...]:
+        """The token offsets of its pages: as R&R's prompt holds them (tags included) in a token cell, of
+        the text alone in a documents cell (LITM's prompt writes no PAGE tags)."""
+        doc = self.document
+        return tagged_offsets(doc.pages, doc.encoding) if self.unit == "tokens" else doc.offsets
+
+    @property
     def length_tokens(self) -> int:
-        return self.document.tokens
+        return self.offsets[-1]
 
     @property
     def position_tokens(self) -> int:
-        return self.document.offsets[self.gold_pages[0] - 1] if self.gold_pages else 0
+        return self.offsets[self.gold_pages[0] - 1] if self.gold_pages else 0
 
     def to_record(self, *, texts: bool = True) -> dict:
         """A JSON-ready record (used by `litm tasks build`)."""
@@ -83,7 +95,7 @@ class Built:
             "position_tokens": self.position_tokens,
             "gold_pages": list(self.gold_pages),
             "gold_index": self.gold_index,
-            "gold_token_positions": [doc.offsets[g - 1] for g in self.gold_pages],
+            "gold_token_positions": [self.offsets[g - 1] for g in self.gold_pages],
             "n_pages": len(doc.pages),
             "encoding": doc.encoding,
         }
@@ -320,7 +332,8 @@ def build_document(
     pool: list[Passage] | None = None,
 ) -> Built:
     """A document of about `length` tokens, never more (unless the gold page(s) alone are longer),
-    with the gold page at the boundary nearest `position`.
+    with the gold page at the boundary nearest `position`: tokens of the document as R&R's prompt holds it,
+    each page in its PAGE tags with a blank line between two (R&R §4.1: core.tagged).
 
     position <= 1.0 is a fraction of length, > 1 is tokens (R&R §4.1: x tokens into the document).
     With several gold passages, the first goes at `position` and the rest at regular intervals
@@ -333,10 +346,22 @@ def build_document(
     length = int(length)
     x = resolve_position(length, position)
     golds, distractors = _split(task, pool)
-    g_counts = count_passages([_clean(p.text) for p in golds], encoding)
+    g_text = count_passages([_clean(p.text) for p in golds], encoding)
+    budget_text = max(0, length - sum(g_text))
+    d_text = _counts_until(distractors, budget_text, encoding)
+    # R&R §4.1: a page counts with its PAGE tags and the blank line after it (core.tagged; the last page
+    # has none). A page's number is not known before the gold page's place is: each is counted at the
+    # largest number it can have, so the document built never passes `length` (the tags of pages 1-999
+    # are the same size; a number past 999 takes a token more in each tag)
+    tc = counter(encoding)
+    m, most = len(golds), len(d_text) + len(golds)
+    d_counts = [
+        tc.page(_clean(p.text), n, j + 1 + m) + tc.sep
+        for j, (p, n) in enumerate(zip(distractors[: len(d_text)], d_text, strict=True))
+    ]
+    g_counts = [tc.page(_clean(p.text), n, most) + tc.sep for p, n in zip(golds, g_text, strict=True)]
     gold_total = sum(g_counts)
-    budget = max(0, length - gold_total)
-    d_counts = _counts_until(distractors, budget, encoding)
+    budget = max(0, length + tc.sep - gold_total)
     largest = max([*g_counts, *d_counts])
 
     # (3) fill to about `length` without passing it: the longest distractor prefix that, with the gold
@@ -345,17 +370,17 @@ def build_document(
     # An answer position past what is left for the distractors (x close to d) puts the gold page(s) last.
     prefix = (0, *accumulate(d_counts))
     k = max(0, bisect_right(prefix, budget) - 1)
-    # When _counts_until stopped early, prefix[k + 1] passed the target, so prefix[k] >= budget - largest
-    # and this never raises, whatever the uncounted passages hold: only a pool that ran out can refuse.
-    if prefix[k] + gold_total < length - largest:
+    # When _counts_until stopped early, prefix[k + 1] passed the target (a tagged page is longer than its
+    # text), so prefix[k] >= budget - largest and this never raises, whatever the uncounted passages hold:
+    # only a pool that ran out can refuse.
+    if prefix[k] + gold_total - tc.sep < length - largest:
         raise TooFewPassages(
-            f"task {task.id!r} has {prefix[-1] + gold_total:,} tokens of passages, too few for a "
+            f"task {task.id!r} has {prefix[-1] + gold_total - tc.sep:,} tokens of passages, too few for a "
             f"{length:,}-token document: choose a shorter length or a task set with more passages"
         )
     used = prefix[: k + 1]
 
-    # (2) gold page(s) at the page boundary nearest the target (tokens of text before the page)
-    m = len(golds)
+    # (2) gold page(s) at the page boundary nearest the target (tokens before the page)
     if x is None:
         targets = [(i + 1) * length / (m + 1) for i in range(m)]
     else:
@@ -377,25 +402,26 @@ def build_document(
     for j in range(k + 1):
         while gi < m and slots[gi] == j:
             order.append(golds[gi])
-            counts.append(g_counts[gi])
+            counts.append(g_text[gi])
             flags.append(True)
             gi += 1
         if j < k:
             order.append(distractors[j])
-            counts.append(d_counts[j])
+            counts.append(d_text[j])
             flags.append(False)
     doc = _assemble(task, order, flags, counts, encoding)
     first = doc.gold[0]
-    actual_position = doc.offsets[first - 1]
+    offsets = tagged_offsets(doc.pages, encoding)
+    actual_position = offsets[first - 1]
     doc.meta.update(
         requested_length=length,
         requested_position=x,
-        actual_length=doc.tokens,
+        actual_length=offsets[-1],
         actual_position=actual_position,
         task=task.id,
         unit="tokens",
     )
-    return Built(doc, length, x, doc.tokens, actual_position, tuple(doc.gold), first - 1, "tokens")
+    return Built(doc, length, x, offsets[-1], actual_position, tuple(doc.gold), first - 1, "tokens")
 
 
 def build_by_index(
@@ -541,4 +567,6 @@ def move_gold(doc: Document, position: float) -> Built:
     document's own length, so every page stays (R&R §4.1). Raises ValueError without a gold page."""
     if not doc.gold:
         raise ValueError("mark a gold page first: there is no answer to move")
-    return build_document(as_task(doc), doc.tokens, position, encoding=doc.encoding)
+    return build_document(
+        as_task(doc), tagged_length(doc.pages, doc.encoding), position, encoding=doc.encoding
+    )

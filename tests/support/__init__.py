@@ -21,7 +21,7 @@ def sweep_toml(
     name: str = "demo",
     base_url: str,
     n_tasks: int = 3,
-    lengths=(600, 1200),
+    lengths=(700, 1200),  # long enough in PAGE tags (R&R §4.1) for three distinct gold places
     positions=(0.0, 0.5, 1.0),
     strategies=("baseline", "icr"),
     params: str = "{ k = 2 }",

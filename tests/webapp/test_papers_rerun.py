@@ -144,3 +144,11 @@ def test_context_overloading_shows_our_categories_beside_the_papers(at):
     assert hatched and ours  # the paper's bars beside ours
     ks = {str(k) for t in ours for k in t["x"][0]}  # a two-level axis: (K and Q, arm)
     assert ks == {"K = 8, Q = 5", "K = 16, Q = 5"}, ks
+
+
+def test_each_paper_says_what_cannot_be_rerun_here_and_why(at):
+    for tab, source in zip(at.tabs[:4], papers.PAPERS, strict=True):
+        assert "What cannot be rerun here" in [h.value for h in tab.subheader], source
+        said = " ".join(m.value for m in tab.markdown).replace("\\", "")  # markdown escapes dropped
+        for what, why in papers.not_rerun(source):
+            assert f"- **{what}**: {why}." in said, (source, what)

@@ -116,3 +116,7 @@ def rerun_section(source: str) -> None:
     for exp in experiments.experiments(source):
         with guard(f"the experiment {exp.title}"):
             experiment(exp)
+    missing = experiments.not_rerun(source)
+    if missing:
+        st.subheader("What cannot be rerun here")
+        st.markdown("\n".join(f"- **{md(what)}**: {md(why)}." for what, why in missing))

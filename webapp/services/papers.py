@@ -13,6 +13,7 @@ PAPERS = report_papers.PAPERS
 Experiment = report_papers.Experiment
 experiments = report_papers.experiments
 config_file = report_papers.config_file
+not_rerun = report_papers.not_rerun
 
 __all__ = [
     "PAPERS",
@@ -21,6 +22,7 @@ __all__ = [
     "config_file",
     "experiments",
     "mq_table",
+    "not_rerun",
     "ours",
     "ours_n",
     "published",

@@ -171,10 +171,7 @@ def run(args) -> int:
     warn_bad_rows(config.tasks, config.all_tasks().errors)
     if args.mode is not None and args.mode != config.mode:
         config = SweepConfig.from_stored({**config.to_dict(), "mode": args.mode})
-    if (args.cancel or args.poll_interval is not None) and config.mode != "batch":
-        raise ValueError('--cancel and --poll-interval are for batch mode (mode = "batch" or --mode batch)')
-    if args.poll_interval is not None and args.poll_interval <= 0:
-        raise ValueError(f"--poll-interval must be a positive number of seconds, got {args.poll_interval:g}")
+    check_batch_options(args, config.mode)
     specs = planned(config, args.shard)
     if args.dry_run:
         print(
@@ -218,6 +215,22 @@ def run(args) -> int:
         if line is not None:
             line.end()
         store.close()
+    report(summary, args, specs is not None, db, time.perf_counter() - t0)
+    if summary.status != "done":
+        return EXIT_STOPPED
+    return EXIT_TRIAL_ERRORS if summary.errors else EXIT_OK
+
+
+def check_batch_options(args, mode: str) -> None:
+    """--cancel and --poll-interval: batch mode's, a positive number of seconds."""
+    if (args.cancel or args.poll_interval is not None) and mode != "batch":
+        raise ValueError('--cancel and --poll-interval are for batch mode (mode = "batch" or --mode batch)')
+    if args.poll_interval is not None and args.poll_interval <= 0:
+        raise ValueError(f"--poll-interval must be a positive number of seconds, got {args.poll_interval:g}")
+
+
+def report(summary, args, shard: bool, db, seconds: float) -> None:
+    """The sweep's last lines: its status, its trials, calls and dollars, and what stopped it."""
     print(
         f"sweep {summary.name!r} (id {summary.sweep_id}): {summary.status}"
         + (f" ({summary.reason})" if summary.reason else "")
@@ -230,9 +243,9 @@ def run(args) -> int:
     print(
         f"trials {summary.done}/{summary.total} (ran {summary.ran}, already present {summary.skipped}), "
         f"errors {summary.errors}, calls sent {summary.calls_sent}{http}, cached {summary.cached_calls}, "
-        f"${summary.spend_usd:.4f}, {time.perf_counter() - t0:.1f}s; store {db}"
+        f"${summary.spend_usd:.4f}, {seconds:.1f}s; store {db}"
     )
-    if specs is not None:
+    if shard:
         print(
             f"part {args.shard.strip()} of the sweep: {summary.total:,} of its trials; merge the parts' stores "
             "into one with: litm import PART.sqlite ... --db WHOLE.sqlite"
@@ -241,6 +254,3 @@ def run(args) -> int:
         print(f"litm: {summary.reason}", file=sys.stderr)
     for warning in summary.warnings:
         print(f"litm: {warning}", file=sys.stderr)
-    if summary.status != "done":
-        return EXIT_STOPPED
-    return EXIT_TRIAL_ERRORS if summary.errors else EXIT_OK

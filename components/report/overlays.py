@@ -23,7 +23,7 @@ PUBLISHED_METRIC_LABELS = {  # our metrics by their one name (components.core.me
     "em_fraction": "exact match (0-1)",
     "hallucination_rate_pct": "hallucination rate (%)",
     "recall_pct": "recall (%)",
-    "score_avg13_pct": "score, mean of RULER's 13 tasks (%)",
+    "score_avg13_pct": "score, 13-task mean (%)",
     "base_score_accuracy_pct": "base score: accuracy at 250-1K tokens (%)",
     "llm_calls": "LLM calls",
     "input_tokens": "input tokens",

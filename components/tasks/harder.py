@@ -19,9 +19,11 @@ bank_names.txt) among paragraphs of the built-in haystack, seeded and offline.
 
 from __future__ import annotations
 
+import inspect
 import json
 import random
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 from components.core.documents import split_sentences
@@ -296,3 +298,30 @@ def gen_near_miss(
 
 
 GENERATORS = {"latent": gen_latent, "spaced": gen_spaced, "near-miss": gen_near_miss}
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """The parameter a kind is swept over (one file per value): its name, default (the generator's own),
+    bounds and what it is."""
+
+    name: str
+    default: int
+    low: int
+    high: int
+    help: str
+
+
+_AXES = {  # kind -> (parameter, lowest, highest, what it is)
+    "latent": ("hops", 1, 2, "hops of common knowledge between the question and the needle"),
+    "spaced": ("distance", 0, 32000, "tokens between the two facts"),
+    "near-miss": ("near_misses", 0, 40, "near-miss distractors beside the needle"),
+}
+
+
+def parameter(kind: str) -> Parameter | None:
+    """The swept parameter of a harder kind, None for another kind."""
+    if kind not in _AXES:
+        return None
+    name, low, high, text = _AXES[kind]
+    return Parameter(name, inspect.signature(GENERATORS[kind]).parameters[name].default, low, high, text)

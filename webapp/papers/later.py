@@ -26,7 +26,7 @@ INTRO = (
 # and the models drawn first (the rest can be added).
 TABLES: list[dict] = [
     dict(
-        key="nolima",
+        slug="nolima",
         name="NoLiMa: accuracy by context length, no literal match",
         source="nolima2025",
         tables=["README: Results"],
@@ -40,7 +40,7 @@ TABLES: list[dict] = [
         first=["GPT-4o", "Gemini 1.5 Pro", "Gemini Flash 2.0", "Llama 3.3 70B", "Claude 3.5 Sonnet"],
     ),
     dict(
-        key="nolima-hard",
+        slug="nolima-hard",
         name="NoLiMa-Hard: the hardest questions, with and without reasoning",
         source="nolima2025",
         tables=["README: NoLiMa-Hard Results"],
@@ -52,7 +52,7 @@ TABLES: list[dict] = [
         first=[],
     ),
     dict(
-        key="ruler",
+        slug="ruler",
         name="RULER: the mean of 13 tasks by sequence length",
         source="ruler2024",
         tables=["README: main results"],
@@ -65,7 +65,7 @@ TABLES: list[dict] = [
         first=["Gemini-1.5-pro", "GPT-4-1106-preview", "Llama3.1 (70B)", "Qwen3-32B* (32B)", "Llama3.1 (8B)"],
     ),
     dict(
-        key="longpibench",
+        slug="longpibench",
         name="LongPiBench: recall by where the relevant text sits",
         source="longpibench2024",
         tables=["Table 1 (App. D)"],
@@ -78,7 +78,7 @@ TABLES: list[dict] = [
         first=["GPT-4o-mini", "Claude-3-Haiku", "Gemini-1.5-Flash", "Llama-3.1-Instruct 70B", "Qwen-2.5 72B"],
     ),
     dict(
-        key="longpibench-query",
+        slug="longpibench-query",
         name="LongPiBench: where the query is placed",
         source="longpibench2024",
         tables=["Table 3 (App. D)"],
@@ -116,7 +116,7 @@ def show_table(spec: dict, rows: pd.DataFrame) -> None:
     models = list(dict.fromkeys(chart_rows["model"]))
     if spec["first"]:
         chosen = pickers.multi(
-            st, "Models", models, State.papers("later", spec["key"], "models"), spec["first"]
+            st, "Models", models, State.papers("later", spec["slug"], "models"), spec["first"]
         )
         chart_rows = chart_rows[chart_rows["model"].isin(chosen)]
     chart_rows["series"] = chart_rows[spec["series"]].astype(str).agg(" · ".join, axis=1)
@@ -129,7 +129,7 @@ def show_table(spec: dict, rows: pd.DataFrame) -> None:
         figures.token_axis(fig, chart_rows[x])
     charts.show(
         fig,
-        f"later-{spec['key']}",
+        f"later-{spec['slug']}",
         "each line is one model as the paper printed it (hover for the printed value); a line that falls "
         + (
             "to the right loses accuracy as the context grows."

@@ -12,6 +12,7 @@ event loop is close to a whole core, so that figure follows the machine's speed.
 Each line is measured three times (--repeat) and given as median [lowest-highest].
 
     python -m bench.bench_runner [--trials 2000] [--concurrency 32] [--delay 0.1] [--repeat 3]
+    python -m bench runner --check    the guard: a short form against the figures in bench/runner_figures.json
 """
 
 from __future__ import annotations
@@ -78,6 +79,31 @@ def sweep_config(tasks: Path, port: int, concurrency: int) -> SweepConfig:
                 ],
             }
         }
+    )
+
+
+def long_sweeps(config: SweepConfig, trials: int) -> tuple[tuple[str, SweepConfig], ...]:
+    """The two 1,000-token sweeps, (label, config), on the tiny sweep's task file and server: 10-token
+    passages (the tiny tasks, the whole file as the distractor pool), and NQ-open passages (its
+    questions at two positions: 500 questions, 1,000 calls, at the default size)."""
+    return (
+        (
+            "1,000-token documents of 10-token passages",
+            dataclasses.replace(
+                config, name="bench-1k", lengths=(1000,), positions=(0.5,), n_tasks=min(trials, 1000)
+            ),
+        ),
+        (
+            "1,000-token documents of NQ-open passages",
+            dataclasses.replace(
+                config,
+                name="bench-1k-nq",
+                tasks=str(nq_tasks()),
+                lengths=(1000,),
+                positions=(0.25, 0.75),
+                n_tasks=min(trials // 2, 500),
+            ),
+        ),
     )
 
 
@@ -193,25 +219,7 @@ def run(trials: int = 2000, concurrency: int = 32, delay: float = 0.1, repeat: i
             write_tasks(tiny_tasks(trials), Path(tmp) / "tasks.jsonl")
             config = sweep_config(Path(tmp) / "tasks.jsonl", port, concurrency)
             store = RunStore(Path(tmp) / "bench.sqlite")
-            longs = (
-                (
-                    "1,000-token documents of 10-token passages",
-                    dataclasses.replace(
-                        config, name="bench-1k", lengths=(1000,), positions=(0.5,), n_tasks=min(trials, 1000)
-                    ),
-                ),
-                (
-                    "1,000-token documents of NQ-open passages",
-                    dataclasses.replace(
-                        config,
-                        name="bench-1k-nq",
-                        tasks=str(nq_tasks()),
-                        lengths=(1000,),
-                        positions=(0.25, 0.75),
-                        n_tasks=min(trials // 2, 500),
-                    ),
-                ),
-            )  # its 500 questions at two positions: 1,000 calls
+            longs = long_sweeps(config, trials)
             tiny: dict[str, list[float]] = {"rate": [], "bare": [], "ratio": [], "mine": [], "theirs": []}
             kilo: dict[str, dict[str, list[float]]] = {
                 label: {"ratio": [], "mine": [], "theirs": [], "calls": []} for label, _ in longs
@@ -292,7 +300,13 @@ def grid_main(run_fn, doc: str, trials: int, argv: list[str] | None = None, repe
 
 
 def main(argv: list[str] | None = None) -> int:
-    return grid_main(run, __doc__, 2000, argv, repeat=3)
+    """`python -m bench runner [options]`; with --check, the guard (bench/runner_check.py)."""
+    args = sys.argv[1:] if argv is None else argv
+    if "--check" in args:
+        from bench import runner_check
+
+        return runner_check.main([a for a in args if a != "--check"])
+    return grid_main(run, __doc__, 2000, args, repeat=3)
 
 
 if __name__ == "__main__":

@@ -131,7 +131,7 @@ def _counts_until(passages: list[Passage], reach: float, encoding: str) -> list[
     none does). A sweep's shared pool holds thousands of passages and a document takes the first few:
     the boundaries build_document picks (the first prefix sum at or past its target) are all in it."""
     out: list[int] = []
-    total, i, step = 0, 0, 64
+    total, i, step = 0, 0, 16
     while i < len(passages):
         for n in count_passages([_clean(p.text) for p in passages[i : i + step]], encoding):
             out.append(n)

@@ -4,9 +4,14 @@ A short form of the runner bench (bench/bench_runner.py), a few hundred calls a 
 loopback server, each figure a ratio measured in one run, so that the machine's own speed (or the other
 work it does) cancels out:
 
-- tiny: the runner's calls/s on tiny documents over a bare httpx client's, the same moment;
-- 10-token / nq: the 1,000-token sweeps' calls/s (10-token passages, whose pool is the whole task file of
-  2,000 tiny tasks as in the full bench; NQ-open passages) over the bare client's.
+- tiny: a bare httpx client's CPU time per call over the runner's, on tiny documents, measured one after
+  the other in the same process against the same server;
+- 10-token / nq: the same for the 1,000-token sweeps (10-token passages, whose pool is the whole task
+  file of 2,000 tiny tasks as in the full bench; NQ-open passages).
+
+CPU time per call, not calls/s: on a machine whose two cores other work shares, the runner's calls/s
+over the bare client's followed the load (0.79 at a load average of 2.6, 0.54 at 10, the same build),
+while its CPU time per call is the work it does for each trial, and that is what a regression adds.
 
 Each figure is the median of `repeat` runs. The check FAILS (exit 1) when one falls more than TOLERANCE
 below the figure stored with the bench (bench/runner_figures.json: the figures, their date and the
@@ -38,9 +43,9 @@ TOLERANCE = 0.10  # a figure more than this fraction below the stored one fails 
 COMMAND = "python -m bench runner --check --record"
 SHORT = {"trials": 240, "pool": 2000, "concurrency": 32, "delay": 0.1, "repeat": 3}
 LABELS = {
-    "tiny": "runner/bare, tiny documents",
-    "10-token": "1,000-token documents of 10-token passages, runner/bare",
-    "nq": "1,000-token documents of NQ-open passages, runner/bare",
+    "tiny": "tiny documents, bare/runner CPU per call",
+    "10-token": "1,000-token documents of 10-token passages, bare/runner CPU per call",
+    "nq": "1,000-token documents of NQ-open passages, bare/runner CPU per call",
 }
 
 
@@ -127,11 +132,13 @@ def measure(trials: int, pool: int, concurrency: int, delay: float, repeat: int)
             for r in range(repeat):
                 for name, sweep in sweeps.items():
                     br.cold()
-                    t0 = time.perf_counter()
+                    c0 = time.process_time()  # this process's CPU time, in ns (os.times ticks every 10 ms)
                     done = run_sweep(dataclasses.replace(sweep, seed=r), store)
-                    rate = done.calls_sent / (time.perf_counter() - t0)
-                    bare = br.bare_client_rate(port, trials, concurrency)
-                    got[name].append(rate / bare)
+                    c1 = time.process_time()
+                    br.bare_client_rate(port, trials, concurrency)
+                    mine = (c1 - c0) / max(1, done.calls_sent)
+                    bare = (time.process_time() - c1) / trials
+                    got[name].append(bare / mine if mine > 0 else 0.0)
     finally:
         server.terminate()
         server.wait(5)
@@ -159,8 +166,9 @@ def check(measure_fn: Callable[[], dict[str, float]], stored: dict[str, float], 
 
 def record(figures: dict[str, float], short: dict, path: Path | None = None) -> None:
     path = path or FIGURES
+    given = "".join(f" --{k} {v}" for k, v in short.items() if v != SHORT[k])
     data = {
-        "command": COMMAND,
+        "command": COMMAND + given,
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "machine": "2-core virtual machine (AMD EPYC), shared with other work",
         "short_form": short,

@@ -33,7 +33,7 @@ def test_check_fails_on_a_slow_figure_every_time_and_says_so(capsys):
     assert runner_check.check(slow, STORED, attempts=2) == 1
     out = capsys.readouterr().out
     assert len(calls) == 2  # measured again before failing
-    assert out.count("FAILED: runner/bare, tiny documents 0.40 (stored 0.90") == 2
+    assert out.count("FAILED: tiny documents, bare/runner CPU per call 0.40 (stored 0.90") == 2
     assert "more than 10% below" in out
 
 
@@ -57,5 +57,15 @@ def test_the_command_exits_1_on_a_slow_measurement(monkeypatch, tmp_path, capsys
 def test_the_stored_figures_name_their_date_and_command():
     data = runner_check.read_figures()
     assert set(data["figures"]) == set(runner_check.LABELS)
-    assert data["command"] == runner_check.COMMAND and data["date"]
+    assert data["command"].startswith(runner_check.COMMAND) and data["date"]
     assert all(0 < v <= 1.2 for v in data["figures"].values())
+
+
+def test_record_writes_the_figures_with_the_command_that_measured_them(tmp_path):
+    path = tmp_path / "figures.json"
+    runner_check.record(
+        {"tiny": 0.456, "10-token": 0.3, "nq": 0.31}, {**runner_check.SHORT, "repeat": 7}, path
+    )
+    data = runner_check.read_figures(path)
+    assert data["figures"] == {"tiny": 0.46, "10-token": 0.3, "nq": 0.31}
+    assert data["command"] == "python -m bench runner --check --record --repeat 7"

@@ -318,7 +318,7 @@ def test_text_over_the_upload_limit(tmp_path):
 
 
 def gzip_bomb(path: Path, mb: int) -> Path:
-    line = b'{"question": "q", "answers": ["a"], "passages": ["' + b"z" * 1000 + b'"]}\n'
+    line = b'{"question": "q", "answers": ["a"], "passages": ["' + b"z" * 10_000 + b'"]}\n'
     with gzip.open(path, "wb", compresslevel=9) as gz:
         block = line * 1024
         for _ in range(mb * 1024 * 1024 // len(block)):

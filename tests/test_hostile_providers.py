@@ -100,6 +100,15 @@ for p in ("openai-compatible", "anthropic"):
     CASES[f"unparseable-base-url-{p}"] = Case(
         p, {}, "bad_request", "is not a valid address", base_url="http://[::1", no_request=True
     )
+    CASES[f"https-to-a-plain-http-server-{p}"] = Case(
+        p,
+        {},
+        "unreachable",
+        "does the server speak https?",
+        base_url="https://{host}",
+        max_retries=0,
+        no_request=True,
+    )
     CASES[f"key-in-base-url-user-info-{p}"] = Case(
         p,
         {"status": 500},

@@ -84,6 +84,30 @@ class Unreachable(Transient):
     kind = "unreachable"
 
 
+def tls_failure(exc: BaseException, label: str) -> Unreachable | None:
+    """A connection whose TLS handshake failed (an https base URL for a server that speaks plain http, a
+    certificate not accepted), named as such; None when `exc` was not raised from one."""
+    import ssl
+
+    seen: BaseException | None = exc
+    for _ in range(20):  # the chain of causes, bounded
+        if seen is None:
+            return None
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            why = seen.verify_message or seen.reason or "certificate verify failed"
+            return Unreachable(
+                f"{label}: the server's TLS certificate was not accepted ({why}): is the base URL's host right?"
+            )
+        if isinstance(seen, ssl.SSLError):
+            why = seen.reason or seen.__class__.__name__
+            return Unreachable(
+                f"{label}: the https handshake failed ({why}): does the server speak https? A server that "
+                "speaks plain http (a local one) needs a base URL starting http://"
+            )
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 class PromptTooLong(ProviderError):
     kind = "too_long"
 

@@ -55,6 +55,7 @@ DEFAULTS = {
     "misbehave": None,  # an answer broken on the wire or absurd in size: MISBEHAVE (fail_times limits it too)
     "trickle_every": 2.0,  # misbehave = "trickle": seconds between the bytes of its body
     "redirect_to": None,  # misbehave = "redirect_other": the origin (http://host:port) it redirects to
+    "no_template": False,  # no POST /apply-template (404), as vLLM and most servers but llama.cpp's
     # batch APIs (OpenAI Files + Batches, Anthropic Message Batches): see the batch section below
     "batch_delay": 0.0,  # seconds from a batch's creation until it has ended
     "batch_fail_match": None,  # requests inside a batch whose prompt contains this text fail (500)
@@ -489,8 +490,14 @@ class LLMServer(BatchRoutes, CloudRoutes):
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
+            first = await reader.readexactly(1)
+            if first == b"\x16":  # a TLS handshake (an https client): answered as a plain-http server does
+                writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                await writer.drain()
+                return
             while True:
-                head = await reader.readuntil(b"\r\n\r\n")
+                head = first + await reader.readuntil(b"\r\n\r\n")
+                first = b""
                 lines = head.decode("latin-1").split("\r\n")
                 method, path = lines[0].split(" ")[:2]
                 headers = {
@@ -556,6 +563,8 @@ class LLMServer(BatchRoutes, CloudRoutes):
             return self._batch_route(method, path, raw)
         if method == "GET" and path.split("?")[0].rstrip("/").endswith("/v1/models"):  # what vLLM lists
             return _response(200, {"object": "list", "data": [{"id": "loopback", "object": "model"}]})
+        if method == "POST" and path.endswith("/apply-template") and self.mode["no_template"]:
+            return _response(404, {"detail": "Not Found"})
         if method == "POST" and path.endswith("/apply-template"):
             return _response(200, {"prompt": chatml(json.loads(raw or b"{}").get("messages", []))})
         cloud = cloud_route(path)  # Gemini, Bedrock, Vertex: tests/support/cloud_routes.py

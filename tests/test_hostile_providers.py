@@ -81,6 +81,9 @@ for p in PROVIDERS3:
     CASES[f"whitespace-answer-{p}"] = Case(
         p, {"malformed": "blank_text"}, "bad_response", "the answer is only whitespace"
     )
+    CASES[f"refused-by-the-provider-{p}"] = Case(
+        p, {"malformed": "refused"}, "refused", "it is not scored", max_retries=0
+    )
     CASES[f"max-tokens-before-any-text-{p}"] = Case(
         p, {"malformed": "length_empty"}, "bad_response", "max_tokens ended it before any text"
     )
@@ -281,6 +284,52 @@ def test_empty_answers_are_errors_in_a_sweep_and_retry_errors_resends_them(
         server.set(malformed=None)
         fixed = run_sweep(config, store, retry_errors=True)
         assert fixed.errors == 0 and server.counts["total"] == 3 * sent
+        assert store.trials_frame()["score"].notna().all()
+
+
+@pytest.mark.parametrize("provider", ["openai-compatible", "anthropic"])
+def test_refused_answers_are_errors_of_their_own_and_retry_errors_resends_them(
+    provider, server, tmp_path, monkeypatch
+):
+    """finish_reason content_filter (OpenAI) and stop_reason refusal (Anthropic): a `refused` trial, never
+    scored, never cached, counted among the errors, sent again by --retry-errors."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0000")
+    url = server.anthropic_url if provider == "anthropic" else server.openai_url
+    db = tmp_path / "s.sqlite"
+    toml = sweep_toml(
+        tmp_path,
+        base_url=url,
+        strategies=("baseline",),
+        n_tasks=2,
+        lengths=(600,),
+        positions=(0.0, 1.0),
+        provider=provider,
+        extra_model="max_retries = 0",
+    )
+    config = SweepConfig.from_toml(toml)
+    server.set(malformed="refused")
+    with RunStore(db) as store:
+        first = run_sweep(config, store)
+        frame = store.trials_frame()
+        assert first.errors == 4 and set(frame["error_kind"]) == {"refused"}, set(frame["error"])
+        assert first.reason.startswith("4 trial(s) failed (refused x4; ") and "not scored" in first.reason
+        assert frame["score"].isna().all() and frame["answer"].isna().all()  # the cut-off text is no answer
+        sent = server.counts["total"]
+        assert sent == 4  # tried once each: a refusal is not retried within the call
+        with sqlite3.connect(db) as con:
+            assert con.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == 0  # nothing cached
+    results = subprocess.run(
+        [sys.executable, "-m", "components.cli", "results", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert results.returncode == 0 and "refused" in results.stdout + results.stderr, results.stdout
+    server.set(malformed=None)
+    with RunStore(db) as store:
+        fixed = run_sweep(config, store, retry_errors=True)
+        assert fixed.errors == 0 and server.counts["total"] == 2 * sent
         assert store.trials_frame()["score"].notna().all()
 
 

@@ -108,6 +108,14 @@ def tls_failure(exc: BaseException, label: str) -> Unreachable | None:
     return None
 
 
+class Refused(ProviderError):
+    """The provider stopped its own answer: OpenAI's content filter (finish_reason "content_filter"),
+    Anthropic's refusal (stop_reason "refusal"). Never scored (a refusal is not a wrong answer) nor cached;
+    not tried again within the call, but `--retry-errors` sends it again."""
+
+    kind = "refused"
+
+
 class PromptTooLong(ProviderError):
     kind = "too_long"
 

@@ -37,6 +37,7 @@ from components.providers.base import (
     NotFound,
     ProviderError,
     RateLimited,
+    Refused,
     Settings,
     Transient,
     Unreachable,
@@ -282,8 +283,8 @@ class OpenAIProvider:
             raise bad_body(self.spec.label, exc, self._key, self._url_secret) from None
         try:
             return chat_completion(r, self.spec.model, time.perf_counter() - t0)
-        except BadResponse as exc:
-            raise BadResponse(f"{self.spec.label}: {exc}") from None
+        except (BadResponse, Refused) as exc:
+            raise type(exc)(f"{self.spec.label}: {exc}") from None
 
     async def score(self, messages: list[dict], answer: str):
         """The answer's likelihood after the prompt (providers/likelihood.py), from a server whose legacy

@@ -71,7 +71,8 @@ CACHE_STEP_TOKENS = 128  # OpenAI's cache hits grow in steps of 128 tokens
 ANTHROPIC_LOOKBACK = 20  # block boundaries Anthropic checks before a cache_control breakpoint
 CHUNK = 1024 * 1024  # bytes of an answer written at a time
 # empty_text / blank_text: a completion whose text is "" / only whitespace; length_empty: "" stopped by
-# max_tokens (finish_reason "length", Anthropic stop_reason "max_tokens")
+# max_tokens (finish_reason "length", Anthropic stop_reason "max_tokens"); refused: an answer the provider cut
+# off itself, part of a reply and finish_reason "content_filter" (Anthropic: stop_reason "refusal")
 MALFORMED = (
     "truncated",
     "html",
@@ -85,6 +86,7 @@ MALFORMED = (
     "empty_text",
     "blank_text",
     "length_empty",
+    "refused",
 )
 # gzip_garbage: Content-Encoding gzip over bytes that are not gzip; reset: the connection reset after 10
 # bytes of a 1,000-byte body; redirect_file: a 302 to file:///etc/passwd; trickle: one byte of the body
@@ -135,7 +137,7 @@ def _malformed(kind: str, route: str, model: str) -> bytes:
         )
     if kind in ("inf_usage", "huge_usage", "text_int", "choices_zz"):
         return _spoiled(kind, route, model)
-    if kind in ("empty_text", "blank_text", "length_empty"):
+    if kind in ("empty_text", "blank_text", "length_empty", "refused"):
         return _textless(kind, route, model)
     if kind == "truncated":
         data = b'{"id": "chatcmpl-x", "object": "chat.completion", "choices": [{"index": 0, "mess'
@@ -184,8 +186,10 @@ def _malformed(kind: str, route: str, model: str) -> bytes:
 
 
 def _textless(kind: str, route: str, model: str) -> bytes:
-    """A well-formed completion whose text is empty or only whitespace."""
-    text = " \n\t " if kind == "blank_text" else ""
+    """A well-formed completion whose text is empty or only whitespace, or stopped by the provider."""
+    text = {"blank_text": " \n\t ", "refused": "Answer: Quent"}.get(kind, "")
+    stops = {"length_empty": ("max_tokens", "length"), "refused": ("refusal", "content_filter")}
+    stop, finish = stops.get(kind, ("end_turn", "stop"))
     if route == "messages":
         return _response(
             200,
@@ -196,7 +200,7 @@ def _textless(kind: str, route: str, model: str) -> bytes:
                 "model": model,
                 "content": [{"type": "text", "text": text}],
                 "stop_sequence": None,
-                "stop_reason": "max_tokens" if kind == "length_empty" else "end_turn",
+                "stop_reason": stop,
                 "usage": {"input_tokens": 3, "output_tokens": 0},
             },
         )
@@ -211,7 +215,7 @@ def _textless(kind: str, route: str, model: str) -> bytes:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": text},
-                    "finish_reason": "length" if kind == "length_empty" else "stop",
+                    "finish_reason": finish,
                 }
             ],
             "usage": {"prompt_tokens": 3, "completion_tokens": 0, "total_tokens": 3},

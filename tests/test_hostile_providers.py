@@ -120,6 +120,14 @@ for p in ("openai-compatible", "anthropic"):
         base_url="http://user:" + URL_KEY + "@{host}",
         max_retries=0,
     )
+    CASES[f"key-in-base-url-path-{p}"] = Case(
+        p,
+        {"status": 500},
+        "transient",
+        "server error (500)",
+        base_url="{url}/" + URL_KEY + "/",
+        max_retries=0,
+    )
     CASES[f"key-in-base-url-query-{p}"] = Case(
         p,
         {"status": 500},
@@ -387,17 +395,19 @@ def test_the_wait_shows_on_the_callers_waiting_line(server):
 # --- keys in base URLs, invalid base URLs -----------------------------------------------------------------
 
 
-def test_a_key_inside_the_base_url_is_never_stored(server, tmp_path):
-    url = server.openai_url.replace(
-        "http://", f"http://user:{URL_KEY}@"
-    )  # (the SDKs misplace a query's path)
+@pytest.mark.parametrize("where", ["user-info", "path"])
+def test_a_key_inside_the_base_url_is_never_stored(server, tmp_path, where):
+    if where == "path":  # https://host/v1/sk-.../: the request goes there, the store keeps it without the key
+        url = server.openai_url + "/" + URL_KEY + "/"
+    else:  # (the SDKs misplace a query's path)
+        url = server.openai_url.replace("http://", f"http://user:{URL_KEY}@")
     db = tmp_path / "s.sqlite"
     store = RunStore(db)
     completion, key = call(ModelSpec("openai-compatible", "m", url), KEY, store)
     assert completion.text.strip()
     stored = store.get_call(key)["base_url"]
     store.close_all()
-    assert stored == server.openai_url, stored
+    assert stored.rstrip("/") == server.openai_url, stored
     assert URL_KEY.encode() not in b"".join(p.read_bytes() for p in tmp_path.glob("s.sqlite*"))
 
 
@@ -421,6 +431,8 @@ def test_url_helpers():
         "q7W" * 8,
     )  # a value shaped like a key
     assert safe_base_url("http://127.0.0.1:8000/v1") == ("http://127.0.0.1:8000/v1", None)
+    assert safe_base_url(f"https://h/v1/{URL_KEY}/chat") == ("https://h/v1/chat", URL_KEY)
+    assert safe_base_url("https://h/v1/" + "0a" * 16) == ("https://h/v1/" + "0a" * 16, None)  # an id stays
     assert safe_base_url(None) == (None, None)
     assert check_base_url(" http://127.0.0.1:8000/v1 ") == "http://127.0.0.1:8000/v1"
     with pytest.raises(

@@ -222,14 +222,22 @@ class BadBaseUrl(ProviderError, ValueError):
     kind = "bad_request"
 
 
+def path_key(segment: str) -> bool:
+    """Whether a part of a URL's path is an API key (`https://host/v1/sk-.../`): at least 20 characters
+    starting as providers' keys do (sk-, sk-ant-, rk-, gsk_, xai-, hf_, AIza). A long id without such a
+    start (an account or project id in a gateway's path) is a part of the address, and stays."""
+    return len(segment) >= 20 and _KEY_START.match(segment) is not None
+
+
 def safe_base_url(url: str | None) -> tuple[str | None, str | None]:
     """(the URL without its secrets, the first secret taken out or None). A key inside a base URL (user-info
-    `http://user:key@host/`, a query `?api_key=...` or any query value shaped like a key) must never be
+    `http://user:key@host/`, a part of the path shaped like a key (path_key), a query `?api_key=...` or any
+    query value shaped like a key) must never be
     stored or shown: the clean URL is what a config, a store or a message keeps. Other query parameters
     (`?api-version=...`) stay. The secret is what a caller may use as the API key."""
     if not url or not isinstance(url, str):
         return url, None
-    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+    from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
     try:
         parts = urlsplit(url.strip())
@@ -241,6 +249,12 @@ def safe_base_url(url: str | None) -> tuple[str | None, str | None]:
         user, _, password = host[0].partition(":")
         secrets += [s for s in (password, user) if s]
         netloc = host[2]
+    path = parts.path
+    segments = path.split("/")
+    in_path = [seg for seg in segments if path_key(unquote(seg))]
+    if in_path:  # a key as a part of the path (https://host/v1/sk-.../): the part goes
+        secrets += [unquote(seg) for seg in in_path]
+        path = "/".join(seg for seg in segments if seg not in in_path)
     query = parts.query
     pairs = parse_qsl(query, keep_blank_values=True)
     kept = [
@@ -251,7 +265,7 @@ def safe_base_url(url: str | None) -> tuple[str | None, str | None]:
         query = urlencode(kept)
     if not secrets:
         return url, None
-    clean = urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    clean = urlunsplit((parts.scheme, netloc, path, query, parts.fragment))
     return clean, next((s for s in secrets if s), None)
 
 

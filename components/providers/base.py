@@ -154,6 +154,13 @@ class LocalCrash(ProviderError):
     kind = "local_crash"
 
 
+class Interrupted(ProviderError):
+    """The process stopped (the app got SIGTERM) while this call waited on the local model: it has no
+    answer, and `--retry-errors` (or resuming the sweep) sends it again."""
+
+    kind = "interrupted"
+
+
 # kinds that fail every call of a sweep alike: a sweep whose first trials all fail so stops early
 # (local_crash: a llama.cpp build that crashes on this CPU crashes on every call)
 FATAL_KINDS = ("auth", "not_found", "bad_request", "missing_key", "unreachable", "local_crash")

@@ -353,7 +353,7 @@ def test_a_batch_lost_between_create_and_saving_its_id_is_found_again(tmp_path, 
     import asyncio
     from dataclasses import asdict
 
-    from components.providers.batches import batch_api
+    from components.providers.batch_interfaces import batch_api
     from components.providers.factory import make_provider
     from components.run.batch import BatchRun, CacheCaller
 

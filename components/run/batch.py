@@ -41,7 +41,8 @@ from components.providers.base import (
     Transient,
     cache_key,
 )
-from components.providers.batches import BatchRequestError, batch_api, split
+from components.providers.batch_interfaces import batch_api
+from components.providers.batches import BatchRequestError, split
 from components.providers.guard import check_fits, count_message_tokens
 from components.providers.pricing import cost_usd
 from components.run.caller import NeedsCall, stored_completion

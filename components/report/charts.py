@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 
 from components.report.colours import (
     DOMINATED,
+    HEATMAP_SCALE,
     PALETTE,
     PUBLISHED_SYMBOLS,
     colour_for,
@@ -201,7 +202,7 @@ def heatmap(
             y=[str(i) for i in mean.index],
             text=text,
             texttemplate="%{text}",
-            colorscale="Viridis",
+            colorscale=HEATMAP_SCALE,
             zmin=0,
             zmax=1,
             colorbar=dict(title=dict(text=metric_label), tickformat=".0%"),

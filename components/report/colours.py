@@ -1,7 +1,7 @@
 """Every colour a chart draws, by name: the one palette, the colour of each strategy and of each model
 (keyed by its name, never by its place in a registry: adding a strategy or a model changes no other
-colour), the word the app's text uses for each colour, and the style (colour, dash, marker) of a chart's
-series.
+colour), the word the app's text uses for each colour, the style (colour, dash, marker) of a chart's
+series, and the one colour scale of every heatmap.
 
 The palette is Okabe & Ito's eight colour-blind-safe colours (Okabe and Ito, "Color Universal Design"),
 then colours of Paul Tol's muted, medium-contrast and light sets (Tol, "Colour Schemes", SRON technical
@@ -81,6 +81,18 @@ SERIES = [
     )
 ]
 DOMINATED = PALETTE["grey"]  # an arm another arm beats on accuracy and cost (the Pareto chart)
+
+# Every heatmap's scale, 0 to 1 (0% to 100%): cividis (Nuñez, Anderton and Renslow 2018), made to read the
+# same to a colour-blind eye, from dark blue to yellow; the words the text says for its two ends.
+HEATMAP_SCALE = "Cividis"
+HEATMAP_WORDS = ("dark blue", "yellow")  # the colour at 0%, at 100%
+
+
+def heatmap_words() -> str:
+    """'dark blue at 0%, yellow at 100%': how a caption names the heatmap's scale."""
+    low, high = HEATMAP_WORDS
+    return f"{low} at 0%, {high} at 100%"
+
 
 # One colour per strategy, by its name. A strategy not listed takes a colour of its name's own (stable,
 # from SERIES); tests/test_charts.py asks every registered strategy to have its own here.

@@ -22,7 +22,7 @@ from components.report.charts import (
     published_bars,
     published_lines,
 )
-from components.report.colours import DOMINATED, PALETTE, colour_word
+from components.report.colours import DOMINATED, PALETTE, colour_word, heatmap_words
 from components.report.promptmap import colour_key
 from components.report.promptmap import word as map_colour
 from components.report.theme import esc, export_config, theme
@@ -34,6 +34,7 @@ __all__ = [
     "PALETTE",
     "colour_key",
     "colour_word",
+    "heatmap_words",
     "map_colour",
     "accuracy_lines",
     "copy",

@@ -491,6 +491,12 @@ class RunStore(BatchStore):
         ).fetchone()
         return {k: (v or 0) for k, v in zip(TOTALS, r, strict=True)}
 
+    def calls_span(self) -> tuple[float, float] | None:
+        """When the store's calls were sent: (first, last) creation time in Unix seconds; None without
+        any (a store made before calls kept their time has NULLs)."""
+        first, last = self.db.execute("SELECT MIN(created), MAX(created) FROM calls").fetchone()
+        return None if first is None or last is None else (float(first), float(last))
+
     def sweeps_frame(self):
         import pandas as pd
 

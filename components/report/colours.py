@@ -282,20 +282,70 @@ def head_colours(heads: list[str]) -> dict[str, str]:
     return out
 
 
+def differing_parts(labels: list[str]) -> list[str] | None:
+    """Where every label has one first part (one strategy: its colour tells the lines nothing), the
+    labels' parts (split at ' · ') at the first place they differ ('10 documents', '20 documents'), one
+    per label; None where the first parts differ, the labels are one, or what differs is a strategy's
+    parameter ('r=500', 'r=1,000': variants of a strategy keep its colour and differ by dash)."""
+    labels = [str(label) for label in labels]
+    split = [label.split(" · ") for label in labels]
+    if len(set(labels)) < 2 or len({p[0] for p in split}) > 1:
+        return None
+    for i in range(1, max(len(p) for p in split)):
+        values = [p[i] if i < len(p) else "" for p in split]
+        if len(set(values)) > 1:
+            return None if any("=" in v for v in values) else values
+    return None
+
+
+def family(label) -> str:
+    """A series' family: its first part without a bracket ('Claude-1.3 (100K)' -> 'Claude-1.3')."""
+    return str(label).split(" · ")[0].split(" (")[0]
+
+
 def series_style(labels: list[str]) -> dict[str, dict]:
-    """label -> colour (by its first part: a strategy's own colour, else a distinct one), dash and
-    symbol (by its position among labels of the same colour: "Reprompt (r=5k)" and "Reprompt (r=10k)"
-    share the reprompt colour and differ by dash)."""
-    heads = [str(label).split(" · ")[0] for label in labels]
-    colours = head_colours(list(dict.fromkeys(heads)))
+    """label -> colour, dash and symbol (and `part`, the part of the label its colour stands for).
+
+    The colour is the first part's (a strategy's own colour, else a distinct one); where every line
+    has one strategy, the part that tells the lines apart picks distinct colours of SERIES instead
+    (Results' '· 10 documents' and '· 20 documents' lines: blue and red-orange, not four indigo
+    lines). The dash counts the labels before it of the same colour or the same family
+    ("Reprompt (r=5k)" and "Reprompt (r=10k)" share the reprompt colour and differ by dash;
+    "Claude-1.3 (100K)" is dashed with hollow markers, so it never hides "Claude-1.3")."""
+    labels = [str(label) for label in labels]
+    parts = differing_parts(labels)
+    if parts is not None:
+        free = {p: SERIES[i % len(SERIES)] for i, p in enumerate(dict.fromkeys(parts))}
+        colour_of = dict(zip(labels, (free[p] for p in parts), strict=True))
+        part_of = dict(zip(labels, parts, strict=True))
+    else:
+        heads = [label.split(" · ")[0] for label in labels]
+        colours = head_colours(list(dict.fromkeys(heads)))
+        colour_of = {label: colours[head] for label, head in zip(labels, heads, strict=True)}
+        part_of = {label: head for label, head in zip(labels, heads, strict=True)}
     styles: dict[str, dict] = {}
-    seen: dict[str, int] = {}
-    for label, head in zip(labels, heads, strict=True):
-        k = seen.get(colours[head], 0)
-        seen[colours[head]] = k + 1
+    by_colour: dict[str, int] = {}
+    by_family: dict[str, int] = {}
+    for label in labels:
+        colour, head = colour_of[label], label.split(" · ")[0]
+        fam = family(label) if family(label) != head else label  # 'Claude-1.3 (100K)': of 'Claude-1.3'
+        kin = by_family.get(fam, 0)  # labels of its family before it
+        k = max(by_colour.get(colour, 0), kin)
+        by_colour[colour] = by_colour.get(colour, 0) + 1
+        by_family[fam] = kin + 1
+        symbol = SYMBOLS[len(styles) % len(SYMBOLS)]
         styles[label] = {
-            "colour": colours[head],
+            "colour": colour,
             "dash": DASHES[k % len(DASHES)],
-            "symbol": SYMBOLS[len(styles) % len(SYMBOLS)],
+            "symbol": f"{symbol}-open" if kin and symbol not in ("x", "cross") else symbol,
+            "part": part_of[label],
         }
     return styles
+
+
+def part_colour(label, styles: dict[str, dict]) -> str | None:
+    """The colour of the drawn series whose telling part (series_style's `part`) the label holds too: a
+    published 'GPT-3.5-Turbo · 10 documents' curve takes the colour of this app's '10 documents' line."""
+    parts = set(str(label).split(" · "))
+    found = {st["colour"] for st in styles.values() if st.get("part") in parts}
+    return found.pop() if len(found) == 1 else None

@@ -157,12 +157,7 @@ def bounds_lines(fig, df: pd.DataFrame, metric: str) -> list[str]:
         mean = float(values.mean())
         who = models_of(part["model"])
         text = f"{name} ({who} · {THIS_APP}): {mean:.0%} (n={len(values)}, 95% CI {lo:.0%}-{hi:.0%})"
-        fig.add_hline(
-            y=mean,
-            line=dict(color="#333", dash="dash" if i else "dot", width=2),
-            annotation_text=figures.esc(text),
-            annotation_position="top right" if i else "bottom right",
-        )
+        figures.reference_line(fig, mean, f"{name} {mean:.0%} (n={len(values)})", dash="dash" if i else "dot")
         out.append(text)
     return out
 
@@ -390,7 +385,7 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
                 "accuracy (y) where the answer sits (x); shaded bands are 95% Wilson "
                 "intervals, n per point in the legend; a dip in the middle is the lost-in-the-middle effect; "
                 "dotted lines with hollow markers are published curves"
-                + ("; dashed lines the closed-book and oracle bounds" if bounds else "")
+                + (f"; dashed lines the bounds, named at the right: {'; '.join(bounds)}" if bounds else "")
                 + "; click a point to list its trials under the chart.",
                 note=note_of(part, overlays, metric_label, size, layout.by_documents),
                 names=legend_names(table, overlays),

@@ -21,6 +21,7 @@ from components.report.charts import (
     printed,
     published_bars,
     published_lines,
+    reference_line,
 )
 from components.report.colours import DOMINATED, PALETTE, colour_word, heatmap_words
 from components.report.promptmap import colour_key
@@ -52,6 +53,7 @@ __all__ = [
     "printed",
     "published_bars",
     "published_lines",
+    "reference_line",
     "theme",
     "u_curve",
 ]

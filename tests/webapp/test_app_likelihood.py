@@ -296,5 +296,5 @@ def test_a_position_the_model_refuses_is_counted_and_its_message_shown_as_text()
     values = at.session_state["mini_curve"]["questions"][0]["values"]
     assert len(values) == 4  # the other four positions are scored and drawn
     warning = next(w.value for w in at.warning if "could not be scored" in w.value)
-    assert warning.startswith("1 position(s) could not be scored")
+    assert warning.startswith("1 position could not be scored")
     assert "\\*\\*bad\\*\\*" in warning and "\\<img" in warning  # markdown and HTML shown as text

@@ -183,7 +183,7 @@ def test_the_shipped_rr_run_shows_its_first_pages_retrievals(tmp_path, monkeypat
     monkeypatch.setenv("LITM_SHIPPED_RUNS", str(folder))
     at = run()
     warning = next(w.value for w in at.warning if "first pages in order" in w.value)
-    assert warning.startswith("100 of 100 retrieval trial(s)")  # the 0.5B model's "Pages: 1, 2, 3"
+    assert warning.startswith("100 of 100 retrieval trials")  # the 0.5B model's "Pages: 1, 2, 3"
     assert "20 of them count as a page hit" in warning  # gold at page 1 (position 0) or among the first three
 
 

@@ -14,7 +14,7 @@ import streamlit as st
 
 from webapp.results.trial import trial_detail, trial_label
 from webapp.services import analysis, figures, research, stores
-from webapp.services.names import THIS_APP, model_title, models_of
+from webapp.services.names import THIS_APP, count, model_title, models_of
 from webapp.session import State
 from webapp.ui import charts, pickers
 from webapp.ui.render import guard, md, upper_first
@@ -121,7 +121,7 @@ def point_section(event, trials: pd.DataFrame, labels: pd.Series, axis: str, met
     scored = int(values.notna().sum())
     right = int((values >= 1).sum())
     st.markdown(
-        f"**Trials at this point: {md(series)}, {md(where)}** · {len(picked):,} trial(s), {scored:,} scored, "
+        f"**Trials at this point: {md(series)}, {md(where)}** · {count(len(picked), 'trial')}, {scored:,} scored, "
         f"{right:,} right, {scored - right:,} wrong" + (f", {failed:,} failed" if failed else "")
     )
     view = stores.whole(picked.head(POINT_ROWS))

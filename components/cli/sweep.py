@@ -205,7 +205,7 @@ def run(args) -> int:
     db = db_path(args)
     store = RunStore(db)
     claims(store, args.steal_claims)
-    line = ClaimsNote() if args.quiet else ProgressLine()
+    line: ClaimsNote | ProgressLine | None = ClaimsNote() if args.quiet else ProgressLine()
     t0 = time.perf_counter()
     try:
         extra = (

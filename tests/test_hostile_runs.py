@@ -499,7 +499,7 @@ def test_claims_of_another_host_are_named_and_can_be_taken_over(tmp_path, server
             "INSERT INTO claims SELECT key, 'elsewhere:4242:deadbeef', ? FROM calls", (time.time() + 720,)
         )
         c.execute("DELETE FROM calls")
-    r = run(["sweep", str(toml), "--db", str(db), "--quiet"], tmp_path, timeout=6)  # it waits: stopped here
+    r = run(["sweep", str(toml), "--db", str(db), "--quiet"], tmp_path, timeout=20)  # it waits: stopped here
     assert "Traceback" not in r.err and len(r.lines) == 1, r.err
     line = r.lines[0]  # named when the sweep waits: the calls it asked for so far (of 8)
     assert re.match(

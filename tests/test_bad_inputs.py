@@ -911,9 +911,12 @@ def test_an_http_date_retry_after_is_honoured_and_capped(tmp_path, server):
         "the server asks to wait 59" in x["error"] or "the server asks to wait 600" in x["error"]
         for x in rows
     ), rows[0]["error"]
-    server.reset()  # a date a few seconds ahead (the process takes a few to start): waited for, as the server asks
+    server.reset()  # a date a few seconds ahead: waited for, as the server asks, by the one retry allowed
     server.set(status=429, retry_after=http_date(12), fail_times=1)
     toml = config(tmp_path, server, max_retry_after="30")
+    text = toml.read_text()
+    assert "max_retries = 0" in text  # the config above allows no retry at all (docs/providers.md)
+    toml.write_text(text.replace("max_retries = 0", "max_retries = 1"))
     r = run(["sweep", str(toml), "--db", str(tmp_path / "t.sqlite")], tmp_path)
     assert r.code == 0 and "(the server's Retry-After)" in r.err, r.err
 

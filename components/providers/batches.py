@@ -398,14 +398,19 @@ class AnthropicBatches:
         return "the message batch ended without results"
 
 
-def batch_api(provider) -> OpenAIBatches | AnthropicBatches:
-    """The batch interface of a provider object; ProviderError for one that has none (local, fake)."""
+def batch_api(provider):
+    """The batch interface of a provider object (OpenAIBatches, AnthropicBatches or gemini_batches'
+    GeminiBatches); ProviderError for one that has none (local, fake)."""
     kind = provider.spec.provider
     if kind == "anthropic" and hasattr(provider, "client"):
         return AnthropicBatches(provider)
     if kind in ("openai", "openai-compatible") and hasattr(provider, "client"):
         return OpenAIBatches(provider)
+    if kind == "gemini" and hasattr(provider, "client"):
+        from components.providers.gemini_batches import GeminiBatches
+
+        return GeminiBatches(provider)
     raise ProviderError(
-        f"{provider.spec.label}: batch mode needs an openai, openai-compatible or anthropic "
+        f"{provider.spec.label}: batch mode needs an openai, openai-compatible, anthropic or gemini "
         'model (this one has no batch interface); use mode = "live"'
     )

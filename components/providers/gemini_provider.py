@@ -226,20 +226,22 @@ class GeminiProvider:
     def __repr__(self) -> str:  # never show the key
         return f"GeminiProvider({self.spec.label})"
 
-    def config(self, system: str, settings: Settings):
-        types = self._types
-        kw: dict = {
-            "max_output_tokens": settings.max_tokens,
-            "temperature": settings.temperature,
-            "should_return_http_response": True,
-        }
+    def config_kw(self, system: str, settings: Settings) -> dict:
+        """The generation settings of a request, as plain data (a live call's config and a batch
+        request's, gemini_batches.py)."""
+        kw: dict = {"max_output_tokens": settings.max_tokens, "temperature": settings.temperature}
         if settings.seed is not None:
             kw["seed"] = settings.seed
         if system:
             kw["system_instruction"] = system
         if self.spec.model.split("/")[-1].startswith(NO_THINKING):
-            kw["thinking_config"] = types.ThinkingConfig(thinking_budget=0)
-        return types.GenerateContentConfig(**kw)
+            kw["thinking_config"] = {"thinking_budget": 0}
+        return kw
+
+    def config(self, system: str, settings: Settings):
+        return self._types.GenerateContentConfig(
+            **self.config_kw(system, settings), should_return_http_response=True
+        )
 
     async def complete(self, messages: list[dict], settings: Settings) -> Completion:
         check_fits(self.spec, messages, settings)

@@ -67,8 +67,8 @@ def _batch_fits(cfg: SweepConfig) -> None:
         for m in cfg.models:
             if m.provider not in BATCH_PROVIDERS:
                 fail(
-                    f'mode = "batch" works with openai, openai-compatible and anthropic models only; '
-                    f'{m.label} has no batch interface (use mode = "live")'
+                    'mode = "batch" works with openai, openai-compatible, anthropic and gemini models '
+                    f'only; {m.label} has no batch interface (use mode = "live")'
                 )
 
 

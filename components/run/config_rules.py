@@ -74,7 +74,7 @@ MODEL_KEYS = {
 }
 BUDGET_KEYS = {"max_calls", "max_usd"}
 MODES = ("live", "batch")  # batch: the providers' batch interfaces (components/run/batch.py), half price
-BATCH_PROVIDERS = ("openai", "openai-compatible", "anthropic")
+BATCH_PROVIDERS = ("openai", "openai-compatible", "anthropic", "gemini")
 # answer: generate and score the answer; likelihood: score the gold answer's log-probability without
 # generating (components/run/measure.py); both: the two
 MEASURES = ("answer", "likelihood", "both")

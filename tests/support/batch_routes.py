@@ -238,6 +238,8 @@ class BatchRoutes:
     # answering one request ------------------------------------------------------------------------
     def _answer(self, kind: str, body: dict, n: int) -> tuple[int, dict]:
         """(status, response body) of one request inside a batch, like the live routes answer it."""
+        if kind == "gemini":  # tests/support/gemini_batch_routes.py
+            return self._gemini_answer(body, n)
         prompt = _prompt(body.get("messages"))
         match = self.mode.get("batch_fail_match")
         if match and match in prompt:
@@ -290,9 +292,8 @@ class BatchRoutes:
     # batch life ------------------------------------------------------------------------------------
     def _new_batch(self, kind: str, requests: list[tuple[str, dict]], **extra) -> dict:
         with self.lock:
-            bid = (
-                f"batch_{uuid.uuid4().hex[:24]}" if kind == "openai" else f"msgbatch_{uuid.uuid4().hex[:24]}"
-            )
+            prefix = {"openai": "batch_", "anthropic": "msgbatch_", "gemini": "lb"}[kind]
+            bid = f"{prefix}{uuid.uuid4().hex[:24]}"
             b = {
                 "id": bid,
                 "kind": kind,

@@ -42,6 +42,7 @@ from collections import Counter, OrderedDict, deque
 from components.providers.fake import approx_tokens, plausible_answer
 from tests.support.batch_routes import BatchRoutes, _is_batch_path
 from tests.support.cloud_routes import CloudRoutes, cloud_route, refusal
+from tests.support.gemini_batch_routes import GeminiBatchRoutes, gemini_batch_path
 
 DEFAULTS = {
     "delay": 0.0,  # seconds before answering
@@ -423,7 +424,7 @@ def _echo_logprobs(body: dict, n: int) -> bytes:
     )
 
 
-class LLMServer(BatchRoutes, CloudRoutes):
+class LLMServer(BatchRoutes, CloudRoutes, GeminiBatchRoutes):
     """An asyncio HTTP/1.1 server (keep-alive) in its own thread: no thread per connection, so it
     keeps up with a client at high concurrency on a small machine."""
 
@@ -552,6 +553,8 @@ class LLMServer(BatchRoutes, CloudRoutes):
             elif path.startswith("/admin/mode"):
                 self.set(**json.loads(raw or b"{}"))
             return _response(200, {"ok": True})
+        if gemini_batch_path(path) and "x-goog-api-key" in (headers or {}):  # Google's key: not OpenAI's
+            return self._gemini_batch_route(method, path, raw, headers or {})
         if _is_batch_path(path):
             return self._batch_route(method, path, raw)
         if method == "GET" and path.split("?")[0].rstrip("/").endswith("/v1/models"):  # what vLLM lists

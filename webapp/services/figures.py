@@ -22,6 +22,7 @@ from components.report.charts import (
     published_bars,
     published_lines,
     reference_line,
+    token_axis,
 )
 from components.report.colours import DOMINATED, PALETTE, colour_word, heatmap_words
 from components.report.promptmap import colour_key
@@ -55,6 +56,7 @@ __all__ = [
     "published_lines",
     "reference_line",
     "theme",
+    "token_axis",
     "u_curve",
 ]
 

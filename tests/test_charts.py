@@ -133,9 +133,58 @@ def test_published_lines_with_reference_lines():
         references=refs,
     )
     assert fig.data[0].name == "Baseline"
-    assert fig.layout.shapes and fig.layout.annotations[0].text == "closed-book: 35.0"
+    note = fig.layout.annotations[0]
+    assert fig.layout.shapes and note.text.replace("<br>", " ") == "closed-book: 35.0"
+    # named in the margin right of the plot, never over the curves
+    assert note.xref.endswith("domain") and note.x == 1 and note.xanchor == "left"
+    assert fig.layout.margin.r == charts.REFERENCE_MARGIN
 
 
 def test_published_bars():
     fig = charts.published_bars(PUB, "dataset", "method", title="t", x_title="x", y_title="y")
     assert {t.name for t in fig.data} == {"Baseline", "multi-document QA"}
+
+
+def test_lines_of_one_strategy_take_distinct_hues_by_what_tells_them_apart():
+    """Results' LITM lines at 10 and 20 documents: two colours, not one indigo; each published curve
+    takes the colour of this app's line of its N; a strategy's parameters still share its colour."""
+    labels = ["LITM QA · Qwen · 10 documents · this app", "LITM QA · Qwen · 20 documents · this app"]
+    styles = colours.series_style(labels)
+    assert styles[labels[0]]["colour"] != styles[labels[1]]["colour"]
+    assert {st["dash"] for st in styles.values()} == {"solid"}
+    table = pd.DataFrame(
+        [
+            {"series": s, "position": x, "n": 10, "mean": 0.5, "lo": 0.4, "hi": 0.6, "errors": 0}
+            for s in labels
+            for x in (0, 9)
+        ]
+    )
+    over = pd.DataFrame(
+        [
+            {
+                "label": f"p{n}",
+                "title": f"GPT-3.5-Turbo · {n} documents · LITM",
+                "x": x,
+                "mean": 0.6,
+                "method": "multi-document QA",
+                "n_documents": n,
+            }
+            for n in (10, 20)
+            for x in (0, 9)
+        ]
+    )
+    fig = charts.accuracy_lines(table, "position", title="t", x_title="x", metric_label="m", overlays=over)
+    colour = {t.name: t.line.color for t in fig.data if t.fill is None}
+    assert colour["p10"] == styles[labels[0]]["colour"] and colour["p20"] == styles[labels[1]]["colour"]
+    same = colours.series_style(["Reprompt · r=500 · M", "Reprompt · r=1,000 · M"])
+    assert {st["colour"] for st in same.values()} == {colours.STRATEGY_COLOURS["reprompt"]}
+
+
+def test_a_models_variant_never_hides_under_it():
+    """LITM Table 6: Claude-1.3 and Claude-1.3 (100K) print nearly the same values; the variant is
+    dashed with hollow markers, so the one drawn first still shows."""
+    styles = colours.series_style(["Claude-1.3", "Claude-1.3 (100K)", "GPT-3.5-Turbo"])
+    base, variant = styles["Claude-1.3"], styles["Claude-1.3 (100K)"]
+    assert base["dash"] == "solid" and variant["dash"] != "solid"
+    assert variant["symbol"].endswith("-open") and not base["symbol"].endswith("-open")
+    assert styles["GPT-3.5-Turbo"]["dash"] == "solid"

@@ -145,3 +145,18 @@ def test_exported_runs_import_into_another_store(tmp_path, server, capsys, fmt):
 def test_import_missing_file_is_one_line(tmp_path, capsys):
     assert main(["import", str(tmp_path / "nope.csv"), "--db", str(tmp_path / "x.sqlite")]) == 1
     assert capsys.readouterr().err.strip().count("\n") == 0
+
+
+def test_the_progress_line_shows_the_elapsed_time():
+    """While a slow local call runs the line still moves: the runner's ticker redraws its elapsed time."""
+    import io
+
+    from components.cli.sweep import ProgressLine
+    from components.run.runner import Progress
+
+    out = io.StringIO()
+    line = ProgressLine(out)
+    line(Progress(0, 2, 0, 0.0, 0.0, 0, sent=1, elapsed_s=55.4))
+    line(Progress(0, 2, 0, 0.0, 0.0, 0, sent=1, elapsed_s=450.0))
+    text = out.getvalue()
+    assert "elapsed 55 s" in text and "elapsed 7 min 30 s" in text

@@ -7,8 +7,9 @@ import math
 
 import pandas as pd
 import pytest
+from plotly.colors import get_colorscale
 
-from components.report import heatmap, trialgrid
+from components.report import charts, heatmap, trialgrid
 
 
 def frame() -> pd.DataFrame:
@@ -69,7 +70,7 @@ def test_heatmap_figure_follows_niah_convention():
     assert fig.layout.yaxis.autorange == "reversed"  # ... and drawn at the top
     assert list(first.z[1]) == [0.5, 0.0]
     assert list(first.z[0]) == [1.0, 0.5]
-    assert first.colorscale[0][1] == heatmap.RED_TO_GREEN[0][1] and first.zmin == 0 and first.zmax == 1
+    assert first.zmin == 0 and first.zmax == 1
     assert first.text[1][0] == "50%<br>n=2"
     assert "gpt-x" in fig.layout.title.text  # the model in the title
     assert [a.text for a in fig.layout.annotations][:2] == [
@@ -128,3 +129,16 @@ def test_grid_empty_and_litm_layout():
     )
     grid = trialgrid.build(litm, "score")
     assert grid.columns[0].label == "Baseline · 10 documents · gold 0 · 100% (2/2)"
+
+
+CIVIDIS = [colour for _, colour in get_colorscale("cividis")]
+
+
+def test_every_heatmap_draws_the_colour_blind_safe_scale():
+    """Both heatmaps (the NIAH panels, Results' length x position) draw cividis, not red to green."""
+    panels = heatmap.heatmap(frame(), "score")
+    mean = pd.DataFrame([[0.5, 1.0]], index=[1000], columns=[0.0, 1.0])
+    grid = charts.heatmap(mean, pd.DataFrame([[2, 2]], index=[1000], columns=[0.0, 1.0]))
+    for fig in (panels, grid):
+        traces = [t for t in fig.data if t.type == "heatmap"]
+        assert traces and all([c for _, c in t.colorscale] == CIVIDIS for t in traces)

@@ -65,7 +65,13 @@ def test_long_unbroken_strings_wrap_inside_the_window(tmp_path):
                 "Math.max(...[...document.querySelectorAll('table')].map(t => t.scrollWidth))"
             )
             text = page.inner_text("body")
+            # each Pareto word ("dominated", "on the front") on one line of its cell: never broken mid-word
+            lines = page.evaluate(
+                "[...document.querySelectorAll('td.word')].map(td => { const r = document.createRange();"
+                " r.selectNodeContents(td); return new Set([...r.getClientRects()].map(x => x.top)).size; })"
+            )
         finally:
             browser.close()
     assert LONG in text.replace("\n", "")  # the whole id is there, wrapped, not cut
     assert width <= WIDTH and widest <= WIDTH, (width, widest)
+    assert lines and all(n == 1 for n in lines), lines

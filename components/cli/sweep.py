@@ -56,6 +56,30 @@ def add_parser(sub, name):
     p.set_defaults(func=run)
 
 
+def elapsed(seconds: float) -> str:
+    """'55 s', '7 min 30 s': the time a sweep has run, redrawn by the runner's ticker while a call waits."""
+    seconds = int(max(0.0, seconds))
+    return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min {seconds % 60:02d} s"
+
+
+class ClaimsNote:
+    """--quiet's only progress: the first time this sweep waits for a call another process claimed (the
+    runner's note, components/run/caller.py), that line once on stderr; claims on other sweeps' calls are
+    never named."""
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr
+        self.said = False
+
+    def __call__(self, p) -> None:
+        if not self.said and p.note and "claimed by another process" in p.note:
+            print(f"litm: {p.note}", file=self.stream, flush=True)
+            self.said = True
+
+    def end(self) -> None:
+        """Nothing drawn, nothing to end."""
+
+
 class ProgressLine:
     """A plain-text progress bar on stderr, redrawn in place."""
 
@@ -69,7 +93,8 @@ class ProgressLine:
         sent = f"sent {p.sent}" + (f" ({p.requests} HTTP requests)" if p.requests > p.sent else "")
         line = (
             f"\r[{bar:<30}] {p.done}/{p.total} trials  errors {p.errors}  {sent}  cached {p.cached}"
-            f"  {p.calls_per_s:.1f} calls/s  ${p.spend_usd:.4f}" + (f"  {p.note}" if p.note else "")
+            f"  {p.calls_per_s:.1f} calls/s  ${p.spend_usd:.4f}  elapsed {elapsed(p.elapsed_s)}"
+            + (f"  {p.note}" if p.note else "")
         )
         if getattr(p, "batch", ""):
             line += f"  | {p.batch}"
@@ -144,10 +169,9 @@ def dry_run(config, db, retry_errors: bool = False, specs=None):
 
 
 def claims(store, steal: bool) -> None:
-    """Calls other processes claimed in the store: taken over (--steal-claims), or named with their age and
-    when they free themselves (a sweep that needs one waits for it, silently before)."""
-    from components.run.store_batches import claims_line
-
+    """--steal-claims: calls other processes claimed in the store, taken over. Without it nothing is said
+    here: a claim on one of this sweep's calls is named when the sweep waits for it (the progress line's
+    note, or ClaimsNote under --quiet), and a claim on another sweep's call is none of its business."""
     if steal:
         n = store.take_claims()
         if n:
@@ -155,10 +179,6 @@ def claims(store, steal: bool) -> None:
                 f"litm: took over {n:,} call{'s' if n != 1 else ''} claimed by other processes",
                 file=sys.stderr,
             )
-        return
-    line = claims_line(store.held_claims())
-    if line:
-        print(f"litm: {line}", file=sys.stderr)
 
 
 def run(args) -> int:
@@ -185,7 +205,7 @@ def run(args) -> int:
     db = db_path(args)
     store = RunStore(db)
     claims(store, args.steal_claims)
-    line = None if args.quiet else ProgressLine()
+    line: ClaimsNote | ProgressLine | None = ClaimsNote() if args.quiet else ProgressLine()
     t0 = time.perf_counter()
     try:
         extra = (

@@ -11,6 +11,7 @@ label that comes from data goes through `theme.esc` first (plotly renders a subs
 from __future__ import annotations
 
 import html
+import textwrap
 
 import numpy as np
 import pandas as pd
@@ -18,11 +19,13 @@ import plotly.graph_objects as go
 
 from components.report.colours import (
     DOMINATED,
+    HEATMAP_SCALE,
     PALETTE,
     PUBLISHED_SYMBOLS,
     colour_for,
     is_strategy,
     model_colour,
+    part_colour,
     rgba,
     series_style,
 )
@@ -118,7 +121,7 @@ def accuracy_lines(
             part = part.sort_values("x")
             method = str(part["method"].iloc[0]) if "method" in part else ""
             model = str(part["model"].iloc[0]) if "model" in part else ""
-            colour = (
+            colour = _overlay_part_colour(part, styles) or (
                 (colour_for(method) if by_strategy else model_colour(model) or colour_for(method))
                 if (method or model)
                 else "#444"
@@ -142,6 +145,17 @@ def accuracy_lines(
     if not labels and (overlays is None or overlays.empty):
         empty_note(fig, "No scored trials for this selection")
     return fig
+
+
+def _overlay_part_colour(part: pd.DataFrame, styles: dict[str, dict]) -> str | None:
+    """A published curve's colour where the measured lines are told apart by a part it shares (its
+    title's '10 documents', else its N): the colour of that line (colours.part_colour)."""
+    if "title" in part:
+        found = part_colour(str(part["title"].iloc[0]), styles)
+        if found:
+            return found
+    n = pd.to_numeric(part["n_documents"], errors="coerce").iloc[0] if "n_documents" in part else None
+    return part_colour(f"{int(n)} documents", styles) if n is not None and pd.notna(n) else None
 
 
 def u_curve(
@@ -201,7 +215,7 @@ def heatmap(
             y=[str(i) for i in mean.index],
             text=text,
             texttemplate="%{text}",
-            colorscale="Viridis",
+            colorscale=HEATMAP_SCALE,
             zmin=0,
             zmax=1,
             colorbar=dict(title=dict(text=metric_label), tickformat=".0%"),
@@ -338,6 +352,28 @@ def printed(rows: pd.DataFrame) -> list[str]:
     return [f"{v:g}" for v in rows["value"]]
 
 
+REFERENCE_MARGIN = 120  # px right of the plot where reference lines are named
+REFERENCE_CHARS = 14  # characters per line of a reference line's name there
+
+
+def reference_line(fig: go.Figure, y: float, text: str, *, dash: str = "dot") -> None:
+    """A horizontal reference line (a closed-book or oracle bound, a published value), named in the
+    margin right of the plot, never over the curves (in presenter mode's larger type too): `text` is
+    escaped here and broken into lines of REFERENCE_CHARS."""
+    fig.add_hline(
+        y=y,
+        line=dict(color="#333", dash=dash, width=2),
+        annotation_text="<br>".join(
+            textwrap.wrap(esc(text), REFERENCE_CHARS, break_long_words=False, break_on_hyphens=False)
+        ),
+        annotation_position="right",
+        annotation_xanchor="left",
+        annotation_align="left",
+        annotation_font=dict(size=12, color="#333"),
+    )
+    fig.update_layout(margin=dict(r=REFERENCE_MARGIN))  # set, not read: a kept figure's stand-in records it
+
+
 def published_lines(
     rows: pd.DataFrame,
     x: str,
@@ -369,16 +405,12 @@ def published_lines(
                 hovertemplate=f"<b>{esc(label)}</b><br>{x_title}: %{{x:,}}<br>{y_title}: %{{customdata}}<extra></extra>",
             )
         )
-    if references is not None:
-        for i, ref in enumerate(references.itertuples()):
-            fig.add_hline(
-                y=float(ref.value),
-                line=dict(color="#555", dash="dash" if i % 2 else "dot", width=1.5),
-                annotation_text=f"{ref.label}: {ref.value}",
-                annotation_position="top left" if i % 2 else "bottom left",
-                annotation_font=dict(size=12, color="#333"),
-            )
     set_layout(fig, title, x_title, y_title, percent=False)
+    if references is not None:  # after the frame: they widen its right margin
+        for i, ref in enumerate(references.itertuples()):
+            reference_line(
+                fig, float(ref.value), f"{ref.label}: {ref.value}", dash="dash" if i % 2 else "dot"
+            )
     if len(rows) and (pd.to_numeric(rows["value"], errors="coerce") >= 0).all():
         fig.update_yaxes(rangemode="tozero")  # from 0, as Home's and Results' curves: a dip is not magnified
     if x_format:

@@ -1,7 +1,7 @@
 """Every colour a chart draws, by name: the one palette, the colour of each strategy and of each model
 (keyed by its name, never by its place in a registry: adding a strategy or a model changes no other
-colour), the word the app's text uses for each colour, and the style (colour, dash, marker) of a chart's
-series.
+colour), the word the app's text uses for each colour, the style (colour, dash, marker) of a chart's
+series, and the one colour scale of every heatmap.
 
 The palette is Okabe & Ito's eight colour-blind-safe colours (Okabe and Ito, "Color Universal Design"),
 then colours of Paul Tol's muted, medium-contrast and light sets (Tol, "Colour Schemes", SRON technical
@@ -81,6 +81,18 @@ SERIES = [
     )
 ]
 DOMINATED = PALETTE["grey"]  # an arm another arm beats on accuracy and cost (the Pareto chart)
+
+# Every heatmap's scale, 0 to 1 (0% to 100%): cividis (Nuñez, Anderton and Renslow 2018), made to read the
+# same to a colour-blind eye, from dark blue to yellow; the words the text says for its two ends.
+HEATMAP_SCALE = "Cividis"
+HEATMAP_WORDS = ("dark blue", "yellow")  # the colour at 0%, at 100%
+
+
+def heatmap_words() -> str:
+    """'dark blue at 0%, yellow at 100%': how a caption names the heatmap's scale."""
+    low, high = HEATMAP_WORDS
+    return f"{low} at 0%, {high} at 100%"
+
 
 # One colour per strategy, by its name. A strategy not listed takes a colour of its name's own (stable,
 # from SERIES); tests/test_charts.py asks every registered strategy to have its own here.
@@ -270,20 +282,70 @@ def head_colours(heads: list[str]) -> dict[str, str]:
     return out
 
 
+def differing_parts(labels: list[str]) -> list[str] | None:
+    """Where every label has one first part (one strategy: its colour tells the lines nothing), the
+    labels' parts (split at ' · ') at the first place they differ ('10 documents', '20 documents'), one
+    per label; None where the first parts differ, the labels are one, or what differs is a strategy's
+    parameter ('r=500', 'r=1,000': variants of a strategy keep its colour and differ by dash)."""
+    labels = [str(label) for label in labels]
+    split = [label.split(" · ") for label in labels]
+    if len(set(labels)) < 2 or len({p[0] for p in split}) > 1:
+        return None
+    for i in range(1, max(len(p) for p in split)):
+        values = [p[i] if i < len(p) else "" for p in split]
+        if len(set(values)) > 1:
+            return None if any("=" in v for v in values) else values
+    return None
+
+
+def family(label) -> str:
+    """A series' family: its first part without a bracket ('Claude-1.3 (100K)' -> 'Claude-1.3')."""
+    return str(label).split(" · ")[0].split(" (")[0]
+
+
 def series_style(labels: list[str]) -> dict[str, dict]:
-    """label -> colour (by its first part: a strategy's own colour, else a distinct one), dash and
-    symbol (by its position among labels of the same colour: "Reprompt (r=5k)" and "Reprompt (r=10k)"
-    share the reprompt colour and differ by dash)."""
-    heads = [str(label).split(" · ")[0] for label in labels]
-    colours = head_colours(list(dict.fromkeys(heads)))
+    """label -> colour, dash and symbol (and `part`, the part of the label its colour stands for).
+
+    The colour is the first part's (a strategy's own colour, else a distinct one); where every line
+    has one strategy, the part that tells the lines apart picks distinct colours of SERIES instead
+    (Results' '· 10 documents' and '· 20 documents' lines: blue and red-orange, not four indigo
+    lines). The dash counts the labels before it of the same colour or the same family
+    ("Reprompt (r=5k)" and "Reprompt (r=10k)" share the reprompt colour and differ by dash;
+    "Claude-1.3 (100K)" is dashed with hollow markers, so it never hides "Claude-1.3")."""
+    labels = [str(label) for label in labels]
+    parts = differing_parts(labels)
+    if parts is not None:
+        free = {p: SERIES[i % len(SERIES)] for i, p in enumerate(dict.fromkeys(parts))}
+        colour_of = dict(zip(labels, (free[p] for p in parts), strict=True))
+        part_of = dict(zip(labels, parts, strict=True))
+    else:
+        heads = [label.split(" · ")[0] for label in labels]
+        colours = head_colours(list(dict.fromkeys(heads)))
+        colour_of = {label: colours[head] for label, head in zip(labels, heads, strict=True)}
+        part_of = {label: head for label, head in zip(labels, heads, strict=True)}
     styles: dict[str, dict] = {}
-    seen: dict[str, int] = {}
-    for label, head in zip(labels, heads, strict=True):
-        k = seen.get(colours[head], 0)
-        seen[colours[head]] = k + 1
+    by_colour: dict[str, int] = {}
+    by_family: dict[str, int] = {}
+    for label in labels:
+        colour, head = colour_of[label], label.split(" · ")[0]
+        fam = family(label) if family(label) != head else label  # 'Claude-1.3 (100K)': of 'Claude-1.3'
+        kin = by_family.get(fam, 0)  # labels of its family before it
+        k = max(by_colour.get(colour, 0), kin)
+        by_colour[colour] = by_colour.get(colour, 0) + 1
+        by_family[fam] = kin + 1
+        symbol = SYMBOLS[len(styles) % len(SYMBOLS)]
         styles[label] = {
-            "colour": colours[head],
+            "colour": colour,
             "dash": DASHES[k % len(DASHES)],
-            "symbol": SYMBOLS[len(styles) % len(SYMBOLS)],
+            "symbol": f"{symbol}-open" if kin and symbol not in ("x", "cross") else symbol,
+            "part": part_of[label],
         }
     return styles
+
+
+def part_colour(label, styles: dict[str, dict]) -> str | None:
+    """The colour of the drawn series whose telling part (series_style's `part`) the label holds too: a
+    published 'GPT-3.5-Turbo · 10 documents' curve takes the colour of this app's '10 documents' line."""
+    parts = set(str(label).split(" · "))
+    found = {st["colour"] for st in styles.values() if st.get("part") in parts}
+    return found.pop() if len(found) == 1 else None

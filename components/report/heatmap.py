@@ -1,6 +1,7 @@
 """The length x position heatmap in the needle-in-a-haystack convention: context length on x, depth (where
-the gold answer sits, 0% at the top) on y, accuracy from red (0%) to green (100%), one panel per arm, the
-model named in the title. Each cell prints its accuracy and n; its hover adds the 95% Wilson interval.
+the gold answer sits, 0% at the top) on y, accuracy from dark blue (0%) to yellow (100%; the one scale of
+every heatmap, colours.HEATMAP_SCALE, colour-blind safe), one panel per arm, the model named in the
+title. Each cell prints its accuracy and n; its hover adds the 95% Wilson interval.
 
 Depth: for a sweep by tokens, the answer's position as a share of the document (a fraction as stored, or
 a token position over the document's length, in whole percent); for a LITM sweep (N documents), the gold
@@ -17,11 +18,10 @@ from plotly.subplots import make_subplots
 from components.core.cells import BY_TOKENS, Layout, layout_of
 from components.core.stats import proportion_ci
 from components.report.analysis import is_error, position_kind
+from components.report.colours import HEATMAP_SCALE
 from components.report.sweeps import model_name, with_setting
 from components.report.theme import esc
 
-# red (wrong) to green (right), through a pale yellow: the convention of NIAH heatmaps
-RED_TO_GREEN = [[0.0, "#d73027"], [0.25, "#fc8d59"], [0.5, "#fee08b"], [0.75, "#91cf60"], [1.0, "#1a9850"]]
 PANELS_PER_ROW = 3
 PANEL_HEIGHT = 300  # px per row of panels
 
@@ -78,7 +78,7 @@ def figure(
     note: str = "",
 ) -> go.Figure:
     """The panels of `table` (from `cells`): one heatmap per arm (and model, where several ran), length on
-    x, depth on y (0 at the top), red (0%) to green (100%), each cell printing its accuracy and n.
+    x, depth on y (0 at the top), dark blue (0%) to yellow (100%), each cell printing its accuracy and n.
     `layout`: the trials' (core.cells.layout_of): BY_DOCUMENTS for a LITM sweep, else BY_TOKENS."""
     docs = layout.by_documents
     x_title = "documents in the context (N)" if docs else "context length (tokens)"
@@ -148,7 +148,7 @@ def figure(
                 y=y_labels,
                 text=text,
                 texttemplate="%{text}",
-                colorscale=RED_TO_GREEN,
+                colorscale=HEATMAP_SCALE,
                 zmin=0,
                 zmax=1,
                 xgap=2,

@@ -21,6 +21,7 @@ class Link:
     page: str  # url path of a page: playground | results | papers | experiments
     label: str
     query: dict = field(default_factory=dict)
+    run: str = ""  # a shipped run (its store's name) the page opens on, as ?sweep= (the app finds its key)
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,12 @@ STEPS: tuple[Step, ...] = (
         "choose",
         "Compare the calls and tokens each strategy spends on this 20-document prompt.",
         "For your use, which costs more: a wrong answer, or a few extra calls?",
-        Link("results", "See real curves on the Results page", {"axis": "gold_index"}),
+        Link(
+            "results",
+            "See real curves on the Results page",
+            {"axis": "gold_index"},
+            run="local-qwen-nq-litm20",
+        ),
         "R&R §6; LITM §3.3",
     ),
 )

@@ -13,9 +13,13 @@ from datetime import UTC, datetime
 
 import pandas as pd
 
+from components.core.cells import layout_of
+from components.core.metrics import get_metric
 from components.providers import pricing
 from components.report.charts import arm_numbers
+from components.report.colours import heatmap_words
 from components.report.compare import Comparison, seconds_text
+from components.report.sweeps import primary_names
 from components.report.verdict import Verdict, money
 
 METHODS = (
@@ -44,9 +48,9 @@ STYLE = """body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;m
 color:#222;padding:0 1rem;overflow-wrap:anywhere}h1{font-size:1.6rem}h2{font-size:1.2rem;margin-top:2rem;
 border-bottom:1px solid #ddd}table{border-collapse:collapse;font-size:.9rem;margin:.5rem 0;max-width:100%}
 td,th{border:1px solid #ddd;padding:.3rem .6rem;text-align:left;vertical-align:top}th{overflow-wrap:normal}
-.u{overflow-wrap:anywhere}td.num{white-space:nowrap}th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.u{overflow-wrap:anywhere}td.num,td.word{white-space:nowrap;overflow-wrap:normal}th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .rec{background:#eef6ee;border-left:4px solid #2e7d32;padding:.8rem 1rem;font-size:1.05rem}
-.dominated{color:#888}.small{font-size:.85rem;color:#555}pre{white-space:pre-wrap;margin:0;font-family:inherit}"""
+.dominated{color:#888}.scope{font-size:.95rem}.small{font-size:.85rem;color:#555}pre{white-space:pre-wrap;margin:0;font-family:inherit}"""
 
 
 def _e(x) -> str:
@@ -95,7 +99,7 @@ def arms_html(arms: pd.DataFrame) -> str:
                 _td(f"{r.calls_per_question:.2f}", True),
                 _td(seconds_text(r.latency_s_per_question), True),
                 _td(r.errors, True),
-                _td("dominated" if r.dominated else "on the front"),
+                f'<td class="word">{"dominated" if r.dominated else "on the front"}</td>',
             ]
         )
         classes.append("dominated" if r.dominated else "")
@@ -224,6 +228,56 @@ def failures_html(fail: pd.DataFrame, a: str, b: str, limit: int = 50, total: in
     )
 
 
+def _numbers(values: pd.Series, fmt) -> list[str]:
+    found = pd.to_numeric(values, errors="coerce").dropna().unique()
+    return [fmt(v) for v in sorted(found)]
+
+
+def _position(p: float) -> str:
+    return f"{p:.0%}" if p <= 1 else f"token {p:,.0f}"
+
+
+def _metric_label(name: str) -> str:
+    try:
+        return get_metric(name).label
+    except ValueError:
+        return name
+
+
+def scope(trials: pd.DataFrame, labels: Sequence[str]) -> list[tuple[str, str]]:
+    """What the comparison was measured on, as (name, value) pairs for the report's header: the task set,
+    the lengths (or numbers of documents), the positions (or gold indexes), the metric and n, read from
+    the compared arms' trials (compare.prepare'd: `arm`, `ok`)."""
+    part = trials[trials["arm"].isin(labels)] if "arm" in trials else trials
+    if part.empty:
+        return [("n", "0 trials")]
+    out = []
+    sets = sorted({str(x) for x in part.get("task_set", pd.Series(dtype=object)).dropna() if str(x)})
+    out.append(("task set" if len(sets) == 1 else "task sets", ", ".join(sets) or "not recorded"))
+    if layout_of(part).by_documents:
+        out.append(("documents", ", ".join(_numbers(part["documents"], lambda v: f"{v:,.0f}"))))
+        out.append(
+            ("gold index", ", ".join(_numbers(part["gold_index"], lambda v: f"{v:.0f}")) + " (0 = first)")
+        )
+    else:
+        lengths = _numbers(part["length"], lambda v: f"{v:,.0f}")
+        out.append(("length" if len(lengths) == 1 else "lengths", f"{', '.join(lengths)} tokens"))
+        out.append(("positions", ", ".join(_numbers(part["position"], _position))))
+    metrics = [str(m) for m in dict.fromkeys(primary_names(part).dropna())]
+    named = ", ".join(_metric_label(m) for m in metrics) or "not recorded"
+    out.append(("metric", f"{named} (each strategy's primary metric; correct when above zero)"))
+    scored = int(part["ok"].notna().sum()) if "ok" in part else len(part)
+    tasks = part["task"].nunique() if "task" in part else 0
+    out.append(("n", f"{scored:,} scored trials of {tasks:,} tasks over {len(labels)} arms"))
+    return out
+
+
+def scope_html(trials: pd.DataFrame, labels: Sequence[str]) -> str:
+    """The header's line of what was measured (scope), every value escaped."""
+    items = " · ".join(f"<b>{_e(name)}</b> {_e(value)}" for name, value in scope(trials, labels))
+    return f'<p class="scope">{items}</p>'
+
+
 def verdict_html(v: Verdict) -> str:
     """The one-line verdict, then its reasoning and the rule's settings (from compare.verdict)."""
     rule = (
@@ -291,6 +345,7 @@ def build(
         f'<p class="small">Made {_e(now.strftime("%Y-%m-%d %H:%M UTC"))} by LITM Explorer from {n_total:,} trials'
         + (f" ({_e('; '.join(sources))})" if sources else "")
         + ".</p>",
+        scope_html(result.trials, list(arms["label"]) if len(arms) else []),
         verdict_html(result.verdict),
         "<h2>Arms</h2>",
         arms_html(arms),
@@ -324,7 +379,7 @@ RESULTS_METHODS = (
     "Shape: the position-bias index (mean of the first and last positions minus the middle one) with a 95% "
     "percentile bootstrap interval over questions (a question's positions resampled together); a shape is "
     "named only when its interval excludes zero. Heatmap: one panel per arm, context length across, where "
-    "the answer sits down (0% at the top), red at 0% and green at 100%."
+    f"the answer sits down (0% at the top), {heatmap_words()}."
 )
 
 

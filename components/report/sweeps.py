@@ -89,9 +89,9 @@ def params_text(params, strategy=None) -> str:
     return ", ".join(f"{k}={_value(params[k])}" for k in keys)
 
 
-def primary_values(df: pd.DataFrame) -> pd.Series:
-    """Each trial's value of its strategy's primary metric (trials from stores made before the
-    `metric` column existed take their strategy's metric)."""
+def primary_names(df: pd.DataFrame) -> pd.Series:
+    """Each trial's primary metric, by name (trials from stores made before the `metric` column existed
+    take their strategy's metric)."""
     names = df["metric"] if "metric" in df.columns else pd.Series(None, index=df.index, dtype=object)
     fallback = (
         df["strategy"].map(
@@ -100,7 +100,12 @@ def primary_values(df: pd.DataFrame) -> pd.Series:
         if "strategy" in df.columns
         else names
     )  # a dict per distinct strategy, not a call per trial
-    names = names.where(names.notna(), fallback)
+    return names.where(names.notna(), fallback)
+
+
+def primary_values(df: pd.DataFrame) -> pd.Series:
+    """Each trial's value of its strategy's primary metric (primary_names)."""
+    names = primary_names(df)
     out = pd.Series(math.nan, index=df.index, dtype=float)
     for m in METRICS.values():
         mask = (names == m.name) & (m.column in df.columns)

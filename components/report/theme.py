@@ -88,7 +88,9 @@ def theme(fig: go.Figure, presenter: bool = False, series: bool = True) -> go.Fi
     )
     fig.update_annotations(font_size=size["ticks"])
     if presenter:
-        fig.update_layout(margin=dict(l=80, r=30, t=70, b=60))
+        fig.update_layout(
+            margin=dict(l=80, r=max(30, fig.layout.margin.r or 0), t=70, b=60)
+        )  # keeps a wider right
     if not (presenter and series):
         return fig
     line, marker = float(PRESENTER["line"]), float(PRESENTER["marker"])

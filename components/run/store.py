@@ -491,6 +491,22 @@ class RunStore(BatchStore):
         ).fetchone()
         return {k: (v or 0) for k, v in zip(TOTALS, r, strict=True)}
 
+    def calls_span(self) -> tuple[float, float] | None:
+        """When the store's calls were sent: (first, last) creation time in Unix seconds; None without
+        any (a store made before calls kept their time has NULLs)."""
+        first, last = self.db.execute("SELECT MIN(created), MAX(created) FROM calls").fetchone()
+        return None if first is None or last is None else (float(first), float(last))
+
+    def call_timings(self, provider: str, min_tokens: int = 0) -> list[tuple[str, int, int, float]]:
+        """Per model of `provider`: (model as stored, calls, input tokens, seconds) over the answered calls
+        of at least `min_tokens` input tokens that took time: every call, a sweep's or the Playground's."""
+        rows = self.db.execute(
+            "SELECT model, COUNT(*), SUM(input_tokens), SUM(latency_s) FROM calls WHERE provider = ? "
+            "AND input_tokens >= ? AND latency_s > 0 GROUP BY model",
+            (provider, min_tokens),
+        ).fetchall()
+        return [(str(r[0]), int(r[1]), int(r[2] or 0), float(r[3] or 0.0)) for r in rows]
+
     def sweeps_frame(self):
         import pandas as pd
 

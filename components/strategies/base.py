@@ -36,6 +36,12 @@ class Param:
     minimum: int = 1
     maximum: int | None = None  # e.g. 1 for a 0/1 switch
     step: int = 1  # a widget's step
+    label: str = ""  # a widget's label where 'name (unit)' does not read: 'chunk size (tokens)'
+
+    @property
+    def title(self) -> str:
+        """The label a widget shows: 'c (tokens)', 'k (pages)', 'chunk size (tokens)'."""
+        return self.label or f"{self.name} ({self.unit})"
 
     def check(self, value) -> int:
         """The value as a whole number within bounds; ParamError with a plain message otherwise."""

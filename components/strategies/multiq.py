@@ -51,6 +51,7 @@ CHUNK_TOKENS = Param(
     800,
     "chunk size in tokens: whole contexts, at most this many unless one "
     "context is longer (Context Overloading §4.3: about 800)",
+    label="chunk size (tokens)",
 )
 ANSWER_TOKENS, BASE_TOKENS = 24, 32  # the output budget of a prompt: BASE_TOKENS + ANSWER_TOKENS a question
 
@@ -230,7 +231,12 @@ class MQFull(MultiQuestion):
         self.check_questions(doc, questions, params)
         return [
             MQPrompt(
-                build_prompt(doc, doc.pages, questions, label=f"{len(questions)} question(s)"),
+                build_prompt(
+                    doc,
+                    doc.pages,
+                    questions,
+                    label=f"{len(questions)} question{'s' if len(questions) != 1 else ''}",
+                ),
                 tuple(range(len(questions))),
             )
         ]
@@ -289,7 +295,7 @@ class MQKeyword(MultiQuestion):
                             doc.pages[a:b],
                             [questions[i] for i in mine],
                             chunk=c + 1,
-                            label=f"chunk {c + 1} of {len(ranges)}: {len(mine)} question(s)",
+                            label=f"chunk {c + 1} of {len(ranges)}: {len(mine)} question{'s' if len(mine) != 1 else ''}",
                         ),
                         mine,
                         c + 1,

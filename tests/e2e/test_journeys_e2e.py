@@ -87,6 +87,29 @@ def test_home_draws_the_published_u_and_this_apps_curve_above_the_fold(new_page,
         assert link and link["y"] + link["height"] <= height, door
 
 
+def test_decide_opens_the_shipped_comparison_of_baseline_reprompt_and_rr(new_page, app_url):
+    """Home's Decide door: Compare on the shipped run of Baseline, Reprompt and R&R, not any other sweep."""
+    page = new_page(1440, 900)
+    page.goto(app_url)
+    settle(page, 90_000)
+    page.get_by_role("link", name="Decide").click()
+    page.get_by_text("Recommend").first.wait_for(timeout=90_000)
+    assert "sweep=shipped+local-qwen-facts" in page.url, page.url
+    arms = page.locator('[data-testid="stMultiSelect"]').nth(1).inner_text()
+    for arm in ("Baseline", "Reprompt", "R&R"):
+        assert arm in arms, arms
+
+
+def test_the_lessons_last_link_opens_the_shipped_150_question_run(new_page, app_url):
+    page = new_page(1440, 900)
+    page.goto(f"{app_url}/lesson?step={len(STEPS)}")
+    settle(page, 90_000)
+    page.get_by_role("link", name="See real curves").click()
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
+    sweeps = page.locator('[data-testid="stMultiSelect"]').first.inner_text()
+    assert "local-qwen-nq-litm20" in sweeps and "sweep=shipped+local-qwen-nq-litm20" in page.url, sweeps
+
+
 def test_every_lesson_step_fits_a_projector_in_presenter_mode(new_page, app_url):
     page = new_page(1024, 576)
     page.goto(f"{app_url}/lesson?present=1&step=1")

@@ -139,7 +139,13 @@ def test_run_against_the_loopback_openai_compatible_server(page, app_url, llm_ur
     page.get_by_text("correct (fuzzy match)").first.wait_for()
     text = body(page)
     assert "Answer" in text and "4711" in text
+    assert "chat template's tokens" in text  # why the run's input tokens are not the map's prompt tokens
     assert_calm(page)
+    cut = page.eval_on_selector_all(  # every metric's value whole: none ends in "..."
+        '[data-testid="stMetricValue"]',
+        "els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)",
+    )
+    assert not cut, cut
 
 
 def test_a_provider_error_is_one_short_line(page, app_url):

@@ -43,7 +43,7 @@ def test_results_shows_a_curve(app_with_runs, tab):
     chart.wait_for(timeout=30_000)
     assert "by answer position" in chart.inner_text() or tab.get_by_text("by answer position").count()
     assert tab.locator(".js-plotly-plot .scatterlayer .trace").count() >= 3
-    assert tab.get_by_text("2 trial(s) ended in an error").count() == 1
+    assert tab.get_by_text("2 trials ended in an error").count() == 1
     assert "Traceback" not in tab.content()
 
 

@@ -60,7 +60,7 @@ def test_results_draws_the_likelihood_curve_with_accuracy(new_page, app_url):
     boxes = [page.locator(".js-plotly-plot").nth(i).bounding_box() for i in (0, 1)]
     assert boxes[1]["y"] > boxes[0]["y"] + boxes[0]["height"]  # under accuracy, as wide
     assert page.get_by_text("Shape of each curve").count() == 2
-    assert page.get_by_text("1 question(s) not scored at every position").count() == 1
+    assert page.get_by_text("1 question not scored at every position").count() == 1
     select(page, "Metric", LIKELIHOOD.label)
     page.wait_for_selector(".js-plotly-plot .main-svg")
     assert charts_named(page)[0] == LABEL

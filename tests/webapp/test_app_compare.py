@@ -153,6 +153,33 @@ def test_report_is_one_self_contained_escaped_file(stores):
     assert "p (Holm)" in page
 
 
+def test_report_names_what_was_measured_and_escapes_once(stores):
+    """The report's header names the task set, lengths, positions, metric and n; "R&R" is escaped once
+    for plotly ("R&amp;R", shown as "R&R"), never twice ("R&amp;amp;R", shown as "R&amp;R")."""
+    from components.report import report_html
+    from webapp.compare import parts as compareview
+
+    fill(stores / "runs" / "litm.sqlite")
+    t = compare.prepare(RunStore(stores / "runs" / "litm.sqlite").trials_frame()).assign(
+        task_set="facts.jsonl"
+    )
+    result = compare.compare(t, ARMS)
+    names = [tr.name for tr in compareview.u_curves(t, ARMS).data if tr.name]
+    assert any(n.startswith("R&amp;R · r=1,000") for n in names) and not any("amp;amp;" in n for n in names)
+    page = compareview.report(result, (ARMS[0], ARMS[1]), ["demo"]).decode()
+    assert "amp;amp;" not in page
+    head = dict(report_html.scope(result.trials, ARMS))
+    assert head["task set"] == "facts.jsonl"
+    lengths = sorted({int(x) for x in t["length"].dropna()})
+    assert (
+        head["length" if len(lengths) == 1 else "lengths"] == f"{', '.join(f'{v:,}' for v in lengths)} tokens"
+    )
+    assert head["positions"].split(", ")[0] == "0%" and "fuzzy match" in head["metric"]
+    scored = int(t[t["arm"].isin(ARMS)]["ok"].notna().sum())
+    assert head["n"].startswith(f"{scored:,} scored trials of ") and head["n"].endswith("over 3 arms")
+    assert '<p class="scope"><b>task set</b> facts.jsonl' in page
+
+
 @pytest.mark.parametrize("page, key", [("results", "res_sweeps"), ("compare", "cmp_sweeps")])
 def test_a_sweep_link_opens_results_and_compare_filtered(stores, page, key):
     """Experiments' "See the results" and "Compare its arms" links carry ?sweep=<key>."""

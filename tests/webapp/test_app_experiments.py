@@ -215,3 +215,30 @@ def test_run_against_loopback_server(db, server):
     trials = RunStore(db).trials_frame()
     assert len(trials) == 12 and trials["model"].iloc[0] == "openai-compatible:loop"
     assert "sk-test-not-stored" not in Path(db).read_bytes().decode("latin-1")
+
+
+def test_a_local_sweeps_calls_waiting_in_the_worker_read_queued_not_sent(monkeypatch):
+    """Experiments' line: calls a local sweep sent that wait in the local model's queue say so."""
+    import threading
+
+    from webapp.experiments import panels
+    from webapp.services import jobs as jobs_service
+
+    hold = threading.Event()
+    thread = threading.Thread(target=hold.wait, daemon=True)
+    thread.start()
+    try:
+        job = jobs_service.Job(
+            id="j", owner="o", label="s", store_path="x", sent=2, local=True, thread=thread
+        )
+        monkeypatch.setattr(jobs_service, "local_waiting", lambda: 2)
+        assert panels.sent_text(job).startswith("2 calls queued for the local model (2 waiting or running")
+        monkeypatch.setattr(jobs_service, "local_waiting", lambda: 0)
+        assert panels.sent_text(job) == "2 calls sent"
+        job.local = False
+        monkeypatch.setattr(jobs_service, "local_waiting", lambda: 2)
+        assert panels.sent_text(job) == "2 calls sent"  # a remote model's calls are sent
+        job.sent, job.local = 1, True
+        assert panels.sent_text(job).startswith("1 call queued")
+    finally:
+        hold.set()

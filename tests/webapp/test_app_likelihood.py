@@ -216,6 +216,22 @@ def test_home_shows_the_likelihood_run_under_the_accuracy_curve_and_says_it_is_o
     assert chart(at, "home-u-curve")
 
 
+def test_home_says_when_and_on_what_the_shipped_run_was_measured():
+    """Not "on this machine's CPU": the dates its store's calls were sent, and the shipped runs' machine."""
+    import sqlite3
+
+    path = ROOT / "sample_docs" / "runs" / "local-qwen-nq-litm20.sqlite"
+    with sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True) as db:
+        first, last = db.execute(
+            "SELECT date(MIN(created), 'unixepoch'), date(MAX(created), 'unixepoch') FROM calls"
+        ).fetchone()
+    at = AppTest.from_file(HOME, default_timeout=60)
+    at.run()
+    note = said(chart(at, "home-u-curve")["layout"])
+    assert first != last and f"on 2 CPU cores, {first} to {last}" in note, note
+    assert "this machine" not in note
+
+
 @pytest.mark.local_model
 def test_the_bundled_test_model_scores_five_positions_in_the_app_as_the_engine_does(tmp_path):
     """SmolLM2 135M through the app (local provider, no double): the five values drawn are those
@@ -280,5 +296,5 @@ def test_a_position_the_model_refuses_is_counted_and_its_message_shown_as_text()
     values = at.session_state["mini_curve"]["questions"][0]["values"]
     assert len(values) == 4  # the other four positions are scored and drawn
     warning = next(w.value for w in at.warning if "could not be scored" in w.value)
-    assert warning.startswith("1 position(s) could not be scored")
+    assert warning.startswith("1 position could not be scored")
     assert "\\*\\*bad\\*\\*" in warning and "\\<img" in warning  # markdown and HTML shown as text

@@ -326,7 +326,7 @@ def test_playground_builds_the_keyword_prompts_of_pasted_questions(tmp_path, mon
     where = next(d.value for d in at.dataframe if "its chunk (most shared keywords)" in d.value.columns)
     # keywords shared: {built, alpha, hall} 3-0-0; {river, brell, flood} 0-2-1; {mill, grind, oster} 0-1-2
     assert list(where["its chunk (most shared keywords)"]) == [1, 2, 3]
-    assert "3 question(s), 3 page(s) in 3 chunk(s): 3 prompt(s)" in texts(at)
+    assert "3 questions, 3 pages in 3 chunks: 3 prompts" in texts(at)
     prompt = [h.proto.body for h in at.get("html") if "Q1:" in h.proto.body][-1]
     assert "Alpha Hall was built in 1901" in prompt and "Who built Alpha Hall?" in prompt
     assert "river Brell floods" not in prompt  # chunk 1 only
@@ -351,9 +351,9 @@ def test_playground_asks_them_and_scores_each_answer(tmp_path, monkeypatch):
         assert list(rows["category"])[:2] == ["correct", "not_specified"] and pd.isna(
             rows["category"].iloc[2]
         )
-        assert "1 call(s) (0 from the cache)" in texts(at) and "1 correct" in texts(at)
+        assert "1 call (0 from the cache)" in texts(at) and "1 correct" in texts(at)
         at.button(key="pg_mq_go").click().run()  # again: from the user's store
-        assert len(fake.history) == 1 and "1 call(s) (1 from the cache)" in texts(at)
+        assert len(fake.history) == 1 and "1 call (1 from the cache)" in texts(at)
     finally:
         factory.uninstall()
 

@@ -68,7 +68,7 @@ def test_litm_u_curves_with_reference_lines():
     names = {t["name"] for t in litm["data"]}
     assert "GPT-3.5-Turbo" in names and "Claude-1.3" in names
     assert litm["layout"]["xaxis"]["title"]["text"].startswith("position of the gold document")
-    refs = [a["text"] for a in litm["layout"]["annotations"]]
+    refs = [a["text"].replace("<br>", " ") for a in litm["layout"]["annotations"]]  # named beside the plot
     assert any(r.startswith("closed-book (") for r in refs) and any(r.startswith("oracle (") for r in refs)
     # 20 documents by default: gold index 0..19
     xs = arr(next(t["x"] for t in litm["data"] if t["name"] == "GPT-3.5-Turbo"))

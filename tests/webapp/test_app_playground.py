@@ -124,7 +124,7 @@ def test_strategy_switch_shows_its_parameters():
     assert c < 20_000 and f"c = 20,000 is longer than this document; starting at {c:,}" in texts(at)
     assert any(s.label == "Prompt" for s in at.selectbox), "one view per chunk prompt"
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Calls"].endswith("(about)")
+    assert metrics["Calls (about)"].isdigit()  # "about" in the label: a value is cut where a label wraps
 
 
 def test_bad_parameters_show_a_short_message():

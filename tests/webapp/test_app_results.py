@@ -46,7 +46,7 @@ def test_with_runs_shows_curves_counts_and_errors(stores):
     assert not at.error, [e.value for e in at.error]
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Trials"] == "108" and metrics["Errors (not scored)"] == "2"
-    assert "2 trial(s) ended in an error" in texts(at)
+    assert "2 trials ended in an error" in texts(at)
     assert [t.label for t in at.tabs][:2] == ["U-curve", "Length × position"]
     assert at.get("plotly_chart")
     # the numbers table has n and a CI per point

@@ -94,8 +94,11 @@ def test_results_open_on_the_litm_curve_with_published_overlay_bounds_and_note(s
     import json
 
     notes = " ".join(a.get("text", "") for a in json.loads(spec)["layout"].get("annotations", []))
-    assert "closed-book (Qwen2.5 Coder 0.5B · this app): 17% (n=6" in notes  # the bound names its model
-    assert "oracle (Qwen2.5 Coder 0.5B · this app): 83% (n=6" in notes
+    notes = notes.replace("<br>", " ")
+    assert "closed-book 17% (n=6)" in notes and "oracle 83% (n=6)" in notes  # named beside the plot
+    read = " ".join(c.value for c in [*at.caption, *at.markdown])  # the line under the chart names the model
+    assert "closed-book (Qwen2.5 Coder 0.5B · this app): 17% (n=6" in read
+    assert "oracle (Qwen2.5 Coder 0.5B · this app): 83% (n=6" in read
     names = [t.get("name", "") for t in json.loads(spec)["data"] if t.get("showlegend") is not False]
     assert names and all("Qwen2.5 Coder 0.5B" in n and "this app" in n for n in names if "LITM" not in n), (
         names
@@ -180,7 +183,7 @@ def test_the_shipped_rr_run_shows_its_first_pages_retrievals(tmp_path, monkeypat
     monkeypatch.setenv("LITM_SHIPPED_RUNS", str(folder))
     at = run()
     warning = next(w.value for w in at.warning if "first pages in order" in w.value)
-    assert warning.startswith("100 of 100 retrieval trial(s)")  # the 0.5B model's "Pages: 1, 2, 3"
+    assert warning.startswith("100 of 100 retrieval trials")  # the 0.5B model's "Pages: 1, 2, 3"
     assert "20 of them count as a page hit" in warning  # gold at page 1 (position 0) or among the first three
 
 

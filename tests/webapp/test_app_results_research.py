@@ -42,7 +42,8 @@ def test_heatmap_is_niah_one_panel_per_arm(db):
     first = heat["data"][0]
     assert first["x"] == ["2,000", "4,000"] and first["y"] == ["0%", "50%", "100%"]
     assert heat["layout"]["yaxis"]["autorange"] == "reversed"
-    assert first["colorscale"][0][1] == "#d73027" and first["colorscale"][-1][1] == "#1a9850"
+    # cividis, colour-blind safe: dark blue at 0%, yellow at 100%
+    assert first["colorscale"][0][1] == "#00224e" and first["colorscale"][-1][1] == "#fee838"
     assert "fake-model" in heat["layout"]["title"]["text"]
     assert all(len(t.split("<br>n=")) == 2 for row in first["text"] for t in row)  # accuracy and n
 

@@ -191,7 +191,7 @@ def test_results_opens_on_a_likelihood_run_with_its_curve_band_and_n(shipped):
         unit="nats",
     ).sentence
     assert lines[1].startswith(f"**{LINE}.** {expected}")
-    assert "1 question(s) not scored at every position of this line are left out" in lines[1]
+    assert "1 question not scored at every position of this line is left out" in lines[1]
     assert "nats" in lines[1] and "points" not in lines[1]
     # the likelihood on its own: accuracy's views say they show accuracy
     at.selectbox(key="res_metric").set_value(LIKELIHOOD.column).run()

@@ -6,9 +6,16 @@ from __future__ import annotations
 import time
 
 import pandas as pd
+import pytest
 
 from webapp.playground.running import Clock
 from webapp.services.models import duration, speed
+
+
+@pytest.fixture(autouse=True)
+def _own_store(tmp_path, monkeypatch):
+    """A run store of the test's own (the calls in it measure the speed here first)."""
+    monkeypatch.setenv("LITM_DB", str(tmp_path / "runs.sqlite"))
 
 
 def trials(model: str, shipped: bool, pairs: list[tuple[int, float]]) -> pd.DataFrame:
@@ -92,3 +99,25 @@ def test_the_playgrounds_estimate_comes_from_this_machine_only(monkeypatch):
         run.sharing, "load_runs", lambda in_url=False: (pd.concat([shipped, mine]), None, None)
     )
     assert round(run.expected_seconds(choice, 2000)) == 10
+
+
+def test_one_playground_run_is_enough_for_the_next_to_say_of_about(tmp_path):
+    """The Playground stores calls, not sweep trials: every local call of the run store measures the speed
+    here, so after one run the run box shows "of about N s" (and the sidebar the speed)."""
+    from components.core.completion import Completion
+    from components.providers.base import ModelSpec
+    from components.run.store import RunStore
+    from webapp.playground import running as run
+    from webapp.services.models import Choice
+
+    spec = ModelSpec("local", "qwen2.5-coder-0.5b-instruct")
+    choice = Choice(spec, None)
+    assert run.expected_seconds(choice, 2000) is None  # nothing measured yet
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        store.put_call("k1", spec, [{"role": "user", "content": "x"}], {}, Completion("a", 4000, 5, 40.0))
+        store.put_call("k2", spec, [{"role": "user", "content": "y"}], {}, Completion("b", 100, 5, 9.0))
+        store.put_call("k3", ModelSpec("openai", "gpt-4o-mini"), [], {}, Completion("c", 4000, 5, 1.0))
+    measured = speed("qwen2.5-coder-0.5b-instruct", pd.DataFrame())
+    assert measured is not None and measured.here and round(measured.rate) == 100  # 4,000 tokens in 40 s
+    assert measured.n == 1 and "measured over 1 call in your run store" in measured.text()
+    assert round(run.expected_seconds(choice, 2000)) == 20

@@ -3,7 +3,9 @@ drawn as AppTests on the shipped runs (the bundled Qwen model's LITM runs), each
 from the figure the page sends to the browser. A series is named by the registries' display names
 (never a raw id such as 'litm' or 'qwen2.5-coder-0.5b-instruct') and coloured by its strategy when its
 name starts with one, else by its model (a published curve beside measured strategies: their colour,
-dotted), in normal and in presenter mode."""
+dotted), in normal and in presenter mode. A chart whose lines are all one strategy (Results' LITM QA at
+10 and 20 documents) draws them in distinct colours instead, by what tells them apart, and each
+published curve in the colour of its N's line (colours.series_style)."""
 
 from __future__ import annotations
 
@@ -44,7 +46,16 @@ def series(at: AppTest) -> list[tuple[str, str]]:
             colour = (t.get("line") or {}).get("color") or (t.get("marker") or {}).get("color")
             if isinstance(colour, str):
                 traces.append((name, colour.upper(), (t.get("line") or {}).get("dash") == "dot"))
-        strategies = {colours.strategy_of(head(n)) for n, _, dotted in traces if not dotted} - {None}
+        measured = [(n, c) for n, c, dotted in traces if not dotted]
+        parts = colours.differing_parts([n for n, _ in measured])
+        if parts is not None:  # every line one strategy: distinct colours by what tells them apart
+            by_part = dict(zip(parts, (c for _, c in measured), strict=True))
+            assert len(set(by_part.values())) == len(by_part) == len({c for _, c in measured}), measured
+            for name, colour, dotted in traces:  # a published curve: the colour of its N's line
+                if dotted:
+                    assert colour in by_part.values(), (name, colour)
+            continue
+        strategies = {colours.strategy_of(head(n)) for n, _ in measured} - {None}
         for name, colour, dotted in traces:
             if (
                 dotted and strategies and colours.model_colour(head(name))

@@ -50,5 +50,5 @@ def test_beside_other_sweeps_they_are_left_out_of_those_views(stores):  # noqa: 
     tabs = main_tabs(at)
     for label, tab in tabs.items():
         assert not any(i.value.startswith(LINE) for i in tab.info), label
-        assert any("multi-question trial(s) are left out of this view" in c.value for c in tab.caption), label
+        assert any("multi-question trials left out of this view" in c.value for c in tab.caption), label
     assert tabs["U-curve"].get("plotly_chart")  # the other sweep's curve is drawn

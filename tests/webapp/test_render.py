@@ -50,3 +50,16 @@ def test_md_keeps_bare_urls_and_emails_from_becoming_links():
     assert not GFM_URL.search(unescaped) and not GFM_EMAIL.search(unescaped)
     assert unescaped.replace(render.WORD_JOINER, "") == text  # shown as written
     assert render.md("a plain id: task-7") == "a plain id\\: task\\-7"  # nothing added where nothing links
+
+
+def test_counts_read_in_the_right_number_and_parameters_in_plain_labels():
+    """'1 page', '3 pages', never 'page(s)'; every strategy parameter's widget label reads as words,
+    never 'chunk_tokens (tokens)'."""
+    from components.strategies import STRATEGIES
+    from webapp.services.names import count
+
+    assert count(1, "page") == "1 page" and count(3, "page") == "3 pages" and count(0, "call") == "0 calls"
+    assert count(1200, "trial") == "1,200 trials" and count(2, "reply", "replies") == "2 replies"
+    titles = {p.title for s in STRATEGIES.values() for p in s.params}
+    assert "chunk size (tokens)" in titles and "k (pages)" in titles
+    assert not any("_" in t or "(tokens)" in t.split(" (", 1)[0] for t in titles), titles

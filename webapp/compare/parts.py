@@ -81,9 +81,7 @@ def u_curves(t: pd.DataFrame, labels: list[str], overlays: pd.DataFrame | None =
     `overlay_options`, drawn dotted."""
     part = t[t["arm"].isin(labels)]
     x, title = x_axis(part)
-    table = analysis.u_curve(part, "ok", series=("arm",), x=x)
-    if not table.empty:
-        table["series"] = table["series"].map(figures.esc)
+    table = analysis.u_curve(part, "ok", series=("arm",), x=x)  # accuracy_lines escapes the labels itself
     return figures.accuracy_lines(
         table,
         x,

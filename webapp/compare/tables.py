@@ -8,6 +8,7 @@ import streamlit as st
 
 from webapp.compare import parts
 from webapp.services import analysis, figures, models
+from webapp.services.names import count
 from webapp.session import State
 from webapp.ui.render import md
 
@@ -151,7 +152,7 @@ def pairs_table(every: list, unscored: list[str]) -> None:
 def failures(t: pd.DataFrame, pair: tuple[str, str]) -> None:
     fail, total = parts.failures(t, pair)
     shown = f"; the first {len(fail):,} are listed" if total > len(fail) else ""
-    st.caption(f"{total:,} matched trial(s) that at least one arm got wrong (0 wrong, 1 right){shown}.")
+    st.caption(f"{count(total, 'matched trial')} that at least one arm got wrong (0 wrong, 1 right){shown}.")
     if not fail.empty:
         st.dataframe(
             fail.rename(

@@ -139,7 +139,7 @@ def grid(n_available: int, small: bool = False) -> dict:
                 key.value = [fitted_default(p, lengths)]
             values = pickers.numbers(
                 col,
-                f"{name} ({p.unit})",
+                p.title,
                 PARAM_PRESETS.get(name, [p.default]),
                 key,
                 [fitted_default(p, lengths)],

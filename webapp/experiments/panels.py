@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from webapp.services import jobs, sharing, stores, sweeps
+from webapp.services.names import count
 from webapp.session import State
 from webapp.ui import pickers
 from webapp.ui.render import guard, md, short, usd
@@ -16,12 +17,25 @@ from webapp.ui.render import guard, md, short, usd
 RESULTS, COMPARE = "results/page.py", "compare/page.py"
 
 
+def sent_text(job: jobs.Job) -> str:
+    """'2 calls sent'; for a running local sweep, how many wait in the local model's queue: '2 calls
+    queued for the local model (2 waiting or running there, one at a time)', never 'sent' alone for
+    calls that have not reached the model."""
+    sent = count(job.sent, "call")
+    if not (job.local and job.running and job.sent):
+        return f"{sent} sent"
+    waiting = jobs.local_waiting()
+    if not waiting:
+        return f"{sent} sent"
+    return f"{sent} queued for the local model ({waiting:,} waiting or running there, one at a time)"
+
+
 def job_line(job: jobs.Job) -> None:
     frac = min(1.0, job.done / job.total) if job.total else 0.0
     elapsed = (job.finished or time.time()) - job.started
     text = (
         f"**{md(job.label)}** · {job.state} · {job.done:,}/{job.total:,} trials · errors {job.errors:,} · "
-        f"spent {usd(job.usd)} · {job.sent:,} calls sent"
+        f"spent {usd(job.usd)} · {sent_text(job)}"
         + (f" ({job.requests:,} HTTP requests)" if job.requests > job.sent else "")
         + f", {job.cached:,} from cache · {elapsed:.0f} s"
         + (f" · {md(job.note)}" if job.running and job.note else "")

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from webapp.services import sweeps
+from webapp.services.names import count
 from webapp.session import State
 from webapp.ui import pickers
 from webapp.ui.render import md, short
@@ -108,6 +109,9 @@ def generator_params(kind: str) -> dict:
 def show_row_errors(errors: list) -> None:
     if not errors:
         return
-    st.warning(f"{len(errors)} row(s) could not be read and are left out.", icon=":material/warning:")
+    st.warning(
+        f"{count(len(errors), 'row')} could not be read and {'is' if len(errors) == 1 else 'are'} left out.",
+        icon=":material/warning:",
+    )
     with st.expander("Rows that could not be read"):
         st.dataframe(pd.DataFrame(errors[:500], columns=["line", "problem"]), hide_index=True)

@@ -63,10 +63,18 @@ def two_lines(name: str) -> str:
     return f"{head}<br>{tail}" if sep else name
 
 
-def doors() -> None:
+# a door that opens its page on a shipped run: Decide opens Compare on Baseline, Reprompt and R&R
+OPENS_ON = {"compare/page.py": shipped.DECISION_RUN}
+
+
+def doors(present: bool = False) -> None:
     for page, label, icon, text in DOORS:
+        query = {"present": "1"} if present else {}
+        key = shipped.sweep_key(OPENS_ON[page]) if page in OPENS_ON else None
+        if key:
+            query["sweep"] = key
         try:
-            st.page_link(page, label=f"**{label}**", icon=icon)
+            st.page_link(page, label=f"**{label}**", icon=icon, query_params=query or None)
         except Exception:  # the page runs outside the app's navigation
             st.markdown(f"**{label}**")
         st.caption(text)
@@ -78,14 +86,14 @@ def main() -> None:
     words, chart = st.columns([2, 3], gap="medium")
     with words:
         st.markdown(SENTENCE)
-        doors()
+        doors(state.present)
         st.caption(OURS_LINE)
     with chart, guard("the chart"):
         fig, note, names = shipped.accuracy_figure(title=ACCURACY_TITLE)
         s = shipped.shipped_accuracy()
         if s is not None:  # three lines in the narrow column, the same facts
             note = (
-                f"Solid: this app, {s.model} on this machine's CPU, n={s.questions} NQ-open questions, "
+                f"Solid: this app, {s.model} {shipped.made(shipped.ACCURACY_RUN)}, n={s.questions} NQ-open questions, "
                 f"{metric_label('subspan_em')}, 95% intervals. Dotted: {shipped.PUBLISHED_MODEL}, "
                 "Lost in the Middle (2023), Table 6."
             )

@@ -9,6 +9,7 @@ import streamlit as st
 
 from webapp import session
 from webapp.lesson.widgets import ASIDE, WIDGETS
+from webapp.services import shipped
 from webapp.services.lesson import STEPS, step
 from webapp.session import State, url
 from webapp.ui.render import guard
@@ -62,6 +63,9 @@ def head(n: int, title: str, present: bool) -> None:
 
 def link(s) -> None:
     query = {k: str(v) for k, v in s.link.query.items()}
+    key = shipped.sweep_key(s.link.run) if s.link.run else None
+    if key:  # the shipped run, not whichever sweep ran last
+        query["sweep"] = key
     if State().present:
         query["present"] = "1"
     try:

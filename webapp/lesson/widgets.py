@@ -10,7 +10,7 @@ import streamlit as st
 
 from webapp.services import engine, figures, lesson, logprob, shipped
 from webapp.services.engine import NQ_SET, Recipe
-from webapp.services.names import setting_label
+from webapp.services.names import count, setting_label
 from webapp.session import State
 from webapp.ui import charts
 
@@ -286,7 +286,7 @@ def reminders(aside=None) -> None:
         recipe, "reprompt", (("r", int(State().lesson_r)),), question, "lesson-reminders", MAP_HOW
     )
     n = sum(1 for s in prompts[0].spans if s.kind == "reminder")
-    beside(aside).caption(f"{n} reminder block(s) in a {prompts[0].tokens:,}-token prompt.")
+    beside(aside).caption(f"{count(n, 'reminder')} in a {prompts[0].tokens:,}-token prompt.")
 
 
 def icr(aside=None) -> None:
@@ -297,7 +297,7 @@ def icr(aside=None) -> None:
     doc = engine.built(recipe)
     biggest = sum(sorted((p.tokens for p in doc.pages), reverse=True)[:k])
     beside(aside).caption(
-        f"Stage 1 reads all {doc.tokens:,} document tokens; stage 2 reads at most {k} page(s): "
+        f"Stage 1 reads all {doc.tokens:,} document tokens; stage 2 reads at most {count(k, 'page')}: "
         f"{biggest:,} tokens or fewer."
     )
 

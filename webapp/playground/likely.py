@@ -21,6 +21,7 @@ import streamlit as st
 from webapp.playground import running
 from webapp.services import engine, figures, logprob, models
 from webapp.services.engine import Recipe
+from webapp.services.names import count
 from webapp.session import State
 from webapp.ui import charts, render
 
@@ -182,7 +183,7 @@ def keep(held: dict, job: LikelyJob, x, scored) -> str:
         return f"{render.md(where)}: {render.md(render.short(scored.error, ()))[:300]}"
     q["values"][x] = scored.logprob
     source = "from the cache" if scored.cached else f"in {scored.seconds:.1f} s"
-    return f"{render.md(where)}: {scored.logprob:.2f} nats ({scored.tokens} answer token(s), {source})"
+    return f"{render.md(where)}: {scored.logprob:.2f} nats ({count(scored.tokens, 'answer token')}, {source})"
 
 
 def section(
@@ -318,8 +319,10 @@ def show(held: dict, recipe: Recipe) -> None:
     errors = [e for q in questions for e in q["errors"].values()]
     if errors:
         st.warning(
-            f"{len(errors)} position(s) could not be scored: {render.md(render.short(errors[0], ()))}",
+            f"{count(len(errors), 'position')} could not be scored: {render.md(render.short(errors[0], ()))}",
             icon=":material/warning:",
         )
     if held.get("seconds"):
-        st.caption(f"{len(questions)} question(s) scored in {models.duration(held['seconds'])} in all.")
+        st.caption(
+            f"{count(len(questions), 'question')} scored in {models.duration(held['seconds'])} in all."
+        )

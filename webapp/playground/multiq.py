@@ -16,6 +16,7 @@ from webapp.playground.running import Clock, model_name
 from webapp.services import multiq
 from webapp.services.engine import ParamError, get_strategy
 from webapp.services.live import ProviderError
+from webapp.services.names import count
 from webapp.session import State
 from webapp.ui import render
 from webapp.ui.render import guard, md
@@ -74,8 +75,8 @@ def body(state: State, doc) -> None:
         return
     n_chunks = len(multiq.chunks(doc, params["chunk_tokens"])) if params else 1
     st.caption(
-        f"{len(questions)} question(s), {len(doc.pages)} page(s) in {n_chunks} chunk(s): {len(prompts)} "
-        f"prompt(s), {sum(a.prompt.tokens for a in prompts):,} tokens in all."
+        f"{count(len(questions), 'question')}, {count(len(doc.pages), 'page')} in {count(n_chunks, 'chunk')}: "
+        f"{count(len(prompts), 'prompt')}, {sum(a.prompt.tokens for a in prompts):,} tokens in all."
     )
     if strategy == "mq-keyword":
         where = {i: a.chunk for a in prompts for i in a.questions}
@@ -135,7 +136,7 @@ def answers_section(state: State, doc, asked, strategy: str, params: dict, input
         else "no gold answers given, so nothing scored"
     )
     st.caption(
-        f"{got['calls']} call(s) ({got['cached']} from the cache), {got['input_tokens']:,} tokens in, "
+        f"{count(got['calls'], 'call')} ({got['cached']} from the cache), {got['input_tokens']:,} tokens in, "
         f"{got['output_tokens']:,} out. {line}."
     )
     st.dataframe(rows.dropna(axis=1, how="all"), hide_index=True, width="stretch")

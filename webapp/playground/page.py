@@ -33,13 +33,15 @@ def before_run(doc, prompts: list, usage: tuple[int, int, int], strategy: str) -
         cost_help = (
             f"{spec.label}: {tin:,} input and {tout:,} output tokens at list prices ({models.PRICES_DATE})."
         )
-    cols = st.columns([0.8, 1.1, 1.3, 1.2, 1.0])  # room for "2 (about)" and "Prompt tokens (stage 1)"
+    cols = st.columns(
+        [0.8, 1.1, 1.3, 1.2, 1.0]
+    )  # values short (a label wraps, a value is cut): "about" in the label
     cols[0].metric("Pages", f"{len(doc.pages):,}")
     cols[1].metric("Document tokens", f"{doc.tokens:,}")
     cols[2].metric("Prompt tokens" + (" (stage 1)" if later else ""), f"{sum(p.tokens for p in prompts):,}")
     cols[3].metric(
-        "Calls",
-        f"{calls:,}" + (" (about)" if later else ""),
+        "Calls (about)" if later else "Calls",
+        f"{calls:,}",
         help="Later stages depend on the model's answers: estimated." if later else None,
     )
     cols[4].metric("Estimated cost", cost, help=cost_help)

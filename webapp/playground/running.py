@@ -12,7 +12,7 @@ import streamlit as st
 
 from webapp.services import engine, models, sharing
 from webapp.services.live import ProviderError, RunView, call_line, execute, local_queue
-from webapp.services.names import model_title
+from webapp.services.names import count, model_title
 from webapp.session import State
 from webapp.ui import render
 
@@ -108,7 +108,7 @@ def run_section(
             s = engine.get_strategy(strategy)
             with st.status(f"Running {s.label} with {render.md(label)}…", expanded=True) as status:
                 try:
-                    status.write(f"{s.label}: {s.stages} stage(s).")
+                    status.write(f"{s.label}: {count(s.stages, 'stage')}.")
                     clock = Clock(status, expected_seconds(choice, input_tokens))
                     view = clock.run(
                         lambda: execute(
@@ -139,6 +139,14 @@ def run_section(
         show(last["view"], answers)
 
 
+# why the run's input tokens are not the prompt map's: one sentence, under the run's figures
+TOKENS_NOTE = (
+    "Input tokens are the model's own count of what it read: the prompt map's text in the model's "
+    "tokenizer, plus the chat template's tokens around each message (role markers), for every call; the "
+    "map counts the text alone in GPT-4 tokens (cl100k_base), so the two differ."
+)
+
+
 def show(v: RunView, answers: tuple[str, ...]) -> None:
     metric = engine.get_metric(v.metric).label if v.metric else "no metric"
     verdict = (
@@ -162,7 +170,7 @@ def show(v: RunView, answers: tuple[str, ...]) -> None:
             if recall is not None:
                 st.caption(
                     f"{'hit' if recall == 1 else 'partial hit' if recall else 'miss'}: "
-                    f"{round(recall * len(v.gold))} of {len(v.gold)} gold page(s) retrieved"
+                    f"{round(recall * len(v.gold))} of {count(len(v.gold), 'gold page')} retrieved"
                 )
             if v.first_pages:
                 st.warning(
@@ -178,11 +186,11 @@ def show(v: RunView, answers: tuple[str, ...]) -> None:
     with cols[1]:
         a, b = st.columns(2)
         a.metric("Calls", f"{v.calls:,}")
-        b.metric("Latency", f"{v.latency_s:,.1f} s")
+        b.metric("Latency (s)", f"{v.latency_s:,.1f}" if v.latency_s < 100 else f"{v.latency_s:,.0f}")
         a.metric("Input tokens", f"{v.input_tokens:,}")
         b.metric("Output tokens", f"{v.output_tokens:,}")
         a.metric("Cost", render.usd(v.usd))
-        st.caption(f"Model: {render.md(v.model)}")
+        st.caption(f"Model: {render.md(v.model)}. {TOKENS_NOTE}")
     with st.expander("Raw responses"):
         for label, text in v.raw:
             st.markdown(f"**{label}**")

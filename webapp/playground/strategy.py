@@ -70,7 +70,7 @@ def param_input(state: State, p, doc, doc_id: str) -> int:
         st.toggle(p.help, key=key.key)
     else:
         st.number_input(
-            f"{p.name} ({p.unit})",
+            p.title,
             min_value=p.minimum,
             max_value=p.maximum,
             step=p.step,

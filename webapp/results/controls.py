@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from webapp.services import analysis, stores
-from webapp.services.names import model_title, strategy_label
+from webapp.services.names import count, model_title, strategy_label
 from webapp.session import State
 from webapp.ui import pickers
 from webapp.ui.render import thousands, usd
@@ -94,7 +94,7 @@ def summary(df: pd.DataFrame, metric: str) -> None:
     )
     if errors:
         st.warning(
-            f"{errors} trial(s) ended in an error and are not scored: see the **Errors** tab.",
+            f"{count(errors, 'trial')} ended in an error and {'is' if errors == 1 else 'are'} not scored: see the **Errors** tab.",
             icon=":material/error:",
         )
     weak = analysis.first_pages_mask(df)
@@ -102,7 +102,7 @@ def summary(df: pd.DataFrame, metric: str) -> None:
         hits = int((pd.to_numeric(df.loc[weak, "page_recall"], errors="coerce") > 0).sum())
         retrieving = int(df["retrieved_pages"].map(lambda v: isinstance(v, list | tuple)).sum())
         st.warning(
-            f"{int(weak.sum())} of {retrieving} retrieval trial(s) returned just the first pages in order "
+            f"{int(weak.sum())} of {count(retrieving, 'retrieval trial')} returned just the first pages in order "
             f"(1, 2, 3, …), what a weak model answers to any question; {hits} of them count as a page hit "
             "only because the gold page was among those first pages.",
             icon=":material/warning:",

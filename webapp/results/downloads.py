@@ -9,6 +9,7 @@ import streamlit as st
 
 from webapp.results import research
 from webapp.services import sharing, stores
+from webapp.services.names import count
 from webapp.session import State
 from webapp.ui.render import md, short
 
@@ -58,5 +59,5 @@ def import_section() -> None:
         st.error(f"Could not import {md(up.name)}: {md(short(exc))}", icon=":material/error:")
         return
     state.res_imported = up.file_id
-    state.res_import_msg = f"Imported {n:,} trial(s) in {sweeps} sweep(s) into your run store."
+    state.res_import_msg = f"Imported {count(n, 'trial')} in {count(sweeps, 'sweep')} into your run store."
     st.rerun()  # the results above now include them

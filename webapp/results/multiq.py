@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from webapp.services import analysis, multiq
-from webapp.services.names import models_of
+from webapp.services.names import count, models_of
 from webapp.ui import charts
 from webapp.ui.render import guard, md
 
@@ -40,7 +40,7 @@ def section(df: pd.DataFrame, metric: str, metric_label: str) -> None:
         # among other sweeps' trials it stays folded: the tabs below are the selection's main view
         box = (
             st.expander(
-                f"Many questions at once: {len(t):,} multi-question trial(s) in this selection",
+                f"Many questions at once: {count(len(t), 'multi-question trial')} in this selection",
                 expanded=False,
             )
             if mixed

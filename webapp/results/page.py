@@ -18,6 +18,7 @@ from webapp.results.ucurve import (
 )
 from webapp.services import analysis, sharing, stores
 from webapp.services import multiq as mq_service
+from webapp.services.names import count
 from webapp.session import State, url
 from webapp.ui.render import guard, md
 
@@ -131,7 +132,7 @@ def main() -> None:
                         st.info(MULTI_LINE, icon=":material/info:")
                         continue
                     st.caption(
-                        f"{int(multi.sum()):,} multi-question trial(s) are left out of this view: "
+                        f"{count(int(multi.sum()), 'multi-question trial')} left out of this view: "
                         "they are drawn above, by K."
                     )
                     args = (df[~multi], *args[1:])

@@ -14,7 +14,7 @@ import streamlit as st
 
 from webapp.results.trial import trial_detail, trial_label
 from webapp.services import analysis, figures, research, stores
-from webapp.services.names import THIS_APP, model_title, models_of
+from webapp.services.names import THIS_APP, count, model_title, models_of
 from webapp.session import State
 from webapp.ui import charts, pickers
 from webapp.ui.render import guard, md, upper_first
@@ -121,7 +121,7 @@ def point_section(event, trials: pd.DataFrame, labels: pd.Series, axis: str, met
     scored = int(values.notna().sum())
     right = int((values >= 1).sum())
     st.markdown(
-        f"**Trials at this point: {md(series)}, {md(where)}** · {len(picked):,} trial(s), {scored:,} scored, "
+        f"**Trials at this point: {md(series)}, {md(where)}** · {count(len(picked), 'trial')}, {scored:,} scored, "
         f"{right:,} right, {scored - right:,} wrong" + (f", {failed:,} failed" if failed else "")
     )
     view = stores.whole(picked.head(POINT_ROWS))
@@ -162,7 +162,7 @@ def _pick_point_row() -> None:
 
 
 def niah_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
-    """Context length across, depth down (0% at the top), red to green, one panel per arm."""
+    """Context length across, depth down (0% at the top), dark blue to yellow, one panel per arm."""
     part = df[~df["strategy"].isin(("closed-book", "oracle"))]  # no document: no length, no depth
     fig, height = research.heatmap(part, metric, metric_label=metric_label)
     docs = analysis.layout_of(part).by_documents
@@ -172,7 +172,7 @@ def niah_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
         fig,
         "niah-heatmap",
         f"one panel per arm; across: {what}; down: {down}; each cell prints its accuracy and n (hover: the "
-        "95% interval), red at 0%, green at 100%; a red band in the middle rows is the lost-in-the-middle "
+        f"95% interval), {figures.heatmap_words()}; a dark band in the middle rows is the lost-in-the-middle "
         "effect.",
         series=False,
         note=f"Measured by {THIS_APP} with {models_of(part['model']) or 'a model'}: {metric_label}, n per cell."

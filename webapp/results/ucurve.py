@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from webapp.results import research
-from webapp.services import analysis, figures, published, views
+from webapp.services import analysis, figures, published, shipped, views
 from webapp.services.analysis import models_of
 from webapp.services.names import THIS_APP, model_title
 from webapp.session import State
@@ -34,7 +34,7 @@ SHIPPED_LITM = "local-qwen-nq-litm"  # the shipped LITM-style run the page opens
 DEFAULT_PUBLISHED = "GPT-3.5-Turbo"  # LITM Tables 5-6: the published curve opened next to it
 
 SMALL_MODEL_NOTE = (
-    "**What a small model shows.** This is Qwen2.5 Coder 0.5B, run here on the NQ-open questions with the "
+    "**What a small model shows.** This is Qwen2.5 Coder 0.5B, measured {made} on the NQ-open questions with the "
     '"Lost in the Middle" prompt (LITM §2.1): best subspan EM against the gold document\'s index, n and a 95% '
     "interval per point. The published curves (LITM Tables 5-7) come from far larger models trained for long "
     "contexts (MPT-30B is 60 times its size, LongChat-13B 26 times; GPT-3.5-Turbo and Claude-1.3 larger "
@@ -157,12 +157,7 @@ def bounds_lines(fig, df: pd.DataFrame, metric: str) -> list[str]:
         mean = float(values.mean())
         who = models_of(part["model"])
         text = f"{name} ({who} · {THIS_APP}): {mean:.0%} (n={len(values)}, 95% CI {lo:.0%}-{hi:.0%})"
-        fig.add_hline(
-            y=mean,
-            line=dict(color="#333", dash="dash" if i else "dot", width=2),
-            annotation_text=figures.esc(text),
-            annotation_position="top right" if i else "bottom right",
-        )
+        figures.reference_line(fig, mean, f"{name} {mean:.0%} (n={len(values)})", dash="dash" if i else "dot")
         out.append(text)
     return out
 
@@ -390,7 +385,7 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
                 "accuracy (y) where the answer sits (x); shaded bands are 95% Wilson "
                 "intervals, n per point in the legend; a dip in the middle is the lost-in-the-middle effect; "
                 "dotted lines with hollow markers are published curves"
-                + ("; dashed lines the closed-book and oracle bounds" if bounds else "")
+                + (f"; dashed lines the bounds, named at the right: {'; '.join(bounds)}" if bounds else "")
                 + "; click a point to list its trials under the chart.",
                 note=note_of(part, overlays, metric_label, size, layout.by_documents),
                 names=legend_names(table, overlays),
@@ -407,7 +402,10 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     with st.container(border=True):  # a click on a point lists its trials
         research.point_section(event, part, labels, axis, metric)
     if state.res_note and layout.by_documents:
-        st.info(SMALL_MODEL_NOTE + (LIKELIHOOD_NOTE if likely else ""), icon=":material/school:")
+        made = shipped.made(SHIPPED_LITM, shipped.ACCURACY_RUN)
+        st.info(
+            SMALL_MODEL_NOTE.format(made=made) + (LIKELIHOOD_NOTE if likely else ""), icon=":material/school:"
+        )
     with st.expander("The numbers"):
         st.dataframe(
             fmt_table(table[["series", "position", "n", "mean", "lo", "hi", "errors"]]), hide_index=True

@@ -21,9 +21,10 @@ from components.report.charts import (
     printed,
     published_bars,
     published_lines,
+    reference_line,
     token_axis,
 )
-from components.report.colours import DOMINATED, PALETTE, colour_word
+from components.report.colours import DOMINATED, PALETTE, colour_word, heatmap_words
 from components.report.promptmap import colour_key
 from components.report.promptmap import word as map_colour
 from components.report.theme import esc, export_config, theme
@@ -35,6 +36,7 @@ __all__ = [
     "PALETTE",
     "colour_key",
     "colour_word",
+    "heatmap_words",
     "map_colour",
     "accuracy_lines",
     "copy",
@@ -52,6 +54,7 @@ __all__ = [
     "printed",
     "published_bars",
     "published_lines",
+    "reference_line",
     "theme",
     "token_axis",
     "u_curve",

@@ -39,6 +39,7 @@ class Job:
     requests: int = 0  # HTTP requests the server saw (SDK retries included)
     note: str = ""  # why the sweep waits right now (a rate limit), "" when it does not
     batch: str = ""  # batch mode: the provider batches' own counts
+    local: bool = False  # a model of the sweep runs in the local worker (its calls may wait in its queue)
     sweep_id: Any = None
     started: float = field(default_factory=time.time)
     finished: float | None = None
@@ -214,4 +215,14 @@ def start_sweep(
         finally:
             store.close()
 
-    return start(owner, config.name, str(db), work, total=len(specs), controller=controller)
+    job = start(owner, config.name, str(db), work, total=len(specs), controller=controller)
+    job.local = any(m.provider == "local" for m in config.models)
+    return job
+
+
+def local_waiting() -> int:
+    """Calls waiting for or running on the local model right now, every session's and sweep's (one
+    worker answers them one at a time): what a local sweep's sent calls may be queued behind."""
+    from components.providers.localworker import queue_length
+
+    return queue_length()

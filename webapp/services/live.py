@@ -13,6 +13,7 @@ from components.core.documents import Document
 from components.providers.base import ProviderError
 from components.strategies import get_strategy
 from webapp.services.engine import first_pages
+from webapp.services.names import count
 from webapp.services.stores import user_db
 
 __all__ = ["ProviderError", "RunView", "call_line", "execute", "local_queue"]
@@ -84,7 +85,7 @@ def execute(
     correct = None if not answers or trial.primary is None else bool(trial.primary)
     notes = [f"parse: {trial.parse_error}"] if trial.parse_error else []
     if trial.cached_calls:
-        notes.append(f"{trial.cached_calls} of {trial.calls} call(s) answered from the cache")
+        notes.append(f"{trial.cached_calls} of {count(trial.calls, 'call')} answered from the cache")
     return RunView(
         trial.answer,
         trial.metric,

@@ -13,13 +13,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import pandas as pd
+import streamlit as st
 
 from components.providers import factory
 from components.providers.base import ModelSpec, ProviderError
 from components.providers.localmodel import canonical
 from components.providers.pricing import BATCH, MAX_PRICE, PRICES, PRICES_DATE, cost_usd, price_rows
 from webapp.services import views
-from webapp.services.names import model_title
+from webapp.services.names import count, model_title
+from webapp.services.stores import user_db
 
 __all__ = [
     "BATCH",
@@ -149,6 +151,7 @@ class Speed:
     rate: float
     n: int
     where: str  # "your runs" or "the shipped runs"
+    unit: str = "run"  # what n counts: "call" (every local call of the run store) or "run" (trials)
 
     def seconds(self, input_tokens: int) -> float:
         return input_tokens / self.rate
@@ -160,7 +163,7 @@ class Speed:
 
     def text(self) -> str:
         """'about 120 prompt tokens/s, measured over 250 runs in your run store'."""
-        return f"about {self.rate:,.0f} prompt tokens/s, measured over {self.n:,} runs in {self.where}"
+        return f"about {self.rate:,.0f} prompt tokens/s, measured over {count(self.n, self.unit)} in {self.where}"
 
 
 HERE, SHIPPED = "your run store", "the runs shipped with the app (made on another machine)"
@@ -180,11 +183,60 @@ def measure(trials: pd.DataFrame) -> float | None:
     return float(tokens[ok].sum() / seconds[ok].sum())
 
 
-@views.kept  # the sidebar asks on every rerun of every page: read once per store version
+MIN_CALLS = 1  # one call of MIN_TOKENS or more measures the speed here: the next run's estimate follows it
+
+
 def speed(model: str, trials: pd.DataFrame) -> Speed | None:
-    """How fast the local `model` has read prompts, from the stored trials (`trials` as
-    services.stores.load_all gives them): this user's runs (this machine: `Speed.here`) first, else the
-    shipped runs, which were made on another machine (callers say so: it is a guess here)."""
+    """How fast the local `model` reads prompts: from every local call in this user's run store first (the
+    Playground's, the Lesson's and the sweeps': this machine, `Speed.here`), so that one run is enough for
+    the next to say "of about N s"; else from the stored trials (`trials` as services.stores.load_all gives
+    them): this user's, then the shipped runs, made on another machine (callers say so: a guess here)."""
+    try:
+        name = canonical(model)
+    except Exception:  # a path or an unknown name: nothing measured
+        return None
+    here = calls_speed(name)
+    return here if here is not None else trials_speed(model, trials)
+
+
+def calls_speed(name: str) -> Speed | None:
+    """The speed of the local model `name` (canonical) over the calls of the user's run store."""
+    from components.run.reader import store_version
+
+    path = user_db()
+    if not path.is_file():
+        return None
+    try:
+        timings = _timings(str(path), store_version(path))
+    except Exception:  # a store that cannot be read measures nothing
+        return None
+    calls = tokens = 0
+    seconds = 0.0
+    for stored, n, t, s in timings:
+        try:
+            same = canonical(stored) == name
+        except Exception:  # a path or an unknown name
+            same = False
+        if same:
+            calls, tokens, seconds = calls + n, tokens + t, seconds + s
+    if calls < MIN_CALLS or seconds <= 0:
+        return None
+    return Speed(tokens / seconds, calls, HERE, "call")
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _timings(path: str, version: tuple) -> list[tuple[str, int, int, float]]:
+    """The local calls' timings, read once per version of the store (a run's calls change it)."""
+    from components.run.store import RunStore
+
+    with RunStore.for_reading(path) as store:
+        return store.call_timings("local", MIN_TOKENS)
+
+
+@views.kept  # the sidebar asks on every rerun of every page: read once per store version
+def trials_speed(model: str, trials: pd.DataFrame) -> Speed | None:
+    """How fast the local `model` has read prompts, from the stored trials: this user's runs (this
+    machine) first, else the shipped runs, made on another machine."""
     if trials is None or trials.empty or "model" not in trials:
         return None
     try:

@@ -21,6 +21,7 @@ __all__ = [
     "PAPERS",
     "THIS_APP",
     "arm_label",
+    "count",
     "metric_label",
     "model_title",
     "models_of",
@@ -33,6 +34,14 @@ __all__ = [
 ]
 
 THIS_APP = "this app"
+
+
+def count(n: int, word: str, many: str | None = None) -> str:
+    """'1 page', '3 pages', '1,200 trials': a number and its word in the right number (`many` where the
+    plural is not the word with an s: 'reply', 'replies')."""
+    return f"{int(n):,} {word if int(n) == 1 else many or word + 's'}"
+
+
 PAPERS = {
     "liu2023": ("LITM", 2023),
     "rr2024": ("R&R", 2024),

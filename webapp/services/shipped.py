@@ -24,15 +24,62 @@ __all__ = [
     "Shipped",
     "accuracy_figure",
     "likelihood_figure",
+    "made",
+    "sweep_key",
     "shipped_accuracy",
     "shipped_likelihood",
 ]
 
 LIKELIHOOD_RUN = "local-qwen-nq-likelihood20"
 ACCURACY_RUN = "local-qwen-nq-litm20"  # n=150 per gold index
+DECISION_RUN = "local-qwen-facts"  # Baseline, Reprompt and R&R on one document: what Home's Decide opens
 N_DOCS = 20
 PUBLISHED_MODEL = "GPT-3.5-Turbo"
 X_TITLE = "gold document index (0 = first of 20)"
+# Where the shipped runs were measured: the stores keep when each call was sent, not the hardware, which
+# sample_docs/runs/README.md records (the bundled model with 2 threads on 2 CPU cores).
+MACHINE = "2 CPU cores"
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _calls_span(name: str, version: tuple) -> tuple[float, float] | None:
+    from components.run.store import RunStore
+
+    with RunStore.for_reading(sample_path("runs", f"{name}.sqlite")) as store:
+        return store.calls_span()
+
+
+def sweep_key(name: str) -> str | None:
+    """The key of the shipped run `name` (its store's first sweep), as a link's ?sweep= names it; None
+    when that store is not there."""
+    _, sweeps, _ = sharing.load_runs(in_url=False)
+    if sweeps.empty or "store" not in sweeps:
+        return None
+    row = sweeps[sweeps["store"].astype(str) == f"shipped {name}"]
+    return str(row["sweep_key"].iloc[0]) if len(row) else None
+
+
+def made(*names: str) -> str:
+    """Where and when shipped runs were measured, from their stores: 'on 2 CPU cores, 2026-11-25 to
+    2026-11-27' (one date when they all ran on one day; the machine alone when no store says)."""
+    from components.run.reader import store_version
+
+    spans = []
+    for name in names:
+        path = sample_path("runs", f"{name}.sqlite")
+        try:
+            span = _calls_span(name, store_version(path)) if path.is_file() else None
+        except Exception:  # a store that cannot be read says no date
+            span = None
+        if span:
+            spans.append(span)
+    if not spans:
+        return f"on {MACHINE}"
+    first, last = (
+        pd.Timestamp(t, unit="s").strftime("%Y-%m-%d")
+        for t in (min(a for a, _ in spans), max(b for _, b in spans))
+    )
+    return f"on {MACHINE}, {first}" + ("" if first == last else f" to {last}")
 
 
 def ours() -> pd.DataFrame:
@@ -75,8 +122,8 @@ def accuracy_figure(title: str = "Accuracy by where the answer sits among 20 doc
     fig.update_layout(legend=dict(orientation="h", yref="container", y=0, yanchor="bottom"))
     n = int(table["n"].min()) if not table.empty else 0
     note = (
-        f"Solid: measured by {THIS_APP} with {model_title('local:qwen2.5-coder-0.5b-instruct')} (0.5B, on "
-        f"this machine's CPU) on {n} NQ-open questions, {metric_label('subspan_em')}, 95% intervals. Dotted: "
+        f"Solid: measured by {THIS_APP} with {model_title('local:qwen2.5-coder-0.5b-instruct')} (0.5B, "
+        f"{made(ACCURACY_RUN)}) on {n} NQ-open questions, {metric_label('subspan_em')}, 95% intervals. Dotted: "
         f"{PUBLISHED_MODEL} as published in Lost in the Middle (Liu et al., 2023), Table 6."
     )
     return fig, note, names

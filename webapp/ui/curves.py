@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from webapp.services import analysis, figures
-from webapp.services.names import THIS_APP, models_of
+from webapp.services.names import THIS_APP, count, models_of
 from webapp.session import State
 from webapp.ui import charts
 from webapp.ui.render import md
@@ -97,8 +97,8 @@ def shape_sentences(found: list[dict], what: str) -> None:
         text = f["shape"].sentence
         if f["left_out"]:
             text += (
-                f" {f['left_out']} question(s) not scored at every position of this line are left out of "
-                "this test."
+                f" {count(f['left_out'], 'question')} not scored at every position of this line "
+                f"{'is' if f['left_out'] == 1 else 'are'} left out of this test."
             )
         lines.append(f"**{md(f['name'])}.** {md(text)}")
     st.markdown(

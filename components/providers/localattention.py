@@ -25,6 +25,8 @@ Lerer 2023 §3 sum a document's weights from the last tokens: components/provide
 from __future__ import annotations
 
 import ctypes
+import os
+import signal
 from dataclasses import dataclass, field
 
 from components.providers.base import ProviderError
@@ -34,6 +36,7 @@ NAME = (
     b"kq_soft_max"  # llama.cpp's name of the attention weights (llama-graph.cpp: cb(kq, "kq_soft_max", il))
 )
 GGML_TYPE_F32 = 0
+ENV_TEST_CRASH = "LITM_WORKER_TEST_CRASH"  # localworker's; "segv-capture": crash inside the callback (tests)
 
 
 class GgmlTensor(ctypes.Structure):
@@ -104,6 +107,8 @@ class Capture:
                     return bool(self.on and layer is not None)
                 if layer is None or not self.on:
                     return True
+                if os.environ.get(ENV_TEST_CRASH) == "segv-capture":  # tests: a crash mid-capture
+                    os.kill(os.getpid(), signal.SIGSEGV)
                 tensor = GgmlTensor.from_address(t)
                 ne = tuple(int(x) for x in tensor.ne)
                 if tensor.type != GGML_TYPE_F32:

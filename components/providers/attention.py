@@ -25,19 +25,16 @@ import json
 import math
 from dataclasses import dataclass
 
-from components.core.completion import Completion
+from components.core.completion import Completion, NoAttention, no_attention
 
+__all__ = ["NoAttention"]  # defined with Ask (core/completion.py): strategies raise it too
 ATTENTION_PROVIDERS = ("local",)
 FINISH = "attention"  # finish_reason of a stored attention call
 PAGE_KINDS = ("page", "gold")  # the prompt spans that are pages (core.prompts.SPAN_KINDS)
 
 
-class NoAttention(ValueError):
-    """A provider (or strategy) that has no attention measure; the message is one line for the user."""
-
-
 def refusal(provider: str) -> str:
-    return f"attention is not available with {provider}: providers do not return it"
+    return no_attention(provider)
 
 
 def check_provider(provider: str) -> None:

@@ -43,7 +43,15 @@ def check_strategy(name: str, measure: str = "likelihood") -> None:
 
 
 def check_measure(config) -> None:
-    """A one-line CannotScore or NoAttention (ValueErrors) for a model or strategy the measure cannot take."""
+    """A one-line CannotScore or NoAttention (ValueErrors) for a model or strategy the measure cannot take,
+    and for a strategy that reorders by attention (attention-sort, calibrated-attention) with a model that
+    gives none."""
+    for name in config.strategies:
+        if getattr(get_strategy(name), "needs_attention", False):
+            for m in config.models:
+                check_attention(m.provider)
+    if config.measure == "answer":
+        return
     if config.measure in ATTENDS:
         if config.mode != "live":
             raise NoAttention(

@@ -192,6 +192,30 @@ def measure_attention(args, prompts) -> dict:
     return found.summary()
 
 
+def print_text(strategy, doc, offsets, prompts, attention: dict | None) -> None:
+    """The prompt(s) as text, with their spans (and the attention by page, when measured)."""
+    tagged = f" ({doc.tokens:,} of text)" if offsets[-1] != doc.tokens else ""
+    print(
+        f"{strategy.label} ({strategy.name}; {strategy.paper}): {len(doc.pages)} pages, "
+        f"{offsets[-1]:,} document tokens{tagged}, gold {list(doc.gold) or 'none'}"
+    )
+    for p in prompts:
+        print(f"\n=== stage {p.stage}: {p.label} ({p.tokens:,} tokens) ===")
+        print(p.text)
+        print(f"--- spans ({len(p.spans)}) ---")
+        for s in p.spans:
+            where = f" page {s.page}" if s.page is not None else ""
+            where += f" chunk {s.chunk}" if s.chunk is not None else ""
+            print(f"{s.kind}{where}: chars {s.start_char}-{s.end_char}, tokens {s.start_token}-{s.end_token}")
+    if attention is not None:
+        print(f"--- attention of the last prompt token ({attention['model']}) ---")
+        for row in attention["pages"]:
+            print(f"page {row['page']}: {row['mass']:.4f}")
+        print(f"other (instructions, question, template): {attention['other']:.4f}")
+    if strategy.stages > 1:
+        print(f"\n(later stages depend on the model's answers; {strategy.stages} stages in all)")
+
+
 def run(args) -> int:
     params = parse_params(args.param)
     if args.attention and args.all:
@@ -229,24 +253,5 @@ def run(args) -> int:
             out["attention"] = attention
         print(json.dumps(out, ensure_ascii=False))
         return 0
-    tagged = f" ({doc.tokens:,} of text)" if offsets[-1] != doc.tokens else ""
-    print(
-        f"{strategy.label} ({strategy.name}; {strategy.paper}): {len(doc.pages)} pages, "
-        f"{offsets[-1]:,} document tokens{tagged}, gold {list(doc.gold) or 'none'}"
-    )
-    for p in prompts:
-        print(f"\n=== stage {p.stage}: {p.label} ({p.tokens:,} tokens) ===")
-        print(p.text)
-        print(f"--- spans ({len(p.spans)}) ---")
-        for s in p.spans:
-            where = f" page {s.page}" if s.page is not None else ""
-            where += f" chunk {s.chunk}" if s.chunk is not None else ""
-            print(f"{s.kind}{where}: chars {s.start_char}-{s.end_char}, tokens {s.start_token}-{s.end_token}")
-    if attention is not None:
-        print(f"--- attention of the last prompt token ({attention['model']}) ---")
-        for row in attention["pages"]:
-            print(f"page {row['page']}: {row['mass']:.4f}")
-        print(f"other (instructions, question, template): {attention['other']:.4f}")
-    if strategy.stages > 1:
-        print(f"\n(later stages depend on the model's answers; {strategy.stages} stages in all)")
+    print_text(strategy, doc, offsets, prompts, attention)
     return 0

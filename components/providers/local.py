@@ -23,6 +23,7 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from components.core.completion import Completion
 from components.providers.attention import Attention, span_masses, token_spans
@@ -53,7 +54,7 @@ class Loaded:
     # as evaluating a prompt from its start does: only that much is reused, so that a prompt's numbers do
     # not depend on the prompt before it (a chunk evaluated in other pieces gives slightly other logits)
     chunked: int = 0
-    attention: object = None  # its localattention.AttentionContext, made on the first attention call
+    attention: Any = None  # its localattention.AttentionContext, made on the first attention call
 
 
 _loaded: dict[tuple[str, int], Loaded] = {}
@@ -328,7 +329,7 @@ class LocalProvider:
 
         model = self.ensure_loaded()
         with model.lock:
-            llm = model.llm
+            llm: Any = model.llm
             prompt = chat_prompt(llm, messages)
             tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
             if len(tokens) > model.n_ctx:

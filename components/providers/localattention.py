@@ -206,7 +206,7 @@ class AttentionContext:
                 f"llama.cpp handed over kq_soft_max for layers {sorted(layers)}; the attention measure needs "
                 "every layer (flash attention off, llama-cpp-python 0.3.36)"
             )
-        full = np.stack([tensor_rows(*layers[i], stop, tail) for i in range(len(layers))])
+        full = np.stack([tensor_rows(layers[i][0], layers[i][1], stop, tail) for i in range(len(layers))])
         return full[:, :, -1, :], full
 
 

@@ -374,7 +374,7 @@ class WorkerProvider:
             self.spec.timeout, len(json.dumps(messages))
         )  # a crash: LocalCrash, as any call
         out = self.call("attention", timeout, messages=messages, regions=[list(r) for r in regions])
-        return Attention.from_dict(out)
+        return Attention.from_dict(out if isinstance(out, dict) else {})
 
     async def complete(self, messages: list[dict], settings: Settings) -> Completion:
         return await asyncio.to_thread(self.complete_sync, messages, settings)

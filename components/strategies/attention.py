@@ -29,7 +29,7 @@ from components.core.documents import Document, Page
 from components.core.prompts import Prompt, PromptBuilder, load_template
 from components.core.tokens import tokenizer
 from components.strategies.base import Outcome, Param, answer_outcome, fill
-from components.strategies.litm import LitmQA, _pages_block
+from components.strategies.litm import LitmQA, pages_block
 
 ROUNDS = Param(
     "rounds", 1, "times the documents are sorted by attention before the answer", unit="rounds", maximum=5
@@ -75,7 +75,7 @@ class AttentionSort(LitmQA):
     label = "Attention sorting"
     summary = "Sorts the documents by the model's attention, most-attended last, then answers (local model)."
     paper = "Peysakhovich and Lerer 2023 §3 (attention sorting) + LITM QA prompt"
-    params = (ROUNDS,)
+    params: tuple[Param, ...] = (ROUNDS,)
     stages = 2  # the answer's prompt depends on the attention of the first
     needs_attention = True
 
@@ -83,7 +83,7 @@ class AttentionSort(LitmQA):
         self, doc: Document, pages: list[Page], question: str, stage: int = 1, label: str = ""
     ) -> Prompt:
         b = PromptBuilder(doc.encoding)
-        fill(b, load_template(self.template), question, documents=_pages_block(doc, pages))
+        fill(b, load_template(self.template), question, documents=pages_block(doc, pages))
         return b.build(stage, label or "answer", max_tokens=100)
 
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:

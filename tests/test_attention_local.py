@@ -208,3 +208,76 @@ def test_litm_prompt_attention_json_sums_to_one_and_is_identical_twice(provider,
     assert all(0 <= p["mass"] <= 1 for p in first["pages"])
     assert abs(sum(p["mass"] for p in first["pages"]) + first["other"] - 1) <= 0.01
     assert first["model"] == SMOL
+
+
+def test_both_attention_strategies_and_the_measure_run_in_a_sweep_with_the_local_model(provider, tmp_path):
+    """A sweep on SmolLM2 through the worker: attention-sort and calibrated-attention answer and are scored,
+    and measure = "attention" stores attention_gold per trial."""
+    import json
+    import subprocess
+    import sys
+    import textwrap
+
+    from tests.test_attention import ROOT
+
+    folder = fresh_dir()
+    env = {
+        "PYTHONPATH": str(ROOT),
+        "HOME": str(tmp_path),
+        "PATH": "/usr/bin:/bin",
+        localworker.ENV_DIR: folder,
+    }
+    env["LITM_LOCAL_THREADS"] = "1"
+    common = """
+        tasks = "nq-open-30docs.jsonl.gz"
+        n_tasks = 1
+        documents = [3]
+        gold_index = [0]
+        concurrency = 1
+
+        [[sweep.models]]
+        provider = "local"
+        model = "smollm2"
+        context_window = 2048
+    """
+    configs = {
+        "fix": '[sweep]\nname = "fix"\nstrategies = ["attention-sort", "calibrated-attention"]\n',
+        "att": '[sweep]\nname = "att"\nstrategies = ["litm"]\nmeasure = "attention"\n',
+    }
+    db = tmp_path / "s.sqlite"
+    try:
+        for name, head in configs.items():
+            path = tmp_path / f"{name}.toml"
+            path.write_text(head + textwrap.dedent(common))
+            done = subprocess.run(
+                [sys.executable, "-m", "components.cli", "sweep", str(path), "--db", str(db)],
+                capture_output=True,
+                text=True,
+                env=env,
+            )
+            assert done.returncode == 0, done.stderr[-2000:]
+    finally:
+        stop_worker(folder)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "components.cli",
+            "results",
+            "--db",
+            str(db),
+            "--format",
+            "json",
+            "--all-columns",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    rows = {(r["sweep"], r["strategy"]): r for r in json.loads(done.stdout)}
+    for strategy, calls in (("attention-sort", 2), ("calibrated-attention", 5)):  # 1 + 3 probes + answer
+        r = rows[("fix", strategy)]
+        assert r["error"] is None and r["subspan_em"] in (0.0, 1.0) and r["calls"] == calls, r
+    r = rows[("att", "litm")]
+    assert r["error"] is None and 0 < r["attention_gold"] < 1 and len(r["attention_pages"]) == 3
+    assert abs(sum(r["attention_pages"]) + r["attention_other"] - 1) < 0.01

@@ -106,7 +106,7 @@ class AttentionSort(LitmQA):
 
 class CalibratedAttention(AttentionSort):
     name = "calibrated-attention"
-    label = "Calibrated attention"
+    label = "Calibrated-attention reorder"
     summary = "Ranks documents by attention minus the positional bias (a dummy's), most relevant last (local model)."
     paper = "Hsieh et al. 2024 §3-4 (found in the middle) + LITM QA prompt"
     params = ()

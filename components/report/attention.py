@@ -4,8 +4,6 @@ x), the gold page in the map's gold colour."""
 
 from __future__ import annotations
 
-import html
-
 import plotly.graph_objects as go
 
 from components.core.prompts import Prompt
@@ -34,7 +32,7 @@ def strip_rows(prompt: Prompt, masses: dict[int, float]) -> list[dict]:
     ]
 
 
-def strip_figure(prompt: Prompt, masses: dict[int, float], other: float, model: str = "") -> go.Figure:
+def strip_figure(prompt: Prompt, masses: dict[int, float], other: float) -> go.Figure:
     rows = strip_rows(prompt, masses)
     fig = go.Figure(
         go.Bar(
@@ -48,12 +46,17 @@ def strip_figure(prompt: Prompt, masses: dict[int, float], other: float, model: 
             showlegend=False,
         )
     )
-    fig.update_xaxes(title_text="token position in the prompt", tickformat=",d", range=[0, prompt.tokens])
-    fig.update_yaxes(title_text="share of the attention (%)", rangemode="tozero")
-    title = f"Where the model looks ({html.escape(model)}): pages {100 * sum(masses.values()):.0f}%, "
-    title += f"instructions and question {100 * other:.0f}%"
+    fig.update_xaxes(
+        title_text="token position in the prompt",
+        tickformat=",d",
+        range=[0, prompt.tokens],
+        automargin=True,
+        title_standoff=6,
+    )
+    fig.update_yaxes(title_text="% of attention", rangemode="tozero", automargin=True, title_standoff=6)
+    title = f"Pages {100 * sum(masses.values()):.0f}% of the attention, the rest {100 * other:.0f}%"
     fig.update_layout(
-        height=260,
+        height=280,
         bargap=0,
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
         title=title,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from webapp.playground.running import Clock, expected_seconds, model_name
-from webapp.services import attention
+from webapp.services import attention, figures
 from webapp.session import State
 from webapp.ui import charts, render
 
@@ -51,7 +51,9 @@ def section(state: State, prompts: list, strategy_stages: int, signature: tuple,
     if held.get("error"):
         st.error(held["error"], icon=":material/error:")
         return
-    fig = attention.strip_figure(prompts[0], held["masses"], held["other"], held["model"])
+    fig = attention.strip_figure(prompts[0], held["masses"], held["other"])
     charts.show(fig, "where-the-model-looks", attention.MEANING, series=False)
     source = "from the cache" if held.get("cached") else f"in {held['seconds']:.0f} s"
-    st.caption(f"{render.md(held['model'])}, read {source}. {attention.MEANING}")
+    st.caption(
+        f"{render.md(held['model'])}, read {source}; the gold page in {figures.map_colour('gold')}, as on the map."
+    )

@@ -18,7 +18,7 @@ SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .ONESHELL:
 
-.PHONY: app test check lint bench docs install local-runtime wheelhouse browser clean help
+.PHONY: app test check lint bench bench-check docs install local-runtime wheelhouse browser clean help
 
 # llama-cpp-python ships as source only: it is compiled once per machine into a wheelhouse named by its
 # version and build flags, and installed from there. pip's own wheel cache is not used: it
@@ -62,7 +62,7 @@ SUBMAKE := $(MAKE)
 STEPS ?= 4
 app: STEPS := 4
 local-runtime: STEPS := 2
-test: STEPS := 7
+test: STEPS := 8
 check: STEPS := 4
 
 # step N "what": prints "N/STEPS what ..."; done: prints the seconds since the step began
@@ -298,11 +298,20 @@ test: install browser
 	@$(call step,6,ruff check)
 	$(BIN)/ruff check components webapp tests bench
 	$(done)
-	$(call step,7,pytest -q: every test)
+	$(call step,7,the runner's speed guard: python -m bench runner --check (short form, about 30 s))
+	$(BIN)/python -m bench runner --check
+	$(done)
+	$(call step,8,pytest -q: every test)
 	exec $(BIN)/pytest -q
 
 bench: install
 	$(BIN)/python -m bench
+
+# The runner's speed guard: a short form of `python -m bench runner` (a few hundred calls a sweep), failing
+# when a ratio falls more than 10% below the figures stored in bench/runner_figures.json (make test runs it)
+bench-check:
+	@[ -x $(BIN)/python ] || { echo "make bench-check: $(BIN)/python is missing; run make install first"; exit 1; }
+	$(BIN)/python -m bench runner --check
 
 docs: install
 	$(BIN)/mkdocs build --strict
@@ -317,5 +326,6 @@ help:
 	echo "make lint     ruff check only"
 	echo "make docs     build the documentation into site/"
 	echo "make bench    the benchmarks (bench/)"
+	echo "make bench-check  the runner's speed guard (a short bench against bench/runner_figures.json)"
 	echo "make install  the virtual environment $(VENV) with the project installed editable"
 	echo "make clean    remove $(VENV) and the caches"

@@ -6,12 +6,15 @@ hits) are run, then the same sweep again: every trial is already in the store, s
 Then 1,000-token documents: of 10-token passages (about 95 pages a prompt: the worst case for building
 documents and prompts) and of the bundled NQ-open passages (about 8 pages, what a real task set gives;
 500 questions at positions 0.25 and 0.75). Loading and counting a task file is in each sweep's time.
-Each line says how much of a core the runner and the server used: at 1,000 tokens the runner's one
-event loop is close to a whole core, so that figure follows the machine's speed.
+Each line says how much of a core the runner and the server used, and the runner's CPU milliseconds per
+call: at 1,000 tokens the runner's one event loop is close to a whole core, so that figure follows the
+machine's speed, and on a machine whose cores are busy with other work the CPU per call says what the
+runner would do with a core of its own (1,000 / ms calls/s at most).
 
 Each line is measured three times (--repeat) and given as median [lowest-highest].
 
     python -m bench.bench_runner [--trials 2000] [--concurrency 32] [--delay 0.1] [--repeat 3]
+    python -m bench runner --check    the guard: a short form against the figures in bench/runner_figures.json
 """
 
 from __future__ import annotations
@@ -78,6 +81,31 @@ def sweep_config(tasks: Path, port: int, concurrency: int) -> SweepConfig:
                 ],
             }
         }
+    )
+
+
+def long_sweeps(config: SweepConfig, trials: int) -> tuple[tuple[str, SweepConfig], ...]:
+    """The two 1,000-token sweeps, (label, config), on the tiny sweep's task file and server: 10-token
+    passages (the tiny tasks, the whole file as the distractor pool), and NQ-open passages (its
+    questions at two positions: 500 questions, 1,000 calls, at the default size)."""
+    return (
+        (
+            "1,000-token documents of 10-token passages",
+            dataclasses.replace(
+                config, name="bench-1k", lengths=(1000,), positions=(0.5,), n_tasks=min(trials, 1000)
+            ),
+        ),
+        (
+            "1,000-token documents of NQ-open passages",
+            dataclasses.replace(
+                config,
+                name="bench-1k-nq",
+                tasks=str(nq_tasks()),
+                lengths=(1000,),
+                positions=(0.25, 0.75),
+                n_tasks=min(trials // 2, 500),
+            ),
+        ),
     )
 
 
@@ -193,28 +221,17 @@ def run(trials: int = 2000, concurrency: int = 32, delay: float = 0.1, repeat: i
             write_tasks(tiny_tasks(trials), Path(tmp) / "tasks.jsonl")
             config = sweep_config(Path(tmp) / "tasks.jsonl", port, concurrency)
             store = RunStore(Path(tmp) / "bench.sqlite")
-            longs = (
-                (
-                    "1,000-token documents of 10-token passages",
-                    dataclasses.replace(
-                        config, name="bench-1k", lengths=(1000,), positions=(0.5,), n_tasks=min(trials, 1000)
-                    ),
-                ),
-                (
-                    "1,000-token documents of NQ-open passages",
-                    dataclasses.replace(
-                        config,
-                        name="bench-1k-nq",
-                        tasks=str(nq_tasks()),
-                        lengths=(1000,),
-                        positions=(0.25, 0.75),
-                        n_tasks=min(trials // 2, 500),
-                    ),
-                ),
-            )  # its 500 questions at two positions: 1,000 calls
-            tiny: dict[str, list[float]] = {"rate": [], "bare": [], "ratio": [], "mine": [], "theirs": []}
+            longs = long_sweeps(config, trials)
+            tiny: dict[str, list[float]] = {
+                "rate": [],
+                "bare": [],
+                "ratio": [],
+                "mine": [],
+                "theirs": [],
+                "ms": [],
+            }
             kilo: dict[str, dict[str, list[float]]] = {
-                label: {"ratio": [], "mine": [], "theirs": [], "calls": []} for label, _ in longs
+                label: {"ratio": [], "mine": [], "theirs": [], "calls": [], "ms": []} for label, _ in longs
             }
             errors = 0
             for r in range(repeat):
@@ -228,6 +245,7 @@ def run(trials: int = 2000, concurrency: int = 32, delay: float = 0.1, repeat: i
                     ("ratio", rate / bare),
                     ("mine", mine),
                     ("theirs", theirs),
+                    ("ms", 1000 * mine / rate),
                 ):
                     tiny[k].append(v)
                 errors += first.errors
@@ -243,6 +261,7 @@ def run(trials: int = 2000, concurrency: int = 32, delay: float = 0.1, repeat: i
                         ("mine", mine),
                         ("theirs", theirs),
                         ("calls", done.calls_sent),
+                        ("ms", 1000 * mine * elapsed / max(1, done.calls_sent)),
                     ):
                         kilo[label][k].append(v)
                     errors += done.errors
@@ -250,7 +269,8 @@ def run(trials: int = 2000, concurrency: int = 32, delay: float = 0.1, repeat: i
                 f"runner, tiny documents, {first.calls_sent} calls, {repeat} runs: runner/bare "
                 f"{spread(tiny['ratio'])} (goal >= 0.95 by the median); runner {spread(tiny['rate'], 0)} calls/s, "
                 f"bare httpx client {spread(tiny['bare'], 0)} calls/s, ideal {ideal:.0f}/s; cores used: runner "
-                f"{spread(tiny['mine'])}, server {spread(tiny['theirs'])}"
+                f"{spread(tiny['mine'])}, server {spread(tiny['theirs'])}; runner CPU per call "
+                f"{spread(tiny['ms'])} ms"
             )
             lines.append(
                 f"cache rerun: {again.total} trials in {rerun:.2f}s, {again.calls_sent} calls sent (goal < 2 s)"
@@ -259,7 +279,8 @@ def run(trials: int = 2000, concurrency: int = 32, delay: float = 0.1, repeat: i
                 k = kilo[label]
                 lines.append(
                     f"{label}, {max(k['calls']):,.0f} calls, {repeat} runs: ratio to ideal {spread(k['ratio'])} (goal >= 0.8 by "
-                    f"the median); cores used: runner {spread(k['mine'])}, server {spread(k['theirs'])}"
+                    f"the median); cores used: runner {spread(k['mine'])}, server {spread(k['theirs'])}; "
+                    f"runner CPU per call {spread(k['ms'])} ms"
                 )
             lines.append(f"errors in all runs: {errors}")
             other = dataclasses.replace(config, name="bench-again")
@@ -292,7 +313,13 @@ def grid_main(run_fn, doc: str, trials: int, argv: list[str] | None = None, repe
 
 
 def main(argv: list[str] | None = None) -> int:
-    return grid_main(run, __doc__, 2000, argv, repeat=3)
+    """`python -m bench runner [options]`; with --check, the guard (bench/runner_check.py)."""
+    args = sys.argv[1:] if argv is None else argv
+    if "--check" in args:
+        from bench import runner_check
+
+        return runner_check.main([a for a in args if a != "--check"])
+    return grid_main(run, __doc__, 2000, args, repeat=3)
 
 
 if __name__ == "__main__":

@@ -318,7 +318,7 @@ def test_text_over_the_upload_limit(tmp_path):
 
 
 def gzip_bomb(path: Path, mb: int) -> Path:
-    line = b'{"question": "q", "answers": ["a"], "passages": ["' + b"z" * 1000 + b'"]}\n'
+    line = b'{"question": "q", "answers": ["a"], "passages": ["' + b"z" * 10_000 + b'"]}\n'
     with gzip.open(path, "wb", compresslevel=9) as gz:
         block = line * 1024
         for _ in range(mb * 1024 * 1024 // len(block)):
@@ -1024,3 +1024,56 @@ def test_results_into_a_closed_pipe_is_quiet(tmp_path):
             b"sweep,task" + done.stdout[10:].strip(),
         )
         assert done.returncode == 141  # documented: the reader went away
+
+
+# --- exports given to litm import -------------------------------------------------------------------------
+
+EXPORT = "task,strategy,model,score"
+BAD_EXPORTS = {
+    "a folder": (None, "folder.csv", "is a folder, not a file: give an export"),
+    "a missing file": ("", "nope.csv", "cannot read nope.csv: no such file"),
+    "an unclosed quote": (f'{EXPORT}\n"t,b,m,1\n', "quote.csv", "quote.csv is not a readable csv export ("),
+    "broken JSON lines": (
+        '{"task": "t", "strategy"\n',
+        "bad.jsonl",
+        "bad.jsonl is not a readable jsonl export (",
+    ),
+    "an empty CSV": ("\n", "empty.csv", "empty.csv is not a readable csv export (it is empty)"),
+    "binary bytes": ("\x00\x01\udcff", "bin.csv", "bin.csv is not a readable csv export (not UTF-8 text)"),
+    "other columns": (
+        "a,b\n1,2\n",
+        "cols.csv",
+        "cols.csv is not a trials export (it lacks the column(s) model",
+    ),
+    "a length that is a word": (
+        f"{EXPORT},length\nt,b,m,1,abc\n",
+        "word.csv",
+        "word.csv: row 1: length must be a whole number, got 'abc'",
+    ),
+    "a length past SQLite's integers": (
+        f"{EXPORT},length\nt,b,m,1,1e30\n",
+        "huge.csv",
+        "huge.csv: row 1: length must be a whole number",
+    ),
+    "a score that is a word": (
+        '{"task": "t", "strategy": "b", "model": "m", "score": "x"}\n',
+        "score.jsonl",
+        "score.jsonl: row 1: score must be a number, got 'x'",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_EXPORTS))
+def test_a_bad_export_is_one_line_naming_it(tmp_path, case):
+    content, name, needle = BAD_EXPORTS[case]
+    path = tmp_path / name
+    if content is None:
+        path.mkdir()
+    elif content:
+        path.write_bytes(content.encode("utf-8", "surrogateescape"))
+    r = run(["import", name, "--db", str(tmp_path / "i.sqlite")], tmp_path)
+    one_line(r, needle)
+    assert "unexpected error" not in r.err
+    if content and (tmp_path / "i.sqlite").exists():
+        with sqlite3.connect(tmp_path / "i.sqlite") as con:
+            assert con.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == 0

@@ -115,7 +115,12 @@ P = "sweep config: "
         ({"strategies": ["nope"]}, "unknown strategy 'nope'; choose from baseline, ..."),
         ({"strategies": [["baseline"]]}, "unknown strategy ['baseline']; choose from baseline, ..."),
         ({"models": []}, "at least one [[sweep.models]] table is needed"),
-        ({"params": [1]}, "params must be a table, e.g. { r = 1000, k = 3 }"),
+        ({"params": [1]}, "params must be a table, e.g. { r = 1000, k = 3 }, got [1]"),
+        ({"params": 0}, "params must be a table, e.g. { r = 1000, k = 3 }, got 0"),  # falsy is no table
+        ({"params": False}, "params must be a table, e.g. { r = 1000, k = 3 }, got False"),
+        ({"params": ""}, "params must be a table, e.g. { r = 1000, k = 3 }, got ''"),
+        ({"params": []}, "params must be a table, e.g. { r = 1000, k = 3 }, got []"),
+        ({"budget": 0}, "[sweep.budget] must be a table, e.g. { max_usd = 5.0, max_calls = 1000 }"),
         ({"budget": 5}, "[sweep.budget] must be a table, e.g. { max_usd = 5.0, max_calls = 1000 }"),
         ({"budget": {"max_usd": -1}}, "budget.max_usd must be a number of dollars, got -1"),
         ({"budget": {"max_usd": float("nan")}}, "budget.max_usd must be a number of dollars, got nan"),
@@ -324,3 +329,33 @@ def test_a_planned_token_position_grid_has_each_cell_once(tmp_path):
 )
 def test_token_positions_fail_with_one_line(change, expected):
     assert message({**R_AND_R, **change}) == "sweep config: " + expected
+
+
+def _toml(tmp_path, text: str):
+    path = tmp_path / "c.toml"
+    path.write_text(
+        '[sweep]\nname = "t"\ntasks = "facts.jsonl"\nlengths = [500]\npositions = [0.5]\n'
+        'strategies = ["baseline"]\n[[sweep.models]]\nprovider = "fake"\nmodel = "m"\n' + text
+    )
+    return path
+
+
+@pytest.mark.parametrize("extra", ["[sweeps]\nx = 1\n", "[budget]\nmax_usd = 1\n"])
+def test_a_table_beside_sweep_is_refused_with_its_name(tmp_path, extra):
+    assert SweepConfig.from_toml(_toml(tmp_path, "")).name == "t"
+    name = extra.split("]")[0].strip("[")
+    with pytest.raises(ValueError) as info:
+        SweepConfig.from_toml(_toml(tmp_path, extra))
+    assert str(info.value) == (
+        f"sweep config c.toml: unknown top-level key(s) {name!r}; every setting goes in the [sweep] table "
+        "(and [[sweep.models]])"
+    )
+
+
+def test_a_missing_task_file_lists_the_sets_named_by_name_too(tmp_path):
+    cfg = SweepConfig.from_dict(BASE | {"tasks": "nope.jsonl"}, base_dir=str(tmp_path))
+    with pytest.raises(ValueError) as info:
+        cfg.all_tasks()
+    text = str(info.value)
+    assert text.startswith("no such file: nope.jsonl; bundled task sets: ") and "\n" not in text
+    assert "rr-squad, " in text and "squad-dev" in text and "nq-open-30docs.jsonl.gz, " in text

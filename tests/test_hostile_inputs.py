@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import sqlite3
 import time
 import zipfile
@@ -31,7 +32,7 @@ from components.run.store_io import (
     frame_bytes,
     read_frame,
 )
-from components.tasks.importers import MAX_CSV_CELL, parse_tasks_bytes
+from components.tasks.importers import MAX_CSV_CELL, MAX_TASK_ROWS, MAX_TASK_TEXT, parse_tasks_bytes
 from components.tasks.model import TaskFileError
 from tests.test_bad_inputs import W, docx, one_line, run
 
@@ -182,6 +183,66 @@ def test_heavy_input_is_one_line_under_1_gb(tmp_path, case):
     if db.exists():  # a refused import adds nothing
         with sqlite3.connect(db) as con:
             assert con.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("through", ["litm prompt", "the app's upload"])
+def test_html_nested_100_000_deep_is_read_in_seconds_under_1_gb(tmp_path, through):
+    """1.1 MB of 100,000 nested <div> (the tag limit's worth): about 40 minutes before it was parsed in one
+    pass; now the text, in seconds."""
+    path = tmp_path / "deep.html"
+    path.write_bytes(b"<div>" * 100_000 + b"needle" + b"</div>" * 100_000)
+    assert path.stat().st_size > 1_000_000
+    if through == "litm prompt":
+        r = run(["prompt", "--doc", str(path), "--question", "what?"], tmp_path, timeout=120)
+        assert r.code == 0 and "needle" in r.out, r.err[-2000:]
+    else:
+        code = app_upload(path)[1].replace("read_upload(", "print(read_upload(").replace("())\n", "()))\n")
+        r = run(["-c", code], tmp_path, python=True, timeout=120)
+        assert r.code == 0 and r.out.strip() == "needle", r.err[-2000:]
+    assert "Traceback" not in r.err and r.seconds < 10, (r.seconds, r.err[-2000:])
+    assert r.peak_mb is not None and r.peak_mb < 1024, r.peak_mb
+
+
+def _many_rows(path: Path, rows: int = 3_600_000) -> Path:
+    """The issue's task file: 3,600,000 small rows, about 250 MB (written in blocks, never held)."""
+    with path.open("wb") as f:
+        for start in range(0, rows, 100_000):
+            f.write(
+                b"".join(
+                    b'{"question": "q%d", "answers": ["a"], "passages": ["p a %d"]}\n' % (i, i)
+                    for i in range(start, min(rows, start + 100_000))
+                )
+            )
+    return path
+
+
+def _wide_rows(path: Path) -> Path:
+    """100,000 rows of ten 240-character passages, each with one emoji (so Python holds 4 bytes a
+    character): 250 MB on disk, past 1 GB once read."""
+    row = {"question": "q", "answers": ["a"], "passages": ["a" * 238 + "\U0001f600"] * 10, "gold": [0]}
+    line = (json.dumps(row, ensure_ascii=False) + "\n").encode()
+    with path.open("wb") as f:
+        for _ in range(100):
+            f.write(line * 1_000)
+    return path
+
+
+@pytest.mark.parametrize(
+    "make, needle",
+    [
+        (_many_rows, f"more than {MAX_TASK_ROWS:,} rows, the limit for a task file"),
+        (_wide_rows, f"more than {MAX_TASK_TEXT // 2**20} MB of text once read, the limit"),
+    ],
+    ids=["3,600,000 rows (250 MB)", "100,000 rows of wide text (250 MB)"],
+)
+def test_a_250_mb_task_file_is_one_line_in_seconds_under_1_gb(tmp_path, make, needle):
+    """Every row was held (2.65 GB after 189 s for 3.6M rows): rows are read, checked and counted one at a
+    time now, and the file is refused at its limit."""
+    path = make(tmp_path / "big.jsonl")
+    assert path.stat().st_size > 240 * 2**20
+    r = run(["tasks", "info", str(path)], tmp_path, timeout=300)
+    one_line(r, "big.jsonl", needle)  # one line, no traceback, exit 1, peak RSS under 1 GB
+    assert r.seconds < 60, r.seconds
 
 
 def real_docx(path: Path, chunks) -> Path:

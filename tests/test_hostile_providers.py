@@ -81,6 +81,9 @@ for p in PROVIDERS3:
     CASES[f"whitespace-answer-{p}"] = Case(
         p, {"malformed": "blank_text"}, "bad_response", "the answer is only whitespace"
     )
+    CASES[f"refused-by-the-provider-{p}"] = Case(
+        p, {"malformed": "refused"}, "refused", "it is not scored", max_retries=0
+    )
     CASES[f"max-tokens-before-any-text-{p}"] = Case(
         p, {"malformed": "length_empty"}, "bad_response", "max_tokens ended it before any text"
     )
@@ -100,12 +103,29 @@ for p in ("openai-compatible", "anthropic"):
     CASES[f"unparseable-base-url-{p}"] = Case(
         p, {}, "bad_request", "is not a valid address", base_url="http://[::1", no_request=True
     )
+    CASES[f"https-to-a-plain-http-server-{p}"] = Case(
+        p,
+        {},
+        "unreachable",
+        "does the server speak https?",
+        base_url="https://{host}",
+        max_retries=0,
+        no_request=True,
+    )
     CASES[f"key-in-base-url-user-info-{p}"] = Case(
         p,
         {"status": 500},
         "transient",
         "server error (500)",
         base_url="http://user:" + URL_KEY + "@{host}",
+        max_retries=0,
+    )
+    CASES[f"key-in-base-url-path-{p}"] = Case(
+        p,
+        {"status": 500},
+        "transient",
+        "server error (500)",
+        base_url="{url}/" + URL_KEY + "/",
         max_retries=0,
     )
     CASES[f"key-in-base-url-query-{p}"] = Case(
@@ -275,6 +295,52 @@ def test_empty_answers_are_errors_in_a_sweep_and_retry_errors_resends_them(
         assert store.trials_frame()["score"].notna().all()
 
 
+@pytest.mark.parametrize("provider", ["openai-compatible", "anthropic"])
+def test_refused_answers_are_errors_of_their_own_and_retry_errors_resends_them(
+    provider, server, tmp_path, monkeypatch
+):
+    """finish_reason content_filter (OpenAI) and stop_reason refusal (Anthropic): a `refused` trial, never
+    scored, never cached, counted among the errors, sent again by --retry-errors."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0000")
+    url = server.anthropic_url if provider == "anthropic" else server.openai_url
+    db = tmp_path / "s.sqlite"
+    toml = sweep_toml(
+        tmp_path,
+        base_url=url,
+        strategies=("baseline",),
+        n_tasks=2,
+        lengths=(600,),
+        positions=(0.0, 1.0),
+        provider=provider,
+        extra_model="max_retries = 0",
+    )
+    config = SweepConfig.from_toml(toml)
+    server.set(malformed="refused")
+    with RunStore(db) as store:
+        first = run_sweep(config, store)
+        frame = store.trials_frame()
+        assert first.errors == 4 and set(frame["error_kind"]) == {"refused"}, set(frame["error"])
+        assert first.reason.startswith("4 trial(s) failed (refused x4; ") and "not scored" in first.reason
+        assert frame["score"].isna().all() and frame["answer"].isna().all()  # the cut-off text is no answer
+        sent = server.counts["total"]
+        assert sent == 4  # tried once each: a refusal is not retried within the call
+        with sqlite3.connect(db) as con:
+            assert con.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == 0  # nothing cached
+    results = subprocess.run(
+        [sys.executable, "-m", "components.cli", "results", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert results.returncode == 0 and "refused" in results.stdout + results.stderr, results.stdout
+    server.set(malformed=None)
+    with RunStore(db) as store:
+        fixed = run_sweep(config, store, retry_errors=True)
+        assert fixed.errors == 0 and server.counts["total"] == 2 * sent
+        assert store.trials_frame()["score"].notna().all()
+
+
 def test_every_provider_answer_passes_the_one_empty_check(tmp_path):
     """The Caller checks every provider's answer (local, fake too): an empty one is bad_response, unstored."""
     from components.providers.fake import FakeProvider
@@ -329,17 +395,19 @@ def test_the_wait_shows_on_the_callers_waiting_line(server):
 # --- keys in base URLs, invalid base URLs -----------------------------------------------------------------
 
 
-def test_a_key_inside_the_base_url_is_never_stored(server, tmp_path):
-    url = server.openai_url.replace(
-        "http://", f"http://user:{URL_KEY}@"
-    )  # (the SDKs misplace a query's path)
+@pytest.mark.parametrize("where", ["user-info", "path"])
+def test_a_key_inside_the_base_url_is_never_stored(server, tmp_path, where):
+    if where == "path":  # https://host/v1/sk-.../: the request goes there, the store keeps it without the key
+        url = server.openai_url + "/" + URL_KEY + "/"
+    else:  # (the SDKs misplace a query's path)
+        url = server.openai_url.replace("http://", f"http://user:{URL_KEY}@")
     db = tmp_path / "s.sqlite"
     store = RunStore(db)
     completion, key = call(ModelSpec("openai-compatible", "m", url), KEY, store)
     assert completion.text.strip()
     stored = store.get_call(key)["base_url"]
     store.close_all()
-    assert stored == server.openai_url, stored
+    assert stored.rstrip("/") == server.openai_url, stored
     assert URL_KEY.encode() not in b"".join(p.read_bytes() for p in tmp_path.glob("s.sqlite*"))
 
 
@@ -363,6 +431,8 @@ def test_url_helpers():
         "q7W" * 8,
     )  # a value shaped like a key
     assert safe_base_url("http://127.0.0.1:8000/v1") == ("http://127.0.0.1:8000/v1", None)
+    assert safe_base_url(f"https://h/v1/{URL_KEY}/chat") == ("https://h/v1/chat", URL_KEY)
+    assert safe_base_url("https://h/v1/" + "0a" * 16) == ("https://h/v1/" + "0a" * 16, None)  # an id stays
     assert safe_base_url(None) == (None, None)
     assert check_base_url(" http://127.0.0.1:8000/v1 ") == "http://127.0.0.1:8000/v1"
     with pytest.raises(

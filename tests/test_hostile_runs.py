@@ -273,6 +273,12 @@ SECRET = "sk-proj-Zq81mXv0Lr55TTbWc2e9YhQk"
             ("holds a key in its query", "api_key_env"),
         ),
         (
+            "base-url-path-key",
+            "base_url",
+            f'"https://127.0.0.1:9/v1/{SECRET}/"',
+            ("holds what looks like a key in its path", "'sk-p…'", "api_key_env"),
+        ),
+        (
             "base-url-query-key-unnamed",
             "base_url",
             f'"http://127.0.0.1:9/v1?x={SECRET}"',
@@ -324,6 +330,7 @@ def test_addresses_and_keys_are_checked_when_the_config_is_read(tmp_path, server
         "http://[::1]:8000/v1",
         "https://example.org/openai/v1?api-version=2024-02-15-preview",
         "http://127.0.0.1:8000/v1",
+        "https://gateway.example/v1/0123456789abcdef0123456789abcdef/gw/openai",  # an account id stays
     ],
 )
 def test_good_addresses_pass(tmp_path, server, url):

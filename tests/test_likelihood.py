@@ -203,6 +203,24 @@ def test_an_openai_compatible_server_scores_the_answer_from_echoed_logprobs(serv
     assert scored.prompt_tokens == len(_tokens(prefix))
 
 
+def test_a_server_without_apply_template_is_named_as_such(tmp_path, server):
+    """vLLM has /v1/completions with echoed logprobs but no /apply-template: one line saying so, not
+    "is the model name or base URL right?"."""
+    server.set(no_template=True)
+    c = cfg(
+        models=[{"provider": "openai-compatible", "model": "m", "base_url": server.openai_url}], fail_fast=0
+    )
+    store = RunStore(tmp_path / "s.sqlite")
+    summary = run_sweep(c, store)
+    frame = store.trials_frame()
+    store.close()
+    assert summary.errors == 9 and (frame["error_kind"] == "not_found").all()
+    [error] = set(frame["error"])
+    assert "the server has no /apply-template" in error and "vLLM" in error and "\n" not in error, error
+    assert "is the model name or base URL right" not in error
+    assert server.counts["completions"] == 0
+
+
 def test_an_openai_compatible_likelihood_sweep_is_cached(tmp_path, server):
     c = cfg(models=[{"provider": "openai-compatible", "model": "loop-model", "base_url": server.openai_url}])
     store = RunStore(tmp_path / "s.sqlite")

@@ -102,6 +102,32 @@ def test_html_blocks_and_scripts():
 
 
 @pytest.mark.parametrize(
+    "html, text",
+    [
+        (b"<span><p>a</span>b", "a\n\nb"),  # an end tag closes the block opened inside it
+        (b"<p>a</span>b</p>c", "ab\n\nc"),  # an end tag with nothing open of its name is ignored
+        (b"a<br>b<hr/>c", "a\n\nb\n\nc"),
+        (b"<p>caf&eacute; &amp; &#x41;<!-- hidden --></p>", "caf\u00e9 & A"),
+        (b"<div><noscript><p>no</p></noscript>yes</div>", "yes"),
+        (b"<div>" * 50 + b"deep" + b"<p>er", "deep\n\ner"),  # never closed
+    ],
+)
+def test_html_text(html, text):
+    assert read_upload("page.html", html) == text
+
+
+def test_html_nested_deep_is_read_in_one_pass():
+    """100,000 nested <div> (the tag limit's worth of tags): the text, at once."""
+    import time
+
+    for opened, closed in ((b"<div>", b"</div>"), (b"<div>", b"</span>"), (b"<div>", b"")):
+        html = opened * 100_000 + b"needle" + closed * 99_999
+        t0 = time.monotonic()
+        assert read_upload("deep.html", html) == "needle"
+        assert time.monotonic() - t0 < 10
+
+
+@pytest.mark.parametrize(
     "name, data, pattern",
     [
         ("empty.txt", b"", "empty"),

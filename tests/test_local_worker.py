@@ -321,3 +321,132 @@ def test_a_crash_in_llama_cpp_names_the_signal_and_the_fix(worker_env, monkeypat
         assert localworker.status()["pid"]  # the worker itself goes on
     finally:
         stop_worker(folder)
+
+
+# ---- stopping: SIGTERM ends the app at once, a call waiting on the model recorded as interrupted ----------
+
+
+def test_a_call_waiting_on_the_worker_ends_at_once_when_interrupted(monkeypatch):
+    """A worker that never answers (a real Unix socket and handshake): interrupt_calls ends the waiting call
+    with Interrupted at once, and a call asked afterwards is Interrupted too (after a short hold)."""
+    from multiprocessing.connection import Listener
+
+    from components.providers.base import Interrupted
+
+    monkeypatch.setattr(localworker, "_STOPPING", threading.Event())
+    monkeypatch.setattr(localworker, "NEW_CALL_HOLD_S", 0.1)
+    folder = fresh_dir()
+    paths = localworker.Paths(Path(folder), "t")
+    listener = Listener(str(paths.socket), family="AF_UNIX", authkey=paths.authkey())
+    served = []
+
+    def serve():
+        conn = listener.accept()
+        served.append(conn)
+        localworker.recv(conn)  # hello
+        localworker.send(conn, {"protocol": localworker.PROTOCOL})
+        localworker.recv(conn)  # the call: never answered
+
+    threading.Thread(target=serve, daemon=True).start()
+    got: list[BaseException] = []
+
+    def asker():
+        try:
+            localworker.ask({"op": "call"}, spawn=False, paths=paths)
+        except BaseException as exc:  # what the call ended with
+            got.append(exc)
+
+    thread = threading.Thread(target=asker)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not localworker._OPEN and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)  # the request is sent; the call waits for its answer
+    t0 = time.monotonic()
+    assert localworker.interrupt_calls() == 1
+    thread.join(5)
+    assert time.monotonic() - t0 < 1.0 and not thread.is_alive()
+    assert len(got) == 1 and isinstance(got[0], Interrupted) and got[0].kind == "interrupted", got
+    assert "--retry-errors" in str(got[0]) and localworker.wait_calls(0.1)
+    with pytest.raises(Interrupted):
+        localworker.ask({"op": "call"}, spawn=False, paths=paths)
+    listener.close()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+BUSY_PAGE = """
+import streamlit as st
+
+from components.run.config import SweepConfig
+from webapp.services import jobs
+
+
+@st.cache_resource
+def started():
+    config = SweepConfig.from_toml({config!r})
+    return jobs.start_sweep("stop-test", config, config.load_tasks(), None)
+
+
+started()
+st.write("started")
+"""
+
+
+@pytest.mark.local_model
+def test_sigterm_ends_the_app_within_5_s_while_the_local_model_is_busy(worker_env, tmp_path):
+    """The app's server (webapp.serve, what `litm app` runs) with a sweep of the local model running in the
+    background, as Experiments starts one: SIGTERM while the model answers ends the process within 5 s (it
+    stayed up over 70 s), and the call that was waiting is a trial recorded as `interrupted`."""
+    import socket as socketlib
+
+    from components.run.store import RunStore
+
+    tasks = tmp_path / "tasks.jsonl"
+    long = " ".join(f"Field {i} of the farm grows {i * 3} kinds of wheat." for i in range(50))
+    tasks.write_text(
+        "".join(
+            f'{{"question": "What is the code {i}?", "answers": ["k{i}"], "passages": ["The code {i} is k{i}. '
+            f'{long}"], "gold": [0]}}\n'
+            for i in range(6)
+        )
+    )
+    config = tmp_path / "busy.toml"
+    config.write_text(
+        f'[sweep]\nname = "busy"\ntasks = "{tasks}"\ndocuments = [1]\ngold_index = [0]\n'
+        'strategies = ["baseline"]\nmax_tokens = 600\nconcurrency = 1\n'
+        f'[[sweep.models]]\nprovider = "local"\nmodel = "{SMOL}"\ncontext_window = {CTX}\n'
+    )
+    page = tmp_path / "busy.py"
+    page.write_text(BUSY_PAGE.format(config=str(config)))
+    with socketlib.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    db = tmp_path / "runs.sqlite"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LITM_DB": str(db), "LITM_LOCAL_THREADS": "1"}
+    log = (tmp_path / "server.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "webapp.serve", "run", str(page), "--server.port", str(port)]
+        + ["--server.headless", "true"],
+        cwd=tmp_path,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        model_pid(deadline_s=180, running=True)  # the model is answering one of the sweep's calls
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+        seconds = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert seconds < 5, seconds
+    log.close()
+    assert "Traceback" not in (tmp_path / "server.log").read_text()
+    with RunStore(db) as store:
+        frame = store.trials_frame()
+    interrupted = frame[frame["error_kind"] == "interrupted"]
+    assert len(interrupted) == 1, frame[["error_kind", "error"]]
+    assert "--retry-errors" in interrupted.iloc[0]["error"]

@@ -186,6 +186,17 @@ def test_make_test_ends_on_pytests_summary():
     assert out[-1] == "exec /nonexistent/bin/pytest -q", out[-3:]
 
 
+def test_make_test_runs_the_speed_guard_before_pytest_and_counts_its_steps():
+    out = make("-n", "test", "VENV=/v").stdout
+    assert out.index("/v/bin/python -m bench runner --check") < out.index("exec /v/bin/pytest -q")
+    steps = re.findall(r'^echo "(\d)/(\d) ', out, re.M)
+    assert steps == [(str(n), "8") for n in range(1, 9)], steps
+    assert (
+        make("-n", "bench-check", "VENV=/v").stdout.splitlines()[-1]
+        == "/v/bin/python -m bench runner --check"
+    )
+
+
 def check_commands() -> list[str]:
     return make("-n", "check", "VENV=/v").stdout.splitlines()
 

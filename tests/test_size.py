@@ -20,7 +20,6 @@ LONG = {
 }
 # functions over MAX_COMPLEXITY for now (module, function), each being rewritten by the work named
 COMPLEX = {
-    ("components/tasks/importers.py", "_read_csv"): "the task importers' rewrite (records.py)",
     ("components/tasks/importers.py", "_from_ours"): "the task importers' rewrite (records.py)",
 }
 

@@ -171,3 +171,107 @@ def test_all_rows_bad_raises():
 def test_missing_file(tmp_path):
     with pytest.raises(TaskFileError, match="cannot read"):
         read_tasks(tmp_path / "nope.jsonl")
+
+
+# --- task files read as a stream, their rows counted --------------------------------------------------------
+
+
+def _rows(n: int, start: int = 0) -> bytes:
+    return b"".join(
+        b'{"question": "q%d", "answers": ["a"], "passages": ["p a %d", "x"], "gold": [0]}\n' % (i, i)
+        for i in range(start, start + n)
+    )
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["jsonl", "jsonl.gz"])
+def test_rows_past_the_row_limit_refuse_the_file(monkeypatch, gz):
+    from components.tasks import importers
+
+    monkeypatch.setattr(importers, "MAX_TASK_ROWS", 50)
+    data = _rows(50)
+    ts = parse_tasks_bytes("ok.jsonl.gz" if gz else "ok.jsonl", gzip.compress(data) if gz else data)
+    assert len(ts.tasks) == 50
+    data += b"{not json\n"  # a bad row counts too
+    with pytest.raises(
+        TaskFileError, match=r"^many.jsonl: more than 50 rows, the limit for a task file; split"
+    ):
+        parse_tasks_bytes("many.jsonl", gzip.compress(data) if gz else data)
+
+
+def test_rows_are_read_one_at_a_time(monkeypatch):
+    """The limit stops the read at its row: what comes after it is never parsed."""
+    from components.tasks import importers
+
+    monkeypatch.setattr(importers, "MAX_TASK_ROWS", 10)
+    parsed: list[str] = []
+    real = json.loads
+    monkeypatch.setattr(importers.json, "loads", lambda s, *a, **k: parsed.append(s) or real(s, *a, **k))
+    with pytest.raises(TaskFileError, match="more than 10 rows"):
+        parse_tasks_bytes("many.jsonl", _rows(10_000))
+    assert len(parsed) <= 12, len(parsed)
+
+
+def test_passages_and_text_past_their_limits_refuse_the_file(monkeypatch):
+    from components.tasks import importers
+
+    monkeypatch.setattr(importers, "MAX_TASK_PASSAGES", 30)
+    with pytest.raises(TaskFileError, match="more than 30 passages in all, the limit for a task file"):
+        parse_tasks_bytes("p.jsonl", _rows(16))
+    assert len(parse_tasks_bytes("p.jsonl", _rows(15)).tasks) == 15
+    monkeypatch.setattr(importers, "MAX_TASK_TEXT", 100_000)
+    wide = json.dumps(
+        {"question": "q", "answers": ["a"], "passages": ["a" * 5_000 + "\U0001f600"], "gold": [0]}
+    )
+    with pytest.raises(TaskFileError, match="more than 0 MB of text once read"):  # 4 bytes a character
+        parse_tasks_bytes("wide.jsonl", (wide + "\n").encode() * 6)
+
+
+def test_a_row_too_long_is_a_row_error_and_reading_goes_on(monkeypatch):
+    from components.tasks import importers
+
+    monkeypatch.setattr(importers, "MAX_ROW_CHARS", 1_000)
+    long_row = b'{"question": "q", "answers": ["a"], "passages": ["' + b"z" * 5_000 + b'"]}\n'
+    ts = parse_tasks_bytes("long.jsonl", _rows(1) + long_row + _rows(1, 1))
+    assert [t.question for t in ts.tasks] == ["q0", "q1"]
+    assert ts.errors == [(2, "longer than 1,000 characters, the limit for one row")]
+
+
+def test_one_json_text_over_its_limit_is_one_line(monkeypatch):
+    from components.tasks import importers
+
+    monkeypatch.setattr(importers, "MAX_JSON_BYTES", 1_000)
+    rows = [{"question": f"q{i}", "answers": ["a"], "passages": ["p a"], "gold": [0]} for i in range(50)]
+    with pytest.raises(
+        TaskFileError, match="is read whole, and its limit is 0 MB; give the tasks as JSON lines"
+    ):
+        parse_tasks_bytes("arr.json", json.dumps(rows).encode())
+    assert len(parse_tasks_bytes("arr.json", json.dumps(rows[:5]).encode()).tasks) == 5
+
+
+def test_a_pretty_printed_object_and_leading_blank_lines_still_read():
+    one = json.dumps({"question": "q", "answers": ["a"], "passages": ["p a"], "gold": [0]}, indent=2).encode()
+    assert [t.question for t in parse_tasks_bytes("one.json", b"\n\n" + one).tasks] == ["q"]
+    ts = parse_tasks_bytes("lines.jsonl", b"\n\n" + _rows(1) + b"{bad\n")
+    assert ts.errors == [
+        (4, "not valid JSON (Expecting property name enclosed in double quotes at column 2)")
+    ]
+
+
+def test_a_corrupt_gzip_task_file_is_one_line():
+    """zlib's own error (not a truncated stream): bytes changed in the middle of the deflate data."""
+    data = bytearray(gzip.compress(_rows(2_000)))
+    for i in range(30, len(data) - 20, 7):
+        data[i] ^= 0x55
+    with pytest.raises(TaskFileError, match=r"^bad.jsonl.gz: broken gzip file \(Error -3 .*copy or download"):
+        parse_tasks_bytes("bad.jsonl.gz", bytes(data))
+
+
+def test_a_csv_is_read_as_a_stream_too(monkeypatch):
+    from components.tasks import importers
+
+    monkeypatch.setattr(importers, "MAX_TASK_ROWS", 3)
+    text = "\n\n  question,answers,gold_passage\n" + "".join(f"q{i},a{i},p a{i}\n" for i in range(3))
+    ts = parse_tasks_bytes("t.csv", text.encode())
+    assert [t.id for t in ts.tasks] == ["t-2", "t-3", "t-4"] and len(ts.pool) == 3
+    with pytest.raises(TaskFileError, match="more than 3 rows"):
+        parse_tasks_bytes("t.csv", (text + "q,a,p a\n").encode())

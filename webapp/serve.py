@@ -199,7 +199,38 @@ def main() -> int:
     else:
         ready_when_warm()
         threading.Thread(target=warm_up, args=(port,), name="litm-warm-up", daemon=True).start()
-    return streamlit_main(prog_name="streamlit")
+    try:
+        return streamlit_main(prog_name="streamlit")
+    finally:
+        stop_quickly()
+
+
+STOP_S = 4.0  # after the server stopped, the process is gone within this many seconds
+
+
+def stop_quickly(limit: float = STOP_S) -> None:
+    """After the server stopped (SIGTERM, Ctrl-C): a call waiting on the local model's worker ends at once as
+    `interrupted` and its trial is recorded so (--retry-errors sends it again), then the sweeps running in
+    the background are cancelled and get what is left of `limit` to stop; a watchdog ends the process at
+    `limit` whatever still waits (before, a busy local model kept the app up for minutes)."""
+    deadline = time.monotonic() + limit
+    threading.Thread(target=_exit_at, args=(deadline,), name="litm-stop", daemon=True).start()
+    worker = sys.modules.get("components.providers.localworker")
+    if worker is not None and worker.interrupt_calls():
+        worker.wait_calls(1.0)
+        time.sleep(0.1)  # the sweep's thread writes the interrupted trial
+    jobs = sys.modules.get("webapp.services.jobs")
+    every = jobs.every_job() if jobs is not None else []
+    for job in every:
+        job.cancel.set()
+    for job in every:
+        jobs.wait(job, max(0.0, deadline - 0.5 - time.monotonic()))  # type: ignore[union-attr]
+
+
+def _exit_at(deadline: float) -> None:
+    time.sleep(max(0.0, deadline - time.monotonic()))
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

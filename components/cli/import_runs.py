@@ -28,8 +28,12 @@ def run(args) -> int:
 
     paths = [Path(p) for p in args.path]
     for path in paths:
+        if path.is_dir():
+            raise ValueError(
+                f"{path} is a folder, not a file: give an export (csv, jsonl, parquet) or a run store"
+            )
         if not path.is_file():
-            raise FileNotFoundError(f"no such file: {path}")
+            raise FileNotFoundError(f"cannot read {path}: no such file")
     db = db_path(args)
     with RunStore(db) as store:
         for path in paths:

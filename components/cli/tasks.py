@@ -1,6 +1,6 @@
 """`litm tasks`: generate task files, inspect them, and build sweep documents from them.
 
-    litm tasks generate KIND --n N --seed S --out PATH [--param name=value ...]
+    litm tasks generate KIND --n N --seed S --out PATH [--param name=value ...] [--control PATH]
     litm tasks info PATH
     litm tasks build --task PATH --length D [D ...] --position X [X ...] [--by-index]
                      [--strategy NAME] [--n N] [--no-texts] --out PATH
@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from components.tasks.generators import KINDS, generate
+from components.tasks.harder import GENERATORS as CONTROLLED
 from components.tasks.importers import read_tasks, write_tasks
 from components.tasks.sweepdocs import build_by_index, build_document, shared_pool
 
@@ -36,9 +37,15 @@ def add_parser(sub, name):
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="generator parameter, e.g. pairs=140 (kv), paragraphs=40 (niah), distractors=29 (facts)",
+        help="generator parameter, e.g. pairs=140 (kv), paragraphs=40 (niah), distractors=29 (facts), "
+        "hops=2 (latent), distance=2000 (spaced: tokens between the two facts), near_misses=8 (near-miss)",
     )
     g.add_argument("--out", required=True, help="output .jsonl (or .jsonl.gz)")
+    g.add_argument(
+        "--control",
+        metavar="PATH",
+        help=f"also write the literal control of the same tasks, built from the same facts ({', '.join(CONTROLLED)})",
+    )
     g.set_defaults(func=run)
 
     i = tsub.add_parser("info", help="count the tasks in a file and list its bad rows")
@@ -110,10 +117,7 @@ def _whole(x: float, what: str) -> int:
 def run(args) -> int:
     cmd = args.tasks_command
     if cmd == "generate":
-        tasks = generate(args.kind, args.n, args.seed, **_params(args.param))
-        path = write_tasks(tasks, args.out)
-        print(f"wrote {len(tasks)} {args.kind} tasks to {path}")
-        return 0
+        return _generate(args)
     if cmd == "info":
         ts = read_tasks(args.path)
         kinds = sorted({t.kind for t in ts.tasks})
@@ -133,6 +137,21 @@ def run(args) -> int:
     if cmd == "distract":
         return _distract(args)
     return _build(args)
+
+
+def _generate(args) -> int:
+    params = _params(args.param)
+    if args.control and args.kind not in CONTROLLED:
+        raise ValueError(f"--control: {args.kind} has no literal control; {', '.join(CONTROLLED)} do")
+    if "literal" in params and args.control:
+        raise ValueError("--control writes the literal control itself: leave out --param literal")
+    tasks = generate(args.kind, args.n, args.seed, **params)
+    path = write_tasks(tasks, args.out)
+    print(f"wrote {len(tasks)} {args.kind} tasks to {path}")
+    if args.control:
+        control = write_tasks(generate(args.kind, args.n, args.seed, **params, literal=1), args.control)
+        print(f"wrote their literal control to {control}")
+    return 0
 
 
 def _distract(args) -> int:

@@ -11,7 +11,8 @@ Memory stays bounded whatever the file holds: the upload limit (20 MB) is on the
 .docx is a zip, so its unpacked sizes are checked from the zip directory, and its XML parts are counted
 by a streaming parse (unpacked bytes, elements, paragraphs, characters) before python-docx builds
 anything; a PDF's pages are counted before any text is extracted; an HTML file's tags are counted
-before it is parsed.
+before it is parsed, and its text is read in one pass (the standard library's HTMLParser, no tree), in time
+in proportion to its size however deep its tags nest.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import io
 import logging
 import os
 import stat
+from html.parser import HTMLParser
 from pathlib import Path
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
@@ -56,13 +58,14 @@ _KINDS = (
 )
 
 
-def read_bounded(
+def open_bounded(
     path: str | os.PathLike, max_bytes: int, what: str = "the file", error: type[ValueError] = InputError
-) -> bytes:
-    """The bytes of a regular file of at most max_bytes. Anything else (missing, a folder, a FIFO, a
-    device, a socket, too large, unreadable) raises `error` with one line naming the file and `what` it
-    is. The file is opened non-blocking, so a FIFO with no writer is refused at once instead of waited
-    for; its size is checked before reading and the read stops one byte past the limit."""
+) -> io.BufferedReader:
+    """A regular file of at most max_bytes, open for reading (binary), for a reader that streams it. Anything
+    else (missing, a folder, a FIFO, a device, a socket, too large, unreadable) raises `error` with one line
+    naming the file and `what` it is. The file is opened non-blocking, so a FIFO with no writer is refused at
+    once instead of waited for. Its size is checked here; a reader that must not pass the limit while the
+    file grows counts what it reads (read_bounded does)."""
     p = Path(path)
     try:
         fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -79,20 +82,32 @@ def read_bounded(
             raise error(
                 f"{p.name} is {info.st_size / 2**20:,.1f} MB; the limit is {_mb(max_bytes)} for {what}"
             )
-        chunks, n = [], 0
-        while n <= max_bytes:
-            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - n))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            n += len(chunk)
-        if n > max_bytes:
-            raise error(f"{p.name} is larger than {_mb(max_bytes)}; the limit is {_mb(max_bytes)} for {what}")
-        return b"".join(chunks)
-    except OSError as exc:
-        raise error(f"cannot read {p}: {exc.strerror or exc}") from None
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
+def read_bounded(
+    path: str | os.PathLike, max_bytes: int, what: str = "the file", error: type[ValueError] = InputError
+) -> bytes:
+    """The bytes of a regular file of at most max_bytes (open_bounded: anything else raises `error` with one
+    line); the read stops one byte past the limit, so a file that grows while it is read stops there too."""
+    p = Path(path)
+    with open_bounded(p, max_bytes, what, error) as f:
+        chunks, n = [], 0
+        try:
+            while n <= max_bytes:
+                chunk = f.read1(min(1 << 20, max_bytes + 1 - n))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                n += len(chunk)
+        except OSError as exc:
+            raise error(f"cannot read {p}: {exc.strerror or exc}") from None
+    if n > max_bytes:
+        raise error(f"{p.name} is larger than {_mb(max_bytes)}; the limit is {_mb(max_bytes)} for {what}")
+    return b"".join(chunks)
 
 
 def read_stream(
@@ -284,18 +299,62 @@ _BLOCKS = (
 )
 
 
-def _html(name: str, data: bytes) -> str:
-    from bs4 import BeautifulSoup
+_SKIPPED = frozenset(("script", "style", "noscript", "template", "head"))
+_VOID = frozenset(
+    "area base br col embed hr img input link meta param source track wbr basefont bgsound frame keygen".split()
+)
 
+
+class _HtmlText(HTMLParser):
+    """The text of an HTML page in one pass, in time linear in its size at any nesting depth: a blank line
+    around every block tag, nothing from inside script, style, noscript, template or head. Open tags are
+    kept on a stack, and an end tag closes every tag opened after its own (as Beautiful Soup does); an end
+    tag with nothing open of its name is ignored (a count per name answers that at once)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.pieces: list[str] = []
+        self.stack: list[str] = []
+        self.open: dict[str, int] = {}
+        self.skipping = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in _VOID:
+            if tag in _BLOCKS and not self.skipping:
+                self.pieces.append("\n\n\n\n")
+            return
+        if tag in _BLOCKS and not self.skipping:
+            self.pieces.append("\n\n")
+        self.skipping += tag in _SKIPPED
+        self.stack.append(tag)
+        self.open[tag] = self.open.get(tag, 0) + 1
+
+    def handle_endtag(self, tag):
+        if tag in _VOID and tag in _BLOCKS and not self.skipping:
+            self.pieces.append("\n\n\n\n")  # a stray </br> or </hr>
+        if not self.open.get(tag):
+            return
+        while self.stack:
+            top = self.stack.pop()
+            self.open[top] -= 1
+            self.skipping -= top in _SKIPPED
+            if top in _BLOCKS and not self.skipping:
+                self.pieces.append("\n\n")
+            if top == tag:
+                return
+
+    def handle_data(self, data):
+        if not self.skipping:
+            self.pieces.append(data)
+
+
+def _html(name: str, data: bytes) -> str:
     if data.count(b"<") > MAX_HTML_TAGS:
         raise _too_much(name, "HTML tags", MAX_HTML_TAGS)
-    soup = BeautifulSoup(_decode(name, data), "html.parser")
-    for tag in soup(["script", "style", "noscript", "template", "head"]):
-        tag.decompose()
-    for tag in soup.find_all(_BLOCKS):
-        tag.insert_before("\n\n")
-        tag.insert_after("\n\n")
-    text = soup.get_text()
+    parser = _HtmlText()
+    parser.feed(_decode(name, data))
+    parser.close()
+    text = "".join(parser.pieces)
     paras = [" ".join(p.split()) for p in text.split("\n\n")]
     return "\n\n".join(p for p in paras if p)
 

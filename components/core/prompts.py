@@ -103,6 +103,7 @@ class Seams:
         self.pattern = regex.compile(pattern(encoding))
         self._delta: dict[tuple[str, str], int] = {}
         self._edges: dict[str, tuple[str, str]] = {}
+        self._around: dict[tuple[str, str, str], int] = {}
         self.pages: dict[tuple, tuple[str, int, tuple[str, str]]] = {}  # PromptBuilder.add_page's
 
     def edges(self, text: str) -> tuple[str, str]:
@@ -116,6 +117,20 @@ class Seams:
             if len(self._edges) < 200_000:
                 self._edges[text] = e
         return e
+
+    def around(self, left: str, text: str, right: str) -> int:
+        """The merges at both seams of `text` (not empty) between pieces ending in the pre-token `left`
+        and starting with `right`: delta(left, first) + delta(last, right). Remembered per
+        (left, text, right): a page's tags are the same pieces on every page, and a sweep's pool
+        passages come back trial after trial (core.tagged counts each page this way)."""
+        key = (left, text, right)
+        d = self._around.get(key)
+        if d is None:
+            first, last = self.edges(text)
+            d = self.delta(left, first) + self.delta(last, right)
+            if len(self._around) < 200_000:
+                self._around[key] = d
+        return d
 
     def delta(self, left: str, right: str) -> int:
         """Tokens of left+right minus tokens of each (0 or negative): the merge at the seam."""

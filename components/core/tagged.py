@@ -59,11 +59,11 @@ class TagCounter:
 
     def page(self, text: str, tokens: int, number: int) -> int:
         """Tokens of a page of `text` (`tokens` of its own) in the tags of page `number`."""
-        n, head_last, tail_first = self.tags(number)
+        got = self._tags.get(number)
+        n, head_last, tail_first = got if got is not None else self.tags(number)
         if not text:
             return n
-        first, last = self.sm.edges(text)
-        return tokens + n + self.sm.delta(head_last, first) + self.sm.delta(last, tail_first)
+        return tokens + n + self.sm.around(head_last, text, tail_first)
 
 
 @lru_cache(maxsize=8)

@@ -6,6 +6,9 @@ an answer whose text is empty or only whitespace (whatever its finish reason: "l
 max_tokens too small for the model to say anything, and an empty answer is never a wrong one), a mistyped field (`"choices": "zz"`, a `text` that is not a string), a token count that is not a count
 (negative, not finite, above MAX_COUNT: 10^30 would not even fit an SQLite integer). Such an answer is
 never cached, so `--retry-errors` asks again. A count that is simply missing is 0, as before.
+
+An answer the provider stopped itself (OpenAI's finish_reason "content_filter", Anthropic's stop_reason
+"refusal") raises Refused (kind `refused`): not scored, not cached, sent again by `--retry-errors`.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import json
 import math
 
 from components.core.completion import Completion
-from components.providers.base import BadResponse
+from components.providers.base import BadResponse, Refused
 
 MAX_COUNT = 10**9  # tokens: far above any context window; a usage beyond it is a broken answer
 MAX_ANSWER_BYTES = 32 * 1024 * 1024  # one answer (an HTTP body, or one line of a batch's results), decoded
@@ -86,6 +89,11 @@ def chat_completion(body, default_model: str, latency_s: float = 0.0) -> Complet
     message = choice.get("message")
     content = message.get("content") if isinstance(message, dict) else None
     finish = choice.get("finish_reason")
+    if finish == "content_filter":
+        raise Refused(
+            "the provider's content filter stopped the answer (finish_reason 'content_filter'): it is not "
+            "scored; change the document or question, or rerun with --retry-errors"
+        )
     if not isinstance(content, str):
         raise BadResponse(
             f"the answer has no content (finish_reason {finish!r})"
@@ -115,6 +123,11 @@ def message_completion(body, default_model: str, latency_s: float = 0.0) -> Comp
         raise BadResponse(f"the server's answer is not a message ({type(body).__name__})")
     blocks = body.get("content")
     stop = body.get("stop_reason")
+    if stop == "refusal":
+        raise Refused(
+            "the model refused to answer (stop_reason 'refusal'): it is not scored; change the document "
+            "or question, or rerun with --retry-errors"
+        )
     if blocks is None:
         raise BadResponse(f"the answer has no content (stop_reason {stop!r})")
     if not isinstance(blocks, list):

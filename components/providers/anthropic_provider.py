@@ -19,7 +19,7 @@ import time
 
 from components.core.completion import Completion
 from components.providers.answers import BAD_BODY_ERRORS, loads, message_completion
-from components.providers.base import BadResponse, ModelSpec, Settings
+from components.providers.base import BadResponse, ModelSpec, Refused, Settings
 from components.providers.guard import check_fits
 from components.providers.openai_provider import (
     RequestCounter,
@@ -97,8 +97,8 @@ class AnthropicProvider:
             return message_completion(body, self.spec.model, time.perf_counter() - t0)
         except self._sdk.AnthropicError as exc:
             raise map_error(exc, self.spec.label, self._key, self._url_secret) from None
-        except BadResponse as exc:
-            raise BadResponse(f"{self.spec.label}: {exc}") from None
+        except (BadResponse, Refused) as exc:
+            raise type(exc)(f"{self.spec.label}: {exc}") from None
         except BAD_BODY_ERRORS as exc:  # a body the SDK could not read
             raise bad_body(self.spec.label, exc, self._key, self._url_secret) from None
 

@@ -84,6 +84,38 @@ class Unreachable(Transient):
     kind = "unreachable"
 
 
+def tls_failure(exc: BaseException, label: str) -> Unreachable | None:
+    """A connection whose TLS handshake failed (an https base URL for a server that speaks plain http, a
+    certificate not accepted), named as such; None when `exc` was not raised from one."""
+    import ssl
+
+    seen: BaseException | None = exc
+    for _ in range(20):  # the chain of causes, bounded
+        if seen is None:
+            return None
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            why = seen.verify_message or seen.reason or "certificate verify failed"
+            return Unreachable(
+                f"{label}: the server's TLS certificate was not accepted ({why}): is the base URL's host right?"
+            )
+        if isinstance(seen, ssl.SSLError):
+            why = seen.reason or seen.__class__.__name__
+            return Unreachable(
+                f"{label}: the https handshake failed ({why}): does the server speak https? A server that "
+                "speaks plain http (a local one) needs a base URL starting http://"
+            )
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+class Refused(ProviderError):
+    """The provider stopped its own answer: OpenAI's content filter (finish_reason "content_filter"),
+    Anthropic's refusal (stop_reason "refusal"). Never scored (a refusal is not a wrong answer) nor cached;
+    not tried again within the call, but `--retry-errors` sends it again."""
+
+    kind = "refused"
+
+
 class PromptTooLong(ProviderError):
     kind = "too_long"
 
@@ -120,6 +152,13 @@ class LocalCrash(ProviderError):
     with one line saying what to do; the model's process restarts for the next call."""
 
     kind = "local_crash"
+
+
+class Interrupted(ProviderError):
+    """The process stopped (the app got SIGTERM) while this call waited on the local model: it has no
+    answer, and `--retry-errors` (or resuming the sweep) sends it again."""
+
+    kind = "interrupted"
 
 
 # kinds that fail every call of a sweep alike: a sweep whose first trials all fail so stops early
@@ -190,14 +229,22 @@ class BadBaseUrl(ProviderError, ValueError):
     kind = "bad_request"
 
 
+def path_key(segment: str) -> bool:
+    """Whether a part of a URL's path is an API key (`https://host/v1/sk-.../`): at least 20 characters
+    starting as providers' keys do (sk-, sk-ant-, rk-, gsk_, xai-, hf_, AIza). A long id without such a
+    start (an account or project id in a gateway's path) is a part of the address, and stays."""
+    return len(segment) >= 20 and _KEY_START.match(segment) is not None
+
+
 def safe_base_url(url: str | None) -> tuple[str | None, str | None]:
     """(the URL without its secrets, the first secret taken out or None). A key inside a base URL (user-info
-    `http://user:key@host/`, a query `?api_key=...` or any query value shaped like a key) must never be
+    `http://user:key@host/`, a part of the path shaped like a key (path_key), a query `?api_key=...` or any
+    query value shaped like a key) must never be
     stored or shown: the clean URL is what a config, a store or a message keeps. Other query parameters
     (`?api-version=...`) stay. The secret is what a caller may use as the API key."""
     if not url or not isinstance(url, str):
         return url, None
-    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+    from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
     try:
         parts = urlsplit(url.strip())
@@ -209,6 +256,12 @@ def safe_base_url(url: str | None) -> tuple[str | None, str | None]:
         user, _, password = host[0].partition(":")
         secrets += [s for s in (password, user) if s]
         netloc = host[2]
+    path = parts.path
+    segments = path.split("/")
+    in_path = [seg for seg in segments if path_key(unquote(seg))]
+    if in_path:  # a key as a part of the path (https://host/v1/sk-.../): the part goes
+        secrets += [unquote(seg) for seg in in_path]
+        path = "/".join(seg for seg in segments if seg not in in_path)
     query = parts.query
     pairs = parse_qsl(query, keep_blank_values=True)
     kept = [
@@ -219,7 +272,7 @@ def safe_base_url(url: str | None) -> tuple[str | None, str | None]:
         query = urlencode(kept)
     if not secrets:
         return url, None
-    clean = urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    clean = urlunsplit((parts.scheme, netloc, path, query, parts.fragment))
     return clean, next((s for s in secrets if s), None)
 
 

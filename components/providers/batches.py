@@ -24,7 +24,7 @@ from typing import Any
 
 from components.core.completion import Completion
 from components.providers.answers import MAX_ANSWER_BYTES, chat_completion, loads, message_completion
-from components.providers.base import BadResponse, ProviderError, Settings, scrub
+from components.providers.base import BadResponse, ProviderError, Refused, Settings, scrub
 from components.providers.openai_provider import BULK, map_error
 
 FIND_WINDOW = 300.0  # seconds after its store row within which a lost Anthropic batch was created
@@ -240,7 +240,7 @@ class OpenAIBatches:
         if status == 200:
             try:
                 return BatchResult(key, "succeeded", chat_completion(body, self.spec.model))
-            except BadResponse as exc:
+            except (BadResponse, Refused) as exc:  # a refusal in a batch: a bad answer, never scored
                 return _bad(key, where, str(exc))
         err = line.get("error")
         if not isinstance(err, dict):
@@ -380,7 +380,7 @@ class AnthropicBatches:
                 return BatchResult(
                     key, "succeeded", message_completion(result.get("message"), self.spec.model)
                 )
-            except BadResponse as exc:
+            except (BadResponse, Refused) as exc:
                 return _bad(key, where, str(exc))
         if kind == "errored":
             err = result.get("error")

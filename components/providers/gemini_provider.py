@@ -43,6 +43,7 @@ from components.providers.base import (
     Transient,
     Unreachable,
     scrub,
+    tls_failure,
 )
 from components.providers.guard import check_fits
 from components.providers.openai_provider import POOL, RequestCounter, retry_after, url_secret
@@ -174,7 +175,7 @@ def map_transport_error(exc: Exception, label: str, *secrets: str | None) -> Pro
     if isinstance(exc, httpx2.DecodingError):
         return BadResponse(f"{label}: the server's answer could not be decoded ({what})")
     if isinstance(exc, httpx2.ConnectError | httpx2.ConnectTimeout | httpx2.ProxyError):
-        return Unreachable(
+        return tls_failure(exc, label) or Unreachable(
             f"{label}: could not connect to the server (is the base URL right, is it running?)"
         )
     return Transient(f"{label}: the connection was dropped before the answer was complete ({what})")

@@ -6,9 +6,10 @@ of each answer token; `logprob` is their sum. Nothing is generated. Which models
 - `local` (llama.cpp in-process): the same chat template and tokens the local provider sends
   (local.chat_tokens), then the answer's tokens; llama.cpp's KV cache keeps the longest prefix shared
   with the previous prompt (components/providers/local.py).
-- `openai-compatible` servers whose /v1/completions takes `echo` with `logprobs` (the llama.cpp
-  server, vLLM): the prompt is the server's own chat template (its /apply-template endpoint) with the
-  answer appended; the answer's tokens are those whose text offset is past the template.
+- `openai-compatible` servers whose /v1/completions takes `echo` with `logprobs` and that show their
+  chat template at /apply-template (the llama.cpp server): the prompt is that template with the answer
+  appended; the answer's tokens are those whose text offset is past the template. A server without
+  /apply-template (vLLM, for one) is a `not_found` error naming the endpoint.
 - `fake` (tests): a deterministic made-up value.
 OpenAI's and Anthropic's chat APIs return no log-probabilities of a given text: they cannot.
 
@@ -118,8 +119,8 @@ def check_provider(provider_name: str, label: str) -> None:
     if provider_name not in SCORING_PROVIDERS:
         raise CannotScore(
             f"{label} cannot score an answer's likelihood (its API returns no log-probabilities of a given "
-            f"text); use a local model or an OpenAI-compatible server whose /v1/completions takes echo "
-            f'and logprobs, or measure = "answer"'
+            f"text); use a local model or the llama.cpp server (its /v1/completions takes echo "
+            f'and logprobs, its /apply-template shows its chat template), or measure = "answer"'
         )
 
 

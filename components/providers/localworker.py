@@ -48,7 +48,14 @@ from pathlib import Path
 
 from components.core.completion import Completion
 from components.providers.attention import Attention
-from components.providers.base import LocalCrash, ModelSpec, PromptTooLong, ProviderError, Settings
+from components.providers.base import (
+    Interrupted,
+    LocalCrash,
+    ModelSpec,
+    PromptTooLong,
+    ProviderError,
+    Settings,
+)
 from components.providers.likelihood import Scored
 from components.providers.localmodel import REBUILD, LocalModelError, canonical, find_model
 
@@ -260,28 +267,79 @@ def start_worker(paths: Paths) -> subprocess.Popen:
         )
 
 
+_OPEN: set[Connection] = set()  # this process's connections waiting on the worker (interrupt_calls ends them)
+_OPEN_LOCK = threading.Lock()
+_STOPPING = threading.Event()
+NEW_CALL_HOLD_S = 0.5
+INTERRUPTED = (
+    "the app stopped during this call to the local model, so it has no answer; it is sent again by "
+    "--retry-errors (or when the sweep is resumed)"
+)
+
+
+def interrupt_calls() -> int:
+    """End at once every call of this process that waits on the worker (the app stopping: SIGTERM), and
+    refuse new ones: each raises Interrupted instead of waiting for the model. The worker, in its own
+    session, goes on and serves other clients. Returns how many calls were waiting."""
+    _STOPPING.set()
+    with _OPEN_LOCK:
+        waiting = list(_OPEN)
+    for conn in waiting:
+        try:  # a duplicate of its socket, shut down: the blocked recv returns (EOF) in the calling thread
+            with socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            continue
+    return len(waiting)
+
+
+def wait_calls(timeout: float) -> bool:
+    """Wait until no call of this process waits on the worker (True), at most `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with _OPEN_LOCK:
+            if not _OPEN:
+                return True
+        time.sleep(0.01)
+    return False
+
+
 def ask(message: dict, spawn: bool = True, paths: Paths | None = None) -> dict | None:
     """One request, its reply (None: no worker and `spawn` False). A worker that went away before it had
-    the request is started again once; after it had it, the call ends with LocalCrash."""
+    the request is started again once; after it had it, the call ends with LocalCrash; a call this process
+    stopped waiting for (interrupt_calls) ends with Interrupted."""
     for attempt in (0, 1):
+        if _STOPPING.is_set():  # a call that starts while the app stops: held a moment, for the sweep that
+            time.sleep(NEW_CALL_HOLD_S)  # asks it is being cancelled (its trial is then never written)
+            raise Interrupted(INTERRUPTED)
         conn = connect(spawn, paths)
         if conn is None:
             return None
+        with _OPEN_LOCK:
+            _OPEN.add(conn)
         try:
             try:
                 send(conn, message)
             except OSError:
-                if attempt == 0:
+                if attempt == 0 and not _STOPPING.is_set():
                     continue
-                raise
+                raise (
+                    Interrupted(INTERRUPTED)
+                    if _STOPPING.is_set()
+                    else LocalCrash(f"the local model's worker could not be reached; {CHECK}")
+                ) from None
             try:
                 return recv(conn)
             except (EOFError, OSError):
+                if _STOPPING.is_set():
+                    raise Interrupted(INTERRUPTED) from None
                 raise LocalCrash(
                     "the local model stopped (its worker process ended); it restarts for the next "
                     f"call; {CHECK}"
                 ) from None
         finally:
+            with _OPEN_LOCK:
+                _OPEN.discard(conn)
             conn.close()
     return None
 

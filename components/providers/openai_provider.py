@@ -37,12 +37,14 @@ from components.providers.base import (
     NotFound,
     ProviderError,
     RateLimited,
+    Refused,
     Settings,
     Transient,
     Unreachable,
     check_base_url,
     safe_base_url,
     scrub,
+    tls_failure,
 )
 from components.providers.guard import check_fits
 from components.providers.transport import BULK_HEADER, MAX_REDIRECTS, bad_answer_error, make_transport
@@ -148,6 +150,8 @@ def _connection_error(exc: Exception, label: str, *secrets: str | None) -> Provi
     only a connection that could not be made is `unreachable` (a wrong base URL, a server that is down)."""
     import httpx2
 
+    if tls := tls_failure(exc, label):
+        return tls
     for cause in _causes(exc):
         what = (
             f"{cause.__class__.__name__}: {scrub(str(cause).splitlines()[0], *secrets)[:160]}"
@@ -279,14 +283,15 @@ class OpenAIProvider:
             raise bad_body(self.spec.label, exc, self._key, self._url_secret) from None
         try:
             return chat_completion(r, self.spec.model, time.perf_counter() - t0)
-        except BadResponse as exc:
-            raise BadResponse(f"{self.spec.label}: {exc}") from None
+        except (BadResponse, Refused) as exc:
+            raise type(exc)(f"{self.spec.label}: {exc}") from None
 
     async def score(self, messages: list[dict], answer: str):
         """The answer's likelihood after the prompt (providers/likelihood.py), from a server whose legacy
-        /completions takes echo with logprobs (the llama.cpp server, vLLM): the prompt is the server's own
-        chat template (POST /apply-template at the server's root) with the answer appended; the answer's
-        tokens are those whose text offset is at or past the template's end."""
+        /completions takes echo with logprobs and that shows its chat template (POST /apply-template at the
+        server's root: the llama.cpp server): the prompt is that template with the answer appended; the
+        answer's tokens are those whose text offset is at or past the template's end. A server without
+        /apply-template (vLLM) is a not_found error saying so."""
         from components.providers.likelihood import CannotScore
 
         if self.spec.provider != "openai-compatible":
@@ -302,9 +307,16 @@ class OpenAIProvider:
         root = str(self.live.base_url).rstrip("/").removesuffix("/v1")
         t0 = time.perf_counter()
         try:
-            templ = await self.live.post(
-                root + "/apply-template", body={"messages": messages}, cast_to=object
-            )
+            try:
+                templ = await self.live.post(
+                    root + "/apply-template", body={"messages": messages}, cast_to=object
+                )
+            except self._sdk.NotFoundError:
+                raise NotFound(
+                    f"{self.spec.label}: the server has no /apply-template (the llama.cpp server's endpoint "
+                    "that shows its chat template; vLLM and most other servers lack it), so the answer's "
+                    'likelihood cannot be scored: use the llama.cpp server or a local model, or measure = "answer"'
+                ) from None
             prefix = templ.get("prompt") if isinstance(templ, dict) else None
             if not isinstance(prefix, str):
                 raise BadResponse(

@@ -388,6 +388,27 @@ def published_lines(
     return fig
 
 
+def token_axis(fig, values: pd.Series) -> None:
+    """Ticks at the paper's own values ('4k', '8k', ...; 4096 is '4k' too), on a log axis when they double."""
+    vals = sorted(int(v) for v in pd.to_numeric(values, errors="coerce").dropna().unique())
+    if not vals:
+        return
+    wide = len(vals) > 2 and vals[0] > 0 and vals[-1] / vals[0] >= 8
+    fig.update_xaxes(
+        type="log" if wide else "linear",
+        tickvals=vals,
+        ticktext=[_k_label(v) for v in vals],
+    )
+
+
+def _k_label(v: int) -> str:
+    """A token count as papers label it: 4000 and 4096 are both '4k'."""
+    for unit in (1000, 1024):
+        if v and v % unit == 0:
+            return f"{v // unit}k"
+    return f"{v:,}"
+
+
 def published_bars(
     rows: pd.DataFrame, x: str, series: str, *, title: str, x_title: str, y_title: str
 ) -> go.Figure:

@@ -1,7 +1,9 @@
 """Published curves on the axes of our own trials: R&R Tables 7-9 (accuracy by answer position in
 tokens) and "Lost in the Middle" (accuracy by the gold document's index), with the later papers' curves
 of the same NQ experiment (components/data/published_newer.csv), each named by its paper, table and
-model, and by its method where a paper compares several (`published_label`). The rows come from
+model, and by its method where a paper compares several (`published_label`); and current models' curves
+(components/data/published_current.csv) against context length (NoLiMa, RULER) and against where the
+relevant text sits, as a fraction of the context (LongPiBench). The rows come from
 components.report.published.load_published.
 """
 
@@ -11,7 +13,7 @@ import pandas as pd
 
 from components.core.metrics import LABELS
 from components.report.analysis import position_kind
-from components.report.published import NEWER_SOURCES
+from components.report.published import CURRENT_SOURCES, NEWER_SOURCES
 
 PUBLISHED_METRIC_LABELS = {  # our metrics by their one name (components.core.metrics)
     "fuzzy_match_pct": f"{LABELS['score']} (%)",
@@ -21,6 +23,8 @@ PUBLISHED_METRIC_LABELS = {  # our metrics by their one name (components.core.me
     "em_fraction": "exact match (0-1)",
     "hallucination_rate_pct": "hallucination rate (%)",
     "recall_pct": "recall (%)",
+    "score_avg13_pct": "score, 13-task mean (%)",
+    "base_score_accuracy_pct": "base score: accuracy at 250-1K tokens (%)",
     "llm_calls": "LLM calls",
     "input_tokens": "input tokens",
     "output_tokens": "output tokens",
@@ -97,3 +101,47 @@ def overlay_candidates(pub: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
     lengths = set(pd.to_numeric(trials.get("length"), errors="coerce").dropna().astype(int))
     near = curves[curves["length"].isin(lengths)]
     return (near if not near.empty else curves).reset_index(drop=True)
+
+
+# current models' per-cell scores (a NoLiMa "base score" is a mean over short contexts, not a length)
+LENGTH_METRICS = ("accuracy_pct", "score_avg13_pct")
+LEVELS = 16  # LongPiBench cuts the context into 16 equal segments (its §2.3)
+
+
+def _current_label(r) -> str:
+    extra = r.dataset if r.method == "Base" else f"{r.dataset} {r.method}"
+    return published_label(r.source, r.table, r.model, extra)
+
+
+def published_length_curves(pub: pd.DataFrame) -> pd.DataFrame:
+    """Current models (NoLiMa, RULER): the score as published (column `mean`, 0-1) against the context
+    length in tokens (column `length`, the paper's K label as its own configs count it: NoLiMa 1K = 1000,
+    RULER 4K = 4096), one curve per source, dataset, model and method (column `label`)."""
+    rows = pub[
+        pub["source"].isin(CURRENT_SOURCES)
+        & pub["doc_length_tokens"].notna()
+        & pub["gold_index"].isna()
+        & pub["metric"].isin(LENGTH_METRICS)
+    ].copy()
+    if rows.empty:
+        return rows
+    rows["length"] = rows["doc_length_tokens"].astype(int)
+    rows["mean"] = rows["value"].astype(float) / 100.0
+    rows["label"] = [_current_label(r) for r in rows.itertuples()]
+    return rows.sort_values(["source", "table", "model", "method", "length"], kind="stable")
+
+
+def published_level_curves(pub: pd.DataFrame) -> pd.DataFrame:
+    """LongPiBench: recall as published (column `mean`, 0-1) against where the relevant pieces sit: `level`
+    the printed level 1-16, `position` its place as a fraction of the context, (level - 1) / 15 (the
+    paper's "average location" over the length, §2.3), so it shares the x axis of trials whose position
+    is a fraction; `length` the context (32000 tokens). One curve per model and query placement."""
+    rows = pub[pub["source"].isin(CURRENT_SOURCES) & pub["gold_index"].notna()].copy()
+    if rows.empty:
+        return rows
+    rows["level"] = rows["gold_index"].astype(int)
+    rows["position"] = (rows["level"] - 1) / (LEVELS - 1)
+    rows["length"] = rows["doc_length_tokens"].astype(int)
+    rows["mean"] = rows["value"].astype(float) / 100.0
+    rows["label"] = [_current_label(r) for r in rows.itertuples()]
+    return rows.sort_values(["table", "model", "method", "level"], kind="stable")

@@ -4,7 +4,11 @@ Two tables ship with the app (read-only; copies of the transcriptions in shared/
 explains every judgement call), with the same columns:
 - components/data/published_results.csv: the method papers (Lost in the Middle, R&R, ALR2);
 - components/data/published_newer.csv: later papers' curves of LITM's NQ multi-document QA (gold
-  document at index 0..19 of 10 or 20), on open models with and without their own fixes.
+  document at index 0..19 of 10 or 20), on open models with and without their own fixes;
+- components/data/published_current.csv: current models on harder tasks (NoLiMa: accuracy by context
+  length when question and needle share no words; RULER: its 13 tasks by length; LongPiBench: recall
+  by absolute position level 1-16 at 32k tokens, `gold_index` being the level, not a document index).
+  Numbers read from the authors' tables, cited; none of the benchmarks' data ships.
 components/data/published_sources.csv says, per source: the paper's short name, its year, the file
 its rows are in, what was transcribed (tables, pages), and the full citation.
 
@@ -24,8 +28,9 @@ from components.core.resources import package_path
 
 PUBLISHED_PATH = package_path("data", "published_results.csv")
 NEWER_PATH = package_path("data", "published_newer.csv")
+CURRENT_PATH = package_path("data", "published_current.csv")
 SOURCES_PATH = package_path("data", "published_sources.csv")
-PUBLISHED_FILES = (PUBLISHED_PATH, NEWER_PATH)
+PUBLISHED_FILES = (PUBLISHED_PATH, NEWER_PATH, CURRENT_PATH)
 
 COLUMNS = (
     "source",
@@ -62,6 +67,7 @@ def sources() -> pd.DataFrame:
 CITATIONS: dict[str, str] = dict(zip(sources()["source"], sources()["citation"], strict=True))
 SHORT_NAMES: dict[str, str] = dict(zip(sources()["source"], sources()["paper"], strict=True))
 NEWER_SOURCES: tuple[str, ...] = tuple(sources().loc[sources()["file"] == NEWER_PATH.name, "source"])
+CURRENT_SOURCES: tuple[str, ...] = tuple(sources().loc[sources()["file"] == CURRENT_PATH.name, "source"])
 
 
 def _read(path) -> pd.DataFrame:
@@ -92,5 +98,6 @@ def _load() -> pd.DataFrame:
 def load_published() -> pd.DataFrame:
     """All published rows, of every shipped file (a fresh copy): the CSVs' columns (value as float, the
     integer columns as nullable Int64, the printed text in value_printed) plus citation and a short
-    paper name. The later papers' rows are those whose source is in NEWER_SOURCES."""
+    paper name. The later papers' rows are those whose source is in NEWER_SOURCES; current models' rows
+    (NoLiMa, RULER, LongPiBench) those in CURRENT_SOURCES."""
     return _load().copy()

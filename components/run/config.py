@@ -170,6 +170,13 @@ class SweepConfig:
             raise ValueError(f"sweep config {path.name}: not valid TOML: {exc}") from None
         except RecursionError:
             raise ValueError(f"sweep config {path.name}: not valid TOML (it nests too deep)") from None
+        extra = sorted(set(data) - {"sweep"}) if isinstance(data.get("sweep"), dict) else []
+        if extra:  # a table beside [sweep] (a typo such as [sweeps], or [sweep] keys written before it)
+            shown = ", ".join(repr(k[:40]) for k in extra[:5])
+            raise ValueError(
+                f"sweep config {path.name}: unknown top-level key(s) {shown}; every setting goes in the [sweep] "
+                "table (and [[sweep.models]])"
+            )
         return cls.from_dict(data, base_dir=str(path.resolve().parent))
 
     @classmethod
@@ -311,8 +318,14 @@ class SweepConfig:
         path = Path(self.tasks_path)
         if not path.exists():
             try:
-                names = sorted(
+                files = [
                     p.name for p in sample_path("tasks").iterdir() if p.name.endswith((".jsonl", ".jsonl.gz"))
+                ]
+                names = sorted(
+                    [
+                        *files,
+                        *(name for name, file in TASK_NAMES.items() if sample_path("tasks", file).is_file()),
+                    ]
                 )
             except (LookupError, OSError):
                 names = []

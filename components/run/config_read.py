@@ -165,8 +165,7 @@ def check_choice(rule: Rule, value, at: Reading):
 
 
 def check_table(rule: Rule, value, at: Reading) -> dict:
-    """A table (an empty value is an empty table)."""
-    value = value or {}
+    """A table; anything else (0, false, "", a list) fails with the key named."""
     if not isinstance(value, dict):
         rule.fail(value, at)
     return value

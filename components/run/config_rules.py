@@ -301,7 +301,7 @@ RULES: tuple[Rule, ...] = (
         "params",
         check_table,
         default={},
-        message="{key} must be a table, e.g. {{ r = 1000, k = 3 }}",
+        message="{key} must be a table, e.g. {{ r = 1000, k = 3 }}, got {shown}",
         keep=dict,
     ),
     Rule(

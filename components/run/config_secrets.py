@@ -54,9 +54,12 @@ def check_key_env(where: str, env) -> None:
 
 def check_url_has_no_key(where: str, url: str) -> None:
     """A base URL (checked as an address by providers.base.check_base_url) with no key inside: neither
-    user-info (https://user:key@host) nor a query parameter named like a key or holding one; one line each,
+    user-info (https://user:key@host), a part of its path shaped like a key (providers.base.path_key:
+    https://host/v1/sk-.../) nor a query parameter named like a key or holding one; one line each,
     never echoing the secret. The key goes in the environment variable api_key_env names."""
-    from urllib.parse import parse_qsl, urlsplit
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    from components.providers.base import path_key
 
     parts = urlsplit(url)
     if "@" in parts.netloc:
@@ -64,6 +67,12 @@ def check_url_has_no_key(where: str, url: str) -> None:
             f"{where} holds a user name or key before '@'; never put a key in a config: remove it and name the "
             "environment variable that holds it with api_key_env"
         )
+    for segment in parts.path.split("/"):
+        if path_key(unquote(segment)):
+            fail(
+                f"{where} holds what looks like a key in its path ({_secret(unquote(segment))}); never put a key "
+                "in a config: remove it and name the environment variable that holds it with api_key_env"
+            )
     for name, value in parse_qsl(parts.query, keep_blank_values=True):
         if KEY_QUERY.search(name) or key_shaped(value):
             fail(

@@ -601,7 +601,7 @@ class RunStore(BatchStore):
         frame = read_frame(path, fmt)
         ids = []
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        for name, rows in trial_rows_from_frame(frame):
+        for name, rows in trial_rows_from_frame(frame, Path(path).name):
             base = f"{name} (imported {stamp})"
             label, n = base, 1
             while self.db.execute("SELECT 1 FROM sweeps WHERE name = ?", (label,)).fetchone():

@@ -16,12 +16,13 @@ import math
 from pathlib import Path
 
 from components.core.cells import Cell
-from components.run.schema import INT_COLUMNS, JSON_COLUMNS, STORED, encode, key_of
+from components.run.schema import FIELDS, INT_COLUMNS, JSON_COLUMNS, STORED, encode, key_of
 
 FORMATS = ("csv", "jsonl", "parquet")
 MAX_IMPORT_ROWS = 25_000  # trials in one imported file
 MAX_IMPORT_BYTES = 32 * 1024 * 1024  # an imported file's data, unpacked
 MAX_IMPORT_COLUMNS = 1_000
+REAL_COLUMNS = tuple(f.name for f in FIELDS if f.metadata["sql"] == "REAL")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet read a cell as a formula
 
 
@@ -138,17 +139,41 @@ def read_frame(path: str | Path, fmt: str | None = None):
     size = path.stat().st_size
     if size > MAX_IMPORT_BYTES:
         raise _too_big(path.name, _mb(size))
-    if fmt == "csv":
-        frame = pd.read_csv(
-            path, dtype={"params": str, "answer": str, "error": str, "task": str}, nrows=MAX_IMPORT_ROWS + 1
-        )
-        for c in _text_columns(frame):
-            frame[c] = frame[c].map(csv_text)
-    else:
-        frame = pd.read_json(path, lines=True, dtype=False, nrows=MAX_IMPORT_ROWS + 1)
+    try:
+        if fmt == "csv":
+            frame = pd.read_csv(
+                path,
+                dtype={"params": str, "answer": str, "error": str, "task": str},
+                nrows=MAX_IMPORT_ROWS + 1,
+            )
+            for c in _text_columns(frame):
+                frame[c] = frame[c].map(csv_text)
+        else:
+            frame = pd.read_json(path, lines=True, dtype=False, nrows=MAX_IMPORT_ROWS + 1)
+    except UnicodeDecodeError:
+        raise _unreadable(path.name, fmt, "not UTF-8 text") from None
+    except pd.errors.EmptyDataError:
+        raise _unreadable(path.name, fmt, "it is empty") from None
+    except (
+        ValueError,
+        TypeError,
+        OverflowError,
+        RecursionError,
+    ) as exc:  # pandas' parser errors are ValueErrors
+        raise _unreadable(
+            path.name, fmt, str(exc).strip().splitlines()[0][:100] if str(exc).strip() else ""
+        ) from None
     if len(frame) > MAX_IMPORT_ROWS:
         raise _too_many_rows(path.name, f"more than {MAX_IMPORT_ROWS:,}")
     return frame
+
+
+def _unreadable(name: str, fmt: str, why: str) -> ValueError:
+    because = f" ({why})" if why else ""
+    return ValueError(
+        f"{name} is not a readable {fmt} export{because}; give a file written by Results' download or by "
+        f"`litm results --format {fmt}`"
+    )
 
 
 def _unpacked_bytes(array) -> int:
@@ -223,25 +248,51 @@ def _records(frame, size: int = 5_000):
         yield from frame.iloc[start : start + size].to_dict("records")
 
 
-def trial_rows_from_frame(frame):
-    """(source sweep name, [trial dict]) groups, with list columns decoded and a trial key on each."""
+def _number(row: dict, column: str, whole: bool, name: str, n: int):
+    """A number column's value as the store keeps it (None when empty); anything else is one line naming the
+    file, the row and the column."""
+    value = row.get(column)
+    if value is None or (isinstance(value, int | float) and not isinstance(value, bool) and not whole):
+        return value
+    try:
+        number = float(value)
+        if whole:
+            if not number.is_integer() or not -(2**63) <= int(number) < 2**63:
+                raise ValueError
+            return int(number)
+        return number
+    except (ValueError, TypeError, OverflowError):
+        kind = "a whole number" if whole else "a number"
+        raise ValueError(
+            f"{name}: row {n}: {column} must be {kind}, got {str(value)[:40]!r}; is it a trials export "
+            "written by Results' download or by `litm results`?"
+        ) from None
+
+
+def trial_rows_from_frame(frame, name: str = "the file"):
+    """(source sweep name, [trial dict]) groups, with list columns decoded, number columns checked and a
+    trial key on each; a file that is not a trials export is one line naming it (`name`)."""
     missing = {"task", "strategy", "model", "score"} - set(frame.columns)
     if missing:
-        raise ValueError(f"not a trials export: no column(s) {', '.join(sorted(missing))}")
+        raise ValueError(
+            f"{name} is not a trials export (it lacks the column(s) {', '.join(sorted(missing))}); give a file written by "
+            "Results' download or by `litm results --format csv`"
+        )
     groups: dict[str, list[dict]] = {}
-    for rec in _records(frame):
+    for n, rec in enumerate(_records(frame), 1):
         row = {k: _clean(v) for k, v in rec.items()}
         for c in JSON_COLUMNS:
             v = row.get(c)
             if isinstance(v, str):
                 try:
                     v = json.loads(v)
-                except ValueError:
+                except (ValueError, RecursionError):
                     v = [v]
-            row[c] = list(v) if v is not None else None
+            row[c] = list(v) if isinstance(v, list | tuple) else None if v is None else [v]
         for c in INT_COLUMNS:
-            if row.get(c) is not None:
-                row[c] = int(row[c])
+            row[c] = _number(row, c, True, name, n)
+        for c in REAL_COLUMNS:
+            row[c] = _number(row, c, False, name, n)
         if not row.get("trial_key"):
             named = ("task", "strategy", "params", "model", *Cell.columns)
             row["trial_key"] = key_of({k: row.get(k) for k in named if row.get(k) is not None})

@@ -19,6 +19,8 @@ Kinds (KINDS):
   (names from syllables, so no model knows the answers). One gold passage per question (facts), or
   two for a two-hop question (facts-multihop). Distractors are other invented entities of the same
   style and never contain the answer string.
+- latent, spaced, near-miss: harder tasks from banks of our own text, each with a literal control
+  (`literal=1`): components/tasks/harder.py.
 
 Every needle or record is its own passage (page); haystack paragraphs are distractors. NIAH tasks carry
 meta["haystack"] = "builtin" so that sweepdocs.build_document can draw more haystack when a longer
@@ -32,6 +34,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from components.tasks import harder
 from components.tasks.haystack import haystack_paragraphs
 from components.tasks.importers import kv_text
 from components.tasks.model import Passage, Task
@@ -47,6 +50,7 @@ KINDS = (
     "passkey-concat",
     "facts",
     "facts-multihop",
+    *harder.GENERATORS,  # latent, spaced, near-miss (components/tasks/harder.py)
 )
 
 DESCRIPTIONS = {
@@ -60,6 +64,7 @@ DESCRIPTIONS = {
     "passkey-concat": "Concatenate two pass keys in order (ALR2 §2, Task 3)",
     "facts": "Questions about invented towns, people, companies, rivers and festivals",
     "facts-multihop": "Two-hop questions over invented entities (both passages gold)",
+    **harder.DESCRIPTIONS,
 }
 
 
@@ -726,6 +731,7 @@ _GENERATORS: dict[str, Callable[..., list[Task]]] = {
     "passkey-concat": gen_passkey_concat,
     "facts": gen_facts,
     "facts-multihop": gen_facts_multihop,
+    **harder.GENERATORS,
 }
 
 

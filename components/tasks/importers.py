@@ -29,9 +29,12 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import itertools
 import json
 import re
+import sys
 import threading
+import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -51,6 +54,11 @@ MAX_UPLOAD_TASK_BYTES = 64 * 1024 * 1024  # a task file uploaded to the app, unp
 MAX_CSV_CELL = (
     131_072  # characters in one CSV cell (Python's csv default); a row with a longer one is skipped
 )
+MAX_TASK_ROWS = 100_000  # rows of a task file (good or bad), counted as they are read
+MAX_TASK_PASSAGES = 1_000_000  # passages of all a task file's rows
+MAX_TASK_TEXT = 384 * 1024 * 1024  # bytes of text the tasks of one file hold in memory
+MAX_ROW_CHARS = 8 * 1024 * 1024  # characters of one row (a line of JSON lines, a CSV line or cell)
+MAX_JSON_BYTES = 16 * 1024 * 1024  # a task file that is one JSON text (an array, SQuAD), read whole
 CSV_ANSWER_SEP = "|"
 CSV_DISTRACTOR_SEP = "||"
 
@@ -78,27 +86,6 @@ def bundled_name(path: str | Path) -> Path:
     return shipped if shipped.is_file() else path
 
 
-def read_tasks(path: str | Path) -> TaskSet:
-    """Tasks from a file (a regular file of at most MAX_TASK_BYTES, unpacked too: core.loaders.read_bounded),
-    or a bundled set by its name (bundled_name: `litm prompt --task rr-squad`)."""
-    from components.core.loaders import read_bounded
-
-    path = bundled_name(path)
-    return parse_tasks_bytes(path.name, read_bounded(path, MAX_TASK_BYTES, "a task file", TaskFileError))
-
-
-def _gunzip(name: str, data: bytes, limit: int) -> bytes:
-    """Unpack as a stream, never more than limit + 1 bytes: a gzip bomb stops at the limit."""
-    try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
-            out = gz.read(limit + 1)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise TaskFileError(f"{name}: broken gzip file ({exc})") from None
-    if len(out) > limit:
-        raise TaskFileError(f"{name}: unpacks to more than {limit // 2**20} MB, the limit for a task file")
-    return out
-
-
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")  # bytes that were not UTF-8, kept by surrogateescape
 
 
@@ -122,47 +109,155 @@ def _has_not_utf8(value) -> bool:
     return False
 
 
-def _decode(name: str, data: bytes, limit: int = MAX_TASK_BYTES) -> str:
-    if data[:2] == b"\x1f\x8b":
-        data = _gunzip(name, data, limit)
-    if len(data) > limit:
-        raise TaskFileError(f"{name}: too large ({len(data) // 2**20} MB; the limit is {limit // 2**20} MB)")
-    if not data.strip():
-        raise TaskFileError(f"{name}: the file is empty")
-    if b"\x00" in data[:65536]:
-        raise TaskFileError(f"{name}: a binary file, not JSON lines or CSV")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:  # the rows that are not UTF-8 become row errors (_not_utf8), the rest is read
-        return data.decode("utf-8-sig", errors="surrogateescape")
+def read_tasks(path: str | Path) -> TaskSet:
+    """Tasks from a file (a regular file of at most MAX_TASK_BYTES, unpacked too: core.loaders.open_bounded),
+    read as a stream (parse_tasks_stream), or a bundled set by its name (bundled_name: `litm prompt --task
+    rr-squad`)."""
+    from components.core.loaders import open_bounded
+
+    path = bundled_name(path)
+    with open_bounded(path, MAX_TASK_BYTES, "a task file", TaskFileError) as f:
+        return parse_tasks_stream(path.name, f)
 
 
 def parse_tasks_bytes(name: str, data: bytes, max_bytes: int = MAX_TASK_BYTES) -> TaskSet:
     """Tasks from an uploaded file's bytes (at most max_bytes once unpacked). Raises TaskFileError if
     nothing can be read."""
-    text = _decode(name, data, max_bytes)
-    del data
+    if len(data) > max_bytes:
+        raise TaskFileError(
+            f"{name}: too large ({len(data) // 2**20} MB; the limit is {max_bytes // 2**20} MB)"
+        )
+    return parse_tasks_stream(name, io.BytesIO(data), max_bytes)
+
+
+class _Counted(io.RawIOBase):
+    """A binary stream (a file, or a gzip stream over one) read through with its bytes counted: past `limit`
+    it raises TaskFileError, so a gzip bomb or a growing file stops there; a broken gzip stream (zlib's own
+    errors included) is one line too."""
+
+    def __init__(self, name: str, raw, limit: int, gz: bool) -> None:
+        super().__init__()
+        self.name, self.raw, self.limit, self.gz, self.n = name, raw, limit, gz, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        try:
+            n = self.raw.readinto(b)
+        except (OSError, EOFError, zlib.error) as exc:
+            why = f"broken gzip file ({exc})" if self.gz else f"cannot be read ({exc})"
+            raise TaskFileError(
+                f"{self.name}: {why}; is the file complete? copy or download it again"
+            ) from None
+        self.n += n
+        if self.n > self.limit:
+            if self.gz:
+                raise TaskFileError(
+                    f"{self.name}: unpacks to more than {self.limit // 2**20} MB, the limit for a task file"
+                )
+            raise TaskFileError(
+                f"{self.name}: larger than {self.limit // 2**20} MB, the limit for a task file"
+            )
+        return n
+
+
+_HEAD = 1 << 20  # bytes looked at to tell a file's format
+
+
+def _unpacked(name: str, raw, limit: int) -> io.BufferedReader:
+    """The file's bytes as a buffered stream, a gzip file unpacked as it is read, at most `limit` of them."""
+    buffered = raw if hasattr(raw, "peek") else io.BufferedReader(raw)
+    gz = buffered.peek(2)[:2] == b"\x1f\x8b"
+    source = gzip.GzipFile(fileobj=buffered) if gz else buffered
+    return io.BufferedReader(_Counted(name, source, limit, gz), buffer_size=_HEAD)
+
+
+def _head(name: str, stream: io.BufferedReader) -> tuple[str, int]:
+    """The first characters of the file (its first chunk, decoded) and the lines of blank space skipped to
+    reach them; refuses an empty or binary file with one line."""
+    skipped = 0
+    while not (head := stream.peek(_HEAD)).strip():
+        if not head:
+            raise TaskFileError(f"{name}: the file is empty")
+        skipped += head.count(b"\n")
+        stream.read(len(head))
+    if b"\x00" in head[:65536]:
+        raise TaskFileError(f"{name}: a binary file, not JSON lines or CSV")
+    text = head[:_HEAD].decode("utf-8-sig", errors="replace")
+    if not text.strip():
+        raise TaskFileError(f"{name}: the file is empty")
+    return text, skipped
+
+
+def _whole_json(head: str) -> bool:
+    """Whether a file is one JSON text (an array, a SQuAD file, a derived set, a pretty-printed object)
+    rather than JSON lines: its first line is not a JSON text of its own."""
+    stripped = head.lstrip()
+    if stripped[:1] == "[" or looks_like_squad(stripped) or looks_like_derived(stripped):
+        return True
+    first, newline, _ = stripped.partition("\n")
+    if not newline:
+        return False  # a first line longer than the head: a row of JSON lines
+    try:
+        json.loads(first)
+    except (ValueError, RecursionError):
+        return True
+    return False
+
+
+def _text(stream: io.BufferedReader, newline: str) -> io.TextIOWrapper:
+    """The stream as text: UTF-8 (a byte-order mark dropped); bytes that are not UTF-8 kept by
+    surrogateescape, so the rows holding some are row errors (_not_utf8) and the rest is read."""
+    return io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape", newline=newline)
+
+
+def parse_tasks_stream(name: str, raw, max_bytes: int = MAX_TASK_BYTES) -> TaskSet:
+    """Tasks from a binary stream of a task file (a .gz unpacked as it is read), its rows read, checked and
+    counted one at a time, so memory stays bounded: at most MAX_TASK_ROWS rows, MAX_TASK_PASSAGES passages
+    in all and MAX_ROW_CHARS characters a row; a file that is one JSON text (an array, SQuAD, a derived
+    set) is read whole, at most MAX_JSON_BYTES. Raises TaskFileError (one line) if nothing can be read or a
+    limit is passed."""
+    stream = _unpacked(name, raw, max_bytes)
+    head, skipped = _head(name, stream)
     stem = Path(name).name
     for suffix in (".gz", ".jsonl", ".json", ".csv", ".tsv", ".txt"):
         if stem.lower().endswith(suffix):
             stem = stem[: -len(suffix)]
     base = name.lower().removesuffix(".gz")
-    first = text.lstrip()[:1]
-    if first == "{" and looks_like_squad(text):  # SQuAD v1.1 (components/tasks/squad.py)
-        ts = parse_squad(stem, text)
-    elif first == "{" and looks_like_derived(text):  # R&R's SQuAD set, built from SQuAD (squad.parse_derived)
-        ts = parse_derived(stem, text)
-    elif first in "{[" and not base.endswith(".csv"):
-        ts = _parse_json(stem, text)
+    first = head.lstrip()[:1]
+    if first in "{[" and not base.endswith(".csv"):
+        if _whole_json(head):
+            ts = _parse_whole(name, stem, stream)
+        else:
+            ts = _parse_json(name, stem, _json_lines(_text(stream, "\n"), skipped))
     elif base.endswith((".jsonl", ".json")):
         raise TaskFileError(f"{name}: not JSON (the first character is {first!r})")
     else:
-        ts = _parse_csv(stem, text, name)
+        ts = _parse_csv(stem, _text(stream, ""), name)
     ts.source = name
     if not ts.tasks:
         line, msg = ts.errors[0] if ts.errors else (0, "no rows")
         raise TaskFileError(f"{name}: no task could be read (line {line}: {msg})")
     return ts
+
+
+def _parse_whole(name: str, stem: str, stream: io.BufferedReader) -> TaskSet:
+    """A file that is one JSON text, read whole (at most MAX_JSON_BYTES: parsed, it takes many times that)."""
+    data = stream.read(MAX_JSON_BYTES + 1)
+    if len(data) > MAX_JSON_BYTES:
+        raise TaskFileError(
+            f"{name}: a task file that is one JSON text (an array or one object) is read whole, and its "
+            f"limit is {MAX_JSON_BYTES // 2**20} MB; give the tasks as JSON lines (one object a line)"
+        )
+    text = data.decode("utf-8-sig", errors="surrogateescape").lstrip()
+    del data
+    if looks_like_squad(text):  # SQuAD v1.1 (components/tasks/squad.py)
+        return parse_squad(stem, text)
+    if looks_like_derived(text):  # R&R's SQuAD set, built from SQuAD (squad.parse_derived)
+        return parse_derived(stem, text)
+    lossy = _NOT_UTF8.search(text) is not None
+    return _parse_json(name, stem, _rows_json(text, lossy), lossy)
 
 
 def parse_derived(stem: str, text: str) -> TaskSet:
@@ -228,39 +323,106 @@ def _rows_json(text: str, lossy: bool = False):
             yield n, _RowError("not valid JSON (it nests too deep to read)")
 
 
-def _parse_json(stem: str, text: str) -> TaskSet:
+def _json_lines(stream: io.TextIOWrapper, skipped: int = 0):
+    """(line number, parsed object or exception) for each row of JSON lines, read one line at a time (on
+    "\\n" only: U+2028 inside a string is valid JSON). A line longer than MAX_ROW_CHARS is a row error,
+    read past without being held."""
+    n = skipped
+    while line := stream.readline(MAX_ROW_CHARS + 1):
+        n += 1
+        if len(line) > MAX_ROW_CHARS and not line.endswith("\n"):
+            while (rest := stream.readline(MAX_ROW_CHARS)) and not rest.endswith("\n"):
+                pass
+            yield n, _RowError(f"longer than {MAX_ROW_CHARS:,} characters, the limit for one row")
+            continue
+        if not line.strip():
+            continue
+        if why := _not_utf8(line):
+            yield n, _RowError(why)
+            continue
+        try:
+            yield n, json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield n, _RowError(f"not valid JSON ({exc.msg} at column {exc.colno})")
+        except RecursionError:
+            yield n, _RowError("not valid JSON (it nests too deep to read)")
+
+
+class _Budget:
+    """The rows, passages and text of one task file, counted as they are read: past MAX_TASK_ROWS rows (good
+    or bad), MAX_TASK_PASSAGES passages in all or MAX_TASK_TEXT bytes of text held (as Python holds it: a
+    passage with one emoji takes 4 bytes a character), the file is refused with one line, so memory stays
+    bounded."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.rows, self.passages, self.held = name, 0, 0, 0
+
+    def row(self) -> None:
+        self.rows += 1
+        if self.rows > MAX_TASK_ROWS:
+            raise self._refuse(f"more than {MAX_TASK_ROWS:,} rows")
+
+    def passages_of(self, obj: dict) -> None:
+        """Counts a row's passages before any is built."""
+        for key in ("ordered_kv_records", "ctxs", "passages", "pages"):
+            if isinstance(obj.get(key), list):
+                self.add(len(obj[key]))
+                return
+
+    def add(self, passages: int) -> None:
+        self.passages += passages
+        if self.passages > MAX_TASK_PASSAGES:
+            raise self._refuse(f"more than {MAX_TASK_PASSAGES:,} passages in all")
+
+    def hold(self, task: Task) -> None:
+        self.held += sys.getsizeof(task.question) + sum(sys.getsizeof(p.text) for p in task.passages)
+        if self.held > MAX_TASK_TEXT:
+            raise self._refuse(f"more than {MAX_TASK_TEXT // 2**20} MB of text once read")
+
+    def _refuse(self, what: str) -> TaskFileError:
+        return TaskFileError(f"{self.name}: {what}, the limit for a task file; split it into smaller files")
+
+
+def _task_of(obj, n: int, stem: str, lossy: bool) -> tuple[Task, str]:
+    """One row's task and its format; a row that is not one raises _RowError."""
+    if not isinstance(obj, dict):
+        raise _RowError(f"expected a JSON object, got {type(obj).__name__}")
+    if lossy and _has_not_utf8(obj):  # a row of a JSON array read from text that was not all UTF-8
+        raise _RowError("not UTF-8 text")
+    if "ordered_kv_records" in obj:
+        return _from_litm_kv(obj, f"{stem}-{n}"), "litm-kv"
+    if "ctxs" in obj:
+        return _from_litm_qa(obj, f"{stem}-{n}"), "litm-qa"
+    if "passages" in obj or "pages" in obj or "question" in obj:
+        return _from_ours(obj, f"{stem}-{n}"), "jsonl"
+    raise _RowError(
+        "unknown record: expected ctxs (LITM QA), ordered_kv_records (LITM KV) or question/answers/passages"
+    )
+
+
+def _parse_json(name: str, stem: str, rows, lossy: bool = False) -> TaskSet:
     tasks: list[Task] = []
     errors: list[tuple[int, str]] = []
-    formats: list[str] = []
-    lossy = _NOT_UTF8.search(text) is not None
-    for n, obj in _rows_json(text, lossy):
+    formats: set[str] = set()
+    budget = _Budget(name)
+    for n, obj in rows:
+        budget.row()
         if isinstance(obj, Exception):
             errors.append((n, str(obj)))
             continue
+        if isinstance(obj, dict):
+            budget.passages_of(obj)
         try:
-            if not isinstance(obj, dict):
-                raise _RowError(f"expected a JSON object, got {type(obj).__name__}")
-            if lossy and _has_not_utf8(obj):  # a row of a JSON array read from text that was not all UTF-8
-                raise _RowError("not UTF-8 text")
-            if "ordered_kv_records" in obj:
-                task, fmt = _from_litm_kv(obj, f"{stem}-{n}"), "litm-kv"
-            elif "ctxs" in obj:
-                task, fmt = _from_litm_qa(obj, f"{stem}-{n}"), "litm-qa"
-            elif "passages" in obj or "pages" in obj or "question" in obj:
-                task, fmt = _from_ours(obj, f"{stem}-{n}"), "jsonl"
-            else:
-                raise _RowError(
-                    "unknown record: expected ctxs (LITM QA), ordered_kv_records (LITM KV) "
-                    "or question/answers/passages"
-                )
+            task, fmt = _task_of(obj, n, stem, lossy)
         except _RowError as exc:
             errors.append((n, str(exc)))
             continue
+        budget.hold(task)
         tasks.append(task)
-        formats.append(fmt)
+        formats.add(fmt)
     if not tasks and errors and all("not valid JSON" in m for _, m in errors[:3]):
         raise TaskFileError(f"{stem}: not JSON lines (line {errors[0][0]}: {errors[0][1]})")
-    kinds = sorted(set(formats))
+    kinds = sorted(formats)
     return TaskSet(tasks, errors, format=kinds[0] if len(kinds) == 1 else "+".join(kinds))
 
 
@@ -397,9 +559,9 @@ _FIRST_LINE = re.compile("[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]*")
 
 @contextmanager
 def _field_limit(n: int):
-    """csv's field size limit raised to n while a file is read (it is one setting for the process: a lock
-    keeps two readers from resetting it under each other). The file is in memory already, so no cell
-    costs more than it; a cell over MAX_CSV_CELL is then a row error, never a csv.Error for the file."""
+    """csv's field size limit set to n while a file is read (it is one setting for the process: a lock
+    keeps two readers from resetting it under each other). It is above MAX_CSV_CELL, so a cell over
+    MAX_CSV_CELL is a row error naming its length; only a cell past n is a csv.Error, for its row alone."""
     with _FIELD_LIMIT:
         old = csv.field_size_limit(max(n, MAX_CSV_CELL))
         try:
@@ -435,16 +597,70 @@ def _long_cell(row: dict) -> str:
     return ""
 
 
-def _parse_csv(stem: str, text: str, name: str) -> TaskSet:
-    with _field_limit(len(text) + 1):
-        return _read_csv(stem, text, name)
+def _csv_lines(stream: io.TextIOWrapper, name: str):
+    """The file's lines for csv (their endings kept), one at a time, from its first that is not blank (its
+    leading blank space dropped); a line longer than MAX_ROW_CHARS refuses the file with one line."""
+    first = True
+    while line := stream.readline(MAX_ROW_CHARS + 1):
+        if len(line) > MAX_ROW_CHARS:
+            raise TaskFileError(
+                f"{name}: a line longer than {MAX_ROW_CHARS:,} characters, the limit for one row; "
+                "is it a CSV file?"
+            )
+        if first:
+            line = line.lstrip()
+            if not line:
+                continue
+            first = False
+        yield line
 
 
-def _read_csv(stem: str, text: str, name: str) -> TaskSet:
-    stripped = text.lstrip()
-    head = _FIRST_LINE.match(stripped).group()  # type: ignore[union-attr]  # matches any text  # splitlines()[0], without splitting the whole file
+def _parse_csv(stem: str, stream: io.TextIOWrapper, name: str) -> TaskSet:
+    with _field_limit(MAX_ROW_CHARS):
+        return _read_csv(stem, _csv_lines(stream, name), name)
+
+
+def _csv_checked(row: dict) -> None:
+    """A row's shape and cells: a row that is not one raises _RowError."""
+    if None in row:
+        raise _RowError("more cells than columns")
+    if why := _long_cell(row):
+        raise _RowError(why)
+    for value in row.values():
+        if isinstance(value, str) and (why := _not_utf8(value)):
+            raise _RowError(why)
+
+
+def _csv_task(row: dict, start: int, stem: str, has_distractors: bool) -> Task:
+    """One CSV row's task; a row that is not one raises _RowError."""
+    _csv_checked(row)
+    q = (row.get("question") or "").strip()
+    if not q:
+        raise _RowError("missing or empty question")
+    raw_answers = row.get("answers") if "answers" in row else row.get("answer")
+    answers = [a.strip() for a in (raw_answers or "").split(CSV_ANSWER_SEP) if a.strip()]
+    if not answers:
+        raise _RowError("missing answers (separate several with |)")
+    gold = (row.get("gold_passage") or "").strip()
+    if not gold:
+        raise _RowError("missing gold_passage")
+    title = (row.get("title") or "").strip()
+    distractors = []
+    if has_distractors:
+        distractors = [
+            d.strip() for d in (row.get("distractors") or "").split(CSV_DISTRACTOR_SEP) if d.strip()
+        ]
+    passages = (Passage(gold, title, True), *(Passage(d) for d in distractors))
+    task_id = (row.get("id") or "").strip() or f"{stem}-{start}"
+    kind = (row.get("kind") or "qa").strip() or "qa"
+    return Task(task_id, q, tuple(answers), passages, kind, meta={"source_format": "csv"})
+
+
+def _read_csv(stem: str, lines, name: str) -> TaskSet:
+    first = next(lines, "")
+    head = _FIRST_LINE.match(first).group()  # type: ignore[union-attr]  # matches any text
     delimiter = "\t" if "\t" in head else ";" if ";" in head and "," not in head else ","
-    reader = csv.DictReader(io.StringIO(stripped, newline=""), delimiter=delimiter)
+    reader = csv.DictReader(itertools.chain([first], lines), delimiter=delimiter)
     try:
         fieldnames = reader.fieldnames or []
     except csv.Error as exc:
@@ -456,47 +672,19 @@ def _read_csv(stem: str, text: str, name: str) -> TaskSet:
         )
     reader.fieldnames = header
     has_distractors = "distractors" in header
-    lossy = _NOT_UTF8.search(text) is not None
     tasks: list[Task] = []
     errors: list[tuple[int, str]] = []
+    budget = _Budget(name)
     for start, row in _csv_rows(reader, errors):
+        budget.row()
         try:
-            if None in row:
-                raise _RowError("more cells than columns")
-            if why := _long_cell(row):
-                raise _RowError(why)
-            if lossy and any(why := _not_utf8(v) for v in row.values() if isinstance(v, str)):
-                raise _RowError(why or "not UTF-8 text")
-            q = (row.get("question") or "").strip()
-            if not q:
-                raise _RowError("missing or empty question")
-            raw_answers = row.get("answers") if "answers" in row else row.get("answer")
-            answers = [a.strip() for a in (raw_answers or "").split(CSV_ANSWER_SEP) if a.strip()]
-            if not answers:
-                raise _RowError("missing answers (separate several with |)")
-            gold = (row.get("gold_passage") or "").strip()
-            if not gold:
-                raise _RowError("missing gold_passage")
-            title = (row.get("title") or "").strip()
-            distractors = []
-            if has_distractors:
-                distractors = [
-                    d.strip() for d in (row.get("distractors") or "").split(CSV_DISTRACTOR_SEP) if d.strip()
-                ]
-            passages = (Passage(gold, title, True), *(Passage(d) for d in distractors))
-            task_id = (row.get("id") or "").strip() or f"{stem}-{start}"
-            tasks.append(
-                Task(
-                    task_id,
-                    q,
-                    tuple(answers),
-                    passages,
-                    (row.get("kind") or "qa").strip() or "qa",
-                    meta={"source_format": "csv"},
-                )
-            )
+            task = _csv_task(row, start, stem, has_distractors)
         except _RowError as exc:
             errors.append((start, str(exc)))
+            continue
+        budget.add(len(task.passages))
+        budget.hold(task)
+        tasks.append(task)
     pool = [] if has_distractors else [Passage(t.passages[0].text, t.passages[0].title) for t in tasks]
     return TaskSet(tasks, errors, format="csv", pool=pool)
 

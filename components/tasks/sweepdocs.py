@@ -29,6 +29,8 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 
+import numpy as np
+
 from components.core.cells import Cell
 from components.core.documents import Document, make_document, neutralise_tags
 from components.core.positions import nearest_boundary
@@ -129,7 +131,7 @@ def _counts_until(passages: list[Passage], reach: float, encoding: str) -> list[
     none does). A sweep's shared pool holds thousands of passages and a document takes the first few:
     the boundaries build_document picks (the first prefix sum at or past its target) are all in it."""
     out: list[int] = []
-    total, i, step = 0, 0, 64
+    total, i, step = 0, 0, 16
     while i < len(passages):
         for n in count_passages([_clean(p.text) for p in passages[i : i + step]], encoding):
             out.append(n)
@@ -198,7 +200,29 @@ class _Candidates:
         """Every candidate's position: the pool's by BM25 relevance to the question, most relevant first
         (R&R §4.1: "the distracter passages in the constructed document are still sorted by
         relevance"), then the haystack's in its own order (a running text, kept in order)."""
-        return [*self.relevance.ranked(question), *range(self.n_pool, len(self.texts))]
+        return self._order(question).tolist()
+
+    def _order(self, question: str) -> np.ndarray:
+        return np.concatenate([self.relevance.order(question), np.arange(self.n_pool, len(self.texts))])
+
+    @functools.cached_property
+    def _table(self) -> np.ndarray:
+        """The passages as an array of objects, so a ranking picks them out in one step."""
+        table = np.empty(len(self.passages), dtype=object)
+        for i, p in enumerate(self.passages):
+            table[i] = p
+        return table
+
+    def kept(self, question: str, excluded: set[int]) -> list[Passage]:
+        """The passages in ranked order, without those at the `excluded` positions: what
+        `[passages[i] for i in ranked(question) if i not in excluded]` gives, without a Python loop over
+        a pool of thousands for every trial."""
+        order = self._order(question)
+        if excluded:
+            keep = np.ones(len(self.texts), dtype=bool)
+            keep[list(excluded)] = False
+            order = order[keep[order]]
+        return self._table[order].tolist()
 
     def suspects(self, answers) -> range | set[int]:
         """Positions of passages that may mention an answer: every passage holding an ASCII answer's
@@ -264,7 +288,7 @@ def _pool_for(task: Task, pool: list[Passage] | None) -> list[Passage]:
     mentions = _mentions(tuple(task.answers)) if suspects else None  # no suspect: no regex to compile
     if mentions is not None:
         excluded.update(i for i in suspects if mentions(cands.texts[i]))
-    out = [cands.passages[i] for i in cands.ranked(task.question) if i not in excluded]
+    out = cands.kept(task.question, excluded)
     # RULER-style haystacks repeat their text when a long context is asked for (about 17k tokens per
     # round of ours): up to HAYSTACK_REPEATS more rounds, so NIAH sweeps reach 128k tokens.
     out.extend(Passage(p.text) for _ in range(HAYSTACK_REPEATS) for p in hay)

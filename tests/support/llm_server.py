@@ -56,6 +56,7 @@ DEFAULTS = {
     "misbehave": None,  # an answer broken on the wire or absurd in size: MISBEHAVE (fail_times limits it too)
     "trickle_every": 2.0,  # misbehave = "trickle": seconds between the bytes of its body
     "redirect_to": None,  # misbehave = "redirect_other": the origin (http://host:port) it redirects to
+    "no_template": False,  # no POST /apply-template (404), as vLLM and most servers but llama.cpp's
     # batch APIs (OpenAI Files + Batches, Anthropic Message Batches): see the batch section below
     "batch_delay": 0.0,  # seconds from a batch's creation until it has ended
     "batch_fail_match": None,  # requests inside a batch whose prompt contains this text fail (500)
@@ -71,7 +72,8 @@ CACHE_STEP_TOKENS = 128  # OpenAI's cache hits grow in steps of 128 tokens
 ANTHROPIC_LOOKBACK = 20  # block boundaries Anthropic checks before a cache_control breakpoint
 CHUNK = 1024 * 1024  # bytes of an answer written at a time
 # empty_text / blank_text: a completion whose text is "" / only whitespace; length_empty: "" stopped by
-# max_tokens (finish_reason "length", Anthropic stop_reason "max_tokens")
+# max_tokens (finish_reason "length", Anthropic stop_reason "max_tokens"); refused: an answer the provider cut
+# off itself, part of a reply and finish_reason "content_filter" (Anthropic: stop_reason "refusal")
 MALFORMED = (
     "truncated",
     "html",
@@ -85,6 +87,7 @@ MALFORMED = (
     "empty_text",
     "blank_text",
     "length_empty",
+    "refused",
 )
 # gzip_garbage: Content-Encoding gzip over bytes that are not gzip; reset: the connection reset after 10
 # bytes of a 1,000-byte body; redirect_file: a 302 to file:///etc/passwd; trickle: one byte of the body
@@ -135,7 +138,7 @@ def _malformed(kind: str, route: str, model: str) -> bytes:
         )
     if kind in ("inf_usage", "huge_usage", "text_int", "choices_zz"):
         return _spoiled(kind, route, model)
-    if kind in ("empty_text", "blank_text", "length_empty"):
+    if kind in ("empty_text", "blank_text", "length_empty", "refused"):
         return _textless(kind, route, model)
     if kind == "truncated":
         data = b'{"id": "chatcmpl-x", "object": "chat.completion", "choices": [{"index": 0, "mess'
@@ -184,8 +187,10 @@ def _malformed(kind: str, route: str, model: str) -> bytes:
 
 
 def _textless(kind: str, route: str, model: str) -> bytes:
-    """A well-formed completion whose text is empty or only whitespace."""
-    text = " \n\t " if kind == "blank_text" else ""
+    """A well-formed completion whose text is empty or only whitespace, or stopped by the provider."""
+    text = {"blank_text": " \n\t ", "refused": "Answer: Quent"}.get(kind, "")
+    stops = {"length_empty": ("max_tokens", "length"), "refused": ("refusal", "content_filter")}
+    stop, finish = stops.get(kind, ("end_turn", "stop"))
     if route == "messages":
         return _response(
             200,
@@ -196,7 +201,7 @@ def _textless(kind: str, route: str, model: str) -> bytes:
                 "model": model,
                 "content": [{"type": "text", "text": text}],
                 "stop_sequence": None,
-                "stop_reason": "max_tokens" if kind == "length_empty" else "end_turn",
+                "stop_reason": stop,
                 "usage": {"input_tokens": 3, "output_tokens": 0},
             },
         )
@@ -211,7 +216,7 @@ def _textless(kind: str, route: str, model: str) -> bytes:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": text},
-                    "finish_reason": "length" if kind == "length_empty" else "stop",
+                    "finish_reason": finish,
                 }
             ],
             "usage": {"prompt_tokens": 3, "completion_tokens": 0, "total_tokens": 3},
@@ -490,8 +495,14 @@ class LLMServer(BatchRoutes, CloudRoutes, GeminiBatchRoutes):
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
+            first = await reader.readexactly(1)
+            if first == b"\x16":  # a TLS handshake (an https client): answered as a plain-http server does
+                writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                await writer.drain()
+                return
             while True:
-                head = await reader.readuntil(b"\r\n\r\n")
+                head = first + await reader.readuntil(b"\r\n\r\n")
+                first = b""
                 lines = head.decode("latin-1").split("\r\n")
                 method, path = lines[0].split(" ")[:2]
                 headers = {
@@ -559,6 +570,8 @@ class LLMServer(BatchRoutes, CloudRoutes, GeminiBatchRoutes):
             return self._batch_route(method, path, raw)
         if method == "GET" and path.split("?")[0].rstrip("/").endswith("/v1/models"):  # what vLLM lists
             return _response(200, {"object": "list", "data": [{"id": "loopback", "object": "model"}]})
+        if method == "POST" and path.endswith("/apply-template") and self.mode["no_template"]:
+            return _response(404, {"detail": "Not Found"})
         if method == "POST" and path.endswith("/apply-template"):
             return _response(200, {"prompt": chatml(json.loads(raw or b"{}").get("messages", []))})
         cloud = cloud_route(path)  # Gemini, Bedrock, Vertex: tests/support/cloud_routes.py

@@ -46,12 +46,13 @@ def test_three_papers_with_citations_and_charts():
         "Context Overloading in RAG Based Systems (Naved et al., 2025)",
         "Found in the Middle (Hsieh et al., 2024)",
         "Pos2Distill (Wang et al., 2025)",
+        "Later results",
     ]
     captions = " ".join(c.value for c in at.caption).replace("\\", "")  # markdown escapes dropped
     assert "arXiv:2307.03172" in captions and "arXiv:2403.05004" in captions and "ALR2" in captions
     assert "arXiv:2406.16008" in captions and "arXiv:2508.15709" in captions
     figs = figures(at)
-    assert len(figs) == 5
+    assert len(figs) == 5 + 5  # one per paper tab, and the five tables of Later results
     measured = [f for f in all_figures(at) if f not in figs]
     assert [f["layout"]["title"]["text"].split("<")[0] for f in measured] == [
         "Answers by category: ours and the paper's"

@@ -48,12 +48,15 @@ def task_source() -> tuple[str, list, str | None]:
         )
         n = c2.number_input("How many", min_value=1, max_value=500, step=10, key=State.exp_gen_n.key)
         seed = c3.number_input("Seed", min_value=0, max_value=10**6, step=1, key=State.exp_gen_seed.key)
+        params = generator_params(kind)
         try:
-            tasks = sweeps.generated(kind, int(n), int(seed))
+            tasks = sweeps.generated(kind, int(n), int(seed), **params)
         except ValueError as exc:
             st.error(md(short(exc)))
             return "", [], None
-        return f"{kind}-n{int(n)}-seed{int(seed)}", tasks, None
+        named = "".join(f"-{k.replace('_', '')}{v}" for k, v in params.items() if k != "literal")
+        control = "-literal" if params.get("literal") else ""
+        return f"{kind}{control}{named}-n{int(n)}-seed{int(seed)}", tasks, None
     file = st.file_uploader(
         "Task file",
         type=["jsonl", "gz", "csv", "json"],
@@ -74,6 +77,32 @@ def task_source() -> tuple[str, list, str | None]:
         return "", [], None
     stem = re.sub(r"[^A-Za-z0-9_-]+", "-", file.name.split(".")[0])[:40] or "upload"
     return stem, ts.tasks, None
+
+
+def generator_params(kind: str) -> dict:
+    """The swept parameter of a harder kind (hops, distance, near-miss distractors) and its literal
+    control; {} for another kind."""
+    p = sweeps.generator_parameter(kind)
+    if p is None:
+        return {}
+    c1, c2 = st.columns([3, 2])
+    key = State.exp_gen_param(p.name)
+    if not isinstance(key.value, int) or not p.low <= key.value <= p.high:
+        key.value = p.default
+    value = c1.number_input(
+        f"{p.name}: {p.help}",
+        min_value=p.low,
+        max_value=p.high,
+        step=1 if p.high < 100 else 100,
+        key=State.exp_gen_param(p.name).key,
+    )
+    literal = pickers.toggle(
+        c2,
+        "Its literal control",
+        State.exp_gen_literal,
+        help="the same tasks from the same facts with the hard part taken away: run both to see the gap",
+    )
+    return {p.name: int(value), "literal": int(literal)}
 
 
 def show_row_errors(errors: list) -> None:

@@ -1,13 +1,15 @@
 """Home: what the app shows, in one sentence and one chart (the published U of "Lost in the Middle" beside
 the curve this app measured with its bundled model), and three doors: teach (Lesson), try it on your
 own text (Playground), decide (Compare). Fits one screen at 1024x576 and at 1440x900. Under the chart,
-small: the same prompts measured by how likely the model finds the right answer (ours, not the papers')."""
+small: the same prompts measured by how likely the model finds the right answer (ours, not the papers').
+Below the fold, a second view: what current models show (home/current.py)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from webapp import session
+from webapp.home.current import current_view
 from webapp.services import logprob, shipped
 from webapp.services.names import metric_label
 from webapp.ui import charts
@@ -102,6 +104,8 @@ def main() -> None:
         guard("the likelihood chart"),
     ):  # under it, on the same x axis (a projector: just below the fold)
         likelihood_chart(state.present)
+    with guard("the current models' chart"):
+        current_view(state.present, PRESENTER_NOTE_WIDTH if state.present else NOTE_WIDTH)
 
 
 def likelihood_chart(present: bool) -> None:

@@ -242,19 +242,6 @@ def references(source_rows: pd.DataFrame, models: list[str], key: tuple, where) 
     )
 
 
-def token_axis(fig, values: pd.Series) -> None:
-    """Ticks at the paper's own values ('4k', '8k', ...), on a log axis when they double."""
-    vals = sorted(int(v) for v in pd.to_numeric(values, errors="coerce").dropna().unique())
-    if not vals:
-        return
-    wide = len(vals) > 2 and vals[0] > 0 and vals[-1] / vals[0] >= 8
-    fig.update_xaxes(
-        type="log" if wide else "linear",
-        tickvals=vals,
-        ticktext=[f"{v // 1000}k" if v % 1000 == 0 and v else f"{v:,}" for v in vals],
-    )
-
-
 def show_view(source: str, view: dict, rows: pd.DataFrame, key: tuple) -> None:
     data = rows[rows["table"].isin(view["tables"])].copy()
     cols = st.columns(3)
@@ -284,7 +271,7 @@ def show_view(source: str, view: dict, rows: pd.DataFrame, key: tuple) -> None:
         if x == "gold_index":
             fig.update_xaxes(dtick=5 if chart_rows[x].max() > 10 else 1)
         else:
-            token_axis(fig, chart_rows[x])
+            figures.token_axis(fig, chart_rows[x])
     else:
         fig = figures.published_bars(
             chart_rows, x, "series", title=title, x_title=X_TITLES.get(x, x), y_title=y_title

@@ -21,6 +21,7 @@ from components.report.charts import (
     printed,
     published_bars,
     published_lines,
+    token_axis,
 )
 from components.report.colours import DOMINATED, PALETTE, colour_word
 from components.report.promptmap import colour_key
@@ -52,6 +53,7 @@ __all__ = [
     "published_bars",
     "published_lines",
     "theme",
+    "token_axis",
     "u_curve",
 ]
 

@@ -9,11 +9,12 @@ import pandas as pd
 import streamlit as st
 
 from components.report import overlays
-from components.report.published import CITATIONS
+from components.report.published import CITATIONS, SHORT_NAMES
 from components.report.published import COLUMNS as COLUMNS
 from webapp.services.names import published as published_name
 
 METRIC_LABELS = overlays.PUBLISHED_METRIC_LABELS
+SHORT_NAMES = SHORT_NAMES  # source -> the paper's short name
 CLOSED_BOOK, ORACLE = "closed-book", "oracle"
 
 
@@ -76,3 +77,9 @@ def bounds(model: str) -> dict[str, float]:
         for m, v in zip(part["method"], part["value"], strict=True)
         if m in (CLOSED_BOOK, ORACLE)
     }
+
+
+@st.cache_data(show_spinner=False)
+def length_curves() -> pd.DataFrame:
+    """Current models' scores against context length (NoLiMa, RULER; overlays.published_length_curves)."""
+    return overlays.published_length_curves(rows())

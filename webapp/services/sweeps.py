@@ -117,10 +117,17 @@ def read_bundled(path: str):
 
 
 @st.cache_data(show_spinner="Generating tasks…", max_entries=8)
-def generated(kind: str, n: int, seed: int) -> list:
+def generated(kind: str, n: int, seed: int, **params) -> list:
     from components.tasks.generators import generate
 
-    return generate(kind, n, seed)
+    return generate(kind, n, seed, **params)
+
+
+def generator_parameter(kind: str):
+    """The parameter a generated kind is swept over (tasks.harder.Parameter), or None."""
+    from components.tasks.harder import parameter
+
+    return parameter(kind)
 
 
 def generator_kinds() -> dict[str, str]:

@@ -213,6 +213,10 @@ class State:
     exp_kind: Key[Any] = Key(None, kind=WIDGET)  # generator kind
     exp_gen_n: Key[int] = Key(20, kind=WIDGET)
     exp_gen_seed: Key[int] = Key(0, kind=WIDGET)
+    exp_gen_param = Family(
+        None, kind=WIDGET
+    )  # exp_gen_param_<name>: a generated kind's parameter (hops, ...)
+    exp_gen_literal: Key[bool] = Key(False, kind=WIDGET)  # its literal control instead
     exp_upload: Key[Any] = Key(kind=CONTROL)
     exp_lengths: Key[Any] = Key(None, kind=WIDGET)
     exp_positions: Key[Any] = Key(None, kind=WIDGET)

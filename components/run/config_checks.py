@@ -53,9 +53,8 @@ def check_size(config, n_tasks: int, *, at_least: bool = False) -> None:
 
 
 def _measure_fits(cfg: SweepConfig) -> None:
-    from components.run.measure import (
-        check_measure,
-    )  # every measure: attention strategies need the local model
+    # every measure: the attention strategies need a model that gives attention
+    from components.run.measure import check_measure
 
     try:
         check_measure(cfg)

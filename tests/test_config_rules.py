@@ -140,7 +140,10 @@ P = "sweep config: "
         ({"concurrency": "8"}, "concurrency must be a positive whole number, got '8'"),
         ({"max_tokens": -1}, "max_tokens must be a positive whole number, got -1"),
         ({"mode": "fast"}, "mode must be one of live, batch, got 'fast'"),
-        ({"measure": ["answer"]}, "measure must be one of answer, likelihood, both, got ['answer']"),
+        (
+            {"measure": ["answer"]},
+            "measure must be one of answer, likelihood, both, attention, got ['answer']",
+        ),
         ({"order": None}, "order must be one of auto, prefix, plan, got None"),
     ],
 )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 
+from components.cli.common import DB_HELP, db_path
 from components.core.cells import Cell
 from components.core.documents import paginate
 from components.core.loaders import read_path
@@ -61,6 +62,18 @@ def add_parser(sub, name: str) -> None:
     )
     p.add_argument("--encoding", default=DEFAULT_ENCODING, choices=ENCODINGS)
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument(
+        "--attention",
+        action="store_true",
+        help="also measure where the model's last prompt token looks, by page (the bundled local model only)",
+    )
+    p.add_argument(
+        "--model",
+        default="local:default",
+        metavar="PROVIDER:MODEL",
+        help="with --attention: the model (default local:default, the bundled model)",
+    )
+    p.add_argument("--db", default=None, help="with --attention: " + DB_HELP)
     p.set_defaults(func=run)
 
 
@@ -157,8 +170,56 @@ def record(strategy, doc, prompts, task=None, offsets=None) -> dict:
     return out
 
 
+def measure_attention(args, prompts) -> dict:
+    """The attention by page of the one prompt (providers/attention.py), cached in the run store."""
+    import asyncio
+
+    from components.providers.attention import check_provider, regions_of
+    from components.providers.base import ModelSpec
+    from components.providers.factory import make_provider
+    from components.run.caller import Caller
+    from components.run.store import RunStore
+
+    provider, sep, model = args.model.partition(":")
+    if not sep or not provider or not model:
+        raise ValueError(f"--model {args.model!r}: write PROVIDER:MODEL, e.g. local:default")
+    check_provider(provider)
+    if args.all or len(prompts) != 1:
+        raise ValueError("--attention measures one prompt: one task (no --all), a strategy of one prompt")
+    with RunStore(db_path(args)) as store:
+        caller = Caller(make_provider(ModelSpec(provider, model)), store)
+        found, _ = asyncio.run(caller.attention(prompts[0].messages, regions_of(prompts[0])))
+    return found.summary()
+
+
+def print_text(strategy, doc, offsets, prompts, attention: dict | None) -> None:
+    """The prompt(s) as text, with their spans (and the attention by page, when measured)."""
+    tagged = f" ({doc.tokens:,} of text)" if offsets[-1] != doc.tokens else ""
+    print(
+        f"{strategy.label} ({strategy.name}; {strategy.paper}): {len(doc.pages)} pages, "
+        f"{offsets[-1]:,} document tokens{tagged}, gold {list(doc.gold) or 'none'}"
+    )
+    for p in prompts:
+        print(f"\n=== stage {p.stage}: {p.label} ({p.tokens:,} tokens) ===")
+        print(p.text)
+        print(f"--- spans ({len(p.spans)}) ---")
+        for s in p.spans:
+            where = f" page {s.page}" if s.page is not None else ""
+            where += f" chunk {s.chunk}" if s.chunk is not None else ""
+            print(f"{s.kind}{where}: chars {s.start_char}-{s.end_char}, tokens {s.start_token}-{s.end_token}")
+    if attention is not None:
+        print(f"--- attention of the last prompt token ({attention['model']}) ---")
+        for row in attention["pages"]:
+            print(f"page {row['page']}: {row['mass']:.4f}")
+        print(f"other (instructions, question, template): {attention['other']:.4f}")
+    if strategy.stages > 1:
+        print(f"\n(later stages depend on the model's answers; {strategy.stages} stages in all)")
+
+
 def run(args) -> int:
     params = parse_params(args.param)
+    if args.attention and args.all:
+        raise ValueError("--attention measures one prompt: leave out --all")
     if args.doc:
         if args.all or args.length is not None or args.documents is not None:
             raise ValueError("--all, --length and --documents go with --task")
@@ -185,22 +246,12 @@ def run(args) -> int:
         return 0
     task, doc, offsets, question = jobs[0]
     prompts = strategy.first_prompts(doc, question, params)
+    attention = measure_attention(args, prompts) if args.attention else None
     if args.json:
-        print(json.dumps(record(strategy, doc, prompts, task, offsets), ensure_ascii=False))
+        out = record(strategy, doc, prompts, task, offsets)
+        if attention is not None:
+            out["attention"] = attention
+        print(json.dumps(out, ensure_ascii=False))
         return 0
-    tagged = f" ({doc.tokens:,} of text)" if offsets[-1] != doc.tokens else ""
-    print(
-        f"{strategy.label} ({strategy.name}; {strategy.paper}): {len(doc.pages)} pages, "
-        f"{offsets[-1]:,} document tokens{tagged}, gold {list(doc.gold) or 'none'}"
-    )
-    for p in prompts:
-        print(f"\n=== stage {p.stage}: {p.label} ({p.tokens:,} tokens) ===")
-        print(p.text)
-        print(f"--- spans ({len(p.spans)}) ---")
-        for s in p.spans:
-            where = f" page {s.page}" if s.page is not None else ""
-            where += f" chunk {s.chunk}" if s.chunk is not None else ""
-            print(f"{s.kind}{where}: chars {s.start_char}-{s.end_char}, tokens {s.start_token}-{s.end_token}")
-    if strategy.stages > 1:
-        print(f"\n(later stages depend on the model's answers; {strategy.stages} stages in all)")
+    print_text(strategy, doc, offsets, prompts, attention)
     return 0

@@ -27,3 +27,13 @@ class Completion:
 
 # A strategy asks for completions through this; the runner supplies it (cache, limits, retries).
 Ask = Callable[[Prompt], Awaitable[Completion]]
+
+
+class NoAttention(ValueError):
+    """A provider (or strategy) with no attention measure (components/providers/attention.py): only the
+    bundled local model gives it. The message is one line for the user."""
+
+
+def no_attention(provider: str) -> str:
+    """The one line saying why a provider gives no attention."""
+    return f"attention is not available with {provider}: providers do not return it"

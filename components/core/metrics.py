@@ -138,6 +138,16 @@ METRICS: dict[str, Metric] = {
             share=False,
             companions=("answer_logprob_mean", "answer_logprob_tokens"),
         ),
+        # the attention measure (components.run.measure, providers/attention.py): the share of the last prompt
+        # token's attention on the gold page (Hsieh et al. 2024 §2; Peysakhovich and Lerer 2023 §3)
+        Metric(
+            "attention",
+            "attention_gold",
+            "the gold page's share of the model's attention",
+            "Hsieh et al. 2024 §2 (attention by position); the bundled local model's last prompt token",
+            accuracy=False,
+            companions=("attention_gold_late", "attention_other"),
+        ),
     )
 }
 LIKELIHOOD = METRICS["likelihood"]

@@ -23,8 +23,10 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from components.core.completion import Completion
+from components.providers.attention import Attention, span_masses, token_spans
 from components.providers.base import ModelSpec, PromptTooLong, ProviderError, Settings
 from components.providers.likelihood import Scored, log_softmax_at
 from components.providers.localmodel import LocalModelError, canonical, find_model, model_path
@@ -52,6 +54,7 @@ class Loaded:
     # as evaluating a prompt from its start does: only that much is reused, so that a prompt's numbers do
     # not depend on the prompt before it (a chunk evaluated in other pieces gives slightly other logits)
     chunked: int = 0
+    attention: Any = None  # its localattention.AttentionContext, made on the first attention call
 
 
 _loaded: dict[tuple[str, int], Loaded] = {}
@@ -112,6 +115,8 @@ def close_all() -> None:
     with _load_lock:
         for loaded in _loaded.values():
             try:
+                if loaded.attention is not None:
+                    loaded.attention.close()
                 loaded.llm.close()
             except Exception:  # closing at exit: nothing left to tell
                 pass
@@ -148,15 +153,19 @@ def open_model(path: Path, n_ctx: int) -> Loaded:
     return Loaded(llm, path, llm.n_ctx(), time.perf_counter() - start)
 
 
-def chat_tokens(llm, messages: list[dict]) -> list[int]:
-    """The prompt tokens create_chat_completion will evaluate (same template, same tokenisation)."""
+def chat_prompt(llm, messages: list[dict]) -> str:
+    """The prompt text create_chat_completion evaluates (the model's chat template)."""
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
     eos, bos = llm.token_eos(), llm.token_bos()
     text = lambda t: llm.detokenize([t], special=True).decode("utf-8", "replace") if t >= 0 else ""  # noqa: E731
     formatter = Jinja2ChatFormatter(llm.metadata["tokenizer.chat_template"], text(eos), text(bos))
-    prompt = formatter(messages=messages).prompt
-    return llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+    return formatter(messages=messages).prompt
+
+
+def chat_tokens(llm, messages: list[dict]) -> list[int]:
+    """The prompt tokens create_chat_completion will evaluate (same template, same tokenisation)."""
+    return llm.tokenize(chat_prompt(llm, messages).encode("utf-8"), add_bos=False, special=True)
 
 
 def common_prefix(llm, tokens: list[int], limit: int) -> int:
@@ -306,6 +315,48 @@ class LocalProvider:
             model.evaluated += evaluated
             model.eval_s += latency
         return Scored(tuple(logprobs), len(prefix), evaluated, latency, self.spec.model)
+
+    async def attention(self, messages: list[dict], regions: list) -> Attention:
+        return await asyncio.to_thread(self.attention_sync, messages, regions)
+
+    def attention_sync(self, messages: list[dict], regions: list) -> Attention:
+        """Where the last prompt token looks, by region (providers/attention.py; regions: (page, start char,
+        end char) in the last message's content)."""
+        return self._queued(self._attention, messages, [tuple(r) for r in regions])
+
+    def _attention(self, messages: list[dict], regions: list) -> Attention:
+        from components.providers.localattention import AttentionContext, prompt_offsets
+
+        model = self.ensure_loaded()
+        with model.lock:
+            llm: Any = model.llm
+            prompt = chat_prompt(llm, messages)
+            tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+            if len(tokens) > model.n_ctx:
+                raise PromptTooLong(
+                    f"the prompt has {len(tokens):,} tokens, but {self.name} holds {model.n_ctx:,} here; "
+                    "shorten the document, or raise the context window"
+                )
+            offsets, base = prompt_offsets(llm, tokens, prompt, messages[-1]["content"])
+            spans = token_spans(offsets, regions, base)
+            start = time.perf_counter()
+            try:
+                if model.attention is None:
+                    model.attention = AttentionContext(llm, BATCH)
+                rows, _ = model.attention.last_rows(tokens)
+            except (ValueError, RuntimeError) as e:
+                raise ProviderError(f"llama.cpp failed on {self.name}: {e}") from None
+            latency = time.perf_counter() - start
+            by_layer, other = span_masses(rows, spans)
+        return Attention(
+            tuple(r[0] for r in regions),
+            tuple(tuple(r) for r in by_layer),
+            tuple(other),
+            tuple(b - a for a, b in spans),
+            len(tokens),
+            latency,
+            self.spec.model,
+        )
 
     def speed(self) -> float:
         """Prompt tokens per second on this machine (loads the model; see speed())."""

@@ -47,6 +47,7 @@ from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 
 from components.core.completion import Completion
+from components.providers.attention import Attention
 from components.providers.base import (
     Interrupted,
     LocalCrash,
@@ -374,7 +375,7 @@ def shutdown(paths: Paths | None = None) -> bool:
 
 
 class WorkerProvider:
-    """The Provider of the `local` provider (make_provider): `complete`, `score` and `speed` as
+    """The Provider of the `local` provider (make_provider): `complete`, `score`, `attention` and `speed` as
     local.LocalProvider has them, each answered by the model in the worker."""
 
     def __init__(self, spec: ModelSpec, reuse: bool = True):
@@ -426,11 +427,21 @@ class WorkerProvider:
             out["model"],
         )
 
+    def attention_sync(self, messages: list[dict], regions: list) -> Attention:
+        timeout = call_timeout(
+            self.spec.timeout, len(json.dumps(messages))
+        )  # a crash: LocalCrash, as any call
+        out = self.call("attention", timeout, messages=messages, regions=[list(r) for r in regions])
+        return Attention.from_dict(out if isinstance(out, dict) else {})
+
     async def complete(self, messages: list[dict], settings: Settings) -> Completion:
         return await asyncio.to_thread(self.complete_sync, messages, settings)
 
     async def score(self, messages: list[dict], answer: str) -> Scored:
         return await asyncio.to_thread(self.score_sync, messages, answer)
+
+    async def attention(self, messages: list[dict], regions: list) -> Attention:
+        return await asyncio.to_thread(self.attention_sync, messages, regions)
 
     def speed(self) -> float:
         """Prompt tokens per second of the model in the worker (local.speed)."""
@@ -795,6 +806,8 @@ def model_main(fd: int, model: str, ctx: int) -> None:
                     "latency_s": s.latency_s,
                     "model": s.model,
                 }
+            elif what == "attention":
+                result = provider.attention_sync(request["messages"], request["regions"]).reply()
             elif what == "speed":
                 result = speed(loaded)
             elif what == "info":

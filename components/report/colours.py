@@ -48,6 +48,9 @@ PALETTE: dict[str, str] = {
     "mint": "#44BB99",
     "orange": "#EE8866",
     "lavender": "#7B68C8",
+    # the rest of Paul Tol's medium-contrast set: the attention strategies
+    "dark blue": "#004488",
+    "dark red": "#994455",
     # greys
     "dark grey": "#4D4D4D",
     "mid grey": "#999999",
@@ -123,6 +126,8 @@ STRATEGY_COLOURS: dict[str, str] = {
         "mq-full": "rose",
         "mq-chunked": "mint",
         "mq-keyword": "orange",
+        "attention-sort": "dark blue",
+        "calibrated-attention": "dark red",
     }.items()
 }
 

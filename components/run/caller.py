@@ -29,6 +29,14 @@ from typing import Protocol
 from components.core.completion import Completion
 from components.providers import retry
 from components.providers.answers import no_text
+from components.providers.attention import (
+    Attention,
+    NoAttention,
+    attention_key,
+    attention_settings,
+    can_attend,
+    refusal,
+)
 from components.providers.base import (
     DEFAULT_MAX_WAIT,
     BadResponse,
@@ -202,6 +210,20 @@ class Caller:
             score_key(self.spec, messages, answer), messages, score_settings(answer), send
         )
         return Scored.from_completion(completion), key
+
+    async def attention(self, messages: list[dict], regions: list) -> tuple[Attention, str]:
+        """(where the last prompt token looks, by page; cache key): an attention call (providers/attention.py),
+        cached and budgeted like a completion; NoAttention (one line) for a provider that cannot."""
+        if not can_attend(self.provider):
+            raise NoAttention(refusal(self.spec.provider))
+
+        async def send() -> Completion:
+            return (await self.provider.attention(messages, regions)).completion()
+
+        completion, key = await self._call(
+            attention_key(self.spec, messages, regions), messages, attention_settings(regions), send
+        )
+        return Attention.from_completion(completion), key
 
     async def _call(self, key: str, messages: list[dict], settings: dict, request) -> tuple[Completion, str]:
         if self.store is not None:

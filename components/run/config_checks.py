@@ -53,13 +53,13 @@ def check_size(config, n_tasks: int, *, at_least: bool = False) -> None:
 
 
 def _measure_fits(cfg: SweepConfig) -> None:
-    if cfg.measure != "answer":
-        from components.run.measure import check_measure
+    # every measure: the attention strategies need a model that gives attention
+    from components.run.measure import check_measure
 
-        try:
-            check_measure(cfg)
-        except ValueError as exc:
-            fail(str(exc))
+    try:
+        check_measure(cfg)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def _batch_fits(cfg: SweepConfig) -> None:

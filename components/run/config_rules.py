@@ -76,8 +76,8 @@ BUDGET_KEYS = {"max_calls", "max_usd"}
 MODES = ("live", "batch")  # batch: the providers' batch interfaces (components/run/batch.py), half price
 BATCH_PROVIDERS = ("openai", "openai-compatible", "anthropic", "gemini")
 # answer: generate and score the answer; likelihood: score the gold answer's log-probability without
-# generating (components/run/measure.py); both: the two
-MEASURES = ("answer", "likelihood", "both")
+# generating (components/run/measure.py); both: the two; attention: where the bundled model looks, by page
+MEASURES = ("answer", "likelihood", "both", "attention")
 # the order trials run in (components/run/plan.py: ordered; the order never changes a result, only
 # how fast it comes): "prefix" runs each question's trials together, sorted by their first prompt, so
 # that consecutive prompts share the longest prefix (a local model's KV cache, an API's prompt cache) and

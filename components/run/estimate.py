@@ -117,10 +117,13 @@ def estimate_trial(
 
 def measured(config, spec, trial: tuple[int, int, int]) -> tuple[int, int, int]:
     """A trial's (calls, input, output) under the sweep's measure (run/measure.py): the likelihood scores
-    each gold alias after the first prompt (no output); "both" adds that to the answer's."""
+    each gold alias after the first prompt (no output); "both" adds that to the answer's; "attention" reads
+    the first prompt once (no output)."""
     measure = getattr(config, "measure", "answer")
     if measure == "answer":
         return trial
+    if measure == "attention":
+        return (1, trial[1] if STRATEGIES[spec.strategy].stages == 1 else 0, 0)
     golds = max(1, len(aliases(spec.task.answers)))
     first_in = trial[1] if STRATEGIES[spec.strategy].stages == 1 else 0
     scored = (golds, golds * first_in, 0)

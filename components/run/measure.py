@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 
+from components.providers.attention import NoAttention, regions_of
+from components.providers.attention import check_provider as check_attention
 from components.providers.base import ProviderError
 from components.providers.likelihood import CannotScore, check_provider
 from components.run.caller import BudgetExceeded, Cancelled, NeedsCall
@@ -22,6 +24,7 @@ from components.strategies import get_strategy
 
 SCORES = ("likelihood", "both")  # measures that score the gold answer
 GENERATES = ("answer", "both")  # measures that generate an answer
+ATTENDS = ("attention",)  # measures that read where the model looks (providers/attention.py)
 
 
 def aliases(answers) -> list[str]:
@@ -29,17 +32,36 @@ def aliases(answers) -> list[str]:
     return [a for a in dict.fromkeys(answers) if isinstance(a, str) and a.strip()]
 
 
-def check_strategy(name: str) -> None:
+def check_strategy(name: str, measure: str = "likelihood") -> None:
     strategy = get_strategy(name)
     if strategy.stages != 1:
+        what = "scores the gold answer" if measure == "likelihood" else "reads the attention"
         raise CannotScore(
-            f"strategy {name!r} has {strategy.stages} stages: the likelihood measure scores the "
-            "gold answer after a single-stage prompt (litm, closed-book, oracle, baseline, reprompt...)"
+            f"strategy {name!r} has {strategy.stages} stages: the {measure} measure {what} "
+            "after a single-stage prompt (litm, closed-book, oracle, baseline, reprompt...)"
         )
 
 
 def check_measure(config) -> None:
-    """A one-line CannotScore (a ValueError) for a model or strategy a likelihood sweep cannot score."""
+    """A one-line CannotScore or NoAttention (ValueErrors) for a model or strategy the measure cannot take,
+    and for a strategy that reorders by attention (attention-sort, calibrated-attention) with a model that
+    gives none."""
+    for name in config.strategies:
+        if getattr(get_strategy(name), "needs_attention", False):
+            for m in config.models:
+                check_attention(m.provider)
+    if config.measure == "answer":
+        return
+    if config.measure in ATTENDS:
+        if config.mode != "live":
+            raise NoAttention(
+                'measure = "attention" runs live only, with the bundled local model; use mode = "live"'
+            )
+        for name in config.strategies:
+            check_strategy(name, "attention")
+        for m in config.models:
+            check_attention(m.provider)
+        return
     if config.mode != "live":
         raise CannotScore(
             f"measure = {config.measure!r} runs live only (the batch interfaces return no "
@@ -98,3 +120,34 @@ async def score_trial(
     trial.answer_logprob_mean = best.mean
     trial.answer_logprob_tokens = best.tokens
     return keys
+
+
+async def attend_trial(trial, doc, question: str, strategy_name: str, params: dict, caller) -> list[str]:
+    """Fill the trial's attention columns (one cached call: providers/attention.py) and add the call to its
+    totals; returns its key. A provider's failure (a crash of the local model: local_crash) is the trial's
+    error, as in run/trial.execute."""
+    try:
+        check_strategy(strategy_name, "attention")
+        prompts = get_strategy(strategy_name).first_prompts(doc, question, params)
+        if len(prompts) != 1:
+            raise CannotScore(f"strategy {strategy_name!r} sends {len(prompts)} prompts at once; one is read")
+        found, key = await caller.attention(prompts[0].messages, regions_of(prompts[0]))
+    except (BudgetExceeded, Cancelled, NeedsCall):
+        raise
+    except ProviderError as exc:
+        trial.error, trial.error_kind = str(exc) or exc.__class__.__name__, exc.kind
+        return []
+    except (CannotScore, NoAttention) as exc:
+        trial.error, trial.error_kind = str(exc), "cannot_score"
+        return []
+    trial.calls += 1
+    trial.cached_calls += found.cached
+    trial.input_tokens += found.prompt_tokens
+    trial.latency_s += found.latency_s
+    trial.attention_pages = [float(m) for m in found.masses]
+    trial.attention_other = found.other_mass
+    gold = [p for p in doc.gold if p in found.pages]
+    if len(gold) == 1:
+        trial.attention_gold = found.mass_of(gold[0])
+        trial.attention_gold_late = found.late[found.pages.index(gold[0])]
+    return [key]

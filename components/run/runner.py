@@ -21,7 +21,7 @@ from components.providers.factory import make_provider
 from components.run.caller import Budget, BudgetExceeded, Caller, Cancelled
 from components.run.config import SweepConfig
 from components.run.gcpace import paced
-from components.run.measure import GENERATES, SCORES, score_trial
+from components.run.measure import ATTENDS, GENERATES, SCORES, attend_trial, score_trial
 from components.run.plan import Documents, ordered, plan, precount
 from components.run.schema import Trial, params_json
 from components.run.trial import Ran, execute
@@ -446,6 +446,15 @@ class LiveRun(SweepRun):
                 built.document,
                 spec.task.question,
                 spec.task.answers,
+                spec.strategy,
+                spec.params,
+                self.callers[spec.model.label],
+            )
+        if built is not None and config.measure in ATTENDS:
+            ran.call_keys += await attend_trial(
+                ran.trial,
+                built.document,
+                spec.task.question,
                 spec.strategy,
                 spec.params,
                 self.callers[spec.model.label],

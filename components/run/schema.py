@@ -137,6 +137,20 @@ class Trial:
     ruler_part: float | None = _col(
         "REAL", "1 if the response contains any gold answer (RULER string_match_part)", since=9
     )
+    # 10: the attention measure (components/run/measure.py, providers/attention.py): where the last prompt
+    # token of the bundled local model looks, by page (Hsieh et al. 2024 §2; Peysakhovich and Lerer 2023 §3)
+    attention_gold: float | None = _col(
+        "REAL",
+        "share of the last prompt token's attention on the gold page (mean over layers and heads)",
+        since=10,
+    )
+    attention_gold_late: float | None = _col(
+        "REAL", "attention_gold over the last half of the layers (Hsieh et al. 2024 §4's choice)", since=10
+    )
+    attention_other: float | None = _col(
+        "REAL", "share of that attention outside every page (instructions, question, template)", since=10
+    )
+    attention_pages: list | None = _list_col("each page's share of that attention, in prompt order", since=10)
 
     def row(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -199,6 +213,10 @@ RESULT_COLUMNS = [
     "gold_facts_recalled",
     "ruler_all",
     "ruler_part",
+    "attention_gold",
+    "attention_gold_late",
+    "attention_other",
+    "attention_pages",
 ]
 # every column of an export: the result columns, then the rest of the trial, then the store's own
 EXPORT_COLUMNS = [

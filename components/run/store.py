@@ -110,7 +110,22 @@ MIGRATIONS: list[str] = [
     ";\n".join(added_in(8)),
     # 9: RULER's two scorers (string_match_all, string_match_part), ALR2's NIAH metric
     ";\n".join(added_in(9)),
+    # 10: the attention measure (components/run/measure.py): the gold page's share and every page's
+    ";\n".join(added_in(10)),
 ]
+
+
+def column_exists(db: sqlite3.Connection, statement: str) -> bool:
+    """True when `statement` adds a column (ALTER TABLE t ADD COLUMN c ...) that table t already has: a
+    migration that stopped half-way, or a column added by hand, is then completed rather than refused."""
+    words = statement.split()
+    if [w.upper() for w in words[:2]] != ["ALTER", "TABLE"] or len(words) < 6:
+        return False
+    if [w.upper() for w in words[3:5]] != ["ADD", "COLUMN"]:
+        return False
+    table, column = words[2], words[5]
+    return any(row[1] == column for row in db.execute(f"PRAGMA table_info({table})"))
+
 
 ENV_DB = "LITM_DB"  # the one run store of the app and the command line
 ENV_SHIPPED = "LITM_SHIPPED_RUNS"  # a folder of shipped run stores (default: sample_docs/runs)
@@ -360,7 +375,7 @@ class RunStore(BatchStore):
                     is None
                 ):
                     for statement in MIGRATIONS[version - 1].split(";"):
-                        if statement.strip():
+                        if statement.strip() and not column_exists(db, statement):
                             db.execute(statement)
                     db.execute("INSERT INTO schema_version VALUES (?, ?)", (version, time.time()))
         return len(MIGRATIONS)

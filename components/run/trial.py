@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from components.core.completion import NoAttention
 from components.core.metrics import answer_scores
 from components.core.scoring import gold_fact_counts, retrieval_precision, retrieval_recall, sentence_counts
 from components.providers.base import ProviderError, Settings
@@ -114,6 +115,17 @@ async def execute(
         ran.call_keys.append(key)
         return completion
 
+    async def attend(prompt):
+        """Where the model looks in `prompt`, by page (attention-sort, calibrated-attention): a cached call."""
+        from components.providers.attention import regions_of
+
+        found, key = await caller.attention(prompt.messages, regions_of(prompt))
+        completions.append(found.completion())
+        ran.call_keys.append(key)
+        return found
+
+    if callable(getattr(caller, "attention", None)):
+        ask.attend = attend  # type: ignore[attr-defined]
     outcome = None
     try:
         strategy = get_strategy(strategy_name)
@@ -130,6 +142,8 @@ async def execute(
         trial.error, trial.error_kind = str(exc) or exc.__class__.__name__, exc.kind
     except ParamError as exc:
         trial.error, trial.error_kind = f"invalid parameters: {exc}", "params"
+    except NoAttention as exc:
+        trial.error, trial.error_kind = str(exc), "cannot_score"
     except Exception as exc:  # a bug must not stop a sweep; it is recorded on the trial
         # one line for the user (the trial holds the message); the traceback only in debug logging
         log.debug("trial failed", exc_info=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from components.strategies.alr2 import S2A, DirectAnswer, QuotesFirst, RetrieveThenReason
+from components.strategies.attention import AttentionSort, CalibratedAttention
 from components.strategies.base import Outcome, Param, ParamError, Strategy
 from components.strategies.keywords import Keyword
 from components.strategies.litm import ClosedBook, KeyValue, LitmQA, LitmQAC, LitmQARandom, Oracle
@@ -45,6 +46,8 @@ _ALL: list[Strategy] = [
     MQFull(),
     MQChunked(),
     MQKeyword(),
+    AttentionSort(),
+    CalibratedAttention(),
 ]
 STRATEGIES: dict[str, Strategy] = {s.name: s for s in _ALL}
 

@@ -48,7 +48,7 @@ def kv_key(question: str) -> str:
     return q[1:-1].strip() if len(q) >= 2 and q[0] == q[-1] == '"' else q
 
 
-def _pages_block(doc: Document, pages: list[Page] | tuple[Page, ...]):
+def pages_block(doc: Document, pages: list[Page] | tuple[Page, ...]):
     """`Document [i](Title: t) text` per page, i from 1 in the order shown, joined by one newline.
     A span per document carries the page's own number, so oracle pages keep theirs."""
     head_tpl = load_template("litm_document").split("{text}")[0]
@@ -100,7 +100,7 @@ class LitmQA(Strategy):
     def first_prompts(self, doc, question, params=None) -> list[Prompt]:
         self.check(doc, question, params)
         b = PromptBuilder(doc.encoding)
-        fill(b, load_template(self.template), question, documents=_pages_block(doc, self.pages(doc)))
+        fill(b, load_template(self.template), question, documents=pages_block(doc, self.pages(doc)))
         return [b.build(1, "answer", max_tokens=100)]
 
     def parse(self, text: str, doc: Document) -> Parsed:

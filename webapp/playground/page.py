@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from webapp import session
-from webapp.playground import moving, multiq, running
+from webapp.playground import looks, moving, multiq, running
 from webapp.playground.inputs import new_source, task_source, text_source
 from webapp.playground.strategy import strategy_input
 from webapp.services import engine, figures, models
@@ -152,6 +152,7 @@ def main() -> None:
         map_slot = st.container()
         before_run(doc, prompts, usage, strategy)
         inputs = (recipe, strategy, params, question, answers)
+        looks.section(state, prompts, engine.get_strategy(strategy).stages, inputs, usage[1])
         running.run_section(
             state, doc, question, answers, strategy, dict(params), inputs, input_tokens=usage[1]
         )

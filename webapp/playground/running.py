@@ -7,6 +7,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 import streamlit as st
 
@@ -16,6 +17,7 @@ from webapp.services.names import count, model_title
 from webapp.session import State
 from webapp.ui import render
 
+T = TypeVar("T")  # what the blocking call returns (a RunView, the attention by page)
 __all__ = ["Clock", "execute", "expected_seconds", "model_name", "run_section", "show"]
 
 
@@ -59,7 +61,7 @@ class Clock:
             text += f" of about {models.duration(self.expected)} (the model's measured speed on this machine)"
         self.slot.markdown(f"**{text}**")
 
-    def run(self, fn: Callable[[], RunView]) -> RunView:
+    def run(self, fn: Callable[[], T]) -> T:
         out: dict = {}
 
         def work() -> None:

@@ -182,6 +182,10 @@ class State:
     pg_measure: Key[str] = Key("likelihood", kind=WIDGET)  # the 5-position run's measure: likelihood | answer
     positions_more: Key[Any] = Key(kind=CONTROL, boot=True)  # "Add 5 more questions" (task sets, likelihood)
     positions_stop: Key[Any] = Key(kind=CONTROL)  # stops a 5-position run (the positions done are kept)
+    looks: Key[Any] = Key(
+        None
+    )  # dict: where the model looks (attention by page) and the inputs it was read for
+    looks_go: Key[Any] = Key(kind=CONTROL, boot=True)  # the "Show where ... looks" button
 
     # --- playground: many questions at once (Context Overloading; playground/multiq.py) ---
     pg_mq_questions: Key[str] = Key(

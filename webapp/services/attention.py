@@ -1,0 +1,39 @@
+"""Where the model looks, for the Playground: each page's share of the bundled local model's attention
+(components/providers/attention.py), measured live and cached in the user's run store like every call;
+for other providers, the one line saying why not."""
+
+from __future__ import annotations
+
+from components.providers.attention import ATTENTION_PROVIDERS, refusal, regions_of
+from components.report.attention import MEANING, strip_figure
+from webapp.services.stores import user_db
+
+__all__ = ["MEANING", "can_attend", "measure", "strip_figure", "why_not"]
+
+
+def can_attend(spec) -> bool:
+    return spec is not None and spec.provider in ATTENTION_PROVIDERS
+
+
+def why_not(spec) -> str:
+    return refusal(spec.provider) + "; choose the bundled local model in the sidebar to see it."
+
+
+def measure(prompt, choice) -> dict:
+    """{"model", "masses": {page: share}, "other", "cached", "seconds"} for one prompt (blocking)."""
+    import asyncio
+
+    from components.providers.factory import make_provider
+    from components.run.caller import Caller
+    from components.run.store import RunStore
+
+    with RunStore(user_db()) as store:
+        caller = Caller(make_provider(choice.spec), store, concurrency=1)
+        found, _ = asyncio.run(caller.attention(prompt.messages, regions_of(prompt)))
+    return {
+        "model": found.model,
+        "masses": dict(zip(found.pages, found.masses, strict=True)),
+        "other": found.other_mass,
+        "cached": found.cached,
+        "seconds": found.latency_s,
+    }

@@ -137,6 +137,14 @@ class Trial:
     ruler_part: float | None = _col(
         "REAL", "1 if the response contains any gold answer (RULER string_match_part)", since=9
     )
+    # 11: an LLM judge's verdict (core.judge, [sweep.judge]) and repeated samples ([sweep] samples)
+    judge: float | None = _col(
+        "REAL", "the LLM judge's verdict: 1 correct, 0 incorrect (core.judge)", since=11
+    )
+    judge_reply: str | None = _col("TEXT", "the judge's reply, as it wrote it", since=11)
+    sample: int | None = _col(
+        "INTEGER", "the sample's index (from 0) when a sweep takes samples > 1", since=11
+    )
 
     def row(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -199,6 +207,8 @@ RESULT_COLUMNS = [
     "gold_facts_recalled",
     "ruler_all",
     "ruler_part",
+    "judge",
+    "sample",
 ]
 # every column of an export: the result columns, then the rest of the trial, then the store's own
 EXPORT_COLUMNS = [
@@ -243,12 +253,16 @@ def key_of(fields: dict) -> str:
 def model_fields(config, model) -> dict:
     """What of the model (a run.config.ModelConfig) and the sweep's settings (its SweepConfig) changes an
     answer: part of every trial's key."""
+    sampling = {  # a model's temperature and seed, only when set: older keys stay as they were
+        k: v for k in ("temperature", "seed") if (v := getattr(model, k, None)) is not None
+    }
     return {
         "model": model.label,
         "base_url": model.base_url or "",
         "encoding": config.encoding,
         "max_tokens": model.max_tokens or config.max_tokens,
         "seed": config.seed,
+        **{f"model_{k}": v for k, v in sampling.items()},
     }
 
 

@@ -110,6 +110,9 @@ MIGRATIONS: list[str] = [
     ";\n".join(added_in(8)),
     # 9: RULER's two scorers (string_match_all, string_match_part), ALR2's NIAH metric
     ";\n".join(added_in(9)),
+    ";\n".join(added_in(10)),
+    # 11: an LLM judge's verdict and reply, and a repeated sample's index (run/judging.py, run/plan.py)
+    ";\n".join(added_in(11)),
 ]
 
 ENV_DB = "LITM_DB"  # the one run store of the app and the command line

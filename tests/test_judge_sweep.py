@@ -167,3 +167,71 @@ def test_bad_sample_configs_are_one_line(tmp_path, server, sweep, model, message
     with pytest.raises(ValueError) as err:
         judged_config(tmp_path, server, sweep=sweep, model=model)
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+# the judge's audit -------------------------------------------------------------------------------------------
+
+
+def test_results_audit_the_judge_against_subspan_em_in_text_and_json(tmp_path, server, capsys):
+    """The loopback judge agrees with best subspan EM everywhere; two trials EM scores right are then given
+    the verdict INCORRECT in the store, as a stricter judge would: the audit finds exactly those two."""
+    c = judged_config(tmp_path, server, sweep='metric = "judge"', judge=loop_judge(server))
+    db = tmp_path / "s.sqlite"
+    with RunStore(db) as store:
+        run_sweep(c, store)
+        f = store.trials_frame()
+        right = f[f["subspan_em"] == 1.0]
+        assert len(right) >= 2
+        wrong_ids = [int(x) for x in right["trial_id"][:2]]
+        store.db.execute(  # a person's check would find these: the judge said no where EM said yes
+            f"UPDATE trials SET judge = 0.0, judge_reply = 'INCORRECT' WHERE id IN ({','.join(map(str, wrong_ids))})"
+        )
+    assert litm(["results", "--db", str(db), "--audit"]) == 0
+    text = capsys.readouterr().out
+    n = int(f["subspan_em"].notna().sum())
+    agree = (n - 2) / n
+    assert f"demo: judge vs best subspan EM: n = {n}, raw agreement {agree:.0%}" in text
+    assert "2 disagreement(s)" in text
+    assert f"  trial {wrong_ids[0]} (" in text and "judge says incorrect, subspan-em says correct" in text
+    assert litm(["results", "--db", str(db), "--json"]) == 0
+    audit = json.loads(capsys.readouterr().out)["judge_audit"]
+    em = next(a for a in audit if a["against"] == "subspan-em")
+    assert em["n"] == n and em["raw"] == pytest.approx(agree)
+    assert sorted(d["trial_id"] for d in em["disagreements"]) == wrong_ids
+    yes = int((f["subspan_em"] == 1.0).sum())  # by hand: judge yes = yes - 2, EM yes = yes
+    chance = ((yes - 2) * yes + (n - yes + 2) * (n - yes)) / n**2
+    assert em["kappa"] == pytest.approx((agree - chance) / (1 - chance))
+    assert {a["against"] for a in audit} == {"subspan-em", "fuzzy"}
+
+
+def test_results_audit_says_so_when_no_sweep_is_judged(tmp_path, server, capsys):
+    db = tmp_path / "s.sqlite"
+    with RunStore(db) as store:
+        run_sweep(judged_config(tmp_path, server), store)
+    assert litm(["results", "--db", str(db), "--audit"]) == 0
+    assert "no sweep here has both" in capsys.readouterr().out
+    assert litm(["results", "--db", str(db), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["judge_audit"] == []
+
+
+def test_the_clustered_interval_against_a_hand_worked_example():
+    """Three questions of three samples each: 2/3, 0 and 3/3 right. By hand: the mean 5/9; the question
+    means' deviations 1/9, -5/9, 4/9, so var = (1 + 25 + 16)/81 / (3 - 1) / 3 = 7/81, se = sqrt(7)/9;
+    the interval mean +- 1.96 se, cut to [0, 1]."""
+    from components.core.stats import clustered_mean_ci
+
+    values = [1, 1, 0, 0, 0, 0, 1, 1, 1]
+    mean, se, low, high = clustered_mean_ci(values, ["q1"] * 3 + ["q2"] * 3 + ["q3"] * 3)
+    assert mean == pytest.approx(5 / 9) and se == pytest.approx(7**0.5 / 9)
+    assert (low, high) == (0.0, 1.0)  # 5/9 -+ 0.576 leaves [0, 1]
+    # real values are not cut, and one question gives no interval
+    m2, se2, lo2, hi2 = clustered_mean_ci([0.2, 0.4, 0.6, 0.8], ["a", "a", "b", "b"])
+    assert se2 == pytest.approx(0.2) and lo2 == pytest.approx(0.5 - 1.959964 * 0.2)
+    assert clustered_mean_ci([1, 0, 1], ["a"] * 3)[1] != clustered_mean_ci([1, 0, 1], ["a"] * 3)[1]  # NaN
+
+
+def test_a_store_migrates_to_schema_11_with_the_judge_and_sample_columns(tmp_path):
+    with RunStore(tmp_path / "s.sqlite") as store:
+        assert store.schema_version == 11
+        cols = {r[1] for r in store.db.execute("PRAGMA table_info(trials)")}
+    assert {"judge", "judge_reply", "sample"} <= cols

@@ -235,3 +235,30 @@ def test_a_store_migrates_to_schema_11_with_the_judge_and_sample_columns(tmp_pat
         assert store.schema_version == 11
         cols = {r[1] for r in store.db.execute("PRAGMA table_info(trials)")}
     assert {"judge", "judge_reply", "sample"} <= cols
+
+
+def test_a_judge_that_fails_makes_the_trial_an_error_and_a_retry_asks_again(tmp_path, server):
+    judge = loop_judge(server) + "\nmax_retries = 0"
+    c = judged_config(tmp_path, server, sweep='metric = "judge"\nfail_fast = 0', judge=judge)
+    store = RunStore(tmp_path / "s.sqlite")
+    server.set(fail_match=JUDGE_MARK)
+    first = run_sweep(c, store)
+    assert first.status == "done" and first.errors == 18
+    f = store.trials_frame()
+    assert f["error"].str.startswith("judge: ").all() and f["judge"].isna().all()
+    server.set(fail_match=None)
+    again = run_sweep(c, store, retry_errors=True)
+    assert again.errors == 0 and store.trials_frame()["judge"].notna().all()
+
+
+def test_a_stored_judged_sampled_config_reads_back_the_same(tmp_path, server):
+    c = judged_config(
+        tmp_path,
+        server,
+        sweep='metric = "judge"\nsamples = 2',
+        model="temperature = 0.5\nseed = 3",
+        judge=loop_judge(server),
+    )
+    back = SweepConfig.from_stored(json.dumps(c.to_dict()))
+    assert (back.judge, back.samples, back.metric, back.models) == (c.judge, 2, "judge", c.models)
+    assert back.models[0].temperature == 0.5 and back.settings(back.models[0], 64, 1) == Settings(64, 0.5, 4)

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from components.providers.base import FATAL_KINDS, ModelSpec, Settings
+from components.providers.base import FATAL_KINDS, ModelSpec, ProviderError, Settings
 from components.providers.factory import make_provider
 from components.run.caller import Budget, BudgetExceeded, Caller, Cancelled
 from components.run.config import SweepConfig
@@ -473,7 +473,12 @@ class LiveRun(SweepRun):
             and trial.error is None
             and trial.raw_answer is not None
         ):
-            ran.call_keys.append(await judge_trial(trial, self.callers[JUDGE], config))
+            try:
+                ran.call_keys.append(await judge_trial(trial, self.callers[JUDGE], config))
+            except (
+                ProviderError
+            ) as exc:  # the judge failed: the trial is an error (--retry-errors asks again)
+                trial.error, trial.error_kind = f"judge: {str(exc) or exc.__class__.__name__}", exc.kind
         self.write(trial, ran.call_keys)
 
     def write(self, trial, call_keys) -> None:

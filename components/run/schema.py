@@ -253,8 +253,11 @@ def key_of(fields: dict) -> str:
 def model_fields(config, model) -> dict:
     """What of the model (a run.config.ModelConfig) and the sweep's settings (its SweepConfig) changes an
     answer: part of every trial's key."""
-    sampling = {  # a model's temperature and seed, only when set: older keys stay as they were
-        k: v for k in ("temperature", "seed") if (v := getattr(model, k, None)) is not None
+    # a model's temperature (above 0) and seed, only when set: older keys stay as they were
+    temperature, seed = getattr(model, "temperature", None), getattr(model, "seed", None)
+    sampling = {
+        **({"model_temperature": temperature} if temperature else {}),
+        **({"model_seed": seed} if seed is not None else {}),
     }
     return {
         "model": model.label,
@@ -262,7 +265,7 @@ def model_fields(config, model) -> dict:
         "encoding": config.encoding,
         "max_tokens": model.max_tokens or config.max_tokens,
         "seed": config.seed,
-        **{f"model_{k}": v for k, v in sampling.items()},
+        **sampling,
     }
 
 

@@ -3,6 +3,7 @@ the real loopback server: one judge call per trial, verdicts stored, reruns send
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -262,3 +263,23 @@ def test_a_stored_judged_sampled_config_reads_back_the_same(tmp_path, server):
     back = SweepConfig.from_stored(json.dumps(c.to_dict()))
     assert (back.judge, back.samples, back.metric, back.models) == (c.judge, 2, "judge", c.models)
     assert back.models[0].temperature == 0.5 and back.settings(back.models[0], 64, 1) == Settings(64, 0.5, 4)
+
+
+def test_from_the_command_line_a_judged_sampled_sweep_reruns_sending_nothing(tmp_path, server, capsys):
+    c = judged_config(
+        tmp_path, server, sweep='metric = "judge"\nsamples = 3', model=TEMPERATURE, judge=loop_judge(server)
+    )
+    toml, db = tmp_path / "demo.toml", str(tmp_path / "s.sqlite")
+    assert litm(["sweep", str(toml), "--db", db, "--dry-run"]) == 0
+    dry = capsys.readouterr().out
+    calls = int(re.search(r"calls:\s+([\d,]+) to send", dry).group(1).replace(",", ""))
+    assert calls == 54 * 2 and server.counts["total"] == 0  # 54 answers and 54 judgements; nothing sent
+    assert litm(["sweep", str(toml), "--db", db]) == 0
+    sent = server.counts["total"]
+    assert 54 < sent < 108  # a judgement shared by trials with the same question and answer is sent once
+    assert litm(["sweep", str(toml), "--db", db]) == 0 and server.counts["total"] == sent
+    capsys.readouterr()
+    assert litm(["results", "--db", db, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["metric"] == "primary" and {p["n"] for cv in out["curves"] for p in cv["points"]} == {3}
+    assert c.samples == 3

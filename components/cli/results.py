@@ -3,7 +3,8 @@ row by row, so memory stays flat on a store of any size; a CSV's text cells that
 run as formulas get a leading `'` (store_io.csv_cell). `--json`: every curve instead (accuracy at each
 answer position with n and its interval, and the curve's shape: components.report.shape), and the
 multi-question design's table (a row per setting, model, K and Q: accuracy with its interval, the four
-categories, calls and tokens per question: components.report.multiq.table), which has no answer positions."""
+categories, calls and tokens per question: components.report.multiq.table), which has no answer positions,
+and the LLM judge's audit against the string metrics (components.report.judge_audit; as text: --audit)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,12 @@ def add_parser(sub, name):
     p.add_argument("--sweep", help="sweep id or name (default: all sweeps)")
     p.add_argument("--format", choices=("csv", "json"), default="csv")
     p.add_argument("--all-columns", action="store_true", help="every stored column")
+    p.add_argument(
+        "--audit",
+        action="store_true",
+        help="the LLM judge against best subspan EM and fuzzy match: n, raw agreement, Cohen's kappa "
+        "and the disagreements, for every sweep that has both (also in --json as judge_audit)",
+    )
     p.add_argument(
         "--json",
         action="store_true",
@@ -76,10 +83,42 @@ def curves_json(args) -> int:
             "curves": found,
             "method": METHOD,
             "multi_question": multi(trials, args.metric),
+            "judge_audit": judge_audits(db, args.sweep, trials),
         }
     )
     json.dump(obj, sys.stdout, ensure_ascii=False, allow_nan=False)
     sys.stdout.write("\n")
+    return 0
+
+
+def judge_audits(db, sweep, trials) -> list[dict]:
+    """The judge's audits (report.judge_audit) of the sweeps with judged trials; [] when there are none
+    (the trials' texts are read only then)."""
+    from components.report.judge_audit import audits
+    from components.run.store import RunStore
+
+    if "judge" not in trials.columns or not trials["judge"].notna().any():
+        return []
+    store = RunStore(db, readonly=True)
+    try:
+        return audits(store.trials_frame(sweep))
+    finally:
+        store.close()
+
+
+def audit_text(args) -> int:
+    from components.report.judge_audit import audits, lines
+    from components.run.store import RunStore
+
+    db = db_path(args)
+    if not db.is_file():
+        raise FileNotFoundError(f"no run store at {db}")
+    store = RunStore(db, readonly=True)
+    try:
+        found = audits(store.trials_frame(args.sweep))
+    finally:
+        store.close()
+    sys.stdout.write("\n".join(lines(found)) + "\n")
     return 0
 
 
@@ -111,6 +150,8 @@ def _clean(x):
 def run(args) -> int:
     if args.json:
         return curves_json(args)
+    if args.audit:
+        return audit_text(args)
     from components.run.reader import iter_rows
     from components.run.schema import EXPORT_COLUMNS, JSON_COLUMNS, RESULT_COLUMNS
     from components.run.store import RunStore

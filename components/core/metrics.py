@@ -127,6 +127,13 @@ METRICS: dict[str, Metric] = {
             "ALR2 §5.1",
             companions=("gold_facts", "gold_facts_recalled"),
         ),
+        # an LLM judge ([sweep] metric = "judge", components/run/judging.py): our prompt, the judge's verdict
+        Metric(
+            "judge",
+            "judge",
+            "LLM judge",
+            "this app: a judge model's verdict on our judge prompt (strategies/templates/judge.txt)",
+        ),
         # the likelihood measure (components.run.measure): the gold answer's log-probability after the prompt,
         # natural log summed over its tokens; closer to 0 is better. Ours: none of the papers report it.
         Metric(

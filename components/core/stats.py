@@ -30,3 +30,26 @@ def _wilson(k: int, n: int, confidence: float) -> tuple[float, float]:
     scipy's binomtest takes about 2 ms each."""
     ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
     return float(ci.low), float(ci.high)
+
+
+def clustered_mean_ci(values, clusters, confidence: float = 0.95) -> tuple[float, float, float, float]:
+    """(mean, standard error, low, high) of values that come in clusters (the samples of one question):
+    the mean over every value with a cluster-robust standard error (statsmodels OLS on a constant,
+    cov_type "cluster", its small-sample correction), so n is the number of clusters, never of values.
+    The interval is normal, cut to [0, 1] for a share. One cluster: no interval (NaN)."""
+    import numpy as np
+    import statsmodels.api as sm
+    from scipy.stats import norm
+
+    y = np.asarray(values, dtype=float)
+    groups = np.unique(np.asarray(clusters, dtype=str), return_inverse=True)[1]
+    mean = float(y.mean()) if len(y) else math.nan
+    if len(set(groups.tolist())) < 2:
+        return mean, math.nan, math.nan, math.nan
+    fit = sm.OLS(y, np.ones((len(y), 1))).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    se = float(fit.bse[0])
+    half = float(norm.ppf(0.5 + confidence / 2)) * se
+    low, high = mean - half, mean + half
+    if ((y == 0) | (y == 1)).all():
+        low, high = max(0.0, low), min(1.0, high)
+    return mean, se, low, high

@@ -7,7 +7,8 @@ exception to raise), the responder callable `responder(messages, settings) -> st
 `plausible_answer` reads the pages of an R&R or "Lost in the Middle" prompt and answers from the
 page that shares most words with the question ("Answer: ...\nPage: N"), or lists such pages for a
 retrieval prompt ("Pages: 3, 7"). With `middle_loss` > 0 it misses gold pages near the middle of long
-documents (deterministically, by a hash of the prompt), so sweeps against it draw a U-curve.
+documents (deterministically, by a hash of the prompt), so sweeps against it draw a U-curve. To our
+judge's prompt (core.judge) it answers CORRECT when the model's answer holds a reference, else INCORRECT.
 """
 
 from __future__ import annotations
@@ -60,6 +61,9 @@ def _miss(text: str, index: int, n: int, middle_loss: float) -> bool:
 
 def plausible_answer(text: str, middle_loss: float = 0.0) -> str:
     """A deterministic, plausible reply to one of our prompts (see the module docstring)."""
+    judged = _judge_reply(text)
+    if judged is not None:
+        return judged
     kv = re.search(r'Key: "([^"]*)"\nCorresponding value:\s*$', text)
     if kv:
         m = re.search(r'"' + re.escape(kv.group(1)) + r'": "([^"]*)"', text)
@@ -82,6 +86,20 @@ def plausible_answer(text: str, middle_loss: float = 0.0) -> str:
     if text.rstrip().endswith("Answer:"):
         return reply
     return f"Answer: {reply}\nPage: {best}"
+
+
+_JUDGE_RE = re.compile(r"\nReference answers: (.*)\nModel's answer: (.*?)\n\nReply with one word", re.S)
+
+
+def _judge_reply(text: str) -> str | None:
+    """A judge's verdict on our judge prompt (strategies/templates/judge.txt): CORRECT when the model's
+    answer holds one of the references (case aside), else INCORRECT; None for any other prompt."""
+    m = _JUDGE_RE.search(text)
+    if m is None:
+        return None
+    answer = m.group(2).lower()
+    refs = re.findall(r'"([^"]*)"', m.group(1))
+    return "CORRECT" if any(r.strip() and r.lower() in answer for r in refs) else "INCORRECT"
 
 
 def _pages_reply(text: str, ranked: list, pages: list) -> str:

@@ -63,12 +63,44 @@ def middle_of(xs: list[float]) -> list[float]:
 
 def question_matrix(trials: pd.DataFrame, x: str, value: str = "value") -> tuple[pd.DataFrame, int]:
     """(questions x positions of `value`, questions left out): one row per task answered at every
-    position (a repeat keeps the last), and how many tasks were answered at some positions only."""
+    position (a repeat keeps the last; repeated samples, a "sample" column, are pooled: their mean), and
+    how many tasks were answered at some positions only."""
     t = trials.dropna(subset=[value])
-    wide = t.drop_duplicates(["task", x], keep="last").pivot(index="task", columns=x, values=value)
+    if sampled(t):
+        wide = t.groupby(["task", x])[value].mean().unstack(x)
+    else:
+        wide = t.drop_duplicates(["task", x], keep="last").pivot(index="task", columns=x, values=value)
     wide = wide.reindex(sorted(wide.columns), axis=1)
     full = wide.dropna()
     return full, int(len(wide) - len(full))
+
+
+def sampled(trials: pd.DataFrame) -> bool:
+    """Trials of a sweep that takes repeated samples (samples > 1: each trial has its sample index)."""
+    return "sample" in trials.columns and bool(pd.to_numeric(trials["sample"], errors="coerce").notna().any())
+
+
+def sampled_point(p: pd.DataFrame, x: str, xv) -> dict:
+    """A point of repeated samples: n is the number of questions; the mean pools every sample, its interval
+    clustered by question (core.stats.clustered_mean_ci); the spread across samples: each sample's mean
+    and the mean over questions of the standard deviation of a question's samples."""
+    from components.core.stats import clustered_mean_ci
+
+    vals = p.dropna(subset=["value"])
+    mean, se, lo, hi = clustered_mean_ci(vals["value"], vals["task"])
+    by_q = vals.groupby("task")["value"]
+    return {
+        x: plain_number(xv),
+        "n": int(vals["task"].nunique()),
+        "mean": mean,
+        "lo": lo,
+        "hi": hi,
+        "se": se,
+        "trials": int(len(vals)),
+        "samples": int(by_q.size().max()) if len(vals) else 0,
+        "sample_means": [float(v) for v in vals.groupby("sample")["value"].mean()],
+        "within_sd": float(by_q.std(ddof=1).mean()) if len(vals) else math.nan,
+    }
 
 
 def _unit(unit: str) -> str:
@@ -394,8 +426,12 @@ def curves(trials: pd.DataFrame, values: pd.Series) -> list[dict]:
                 continue
             meta = dict(zip(keys, key, strict=True))
             binary = bool(g["value"].dropna().isin([0.0, 1.0]).all())
+            pooled = sampled(g)
             points = []
             for xv, p in g.groupby(x, sort=True):
+                if pooled:
+                    points.append(sampled_point(p, x, xv))
+                    continue
                 vals = p["value"].dropna()
                 nn = int(len(vals))
                 mean = float(vals.mean()) if nn else math.nan
@@ -419,6 +455,7 @@ def curves(trials: pd.DataFrame, values: pd.Series) -> list[dict]:
                     "x": x,
                     size: None if size_value != size_value else plain_number(size_value),
                     "points": points,
+                    # pooled samples are each question's share (its tests then Friedman's, not Cochran's)
                     "shape": curve_shape(matrix, left_out=left, x_name=x, binary=binary),
                 }
             )

@@ -154,6 +154,9 @@ class SweepConfig:
     contexts: tuple[int, ...] = ()
     questions_per_context: tuple[int, ...] = ()
     n: int | None = None
+    metric: str | None = None  # "judge": the LLM judge ([sweep.judge]) scores each answer
+    judge: ModelConfig | None = None
+    samples: int = 1  # repeated samples of each trial (each its own trial, with its index)
     base_dir: str = "."  # where a relative tasks path is looked up first (the TOML file's folder)
 
     @classmethod
@@ -256,11 +259,14 @@ class SweepConfig:
             return self.order
         return "prefix" if any(m.provider == "local" for m in self.models) else "plan"
 
-    def settings(self, model: ModelConfig, prompt_max_tokens: int) -> Settings:
+    def settings(self, model: ModelConfig, prompt_max_tokens: int, sample: int | None = None) -> Settings:
+        """A call's settings: the model's temperature (0 when unset) and seed (the sweep's when unset); the
+        sample of index i > 0 (samples > 1) asks with seed + i, so each sample is its own call."""
+        seed = self.seed if model.seed is None else model.seed
         return Settings(
             max_tokens=model.max_tokens or self.max_tokens or prompt_max_tokens,
-            temperature=0.0,
-            seed=self.seed,
+            temperature=float(model.temperature or 0.0),
+            seed=(seed or 0) + sample if sample else seed,
         )
 
     @property
@@ -299,6 +305,10 @@ class SweepConfig:
         if budget:
             d["budget"] = budget
         d["models"] = [{k: v for k, v in m.items() if v is not None} for m in d["models"]]
+        if d.get("samples") == 1:  # the default: stored configs stay as they were
+            d.pop("samples")
+        if "judge" in d:
+            d["judge"] = {k: v for k, v in d["judge"].items() if v is not None}
         return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
 
     @classmethod

@@ -31,7 +31,8 @@ def count_cells(config) -> int:
 def count_trials(config, n_tasks: int) -> int:
     """How many trials the plan of this config has with n_tasks tasks, without making it."""
     settings = sum(config.count_settings(s) for s in config.strategies)
-    return len(config.models) * settings * count_cells(config) * n_tasks
+    samples = getattr(config, "samples", 1) or 1
+    return len(config.models) * settings * count_cells(config) * n_tasks * samples
 
 
 def check_size(config, n_tasks: int, *, at_least: bool = False) -> None:
@@ -89,10 +90,32 @@ def _models_distinct(cfg: SweepConfig) -> None:
         fail("the same model is listed twice")
 
 
+def _judge_fits(cfg: SweepConfig) -> None:
+    """metric = "judge" and [sweep.judge] come together; the judge reads answers, live."""
+    if (cfg.metric == "judge") != (cfg.judge is not None):
+        fail('metric = "judge" needs a [sweep.judge] table naming the judge model, and the table needs it')
+    if cfg.judge is not None and (cfg.measure == "likelihood" or cfg.mode != "live" or cfg.design):
+        fail('metric = "judge" judges generated answers in a live sweep (measure = "answer", mode = "live")')
+
+
+def _samples_fit(cfg: SweepConfig) -> None:
+    """samples > 1 asks each model again at a temperature above 0 (greedy answers would all be one)."""
+    if cfg.samples > 1:
+        if cfg.mode != "live" or cfg.design:
+            fail("samples > 1 runs in a live sweep of lengths and positions or documents")
+        for m in cfg.models:
+            if not m.temperature:
+                fail(
+                    f"samples = {cfg.samples} needs temperature above 0 on {m.label} (e.g. temperature = 0.7)"
+                )
+
+
 CHECKS: tuple[Callable[[SweepConfig], None], ...] = (
     _measure_fits,
     _batch_fits,
     _params_fit,
     _size_fits,
     _models_distinct,
+    _judge_fits,
+    _samples_fit,
 )

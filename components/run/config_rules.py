@@ -59,6 +59,9 @@ SWEEP_KEYS = {
     "contexts",
     "questions_per_context",
     "n",
+    "metric",  # "judge": an LLM judge scores each answer ([sweep.judge], run/judging.py)
+    "judge",
+    "samples",  # repeated samples: each a trial with its index (run/plan.py)
 }  # the multi-question design: run/multiq.py
 MODEL_KEYS = {
     "provider",
@@ -71,6 +74,8 @@ MODEL_KEYS = {
     "timeout",
     "max_retries",
     "cache_prefix",
+    "temperature",
+    "seed",
 }
 BUDGET_KEYS = {"max_calls", "max_usd"}
 MODES = ("live", "batch")  # batch: the providers' batch interfaces (components/run/batch.py), half price
@@ -106,6 +111,8 @@ class ModelConfig:
     timeout: float | None = None
     max_retries: int | None = None
     cache_prefix: bool | None = None  # Anthropic: mark the shared prefix for prompt caching (cache_control)
+    temperature: float | None = None  # sampling temperature (None: 0, greedy)
+    seed: int | None = None  # the model's seed, where the provider takes one (None: the sweep's seed)
 
     @property
     def label(self) -> str:
@@ -267,6 +274,21 @@ def _models(rule: Rule, value, at: Reading) -> tuple[ModelConfig, ...]:
 
 
 _ONE_OF = "{key} must be one of {choices}, got {got}"
+METRIC_CHOICES = ("judge",)  # [sweep] metric: the strategy's own when left out
+
+
+def _judge(rule: Rule, value, at: Reading) -> ModelConfig | None:
+    """[sweep.judge]: the judge's model, a table of the same keys as a [[sweep.models]] table."""
+    if value is None:
+        return None
+    if isinstance(value, ModelConfig):
+        return value
+    if not isinstance(value, dict) or not value:
+        rule.fail(value, at)
+    refuse_unknown("judge", value, MODEL_KEYS)
+    read_rules(MODEL_RULES, value, "judge")
+    return ModelConfig(**value)
+
 
 RULES: tuple[Rule, ...] = (
     Rule("name", check_text, message="name is missing", keep=str.strip),
@@ -349,6 +371,22 @@ RULES: tuple[Rule, ...] = (
     Rule("mode", check_choice, default="live", choices=MODES, message=_ONE_OF),
     Rule("measure", check_choice, default="answer", choices=MEASURES, message=_ONE_OF),
     Rule("order", check_choice, default="auto", choices=ORDERS, message=_ONE_OF),
+    Rule("metric", check_choice, optional=True, choices=METRIC_CHOICES, message=_ONE_OF),
+    Rule(
+        "judge",
+        _judge,
+        optional=True,
+        message="[sweep.judge] must be a table with provider and model, e.g. "
+        '{{ provider = "openai", model = "gpt-4.1-mini" }}',
+    ),
+    Rule(
+        "samples",
+        check_whole,
+        default=1,
+        low=1,
+        high=100,
+        message="{key} must be a whole number from {low} to {high}, got {got}",
+    ),
 )
 RULE: dict[str, Rule] = {rule.key: rule for rule in RULES}
 
@@ -421,4 +459,13 @@ MODEL_RULES: tuple[Rule, ...] = (
         message="{key} must be a whole number from {low} to {high} (the retries of one call), got {shown}",
     ),
     Rule("cache_prefix", _cache_prefix, optional=True, message="{key} must be true or false, got {shown}"),
+    Rule(
+        "temperature",
+        check_bounded,
+        optional=True,
+        low=0,
+        high=2,
+        message="{key} must be a number from {low} to {high}, got {shown}",
+    ),
+    Rule("seed", check_whole, optional=True, message="{key} must be a whole number, got {shown}"),
 )

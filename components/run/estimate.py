@@ -20,6 +20,7 @@ from components.providers.base import cache_key
 from components.providers.likelihood import score_key
 from components.providers.pricing import cost_usd
 from components.run.caller import NeedsCall, stored_completion
+from components.run.judging import judge_estimate, judges
 from components.run.measure import aliases
 from components.run.schema import params_json
 from components.strategies import STRATEGIES
@@ -167,6 +168,8 @@ def estimate(
     replay = _count_pending(config, store, documents, pending, tally)
     if replay:
         asyncio.run(_replay(config, store, documents, replay, tally))
+    if judges(config):  # one judge call per trial still to run, priced at the judge's prices
+        tally.send(config.judge, *judge_estimate(config, pending))
     return tally.estimate(len(specs), len(done))
 
 
@@ -245,7 +248,11 @@ def _estimate_multi(config, specs: list, store, retry_errors: bool) -> Estimate:
 def _stored(store, spec, prompt, config):
     """The stored call of a trial's prompt, or None."""
     return store.get_call(
-        cache_key(spec.model.spec, prompt.messages, config.settings(spec.model, prompt.max_tokens))
+        cache_key(
+            spec.model.spec,
+            prompt.messages,
+            config.settings(spec.model, prompt.max_tokens, getattr(spec, "sample", None)),
+        )
     )
 
 
@@ -278,7 +285,7 @@ async def _replay(config, store, documents, replay: list, tally) -> None:
                 s.strategy,
                 s.params,
                 caller,
-                lambda p, m=s.model: config.settings(m, p.max_tokens),
+                lambda p, m=s.model, i=s.sample: config.settings(m, p.max_tokens, i),
                 answer_mode=s.task.meta.get("answer_mode", "any"),
                 gold_sentences=s.task.gold_sentences,
                 task_metric=s.task.metric,

@@ -23,6 +23,7 @@ class TrialSpec:
     strategy: str
     params: dict
     model: ModelConfig
+    sample: int | None = None  # the sample's index (from 0) when the sweep takes samples > 1
 
     @property
     def length(self) -> int | None:
@@ -47,10 +48,29 @@ class TrialSpec:
 
 
 def trial_key(
-    config: SweepConfig, task_id: str, cell: Cell, strategy: str, params: dict, model: ModelConfig
+    config: SweepConfig,
+    task_id: str,
+    cell: Cell,
+    strategy: str,
+    params: dict,
+    model: ModelConfig,
+    sample: int | None = None,
 ) -> str:
+    """A sweep trial's key; the sample's index and the judge join it only in a sweep that has them, so
+    every other key stays as it was."""
+    from components.run.judging import judge_key
+
     fields = {"task": task_id, **cell.fields(), "strategy": strategy, "params": params}
-    return key_of({**fields, **model_fields(config, model), **measure_key(config)})
+    extra = {"sample": sample} if sample is not None else {}
+    return key_of(
+        {**fields, **model_fields(config, model), **measure_key(config), **judge_key(config), **extra}
+    )
+
+
+def samples_of(config: SweepConfig) -> list[int | None]:
+    """The sample indices of each trial: [None] for one sample (the default), else 0 .. samples - 1."""
+    n = getattr(config, "samples", 1) or 1
+    return [None] if n == 1 else list(range(n))
 
 
 def measure_key(config: SweepConfig) -> dict:
@@ -177,8 +197,9 @@ def plan(config: SweepConfig, tasks: list | None = None) -> list[TrialSpec]:
             for params in config.params_for(strategy):
                 for cell in grid:
                     for task in tasks:
-                        key = trial_key(config, task.id, cell, strategy, params, model)
-                        out.append(TrialSpec(len(out), key, task, cell, strategy, params, model))
+                        for i in samples_of(config):
+                            key = trial_key(config, task.id, cell, strategy, params, model, i)
+                            out.append(TrialSpec(len(out), key, task, cell, strategy, params, model, i))
     if len({s.key for s in out}) != len(out):  # every trial the sweep counts has its own row in the store
         raise ValueError(f"sweep {config.name!r}: two trials of the plan have the same key")
     return out

@@ -55,6 +55,7 @@ SUMMARY_COLUMNS = [
     "questions_per_context",
     "mq_document",
     "question_number",
+    "sample",
 ]
 
 

@@ -16,16 +16,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from components.providers.base import FATAL_KINDS, ModelSpec, Settings
+from components.providers.base import FATAL_KINDS, ModelSpec, ProviderError, Settings
 from components.providers.factory import make_provider
 from components.run.caller import Budget, BudgetExceeded, Caller, Cancelled
 from components.run.config import SweepConfig
 from components.run.gcpace import paced
+from components.run.judging import judge_trial, judges
 from components.run.measure import ATTENDS, GENERATES, SCORES, attend_trial, score_trial
 from components.run.plan import Documents, ordered, plan, precount
 from components.run.schema import Trial, params_json
 from components.run.trial import Ran, execute
 from components.strategies import get_strategy
+
+JUDGE = "[sweep.judge]"  # the judge's provider and Caller, beside the models' (keyed by label)
 
 __all__ = [
     "LiveRun",
@@ -117,6 +120,7 @@ def label_trial(trial, spec, built) -> None:
     )
     trial.model, trial.length, trial.position = spec.model.label, spec.length, spec.position
     trial.documents, trial.gold_index = spec.documents, spec.gold_index
+    trial.sample = getattr(spec, "sample", None)
     if built is not None:
         trial.actual_length, trial.actual_position = built.length_tokens, built.position_tokens
         trial.gold_pages = list(built.gold_pages)
@@ -185,10 +189,14 @@ class SweepRun:
     def providers(self) -> dict:
         """{model label: provider}: a given one (tests) or one made with the sweep's key for it (every key
         resolved before the sweep starts: MissingKey means nothing was sent or written)."""
-        return {
+        provs = {
             m.label: self.given.get(m.label) or make_provider(m.spec, api_key_for(m, self.api_keys))
             for m in self.config.models
         }
+        if judges(self.config):  # the judge: given under its label (tests) or made like a model
+            j = self.config.judge
+            provs[JUDGE] = self.given.get(j.label) or make_provider(j.spec, api_key_for(j, self.api_keys))
+        return provs
 
     def open(self, specs: list) -> list:
         """Open (or resume) the sweep in the store; the specs still to run."""
@@ -356,6 +364,16 @@ class LiveRun(SweepRun):
             )
             for m in config.models
         }
+        if judges(config):  # the judge's own Caller: cached, limited and budgeted like the models'
+            self.callers[JUDGE] = Caller(
+                self.provs[JUDGE],
+                store,
+                concurrency=config.concurrency,
+                rpm=config.judge.requests_per_minute,
+                budget=self.budget,
+                cancel=self.cancel,
+                max_retry_after=config.max_retry_after,
+            )
         return todo
 
     async def execute(self, todo: list) -> None:
@@ -428,7 +446,7 @@ class LiveRun(SweepRun):
                 spec.strategy,
                 spec.params,
                 self.callers[spec.model.label],
-                lambda p, m=spec.model: config.settings(m, p.max_tokens),
+                lambda p, m=spec.model, i=spec.sample: config.settings(m, p.max_tokens, i),
                 answer_mode=spec.task.meta.get("answer_mode", "any"),
                 gold_sentences=spec.task.gold_sentences,
                 task_metric=spec.task.metric,
@@ -461,6 +479,18 @@ class LiveRun(SweepRun):
             )
         trial = ran.trial
         label_trial(trial, spec, built)
+        if (
+            JUDGE in self.callers
+            and built is not None
+            and trial.error is None
+            and trial.raw_answer is not None
+        ):
+            try:
+                ran.call_keys.append(await judge_trial(trial, self.callers[JUDGE], config))
+            except (
+                ProviderError
+            ) as exc:  # the judge failed: the trial is an error (--retry-errors asks again)
+                trial.error, trial.error_kind = f"judge: {str(exc) or exc.__class__.__name__}", exc.kind
         self.write(trial, ran.call_keys)
 
     def write(self, trial, call_keys) -> None:

@@ -151,6 +151,14 @@ class Trial:
         "REAL", "share of that attention outside every page (instructions, question, template)", since=10
     )
     attention_pages: list | None = _list_col("each page's share of that attention, in prompt order", since=10)
+    # 11: an LLM judge's verdict (core.judge, [sweep.judge]) and repeated samples ([sweep] samples)
+    judge: float | None = _col(
+        "REAL", "the LLM judge's verdict: 1 correct, 0 incorrect (core.judge)", since=11
+    )
+    judge_reply: str | None = _col("TEXT", "the judge's reply, as it wrote it", since=11)
+    sample: int | None = _col(
+        "INTEGER", "the sample's index (from 0) when a sweep takes samples > 1", since=11
+    )
 
     def row(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -217,6 +225,8 @@ RESULT_COLUMNS = [
     "attention_gold_late",
     "attention_other",
     "attention_pages",
+    "judge",
+    "sample",
 ]
 # every column of an export: the result columns, then the rest of the trial, then the store's own
 EXPORT_COLUMNS = [
@@ -261,12 +271,19 @@ def key_of(fields: dict) -> str:
 def model_fields(config, model) -> dict:
     """What of the model (a run.config.ModelConfig) and the sweep's settings (its SweepConfig) changes an
     answer: part of every trial's key."""
+    # a model's temperature (above 0) and seed, only when set: older keys stay as they were
+    temperature, seed = getattr(model, "temperature", None), getattr(model, "seed", None)
+    sampling = {
+        **({"model_temperature": temperature} if temperature else {}),
+        **({"model_seed": seed} if seed is not None else {}),
+    }
     return {
         "model": model.label,
         "base_url": model.base_url or "",
         "encoding": config.encoding,
         "max_tokens": model.max_tokens or config.max_tokens,
         "seed": config.seed,
+        **sampling,
     }
 
 

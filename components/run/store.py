@@ -112,6 +112,8 @@ MIGRATIONS: list[str] = [
     ";\n".join(added_in(9)),
     # 10: the attention measure (components/run/measure.py): the gold page's share and every page's
     ";\n".join(added_in(10)),
+    # 11: an LLM judge's verdict and reply, and a repeated sample's index (run/judging.py, run/plan.py)
+    ";\n".join(added_in(11)),
 ]
 
 

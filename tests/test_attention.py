@@ -198,7 +198,7 @@ def test_migration_10_adds_the_attention_columns_and_completes_a_half_done_one(t
     from components.run.schema import STORED
     from components.run.store import MIGRATIONS, RunStore
 
-    assert len(MIGRATIONS) == 10
+    assert len(MIGRATIONS) >= 10
     path = tmp_path / "s.sqlite"
     with RunStore(path) as store:
         store.migrate()
@@ -207,12 +207,12 @@ def test_migration_10_adds_the_attention_columns_and_completes_a_half_done_one(t
     assert {"attention_gold", "attention_gold_late", "attention_other", "attention_pages"} <= columns
     assert set(STORED) <= columns
     # a store left at 9 with one of 10's columns already there (added by hand, or a stopped migration)
-    conn.execute("DELETE FROM schema_version WHERE version = 10")
+    conn.execute("DELETE FROM schema_version WHERE version >= 10")
     conn.execute("ALTER TABLE trials DROP COLUMN attention_pages")
     conn.commit()
     conn.close()
     with RunStore(path) as store:
-        assert store.schema_version == 10
+        assert store.schema_version == len(MIGRATIONS)
         sid = store.open_sweep("s", {})
         store.put_trial(sid, {"trial_key": "k", "attention_gold": 0.25, "attention_pages": [0.25, 0.5]})
         row = store.trials_frame().iloc[0]

@@ -85,6 +85,6 @@ def test_a_click_on_a_curve_point_lists_its_trials(tmp_path, new_page):
             '[data-testid="stMarkdown"]', has_text="Trials at this point"
         ).first.inner_text()
         assert "Baseline" in heading and "position 0.5" in heading, heading
-        assert re.search(r"6 trial\(s\), 6 scored", heading), heading  # 6 tasks at one length
+        assert re.search(r"6 trials, 6 scored", heading), heading  # 6 tasks at one length
         assert tab.get_by_text(re.compile(r"Trial #\d+: task-")).count() >= 1  # the drill-down opened
         assert "Traceback" not in tab.content()

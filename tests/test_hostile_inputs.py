@@ -516,7 +516,7 @@ def test_the_experiments_page_survives_the_upload(tmp_path, monkeypatch):
     at.run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
-    assert any("1 row(s) could not be read" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert any("1 row could not be read" in w.value for w in at.warning), [w.value for w in at.warning]
     headers = [h.value for h in at.header]
     assert {"1 · Tasks", "2 · Grid", "3 · Models", "4 · Cost, then run"} <= set(headers), headers
     assert any("2 tasks available" in c.value for c in at.caption)

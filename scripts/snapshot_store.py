@@ -1,7 +1,7 @@
 """Copy a run store that a sweep is writing into a consistent snapshot to commit (progress stores).
 
-    python scripts/snapshot_store.py runs/local-qwen-nq-attention20.sqlite \
-        sample_docs/runs/progress/local-qwen-nq-attention20.sqlite
+    python scripts/snapshot_store.py runs/local-qwen-harder.sqlite \
+        sample_docs/runs/progress/local-qwen-harder.sqlite
 
 SQLite's online backup API copies the store as of one transaction while the sweep goes on writing (a
 file copy of a WAL store can catch it half-written); the copy is put in rollback-journal mode and

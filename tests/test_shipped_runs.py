@@ -17,7 +17,7 @@ RUNS = Path(__file__).resolve().parent.parent / "sample_docs" / "runs"
 CONFIGS = sorted(RUNS.glob("*.toml"))
 # shipped while still running (a long local sweep, committed as it goes and resumed with the same
 # command): whole questions so far, not the whole plan. Remove a name once its sweep is done.
-IN_PROGRESS = {"local-qwen-nq-likelihood20"}
+IN_PROGRESS = {"local-qwen-nq-likelihood20", "local-qwen-nq-attention20"}
 # made by an earlier document builder: their trials stay as they were made, but the current code builds
 # other documents for them (so a replay would send calls). Each is remade in the background and its name
 # taken out of here when the new store ships; the test below fails if a name here replays after all.
@@ -54,6 +54,10 @@ class NoCalls:
         self.calls += 1
         raise AssertionError("a cached sweep sent a scoring request")
 
+    async def attention(self, messages, regions):
+        self.calls += 1
+        raise AssertionError("a cached sweep sent an attention request")
+
 
 def test_every_shipped_config_has_its_store():
     assert CONFIGS, "no shipped runs"
@@ -74,8 +78,10 @@ def test_shipped_store_is_complete_and_labelled(cfg):
     assert trials["error"].isna().all()
     assert set(trials["strategy"]) == set(config.strategies)
     assert sweeps.iloc[0]["name"] == config.name
-    if config.measure != "answer":
+    if config.measure == "likelihood":
         assert trials["answer_logprob"].map(lambda v: math.isfinite(v) and v <= 0).all()
+    if config.measure == "attention":
+        assert trials["attention_gold"].map(lambda v: 0 < v < 1).all()
     if cfg.stem in IN_PROGRESS:
         whole = complete_tasks(trials, config)
         assert whole >= 1 and len(trials) >= whole * expected // len(config.load_tasks())
@@ -119,6 +125,7 @@ def test_shipped_sweep_reruns_from_the_cache_with_zero_calls(cfg, tmp_path):
     assert list(again["answer"]) == list(before["answer"])
     assert list(again["score"]) == list(before["score"])
     assert list(again["answer_logprob"]) == list(before["answer_logprob"])
+    assert list(again["attention_gold"]) == list(before["attention_gold"])
 
 
 def test_the_readme_likelihood_table_matches_its_store():
@@ -192,4 +199,4 @@ def test_shipped_scores_are_what_the_current_metrics_give_their_answers(cfg):
         if got != want:
             mismatched.append((row.trial_key, got, want))
     assert not mismatched, f"{len(mismatched)} trials, e.g. {mismatched[0]}: run scripts/rescore_stores.py"
-    assert len(scored) > 0 or config.measure == "likelihood"
+    assert len(scored) > 0 or config.measure in ("likelihood", "attention")  # nothing generated

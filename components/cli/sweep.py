@@ -6,6 +6,7 @@ import sys
 import time
 
 from components.cli.common import EXIT_OK, EXIT_STOPPED, EXIT_TRIAL_ERRORS, add_db, db_path, warn_bad_rows
+from components.core import words
 
 
 def add_parser(sub, name):
@@ -117,16 +118,16 @@ def describe(config) -> str:
 
         return describe_design(config)
     grid = (
-        f"{len(config.documents)} document counts x {len(config.gold_index)} gold indices"
+        f"{words.count(len(config.documents), 'document count')} x {words.count(len(config.gold_index), 'gold index', 'gold indices')}"
         if config.documents
-        else f"{len(config.lengths)} lengths x {len(config.positions)} positions"
+        else f"{words.count(len(config.lengths), 'length')} x {words.count(len(config.positions), 'position')}"
         if config.positions_tokens is None
-        else f"{len(config.lengths)} lengths x the positions of positions_tokens up to each"
+        else f"{words.count(len(config.lengths), 'length')} x the positions of positions_tokens up to each"
     )
     arms = sum(config.count_settings(s) for s in config.strategies)
     line = (
-        f"sweep {config.name!r}: {len(config.models)} model(s) x {arms} strategy setting(s) x {grid} "
-        f"({count_cells(config)} cells)"
+        f"sweep {config.name!r}: {words.count(len(config.models), 'model')} x {words.count(arms, 'strategy setting')} x {grid} "
+        f"({words.count(count_cells(config), 'cell')})"
     )
     if config.mode == "batch":
         line += "; mode batch (the providers' batch interfaces, half price)"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from components.core import words
 from components.run.config_read import fail
 from components.run.config_rules import BATCH_PROVIDERS
 
@@ -44,7 +45,7 @@ def check_size(config, n_tasks: int, *, at_least: bool = False) -> None:
         tasks = "a task" if at_least and n_tasks == 1 else f"{n_tasks:,} tasks"
         raise ValueError(
             f"sweep {config.name!r} has {'at least ' if at_least else ''}{n:,} trials "
-            f"({len(config.models)} model(s) x {settings:,} strategy setting(s) x "
+            f"({words.count(len(config.models), 'model')} x {words.count(settings, 'strategy setting')} x "
             f"{count_cells(config):,} cells x {tasks}); the limit is {MAX_TRIALS:,} trials a "
             "sweep: split it into smaller sweeps"
         )

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from components.core import words
 from components.core.metrics import answer_scores
 from components.core.scoring import mq_category
 from components.providers.base import ProviderError, cache_key
@@ -306,6 +307,7 @@ def describe(config) -> str:
     arms = sum(len(config.params_for(s)) for s in config.strategies)
     n = config.n or 1
     return (
-        f"sweep {config.name!r}: design {DESIGN}: {len(config.models)} model(s) x {arms} strategy setting(s) x "
-        f"K in {list(config.contexts)} x Q in {list(config.questions_per_context)} x {n} document(s) each"
+        f"sweep {config.name!r}: design {DESIGN}: {words.count(len(config.models), 'model')} x "
+        f"{words.count(arms, 'strategy setting')} x K in {list(config.contexts)} x Q in "
+        f"{list(config.questions_per_context)} x {words.count(n, 'document')} each"
     )

@@ -1,11 +1,13 @@
-"""The Lesson: eight short steps through the lost-in-the-middle effect and its remedies, as data.
+"""The Lesson: nine short steps through the lost-in-the-middle effect and its remedies, as data.
 
 Each step has two or three sentences, one live widget (named here, drawn by webapp/lesson/widgets.py),
 a "try this", a question for the room, and a link into another page with its settings filled in
 (query parameters read by webapp/session/url.py). Text follows the papers; the section each step rests
 on is in `source` (and in the comment above it).
   LITM = Liu et al. 2023, "Lost in the Middle: How Language Models Use Long Contexts"; R&R = Agrawal
-  et al. 2024, "Can't Remember Details in Long Documents? You Need Some R&R".
+  et al. 2024, "Can't Remember Details in Long Documents? You Need Some R&R"; Found in the Middle = Hsieh
+  et al. 2024, "Found in the Middle: Calibrating Positional Attention Bias Improves Long Context
+  Utilization" (arXiv 2406.16008).
 """
 
 from __future__ import annotations
@@ -83,6 +85,22 @@ STEPS: tuple[Step, ...] = (
             {"source": "task", "set": NQ_SET, "documents": 20, "gold": 9, "strategy": "litm"},
         ),
         "LITM §2.1-2.2",
+    ),
+    # Found in the Middle §2 (and its abstract): models show a U-shaped positional attention bias, the
+    # first and last documents of the input attended more whatever their relevance, tied to the lost middle;
+    # measured here as the gold page's share of the last prompt token's attention (providers/attention.py).
+    Step(
+        "why",
+        "Why the middle is lost",
+        "Found in the Middle (2024) looked inside the model: the first and last documents get more of its "
+        "attention whatever they hold, the middle ones less, a U-shaped positional attention bias. Here is "
+        "that measure on this app's bundled model, beside its accuracy: the gold document's share of the "
+        "attention of the prompt's last token.",
+        "why",
+        "Does the attention dip where the accuracy dips? Then look at one prompt, live.",
+        "If the model looks less at the middle whatever is there, what could we change?",
+        Link("papers", "Found in the Middle on the Papers page"),
+        "Found in the Middle §2",
     ),
     # R&R §3.2: an INSTRUCTIONS_REMINDER block about every r tokens, between pages; §5.2 Table 5 (r).
     Step(

@@ -144,3 +144,68 @@ def strategy_costs(rows: list[dict]) -> go.Figure:
         ),
     )
     return fig
+
+
+def attention_beside_accuracy(attention: pd.DataFrame | None, accuracy: pd.DataFrame | None) -> go.Figure:
+    """Hsieh et al. 2024 ("Found in the Middle", arXiv 2406.16008) §2: the lost middle beside a U-shaped
+    positional attention bias. Left, the gold document's share of the last prompt token's attention by its
+    index; right, accuracy by the same index: each point's mean with its 95% interval (points as
+    report.shape.curves gives them: gold_index, n, mean, lo, hi; a missing run leaves its panel with a line
+    saying so)."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        horizontal_spacing=0.14,
+        subplot_titles=("Attention on the gold document", "Accuracy"),
+    )
+    panels = (
+        (attention, 1, PALETTE["blue"], "attention on the gold document", "the attention run is not shipped"),
+        (accuracy, 2, PALETTE["red-orange"], "accuracy", "the accuracy run is not shipped"),
+    )
+    for points, col, colour, what, missing in panels:
+        if points is None or points.empty:
+            fig.add_annotation(
+                text=missing,
+                x=0.5,
+                y=0.5,
+                xref=f"x{col if col > 1 else ''} domain",
+                yref=f"y{col if col > 1 else ''} domain",
+                showarrow=False,
+                font=dict(size=14, color="#555"),
+            )
+            continue
+        p = points.sort_values("gold_index")
+        mean = [100 * float(v) for v in p["mean"]]  # plain lists: the chart's JSON holds the numbers
+        fig.add_trace(
+            go.Scatter(
+                x=[int(v) for v in p["gold_index"]],
+                y=mean,
+                mode="lines+markers",
+                name=what,
+                line=dict(color=colour, width=2.5),
+                marker=dict(color=colour, size=8),
+                error_y=dict(
+                    type="data",
+                    symmetric=False,
+                    array=[100 * float(h) - m for h, m in zip(p["hi"], mean, strict=True)],
+                    arrayminus=[m - 100 * float(lo) for lo, m in zip(p["lo"], mean, strict=True)],
+                    color=colour,
+                    thickness=1.5,
+                    width=4,
+                ),
+                customdata=[[int(n)] for n in p["n"]],
+                hovertemplate=f"gold at %{{x}}: {what} %{{y:.1f}}% (n=%{{customdata[0]}})<extra></extra>",
+                showlegend=False,
+            ),
+            row=1,
+            col=col,
+        )
+    set_layout(fig, "", "gold document index (0 = first of 20)", "", percent=False)
+    fig.update_xaxes(tickvals=[0, 4, 9, 14, 19], range=[-1, 20])
+    fig.update_xaxes(title_text="gold document index", row=1, col=2)
+    fig.update_yaxes(title_text="% of the attention", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title_text="% right", range=[0, 100], row=1, col=2)
+    fig.update_layout(height=HEIGHT, showlegend=False, margin=dict(l=60, r=20, t=40, b=40))
+    return fig

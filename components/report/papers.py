@@ -51,6 +51,8 @@ class Experiment:
     differs: str = ""  # one line: model, data, distractors
     config: str = ""  # the bundled config that reruns it (sample_docs/runs or sample_docs/configs)
     preset: dict | None = None  # the Experiments page's grid, where it can draw this experiment
+    arms: tuple[str, ...] = ()  # strategies ours shows, each from the shipped run or any other that holds it
+    published_note: str = ""  # what the paper prints instead, where it prints no table of this
 
     @property
     def command(self) -> str:
@@ -60,6 +62,13 @@ class Experiment:
 LITM_DIFFERS = (
     "Ours: {what} with {model}, BM25 distractors from other questions' passages; the paper: "
     "GPT-3.5-Turbo, Claude-1.3 and open models, Contriever distractors from all of Wikipedia."
+)
+HSIEH_DIFFERS = (
+    "Ours: {what} with the bundled Qwen2.5 Coder 0.5B on 2 CPU cores, BM25 distractors from other "
+    "questions' passages, best-subspan EM; our calibrated attention reorders the documents by it (over the "
+    "last half of the model's layers, most relevant last) and then answers, as attention sorting does. The "
+    "paper: Vicuna-7B-v1.5-16k and Tulu-2-7B, LITM's Contriever distractors, the attention itself "
+    "calibrated while the answer is generated, in the last 16 of 32 layers (llama.cpp gives no hook for that)."
 )
 EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
@@ -265,6 +274,67 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "Mistral-7B-Instruct-v0.3, mismatches sorted by hand.",
         config="local-qwen-squad-mq",
     ),
+    # Found in the Middle (Hsieh et al. 2024, arXiv 2406.16008): §2 ties the lost middle to a U-shaped
+    # positional attention bias; §3-4 calibrate it (a document's attention minus a dummy document's at the
+    # same place, in the last 16 of their 7B models' 32 layers); Table 5 (appendix, p. 14) is NQ accuracy by
+    # the gold document's position, 10 and 20 documents, with vanilla attention, calibrated attention and
+    # attention sorting (Peysakhovich and Lerer 2023 §3).
+    Experiment(
+        "hsieh2024",
+        "hsieh-20",
+        "20 documents: vanilla, calibrated attention and attention sorting (Table 5)",
+        "Accuracy on LITM's NQ-open experiment with 20 documents, the gold one at index 0, 9 or 19, with the "
+        "documents as given (vanilla) and reordered by where the model looks.",
+        ("Table 5",),
+        where={"n_documents": 20},
+        rows=("model", "gold_index"),
+        columns=("method",),
+        metric="accuracy (%)",
+        run="local-qwen-nq-litm20",
+        ours_where={"documents": 20},
+        ours_rows=("gold_index",),
+        ours_metric="subspan_em",
+        arms=("litm", "attention-sort", "calibrated-attention"),
+        differs=HSIEH_DIFFERS.format(what="150 NQ-open questions"),
+        config="papers-hsieh-nq20",
+    ),
+    Experiment(
+        "hsieh2024",
+        "hsieh-10",
+        "10 documents: vanilla, calibrated attention and attention sorting (Table 5)",
+        "The same with 10 documents, the gold one at index 0, 4 or 9.",
+        ("Table 5",),
+        where={"n_documents": 10},
+        rows=("model", "gold_index"),
+        columns=("method",),
+        metric="accuracy (%)",
+        run="local-qwen-nq-litm",
+        ours_where={"documents": 10},
+        ours_rows=("gold_index",),
+        ours_metric="subspan_em",
+        arms=("litm", "attention-sort", "calibrated-attention"),
+        differs=HSIEH_DIFFERS.format(what="50 NQ-open questions"),
+        config="papers-hsieh-nq10",
+    ),
+    Experiment(
+        "hsieh2024",
+        "hsieh-attention",
+        "Attention on the gold document by its position (§2)",
+        "The share of the last prompt token's attention that the gold document gets, by its index among "
+        "20: the positional attention bias the paper ties to the lost middle.",
+        ("§2",),
+        metric="attention",
+        run="local-qwen-nq-attention20",
+        ours_where={"documents": 20},
+        ours_rows=("gold_index",),
+        ours_metric="attention_gold",
+        differs="Ours: the bundled 0.5B model on the same 20-document prompts as the accuracy run, the last "
+        "prompt token's attention averaged over all layers and heads and summed over each document's tokens "
+        "(its PAGE tags included), mean and 95% interval by position (litm results --metric attention); "
+        "the paper: its 7B models' attention to each document, with the gold one moved through the context.",
+        config="local-qwen-nq-attention20",
+        published_note="The paper draws attention by position as figures (§2) and prints no table of it.",
+    ),
 )
 
 
@@ -309,6 +379,18 @@ NOT_RERUN: dict[str, tuple[tuple[str, str], ...]] = {
             "The QA rows (Table 1: HotpotQA and SQuAD; Table 3: StrategyQA and TriviaQA)",
             "RULER's long-context versions of these sets are not built here, and HotpotQA, StrategyQA and "
             "TriviaQA do not ship",
+        ),
+    ),
+    "hsieh2024": (
+        (
+            "Calibrating the attention itself while the answer is generated (§4, Table 5's calibrated rows)",
+            "llama.cpp gives no hook to change a model's attention during generation; ours reorders the "
+            "documents by calibrated attention instead, then answers",
+        ),
+        (
+            "Their models (Vicuna-7B-v1.5-16k, Tulu-2-7B)",
+            "they do not ship with the app, which reaches no model hub; and only the bundled local model "
+            "gives its attention",
         ),
     ),
     "context_overloading_2025": (
@@ -493,11 +575,13 @@ def ours_table(exp: Experiment, trials: pd.DataFrame | None = None) -> pd.DataFr
         return pd.DataFrame()
     if exp.paper == "context_overloading_2025":
         return mq_ours(trials)
-    part = trials
-    for col, value in exp.ours_where.items():
-        part = part[pd.to_numeric(part[col], errors="coerce") == value]
+    part = where(trials, exp.ours_where)
+    if exp.arms:
+        part = pd.concat([part, other_arms(exp, set(part.get("strategy", ())))], ignore_index=True)
     series = list(exp.ours_columns)
     by = [*exp.ours_rows, *series, *(["params"] if series == ["strategy"] else [])]
+    if not is_accuracy(exp.ours_metric):
+        return means_table(exp, part)
     stats = accuracy(part, by, exp.ours_metric)
     if stats.empty:
         return pd.DataFrame()
@@ -511,8 +595,102 @@ def ours_table(exp: Experiment, trials: pd.DataFrame | None = None) -> pd.DataFr
         row = {ROW_TITLES.get(c, c): _label(c, v) for c, v in zip(exp.ours_rows, key, strict=True)}
         for r in group.itertuples(index=False):
             row[r.series] = cell_text(int(r.n), int(round(r.successes)), r.lo, r.hi)
+        for name in missing_arms(exp, stats):
+            row[setting(name, {})] = NOT_RUN
         out.append(row)
     return pd.DataFrame(out).fillna("")
+
+
+NOT_RUN = "not run yet"
+
+
+def where(trials: pd.DataFrame, conditions: dict) -> pd.DataFrame:
+    """The trials whose columns hold the numbers `conditions` names (column -> value)."""
+    for col, value in conditions.items():
+        trials = trials[pd.to_numeric(trials[col], errors="coerce") == value]
+    return trials
+
+
+def is_accuracy(column: str) -> bool:
+    """A 0/1 accuracy (hits/n with a Wilson interval), else a mean (the attention measure's share)."""
+    from components.core.metrics import BY_COLUMN
+
+    found = BY_COLUMN.get(column)
+    return found is None or found.accuracy
+
+
+def other_arms(exp: Experiment, have: set) -> pd.DataFrame:
+    """The trials of `exp.arms` that its shipped run lacks, from every other shipped run that holds them
+    (in the cells `exp.ours_where` names): the arms are shown as far as their runs exist."""
+    from components.run.reader import store_version
+    from components.run.store import shipped_paths
+
+    wanted = [a for a in exp.arms if a not in have]
+    frames = []
+    for path in shipped_paths() if wanted else ():
+        if path.stem == exp.run:
+            continue
+        try:
+            trials = _trials(path.stem, store_version(path))
+        except Exception:  # a store that cannot be read holds no arm
+            continue
+        if "strategy" in trials:
+            frames.append(where(trials[trials["strategy"].isin(wanted)], exp.ours_where))
+    frames = [f for f in frames if not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def missing_arms(exp: Experiment, stats: pd.DataFrame) -> list[str]:
+    """The arms no shipped run has measured yet."""
+    have = set(stats["strategy"]) if "strategy" in stats else set()
+    return [a for a in exp.arms if a not in have]
+
+
+def mean_cell(n: int, mean: float, lo: float, hi: float) -> str:
+    """'5.5% (4.8–6.3%), n=17': a share's mean over n trials and its 95% interval."""
+    if not n:
+        return "not measured"
+    if math.isnan(lo) or math.isnan(hi):
+        return f"{100 * mean:.1f}%, n={n}"
+    return f"{100 * mean:.1f}% ({100 * lo:.1f}–{100 * hi:.1f}%), n={n}"
+
+
+def means_table(exp: Experiment, part: pd.DataFrame) -> pd.DataFrame:
+    """A measure that is not an accuracy (the attention share) by gold index, one column per setting: the
+    mean and its 95% interval as `litm results --json --metric M` gives them (report.shape.curves)."""
+    from components.report.shape import curves
+
+    if part.empty or exp.ours_metric not in part:
+        return pd.DataFrame()
+    rows: dict[str, dict] = {}
+    for curve in curves(part, part[exp.ours_metric]):
+        name = setting(curve["strategy"], curve["params"])
+        for p in curve["points"]:
+            x = p.get("gold_index")
+            label = _label("gold_index", x)
+            rows.setdefault(label, {ROW_TITLES["gold_index"]: label, "_x": x})[name] = mean_cell(
+                int(p["n"]), float(p["mean"]), float(p["lo"]), float(p["hi"])
+            )
+    out = pd.DataFrame(sorted(rows.values(), key=lambda r: r["_x"]))
+    return out.drop(columns="_x").fillna("") if not out.empty else out
+
+
+def planned_questions(exp: Experiment) -> int | None:
+    """The questions the shipped run's config asks for (its n_tasks), None when it does not say."""
+    import json
+
+    path = run_path(exp)
+    if path is None or not path.is_file():
+        return None
+    from components.run.store import RunStore
+
+    with RunStore.for_reading(path) as store:
+        sweeps = store.sweeps_frame()
+    row = sweeps[sweeps["name"] == exp.run]
+    try:
+        return int(json.loads(row["config"].iloc[0]).get("n_tasks")) if len(row) else None
+    except (TypeError, ValueError):
+        return None
 
 
 def mq_ours(trials: pd.DataFrame) -> pd.DataFrame:

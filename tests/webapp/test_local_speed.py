@@ -86,8 +86,8 @@ def test_the_playgrounds_estimate_comes_from_this_machine_only(monkeypatch):
     """An estimate from the shipped runs (another machine: "about 13 s" took 34 s here) is not shown as
     this machine's: the Playground's clock then shows elapsed time only."""
     from components.providers.base import ModelSpec
-    from webapp.playground import running as run
     from webapp.services.models import Choice
+    from webapp.ui import clock as run  # the clock every page's wait shows (the Playground's, the Lesson's)
 
     model = "local:qwen2.5-coder-0.5b-instruct"
     choice = Choice(ModelSpec("local", "qwen2.5-coder-0.5b-instruct"), None)

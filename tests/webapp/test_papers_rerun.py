@@ -152,3 +152,34 @@ def test_each_paper_says_what_cannot_be_rerun_here_and_why(at):
         said = " ".join(m.value for m in tab.markdown).replace("\\", "")  # markdown escapes dropped
         for what, why in papers.not_rerun(source):
             assert f"- **{what}**: {why}." in said, (source, what)
+
+
+def test_found_in_the_middle_table_5_beside_ours_with_the_fixes_not_run_yet(at):
+    from components.core.resources import sample_path
+
+    tab = next(t for t in at.tabs if t.label == "Found in the Middle (Hsieh et al., 2024)")
+    assert "Rerun its experiments" in [h.value for h in tab.subheader]
+    titles = [m.value for m in tab.markdown if m.value.startswith("**")]
+    assert len(titles) == len(papers.experiments("hsieh2024")) == 3
+    exp = next(e for e in papers.EXPERIMENTS if e.key == "hsieh-20")
+    pub = papers.published_table(exp).set_index(["model", "gold index"])
+    assert pub.loc[("Vicuna-7B-v1.5-16k", "9"), "Vanilla attention"] == "47.34"
+    assert pub.loc[("Tulu-2-7B", "19"), "Calibrated attention"] == "61.5"  # as printed
+    ours = papers.ours_table(exp).set_index("gold index")
+    assert all(CELL.match(v) for v in ours["LITM QA"])
+    for arm in ("Attention sorting", "Calibrated-attention reorder"):  # no shipped run holds them yet
+        assert set(ours[arm]) == {"not run yet"}
+    ten = papers.ours_table(next(e for e in papers.EXPERIMENTS if e.key == "hsieh-10"))
+    assert set(ten["Attention sorting"]) == {"not run yet"} and list(ten["gold index"])[0] == "0"
+    infos = " ".join(i.value for i in tab.info)
+    assert "prints no table of it" in infos  # §2 draws attention by position and tabulates none
+    said = " ".join(m.value for m in tab.markdown).replace("\\", "")
+    att = next(e for e in papers.EXPERIMENTS if e.key == "hsieh-attention")
+    if not sample_path("runs", f"{att.run}.sqlite").is_file():
+        assert "No shipped run of this experiment yet" in infos
+        return
+    n, planned = papers.ours_n(att), papers.planned_questions(att)
+    growing = f"{n:,} questions so far (of {planned:,} planned" in said
+    assert growing == (n < planned)
+    cells = [v for v in papers.ours_table(att)["LITM QA"]]
+    assert len(cells) == 5 and all(re.fullmatch(r"\d+\.\d% \(\d+\.\d–\d+\.\d%\), n=\d+", v) for v in cells)

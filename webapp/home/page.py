@@ -20,7 +20,7 @@ DOORS = (
         "lesson/page.py",
         "Teach it",
         ":material/school:",
-        "A guided lesson in eight steps, one screen each on a projector.",
+        "A guided lesson in nine steps, one screen each on a projector.",
     ),
     (
         "playground/page.py",

@@ -1,4 +1,4 @@
-"""Lesson: a guided path in eight short steps (services.lesson: components/report/lesson.py), one live
+"""Lesson: a guided path in nine short steps (services.lesson: components/report/lesson.py), one live
 widget each, a "try this", a question for the room, and a link into the other pages with settings
 filled in. The step is in the URL (?step=N), so a teacher can bookmark or share any step; in presenter
 mode each step fits one 1024x576 projector screen."""

@@ -10,9 +10,9 @@ import streamlit as st
 
 from webapp.services import engine, figures, lesson, logprob, shipped
 from webapp.services.engine import NQ_SET, Recipe
-from webapp.services.names import count, setting_label
+from webapp.services.names import count, metric_label, setting_label
 from webapp.session import State
-from webapp.ui import charts
+from webapp.ui import charts, looks
 
 SAMPLE = "harrowmere_history"
 N_DOCS = 20
@@ -274,6 +274,114 @@ def likelihood_view(aside=None) -> None:
         shape_caption(s)
 
 
+WHY_VIEWS = {"curves": "Attention and accuracy", "live": "One prompt, live"}
+WHY_GOLD = [0, 4, 9, 14, 19]  # the shipped runs' gold indices
+STRIP_HEIGHT = 250  # presenter mode: the switch, the slider, the button and the strip on one screen
+WHY_HOW = (
+    "left, the gold document's share of the attention of the prompt's last token (the one that writes the "
+    "first word of the answer), over all layers and heads; right, how often the answer is right; both "
+    "against where the gold document sits among 20 (x), with 95% intervals. Where both dip in the middle, "
+    "the model looks less at the page it needs."
+)
+
+
+def at_edges(points, pct: bool = True) -> str:
+    """'5.5% first, 2.1% at 9, 4.7% last' from a curve's points (first, middle index, last)."""
+    p = points.sort_values("gold_index")
+    rows = [p.iloc[0], p.iloc[len(p) // 2], p.iloc[-1]]
+    words = ["first", f"at {int(rows[1]['gold_index'])}", "last"]
+    return ", ".join(
+        f"{100 * float(r['mean']):.{1 if pct else 0}f}% {w}" for r, w in zip(rows, words, strict=True)
+    )
+
+
+def why(aside=None) -> None:
+    """The shipped attention curve beside the shipped accuracy U (Found in the Middle §2), or the live strip
+    of where the bundled model looks in one prompt (the Playground's strip, ui/looks.py)."""
+    state = State()
+    if state.lesson_why_view not in WHY_VIEWS:
+        state.lesson_why_view = "curves"
+    st.segmented_control(
+        "Show",
+        list(WHY_VIEWS),
+        key=State.lesson_why_view.key,
+        format_func=WHY_VIEWS.get,
+        label_visibility="collapsed",
+    )
+    if (state.lesson_why_view or "curves") == "live":
+        why_live(aside)
+    else:
+        why_curves(aside)
+
+
+def why_curves(aside=None) -> None:
+    present = State().present
+    fig, att, acc = lesson.why_curves()
+    said = []
+    if att is not None:
+        said.append(f"attention {att.model}, n={att.n_text()}")
+    if acc is not None:
+        said.append(f"accuracy n={acc.n_text()}")
+    if present:
+        note = "This app: " + "; ".join(said) + ". Ours, not the paper's." if said else ""
+    else:
+        note = (
+            (
+                f"Measured by this app with the bundled model: the attention run on {att.n_text()} "
+                "(litm results --metric attention), "
+                if att is not None
+                else "The shipped attention run is not installed; "
+            )
+            + (
+                f"the accuracy run on {acc.n_text()} ({metric_label('subspan_em')}). "
+                if acc is not None
+                else "the shipped accuracy run is not installed. "
+            )
+            + "Ours, not Found in the Middle's numbers."
+        )
+    if present:
+        fig.update_layout(margin=dict(t=30, b=10))
+        fig.update_xaxes(title_text=CURVE_X)
+    charts.show(
+        fig,
+        "lesson-why-the-middle-is-lost",
+        WHY_HOW,
+        note=note,
+        series=False,
+        height=CURVE_HEIGHT if present else 420,
+    )
+    parts = []
+    if att is not None:
+        parts.append(f"Attention on the gold document: {at_edges(att.points)}")
+    if acc is not None:
+        parts.append(f"accuracy: {at_edges(acc.points, pct=False)}")
+    if parts:
+        with beside(aside):
+            st.caption("; ".join(parts) + ".")
+
+
+def why_live(aside=None) -> None:
+    state = State()
+    present = state.present
+    st.select_slider("Gold document index (0 = first, 19 = last)", WHY_GOLD, key=State.lesson_why_gold.key)
+    index = int(state.lesson_why_gold)
+    recipe, question = nq_recipe(index)
+    prompts = engine.prompts(recipe, "litm", (), question)
+    with beside(aside):
+        st.html(f"<div style='font-size:1.05rem'><b>Question:</b> {html.escape(question)}</div>")
+        st.caption(place_text(prompts, index))
+    looks.section(
+        state,
+        prompts,
+        1,
+        ("lesson-why", index),
+        prompts[0].tokens,
+        heading=False,
+        height=STRIP_HEIGHT if present else None,
+        name="lesson-where-the-model-looks",
+    )
+
+
 def reminders(aside=None) -> None:
     st.select_slider(
         "r: a reminder every … tokens",
@@ -380,6 +488,7 @@ def present_costs(fig, rows: list[dict]) -> None:
 
 ASIDE = {
     "move",
+    "why",
     "reminders",
     "icr",
 }  # widgets that take the step's text column for a line of their own (presenter mode)
@@ -387,6 +496,7 @@ WIDGETS = {
     "published_litm": published_litm,
     "one_prompt": one_prompt,
     "move": move,
+    "why": why,
     "reminders": reminders,
     "icr": icr,
     "rr": rr,

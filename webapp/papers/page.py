@@ -2,8 +2,8 @@
 Overloading in RAG Based Systems). For each, its main experiments (services/papers.py: a table of them):
 what each measured, the published table beside our shipped run (n and intervals), what differs, and the
 command (or the Experiments page's grid) that reruns it; then the published tables as charts, and the two
-later papers' curves of LITM's NQ experiment (Found in the Middle, Pos2Distill), and a tab of later
-results on current models (papers/later.py: NoLiMa, RULER, LongPiBench). Runs nothing itself."""
+later papers' curves of LITM's NQ experiment (Found in the Middle, with its experiments beside our runs
+too; Pos2Distill), and a tab of later results on current models (papers/later.py: NoLiMa, RULER, LongPiBench). Runs nothing itself."""
 
 from __future__ import annotations
 
@@ -27,7 +27,9 @@ def main() -> None:
         "published table beside the run of ours that ships with the app (with n and 95% intervals), what "
         "differs between the two, and the command that reruns it. Then the published tables as charts, "
         "and two later papers that measured LITM's 20-document NQ curve on open models with and without "
-        "their fixes; the last tab, what current models show on harder tasks. Numbers marked **as "
+        "their fixes (Found in the Middle with its experiments to rerun too: why the middle is lost, and "
+        "two fixes that read the model's attention); the last tab, what current models show on harder "
+        "tasks. Numbers marked **as "
         "published** are the papers' own, with their own metrics."
     )
     pub = published.rows()
@@ -37,7 +39,8 @@ def main() -> None:
     for tab, source in zip(tabs, PAPERS, strict=True):
         with tab:
             rows = pub[pub["source"] == source]
-            if source in experiments.PAPERS:
+            rerun = bool(experiments.experiments(source))  # the four papers, and Found in the Middle
+            if rerun:
                 st.caption(f"**Source:** {md(experiments.citation(source))}")
                 rerun_section(source)
             if source not in VIEWS:
@@ -45,9 +48,9 @@ def main() -> None:
             if rows.empty:
                 st.info("No published rows for this paper.")
                 continue
-            if source in experiments.PAPERS:
+            if rerun:
                 st.subheader("The published tables as charts")
-            paper_tab(source, rows)
+            paper_tab(source, rows, sourced=rerun)
 
 
 with guard("the Papers page"):

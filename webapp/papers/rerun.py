@@ -47,11 +47,13 @@ def experiment(exp) -> None:
         wide = width(pub) + width(ours) > WIDE
         left, right = (st.container(), st.container()) if wide else st.columns([width(pub), width(ours)])
         left.markdown(
-            f"Published: {md(PAPERS[exp.paper].split(' (')[0])}, {md(', '.join(exp.tables))} "
-            f"({md(exp.metric)}, as printed)"
+            f"Published: {md(PAPERS[exp.paper].split(' (')[0])}, {md(', '.join(exp.tables))}"
+            + ("" if pub.empty and exp.published_note else f" ({md(exp.metric)}, as printed)")
         )
         if pub.empty:
-            left.info("No published rows for this experiment.")
+            left.info(
+                md(exp.published_note or "No published rows for this experiment."), icon=":material/info:"
+            )
         else:
             left.dataframe(
                 shown(pub), hide_index=True, width="stretch" if wide and width(pub) > 60 else "content"
@@ -63,9 +65,19 @@ def experiment(exp) -> None:
                 icon=":material/hourglass_empty:",
             )
         else:
+            n, planned = experiments.ours_n(exp), experiments.planned(exp)
+            growing = (
+                f" so far (of {planned:,} planned: the run is not finished)"
+                if planned and n < planned
+                else ""
+            )
             right.markdown(
-                f"Ours: the shipped run {md(exp.run)}, {experiments.ours_n(exp):,} questions "
-                "(each cell: right / n = share, Wilson 95% interval)"
+                f"Ours: the shipped run {md(exp.run)}, {n:,} questions{growing} "
+                + (
+                    "(each cell: right / n = share, Wilson 95% interval)"
+                    if experiments.is_accuracy(exp.ours_metric)
+                    else "(each cell: the mean share, its 95% interval and the trials n)"
+                )
             )
             right.dataframe(
                 shown(ours), hide_index=True, width="stretch" if wide and width(ours) > 60 else "content"

@@ -301,8 +301,9 @@ def show_view(source: str, view: dict, rows: pd.DataFrame, key: tuple) -> None:
         st.dataframe(data[[c for c in show if c in data]].dropna(axis=1, how="all"), hide_index=True)
 
 
-def paper_tab(source: str, rows: pd.DataFrame) -> None:
-    if source not in experiments.PAPERS:  # the four papers name their source above their experiments
+def paper_tab(source: str, rows: pd.DataFrame, sourced: bool = False) -> None:
+    """`sourced`: the tab named its source already, above its experiments."""
+    if not sourced:
         st.caption(f"**Source:** {md(citation(source, rows))}")
     views = VIEWS[source]
     names = [v["name"] for v in views]

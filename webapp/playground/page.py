@@ -8,12 +8,12 @@ from __future__ import annotations
 import streamlit as st
 
 from webapp import session
-from webapp.playground import looks, moving, multiq, running
+from webapp.playground import moving, multiq, running
 from webapp.playground.inputs import new_source, task_source, text_source
 from webapp.playground.strategy import strategy_input
 from webapp.services import engine, figures, models
 from webapp.session import State
-from webapp.ui import charts, render, sidebar
+from webapp.ui import charts, looks, render, sidebar
 
 SOURCES = ("Sample", "Paste", "Upload", "Task set")
 

@@ -9,7 +9,15 @@ from components.report.lesson import STEPS, step
 from webapp.services.figures import once
 from webapp.services.published import rows
 
-__all__ = ["STEPS", "chunking", "litm_curves", "rr_positions", "step", "strategy_costs"]
+__all__ = [
+    "STEPS",
+    "chunking",
+    "litm_curves",
+    "rr_positions",
+    "step",
+    "strategy_costs",
+    "why_curves",
+]
 
 
 @once
@@ -30,3 +38,16 @@ def chunking():
 @once
 def strategy_costs(table: list[dict]):
     return lessonfigs.strategy_costs(table)
+
+
+def why_curves():
+    """(figure, attention curve, accuracy curve): the shipped attention run beside the shipped accuracy U
+    (services.shipped.attention_and_accuracy). Built on each call, not once: the attention run may still
+    be growing, and its curves are read again when its store changes."""
+    from webapp.services.shipped import attention_and_accuracy
+
+    att, acc = attention_and_accuracy()
+    fig = lessonfigs.attention_beside_accuracy(
+        att.points if att is not None else None, acc.points if acc is not None else None
+    )
+    return fig, att, acc

@@ -14,6 +14,7 @@ Experiment = report_papers.Experiment
 experiments = report_papers.experiments
 config_file = report_papers.config_file
 not_rerun = report_papers.not_rerun
+is_accuracy = report_papers.is_accuracy
 
 __all__ = [
     "PAPERS",
@@ -21,10 +22,12 @@ __all__ = [
     "citation",
     "config_file",
     "experiments",
+    "is_accuracy",
     "mq_table",
     "not_rerun",
     "ours",
     "ours_n",
+    "planned",
     "published",
 ]
 
@@ -61,6 +64,16 @@ def ours(exp: Experiment) -> pd.DataFrame:
 def ours_n(exp: Experiment) -> int:
     """The questions of our shipped run (0 without one)."""
     return _ours(exp.key, _version(exp))[1]
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _planned(key: str, version: tuple) -> int | None:
+    return report_papers.planned_questions(_find(key))
+
+
+def planned(exp: Experiment) -> int | None:
+    """The questions the shipped run's config asks for (None when it does not say)."""
+    return _planned(exp.key, _version(exp)) if exp.run else None
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

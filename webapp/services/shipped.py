@@ -20,9 +20,12 @@ from webapp.services.names import THIS_APP, metric_label, model_title
 
 __all__ = [
     "ACCURACY_RUN",
+    "ATTENTION_RUN",
     "LIKELIHOOD_RUN",
+    "Curve",
     "Shipped",
     "accuracy_figure",
+    "attention_and_accuracy",
     "likelihood_figure",
     "made",
     "sweep_key",
@@ -31,6 +34,7 @@ __all__ = [
 ]
 
 LIKELIHOOD_RUN = "local-qwen-nq-likelihood20"
+ATTENTION_RUN = "local-qwen-nq-attention20"  # the attention measure on the same prompts; may still be growing
 ACCURACY_RUN = "local-qwen-nq-litm20"  # n=150 per gold index
 DECISION_RUN = "local-qwen-facts"  # Baseline, Reprompt and R&R on one document: what Home's Decide opens
 N_DOCS = 20
@@ -233,3 +237,77 @@ def likelihood_figure(
         model=s.model,
     )
     return fig
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A shipped run's curve by gold index as `litm results --json --metric M` gives it (report.shape
+    .curves: n per point; Wilson 95% intervals for 0/1 values, mean ± 1.96 standard errors else), with
+    how far the run has got against its config."""
+
+    points: pd.DataFrame  # gold_index, n, mean, lo, hi
+    questions: int  # questions measured so far (any position)
+    planned: int | None  # questions its config asks for
+    model: str
+    brief: str  # the curve's shape in one short sentence (report.shape.brief)
+
+    @property
+    def finished(self) -> bool:
+        return self.planned is None or self.questions >= self.planned
+
+    def n_text(self) -> str:
+        """'18 questions so far (of 100 planned)', or '150 questions'."""
+        text = f"{self.questions} questions"
+        if not self.finished:
+            text += f" so far (of {self.planned} planned)"
+        return text
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _curve(name: str, column: str, version: tuple) -> Curve | None:
+    """`version` (the store file's stamp) keys the cache: a store that grows is read again."""
+    from components.run.store import RunStore
+
+    with RunStore.for_reading(sample_path("runs", f"{name}.sqlite")) as store:
+        trials = store.trials_frame(name)
+        sweeps = store.sweeps_frame()
+    if trials.empty or column not in trials:
+        return None
+    trials = trials[pd.to_numeric(trials["documents"], errors="coerce") == N_DOCS]
+    found = [c for c in curve_shapes.curves(trials, trials[column]) if c.get("x") == "gold_index"]
+    if not found:
+        return None
+    curve = found[0]
+    row = sweeps[sweeps["name"] == name]
+    try:
+        planned = int(json.loads(row["config"].iloc[0]).get("n_tasks")) if len(row) else None
+    except (TypeError, ValueError):
+        planned = None
+    measured = trials[pd.to_numeric(trials[column], errors="coerce").notna()]
+    shape = curve.get("shape")
+    return Curve(
+        pd.DataFrame(curve["points"]),
+        int(measured["task"].nunique()),
+        planned,
+        model_title(str(trials["model"].iloc[0])),
+        curve_shapes.brief(shape) if shape is not None else "",
+    )
+
+
+def _load_curve(name: str, column: str) -> Curve | None:
+    from components.run.reader import store_version
+
+    path = sample_path("runs", f"{name}.sqlite")
+    if not path.is_file():
+        return None
+    try:
+        return _curve(name, column, store_version(path))
+    except Exception:  # a shipped store that cannot be read: the page says it is missing
+        return None
+
+
+def attention_and_accuracy() -> tuple[Curve | None, Curve | None]:
+    """The Lesson's "why the middle is lost": the gold document's share of the last prompt token's attention
+    by its index among 20 (the shipped attention run, as far as it has got) and the accuracy U of the
+    shipped 20-document run (best-subspan EM), each None when its store is not there."""
+    return _load_curve(ATTENTION_RUN, "attention_gold"), _load_curve(ACCURACY_RUN, "subspan_em")

@@ -201,6 +201,8 @@ class State:
     lesson_step: Key[int] = Key(1, kind=WIDGET)  # the Lesson's step (also ?step=N)
     lesson_move: Key[int] = Key(0, kind=WIDGET)  # "move the answer": gold index of 20 documents
     lesson_view: Key[str] = Key("prompt", kind=WIDGET)  # "move the answer": prompt | accuracy | likelihood
+    lesson_why_view: Key[str] = Key("curves", kind=WIDGET)  # "why the middle is lost": curves | live
+    lesson_why_gold: Key[int] = Key(9, kind=WIDGET)  # "why the middle is lost": the live prompt's gold index
     lesson_r: Key[int] = Key(500, kind=WIDGET)  # "reminders": r
     lesson_k: Key[int] = Key(3, kind=WIDGET)  # "retrieval": k
     lesson_prev: Key[Any] = Key(kind=CONTROL)

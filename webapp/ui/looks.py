@@ -1,20 +1,35 @@
-"""The Playground's strip "where the model looks", under the prompt map: each page's share of the
-bundled local model's attention along the map's token axis, the gold page marked (services.attention).
-Measured on request (a call of about a minute on 2 cores; cached: again costs nothing), with the usual
-wait and progress; for other providers, one line saying why not."""
+"""The strip "where the model looks" (the Playground, under the prompt map; the Lesson's step "why the
+middle is lost"): each page's share of the bundled local model's attention along the prompt's token axis,
+the gold page marked (services.attention). Measured on request (a call of about a minute on 2 cores;
+cached: again costs nothing), with the usual wait and progress; for other providers, one line saying why
+not."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from webapp.playground.running import Clock, expected_seconds, model_name
 from webapp.services import attention, figures
 from webapp.session import State
 from webapp.ui import charts, render
+from webapp.ui.clock import Clock, expected_seconds, model_name
 
 
-def section(state: State, prompts: list, strategy_stages: int, signature: tuple, input_tokens: int) -> None:
-    st.markdown("##### Where the model looks")
+def section(
+    state: State,
+    prompts: list,
+    strategy_stages: int,
+    signature: tuple,
+    input_tokens: int,
+    *,
+    heading: bool = True,
+    height: int | None = None,
+    name: str = "where-the-model-looks",
+) -> None:
+    """The button, the wait and the strip for `prompts` (one prompt of one stage), held in the session
+    for `signature` (the inputs it was read for); `height`: the strip's (presenter mode), `name` the
+    chart's export name."""
+    if heading:
+        st.markdown("##### Where the model looks")
     choice = state.choice
     if choice is None or not attention.can_attend(choice.spec):
         spec = choice.spec if choice is not None else None
@@ -52,7 +67,7 @@ def section(state: State, prompts: list, strategy_stages: int, signature: tuple,
         st.error(held["error"], icon=":material/error:")
         return
     fig = attention.strip_figure(prompts[0], held["masses"], held["other"])
-    charts.show(fig, "where-the-model-looks", attention.MEANING, series=False)
+    charts.show(fig, name, attention.MEANING, series=False, height=height)
     source = "from the cache" if held.get("cached") else f"in {held['seconds']:.0f} s"
     st.caption(
         f"{render.md(held['model'])}, read {source}; the gold page in {figures.map_colour('gold')}, as on the map."

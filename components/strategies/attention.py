@@ -19,7 +19,8 @@ line for every other provider (a sweep's config check, before any call: run/meas
   tokens), over the last half of the layers (§4 calibrates the last 16 of their 7B models' 32 layers);
   then the documents are ranked by calibrated attention and reordered, most relevant last, nearest the
   question (the placement attention sorting uses; the paper intervenes in the attention itself during
-  generation, which llama.cpp gives no hook for: docs/sweeps.md says what differs).
+  generation, which llama.cpp gives no hook for: docs/sweeps.md says what differs). The probe (probe_orders,
+  CalibratedAttention.probe_prompts, dummy_reading) is the one `litm prompt --attention --dummy-probe` runs.
 """
 
 from __future__ import annotations

@@ -14,7 +14,11 @@ from components.report.attention import (
     position_figure,
     strip_figure,
 )
+from webapp.services import views
 from webapp.services.stores import user_db
+
+# the bootstrap of each shape costs seconds: once per store version and selection per server (services/views)
+position_curves = views.kept(position_curves)
 
 __all__ = [
     "BIAS_MEANING",

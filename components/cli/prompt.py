@@ -5,6 +5,8 @@
     litm prompt --task tasks.jsonl --index 2 --length 4000 --position 0.5      # as a sweep builds it
     litm prompt --task nq.jsonl.gz --documents 20 --position 9 --strategy litm # LITM §3.1: gold at index 9
     litm prompt --task nq.jsonl.gz --all --strategy litm > prompts.jsonl       # one JSON line per task
+    litm prompt --task nq.jsonl.gz --documents 20 --position 0 --attention --dummy-probe --json
+        # Hsieh et al. 2024 §3: a fixed dummy document at each of the 20 positions, its attention at each
 
 With --length/--position or --documents/--position the document is built exactly as a sweep builds
 it (components.tasks.sweepdocs.cell_document): the same prompt a sweep would send.
@@ -72,6 +74,13 @@ def add_parser(sub, name: str) -> None:
         default="local:default",
         metavar="PROVIDER:MODEL",
         help="with --attention: the model (default local:default, the bundled model)",
+    )
+    p.add_argument(
+        "--dummy-probe",
+        action="store_true",
+        help="with --attention: the positional bias as Hsieh et al. 2024 §3 measure it, a fixed irrelevant "
+        "document put in each position's place in turn (one call per position; the LITM QA prompt, as "
+        "calibrated-attention probes it); prints the dummy's attention per position",
     )
     p.add_argument("--db", default=None, help="with --attention: " + DB_HELP)
     p.set_defaults(func=run)
@@ -170,26 +179,67 @@ def record(strategy, doc, prompts, task=None, offsets=None) -> dict:
     return out
 
 
-def measure_attention(args, prompts) -> dict:
-    """The attention by page of the one prompt (providers/attention.py), cached in the run store."""
-    import asyncio
-
-    from components.providers.attention import check_provider, regions_of
+def attention_spec(args):
+    """The --model of an attention measurement; the one-line refusal for a provider that gives none."""
+    from components.providers.attention import check_provider
     from components.providers.base import ModelSpec
-    from components.providers.factory import make_provider
-    from components.run.caller import Caller
-    from components.run.store import RunStore
 
     provider, sep, model = args.model.partition(":")
     if not sep or not provider or not model:
         raise ValueError(f"--model {args.model!r}: write PROVIDER:MODEL, e.g. local:default")
     check_provider(provider)
+    return ModelSpec(provider, model)
+
+
+def attend_all(args, prompts) -> list:
+    """The attention by page of each prompt (providers/attention.py), every call cached in the run store."""
+    import asyncio
+
+    from components.providers.attention import regions_of
+    from components.providers.factory import make_provider
+    from components.run.caller import Caller
+    from components.run.store import RunStore
+
+    spec = attention_spec(args)
+
+    async def each(caller):
+        return [(await caller.attention(p.messages, regions_of(p)))[0] for p in prompts]
+
+    with RunStore(db_path(args)) as store:
+        return asyncio.run(each(Caller(make_provider(spec), store)))
+
+
+def measure_attention(args, prompts) -> dict:
+    """The attention by page of the one prompt (providers/attention.py), cached in the run store."""
+    attention_spec(args)
     if args.all or len(prompts) != 1:
         raise ValueError("--attention measures one prompt: one task (no --all), a strategy of one prompt")
-    with RunStore(db_path(args)) as store:
-        caller = Caller(make_provider(ModelSpec(provider, model)), store)
-        found, _ = asyncio.run(caller.attention(prompts[0].messages, regions_of(prompts[0])))
-    return found.summary()
+    return attend_all(args, prompts)[0].summary()
+
+
+def dummy_probe(args, doc, question: str) -> dict:
+    """Hsieh et al. 2024 §3's probe of the positional bias on this document: the fixed dummy document in each
+    position's place in turn (strategies.attention: calibrated-attention's probe prompts, the same
+    definition), its attention per position (dummy_reading: all layers, the last half, per token)."""
+    from components.strategies.attention import DUMMY, CalibratedAttention, dummy_reading
+
+    attention_spec(args)  # refused before any prompt is built or any call made
+    if args.strategy not in (None, "litm", "calibrated-attention"):
+        raise ValueError(
+            "--dummy-probe measures the LITM QA prompt (as calibrated-attention does): leave out --strategy "
+            "or use litm"
+        )
+    prompts = CalibratedAttention().probe_prompts(doc, list(doc.pages), question)
+    found = attend_all(args, prompts)
+    return {
+        "model": found[0].model if found else "",
+        "dummy": DUMMY.text,
+        "documents": len(prompts),
+        "method": "Hsieh et al. 2024 §3: the dummy document in each position's place, the rest as given; "
+        "mass: its share of the last prompt token's attention over all layers; late: over the last half "
+        "of the layers (§4); late_per_token: late over its tokens (what calibrated-attention subtracts)",
+        "positions": [{"position": k, **dummy_reading(f)} for k, f in enumerate(found)],
+    }
 
 
 def print_text(strategy, doc, offsets, prompts, attention: dict | None) -> None:
@@ -220,6 +270,8 @@ def run(args) -> int:
     params = parse_params(args.param)
     if args.attention and args.all:
         raise ValueError("--attention measures one prompt: leave out --all")
+    if args.dummy_probe and not args.attention:
+        raise ValueError("--dummy-probe goes with --attention")
     if args.doc:
         if args.all or args.length is not None or args.documents is not None:
             raise ValueError("--all, --length and --documents go with --task")
@@ -245,6 +297,17 @@ def run(args) -> int:
             print(json.dumps(record(strategy, doc, prompts, task, offsets), ensure_ascii=False))
         return 0
     task, doc, offsets, question = jobs[0]
+    if args.dummy_probe:
+        probe = dummy_probe(args, doc, question)
+        if args.json:
+            print(json.dumps({"task": task.id if task else None, "dummy_probe": probe}, ensure_ascii=False))
+            return 0
+        print(f"--- the dummy document's attention at each position ({probe['model']}) ---")
+        for row in probe["positions"]:
+            print(
+                f"position {row['position']}: {row['mass']:.4f} (last half of the layers {row['late']:.4f})"
+            )
+        return 0
     prompts = strategy.first_prompts(doc, question, params)
     attention = measure_attention(args, prompts) if args.attention else None
     if args.json:

@@ -4,7 +4,9 @@ run as formulas get a leading `'` (store_io.csv_cell). `--json`: every curve ins
 answer position with n and its interval, and the curve's shape: components.report.shape), and the
 multi-question design's table (a row per setting, model, K and Q: accuracy with its interval, the four
 categories, calls and tokens per question: components.report.multiq.table), which has no answer positions,
-and the LLM judge's audit against the string metrics (components.report.judge_audit; as text: --audit)."""
+and the LLM judge's audit against the string metrics (components.report.judge_audit; as text: --audit).
+With `--metric attention`, also `bias`: the positional attention bias apart from relevance, the mass of the
+documents that are not gold by position with n and a 95% interval (components.report.attention.bias_curves)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ import json
 import sys
 
 from components.cli.common import add_db, db_path
+
+ATTENTION = ("attention", "attention_gold")  # the attention measure's metric, by name or column
 
 
 def add_parser(sub, name):
@@ -37,7 +41,8 @@ def add_parser(sub, name):
         "--metric",
         default="primary",
         help="with --json: the value of the curves: primary (each strategy's own metric, the default), "
-        "a metric name (subspan-em, fuzzy, ...) or a numeric trial column (e.g. answer_logprob)",
+        "a metric name (subspan-em, fuzzy, ...) or a numeric trial column (e.g. answer_logprob); attention "
+        "also gives the positional bias (the distractors' attention by position) as bias",
     )
     p.set_defaults(func=run)
 
@@ -72,15 +77,23 @@ def curves_json(args) -> int:
         from components.core.metrics import METRICS
 
         columns.append(METRICS[args.metric].column if args.metric in METRICS else args.metric)
+    if args.metric in ATTENTION:
+        columns.append("attention_pages")  # every page's mass: the distractors' give the bias
     try:
         trials = summary_frame(store, args.sweep, columns=list(dict.fromkeys(columns)))
     finally:
         store.close()
     found = curves(trials, curve_values(trials, args.metric))
+    bias = {}
+    if args.metric in ATTENTION:  # the positional bias, relevance held out (report.attention.bias_curves)
+        from components.report.attention import bias_curves
+
+        bias = {"bias": bias_curves(trials)}
     obj = _clean(
         {
             "metric": args.metric,
             "curves": found,
+            **bias,
             "method": METHOD,
             "multi_question": multi(trials, args.metric),
             "judge_audit": judge_audits(db, args.sweep, trials),

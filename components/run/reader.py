@@ -85,8 +85,8 @@ def _where(store, sweep) -> tuple[str, tuple]:
     return " WHERE t.sweep_id = ?", (store.sweep_id(sweep),)
 
 
-# Results and Compare: the summary columns and the retrieval stage's pages (short lists)
-BROWSE_COLUMNS = [*SUMMARY_COLUMNS, "retrieved_pages"]
+# Results and Compare: the summary columns, the retrieval stage's pages and the attention's by page (short lists)
+BROWSE_COLUMNS = [*SUMMARY_COLUMNS, "retrieved_pages", "attention_pages"]  # the pages' masses: the bias
 
 
 def summary_frame(store, sweep=None, columns: list[str] = SUMMARY_COLUMNS):

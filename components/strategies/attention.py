@@ -19,7 +19,8 @@ line for every other provider (a sweep's config check, before any call: run/meas
   tokens), over the last half of the layers (§4 calibrates the last 16 of their 7B models' 32 layers);
   then the documents are ranked by calibrated attention and reordered, most relevant last, nearest the
   question (the placement attention sorting uses; the paper intervenes in the attention itself during
-  generation, which llama.cpp gives no hook for: docs/sweeps.md says what differs).
+  generation, which llama.cpp gives no hook for: docs/sweeps.md says what differs). The probe (probe_orders,
+  CalibratedAttention.probe_prompts, dummy_reading) is the one `litm prompt --attention --dummy-probe` runs.
 """
 
 from __future__ import annotations
@@ -58,6 +59,22 @@ def calibrated(order: list[Page], per_token: dict[int, float], bias: list[float]
 def calibrated_order(order: list[Page], score: dict[int, float]) -> list[Page]:
     """The pages ranked by calibrated attention, most relevant last (ties keep the order shown)."""
     return sorted(order, key=lambda p: score[p.number])
+
+
+def probe_orders(order: list[Page], dummy: Page) -> list[list[Page]]:
+    """Hsieh et al. §3's probe of the positional bias: for each position k of `order`, the same documents with
+    the fixed dummy in position k's place (one order per position, K in all)."""
+    return [[dummy if i == k else page for i, page in enumerate(order)] for k in range(len(order))]
+
+
+def dummy_reading(found) -> dict:
+    """What a probe prompt's attention (providers.attention.Attention) says of the dummy (page number 0): its
+    mass over all layers, over the last half of the layers (`late`, Hsieh et al. §4), its tokens, and its
+    late mass per token (§2's average over a document's tokens: what calibrated-attention subtracts)."""
+    at = found.pages.index(DUMMY.number)
+    tokens = found.page_tokens[at]
+    late = found.late[at]
+    return {"mass": found.masses[at], "late": late, "tokens": tokens, "late_per_token": late / max(tokens, 1)}
 
 
 def attend_of(ask):
@@ -114,6 +131,15 @@ class CalibratedAttention(AttentionSort):
     def dummy(self, doc: Document) -> Page:
         return DUMMY._replace(tokens=tokenizer(doc.encoding).count(DUMMY.text))
 
+    def probe_prompts(self, doc: Document, order: list[Page], question: str) -> list[Prompt]:
+        """The K prompts of Hsieh et al. §3's probe: the dummy in each position's place (probe_orders), the
+        LITM QA prompt as the strategy's first call; `litm prompt --dummy-probe` measures the same ones."""
+        dummy = self.dummy(doc)
+        return [
+            self.prompt_of(doc, probe, question, 1, f"positional bias at document {k + 1}")
+            for k, probe in enumerate(probe_orders(order, dummy))
+        ]
+
     async def run(self, doc, question, params, ask) -> Outcome:
         self.check(doc, question, params)
         attend = attend_of(ask)
@@ -123,13 +149,9 @@ class CalibratedAttention(AttentionSort):
         per_token = {
             n: m / max(t, 1) for n, m, t in zip(found.pages, found.late, found.page_tokens, strict=True)
         }
-        prompts, bias, dummy = [first], [], self.dummy(doc)
-        for k in range(len(order)):
-            probe = [dummy if i == k else page for i, page in enumerate(order)]
-            prompt = self.prompt_of(doc, probe, question, 1, f"positional bias at document {k + 1}")
-            seen = await attend(prompt)
-            at = seen.pages.index(0)
-            bias.append(seen.late[at] / max(seen.page_tokens[at], 1))
+        prompts, bias = [first], []
+        for prompt in self.probe_prompts(doc, order, question):
+            bias.append(dummy_reading(await attend(prompt))["late_per_token"])
             prompts.append(prompt)
         final = self.prompt_of(doc, calibrated_order(order, calibrated(order, per_token, bias)), question, 2)
         done = await ask(final)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from webapp import session
+from webapp.results import attention as attention_view
 from webapp.results import multiq, research
 from webapp.results.controls import filters, summary, sweeps_list
 from webapp.results.cost import cost_tab, length_tab
@@ -137,6 +138,8 @@ def main() -> None:
                     )
                     args = (df[~multi], *args[1:])
                 fn(*args)
+                if fn is u_curve_tab:  # the attention measure's curves, for a selection that has it
+                    attention_view.section(args[0])
     if state.present:
         with bottom:
             summary(df, metric)

@@ -1,14 +1,36 @@
-"""Where the model looks, for the Playground: each page's share of the bundled local model's attention
+"""Where the model looks. For the Playground: each page's share of the bundled local model's attention
 (components/providers/attention.py), measured live and cached in the user's run store like every call;
-for other providers, the one line saying why not."""
+for other providers, the one line saying why not. For Results: the stored attention trials' curves by
+position, the gold document's and the positional bias's (components/report/attention.py)."""
 
 from __future__ import annotations
 
 from components.providers.attention import ATTENTION_PROVIDERS, refusal, regions_of
-from components.report.attention import MEANING, strip_figure
+from components.report.attention import (
+    BIAS_MEANING,
+    MEANING,
+    has_attention,
+    position_curves,
+    position_figure,
+    strip_figure,
+)
+from webapp.services import views
 from webapp.services.stores import user_db
 
-__all__ = ["MEANING", "can_attend", "measure", "strip_figure", "why_not"]
+# the bootstrap of each shape costs seconds: once per store version and selection per server (services/views)
+position_curves = views.kept(position_curves)
+
+__all__ = [
+    "BIAS_MEANING",
+    "MEANING",
+    "can_attend",
+    "has_attention",
+    "measure",
+    "position_curves",
+    "position_figure",
+    "strip_figure",
+    "why_not",
+]
 
 
 def can_attend(spec) -> bool:

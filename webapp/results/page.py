@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from webapp import session
-from webapp.results import multiq, research
+from webapp.results import judge, multiq, research
 from webapp.results.controls import filters, summary, sweeps_list
 from webapp.results.cost import cost_tab, length_tab
 from webapp.results.downloads import download_tab, import_section
@@ -102,6 +102,7 @@ def main() -> None:
         if not state.present:
             summary(df, metric)
         multiq.section(df, metric, metric_label)  # multi-question sweeps (K contexts, K x Q questions)
+        judge.section(df, sweeps)  # an LLM judge's agreement with the string metrics, where it judged
         # only the open tab's view is computed (the others when opened): a class's default view of Results
         # costs the server its U-curve, not eight views
         tabs = st.tabs(TABS, key=State.res_tab.key, on_change="rerun")

@@ -73,3 +73,28 @@ def test_unscored_trials_are_left_out_and_one_sided_runs_have_no_kappa():
     assert agreement([None], [True]).n == 0 and math.isnan(agreement([None], [True]).raw)
     with pytest.raises(ValueError, match="2 judge verdicts against 1"):
         agreement([True, False], [True])
+
+
+def test_the_audits_table_and_the_trials_to_check_of_a_hand_worked_store(tmp_path):
+    """tests/webapp/judge_store.py: 12 trials, judge 1 on 6, EM 1 on 6, both 1 on 5, so raw 10/12 and
+    kappa (10/12 - 1/2) / (1 - 1/2) = 2/3 (chance (6*6 + 6*6) / 144 = 1/2); fuzzy the same numbers. Three
+    trials disagree with one metric or both, listed once each with every verdict."""
+    from components.report.judge_audit import audits, disagreeing, summary
+    from components.run.store import RunStore
+    from tests.webapp.judge_store import DISAGREE_ANY, HOSTILE_QUESTION, ODD, judged_store
+
+    with RunStore(judged_store(tmp_path / "j.sqlite"), readonly=True) as store:
+        trials = store.trials_frame()
+    found = audits(trials)
+    table = summary(found)
+    assert list(table["label"]) == ["best subspan EM", "fuzzy match"]
+    assert list(table["n"]) == [12, 12] and list(table["disagreements"]) == [2, 2]
+    assert table["raw"].tolist() == pytest.approx([10 / 12] * 2)
+    assert table["kappa"].tolist() == pytest.approx([2 / 3] * 2)
+    wrong = disagreeing(trials, found)
+    assert len(wrong) == DISAGREE_ANY
+    got = {(r.task, int(r.gold_index)): (r.judge, r.subspan_em, r.score) for r in wrong.itertuples()}
+    assert got == {k: (bool(v[3]), bool(v[1]), bool(v[2])) for k, v in ODD.items()}
+    assert HOSTILE_QUESTION in set(wrong["question"])
+    assert found[0]["disagreements"][0]["answers"] == ["Shakespeare", "William Shakespeare"]
+    assert disagreeing(trials, []).empty and summary([]).empty

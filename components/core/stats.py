@@ -53,3 +53,42 @@ def clustered_mean_ci(values, clusters, confidence: float = 0.95) -> tuple[float
     if ((y == 0) | (y == 1)).all():
         low, high = max(0.0, low), min(1.0, high)
     return mean, se, low, high
+
+
+def sampled(trials) -> bool:
+    """Trials of a sweep that takes repeated samples (samples > 1: each trial has its sample index)."""
+    import pandas as pd
+
+    return "sample" in trials.columns and bool(pd.to_numeric(trials["sample"], errors="coerce").notna().any())
+
+
+def question_means(trials, keys: list[str], value: str = "value"):
+    """THE pooling of repeated samples: each question's (`keys`: the task and its cell) mean `value`
+    over its samples, the one value a question has in every curve, shape test and paired test."""
+    return trials.groupby(keys, sort=True)[value].mean()
+
+
+def pooled_stats(values, questions) -> dict:
+    """n (questions), successes (the sum of the questions' means), mean (over every sample), lo, hi (its
+    interval clustered by question, clustered_mean_ci) of repeated samples' values."""
+    import pandas as pd
+
+    v = pd.to_numeric(values, errors="coerce")
+    keep = v.notna()
+    v, q = v[keep].astype(float), questions[keep]
+    if v.empty:
+        return {"n": 0, "successes": 0.0, "mean": math.nan, "lo": math.nan, "hi": math.nan, "se": math.nan}
+    mean, se, lo, hi = clustered_mean_ci(v, q)
+    means = v.groupby(q.astype(str).to_numpy()).mean()
+    return {"n": int(len(means)), "successes": float(means.sum()), "mean": mean, "lo": lo, "hi": hi, "se": se}
+
+
+def question_of(trials):
+    """A trial's question as repeated samples share it: its task and its cell."""
+    import pandas as pd
+
+    from components.core.cells import Cell
+
+    cols = [c for c in ("task", *Cell.columns) if c in trials.columns]
+    rows = zip(*(trials[c].to_numpy(dtype=object) for c in cols), strict=True) if cols else ()
+    return pd.Series(["|".join(map(str, r)) for r in rows] if cols else "", index=trials.index, dtype=object)

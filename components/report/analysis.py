@@ -14,7 +14,7 @@ import math
 import pandas as pd
 
 from components.core.positions import first_pages
-from components.core.stats import NO_INTERVAL, proportion_ci
+from components.core.stats import NO_INTERVAL, pooled_stats, proportion_ci, question_of, sampled
 from components.report.sweeps import model_title, strategy_label, with_setting
 
 STAT_COLUMNS = ["n", "successes", "mean", "lo", "hi", "errors"]
@@ -89,6 +89,9 @@ def _pooled_stats(group: pd.DataFrame, metric: str, errors: int) -> dict:
 def _group_stats(group: pd.DataFrame, metric: str, errors: int) -> dict:
     if metric in POOLED:
         return _pooled_stats(group, metric, errors)
+    if sampled(group):  # repeated samples: n is the questions, the interval clustered by question
+        found = pooled_stats(group[metric], question_of(group))
+        return {**{k: found[k] for k in ("n", "successes", "mean", "lo", "hi")}, "errors": errors}
     return _stats(group[metric], errors)
 
 

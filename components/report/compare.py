@@ -226,8 +226,12 @@ def arms(
     rows = []
     for label, g in t.groupby("arm", sort=True):
         ok = g["ok"].dropna()
-        n, k = int(len(ok)), int(ok.sum())
-        lo, hi = stats.proportion_ci(k, n, empty=stats.NO_INTERVAL)
+        if stats.sampled(g):  # repeated samples: n questions, each its samples' mean, clustered interval
+            found = stats.pooled_stats(g["ok"], g["match_key"])
+            n, k, lo, hi = found["n"], found["successes"], found["lo"], found["hi"]
+        else:
+            n, k = int(len(ok)), int(ok.sum())
+            lo, hi = stats.proportion_ci(k, n, empty=stats.NO_INTERVAL)
         tin, tout = _mean(g.get("input_tokens")), _mean(g.get("output_tokens"))
         tcached, twritten = _cache_mean(g, "cached_input_tokens"), _cache_mean(g, "cache_write_tokens")
         model = price_model or str(g["model"].iloc[0])
@@ -344,10 +348,57 @@ def matched(df: pd.DataFrame, a: str, b: str) -> tuple[pd.DataFrame, int, int]:
         s["key"] = s["match_key"] if "match_key" in s else _key(s)
         sides.append(s)
     sa, sb = sides
-    da = sa.drop_duplicates("key", keep="last")
-    db = sb.drop_duplicates("key", keep="last")
+    da, db = (_one_per_question(s) for s in sides)
     pairs = da.merge(db, on="key", suffixes=("_a", "_b"))
-    return pairs, len(sa) - len(pairs), len(sb) - len(pairs)
+    return pairs, len(da) - len(pairs), len(db) - len(pairs)
+
+
+def _one_per_question(side: pd.DataFrame) -> pd.DataFrame:
+    """One row per match key: its repeated samples pooled (`ok` their mean, core.stats.question_means: the one
+    pooling of curves and shape tests, the other columns its last sample's), else the last repeat."""
+    last = side.drop_duplicates("key", keep="last")
+    if not stats.sampled(side):
+        return last
+    means = stats.question_means(side, ["key"], "ok")
+    return last.assign(ok=last["key"].map(means), samples=last["key"].map(side.groupby("key").size()))
+
+
+def pair_stats(ok_a: pd.Series, ok_b: pd.Series) -> dict:
+    """The paired statistics of matched questions' values (0/1, or a question's mean over its samples):
+    the 2x2 table (with pooled samples its expected counts: both = sum of a*b, ...), diff = mean(a - b),
+    its 95% interval and p-value. 0/1 values: Newcombe's interval and the exact McNemar test; pooled
+    samples: the cluster-robust interval of the mean difference (core.stats.clustered_mean_ci, one
+    cluster per question) and the sign-flip test of the differences (core.evidence; on 0/1 differences
+    it is McNemar's conditional test)."""
+    a, b = ok_a.astype(float).to_numpy(), ok_b.astype(float).to_numpy()
+    n = len(a)
+    ab, a_not_b, b_not_a = float((a * b).sum()), float((a * (1 - b)).sum()), float(((1 - a) * b).sum())
+    cells = (ab, a_not_b, b_not_a, float(n) - ab - a_not_b - b_not_a)
+    binary = bool(((a == 0) | (a == 1)).all() and ((b == 0) | (b == 1)).all())
+    if binary:
+        both, only_a, only_b, neither = (int(round(c)) for c in cells)
+        lo, hi = newcombe_paired_ci(both, only_a, only_b, neither)
+        p = mcnemar_exact(only_a, only_b) if n else math.nan
+        return {
+            "cells": (both, only_a, only_b, neither),
+            "diff": (only_a - only_b) / n if n else math.nan,
+            "ci": (lo, hi),
+            "p_value": p,
+            "pooled": False,
+        }
+    d = a - b
+    _, _, lo, hi = stats.clustered_mean_ci(d, range(n))
+    return {
+        "cells": cells,
+        "diff": float(d.mean()),
+        "ci": (max(-1.0, lo), min(1.0, hi)),
+        "p_value": evidence.sign_flip_test(d),
+        "pooled": True,
+    }
+
+
+POOLED_CI = "cluster-robust interval of the mean paired difference of questions (statsmodels)"
+POOLED_TEST = "sign-flip test of the questions' paired differences (each its samples' mean)"
 
 
 @dataclass(frozen=True)
@@ -373,6 +424,7 @@ class Pair:
     test: str = "exact McNemar (binomial test of discordant pairs)"
     p_holm: float = math.nan  # Holm-adjusted over the pairs shown (with_holm)
     correction: str = ""
+    samples_pooled: bool = False  # repeated samples: each pair a question, its value its samples' mean
 
     @property
     def discordance(self) -> float | None:
@@ -388,11 +440,11 @@ def compare_pair(df: pd.DataFrame, a: str, b: str) -> Pair:
     """The paired comparison of arm a with arm b: n_matched, left out, the 2x2 table, accuracies over the
     matched trials, diff = acc(a) - acc(b) with Newcombe's interval, and McNemar's exact p-value."""
     pairs, left_a, left_b = matched(df, a, b)
-    oa, ob = pairs["ok_a"].astype(int), pairs["ok_b"].astype(int)
-    both, a_only = int(((oa == 1) & (ob == 1)).sum()), int(((oa == 1) & (ob == 0)).sum())
-    b_only, neither = int(((oa == 0) & (ob == 1)).sum()), int(((oa == 0) & (ob == 0)).sum())
+    found = pair_stats(pairs["ok_a"], pairs["ok_b"])
+    both, a_only, b_only, neither = found["cells"]
     n = len(pairs)
-    lo, hi = newcombe_paired_ci(both, a_only, b_only, neither)
+    lo, hi = found["ci"]
+    pooled = bool(found["pooled"])
     return Pair(
         a=a,
         b=b,
@@ -406,9 +458,12 @@ def compare_pair(df: pd.DataFrame, a: str, b: str) -> Pair:
         neither=neither,
         accuracy_a=(both + a_only) / n if n else math.nan,
         accuracy_b=(both + b_only) / n if n else math.nan,
-        diff=(a_only - b_only) / n if n else math.nan,
+        diff=found["diff"],
         ci=[lo, hi],
-        p_value=mcnemar_exact(a_only, b_only) if n else math.nan,
+        p_value=found["p_value"],
+        ci_method=POOLED_CI if pooled else Pair.ci_method,
+        test=POOLED_TEST if pooled else Pair.test,
+        samples_pooled=pooled,
     )
 
 
@@ -428,22 +483,16 @@ def by_position(df: pd.DataFrame, a: str, b: str, x: str = "position") -> pd.Dat
     if pairs_.empty or col not in pairs_:
         return pd.DataFrame(columns=[x, "n_matched", "diff", "lo", "hi", "p_value"])
     for value, g in pairs_.groupby(col, sort=True, dropna=True):
-        oa, ob = g["ok_a"].astype(int), g["ok_b"].astype(int)
-        cells = (
-            int(((oa == 1) & (ob == 1)).sum()),
-            int(((oa == 1) & (ob == 0)).sum()),
-            int(((oa == 0) & (ob == 1)).sum()),
-            int(((oa == 0) & (ob == 0)).sum()),
-        )
-        lo, hi = newcombe_paired_ci(*cells)
+        found = pair_stats(g["ok_a"], g["ok_b"])
+        lo, hi = found["ci"]
         rows.append(
             {
                 x: value,
                 "n_matched": len(g),
-                "diff": (cells[1] - cells[2]) / len(g),
+                "diff": found["diff"],
                 "lo": lo,
                 "hi": hi,
-                "p_value": mcnemar_exact(cells[1], cells[2]),
+                "p_value": found["p_value"],
             }
         )
     return pd.DataFrame(rows)
@@ -456,13 +505,14 @@ def failures(df: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
         return pd.DataFrame(
             columns=["task", *Cell.columns, "question", "answers", "answer_a", "ok_a", "answer_b", "ok_b"]
         )
-    bad = pairs_[(pairs_["ok_a"] == 0) | (pairs_["ok_b"] == 0)]
+    bad = pairs_[(pairs_["ok_a"] < 1) | (pairs_["ok_b"] < 1)]  # pooled samples: not right every time
     out = pd.DataFrame({c: bad.get(f"{c}_a") for c in MATCH_COLUMNS})
     for c in ("question", "answers"):
         out[c] = bad.get(f"{c}_a")
     for side in ("a", "b"):
         out[f"answer_{side}"] = bad.get(f"answer_{side}")
-        out[f"ok_{side}"] = bad[f"ok_{side}"].astype(int)
+        ok = bad[f"ok_{side}"]
+        out[f"ok_{side}"] = ok.astype(int) if ok.isin([0.0, 1.0]).all() else ok  # a pooled share stays
     for c in FAILURE_SOURCES:  # where each side's trial is stored: the app fetches the texts it lacks
         for side in ("a", "b"):
             if f"{c}_{side}" in bad:

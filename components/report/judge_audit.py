@@ -10,7 +10,7 @@ from components.core.judge import agreement
 from components.core.metrics import METRICS
 
 AGAINST = ("subspan-em", "fuzzy")  # the string metrics a judge is checked against
-SHOWN = ("trial_id", "task", "question", "answer", "judge_reply")  # what a disagreement lists
+SHOWN = ("trial_id", "task", "question", "answers", "answer", "judge_reply")  # what a disagreement lists
 
 
 def _verdict(x) -> bool | None:
@@ -19,7 +19,7 @@ def _verdict(x) -> bool | None:
 
 def audits(trials: pd.DataFrame) -> list[dict]:
     """One audit per sweep with judged trials and per string metric: {sweep, against, label, n, raw,
-    kappa, disagreements: [{trial_id, task, question, answer, judge_reply, judge, metric}]}."""
+    kappa, disagreements: [{trial_id, task, question, answers, answer, judge_reply, judge, metric}]}."""
     if "judge" not in trials.columns:
         return []
     out = []
@@ -76,4 +76,29 @@ def lines(found: list[dict]) -> list[str]:
                 f"{'correct' if d['judge'] else 'incorrect'}, {a['against']} says "
                 f"{'correct' if d['metric'] else 'incorrect'}; answer {answer!r}"
             )
+    return out
+
+
+SUMMARY = ("sweep", "label", "n", "raw", "kappa", "disagreements")  # a row of `summary`
+VERDICTS = ("judge", *(METRICS[name].column for name in AGAINST))  # a disagreement's verdicts
+
+
+def summary(found: list[dict]) -> pd.DataFrame:
+    """The audits as a table, a row per sweep and string metric: sweep, label (the metric's), n, raw
+    agreement, Cohen's kappa (None: one verdict throughout) and the number of disagreements."""
+    rows = [{**{c: a[c] for c in SUMMARY[:-1]}, "disagreements": len(a["disagreements"])} for a in found]
+    return pd.DataFrame(rows, columns=list(SUMMARY))
+
+
+def disagreeing(trials: pd.DataFrame, found: list[dict]) -> pd.DataFrame:
+    """The trials where the judge disagrees with any string metric of `found` (the audits of `trials`),
+    once each, in trial order: their rows of `trials` with every verdict as True / False / None (judge,
+    subspan_em, fuzzy) beside the columns they had. A person checks these; `trials` needs trial_id."""
+    ids = {(a["sweep"], d["trial_id"]) for a in found for d in a["disagreements"]}
+    if not ids or "trial_id" not in trials.columns:
+        return trials.iloc[0:0].assign(**{c: pd.Series(dtype=object) for c in VERDICTS})
+    keys = zip(trials["sweep"], trials["trial_id"], strict=True)
+    out = trials[[k in ids for k in keys]].copy()
+    for c in VERDICTS:
+        out[c] = [_verdict(v) for v in out[c]] if c in out.columns else None
     return out

@@ -140,7 +140,7 @@ def pairs_html(pairs: list) -> str:
                 _td(ph, True),
                 _td(p.n_matched, True),
                 _td(p.left_out, True),
-                _td(f"{p.only_a} / {p.only_b}", True),
+                _td(f"{p.only_a:.3g} / {p.only_b:.3g}", True),
             ]
         )
     return _table(

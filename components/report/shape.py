@@ -35,6 +35,7 @@ import pandas as pd
 
 from components.core import evidence
 from components.core.cells import Cell
+from components.core.stats import pooled_stats, question_means, question_of, sampled  # noqa: F401
 
 FLAT_MARGIN = 0.05  # accuracy: "flat" when the edges and the middle are within 5 points (95% intervals)
 MIN_EFFECT = 0.05  # accuracy: the smallest index the "questions needed" figure is computed for
@@ -67,7 +68,7 @@ def question_matrix(trials: pd.DataFrame, x: str, value: str = "value") -> tuple
     how many tasks were answered at some positions only."""
     t = trials.dropna(subset=[value])
     if sampled(t):
-        wide = t.groupby(["task", x])[value].mean().unstack(x)
+        wide = question_means(t, ["task", x], value).unstack(x)
     else:
         wide = t.drop_duplicates(["task", x], keep="last").pivot(index="task", columns=x, values=value)
     wide = wide.reindex(sorted(wide.columns), axis=1)
@@ -75,27 +76,16 @@ def question_matrix(trials: pd.DataFrame, x: str, value: str = "value") -> tuple
     return full, int(len(wide) - len(full))
 
 
-def sampled(trials: pd.DataFrame) -> bool:
-    """Trials of a sweep that takes repeated samples (samples > 1: each trial has its sample index)."""
-    return "sample" in trials.columns and bool(pd.to_numeric(trials["sample"], errors="coerce").notna().any())
-
-
 def sampled_point(p: pd.DataFrame, x: str, xv) -> dict:
     """A point of repeated samples: n is the number of questions; the mean pools every sample, its interval
     clustered by question (core.stats.clustered_mean_ci); the spread across samples: each sample's mean
     and the mean over questions of the standard deviation of a question's samples."""
-    from components.core.stats import clustered_mean_ci
-
     vals = p.dropna(subset=["value"])
-    mean, se, lo, hi = clustered_mean_ci(vals["value"], vals["task"])
+    stats = pooled_stats(vals["value"], vals["task"])
     by_q = vals.groupby("task")["value"]
     return {
         x: plain_number(xv),
-        "n": int(vals["task"].nunique()),
-        "mean": mean,
-        "lo": lo,
-        "hi": hi,
-        "se": se,
+        **{k: stats[k] for k in ("n", "mean", "lo", "hi", "se")},
         "trials": int(len(vals)),
         "samples": int(by_q.size().max()) if len(vals) else 0,
         "sample_means": [float(v) for v in vals.groupby("sample")["value"].mean()],

@@ -116,6 +116,13 @@ def pairs_table(every: list, unscored: list[str]) -> None:
             f"adjusted by Holm's method for the {len(every)} pairs shown: the verdict reads the "
             "adjusted one)"
         )
+        if any(p.samples_pooled for p in pairs):
+            st.caption(
+                "Repeated samples: each pair is a question (task and cell), its value the share of its samples "
+                "answered right; the interval is the cluster-robust one of the mean difference and the p a "
+                "sign-flip test of the questions' differences (on one sample each, McNemar's test); "
+                "only a / only b right are the counts expected of one sample each."
+            )
         st.dataframe(
             pd.DataFrame(
                 {

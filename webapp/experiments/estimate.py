@@ -89,6 +89,10 @@ def show_estimate(est: dict, max_usd: float = 0.0, models: Sequence[dict] = ()) 
         help="at the providers' batch prices: half the list price" if est.get("batch") else None,
     )
     note = est["note"]
+    if est.get("samples", 1) > 1:
+        note += f"; {est['samples']} samples of each trial, each its own call"
+    if est.get("judge_calls"):
+        note += f"; {thousands(est['judge_calls'])} of the calls are the judge's, one per trial"
     if est["unpriced"]:
         note += f"; no price for {', '.join(est['unpriced'])}"
     st.caption(f"Before running: {note}. Calls already in the run store's cache cost nothing.")

@@ -15,6 +15,7 @@ import time
 import streamlit as st
 
 from webapp import session
+from webapp.experiments import scoring
 from webapp.experiments.estimate import models_box, show_estimate
 from webapp.experiments.grid import PARAM_PRESETS, apply_plan, grid
 from webapp.experiments.panels import (
@@ -45,6 +46,11 @@ KEPT = [
     State.exp_models,
     State.exp_models_for,
     State.exp_mode,
+    State.exp_samples,
+    State.exp_temperature,
+    State.exp_seed,
+    State.exp_judge,
+    State.exp_judge_model,
     State.exp_name,
     State.exp_max_usd,
     State.exp_concurrency,
@@ -83,6 +89,11 @@ def main() -> None:
     g = grid(len(tasks), small=choice is None or choice.spec.provider == "local")
     st.header("3 · Models")
     models = models_box(choice)
+    g.update(
+        scoring.options(
+            models[0]["provider"] if models else "", models[0].get("base_url") if models else None
+        )
+    )
     g["mode"] = st.radio(
         "Send the calls as",
         list(MODES),

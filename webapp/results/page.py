@@ -7,7 +7,7 @@ import streamlit as st
 
 from webapp import session
 from webapp.results import attention as attention_view
-from webapp.results import multiq, research
+from webapp.results import judge, multiq, research
 from webapp.results.controls import filters, summary, sweeps_list
 from webapp.results.cost import cost_tab, length_tab
 from webapp.results.downloads import download_tab, import_section
@@ -103,6 +103,7 @@ def main() -> None:
         if not state.present:
             summary(df, metric)
         multiq.section(df, metric, metric_label)  # multi-question sweeps (K contexts, K x Q questions)
+        judge.section(df, sweeps)  # an LLM judge's agreement with the string metrics, where it judged
         # only the open tab's view is computed (the others when opened): a class's default view of Results
         # costs the server its U-curve, not eight views
         tabs = st.tabs(TABS, key=State.res_tab.key, on_change="rerun")

@@ -38,6 +38,11 @@ from components.report.compare import (
     prepare,
     seconds_text,
 )
+from components.report.judge_audit import AGAINST as JUDGE_AGAINST
+from components.report.judge_audit import VERDICTS as JUDGE_VERDICTS
+from components.report.judge_audit import audits as judge_audits
+from components.report.judge_audit import disagreeing as judge_disagreeing
+from components.report.judge_audit import summary as judge_summary
 from components.report.likelihood import lines as likelihood_lines
 from components.report.planner import pairs_plan
 from components.report.promptmap import rebuild_prompt
@@ -56,6 +61,8 @@ __all__ = [
     "DEFAULT_MARGIN",
     "DEFAULT_MIN_SAVING",
     "FAILURE_SOURCES",
+    "JUDGE_AGAINST",
+    "JUDGE_VERDICTS",
     "LIKELIHOOD",
     "REFERENCE_MODEL",
     "ANSWER_COLUMNS",
@@ -79,6 +86,9 @@ __all__ = [
     "first_pages_mask",
     "heatmap",
     "is_error",
+    "judge_audits",
+    "judge_disagreeing",
+    "judge_summary",
     "known_labels",
     "likelihood_lines",
     "pairs_plan",
@@ -124,6 +134,8 @@ compare = views.kept(compare, disk=True, priced=True)
 shapes = views.kept(shapes, disk=True)
 likelihood_lines = views.kept(likelihood_lines, disk=True)
 rebuild_prompt = views.kept(rebuild_prompt)  # a trial's prompt map on Results, from its stored calls
+judge_audits = views.kept(judge_audits)  # the LLM judge's audit of the judged sweeps shown (Results)
+judge_disagreeing = views.kept(judge_disagreeing)
 models_of = views.kept(names.models_of)  # a chart's note names the models of every trial drawn
 
 

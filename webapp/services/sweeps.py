@@ -13,10 +13,16 @@ import streamlit as st
 import tomli_w
 
 from components.run.config import SweepConfig
+from components.run.config_rules import MODEL_RULES, RULE
 from components.strategies import STRATEGIES
 from webapp.services.stores import user_db
 
+SAMPLES = RULE["samples"]  # the bounds of [sweep] samples (one definition: run.config_rules)
+TEMPERATURE = next(r for r in MODEL_RULES if r.key == "temperature")  # a model's temperature bounds
+
 __all__ = [
+    "SAMPLES",
+    "TEMPERATURE",
     "STRATEGIES",
     "SweepConfig",
     "bundled_sets",
@@ -49,6 +55,12 @@ def config_dict(name: str, tasks_path: str, g: dict, models: list[dict]) -> dict
     }
     if g.get("mode", "live") != "live":
         d["mode"] = g["mode"]
+    if g.get("samples", 1) > 1:  # repeated samples: each model samples at the temperature, seeds seed + i
+        d["samples"] = g["samples"]
+        d["models"] = [{**m, "temperature": g["temperature"], "seed": g["seed"]} for m in models]
+    if g.get("judge"):  # an LLM judge (run/judging.py) on the models' provider
+        d["metric"] = "judge"
+        d["judge"] = g["judge"]
     if g["max_usd"] > 0:
         d["budget"] = {"max_usd": g["max_usd"]}
     return d
@@ -70,6 +82,8 @@ def estimate_for(config_json: str, tasks_token: str, _tasks: list) -> dict:
         "unpriced": list(est.unpriced),
         "note": est.note,
         "batch": est.batch,
+        "samples": cfg.samples,
+        "judge_calls": est.trials if cfg.metric == "judge" else 0,  # one per trial (run/judging.py)
     }
 
 

@@ -234,6 +234,11 @@ class State:
     )  # [provider, model] of the sidebar the Models box was last filled from
     exp_mode: Key[str] = Key("live", kind=WIDGET)  # live | batch
     exp_name: Key[str] = Key("", kind=WIDGET)
+    exp_samples: Key[int] = Key(1, kind=WIDGET)  # [sweep] samples: repeated samples of each trial
+    exp_temperature: Key[float] = Key(0.7, kind=WIDGET)  # each model's temperature when samples > 1
+    exp_seed: Key[int] = Key(0, kind=WIDGET)  # each model's seed when samples > 1 (sample i: seed + i)
+    exp_judge: Key[bool] = Key(False, kind=WIDGET)  # metric = "judge": an LLM judge scores each answer
+    exp_judge_model: Key[str] = Key("", kind=WIDGET)  # [sweep.judge] model, the sidebar's provider and key
     exp_fresh_name: Key[bool] = Key(False)  # the next run of the page gives the sweep a new name
     exp_max_usd: Key[float] = Key(1.0, kind=WIDGET)
     exp_concurrency: Key[int] = Key(4, kind=WIDGET)

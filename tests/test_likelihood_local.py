@@ -164,6 +164,7 @@ def test_kv_cache_reuse_gives_the_same_numbers_as_whole_prompts(smol_path):
         loaded = p.ensure_loaded()
         loaded.llm.reset()
         loaded.chunked = 0
+        loaded.states.clear()
         before = (loaded.prompted, loaded.evaluated)
         scores, texts = [], []
         for m in prompts:  # scoring and generating in turn: each keeps what the other left

@@ -9,8 +9,10 @@ against it.
 The model is loaded once per process (keyed by file and context size) and generates one prompt at
 a time (a lock per loaded model); the blocking call runs in a worker thread. Decoding is greedy by
 default. llama.cpp's KV cache keeps the longest token prefix a prompt shares with the one before it
-(`reuse`, the default): only the rest is evaluated, and the same prompt gives the same text and the
-same numbers either way (tests/test_likelihood_local.py); `reuse=False` evaluates every prompt whole.
+(`reuse`, the default), or with one of the last few prompts, whose KV states are kept in memory within a
+byte budget (components/providers/localcache.py): only the rest is evaluated, and the same prompt again
+is not evaluated at all. The same prompt gives the same text and the same numbers either way
+(tests/test_likelihood_local.py, tests/test_localcache.py); `reuse=False` evaluates every prompt whole.
 `score` gives the likelihood of a given answer (components/providers/likelihood.py).
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import ctypes
 import inspect
 import threading
 import time
@@ -29,6 +32,7 @@ from components.core.completion import Completion
 from components.providers.attention import Attention, span_masses, token_spans
 from components.providers.base import ModelSpec, PromptTooLong, ProviderError, Settings
 from components.providers.likelihood import Scored, log_softmax_at
+from components.providers.localcache import Saved, StateCache, common_prefix_len, reusable
 from components.providers.localmodel import LocalModelError, canonical, find_model, model_path
 
 DEFAULT_CTX = 8192  # tokens: bounds memory; a larger ModelSpec.context_window raises it up to the model's own
@@ -55,6 +59,7 @@ class Loaded:
     # not depend on the prompt before it (a chunk evaluated in other pieces gives slightly other logits)
     chunked: int = 0
     attention: Any = None  # its localattention.AttentionContext, made on the first attention call
+    states: StateCache = field(default_factory=StateCache)  # KV states of recent prompts (localcache.py)
 
 
 _loaded: dict[tuple[str, int], Loaded] = {}
@@ -170,13 +175,7 @@ def chat_tokens(llm, messages: list[dict]) -> list[int]:
 
 def common_prefix(llm, tokens: list[int], limit: int) -> int:
     """Tokens at the start of `tokens` (at most `limit`) that the model's KV cache already holds."""
-    cached = llm.input_ids[: llm.n_tokens]
-    n = 0
-    for a, b in zip(cached, tokens[:limit], strict=False):
-        if a != b:
-            break
-        n += 1
-    return n
+    return common_prefix_len(llm.input_ids[: llm.n_tokens], tokens[:limit])
 
 
 def keep_prefix(loaded: Loaded, tokens: list[int], limit: int, reuse: bool) -> int:
@@ -196,6 +195,77 @@ def keep_prefix(loaded: Loaded, tokens: list[int], limit: int, reuse: bool) -> i
     return 0
 
 
+def save_state(loaded: Loaded, tokens: list[int], logits: bool) -> None:
+    """Keep the KV state the model holds now, that of exactly `tokens` (localcache.Saved), with the logits
+    after the last token when `logits` (a whole prompt just evaluated, nothing generated yet)."""
+    cache = loaded.states
+    llm: Any = loaded.llm
+    if cache.budget <= 0 or llm.n_tokens != len(tokens):
+        return
+    llama_cpp = llama_module()
+    ctx = llm._ctx.ctx
+    size = int(llama_cpp.llama_state_seq_get_size(ctx, 0))
+    if size <= 0 or size > cache.budget:
+        return
+    buf = (ctypes.c_uint8 * size)()
+    n = int(llama_cpp.llama_state_seq_get_data(ctx, buf, size, 0))
+    if n <= 0:
+        return
+    last = None
+    if logits:
+        ptr = llama_cpp.llama_get_logits_ith(ctx, -1)
+        if ptr:
+            last = ctypes.string_at(ptr, llm.n_vocab() * ctypes.sizeof(ctypes.c_float))
+    chunked = len(tokens) - len(tokens) % BATCH
+    cache.put(Saved(tuple(tokens), chunked, ctypes.string_at(buf, n), last))
+
+
+def restore_state(loaded: Loaded, saved: Saved, logits: bool) -> bool:
+    """Put a saved state back into the model's KV cache (every other cell dropped); with `logits`, its last
+    logits too, so that generation samples from them without evaluating anything. False when llama.cpp
+    refuses it (then the cache is empty)."""
+    llama_cpp = llama_module()
+    llm: Any = loaded.llm
+    ctx = llm._ctx.ctx
+    llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+    buf = (ctypes.c_uint8 * len(saved.kv)).from_buffer_copy(saved.kv)
+    if int(llama_cpp.llama_state_seq_set_data(ctx, buf, len(saved.kv), 0)) != len(saved.kv):
+        llm.reset()
+        llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+        loaded.chunked = 0
+        return False
+    n = len(saved.tokens)
+    llm.input_ids[:n] = saved.tokens
+    llm.n_tokens = n
+    llm._requires_eval = True
+    loaded.chunked = saved.chunked
+    if logits:
+        ptr = llama_cpp.llama_get_logits_ith(ctx, -1)  # what the sampler reads (llama_sampler_sample)
+        if not ptr or saved.logits is None:
+            return False
+        ctypes.memmove(ptr, saved.logits, len(saved.logits))
+        llm._requires_eval = False
+    loaded.states.hits += 1
+    return True
+
+
+def prepare(loaded: Loaded, tokens: list[int], limit: int, reuse: bool, whole: bool) -> int:
+    """Get the model's KV cache ready for `tokens` and return how many of them it holds: with `whole` (a
+    generation prompt) and a saved state of exactly these tokens, all of them, their last logits restored;
+    else the longest whole-chunk prefix (at most `limit` tokens) shared with the prompt in the cache now or
+    with a saved state, whichever keeps more (keep_prefix)."""
+    if reuse:
+        exact = loaded.states.exact(tokens) if whole else None
+        if exact is not None:
+            if restore_state(loaded, exact, logits=True):
+                return len(tokens)
+        live = reusable(common_prefix(loaded.llm, tokens, limit), loaded.chunked, BATCH)
+        saved, n = loaded.states.best(tokens, limit, BATCH)
+        if saved is not None and n > live:
+            restore_state(loaded, saved, logits=False)
+    return keep_prefix(loaded, tokens, limit, reuse)
+
+
 def score_tokens(
     loaded: Loaded, prefix: list[int], answer: list[int], reuse: bool
 ) -> tuple[list[float], int]:
@@ -208,9 +278,11 @@ def score_tokens(
     llm = loaded.llm
     tokens = prefix + answer
     stop = len(prefix) - 1  # from here on the logits are needed
-    kept = keep_prefix(loaded, tokens, stop, reuse)
+    kept = prepare(loaded, tokens, stop, reuse, whole=False)
     llm.eval(tokens[kept:stop])
     loaded.chunked = stop - stop % BATCH
+    if reuse and loaded.chunked:
+        save_state(loaded, tokens[:stop], logits=False)
     tail = tokens[stop:]
     n_past = llm.n_tokens
     llm._ctx.kv_cache_seq_rm(-1, n_past, -1)
@@ -374,13 +446,20 @@ class LocalProvider:
                     f"holds {model.n_ctx:,} here; shorten the document, or raise the context window "
                     f"(ModelSpec.context_window) if the model allows it"
                 )
-            # what is kept here, create_chat_completion keeps too (its own prefix match finds no more)
-            kept = keep_prefix(model, tokens, len(tokens) - 1, self.reuse)
-            model.chunked = 0  # until the prompt is evaluated
-            model.prompted += n
-            model.evaluated += n - kept
             start = time.perf_counter()
             try:
+                # the prompt is evaluated here, in the chunks create_chat_completion would use (from a
+                # multiple of BATCH), and its state kept; create_chat_completion then finds the whole prompt
+                # evaluated (llama-cpp-python's generate: "full prompt already cached") and samples at once
+                kept = prepare(model, tokens, len(tokens) - 1, self.reuse, whole=True)
+                model.prompted += n
+                model.evaluated += n - kept
+                if kept < n:
+                    model.chunked = 0  # until the prompt is evaluated
+                    llm.eval(tokens[kept:])
+                    model.chunked = n - n % BATCH
+                    if self.reuse:
+                        save_state(model, tokens, logits=True)
                 out = llm.create_chat_completion(
                     messages=messages,
                     max_tokens=settings.max_tokens,

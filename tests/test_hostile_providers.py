@@ -197,12 +197,21 @@ def base_url(case: Case, server: LLMServer) -> str:
     return case.base_url.format(url=url, host=url.removeprefix("http://"))
 
 
-def call(spec: ModelSpec, key: str | None, store: RunStore | None, max_retry_after: float | None = None):
-    """One call the way a trial makes it: make_provider, then Caller.ask (cache, store, retries)."""
+def call(
+    spec: ModelSpec,
+    key: str | None,
+    store: RunStore | None,
+    max_retry_after: float | None = None,
+    before=None,
+):
+    """One call the way a trial makes it: make_provider, then Caller.ask (cache, store, retries).
+    `before(provider)`: awaited first, on the same provider (a good call that sets its request pattern)."""
 
     async def go():
         provider = make_provider(spec, key)
         try:
+            if before is not None:
+                await before(provider)
             return await Caller(provider, store, concurrency=1, max_retry_after=max_retry_after).ask(
                 MESSAGES, Settings(max_tokens=32)
             )
@@ -214,11 +223,43 @@ def call(spec: ModelSpec, key: str | None, store: RunStore | None, max_retry_aft
 
 @pytest.mark.parametrize("case_id", list(CASES))
 def test_hostile_provider_case(case_id, server, other, tmp_path, monkeypatch):
-    case = CASES[case_id]
-    server.set(**case.mode)
-    if case.mode.get("misbehave") == "redirect_other":
-        server.set(redirect_to=other.url)
-    other.reset()
+    check_case(CASES[case_id], server, other, tmp_path, monkeypatch)
+
+
+# an OpenAI provider sends its chat requests after the first on that request's pattern, without the SDK's
+# request building (openai_provider._post_chat): each fault must end the same way on such a call
+AFTER_A_GOOD_CALL = [
+    name
+    for name, c in CASES.items()
+    if c.provider != "anthropic" and not c.no_request and c.base_url is None and c.api_key_env is None
+]
+
+
+@pytest.mark.parametrize("case_id", AFTER_A_GOOD_CALL)
+def test_hostile_provider_case_after_a_good_call(case_id, server, other, tmp_path, monkeypatch):
+    check_case(CASES[case_id], server, other, tmp_path, monkeypatch, warm=True)
+
+
+def check_case(case: Case, server, other, tmp_path, monkeypatch, warm: bool = False) -> None:
+    """The case's fault ends its call as it must; warm: on a provider that has answered a call first."""
+
+    def fault() -> None:
+        server.set(**case.mode)
+        if case.mode.get("misbehave") == "redirect_other":
+            server.set(redirect_to=other.url)
+        other.reset()
+
+    async def good_call(provider) -> None:
+        answer = await provider.complete(
+            [{"role": "user", "content": "a first question"}], Settings(max_tokens=8)
+        )
+        assert answer.text and provider.pattern is not None
+        server.reset()  # the fault starts now (fail_times counts from here)
+        fault()
+
+    if not warm:
+        fault()
+    before = good_call if warm else None
     if case.api_key_env:
         monkeypatch.delenv(case.api_key_env, raising=False)
     spec = ModelSpec(
@@ -231,7 +272,7 @@ def test_hostile_provider_case(case_id, server, other, tmp_path, monkeypatch):
     store = RunStore(tmp_path / "s.sqlite")
     t0 = time.perf_counter()
     with pytest.raises(ProviderError) as err:
-        call(spec, None if case.api_key_env else KEY, store, case.max_retry_after)
+        call(spec, None if case.api_key_env else KEY, store, case.max_retry_after, before)
     elapsed = time.perf_counter() - t0
     message = str(err.value)
     assert err.value.kind == case.kind, message

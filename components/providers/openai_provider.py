@@ -57,13 +57,17 @@ _REASONING = ("o1", "o3", "o4", "gpt-5")  # take max_completion_tokens and no te
 
 
 class RequestCounter:
-    """An httpx request hook: counts every request the client sends (the SDK's retries too)."""
+    """An httpx request hook: counts every request the client sends (the SDK's retries too), and keeps
+    the first chat request the SDK sent (OpenAIProvider sends the next ones on its pattern)."""
 
     def __init__(self) -> None:
         self.n = 0
+        self.chat = None
 
     async def __call__(self, request) -> None:
         self.n += 1
+        if self.chat is None and request.url.path.endswith("/chat/completions"):
+            self.chat = request
 
 
 def http_client(module, counter: RequestCounter | None = None, spec: ModelSpec | None = None):
@@ -243,6 +247,7 @@ class OpenAIProvider:
         self.live = self.client.with_options(
             max_retries=0
         )  # one answer: retried by providers/retry.py, not the SDK
+        self.pattern: tuple | None = None  # (url, headers, extensions) of the SDK's first chat request
 
     @property
     def http_requests(self) -> int:
@@ -274,9 +279,7 @@ class OpenAIProvider:
             # errors as chat.completions.create, without its per-call parameter transform.
             # cast_to=object: the decoded JSON as it came (a str when the body is not JSON), read below;
             # building the SDK's pydantic ChatCompletion cost 0.3 ms a call (bench/bench_runner.py profile)
-            r = await self.live.post(
-                "/chat/completions", body=self.request(messages, settings), cast_to=object
-            )
+            r = await self._post_chat(self.request(messages, settings))
         except self._sdk.OpenAIError as exc:
             raise map_error(exc, self.spec.label, self._key, self._url_secret) from None
         except BAD_BODY_ERRORS as exc:  # a body the SDK could not read (RecursionError: nested too deep)
@@ -285,6 +288,63 @@ class OpenAIProvider:
             return chat_completion(r, self.spec.model, time.perf_counter() - t0)
         except (BadResponse, Refused) as exc:
             raise type(exc)(f"{self.spec.label}: {exc}") from None
+
+    def _plain_auth(self) -> bool:
+        """Whether the SDK's client authenticates with its API key alone (what this provider makes): no
+        provider runtime, workload identity, key callback or custom auth that would change a request."""
+        c = self.live
+        return all(
+            getattr(c, name, None) is None
+            for name in ("_provider_runtime", "_workload_identity_auth", "_api_key_provider", "custom_auth")
+        )
+
+    async def _post_chat(self, body: dict):
+        """What `self.live.post("/chat/completions", body=body, cast_to=object)` gives (the decoded JSON,
+        or the text of a body that is not JSON; the SDK's own errors), sent as the SDK sent its first
+        chat request: that request's URL, headers and timeout, this body serialised by the SDK's own
+        encoder, through the same httpx client (its hooks, the transport, the redirects). The SDK's
+        request building and response wrapping cost about 0.5 ms a call (bench/bench_runner.py profile);
+        with max_retries=0 it does nothing else for an API-key client. The first call goes through the
+        SDK, and so does every call of a client that authenticates otherwise (_plain_auth)."""
+        if self.pattern is None or not self._plain_auth():
+            r = await self.live.post("/chat/completions", body=body, cast_to=object)
+            first = self.counter.chat
+            if self.pattern is None and first is not None:
+                headers = [(k, v) for k, v in first.headers.multi_items() if k.lower() != "content-length"]
+                self.pattern = (first.url, headers, dict(first.extensions))
+            return r
+        import httpx2
+        from openai._httpx2 import request_exceptions, timeout_exceptions
+        from openai._utils._json import openapi_dumps
+
+        url, headers, extensions = self.pattern
+        http = self.live._client
+        request = httpx2.Request(
+            "POST", url, headers=headers, content=openapi_dumps(body), extensions=extensions
+        )
+        sdk = self._sdk
+        try:
+            response = await http.send(request)
+        except timeout_exceptions() as err:
+            raise sdk.APITimeoutError(request=request) from err
+        except sdk.OpenAIError:
+            raise
+        except request_exceptions() as err:
+            raise sdk.APIConnectionError(request=request) from err
+        if not response.is_success:
+            if not response.is_closed:
+                await response.aread()
+            raise self.live._make_status_error_from_response(response) from None
+        content_type = response.headers.get("content-type", "*").split(";")[0]
+        if not content_type.endswith("json"):
+            if self.live._strict_response_validation:
+                raise sdk.APIResponseValidationError(
+                    response=response,
+                    message=f"Expected Content-Type response header to be `application/json` but received `{content_type}` instead.",
+                    body=response.text,
+                )
+            return response.text
+        return response.json()
 
     async def score(self, messages: list[dict], answer: str):
         """The answer's likelihood after the prompt (providers/likelihood.py), from a server whose legacy

@@ -91,6 +91,19 @@ async def call(send: Callable[[], Awaitable[T]], spec: ModelSpec, budget: WaitBu
         said = " (the server's Retry-After)" if _asked(state) is not None else " before retrying"
         why[0] = f"{spec.label} {what}: waiting {seconds:.0f} s{said}"
 
+    try:  # the first request outside the loop: most calls need one, and building the loop cost more
+        return await send()
+    except Exception as exc:
+        if not retryable(exc):
+            raise  # what the loop does with an error it does not retry
+        first = [exc]
+
+    async def again() -> T:
+        """The loop's first try is the request that just failed (its error, no new request); then `send`."""
+        if first:
+            raise first.pop()
+        return await send()
+
     retrying = AsyncRetrying(
         retry=retry_if_exception(retryable),
         wait=wait,
@@ -99,4 +112,4 @@ async def call(send: Callable[[], Awaitable[T]], spec: ModelSpec, budget: WaitBu
         before_sleep=before_sleep,
         retry_error_callback=give_up,
     )
-    return await retrying(send)
+    return await retrying(again)

@@ -284,7 +284,9 @@ def _pool_for(task: Task, pool: list[Passage] | None) -> list[Passage]:
         return []
     cands = _candidates(pool, hay)
     excluded = {cands.index[t] for t in (_clean(p.text) for p in task.passages) if t in cands.index}
-    suspects = cands.suspects(task.answers)
+    # a suspect already left out (the task's own passages) needs no search: with none other, no regex
+    # is compiled (a set of answers of its own per task, so the compiled ones are rarely met again)
+    suspects = [i for i in cands.suspects(task.answers) if i not in excluded]
     mentions = _mentions(tuple(task.answers)) if suspects else None  # no suspect: no regex to compile
     if mentions is not None:
         excluded.update(i for i in suspects if mentions(cands.texts[i]))

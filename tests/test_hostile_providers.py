@@ -36,7 +36,7 @@ from components.run.caller import Caller
 from components.run.config import SweepConfig
 from components.run.runner import run_sweep
 from components.run.store import RunStore
-from tests.support import sweep_toml
+from tests.support import baseline_toml
 from tests.support.llm_server import LLMServer
 
 # the SDKs are imported here, not inside the first timed call (importing anthropic takes 3 s on an idle core)
@@ -260,16 +260,7 @@ def test_empty_answers_are_errors_in_a_sweep_and_retry_errors_resends_them(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0000")
     url = server.anthropic_url if provider == "anthropic" else server.openai_url
     config = SweepConfig.from_toml(
-        sweep_toml(
-            tmp_path,
-            base_url=url,
-            strategies=("baseline",),
-            n_tasks=2,
-            lengths=(600,),
-            positions=(0.0, 1.0),
-            provider=provider,
-            extra_model="max_retries = 0",
-        )
+        baseline_toml(tmp_path, url, positions=(0.0, 1.0), provider=provider, extra_model="max_retries = 0")
     )
     server.set(malformed="blank_text")
     with RunStore(tmp_path / "s.sqlite") as store:
@@ -304,15 +295,8 @@ def test_refused_answers_are_errors_of_their_own_and_retry_errors_resends_them(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0000")
     url = server.anthropic_url if provider == "anthropic" else server.openai_url
     db = tmp_path / "s.sqlite"
-    toml = sweep_toml(
-        tmp_path,
-        base_url=url,
-        strategies=("baseline",),
-        n_tasks=2,
-        lengths=(600,),
-        positions=(0.0, 1.0),
-        provider=provider,
-        extra_model="max_retries = 0",
+    toml = baseline_toml(
+        tmp_path, url, positions=(0.0, 1.0), provider=provider, extra_model="max_retries = 0"
     )
     config = SweepConfig.from_toml(toml)
     server.set(malformed="refused")
@@ -497,15 +481,7 @@ def litm(args: list[str], cwd: Path, env: dict | None = None) -> subprocess.Comp
     ],
 )
 def test_the_command_line_names_the_fault_in_one_line(fault, extra, line, server, tmp_path):
-    toml = sweep_toml(
-        tmp_path,
-        base_url=server.openai_url,
-        strategies=("baseline",),
-        n_tasks=2,
-        lengths=(600,),
-        positions=(0.0,),
-        extra_model=extra or "",
-    )
+    toml = baseline_toml(tmp_path, server.openai_url, extra_model=extra or "")
     if fault == "invalid-base-url":
         toml.write_text(toml.read_text().replace(server.openai_url, "http://[::1"))
     r = litm(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite"), "--quiet"], tmp_path)

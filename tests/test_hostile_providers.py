@@ -395,6 +395,21 @@ def test_a_key_inside_the_base_url_is_never_stored(server, tmp_path, where):
     assert URL_KEY.encode() not in b"".join(p.read_bytes() for p in tmp_path.glob("s.sqlite*"))
 
 
+def test_a_base_urls_query_is_sent_on_every_call_and_stored_without_its_key(server, tmp_path):
+    """An Azure-style server needs ?api-version=... on each call: the SDK would put the query before
+    `chat/completions` (the call went to `/v1/?api-version=...chat/completions`); it is sent as the query of
+    the call, and the store keeps it with the key (?api_key=...) taken out."""
+    url = f"{server.openai_url}?api-version=2024-06-01&api_key={URL_KEY}"
+    store = RunStore(tmp_path / "s.sqlite")
+    completion, key = call(ModelSpec("openai-compatible", "m", url), KEY, store)
+    assert completion.text.strip()
+    assert server.queries == [f"api-version=2024-06-01&api_key={URL_KEY}"]  # the user's query, as written
+    stored = store.get_call(key)["base_url"]
+    store.close_all()
+    assert stored == server.openai_url + "?api-version=2024-06-01", stored
+    assert URL_KEY.encode() not in b"".join(p.read_bytes() for p in tmp_path.glob("s.sqlite*"))
+
+
 @pytest.mark.parametrize("provider", ["openai", "openai-compatible", "anthropic"])
 def test_providers_given_a_spec_directly_refuse_an_invalid_base_url(provider):
     from components.providers.anthropic_provider import AnthropicProvider

@@ -580,16 +580,16 @@ class LLMServer(BatchRoutes, CloudRoutes, GeminiBatchRoutes):
             refused = self._cloud_route(cloud, method, path, raw, headers or {})
             if refused is not None:
                 return refused
-        path, _, query = path.partition("?")  # a query (?api-version=...) names no other route
+        where, _, query = path.partition("?")  # a query (?api-version=...) names no other route
         route = (
             cloud
             if cloud is not None
             else "chat"
-            if path.endswith("/chat/completions")
+            if where.endswith("/chat/completions")
             else "messages"
-            if path.endswith("/messages")
+            if where.endswith("/messages")
             else "completions"
-            if path.endswith("/completions")
+            if where.endswith("/completions")
             else None
         )
         if route is None or method != "POST":

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import facts_file, sweep_toml
+from tests.support import baseline_toml, facts_file, sweep_toml
 
 ROOT = Path(__file__).resolve().parent.parent
 PEAK_MB = 1024  # the issue's bound for every case run in its own process
@@ -446,15 +446,7 @@ def same_ids(tasks: Path, task_id: str = "same") -> None:
 def test_every_trial_a_sweep_says_it_ran_is_in_the_store(tmp_path, server, shared):
     """Tasks that share an id would be one trial in the store while the sweep counts four: such a task set
     is refused with one line naming the id, before anything is sent or written."""
-    toml = sweep_toml(
-        tmp_path,
-        base_url=server.openai_url,
-        strategies=("baseline",),
-        n_tasks=4,
-        lengths=(600,),
-        positions=(0.0, 1.0),
-        concurrency=2,
-    )
+    toml = baseline_toml(tmp_path, server.openai_url, n_tasks=4, positions=(0.0, 1.0), concurrency=2)
     if shared:
         same_ids(tmp_path / "facts.jsonl")
     db = tmp_path / "s.sqlite"
@@ -560,15 +552,8 @@ def test_a_price_file_of_the_wrong_shape_is_one_line(tmp_path, server, shape, ne
 
 def config(tmp: Path, server, **sweep_keys) -> Path:
     """A small sweep config; sweep_keys replace (or add) keys of the [sweep] table (TOML values)."""
-    toml = sweep_toml(
-        tmp,
-        base_url=server.openai_url,
-        strategies=("baseline",),
-        n_tasks=3,
-        lengths=(600,),
-        positions=(0.0, 1.0),
-        concurrency=1,
-        extra_model="max_retries = 0",
+    toml = baseline_toml(
+        tmp, server.openai_url, n_tasks=3, positions=(0.0, 1.0), concurrency=1, extra_model="max_retries = 0"
     )
     lines = toml.read_text().splitlines()
     for key, value in sweep_keys.items():
@@ -741,16 +726,7 @@ def test_retry_after_beyond_the_cap_is_not_waited_for(tmp_path, server):
 
 
 def test_every_http_request_is_counted_with_sdk_retries(tmp_path, server):
-    toml = sweep_toml(
-        tmp_path,
-        base_url=server.openai_url,
-        strategies=("baseline",),
-        n_tasks=2,
-        lengths=(600,),
-        positions=(0.0,),
-        concurrency=1,
-        extra_model="max_retries = 2",
-    )
+    toml = baseline_toml(tmp_path, server.openai_url, concurrency=1, extra_model="max_retries = 2")
     server.set(status=429, retry_after=0, fail_times=2)  # the call is tried twice more, then it answers
     r = run(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite"), "--quiet"], tmp_path)
     assert r.code == 0, r.err
@@ -759,16 +735,7 @@ def test_every_http_request_is_counted_with_sdk_retries(tmp_path, server):
 
 
 def test_rate_limit_wait_is_on_the_progress_line(tmp_path, server):
-    toml = sweep_toml(
-        tmp_path,
-        base_url=server.openai_url,
-        strategies=("baseline",),
-        n_tasks=2,
-        lengths=(600,),
-        positions=(0.0,),
-        concurrency=1,
-        extra_model="max_retries = 1",
-    )
+    toml = baseline_toml(tmp_path, server.openai_url, concurrency=1, extra_model="max_retries = 1")
     server.set(status=429, retry_after=2, fail_times=1)
     r = run(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite")], tmp_path)
     assert r.code == 0, r.err
@@ -783,12 +750,10 @@ def model_config(
     tmp: Path, server, provider: str, extra: str = "max_retries = 0", concurrency: int = 1
 ) -> Path:
     """3 tasks x 2 positions of baseline (6 trials) against the loopback server, as `provider`."""
-    return sweep_toml(
+    return baseline_toml(
         tmp,
-        base_url=server.openai_url if provider != "anthropic" else server.anthropic_url,
-        strategies=("baseline",),
+        server.openai_url if provider != "anthropic" else server.anthropic_url,
         n_tasks=3,
-        lengths=(600,),
         positions=(0.0, 1.0),
         concurrency=concurrency,
         extra_model=extra,
@@ -876,12 +841,10 @@ def test_many_large_answers_at_once_stay_under_1_gb(tmp_path, server):
     """32 requests in flight, each answered with 50 MB: each is refused past 32 MB, and all the answers being
     read hold at most 256 MB at once (transport.HELD_BUDGET); peak RSS measured by /usr/bin/time -v (the
     process's own, without the test runner's memory that wait4 counts from before exec)."""
-    toml = sweep_toml(
+    toml = baseline_toml(
         tmp_path,
-        base_url=server.openai_url,
-        strategies=("baseline",),
+        server.openai_url,
         n_tasks=16,
-        lengths=(600,),
         positions=(0.0, 1.0),
         concurrency=32,
         extra_model="max_retries = 0\ntimeout = 120",

@@ -75,3 +75,10 @@ def test_mini_curve_escapes_answers_and_marks_first_pages():
     t = fig.data[0]
     assert list(t.y) == [1, 0] and list(t.marker.symbol) == ["circle-open", "circle"]
     assert t.customdata[0][1] == "&lt;b&gt;x&lt;/b&gt;"
+
+
+def test_the_chart_toolbar_keeps_three_buttons_a_tab_stop_each():
+    """Each toolbar button is a Tab stop: the camera and reset axes stay (plus Streamlit's full screen)."""
+    removed = set(theme.export_config("x")["modeBarButtonsToRemove"])
+    assert {"zoom2d", "pan2d", "zoomIn2d", "zoomOut2d", "autoScale2d", "lasso2d", "select2d"} <= removed
+    assert not removed & {"toImage", "resetScale2d"}

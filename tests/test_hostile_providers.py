@@ -36,7 +36,7 @@ from components.run.caller import Caller
 from components.run.config import SweepConfig
 from components.run.runner import run_sweep
 from components.run.store import RunStore
-from tests.support import sweep_toml
+from tests.support import baseline_toml
 from tests.support.llm_server import LLMServer
 
 # the SDKs are imported here, not inside the first timed call (importing anthropic takes 3 s on an idle core)
@@ -301,16 +301,7 @@ def test_empty_answers_are_errors_in_a_sweep_and_retry_errors_resends_them(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0000")
     url = server.anthropic_url if provider == "anthropic" else server.openai_url
     config = SweepConfig.from_toml(
-        sweep_toml(
-            tmp_path,
-            base_url=url,
-            strategies=("baseline",),
-            n_tasks=2,
-            lengths=(600,),
-            positions=(0.0, 1.0),
-            provider=provider,
-            extra_model="max_retries = 0",
-        )
+        baseline_toml(tmp_path, url, positions=(0.0, 1.0), provider=provider, extra_model="max_retries = 0")
     )
     server.set(malformed="blank_text")
     with RunStore(tmp_path / "s.sqlite") as store:
@@ -345,15 +336,8 @@ def test_refused_answers_are_errors_of_their_own_and_retry_errors_resends_them(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0000")
     url = server.anthropic_url if provider == "anthropic" else server.openai_url
     db = tmp_path / "s.sqlite"
-    toml = sweep_toml(
-        tmp_path,
-        base_url=url,
-        strategies=("baseline",),
-        n_tasks=2,
-        lengths=(600,),
-        positions=(0.0, 1.0),
-        provider=provider,
-        extra_model="max_retries = 0",
+    toml = baseline_toml(
+        tmp_path, url, positions=(0.0, 1.0), provider=provider, extra_model="max_retries = 0"
     )
     config = SweepConfig.from_toml(toml)
     server.set(malformed="refused")
@@ -452,6 +436,21 @@ def test_a_key_inside_the_base_url_is_never_stored(server, tmp_path, where):
     assert URL_KEY.encode() not in b"".join(p.read_bytes() for p in tmp_path.glob("s.sqlite*"))
 
 
+def test_a_base_urls_query_is_sent_on_every_call_and_stored_without_its_key(server, tmp_path):
+    """An Azure-style server needs ?api-version=... on each call: the SDK would put the query before
+    `chat/completions` (the call went to `/v1/?api-version=...chat/completions`); it is sent as the query of
+    the call, and the store keeps it with the key (?api_key=...) taken out."""
+    url = f"{server.openai_url}?api-version=2024-06-01&api_key={URL_KEY}"
+    store = RunStore(tmp_path / "s.sqlite")
+    completion, key = call(ModelSpec("openai-compatible", "m", url), KEY, store)
+    assert completion.text.strip()
+    assert server.queries == [f"api-version=2024-06-01&api_key={URL_KEY}"]  # the user's query, as written
+    stored = store.get_call(key)["base_url"]
+    store.close_all()
+    assert stored == server.openai_url + "?api-version=2024-06-01", stored
+    assert URL_KEY.encode() not in b"".join(p.read_bytes() for p in tmp_path.glob("s.sqlite*"))
+
+
 @pytest.mark.parametrize("provider", ["openai", "openai-compatible", "anthropic"])
 def test_providers_given_a_spec_directly_refuse_an_invalid_base_url(provider):
     from components.providers.anthropic_provider import AnthropicProvider
@@ -538,15 +537,7 @@ def litm(args: list[str], cwd: Path, env: dict | None = None) -> subprocess.Comp
     ],
 )
 def test_the_command_line_names_the_fault_in_one_line(fault, extra, line, server, tmp_path):
-    toml = sweep_toml(
-        tmp_path,
-        base_url=server.openai_url,
-        strategies=("baseline",),
-        n_tasks=2,
-        lengths=(600,),
-        positions=(0.0,),
-        extra_model=extra or "",
-    )
+    toml = baseline_toml(tmp_path, server.openai_url, extra_model=extra or "")
     if fault == "invalid-base-url":
         toml.write_text(toml.read_text().replace(server.openai_url, "http://[::1"))
     r = litm(["sweep", str(toml), "--db", str(tmp_path / "s.sqlite"), "--quiet"], tmp_path)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import sweep_toml
+from tests.support import baseline_toml, sweep_toml
 from tests.test_bad_inputs import PEAK_MB, Ran, config, one_line, run
 
 # a process per case (tests/test_bad_inputs.run): make test, not make check
@@ -488,15 +488,7 @@ def test_a_read_only_place_is_named(tmp_path, server):
 
 def test_claims_of_another_host_are_named_and_can_be_taken_over(tmp_path, server):
     """A resume held at 0/8 for the claims' 900 s lease without a word."""
-    toml = sweep_toml(
-        tmp_path,
-        base_url=server.openai_url,
-        strategies=("baseline",),
-        n_tasks=4,
-        lengths=(600,),
-        positions=(0.0, 1.0),
-        concurrency=2,
-    )
+    toml = baseline_toml(tmp_path, server.openai_url, n_tasks=4, positions=(0.0, 1.0), concurrency=2)
     db = tmp_path / "s.sqlite"
     assert run(["sweep", str(toml), "--db", str(db), "--quiet"], tmp_path).code == 0
     with contextlib.closing(sqlite3.connect(db)) as c, c:
@@ -523,14 +515,7 @@ def test_claims_of_another_host_are_named_and_can_be_taken_over(tmp_path, server
 
 def test_a_claim_on_another_sweeps_call_is_not_this_sweeps_business(tmp_path, server):
     """A live claim in the store on a call this sweep never asks for: no warning, nothing to steal."""
-    toml = sweep_toml(
-        tmp_path,
-        base_url=server.openai_url,
-        strategies=("baseline",),
-        n_tasks=2,
-        lengths=(600,),
-        positions=(0.0,),
-    )
+    toml = baseline_toml(tmp_path, server.openai_url)
     db = tmp_path / "s.sqlite"
     assert run(["sweep", str(toml), "--db", str(db), "--quiet", "--dry-run"], tmp_path).code == 0
     from components.run.store import RunStore

@@ -159,3 +159,22 @@ def test_read_path(tmp_path):
 
 def test_document_error_is_a_value_error():
     assert issubclass(DocumentError, ValueError)
+
+
+def test_pdf_paragraphs_are_split_on_layout_gaps_without_reflowing_their_lines():
+    """A PDF holds no blank lines: a vertical gap wider than the usual line spacing (here one empty line)
+    ends a paragraph, so "by paragraph" gives paragraphs, not pages; each paragraph's lines stay as drawn."""
+    from components.core.documents import paginate
+
+    lines = ["First paragraph, line one,", "line two ends.", "", "Second paragraph", "and its end.", "Third."]
+    text = read_upload("a.pdf", text_pdf(lines))
+    assert text == "First paragraph, line one,\nline two ends.\n\nSecond paragraph\nand its end.\nThird."
+    assert [p.text for p in paginate(text).pages] == [
+        "First paragraph, line one,\nline two ends.",
+        "Second paragraph\nand its end.\nThird.",
+    ]
+
+
+def test_pdf_lines_evenly_spaced_stay_one_paragraph():
+    text = read_upload("a.pdf", text_pdf(["one line,", "two lines,", "three lines."]))
+    assert text == "one line,\ntwo lines,\nthree lines."

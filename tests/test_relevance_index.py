@@ -8,34 +8,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bench.bench_runner import tiny_tasks  # the bench's tiny tasks, so the test scores its pools
 from components.strategies.keywords import keywords
 from components.tasks.distractors import Relevance
 from components.tasks.importers import read_tasks
-from components.tasks.model import Passage, Task
 from components.tasks.sweepdocs import _candidates, shared_pool
 
 ROOT = Path(__file__).resolve().parent.parent
 NQ30 = ROOT / "sample_docs" / "tasks" / "nq-open-30docs.jsonl.gz"
 
 
-def tiny(n: int) -> list[Task]:  # bench/bench_runner.py's tiny tasks
-    return [
-        Task(
-            f"t{i:05d}",
-            f"What is the code word of item {i}?",
-            (f"word{i}",),
-            (
-                Passage(f"The code word of item {i} is word{i}.", gold=True),
-                Passage(f"Item {i + 1} is stored in room {i % 97}."),
-            ),
-        )
-        for i in range(n)
-    ]
-
-
 @pytest.mark.parametrize("which", ["tiny", "nq"])
 def test_scores_are_rank_bm25s_bit_for_bit(which):
-    tasks = tiny(1500) if which == "tiny" else list(read_tasks(NQ30).tasks)[:300]
+    tasks = tiny_tasks(1500) if which == "tiny" else list(read_tasks(NQ30).tasks)[:300]
     r = Relevance(shared_pool(tasks))
     questions = [t.question for t in tasks[::5]] + ["", "the the the", "zzzz unknown words", "item item 7"]
     for q in questions:
@@ -50,7 +35,7 @@ def test_no_passages_rank_nothing():
 
 
 def test_kept_is_the_ranked_pool_without_the_excluded():
-    tasks = tiny(400)
+    tasks = tiny_tasks(400)
     cands = _candidates(shared_pool(tasks), [])
     for t in tasks[::37]:
         for excluded in (set(), {0, 5, 799}, set(range(0, 800, 3))):

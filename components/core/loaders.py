@@ -219,6 +219,34 @@ def _check_docx(name: str, data: bytes) -> None:
             raise DocumentError(f"{name} is not a readable .docx file ({exc.__class__.__name__})") from None
 
 
+PARAGRAPH_GAP = 1.5  # a gap between two lines this many times the page's usual line spacing ends a paragraph
+
+
+def _pdf_page(page) -> str:
+    """A PDF page's text as pypdf extracts it, with a blank line where the layout leaves a vertical gap
+    between two lines (more than PARAGRAPH_GAP times the page's median line spacing): a PDF has no blank
+    lines, so without this each page would be one paragraph. Only line breaks are added; the text of the
+    lines, and the single line breaks inside a paragraph, stay exactly as extracted (never re-flowed)."""
+    chunks: list[tuple[str, float]] = []
+
+    def seen(text, cm, tm, _font, _size) -> None:
+        chunks.append((text, tm[4] * cm[1] + tm[5] * cm[3] + cm[5]))  # the chunk's y on the page
+
+    text = page.extract_text(visitor_text=seen) or ""
+    if "".join(t for t, _ in chunks) != text:  # the chunks are not the text: keep it as extracted
+        return text
+    starts = [i for i, (t, _) in enumerate(chunks) if t and (i == 0 or chunks[i - 1][0].endswith("\n"))]
+    gaps = {i: chunks[j][1] - chunks[i][1] for j, i in zip(starts, starts[1:], strict=False)}
+    down = sorted(g for g in gaps.values() if g > 0)
+    if len(down) < 2:
+        return text
+    usual = down[len(down) // 2]
+    breaks = {i for i, g in gaps.items() if g > PARAGRAPH_GAP * usual}
+    return "".join(
+        ("\n" if i in breaks and not t.startswith("\n") else "") + t for i, (t, _) in enumerate(chunks)
+    )
+
+
 def _pdf(name: str, data: bytes) -> str:
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
@@ -234,7 +262,7 @@ def _pdf(name: str, data: bytes) -> str:
             raise _too_much(name, "pages", MAX_PDF_PAGES)
         pages, chars = [], 0
         for page in reader.pages:
-            pages.append(page.extract_text() or "")
+            pages.append(_pdf_page(page))
             chars += len(pages[-1])
             if chars > MAX_CHARS:
                 raise _too_much(name, "characters", MAX_CHARS)

@@ -27,6 +27,7 @@ from components.providers.openai_provider import (
     http_client,
     map_error,
     sdk_kwargs,
+    split_query,
     url_secret,
 )
 
@@ -51,7 +52,8 @@ class AnthropicProvider:
         self.spec = spec
         self._key, self._url_secret = api_key, url_secret(spec)
         self._sdk = anthropic
-        kw: dict = {"base_url": spec.base_url} if spec.base_url else {}
+        base_url, query = split_query(spec.base_url)  # the SDK too would put a query before its paths
+        kw: dict = {"base_url": base_url, "default_query": query or None} if base_url else {}
         self.counter = RequestCounter()
         self.client = anthropic.AsyncAnthropic(
             api_key=api_key, http_client=http_client(anthropic, self.counter, spec), **kw, **sdk_kwargs(spec)

@@ -108,6 +108,19 @@ def url_secret(spec: ModelSpec) -> str | None:
     return safe_base_url(spec.base_url)[1]
 
 
+def split_query(url: str | None) -> tuple[str | None, dict[str, str]]:
+    """(the base URL without its query, the query's parameters): an Azure-style OpenAI-compatible server
+    needs `?api-version=...` on every call, and the SDK appends its paths after the whole base URL (the
+    query would end up in front of `chat/completions`), so the query goes as its default_query, sent as the
+    user wrote it. What is stored or shown is safe_base_url's (keys such as `?key=` taken out)."""
+    if not url or "?" not in url:
+        return url, {}
+    from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(query="")), dict(parse_qsl(parts.query, keep_blank_values=True))
+
+
 def sdk_kwargs(spec: ModelSpec) -> dict:
     kw: dict = {}
     if spec.timeout is not None:
@@ -238,9 +251,11 @@ class OpenAIProvider:
         self._key, self._url_secret = api_key, url_secret(spec)
         self._sdk = openai
         self.counter = RequestCounter()
+        base_url, query = split_query(spec.base_url)
         self.client = openai.AsyncOpenAI(
             api_key=api_key,
-            base_url=spec.base_url,
+            base_url=base_url,
+            default_query=query or None,
             http_client=http_client(openai, self.counter, spec),
             **sdk_kwargs(spec),
         )

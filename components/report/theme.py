@@ -108,6 +108,9 @@ def theme(fig: go.Figure, presenter: bool = False, series: bool = True) -> go.Fi
     return fig
 
 
+MODEBAR_REMOVED = ["lasso2d", "select2d", "zoom2d", "pan2d", "zoomIn2d", "zoomOut2d", "autoScale2d"]
+
+
 def export_config(name: str, fmt: str = "png") -> dict:
     """Plotly config for a chart: the toolbar's camera button saves `<name>.<fmt>` (png or svg),
     drawn in the browser (no server-side image library needed)."""
@@ -120,5 +123,7 @@ def export_config(name: str, fmt: str = "png") -> dict:
             "filename": f"litm-{safe}",
             "scale": 2 if fmt == "png" else 1,
         },
-        "modeBarButtonsToRemove": ["lasso2d", "select2d"],
+        # the toolbar shows on hover; each of its buttons is a Tab stop (eight a chart): the camera and
+        # reset axes stay (drag to zoom, double-click to reset still work), and Streamlit's full screen
+        "modeBarButtonsToRemove": MODEBAR_REMOVED,
     }

@@ -73,6 +73,18 @@ def _where(r, docs: bool) -> tuple[int, float, str]:
     return size, where, f"{size:,} tokens · at {where:g}"
 
 
+def placed(trials: pd.DataFrame) -> pd.DataFrame:
+    """The trials a grid can place in a column: those with a size and a place (a length and a position,
+    or a number of documents and a gold index); none of a sweep's (multi-question trials): no grid."""
+    if trials.empty:
+        return trials
+    layout = layout_of(trials)
+    need = [layout.size, layout.x]
+    if any(c not in trials for c in need):
+        return trials.iloc[0:0]
+    return trials.dropna(subset=need)
+
+
 def build(trials: pd.DataFrame, metric: str) -> Grid:
     """The grid of `trials` (one sweep's, usually) by `metric`: a trial passes when its value is 1 (at
     least 1), fails below, is an error when its call failed. Columns in order of arm, model, size, place;
@@ -80,14 +92,10 @@ def build(trials: pd.DataFrame, metric: str) -> Grid:
     empty = Grid(pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), [], {})
     if trials.empty:
         return empty
-    t = with_setting(trials).reset_index(drop=True)
-    layout = layout_of(t)
-    need = [layout.size, layout.x]
-    if any(c not in t for c in need):
-        return empty
-    t = t.dropna(subset=need)
+    t = placed(with_setting(trials).reset_index(drop=True))
     if t.empty:
         return empty
+    layout = layout_of(t)
     values = pd.to_numeric(t[metric], errors="coerce") if metric in t else pd.Series(math.nan, index=t.index)
     failed = is_error(t)
     t = t.assign(

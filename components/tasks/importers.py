@@ -312,15 +312,7 @@ def _rows_json(text: str, lossy: bool = False):
     for n, line in numbered_lines(text):  # on "\n" only: U+2028 inside a string is valid JSON
         if not line.strip():
             continue
-        if lossy and (why := _not_utf8(line)):
-            yield n, _RowError(why)
-            continue
-        try:
-            yield n, json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield n, _RowError(f"not valid JSON ({exc.msg} at column {exc.colno})")
-        except RecursionError:
-            yield n, _RowError("not valid JSON (it nests too deep to read)")
+        yield n, _json_row(line, lossy)
 
 
 def _json_lines(stream: io.TextIOWrapper, skipped: int = 0):
@@ -337,15 +329,20 @@ def _json_lines(stream: io.TextIOWrapper, skipped: int = 0):
             continue
         if not line.strip():
             continue
-        if why := _not_utf8(line):
-            yield n, _RowError(why)
-            continue
-        try:
-            yield n, json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield n, _RowError(f"not valid JSON ({exc.msg} at column {exc.colno})")
-        except RecursionError:
-            yield n, _RowError("not valid JSON (it nests too deep to read)")
+        yield n, _json_row(line)
+
+
+def _json_row(line: str, lossy: bool = True):
+    """One line of JSON lines: the parsed object, or a _RowError saying why not (not UTF-8 where the text
+    was decoded lossily, not valid JSON, nested too deep)."""
+    if lossy and (why := _not_utf8(line)):
+        return _RowError(why)
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        return _RowError(f"not valid JSON ({exc.msg} at column {exc.colno})")
+    except RecursionError:
+        return _RowError("not valid JSON (it nests too deep to read)")
 
 
 class _Budget:

@@ -195,7 +195,7 @@ def test_slider_redraw_on_an_80k_token_document(page, app_url):
     select(page, "Strategy", "Reprompt")  # a new document starts on Baseline, which has no r
     page.wait_for_selector(".js-plotly-plot .main-svg")
     tokens = int(
-        page.locator('[data-testid="stMetric"]', has_text="Document tokens")
+        page.locator('[data-testid="stMetric"]', has_text="Text tokens")
         .locator('[data-testid="stMetricValue"]')
         .inner_text()
         .replace(",", "")

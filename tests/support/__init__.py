@@ -50,3 +50,17 @@ base_url = "{base_url}"
     path = Path(folder) / f"{name}.toml"
     path.write_text(text)
     return path
+
+
+def baseline_toml(folder: Path, base_url: str, *, n_tasks: int = 2, positions=(0.0,), **rest) -> Path:
+    """The small sweep most fault tests send: baseline only, n_tasks questions at one length of 600
+    tokens; `rest` goes to sweep_toml (concurrency, extra_model, provider, name)."""
+    return sweep_toml(
+        folder,
+        base_url=base_url,
+        strategies=("baseline",),
+        n_tasks=n_tasks,
+        lengths=(600,),
+        positions=positions,
+        **rest,
+    )

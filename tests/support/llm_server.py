@@ -457,6 +457,7 @@ class LLMServer(BatchRoutes, CloudRoutes, GeminiBatchRoutes):
             self.bodies: list[str] = []  # sha256 of each request body, in arrival order
             self.raw_bodies: list[bytes] = []
             self.cloud_requests: list[dict] = []  # Gemini, Bedrock and Vertex requests (cloud_routes.py)
+            self.queries: list[str] = []  # the query string of each completion request ("" for none)
             self.mode = dict(DEFAULTS)
             self._seen: deque = deque()  # OpenAI: the prefix digests of each remembered prompt
             self._seen_count: Counter = Counter()
@@ -579,15 +580,16 @@ class LLMServer(BatchRoutes, CloudRoutes, GeminiBatchRoutes):
             refused = self._cloud_route(cloud, method, path, raw, headers or {})
             if refused is not None:
                 return refused
+        where, _, query = path.partition("?")  # a query (?api-version=...) names no other route
         route = (
             cloud
             if cloud is not None
             else "chat"
-            if path.endswith("/chat/completions")
+            if where.endswith("/chat/completions")
             else "messages"
-            if path.endswith("/messages")
+            if where.endswith("/messages")
             else "completions"
-            if path.endswith("/completions")
+            if where.endswith("/completions")
             else None
         )
         if route is None or method != "POST":
@@ -596,6 +598,7 @@ class LLMServer(BatchRoutes, CloudRoutes, GeminiBatchRoutes):
         if cloud is not None:
             body = self._cloud_body(cloud, path, body)
         with self.lock:
+            self.queries.append(query)
             self.counts[route] += 1
             self.counts["total"] += 1
             n = self.counts["total"]

@@ -519,3 +519,18 @@ def test_arms_on_the_gold_index_axis_are_offered_the_published_curves(stores):
     assert title in names, names
     note = " ".join(json.dumps(spec["layout"]["title"], ensure_ascii=False).replace("<br>", " ").split())
     assert "as published" in note and "Pos2Distill Table 1 (2025)" in note
+
+
+def test_opened_directly_it_shows_the_decision_run_home_decide_opens(tmp_path, monkeypatch):
+    """No link, no sweep of this browser, the shipped runs only: Compare opens on the run Home's Decide
+    door names (Baseline, Reprompt and R&R of the facts run), not on every sweep's arms (the multi-question
+    arms of the SQuAD run ranked first)."""
+    from webapp.services import shipped
+
+    monkeypatch.setenv("LITM_DB", str(tmp_path / "runs" / "litm.sqlite"))
+    monkeypatch.setenv("LITM_SHIPPED_RUNS", str(Path(__file__).resolve().parents[2] / "sample_docs" / "runs"))
+    at = run(timeout=180)
+    key = shipped.sweep_key(shipped.DECISION_RUN)
+    assert key and at.multiselect(key="cmp_sweeps").value == [key]
+    arms = at.multiselect(key="cmp_arms").value
+    assert sorted(a.split(" · ")[0] for a in arms) == ["Baseline", "R&R", "Reprompt"], arms

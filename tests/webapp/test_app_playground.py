@@ -174,6 +174,21 @@ def test_run_with_a_fake_provider_shows_answer_pages_and_score():
     assert [e for e in at.expander if e.label == "Raw responses"], "raw responses on demand"
 
 
+def test_the_prompt_tokens_before_the_run_are_the_runs_prompt_map_count():
+    """Text tokens (the pages alone) < prompt tokens (tags, instructions, question too), one line says so,
+    and after the run the map's count of what was sent is the number shown before it."""
+    from webapp.playground.page import PROMPT_LINE
+
+    at = paste(app(FakeProvider()), LONG, "What is the vault code?", "4711")
+    metrics = {m.label: m.value for m in at.metric}
+    text, prompt = int(metrics["Text tokens"].replace(",", "")), metrics["Prompt tokens"]
+    assert text < int(prompt.replace(",", ""))
+    assert PROMPT_LINE in [c.value for c in at.caption]
+    next(b for b in at.button if b.label.replace("\\", "").startswith("Run with fake-model")).click().run()
+    no_trouble(at)
+    assert f"The prompt map counts {prompt} prompt tokens for 1 prompt sent." in texts(at)
+
+
 def test_a_failed_call_is_one_short_line_and_the_key_never_shows():
     secret = "sk-test-SECRET-123456"
     fake = FakeProvider().enqueue(ProviderError(f"401 unauthorized: bad key {secret}"))

@@ -114,3 +114,57 @@ def test_a_newer_sweep_is_followed_while_the_filter_is_as_opened(db):
     fill(db, name="third sweep")
     at.multiselect(key="res_sweeps").set_value(["your runs#1"]).run()  # the user's own choice stands
     assert at.multiselect(key="res_sweeps").value == ["your runs#1"]
+
+
+SHIPPED = Path(__file__).resolve().parents[2] / "sample_docs" / "runs"
+
+
+def grid_view(tmp_path, monkeypatch, shipped: Path) -> AppTest:
+    monkeypatch.setenv("LITM_DB", str(tmp_path / "runs" / "litm.sqlite"))
+    monkeypatch.setenv("LITM_SHIPPED_RUNS", str(shipped))
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    at.run()
+    assert not at.exception, at.exception
+    open_tab(at, "Trials × settings")
+    assert not at.exception, at.exception
+    return at
+
+
+def test_grid_tab_opens_on_a_sweep_it_can_draw(tmp_path, monkeypatch):
+    """The shipped runs, the multi-question and the likelihood ones among them: the grid opens on a sweep
+    with columns and scored cells."""
+    at = grid_view(tmp_path, monkeypatch, SHIPPED)
+    sweep = at.selectbox(key="res_grid_sweep").value
+    name = at.selectbox(key="res_grid_sweep").format_func(sweep)
+    assert "squad-mq" not in name and "likelihood" not in name, name  # no column, or no cell scored
+    grid = next(d.value for d in at.dataframe if "question" in d.value.columns)
+    cells = {str(v).split(" ", 1)[0] for c in grid.columns[1:] for v in grid[c]}
+    assert cells & {"✓", "✗"}, cells
+
+
+def test_grid_tab_says_in_one_line_why_no_sweep_can_be_drawn(tmp_path, monkeypatch):
+    """Only sweeps without a place in the document (here the multi-question run): one line says why, no
+    picker of sweeps it cannot draw."""
+    from webapp.results.page import MULTI_LINE
+
+    folder = tmp_path / "shipped"
+    folder.mkdir()
+    (folder / "local-qwen-squad-mq.sqlite").write_bytes((SHIPPED / "local-qwen-squad-mq.sqlite").read_bytes())
+    at = grid_view(tmp_path, monkeypatch, folder)
+    assert MULTI_LINE in [i.value for i in at.info]
+    assert all(s.label != "Sweep" for s in at.selectbox)
+
+
+def test_the_grid_places_only_trials_with_a_size_and_a_place():
+    from components.report import trialgrid
+
+    t = pd.DataFrame(
+        {
+            "task": ["a", "b", "c"],
+            "length": [600, None, 600],
+            "position": [0.0, 0.5, None],
+            "strategy": "baseline",
+        }
+    )
+    assert list(trialgrid.placed(t)["task"]) == ["a"]
+    assert trialgrid.placed(t.drop(columns=["position"])).empty

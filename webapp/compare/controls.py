@@ -7,13 +7,15 @@ import pandas as pd
 import streamlit as st
 
 from webapp.compare import parts
-from webapp.services import analysis, models, sharing, stores
+from webapp.services import analysis, models, sharing, shipped, stores
 from webapp.session import State, url
 from webapp.ui import pickers
 
 
 def open_on_my_latest(trials: pd.DataFrame, sweeps: pd.DataFrame) -> None:
-    """First visit (no sweep chosen, none in the link): this browser's latest sweep with trials."""
+    """First visit (no sweep chosen, none in the link): this browser's latest sweep with trials; without
+    one, the shipped run Home's Decide opens (Baseline, Reprompt and R&R, shipped.DECISION_RUN), the
+    comparison a decider comes for; without that either, every sweep."""
     state = State()
     if state.cmp_sweeps is not None or "sweep" in url.given("compare"):
         return
@@ -23,7 +25,8 @@ def open_on_my_latest(trials: pd.DataFrame, sweeps: pd.DataFrame) -> None:
         if key in have:
             state.cmp_sweeps = [key]
             return
-    state.cmp_sweeps = []
+    decision = shipped.sweep_key(shipped.DECISION_RUN)
+    state.cmp_sweeps = [decision] if decision in have else []
 
 
 def choose(trials: pd.DataFrame, sweeps: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:

@@ -2,7 +2,8 @@
 n and a Wilson interval, cost per 1,000 questions, paired differences with an exact McNemar p-value and
 its Holm adjustment over the pairs shown, the Pareto front, a one-line verdict (non-inferiority within a
 margin the user sets, a minimum saving) then its reasoning, a planner, failures side by side, a link to
-this view and a one-file report. It opens on this browser's latest sweep and its arms; the planner opens on
+this view and a one-file report. It opens on this browser's latest sweep and its arms (else on the shipped
+run Home's Decide opens: Baseline, Reprompt and R&R); the planner opens on
 the pair the recommendation names. The statistics are services.analysis; the helpers compare/parts.py; the
 page's sections controls.py, tables.py, plots.py and planning.py."""
 

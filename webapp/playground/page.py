@@ -20,6 +20,12 @@ SOURCES = ("Sample", "Paste", "Upload", "Task set")
 
 # ---------------------------------------------------------------- numbers before the run
 
+# what the prompt holds beyond the page text: one line under the numbers (the run counts the same prompts)
+PROMPT_LINE = (
+    "Prompt tokens = text + page tags + instructions + question + reminders (where the strategy has "
+    "them), in GPT-4 tokens (cl100k_base): the prompt map's count. A run reports the model's own count."
+)
+
 
 def before_run(doc, prompts: list, usage: tuple[int, int, int], strategy: str) -> None:
     """Pages, tokens, calls and the estimated cost, before any call."""
@@ -37,7 +43,9 @@ def before_run(doc, prompts: list, usage: tuple[int, int, int], strategy: str) -
         [0.8, 1.1, 1.3, 1.2, 1.0]
     )  # values short (a label wraps, a value is cut): "about" in the label
     cols[0].metric("Pages", f"{len(doc.pages):,}")
-    cols[1].metric("Document tokens", f"{doc.tokens:,}")
+    cols[1].metric(
+        "Text tokens", f"{doc.tokens:,}", help="The page text alone: no tags, instructions or question."
+    )
     cols[2].metric("Prompt tokens" + (" (stage 1)" if later else ""), f"{sum(p.tokens for p in prompts):,}")
     cols[3].metric(
         "Calls (about)" if later else "Calls",
@@ -45,6 +53,7 @@ def before_run(doc, prompts: list, usage: tuple[int, int, int], strategy: str) -
         help="Later stages depend on the model's answers: estimated." if later else None,
     )
     cols[4].metric("Estimated cost", cost, help=cost_help)
+    st.caption(PROMPT_LINE)
     places = engine.gold_places(prompts)
     if places:
         text = "; ".join(

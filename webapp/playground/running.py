@@ -126,7 +126,11 @@ def show(v: RunView, answers: tuple[str, ...]) -> None:
         a.metric("Input tokens", f"{v.input_tokens:,}")
         b.metric("Output tokens", f"{v.output_tokens:,}")
         a.metric("Cost", render.usd(v.usd))
-        st.caption(f"Model: {render.md(v.model)}. {TOKENS_NOTE}")
+        mapped = sum(p.tokens for p in v.prompts)
+        st.caption(
+            f"Model: {render.md(v.model)}. The prompt map counts {mapped:,} prompt tokens for "
+            f"{count(len(v.prompts), 'prompt')} sent. {TOKENS_NOTE}"
+        )
     with st.expander("Raw responses"):
         for label, text in v.raw:
             st.markdown(f"**{label}**")

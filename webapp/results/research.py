@@ -207,17 +207,40 @@ def _file_name(what: str, df: pd.DataFrame) -> str:
 # ----------------------------------------------------------------------------- the trials x settings grid
 
 
+NO_GRID = (
+    "No sweep here can be drawn as a grid: each column is a length and a position (or a number of "
+    "documents) and each cell a trial scored by the metric chosen above, and these trials have none."
+)
+
+
+def _scored(placed: pd.DataFrame, metric: str) -> bool:
+    """Whether a sweep's placed trials have a cell to draw: a trial scored by `metric` (a likelihood run
+    has none by an answer metric: every cell would be empty)."""
+    return metric in placed and bool(pd.to_numeric(placed[metric], errors="coerce").notna().any())
+
+
 def grid_tab(df: pd.DataFrame, metric: str) -> None:
     """One sweep's tasks (rows) against its settings (columns), each cell pass, fail or failed."""
     sweeps = stores.with_trials(
         df[["sweep_key", "sweep"]].drop_duplicates().rename(columns={"sweep": "label"}), df
     )
     names = dict(zip(df["sweep_key"], df["sweep"].astype(str), strict=False))
+    gridded = df[~df["strategy"].isin(("closed-book", "oracle"))]  # no place in the document: no column
+    drawable = [
+        k for k in sweeps if _scored(research.trialgrid.placed(gridded[gridded["sweep_key"] == k]), metric)
+    ]
+    if not drawable:
+        st.info(NO_GRID)
+        return
     sweep = pickers.select(
-        st, "Sweep", sweeps, State.res_grid_sweep, format_func=lambda k: f"{names.get(k, k)} ({k})"
+        st,
+        "Sweep",
+        sweeps,
+        State.res_grid_sweep,
+        default=drawable[0],  # opens on the first sweep it can draw
+        format_func=lambda k: f"{names.get(k, k)} ({k})",
     )
-    part = df[df["sweep_key"] == sweep]
-    part = part[~part["strategy"].isin(("closed-book", "oracle"))]
+    part = gridded[gridded["sweep_key"] == sweep]
     grid = research.grid(part, metric)
     if not grid.columns:
         st.info("No trials of this sweep have a length and a position (or a number of documents).")

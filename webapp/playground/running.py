@@ -1,5 +1,7 @@
 """The Playground's live run: the button, the time it takes (elapsed, and an estimate from the local
-model's measured speed on this machine), and the result. The trial itself is services.live.execute."""
+model's speed on this machine: measured, or timed when the worker first loaded it), the place in the local
+model's queue, a Cancel that stops the call in the worker, and the result. The trial itself is
+services.live.execute."""
 
 from __future__ import annotations
 
@@ -12,7 +14,15 @@ from typing import TypeVar
 import streamlit as st
 
 from webapp.services import engine, models, sharing
-from webapp.services.live import ProviderError, RunView, call_line, execute, local_queue
+from webapp.services.live import (
+    CallCancelled,
+    LocalRun,
+    ProviderError,
+    RunView,
+    call_line,
+    execute,
+    local_queue,
+)
 from webapp.services.names import count, model_title
 from webapp.session import State
 from webapp.ui import render
@@ -25,27 +35,45 @@ def model_name(choice) -> str:
     return model_title(choice.spec.label) or choice.spec.label
 
 
-def expected_seconds(choice, input_tokens: int) -> float | None:
-    """How long `input_tokens` of prompts take the local model here (its measured speed), else None."""
-    if choice is None or choice.spec.provider != "local" or not input_tokens:
+def local_speed(choice) -> models.Speed | None:
+    """The local model's speed on this machine (components.run.speed's order), None for another provider or
+    when only another machine's runs measured it."""
+    if choice is None or choice.spec.provider != "local":
         return None
     try:
         trials = sharing.load_runs(in_url=False)[0]
     except Exception:  # no measurement, no estimate
         return None
     speed = models.speed(choice.spec.model, trials)
-    return None if speed is None or not speed.here else speed.seconds(input_tokens)  # never another machine's
+    return speed if speed is not None and speed.here else None  # never another machine's
+
+
+def expected_seconds(choice, input_tokens: int, calls: int = 1) -> float | None:
+    """How long `input_tokens` of prompts in `calls` calls take the local model here, else None."""
+    speed = local_speed(choice) if input_tokens else None
+    return None if speed is None else speed.seconds(input_tokens, calls)
+
+
+Expected = float | None | Callable[[], float | None]
 
 
 class Clock:
     """Runs a blocking call in a worker thread while the page shows the elapsed time against the
-    estimate, and each call's progress line (the worker never touches Streamlit)."""
+    estimate, where a local call waits (the calls ahead of it, the model loading), and each call's progress
+    line (the worker never touches Streamlit). `expected`: seconds, or a function asked again each second
+    until it knows (the first run: the worker times the model as it loads it). With `local`, the calls are
+    made under that LocalRun: a page that stops running (Cancel, or the page left) cancels them in the
+    worker."""
 
-    def __init__(self, status, expected: float | None):
-        self.status, self.expected = status, expected
+    def __init__(self, status, expected: Expected, local: LocalRun | None = None):
+        self.status, self.local = status, local
+        self.estimate = expected if callable(expected) else (lambda: expected)
+        self.expected: float | None = None
         self.started = time.monotonic()
+        self.timer = models.Timer()
         self.lines: queue.Queue[str] = queue.Queue()
         self.slot = status.empty()
+        self.cancelled = False
 
     def on_call(self, prompt, completion, ahead: int | None = None) -> None:
         self.lines.put(call_line(prompt, completion, ahead or 0))
@@ -56,25 +84,42 @@ class Clock:
     def tick(self) -> None:
         while not self.lines.empty():
             self.status.write(self.lines.get())
-        text = f"Elapsed {self.elapsed_text()}"
+        if self.expected is None:
+            self.expected = self.estimate()
+        where = self.local.where() if self.local is not None else None
+        text = self.timer.line(
+            self.expected,
+            loading=bool(where and where.get("loading")),
+            ahead=int(where["ahead"]) if where else 0,
+        )
         if self.expected:
-            text += f" of about {models.duration(self.expected)} (the model's measured speed on this machine)"
+            text += " (the model's speed on this machine)"
         self.slot.markdown(f"**{text}**")
 
     def run(self, fn: Callable[[], T]) -> T:
         out: dict = {}
+        local = self.local
 
         def work() -> None:
             try:
-                out["value"] = fn()
+                if local is None:
+                    out["value"] = fn()
+                else:
+                    with local.active():
+                        out["value"] = fn()
             except BaseException as e:  # raised again in the page's thread
                 out["error"] = e
 
         thread = threading.Thread(target=work, name="litm-playground-run", daemon=True)
         thread.start()
-        while thread.is_alive():
-            self.tick()
-            thread.join(0.5)
+        try:
+            while thread.is_alive():
+                self.tick()
+                thread.join(0.5)
+        finally:
+            if thread.is_alive() and local is not None:  # Cancel (or the page left): stopped in the worker
+                self.cancelled = True
+                local.cancel()
         self.tick()
         if "error" in out:
             raise out["error"]
@@ -103,15 +148,28 @@ def run_section(
         )
     else:
         label = model_name(choice)  # the model's display name, as charts and tables say it
+        local = choice.spec.provider == "local"
+        if local and local_speed(choice) is None:
+            models.warm(choice.spec)  # the worker loads and times the model: the first run says "of about"
         if st.button(
             f"Run with {render.md(label)}", type="primary", icon=":material/play_arrow:", key=State.run_go.key
         ):
             state.run_error = ""
             s = engine.get_strategy(strategy)
             with st.status(f"Running {s.label} with {render.md(label)}…", expanded=True) as status:
+                handle = LocalRun() if local else None
+                if handle is not None:
+                    state.run_cancelled = True  # until the run ends: a rerun now (Cancel) finds it cancelled
+                    st.button(
+                        "Cancel",
+                        icon=":material/stop:",
+                        key=State.run_cancel.key,
+                        help="Stops the call in the local model now; nothing of this run is stored.",
+                    )
                 try:
                     status.write(f"{s.label}: {count(s.stages, 'stage')}.")
-                    clock = Clock(status, expected_seconds(choice, input_tokens))
+                    calls = max(1, s.stages)
+                    clock = Clock(status, lambda: expected_seconds(choice, input_tokens, calls), handle)
                     view = clock.run(
                         lambda: execute(
                             doc,
@@ -124,10 +182,17 @@ def run_section(
                         )
                     )
                     state.last_run = {"inputs": inputs, "view": view}
+                    state.run_cancelled = False
                     status.update(label=f"Done in {clock.elapsed_text()}", state="complete", expanded=False)
+                except CallCancelled:
+                    status.update(label="Cancelled", state="error", expanded=False)
                 except (ProviderError, engine.ParamError, ValueError, OSError) as e:
+                    state.run_cancelled = False
                     state.run_error = render.short(e, (state.api_key,))
                     status.update(label="The run failed", state="error", expanded=False)
+    if state.run_cancelled:
+        st.info(CANCELLED, icon=":material/stop_circle:")
+        state.run_cancelled = False  # said once
     if state.run_error:
         st.error(state.run_error, icon=":material/error:")
     last = state.last_run
@@ -140,6 +205,10 @@ def run_section(
     if last:
         show(last["view"], answers)
 
+
+CANCELLED = (
+    "The run was cancelled: the local model stopped it, and nothing of it is stored. Run again to start over."
+)
 
 # why the run's input tokens are not the prompt map's: one sentence, under the run's figures
 TOKENS_NOTE = (

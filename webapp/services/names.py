@@ -7,6 +7,7 @@ components.report.sweeps (their registries' labels); re-exported here for the pa
 
 from __future__ import annotations
 
+from components.core.words import count
 from components.report.sweeps import (
     arm_label,
     metric_label,
@@ -34,12 +35,6 @@ __all__ = [
 ]
 
 THIS_APP = "this app"
-
-
-def count(n: int, word: str, many: str | None = None) -> str:
-    """'1 page', '3 pages', '1,200 trials': a number and its word in the right number (`many` where the
-    plural is not the word with an s: 'reply', 'replies')."""
-    return f"{int(n):,} {word if int(n) == 1 else many or word + 's'}"
 
 
 PAPERS = {

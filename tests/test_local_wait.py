@@ -147,3 +147,15 @@ def test_a_calibration_file_of_another_machine_or_a_damaged_one_reads_as_none(tm
     assert localworker.calibration(spec, paths)["prompt_tps"] == 200.0  # another thread count: its own
     localworker.speed_file(paths).write_text("{not json")
     assert localworker.calibration(spec, paths) is None
+
+
+def test_a_warm_up_ahead_reads_as_the_model_loading_not_as_a_run(tmp_path):
+    """The page's warm-up (load and time the model) is not "1 run ahead of yours": the call behind it is
+    told the model is loading; a real call ahead is counted."""
+    worker = localworker.Worker(localworker.Paths(Path(tmp_path), "t"))
+    slot = worker.slot({"model": SMOL, "ctx": 0, "threads": 1})
+    slot.queue, slot.warm, slot.tags, slot.loading = [1, 2, 3], {1}, {2: "mine", 3: "next"}, True
+    assert worker.where("mine") == {"ok": True, "ahead": 0, "loading": True}
+    assert worker.where("next") == {"ok": True, "ahead": 1, "loading": False}
+    assert worker.where("gone")["ahead"] == -1
+    assert worker.ahead({"model": SMOL, "ctx": 0, "threads": 1}) == 2 and worker.ahead({}) == 2

@@ -43,7 +43,7 @@ def test_a_calibration_is_the_first_guess_until_a_call_is_measured(folder):
     # 2,000 prompt tokens at 200/s, and one answer of ANSWER_TOKENS tokens at 0.05 s each
     assert guess.seconds(2000) == pytest.approx(10.0 + sp.ANSWER_TOKENS * 0.05)
     assert guess.seconds(2000, calls=3) == pytest.approx(10.0 + 3 * sp.ANSWER_TOKENS * 0.05)
-    assert "200 prompt tokens/s and 0.05 s an answer token" in guess.text() and "this machine" in guess.text()
+    assert "200 prompt tokens/s and 0.05 s an answer token" in guess.text() and "first loaded" in guess.text()
     measured = sp.from_calls([(MODEL, 2, 4000, 40.0), ("gpt-4o-mini", 9, 9000, 1.0)], MODEL)
     assert measured is not None and measured.rate == 100.0 and measured.per_token == 0.0
     assert sp.choose(measured, guess) is measured  # a measured call wins over the calibration

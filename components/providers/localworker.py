@@ -693,6 +693,7 @@ class Slot:
     running: int | None = None  # the call id the model process has right now
     loading: bool = False  # the model process is being started (loaded, then timed) for the first call
     tags: dict = field(default_factory=dict)  # call id -> the client's tag (LocalRun.where)
+    warm: set = field(default_factory=set)  # the ids of warm-ups (load and time the model; not runs)
 
 
 class Worker:
@@ -784,9 +785,9 @@ class Worker:
             return self.slots.setdefault(key, Slot(key))
 
     def ahead(self, message: dict) -> int:
-        if "model" in message:
-            return len(self.slot(message).queue)
-        return sum(len(s.queue) for s in list(self.slots.values()))
+        """Calls waiting or running (warm-ups, which only load and time a model, are not runs)."""
+        slots = [self.slot(message)] if "model" in message else list(self.slots.values())
+        return sum(len([i for i in s.queue if i not in s.warm]) for s in slots)
 
     def where(self, tag: str) -> dict:
         """The call tagged `tag`: how many calls are before it in its model's queue, and whether the model is
@@ -795,8 +796,10 @@ class Worker:
             with slot.cond:
                 ids = [i for i, t in slot.tags.items() if t == tag]
                 if ids and ids[0] in slot.queue:
-                    ahead = slot.queue.index(ids[0])
-                    return {"ok": True, "ahead": ahead, "loading": slot.loading and ahead == 0}
+                    before = slot.queue[: slot.queue.index(ids[0])]
+                    runs = [i for i in before if i not in slot.warm]  # a warm-up ahead is the model loading
+                    loading = slot.loading and not runs
+                    return {"ok": True, "ahead": len(runs), "loading": loading}
         return {"ok": True, "ahead": -1, "loading": False}
 
     def status(self) -> dict:
@@ -832,6 +835,8 @@ class Worker:
         try:
             with slot.cond:
                 slot.queue.append(me)
+                if message.get("what") == "calibrate":
+                    slot.warm.add(me)
                 if message.get("tag"):
                     slot.tags[me] = str(message["tag"])
                 while slot.queue[0] != me:
@@ -841,6 +846,7 @@ class Worker:
                     ):  # the caller went away (or cancelled) while it waited
                         slot.queue.remove(me)
                         slot.tags.pop(me, None)
+                        slot.warm.discard(me)
                         slot.cond.notify_all()
                         return None
             try:
@@ -849,6 +855,7 @@ class Worker:
                 with slot.cond:
                     slot.queue.remove(me)
                     slot.tags.pop(me, None)
+                    slot.warm.discard(me)
                     slot.running = None
                     slot.cond.notify_all()
         finally:

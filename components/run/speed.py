@@ -19,7 +19,7 @@ from components.core.words import count
 from components.providers.base import ModelSpec
 
 HERE = "your run store"
-CALIBRATED = "a short timing on this machine when the model was first loaded"
+CALIBRATED = "a short timing when the model was first loaded"
 SHIPPED = "the runs shipped with the app (made on another machine)"
 MIN_TOKENS = 500  # shorter prompts measure the call's overhead more than the model's reading
 MIN_CALLS = 1  # one call of MIN_TOKENS or more measures the speed here: the next run's estimate follows it

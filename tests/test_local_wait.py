@@ -51,11 +51,13 @@ def in_thread(fn, out: dict) -> threading.Thread:
 
 
 @pytest.mark.local_model
-def test_the_first_load_times_the_model_and_saves_its_calibration(slow_worker):
+def test_the_first_warm_up_times_the_model_and_saves_its_calibration(slow_worker):
     spec = client().spec
     assert localworker.calibration(spec) is None  # nothing timed in a fresh folder
+    client().info()  # a call loads the model, and times nothing: calls never wait for a timing
+    assert localworker.calibration(spec) is None
     t0 = time.monotonic()
-    entry = client().warm()  # loads the model: the calibration is timed then (not slowed: no call)
+    entry = client().warm()  # the calibration is timed now (not slowed: no call)
     assert time.monotonic() - t0 < SLOW_S
     assert entry["prompt_tps"] > 1 and 0 < entry["per_token_s"] < 5 and entry["load_s"] > 0
     assert localworker.calibration(spec) == entry  # saved in the worker folder, read without the worker

@@ -453,12 +453,12 @@ def status(paths: Paths | None = None) -> dict | None:
     return ask({"op": "status"}, spawn=False, paths=paths)
 
 
-# ---- the calibration: how fast a model reads and writes on this machine, timed when it is first loaded -----
+# ---- the calibration: how fast a model reads and writes on this machine, timed by the first warm-up ------
 
 CALIBRATION_MESSAGES = [
     {"role": "user", "content": "Count from one to twenty in words, separated by commas."}
 ]
-CALIBRATION_TOKENS = 16  # answer tokens timed (a few seconds in all with the prompt's evaluation)
+CALIBRATION_TOKENS = 8  # answer tokens timed (a few seconds in all with the prompt's evaluation)
 
 
 def speed_file(paths: Paths | None = None) -> Path:
@@ -472,7 +472,7 @@ def machine_key(model: str, threads: int) -> str:
 
 def calibration(spec: ModelSpec, paths: Paths | None = None) -> dict | None:
     """The local model's calibration on this machine ({"prompt_tps", "per_token_s", "load_s", "at"}), timed
-    by the worker when it first loaded that model (see calibrate), else None. Read from the worker folder:
+    by the worker on the first warm-up of that model here (see calibrate), else None. Read from the worker folder:
     no worker is needed."""
     try:
         key = model_key(spec)
@@ -607,7 +607,8 @@ class WorkerProvider:
 
     def warm(self) -> dict:
         """Load the model in the worker (if it is not) and return its calibration on this machine (timed
-        once, when the worker first loads it: a few seconds)."""
+        by the first warm-up: a few seconds; the saved figures afterwards). Calls behind a warm-up are told
+        the model is loading."""
         out = self.call("calibrate", LOAD_TIMEOUT + call_timeout(None, 4000, CALIBRATION_TOKENS))
         return out if isinstance(out, dict) else {}
 
@@ -798,7 +799,7 @@ class Worker:
                 if ids and ids[0] in slot.queue:
                     before = slot.queue[: slot.queue.index(ids[0])]
                     runs = [i for i in before if i not in slot.warm]  # a warm-up ahead is the model loading
-                    loading = slot.loading and not runs
+                    loading = not runs and (slot.loading or len(before) > 0)
                     return {"ok": True, "ahead": len(runs), "loading": loading}
         return {"ok": True, "ahead": -1, "loading": False}
 
@@ -875,7 +876,6 @@ class Worker:
             slot.loading = True
             try:
                 slot.child = self.start_model(slot.key)
-                self.calibrate(slot)
             except _Fault as f:
                 return {
                     "ok": False,
@@ -887,8 +887,18 @@ class Worker:
             finally:
                 slot.loading = False
         child = slot.child
-        if message.get("what") == "calibrate":  # a warm-up: the model is loaded, its calibration saved
-            entry = self.calibrate(slot)
+        if message.get("what") == "calibrate":  # a warm-up: the model loaded, then timed once on this machine
+            slot.loading = True
+            try:
+                entry = self.calibrate(slot)
+            except _Fault as f:
+                return {
+                    "ok": False,
+                    "error": "LocalCrash",
+                    "message": fault_line(f.code, tail(self.paths.log, offset), f.timeout),
+                }
+            finally:
+                slot.loading = False
             return {"ok": True, "result": entry} if entry else error_reply(ProviderError("no calibration"))
         if caller is not None and caller.poll(0):  # the caller cancelled (or went) while the model loaded
             return None
@@ -921,7 +931,8 @@ class Worker:
 
     def calibrate(self, slot: Slot) -> dict | None:
         """The slot's model timed once on this machine (calibrate, in its process) and saved to the worker
-        folder, right after its first load; the saved one afterwards. None if timing it failed."""
+        folder, on the first warm-up (WorkerProvider.warm); the saved one afterwards. None if timing it
+        failed."""
         model, _, threads = slot.key
         saved = read_calibration(self.paths, model, threads)
         if saved is not None or slot.child is None:

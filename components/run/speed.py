@@ -4,7 +4,8 @@ Experiments page and `litm sweep` all say.
 One speed per model and machine, from the best of what is known:
 1. the local calls of the user's run store (the Playground's, the Lesson's and the sweeps': every call
    answered here feeds it): prompt tokens over seconds of model time, answer tokens and loads folded in;
-2. else the calibration the worker timed when it first loaded the model here
+2. else the calibration the worker timed on the first warm-up of the model here (the Playground asks
+   for one in the background, `litm sweep` before it starts)
    (localworker.calibration: prompt tokens/s of a fixed text, and seconds per answer token);
 3. else runs made on another machine (the shipped runs): a guess, and callers say so (`here` is False:
    the Playground's clock gives no "of about" from it).
@@ -83,7 +84,7 @@ def measured(calls: int, tokens: int, seconds: float) -> Speed | None:
 
 
 def calibrated(model: str) -> Speed | None:
-    """The worker's calibration of the local `model` on this machine (None before its first load here)."""
+    """The worker's calibration of the local `model` on this machine (None before its first warm-up here)."""
     from components.providers.localworker import calibration
 
     entry = calibration(ModelSpec("local", model))
@@ -172,7 +173,7 @@ class LocalClock:
     def speed(self) -> Speed | None:
         here = measured(self.calls, self.tokens, self.seconds)
         if here is None and self.timed is None:
-            self.timed = calibrated(self.name)  # timed by the worker as it first loads the model
+            self.timed = calibrated(self.name)  # timed by a warm-up meanwhile
         return choose(here, self.timed)
 
     def started(self, key: str, tokens: int) -> None:

@@ -1,5 +1,5 @@
 """The Playground's live run: the button, the time it takes (elapsed, and an estimate from the local
-model's speed on this machine: measured, or timed when the worker first loaded it), the place in the local
+model's speed on this machine: measured, or timed by a warm-up), the place in the local
 model's queue, a Cancel that stops the call in the worker, and the result. The trial itself is
 services.live.execute."""
 
@@ -159,7 +159,7 @@ def run_section(
             with st.status(f"Running {s.label} with {render.md(label)}…", expanded=True) as status:
                 handle = LocalRun() if local else None
                 if handle is not None:
-                    state.run_cancelled = True  # until the run ends: a rerun now (Cancel) finds it cancelled
+                    state.run_cancelled = True  # until it ends: a rerun meanwhile (Cancel) finds it cancelled
                     st.button(
                         "Cancel",
                         icon=":material/stop:",
@@ -182,14 +182,14 @@ def run_section(
                         )
                     )
                     state.last_run = {"inputs": inputs, "view": view}
-                    state.run_cancelled = False
                     status.update(label=f"Done in {clock.elapsed_text()}", state="complete", expanded=False)
                 except CallCancelled:
                     status.update(label="Cancelled", state="error", expanded=False)
                 except (ProviderError, engine.ParamError, ValueError, OSError) as e:
-                    state.run_cancelled = False
                     state.run_error = render.short(e, (state.api_key,))
                     status.update(label="The run failed", state="error", expanded=False)
+                finally:  # cancelled exactly when its LocalRun was (Cancel, or the page left mid-run)
+                    state.run_cancelled = handle is not None and handle.cancelled.is_set()
     if state.run_cancelled:
         st.info(CANCELLED, icon=":material/stop_circle:")
         state.run_cancelled = False  # said once

@@ -167,7 +167,7 @@ def speed(model: str, trials: pd.DataFrame) -> Speed | None:
     """How fast the local `model` reads prompts, in THE order of components.run.speed (choose): every local
     call in this user's run store first (the Playground's, the Lesson's and the sweeps': this machine,
     `Speed.here`), so that one run is enough for the next to say "of about N s", or this user's stored
-    trials; else the worker's calibration, timed when it first loaded the model here (also `here`); else
+    trials; else the worker's calibration, timed on its first warm-up here (also `here`); else
     the shipped runs, made on another machine (callers say so: a guess here)."""
     try:
         name = canonical(model)

@@ -116,3 +116,35 @@ def test_the_caller_says_the_local_call_in_hand_against_the_estimate(folder, mon
     assert all(" of about 10 s" in line for line in lines)  # about 500 tokens at 50 tokens/s
     assert lines[0].endswith("; loading the model") and not lines[-1].endswith("loading the model")
     assert caller.running() == "" and caller.clock.speed().rate == pytest.approx(1000 / 1.2)
+
+
+def test_litm_sweep_warms_up_a_local_model_only_when_nothing_here_knows_its_speed(folder, monkeypatch):
+    """`litm sweep` (live) first has the worker load and time each local model with no speed known here,
+    saying so in one line; a model measured or timed before, and any other provider, are left alone."""
+    import io
+    from types import SimpleNamespace
+
+    from components.cli.sweep import warm_up
+    from components.providers import factory
+
+    warmed: list[str] = []
+
+    class Warm:
+        def __init__(self, spec):
+            self.spec = spec
+
+        def warm(self):
+            warmed.append(self.spec.model)
+            timed(folder, prompt_tps=80.0, per_token_s=0.02)
+            return {}
+
+    monkeypatch.setattr(factory, "make_provider", lambda spec, api_key=None: Warm(spec))
+    local = SimpleNamespace(provider="local", spec=ModelSpec("local", MODEL))
+    cloud = SimpleNamespace(provider="openai", spec=ModelSpec("openai", "gpt-4o-mini"))
+    config = SimpleNamespace(models=(local, cloud))
+    out = io.StringIO()
+    warm_up(config, None, out)
+    assert warmed == [MODEL] and out.getvalue().count("\n") == 1
+    assert f"loading the local model {MODEL} and timing it once on this machine" in out.getvalue()
+    warm_up(config, None, out)  # timed now: no second warm-up, no second line
+    assert warmed == [MODEL] and out.getvalue().count("\n") == 1

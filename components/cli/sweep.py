@@ -254,7 +254,8 @@ def warm_up(config, store, stream=None) -> None:
         if m.provider != "local" or local_speed(m.spec.model, store) is not None:
             continue
         print(
-            f"litm: loading the local model {m.spec.model} and timing it (a few seconds, once on this machine)",
+            f"litm: loading the local model {m.spec.model} and timing it once on this machine (a 600-token "
+            "prompt and a short answer)",
             file=stream or sys.stderr,
             flush=True,
         )

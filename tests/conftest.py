@@ -15,6 +15,10 @@ if "LITM_CACHE" not in os.environ:  # kept statistics (webapp/services/views.py)
     import tempfile
 
     os.environ["LITM_CACHE"] = tempfile.mkdtemp(prefix="litm-tests-views-")
+if "LITM_WORKER_DIR" not in os.environ:  # the local model's worker (and the speed it timed) of this run's own
+    import tempfile
+
+    os.environ["LITM_WORKER_DIR"] = tempfile.mkdtemp(prefix="litmw-")
 
 
 import pytest  # noqa: E402

@@ -206,6 +206,8 @@ def run(args) -> int:
     db = db_path(args)
     store = RunStore(db)
     claims(store, args.steal_claims)
+    if config.mode != "batch":
+        warm_up(config, store)
     line: ClaimsNote | ProgressLine | None = ClaimsNote() if args.quiet else ProgressLine()
     t0 = time.perf_counter()
     try:
@@ -240,6 +242,28 @@ def run(args) -> int:
     if summary.status != "done":
         return EXIT_STOPPED
     return EXIT_TRIAL_ERRORS if summary.errors else EXIT_OK
+
+
+def warm_up(config, store, stream=None) -> None:
+    """Before a live sweep, each local model whose speed nothing here has measured or timed yet is loaded
+    and timed once by the worker (a few seconds), so the sweep's first call already says "of about N s"."""
+    from components.providers.base import ProviderError
+    from components.providers.factory import make_provider
+    from components.run.speed import local_speed
+
+    for m in config.models:
+        if m.provider != "local" or local_speed(m.spec.model, store) is not None:
+            continue
+        print(
+            f"litm: loading the local model {m.spec.model} and timing it once on this machine (a 600-token "
+            "prompt and a short answer)",
+            file=stream or sys.stderr,
+            flush=True,
+        )
+        try:
+            make_provider(m.spec).warm()  # type: ignore[attr-defined]
+        except ProviderError:  # no model, a crash: the sweep's first call says what is wrong
+            pass
 
 
 def check_batch_options(args, mode: str) -> None:

@@ -161,6 +161,13 @@ class Interrupted(ProviderError):
     kind = "interrupted"
 
 
+class CallCancelled(ProviderError):
+    """The user cancelled this call to the local model (the Playground's Cancel): the worker stopped it, it
+    has no answer and nothing of it is stored."""
+
+    kind = "cancelled"
+
+
 # kinds that fail every call of a sweep alike: a sweep whose first trials all fail so stops early
 # (local_crash: a llama.cpp build that crashes on this CPU crashes on every call)
 FATAL_KINDS = ("auth", "not_found", "bad_request", "missing_key", "unreachable", "local_crash")

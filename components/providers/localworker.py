@@ -26,12 +26,14 @@ Messages are JSON (floats round-trip exactly: the same numbers as in-process, bi
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import faulthandler
 import fcntl
 import hashlib
 import itertools
 import json
 import os
+import platform
 import secrets
 import signal
 import socket
@@ -43,12 +45,13 @@ import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
-from multiprocessing.connection import Client, Connection, Listener
+from multiprocessing.connection import Client, Connection, Listener, wait
 from pathlib import Path
 
 from components.core.completion import Completion
 from components.providers.attention import Attention
 from components.providers.base import (
+    CallCancelled,
     Interrupted,
     LocalCrash,
     ModelSpec,
@@ -63,6 +66,7 @@ PROTOCOL = 1
 ENV_DIR = "LITM_WORKER_DIR"  # the worker folder (socket, authkey, lock, log)
 ENV_IDLE = "LITM_WORKER_IDLE"  # seconds without a call before the worker exits
 ENV_TEST_CRASH = "LITM_WORKER_TEST_CRASH"  # tests only: "segv" makes the model process crash before each call
+ENV_TEST_SLOW = "LITM_WORKER_TEST_SLOW"  # tests only: seconds the model process waits before each call
 IDLE_S = 15 * 60
 TESTING_IDLE_S = 60  # under the test suite (LITM_TESTING): a test run leaves no worker behind for long
 LOAD_TIMEOUT = 300.0  # seconds to load a model (a first load may also reassemble and hash its weights)
@@ -179,6 +183,7 @@ ERRORS = {
     "PromptTooLong": PromptTooLong,
     "LocalModelError": LocalModelError,
     "LocalCrash": LocalCrash,
+    "CallCancelled": CallCancelled,
     "ProviderError": ProviderError,
 }
 
@@ -277,6 +282,64 @@ INTERRUPTED = (
 )
 
 
+CANCELLED = "you cancelled this run: the local model stopped it, and nothing of it is stored"
+
+
+class LocalRun:
+    """The calls one run (a Playground run) makes to the worker, from any thread or task started under
+    `active()`: where its call waits (`where()`: the calls ahead of it, whether the model is being loaded)
+    and `cancel()`, which ends them at once; the worker then stops the call in the model's process (it kills
+    that process, whose next call starts a fresh one), so nothing of it is answered or stored."""
+
+    def __init__(self) -> None:
+        self.cancelled = threading.Event()
+        self.lock = threading.Lock()
+        self.open: dict[Connection, str] = {}  # connection -> the tag of its call in the worker's queue
+
+    @contextmanager
+    def active(self):
+        token = _RUN.set(self)
+        try:
+            yield self
+        finally:
+            _RUN.reset(token)
+
+    def cancel(self) -> int:
+        """End this run's calls now (each raises CallCancelled); returns how many were waiting."""
+        self.cancelled.set()
+        with self.lock:
+            waiting = list(self.open)
+        for conn in waiting:
+            hang_up(conn)
+        return len(waiting)
+
+    def where(self, paths: Paths | None = None) -> dict | None:
+        """{"ahead": calls before this run's call in the model's queue, "loading": the model is being loaded
+        (and timed) for it} while one of its calls is in the worker, else None."""
+        with self.lock:
+            tags = list(self.open.values())
+        if not tags:
+            return None
+        try:
+            reply = ask({"op": "where", "tag": tags[0]}, spawn=False, paths=paths)
+        except (ProviderError, OSError):
+            return None
+        return reply if reply and reply.get("ok") and reply.get("ahead", -1) >= 0 else None
+
+
+_RUN: contextvars.ContextVar[LocalRun | None] = contextvars.ContextVar("litm_local_run", default=None)
+
+
+def hang_up(conn: Connection) -> None:
+    """Shut down a connection's socket from any thread: its blocked recv returns (EOF) in the calling
+    thread, and the worker sees the caller go."""
+    try:  # a duplicate of its socket, shut down
+        with socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
 def interrupt_calls() -> int:
     """End at once every call of this process that waits on the worker (the app stopping: SIGTERM), and
     refuse new ones: each raises Interrupted instead of waiting for the model. The worker, in its own
@@ -285,11 +348,7 @@ def interrupt_calls() -> int:
     with _OPEN_LOCK:
         waiting = list(_OPEN)
     for conn in waiting:
-        try:  # a duplicate of its socket, shut down: the blocked recv returns (EOF) in the calling thread
-            with socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-                sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            continue
+        hang_up(conn)
     return len(waiting)
 
 
@@ -307,16 +366,27 @@ def wait_calls(timeout: float) -> bool:
 def ask(message: dict, spawn: bool = True, paths: Paths | None = None) -> dict | None:
     """One request, its reply (None: no worker and `spawn` False). A worker that went away before it had
     the request is started again once; after it had it, the call ends with LocalCrash; a call this process
-    stopped waiting for (interrupt_calls) ends with Interrupted."""
+    stopped waiting for (interrupt_calls) ends with Interrupted, one its LocalRun cancelled with
+    CallCancelled."""
+    run = _RUN.get() if message.get("op") == "call" else None
+    if run is not None:
+        message = {**message, "tag": secrets.token_hex(8)}  # its place in the worker's queue (LocalRun.where)
     for attempt in (0, 1):
         if _STOPPING.is_set():  # a call that starts while the app stops: held a moment, for the sweep that
             time.sleep(NEW_CALL_HOLD_S)  # asks it is being cancelled (its trial is then never written)
             raise Interrupted(INTERRUPTED)
+        if run is not None and run.cancelled.is_set():
+            raise CallCancelled(CANCELLED)
         conn = connect(spawn, paths)
         if conn is None:
             return None
         with _OPEN_LOCK:
             _OPEN.add(conn)
+        if run is not None:
+            with run.lock:
+                run.open[conn] = message["tag"]
+            if run.cancelled.is_set():  # cancelled while this call connected
+                hang_up(conn)
         try:
             try:
                 send(conn, message)
@@ -326,6 +396,8 @@ def ask(message: dict, spawn: bool = True, paths: Paths | None = None) -> dict |
                 raise (
                     Interrupted(INTERRUPTED)
                     if _STOPPING.is_set()
+                    else CallCancelled(CANCELLED)
+                    if run is not None and run.cancelled.is_set()
                     else LocalCrash(f"the local model's worker could not be reached; {CHECK}")
                 ) from None
             try:
@@ -333,6 +405,8 @@ def ask(message: dict, spawn: bool = True, paths: Paths | None = None) -> dict |
             except (EOFError, OSError):
                 if _STOPPING.is_set():
                     raise Interrupted(INTERRUPTED) from None
+                if run is not None and run.cancelled.is_set():
+                    raise CallCancelled(CANCELLED) from None
                 raise LocalCrash(
                     "the local model stopped (its worker process ended); it restarts for the next "
                     f"call; {CHECK}"
@@ -340,6 +414,9 @@ def ask(message: dict, spawn: bool = True, paths: Paths | None = None) -> dict |
         finally:
             with _OPEN_LOCK:
                 _OPEN.discard(conn)
+            if run is not None:
+                with run.lock:
+                    run.open.pop(conn, None)
             conn.close()
     return None
 
@@ -361,9 +438,86 @@ def queue_length(spec: ModelSpec | None = None) -> int:
     return int(reply.get("ahead", 0)) if reply else 0
 
 
+def loading(spec: ModelSpec) -> bool:
+    """The worker is loading (and timing) `spec`'s model right now, for the call whose turn it is."""
+    try:
+        name = model_key(spec)["model"]
+        models = (status() or {}).get("models", [])
+    except (ProviderError, OSError):
+        return False
+    return any(m.get("model") == name and m.get("loading") for m in models)
+
+
 def status(paths: Paths | None = None) -> dict | None:
     """The worker's pid and, per model, its queue and model process (None: no worker runs)."""
     return ask({"op": "status"}, spawn=False, paths=paths)
+
+
+# ---- the calibration: how fast a model reads and writes on this machine, timed by the first warm-up ------
+
+CALIBRATION_MESSAGES = [
+    {"role": "user", "content": "Count from one to twenty in words, separated by commas."}
+]
+CALIBRATION_TOKENS = 8  # answer tokens timed (a few seconds in all with the prompt's evaluation)
+
+
+def speed_file(paths: Paths | None = None) -> Path:
+    return (paths or Paths.here()).folder / "speed.json"
+
+
+def machine_key(model: str, threads: int) -> str:
+    """One calibration per model, llama.cpp threads and machine (the folder may be shared by machines)."""
+    return f"{model}|threads {threads}|{platform.node()}|{os.cpu_count()} cpus"
+
+
+def calibration(spec: ModelSpec, paths: Paths | None = None) -> dict | None:
+    """The local model's calibration on this machine ({"prompt_tps", "per_token_s", "load_s", "at"}), timed
+    by the worker on the first warm-up of that model here (see calibrate), else None. Read from the worker folder:
+    no worker is needed."""
+    try:
+        key = model_key(spec)
+    except (ProviderError, ValueError):
+        return None
+    return read_calibration(paths or Paths.here(), key["model"], key["threads"])
+
+
+def read_calibration(paths: Paths, model: str, threads: int) -> dict | None:
+    try:
+        saved = json.loads(speed_file(paths).read_text())
+        entry = saved.get(machine_key(model, threads))
+        return entry if isinstance(entry, dict) and float(entry.get("prompt_tps", 0)) > 0 else None
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
+def save_calibration(paths: Paths, model: str, threads: int, entry: dict) -> None:
+    """Add one calibration to the worker folder's file (written whole, then renamed into place)."""
+    path = speed_file(paths)
+    with locked(paths.folder / "speed.lock"):
+        try:
+            saved = json.loads(path.read_text())
+            saved = saved if isinstance(saved, dict) else {}
+        except (OSError, ValueError):
+            saved = {}
+        saved[machine_key(model, threads)] = entry
+        fd, tmp = tempfile.mkstemp(dir=paths.folder, prefix=".speed-")
+        with os.fdopen(fd, "w") as f:
+            json.dump(saved, f, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+
+
+def calibrate(provider, loaded) -> dict:
+    """In the model's process, right after it loaded: the prompt's evaluation speed (local.speed: a fixed
+    600-token text, timed) and the seconds per answer token (a short answer, timed, less its prompt at that
+    speed): the first guess of how long a call takes here, before any call was measured."""
+    from components.providers.local import speed
+
+    rate = speed(loaded)
+    start = time.perf_counter()
+    out = provider.complete_sync(CALIBRATION_MESSAGES, Settings(max_tokens=CALIBRATION_TOKENS))
+    seconds = time.perf_counter() - start
+    per_token = max(seconds - out.input_tokens / rate, 0.0) / max(out.output_tokens, 1)
+    return {"prompt_tps": rate, "per_token_s": per_token, "answer_tokens": out.output_tokens}
 
 
 def shutdown(paths: Paths | None = None) -> bool:
@@ -451,6 +605,13 @@ class WorkerProvider:
         """The model process's n_ctx, pid and counters (tests, `litm doctor`)."""
         return self.call("info", 60.0)
 
+    def warm(self) -> dict:
+        """Load the model in the worker (if it is not) and return its calibration on this machine (timed
+        by the first warm-up: a few seconds; the saved figures afterwards). Calls behind a warm-up are told
+        the model is loading."""
+        out = self.call("calibrate", LOAD_TIMEOUT + call_timeout(None, 4000, CALIBRATION_TOKENS))
+        return out if isinstance(out, dict) else {}
+
 
 # ---- faults: one line each ------------------------------------------------------------------------------
 
@@ -507,6 +668,7 @@ class ModelProcess:
     proc: subprocess.Popen
     conn: Connection
     n_ctx: int = 0
+    load_s: float = 0.0
 
     def stop(self) -> int | None:
         try:
@@ -530,6 +692,9 @@ class Slot:
     cond: threading.Condition = field(default_factory=threading.Condition)
     child: ModelProcess | None = None
     running: int | None = None  # the call id the model process has right now
+    loading: bool = False  # the model process is being started (loaded, then timed) for the first call
+    tags: dict = field(default_factory=dict)  # call id -> the client's tag (LocalRun.where)
+    warm: set = field(default_factory=set)  # the ids of warm-ups (load and time the model; not runs)
 
 
 class Worker:
@@ -597,6 +762,8 @@ class Worker:
                     send(conn, {"ok": True, "protocol": PROTOCOL, "pid": os.getpid()})
                 elif op == "queue":
                     send(conn, {"ok": True, "ahead": self.ahead(message)})
+                elif op == "where":
+                    send(conn, self.where(str(message.get("tag"))))
                 elif op == "status":
                     send(conn, self.status())
                 elif op == "shutdown":
@@ -619,9 +786,22 @@ class Worker:
             return self.slots.setdefault(key, Slot(key))
 
     def ahead(self, message: dict) -> int:
-        if "model" in message:
-            return len(self.slot(message).queue)
-        return sum(len(s.queue) for s in list(self.slots.values()))
+        """Calls waiting or running (warm-ups, which only load and time a model, are not runs)."""
+        slots = [self.slot(message)] if "model" in message else list(self.slots.values())
+        return sum(len([i for i in s.queue if i not in s.warm]) for s in slots)
+
+    def where(self, tag: str) -> dict:
+        """The call tagged `tag`: how many calls are before it in its model's queue, and whether the model is
+        being loaded for it (ahead -1: no such call)."""
+        for slot in list(self.slots.values()):
+            with slot.cond:
+                ids = [i for i, t in slot.tags.items() if t == tag]
+                if ids and ids[0] in slot.queue:
+                    before = slot.queue[: slot.queue.index(ids[0])]
+                    runs = [i for i in before if i not in slot.warm]  # a warm-up ahead is the model loading
+                    loading = not runs and (slot.loading or len(before) > 0)
+                    return {"ok": True, "ahead": len(runs), "loading": loading}
+        return {"ok": True, "ahead": -1, "loading": False}
 
     def status(self) -> dict:
         models = []
@@ -635,6 +815,7 @@ class Worker:
                     "threads": slot.key[2],
                     "queue": len(slot.queue),
                     "running": slot.running,
+                    "loading": slot.loading,
                     "pid": child.proc.pid if alive else None,
                 }
             )
@@ -655,17 +836,27 @@ class Worker:
         try:
             with slot.cond:
                 slot.queue.append(me)
+                if message.get("what") == "calibrate":
+                    slot.warm.add(me)
+                if message.get("tag"):
+                    slot.tags[me] = str(message["tag"])
                 while slot.queue[0] != me:
                     slot.cond.wait(0.5)
-                    if slot.queue[0] != me and conn.poll(0):  # the caller went away while it waited
+                    if slot.queue[0] != me and conn.poll(
+                        0
+                    ):  # the caller went away (or cancelled) while it waited
                         slot.queue.remove(me)
+                        slot.tags.pop(me, None)
+                        slot.warm.discard(me)
                         slot.cond.notify_all()
                         return None
             try:
-                return self.run(slot, me, message)
+                return self.run(slot, me, message, conn)
             finally:
                 with slot.cond:
                     slot.queue.remove(me)
+                    slot.tags.pop(me, None)
+                    slot.warm.discard(me)
                     slot.running = None
                     slot.cond.notify_all()
         finally:
@@ -673,14 +864,16 @@ class Worker:
                 self.busy -= 1
                 self.last = time.monotonic()
 
-    def run(self, slot: Slot, me: int, message: dict) -> dict:
+    def run(self, slot: Slot, me: int, message: dict, caller: Connection | None = None) -> dict | None:
         offset = os.path.getsize(self.paths.log) if self.paths.log.exists() else 0
+        slot.running = me
         if slot.child is None or slot.child.proc.poll() is not None:
             if slot.child is not None:
                 log(
                     f"model process {slot.child.proc.pid} had ended (code {slot.child.proc.returncode}): restarting"
                 )
             slot.child = None
+            slot.loading = True
             try:
                 slot.child = self.start_model(slot.key)
             except _Fault as f:
@@ -691,13 +884,39 @@ class Worker:
                 }
             except ProviderError as e:
                 return error_reply(e)
+            finally:
+                slot.loading = False
         child = slot.child
-        slot.running = me
-        request = {k: v for k, v in message.items() if k not in ("op", "model", "ctx", "threads", "timeout")}
+        if message.get("what") == "calibrate":  # a warm-up: the model loaded, then timed once on this machine
+            slot.loading = True
+            try:
+                entry = self.calibrate(slot)
+            except _Fault as f:
+                return {
+                    "ok": False,
+                    "error": "LocalCrash",
+                    "message": fault_line(f.code, tail(self.paths.log, offset), f.timeout),
+                }
+            finally:
+                slot.loading = False
+            return {"ok": True, "result": entry} if entry else error_reply(ProviderError("no calibration"))
+        if caller is not None and caller.poll(0):  # the caller cancelled (or went) while the model loaded
+            return None
+        request = {
+            k: v for k, v in message.items() if k not in ("op", "model", "ctx", "threads", "timeout", "tag")
+        }
         timeout = float(message.get("timeout") or call_timeout(None, 32_000))
         try:
             send(child.conn, request)
-            if not child.conn.poll(timeout):
+            ready = wait([child.conn] + ([caller] if caller is not None else []), timeout)
+            if child.conn not in ready and caller is not None and caller in ready:
+                # the caller cancelled (LocalRun.cancel) or went away: the call stops now, in the model's
+                # process too (killed: llama.cpp cannot be stopped mid-evaluation); the next call starts a fresh one
+                slot.child = None
+                child.stop()
+                log(f"model process {child.proc.pid}: its caller cancelled the call: stopped")
+                return None
+            if child.conn not in ready:
                 slot.child = None
                 child.stop()
                 log(f"model process {child.proc.pid}: no answer within {timeout:.0f} s: killed")
@@ -709,6 +928,37 @@ class Worker:
             text = tail(self.paths.log, offset)
             log(f"model process {child.proc.pid} stopped during a call (code {code})")
             return {"ok": False, "error": "LocalCrash", "message": fault_line(code, text)}
+
+    def calibrate(self, slot: Slot) -> dict | None:
+        """The slot's model timed once on this machine (calibrate, in its process) and saved to the worker
+        folder, on the first warm-up (WorkerProvider.warm); the saved one afterwards. None if timing it
+        failed."""
+        model, _, threads = slot.key
+        saved = read_calibration(self.paths, model, threads)
+        if saved is not None or slot.child is None:
+            return saved
+        child = slot.child
+        try:
+            send(child.conn, {"what": "calibrate"})
+            limit = call_timeout(None, 4000, CALIBRATION_TOKENS)
+            if not child.conn.poll(limit):
+                slot.child = None
+                child.stop()
+                raise _Fault(None, limit)
+            reply = recv(child.conn)
+        except (EOFError, OSError):
+            slot.child = None
+            raise _Fault(child.stop()) from None
+        if not reply.get("ok"):
+            log(f"model process {child.proc.pid}: {model} could not be timed: {reply.get('message')}")
+            return None
+        entry = {**reply["result"], "load_s": child.load_s, "at": time.strftime("%Y-%m-%d %H:%M:%S")}
+        save_calibration(self.paths, model, threads, entry)
+        log(
+            f"model process {child.proc.pid}: {model} reads {entry['prompt_tps']:.0f} prompt tokens/s and "
+            f"writes a token in {entry['per_token_s']:.3f} s"
+        )
+        return entry
 
     def start_model(self, key: tuple) -> ModelProcess:
         model, ctx, threads = key
@@ -748,6 +998,7 @@ class Worker:
             child.stop()
             raise_reply(ready)
         child.n_ctx = int(ready["result"]["n_ctx"])
+        child.load_s = float(ready["result"]["load_s"])
         log(
             f"model process {proc.pid}: {model} loaded (n_ctx {child.n_ctx}) in {ready['result']['load_s']:.1f} s"
         )
@@ -785,6 +1036,7 @@ def model_main(fd: int, model: str, ctx: int) -> None:
         return
     send(conn, {"ok": True, "result": {"n_ctx": loaded.n_ctx, "load_s": time.perf_counter() - start}})
     crash = os.environ.get(ENV_TEST_CRASH, "")
+    slow = float(os.environ.get(ENV_TEST_SLOW, "") or 0)
     while True:
         try:
             request = recv(conn)
@@ -794,8 +1046,12 @@ def model_main(fd: int, model: str, ctx: int) -> None:
             os.kill(os.getpid(), signal.SIGSEGV)
         provider.reuse = bool(request.get("reuse", True))
         what = request.get("what")
+        if slow and what in ("complete", "score", "attention"):
+            time.sleep(slow)
         try:
-            if what == "complete":
+            if what == "calibrate":
+                result = calibrate(provider, loaded)
+            elif what == "complete":
                 result = asdict(provider.complete_sync(request["messages"], Settings(**request["settings"])))
             elif what == "score":
                 s = provider.score_sync(request["messages"], request["answer"])

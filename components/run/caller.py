@@ -61,6 +61,25 @@ class BudgetExceeded(Exception):
     """The sweep's budget (calls or dollars) is used up: no more requests."""
 
 
+def local_clock(spec, store):
+    """A LocalClock (components/run/speed.py) for a local model's Caller, else None."""
+    if spec.provider != "local":
+        return None
+    from components.run.speed import LocalClock
+
+    try:
+        return LocalClock(spec.model, store)
+    except Exception:  # a path or an unknown name: no estimate, no line
+        return None
+
+
+def prompt_tokens(messages: list[dict]) -> int:
+    """The prompt's tokens as the estimate counts them (cl100k_base, as the prompt map does)."""
+    from components.core.tokens import tokenizer
+
+    return tokenizer().count("\n".join(str(m.get("content", "")) for m in messages))
+
+
 class Cancelled(Exception):
     """The user cancelled: no more requests."""
 
@@ -167,11 +186,20 @@ class Caller:
         self.takes_cache_cuts = bool(getattr(self.spec, "cache_prefix", None)) and bool(
             getattr(provider, "takes_cache_cuts", False)
         )
+        self.clock = local_clock(self.spec, store)  # a local model: its calls' time against the estimate
         clean = safe_base_url(self.spec.base_url)[0]  # what the store keeps: no key inside the URL
         self.stored_spec = self.spec if clean == self.spec.base_url else replace(self.spec, base_url=clean)
 
     def _note(self, why: str) -> None:
         self.waiting = why
+
+    def running(self) -> str:
+        """What a local call in hand says while it runs ('local call: Elapsed 12 s of about 40 s'), else ''."""
+        if self.clock is None or not self.clock.running:
+            return ""
+        from components.providers.localworker import loading
+
+        return self.clock.line(loading=loading(self.spec))
 
     @property
     def requests(self) -> int:
@@ -237,8 +265,11 @@ class Caller:
             return Completion(**{**asdict(done), "cached": True}), key
         future = asyncio.get_running_loop().create_future()
         self.inflight[key] = future
+        if self.clock is not None:
+            self.clock.started(key, prompt_tokens(messages))
+        answered: Completion | None = None  # what the clock is told when the call ends
         try:
-            completion = await self._claimed_send(key, request)
+            completion = answered = await self._claimed_send(key, request)
         except asyncio.CancelledError:
             future.cancel()
             raise
@@ -248,6 +279,8 @@ class Caller:
             raise
         finally:
             self.inflight.pop(key, None)
+            if self.clock is not None:
+                self.clock.ended(key, answered)
         future.set_result(completion)
         if self.store is not None and not completion.cached:
             self.store.put_call(

@@ -297,7 +297,7 @@ class LiveRun(SweepRun):
 
     def snapshot(self, elapsed: float) -> Progress:
         budget = self.budget
-        note = "; ".join(c.waiting for c in self.callers.values() if c.waiting)
+        note = "; ".join(line for c in self.callers.values() for line in (c.waiting, c.running()) if line)
         return Progress(
             self.done,
             self.total,

@@ -121,3 +121,41 @@ def test_one_playground_run_is_enough_for_the_next_to_say_of_about(tmp_path):
     assert measured is not None and measured.here and round(measured.rate) == 100  # 4,000 tokens in 40 s
     assert measured.n == 1 and "measured over 1 call in your run store" in measured.text()
     assert round(run.expected_seconds(choice, 2000)) == 20
+
+
+def test_once_the_worker_timed_the_model_the_sidebar_and_experiments_stop_saying_not_measured(
+    tmp_path, monkeypatch
+):
+    """Before any call here: the shipped runs' speed, said to be another machine's ("not measured yet").
+    Once the worker has timed the model it loaded (its calibration), the sidebar, Experiments and the
+    Playground's clock all give that figure as this machine's."""
+    from components.providers import localworker
+    from components.providers.base import ModelSpec
+    from webapp.experiments import estimate
+    from webapp.services.models import Choice
+    from webapp.ui import clock as run  # the clock every page's wait shows
+    from webapp.ui import sidebar
+
+    monkeypatch.setenv(localworker.ENV_DIR, str(tmp_path / "worker"))
+    model = "qwen2.5-coder-0.5b-instruct"
+    shipped = trials(f"local:{model}", True, [(2000, 20.0)] * 3)
+    for module in (sidebar, estimate, run):
+        monkeypatch.setattr(module.sharing, "load_runs", lambda in_url=False: (shipped, None, None))
+    choice = Choice(ModelSpec("local", model), None)
+    sweep = {"input_tokens": 20_000, "calls": 10}
+    assert "not measured yet" in sidebar.local_caption(model)
+    assert "not measured yet" in estimate.local_time(sweep, [{"provider": "local", "model": model}])
+    assert run.expected_seconds(choice, 2000) is None
+    paths = localworker.Paths(tmp_path / "worker", localworker.install_tag())
+    paths.folder.mkdir()
+    key = localworker.model_key(choice.spec)
+    localworker.save_calibration(
+        paths, key["model"], key["threads"], {"prompt_tps": 50.0, "per_token_s": 0.1}
+    )
+    caption = sidebar.local_caption(model)
+    assert (
+        "not measured yet" not in caption and "about 50 prompt tokens/s and 0.10 s an answer token" in caption
+    )
+    note = estimate.local_time(sweep, [{"provider": "local", "model": model}])
+    assert "not measured yet" not in note and "about 50 prompt tokens/s" in note
+    assert run.expected_seconds(choice, 2000) == pytest.approx(40 + 32 * 0.1)  # one answer of ~32 tokens

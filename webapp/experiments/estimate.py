@@ -64,7 +64,8 @@ def local_time(est: dict, models: list[dict]) -> str:
             "The local model runs one call at a time; its speed on this machine is not measured yet (a run in "
             "the Playground measures it). Calls already cached cost no time."
         )
-    seconds = measured.seconds(est["input_tokens"] * len(local) / len(models))
+    share = len(local) / len(models)
+    seconds = measured.seconds(int(est["input_tokens"] * share), int(est.get("calls", 0) * share))
     if not measured.here:
         return (
             f"The local model runs one call at a time. Its speed on this machine is not measured yet (a run in "

@@ -90,7 +90,7 @@ def run(state: State, jobs: list[LikelyJob], strategy: str, params: dict, choice
         ahead = running.local_queue(choice.spec)
         if ahead:
             status.write(
-                f"The local model has {ahead} run{'s' if ahead != 1 else ''} ahead of yours (it answers one "
+                f"The local model has {count(ahead, 'run')} ahead of yours (it answers one "
                 "at a time, for every session): yours starts after them."
             )
         slot = status.empty()

@@ -1,16 +1,18 @@
 """The Playground's live run: the button, the time it takes (elapsed, and an estimate from the local
-model's measured speed on this machine), and the result. The trial itself is services.live.execute."""
+model's speed on this machine: measured, or timed by a warm-up), the place in the local
+model's queue, a Cancel that stops the call in the worker, and the result. The trial itself is
+services.live.execute."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from webapp.services import engine, models
-from webapp.services.live import ProviderError, RunView, execute, local_queue
+from webapp.services.live import CallCancelled, LocalRun, ProviderError, RunView, execute, local_queue
 from webapp.services.names import count
 from webapp.session import State
 from webapp.ui import render
-from webapp.ui.clock import Clock, expected_seconds, model_name
+from webapp.ui.clock import Clock, expected_seconds, local_speed, model_name
 
 __all__ = ["Clock", "execute", "expected_seconds", "model_name", "run_section", "show"]
 
@@ -37,15 +39,28 @@ def run_section(
         )
     else:
         label = model_name(choice)  # the model's display name, as charts and tables say it
+        local = choice.spec.provider == "local"
+        if local and local_speed(choice) is None:
+            models.warm(choice.spec)  # the worker loads and times the model: the first run says "of about"
         if st.button(
             f"Run with {render.md(label)}", type="primary", icon=":material/play_arrow:", key=State.run_go.key
         ):
             state.run_error = ""
             s = engine.get_strategy(strategy)
             with st.status(f"Running {s.label} with {render.md(label)}…", expanded=True) as status:
+                handle = LocalRun() if local else None
+                if handle is not None:
+                    state.run_cancelled = True  # until it ends: a rerun meanwhile (Cancel) finds it cancelled
+                    st.button(
+                        "Cancel",
+                        icon=":material/stop:",
+                        key=State.run_cancel.key,
+                        help="Stops the call in the local model now; nothing of this run is stored.",
+                    )
                 try:
                     status.write(f"{s.label}: {count(s.stages, 'stage')}.")
-                    clock = Clock(status, expected_seconds(choice, input_tokens))
+                    calls = max(1, s.stages)
+                    clock = Clock(status, lambda: expected_seconds(choice, input_tokens, calls), handle)
                     view = clock.run(
                         lambda: execute(
                             doc,
@@ -59,9 +74,16 @@ def run_section(
                     )
                     state.last_run = {"inputs": inputs, "view": view}
                     status.update(label=f"Done in {clock.elapsed_text()}", state="complete", expanded=False)
+                except CallCancelled:
+                    status.update(label="Cancelled", state="error", expanded=False)
                 except (ProviderError, engine.ParamError, ValueError, OSError) as e:
                     state.run_error = render.short(e, (state.api_key,))
                     status.update(label="The run failed", state="error", expanded=False)
+                finally:  # cancelled exactly when its LocalRun was (Cancel, or the page left mid-run)
+                    state.run_cancelled = handle is not None and handle.cancelled.is_set()
+    if state.run_cancelled:
+        st.info(CANCELLED, icon=":material/stop_circle:")
+        state.run_cancelled = False  # said once
     if state.run_error:
         st.error(state.run_error, icon=":material/error:")
     last = state.last_run
@@ -74,6 +96,10 @@ def run_section(
     if last:
         show(last["view"], answers)
 
+
+CANCELLED = (
+    "The run was cancelled: the local model stopped it, and nothing of it is stored. Run again to start over."
+)
 
 # why the run's input tokens are not the prompt map's: one sentence, under the run's figures
 TOKENS_NOTE = (

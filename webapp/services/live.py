@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from components.core.documents import Document
-from components.providers.base import ProviderError
+from components.providers.base import CallCancelled, ProviderError
+from components.providers.localworker import LocalRun
 from components.strategies import get_strategy
 from webapp.services.engine import first_pages
 from webapp.services.names import count
 from webapp.services.stores import user_db
 
-__all__ = ["ProviderError", "RunView", "call_line", "execute", "local_queue"]
+__all__ = ["CallCancelled", "LocalRun", "ProviderError", "RunView", "call_line", "execute", "local_queue"]
 
 
 @dataclass
@@ -74,8 +75,8 @@ def execute(
     finally:
         store.close()
     trial = result.trial
-    if trial.error:
-        raise ProviderError(trial.error)
+    if trial.error:  # a cancelled call stays cancelled: the page says so, without the error's red
+        raise (CallCancelled if trial.error_kind == CallCancelled.kind else ProviderError)(trial.error)
     outcome = result.outcome
     raw = [
         (p.label or f"prompt {i + 1}", c.text)
@@ -112,7 +113,7 @@ def call_line(prompt, completion, ahead: int = 0) -> str:
     what = prompt.label or f"stage {prompt.stage}"
     if completion is None:
         queue = (
-            f"; the local model has {ahead} run{'s' if ahead != 1 else ''} ahead of yours (it answers one "
+            f"; the local model has {count(ahead, 'run')} ahead of yours (it answers one "
             "at a time, for every session)"
             if ahead
             else ""

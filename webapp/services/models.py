@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -19,8 +20,10 @@ from components.providers import factory
 from components.providers.base import ModelSpec, ProviderError
 from components.providers.localmodel import canonical
 from components.providers.pricing import BATCH, MAX_PRICE, PRICES, PRICES_DATE, cost_usd, price_rows
+from components.run import speed as speed_rules
+from components.run.speed import HERE, SHIPPED, Speed, Timer, duration, wait_line
 from webapp.services import views
-from webapp.services.names import count, model_title
+from webapp.services.names import model_title
 from webapp.services.stores import user_db
 
 __all__ = [
@@ -48,6 +51,9 @@ __all__ = [
     "price_rows",
     "providers",
     "speed",
+    "Timer",
+    "wait_line",
+    "warm",
 ]
 
 NONE = "none"  # no model available: prompts only
@@ -143,33 +149,7 @@ def cloud_credentials(provider: str) -> tuple[bool, str]:
 # --- how long a local call takes here ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Speed:
-    """A local model's measured speed on this machine: prompt tokens per second of model time over `n`
-    stored runs (answer tokens and load time folded in), and where those runs are."""
-
-    rate: float
-    n: int
-    where: str  # "your runs" or "the shipped runs"
-    unit: str = "run"  # what n counts: "call" (every local call of the run store) or "run" (trials)
-
-    def seconds(self, input_tokens: int) -> float:
-        return input_tokens / self.rate
-
-    @property
-    def here(self) -> bool:
-        """Measured on this machine (this user's run store); else on the machine that made the shipped runs."""
-        return self.where == HERE
-
-    def text(self) -> str:
-        """'about 120 prompt tokens/s, measured over 250 runs in your run store'."""
-        return f"about {self.rate:,.0f} prompt tokens/s, measured over {count(self.n, self.unit)} in {self.where}"
-
-
-HERE, SHIPPED = "your run store", "the runs shipped with the app (made on another machine)"
-
-
-MIN_TOKENS = 500  # shorter prompts measure the call's overhead more than the model's reading
+MIN_TOKENS = speed_rules.MIN_TOKENS
 
 
 def measure(trials: pd.DataFrame) -> float | None:
@@ -183,20 +163,42 @@ def measure(trials: pd.DataFrame) -> float | None:
     return float(tokens[ok].sum() / seconds[ok].sum())
 
 
-MIN_CALLS = 1  # one call of MIN_TOKENS or more measures the speed here: the next run's estimate follows it
-
-
 def speed(model: str, trials: pd.DataFrame) -> Speed | None:
-    """How fast the local `model` reads prompts: from every local call in this user's run store first (the
-    Playground's, the Lesson's and the sweeps': this machine, `Speed.here`), so that one run is enough for
-    the next to say "of about N s"; else from the stored trials (`trials` as services.stores.load_all gives
-    them): this user's, then the shipped runs, made on another machine (callers say so: a guess here)."""
+    """How fast the local `model` reads prompts, in THE order of components.run.speed (choose): every local
+    call in this user's run store first (the Playground's, the Lesson's and the sweeps': this machine,
+    `Speed.here`), so that one run is enough for the next to say "of about N s", or this user's stored
+    trials; else the worker's calibration, timed on its first warm-up here (also `here`); else
+    the shipped runs, made on another machine (callers say so: a guess here)."""
     try:
         name = canonical(model)
     except Exception:  # a path or an unknown name: nothing measured
         return None
-    here = calls_speed(name)
-    return here if here is not None else trials_speed(model, trials)
+    stored = trials_speed(model, trials)
+    mine = stored if stored is not None and stored.here else None
+    elsewhere = stored if stored is not None and not stored.here else None
+    return speed_rules.choose(calls_speed(name) or mine, speed_rules.calibrated(name), elsewhere)
+
+
+_WARMING: set[str] = set()  # the models this server process has asked the worker to load and time
+
+
+def warm(spec: ModelSpec) -> bool:
+    """Ask the worker, in the background, to load the local model and time it (its calibration: a few
+    seconds) when nothing measured its speed here yet, once per model and server process, so the first run
+    already says "of about N s". True when a warm-up was started now. Not under the test suite (LITM_TESTING),
+    whose pages never load a model they do not run."""
+    if spec.provider != "local" or os.environ.get("LITM_TESTING") or spec.model in _WARMING:
+        return False
+    _WARMING.add(spec.model)
+
+    def go() -> None:
+        try:
+            factory.make_provider(spec).warm()  # type: ignore[attr-defined]
+        except Exception:  # no model, a crash: the first run says so itself
+            pass
+
+    threading.Thread(target=go, name="litm-warm-up", daemon=True).start()
+    return True
 
 
 def calls_speed(name: str) -> Speed | None:
@@ -210,18 +212,7 @@ def calls_speed(name: str) -> Speed | None:
         timings = _timings(str(path), store_version(path))
     except Exception:  # a store that cannot be read measures nothing
         return None
-    calls = tokens = 0
-    seconds = 0.0
-    for stored, n, t, s in timings:
-        try:
-            same = canonical(stored) == name
-        except Exception:  # a path or an unknown name
-            same = False
-        if same:
-            calls, tokens, seconds = calls + n, tokens + t, seconds + s
-    if calls < MIN_CALLS or seconds <= 0:
-        return None
-    return Speed(tokens / seconds, calls, HERE, "call")
+    return speed_rules.from_calls(timings, name)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -250,13 +241,3 @@ def trials_speed(model: str, trials: pd.DataFrame) -> Speed | None:
         if rate is not None:
             return Speed(rate, len(part), where)
     return None
-
-
-def duration(seconds: float) -> str:
-    """'45 s', '3 min 20 s', '2 h 10 min'."""
-    s = max(0, int(round(seconds)))
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min {s % 60:02d} s" if s < 600 else f"{s // 60} min"
-    return f"{s // 3600} h {s % 3600 // 60} min"

@@ -178,6 +178,8 @@ class State:
     last_run: Key[Any] = Key(None)  # dict: the result and the inputs it was made for
     run_error: Key[str] = Key("")
     run_go: Key[Any] = Key(kind=CONTROL, boot=True)  # the "Run with …" button
+    run_cancel: Key[Any] = Key(kind=CONTROL)  # the run box's Cancel (a local run: stopped in the worker)
+    run_cancelled: Key[bool] = Key(False)  # a local run that has not ended: a rerun meanwhile cancelled it
     positions_go: Key[Any] = Key(kind=CONTROL, boot=True)  # the "Run at 5 positions" button
     pg_measure: Key[str] = Key("likelihood", kind=WIDGET)  # the 5-position run's measure: likelihood | answer
     positions_more: Key[Any] = Key(kind=CONTROL, boot=True)  # "Add 5 more questions" (task sets, likelihood)

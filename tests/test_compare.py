@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from components.report import compare as cmp
-from components.report import planner, report_html, verdict
+from components.report import pairstats, planner, report_html, verdict
 
 Z = 1.959963984540054  # the 97.5% normal quantile
 ZB = 0.8416212335729143  # the 80% normal quantile
@@ -38,21 +38,21 @@ def test_wilson_interval_by_hand():
 
 
 def test_newcombe_paired_interval_matches_the_published_example():
-    lo, hi = cmp.newcombe_paired_ci(59, 6, 16, 80)
+    lo, hi = pairstats.newcombe_paired_ci(59, 6, 16, 80)
     assert (round(lo, 4), round(hi, 4)) == (-0.1186, -0.0046)
     # no discordance at all: a difference of 0 whose interval still has width
-    lo, hi = cmp.newcombe_paired_ci(5, 0, 0, 5)
+    lo, hi = pairstats.newcombe_paired_ci(5, 0, 0, 5)
     assert lo < 0 < hi
-    assert all(math.isnan(x) for x in cmp.newcombe_paired_ci(0, 0, 0, 0))  # no pairs, no interval
+    assert all(math.isnan(x) for x in pairstats.newcombe_paired_ci(0, 0, 0, 0))  # no pairs, no interval
 
 
 def test_exact_mcnemar_by_hand():
     below = sum(math.comb(22, k) for k in range(7))
     assert below == 110056
-    assert cmp.mcnemar_exact(6, 16) == pytest.approx(2 * below / 2**22, rel=1e-12)
-    assert cmp.mcnemar_exact(16, 6) == pytest.approx(0.0524787, abs=1e-7)
-    assert cmp.mcnemar_exact(0, 0) == 1.0
-    assert cmp.mcnemar_exact(4, 1) == pytest.approx(2 * (1 + 5) / 32)  # 2 * P(X <= 1), X ~ Bin(5, 1/2)
+    assert pairstats.mcnemar_exact(6, 16) == pytest.approx(2 * below / 2**22, rel=1e-12)
+    assert pairstats.mcnemar_exact(16, 6) == pytest.approx(0.0524787, abs=1e-7)
+    assert pairstats.mcnemar_exact(0, 0) == 1.0
+    assert pairstats.mcnemar_exact(4, 1) == pytest.approx(2 * (1 + 5) / 32)  # 2 * P(X <= 1), X ~ Bin(5, 1/2)
 
 
 def test_planner_by_hand():
@@ -130,7 +130,7 @@ def test_pair_is_paired_and_counts_what_it_leaves_out(two_arms):
     assert (p.n_matched, p.left_out_a, p.left_out_b) == (10, 1, 0)
     assert (p.both_correct, p.only_a, p.only_b, p.neither) == (3, 4, 1, 2)
     assert p.diff == pytest.approx(0.3) and p.p_value == pytest.approx(0.375)
-    assert p.ci == pytest.approx(list(cmp.newcombe_paired_ci(3, 4, 1, 2)))
+    assert p.ci == pytest.approx(list(pairstats.newcombe_paired_ci(3, 4, 1, 2)))
     assert p.ci[0] < 0.3 < p.ci[1]
 
 

@@ -16,7 +16,11 @@ MAX_COMPLEXITY = 25
 # modules that may be over MAX_LINES for now, up to a ceiling, each being reworked by the work named
 # (components/run/config.py was one, at 880 lines, until it was split into config_*.py)
 LONG = {
-    "components/providers/localworker.py": (900, "the local model's worker, being reworked (783 lines)"),
+    "components/providers/localworker.py": (
+        1150,
+        "the local model's worker (1,114 lines): its client (ask, LocalRun, WorkerProvider) and its server "
+        "(Worker, the model process) to be split into two modules",
+    ),
 }
 # functions over MAX_COMPLEXITY for now (module, function), each being rewritten by the work named
 COMPLEX = {

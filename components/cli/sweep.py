@@ -247,10 +247,13 @@ def run(args) -> int:
 def warm_up(config, store, stream=None) -> None:
     """Before a live sweep, each local model whose speed nothing here has measured or timed yet is loaded
     and timed once by the worker (a few seconds), so the sweep's first call already says "of about N s"."""
+    from components.providers import runtime
     from components.providers.base import ProviderError
     from components.providers.factory import make_provider
     from components.run.speed import local_speed
 
+    if runtime.pending() is not None:  # the runtime is being built (or failed): the sweep says so in one line
+        return
     for m in config.models:
         if m.provider != "local" or local_speed(m.spec.model, store) is not None:
             continue

@@ -167,7 +167,11 @@ def move(aside=None) -> None:
     if state.lesson_view not in VIEWS:
         state.lesson_view = "prompt"
     st.segmented_control(
-        "Show", list(VIEWS), key=State.lesson_view.key, format_func=VIEWS.get, label_visibility="collapsed"
+        "Show",
+        list(VIEWS),
+        key=State.lesson_view.key,
+        format_func=lambda v: VIEWS[v],
+        label_visibility="collapsed",
     )
     view = state.lesson_view or "prompt"
     if view == "accuracy":
@@ -305,7 +309,7 @@ def why(aside=None) -> None:
         "Show",
         list(WHY_VIEWS),
         key=State.lesson_why_view.key,
-        format_func=WHY_VIEWS.get,
+        format_func=lambda v: WHY_VIEWS[v],
         label_visibility="collapsed",
     )
     if (state.lesson_why_view or "curves") == "live":

@@ -61,14 +61,13 @@ def section(df: pd.DataFrame) -> None:
         if len(found) > 1:
             st.markdown(f"**{md(c['arm'])}** · {count(int(c['documents'] or 0), 'document')}")
         fig = attention.position_figure(c["gold"], c["bias"], "document's position (0 = first)")
-        if present:
-            fig.update_layout(height=430)
         model = models_of(pd.Series([c["model"]])) or "a model"
         charts.show(
             fig,
             f"attention-{i}",
             READ,
             series=False,
+            height=430 if present else None,
             note=(
                 f"Measured by {THIS_APP} with {model}: share of the last prompt token's attention by "
                 "document position, gold and not gold; 95% intervals."

@@ -17,8 +17,10 @@ from components.report.attention import (
 from webapp.services import views
 from webapp.services.stores import user_db
 
-# the bootstrap of each shape costs seconds: once per store version and selection per server (services/views)
-position_curves = views.kept(position_curves)
+# the bootstrap of each shape costs seconds: once per store version and selection, kept per server and in
+# the cache folder for the next server process (services/views); the figure once per server
+position_curves = views.kept(position_curves, disk=True)
+position_figure = views.kept(position_figure)
 
 __all__ = [
     "BIAS_MEANING",

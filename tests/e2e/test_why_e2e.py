@@ -51,6 +51,8 @@ def test_found_in_the_middle_tab_shows_table_5_beside_ours(new_page, app_url):
     page.get_by_text("20 documents: vanilla, calibrated attention and attention sorting (Table 5)").wait_for()
     calm(page)
     panel = page.get_by_role("tabpanel").filter(has_text="Rerun its experiments").last
+    # the tab's code blocks are drawn after its tables: wait for the last of them
+    panel.locator('[data-testid="stCode"]').filter(has_text="papers-hsieh-nq10").wait_for()
     text = " ".join(panel.inner_text().split())
     codes = " ".join(" ".join(c.split()) for c in panel.locator('[data-testid="stCode"]').all_inner_texts())
     assert "litm sweep papers-hsieh-nq20 --db papers.sqlite" in codes, codes

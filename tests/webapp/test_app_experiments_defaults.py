@@ -142,7 +142,8 @@ def test_any_length_and_position_can_be_typed(at):
     assert metrics["Trials"] == "12"  # 3 tasks x 2 lengths x 2 positions x 1 strategy
 
 
-def test_local_model_gets_a_time_estimate(at):
+def test_local_model_gets_a_time_estimate(at, tmp_path, monkeypatch):
+    monkeypatch.setenv("LITM_WORKER_DIR", str(tmp_path / "own-worker"))  # no earlier test's timing
     at.session_state["choice"] = Choice(ModelSpec("local", "qwen2.5-coder-0.5b-instruct"), None)
     at.session_state["exp_strategies"] = ["baseline"]
     at.session_state["exp_lengths"] = [2000]

@@ -164,6 +164,7 @@ def test_compare_opens_on_this_browsers_latest_sweep_and_keeps_arms(db):
 @pytest.mark.skipif(not local_status()[0], reason="the bundled local model is not installed")
 def test_the_sidebar_gives_the_local_models_measured_speed(tmp_path, monkeypatch):
     monkeypatch.setenv("LITM_DB", str(tmp_path / "runs.sqlite"))
+    monkeypatch.setenv("LITM_WORKER_DIR", str(tmp_path / "own-worker"))  # no earlier test's timing
     monkeypatch.setenv("LITM_SHIPPED_RUNS", str(SHIPPED))
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()

@@ -14,8 +14,10 @@ from webapp.services.models import duration, speed
 
 @pytest.fixture(autouse=True)
 def _own_store(tmp_path, monkeypatch):
-    """A run store of the test's own (the calls in it measure the speed here first)."""
+    """A run store of the test's own (the calls in it measure the speed here first), and a worker folder
+    of its own: no timing saved by an earlier test's warm-up counts here."""
     monkeypatch.setenv("LITM_DB", str(tmp_path / "runs.sqlite"))
+    monkeypatch.setenv("LITM_WORKER_DIR", str(tmp_path / "own-worker"))
 
 
 def trials(model: str, shipped: bool, pairs: list[tuple[int, float]]) -> pd.DataFrame:

@@ -333,7 +333,8 @@ def u_curve_tab(df: pd.DataFrame, metric: str, metric_label: str) -> None:
     size = layout.size
     series = pickers.radio(c1, "One line per", list(SERIES), State.res_u_series, horizontal=False)
     likely_only = metric == analysis.LIKELIHOOD.column
-    if metric == analysis.METRICS["attention"].column:  # not an accuracy: drawn below, by position (results/attention)
+    # the attention measure is not an accuracy: results/attention draws it below, by position
+    if metric == analysis.METRICS["attention"].column:
         st.caption(
             "The attention measure is drawn below, in **Where the model looks, by position**: the gold "
             "document's share and the positional bias, with their own intervals (no published accuracy "

@@ -148,3 +148,26 @@ def test_litm_sweep_warms_up_a_local_model_only_when_nothing_here_knows_its_spee
     assert f"loading the local model {MODEL} and timing it once on this machine" in out.getvalue()
     warm_up(config, None, out)  # timed now: no second warm-up, no second line
     assert warmed == [MODEL] and out.getvalue().count("\n") == 1
+
+
+def test_the_speed_follows_the_latest_calls_not_a_copied_store_s_old_ones(folder, tmp_path):
+    """A store made on a slower machine (old calls at 40 s each) is outweighed by the latest calls here,
+    and a sweep's clock goes by its own pace once it has answered OWN_CALLS calls."""
+    from components.run.store import RunStore
+
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        for i in range(30):  # 30 old calls at 25 prompt tokens/s, then 20 new ones at 100/s
+            slow = i < 30 - sp.RECENT_CALLS + 10
+            store.db.execute(
+                "INSERT INTO calls (key, provider, model, messages, settings, response, input_tokens, "
+                "output_tokens, latency_s, created) VALUES (?, 'local', ?, '[]', '{}', '{}', 1000, 2, ?, ?)",
+                (f"k{i}", MODEL, 40.0 if slow else 10.0, float(i)),
+            )
+        store.db.commit()
+        latest = sp.local_speed(MODEL, store)
+        assert latest is not None and latest.n == sp.RECENT_CALLS
+        assert latest.rate == pytest.approx(1000 * 20 / (10 * 40.0 + 10 * 10.0))  # the latest 20 only
+        clock = sp.LocalClock(MODEL, store)
+        for i in range(sp.OWN_CALLS):
+            clock.ended(f"own{i}", Completion("x", 1000, 5, 4.0))  # this run: 250 tokens/s
+        assert clock.speed().rate == pytest.approx(250.0) and clock.speed().n == sp.OWN_CALLS

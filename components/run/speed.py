@@ -2,8 +2,8 @@
 Experiments page and `litm sweep` all say.
 
 One speed per model and machine, from the best of what is known:
-1. the local calls of the user's run store (the Playground's, the Lesson's and the sweeps': every call
-   answered here feeds it): prompt tokens over seconds of model time, answer tokens and loads folded in;
+1. the latest local calls of the user's run store (the Playground's, the Lesson's and the sweeps': every
+   call answered here feeds it; a sweep goes by its own calls once it has a few): prompt tokens over seconds of model time, answer tokens and loads folded in;
 2. else the calibration the worker timed on the first warm-up of the model here (the Playground asks
    for one in the background, `litm sweep` before it starts)
    (localworker.calibration: prompt tokens/s of a fixed text, and seconds per answer token);
@@ -23,6 +23,8 @@ HERE = "your run store"
 CALIBRATED = "a short timing when the model was first loaded"
 SHIPPED = "the runs shipped with the app (made on another machine)"
 MIN_TOKENS = 500  # shorter prompts measure the call's overhead more than the model's reading
+RECENT_CALLS = 20  # the speed is measured over a model's latest calls: a machine's pace now, not last week's
+OWN_CALLS = 3  # a sweep that has answered this many calls itself goes by its own pace alone
 MIN_CALLS = 1  # one call of MIN_TOKENS or more measures the speed here: the next run's estimate follows it
 ANSWER_TOKENS = 32  # what a calibrated estimate counts a call's answer as (short answers, as the tasks ask)
 
@@ -114,7 +116,9 @@ def local_speed(model: str, store=None) -> Speed | None:
         name = canonical(model)
     except Exception:  # a path or an unknown name: nothing measured
         return None
-    measured = from_calls(store.call_timings("local", MIN_TOKENS), name) if store is not None else None
+    measured = (
+        from_calls(store.call_timings("local", MIN_TOKENS, RECENT_CALLS), name) if store is not None else None
+    )
     return choose(measured, calibrated(name))
 
 
@@ -165,12 +169,22 @@ class LocalClock:
         from components.providers.localmodel import canonical
 
         self.name = canonical(model)
-        timings = store.call_timings("local", MIN_TOKENS) if hasattr(store, "call_timings") else []
+        timings = (
+            store.call_timings("local", MIN_TOKENS, RECENT_CALLS) if hasattr(store, "call_timings") else []
+        )
         self.calls, self.tokens, self.seconds = totals(timings, self.name)
+        self.own: list[
+            tuple[int, float]
+        ] = []  # (prompt tokens, seconds) of the calls this clock saw answered
         self.timed: Speed | None = None
         self.running: dict[str, tuple[Timer, int]] = {}  # call key -> (its wait, its prompt tokens)
 
     def speed(self) -> Speed | None:
+        """This run's own pace once it has OWN_CALLS answered calls (over its latest RECENT_CALLS), else
+        the store's latest calls with this run's, else the calibration."""
+        if len(self.own) >= OWN_CALLS:
+            latest = self.own[-RECENT_CALLS:]
+            return measured(len(latest), sum(t for t, _ in latest), sum(s for _, s in latest))
         here = measured(self.calls, self.tokens, self.seconds)
         if here is None and self.timed is None:
             self.timed = calibrated(self.name)  # timed by a warm-up meanwhile
@@ -188,6 +202,7 @@ class LocalClock:
             self.calls += 1
             self.tokens += completion.input_tokens
             self.seconds += completion.latency_s
+            self.own.append((completion.input_tokens, completion.latency_s))
 
     def line(self, loading: bool = False) -> str:
         """'' while no call runs."""

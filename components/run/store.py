@@ -514,13 +514,17 @@ class RunStore(BatchStore):
         first, last = self.db.execute("SELECT MIN(created), MAX(created) FROM calls").fetchone()
         return None if first is None or last is None else (float(first), float(last))
 
-    def call_timings(self, provider: str, min_tokens: int = 0) -> list[tuple[str, int, int, float]]:
-        """Per model of `provider`: (model as stored, calls, input tokens, seconds) over the answered calls
-        of at least `min_tokens` input tokens that took time: every call, a sweep's or the Playground's."""
+    def call_timings(
+        self, provider: str, min_tokens: int = 0, recent: int = 20
+    ) -> list[tuple[str, int, int, float]]:
+        """Per model of `provider`: (model as stored, calls, input tokens, seconds) over its `recent` latest
+        answered calls of at least `min_tokens` input tokens that took time, a sweep's or the Playground's:
+        the latest, so a store copied from another machine, or a machine that got busier, is followed."""
         rows = self.db.execute(
-            "SELECT model, COUNT(*), SUM(input_tokens), SUM(latency_s) FROM calls WHERE provider = ? "
-            "AND input_tokens >= ? AND latency_s > 0 GROUP BY model",
-            (provider, min_tokens),
+            "SELECT model, COUNT(*), SUM(input_tokens), SUM(latency_s) FROM (SELECT model, input_tokens, "
+            "latency_s, ROW_NUMBER() OVER (PARTITION BY model ORDER BY created DESC, key) AS n FROM calls "
+            "WHERE provider = ? AND input_tokens >= ? AND latency_s > 0) WHERE n <= ? GROUP BY model",
+            (provider, min_tokens, recent),
         ).fetchall()
         return [(str(r[0]), int(r[1]), int(r[2] or 0), float(r[3] or 0.0)) for r in rows]
 

@@ -221,7 +221,7 @@ def _timings(path: str, version: tuple) -> list[tuple[str, int, int, float]]:
     from components.run.store import RunStore
 
     with RunStore.for_reading(path) as store:
-        return store.call_timings("local", MIN_TOKENS)
+        return store.call_timings("local", MIN_TOKENS, speed_rules.RECENT_CALLS)
 
 
 @views.kept  # the sidebar asks on every rerun of every page: read once per store version

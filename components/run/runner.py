@@ -28,6 +28,9 @@ from components.run.schema import Trial, params_json
 from components.run.trial import Ran, execute
 from components.strategies import get_strategy
 
+PREFETCH_YIELDS = (
+    8  # turns of the event loop a call is given to reach the network before the next document is built
+)
 JUDGE = "[sweep.judge]"  # the judge's provider and Caller, beside the models' (keyed by label)
 
 __all__ = [
@@ -505,11 +508,33 @@ class LiveRun(SweepRun):
                 self.stop("cancelled")
                 return
             try:
-                await self.one(queue.pop())
+                await self.overlapped(queue.pop(), queue)
             except BudgetExceeded as exc:
                 self.stop(str(exc))
             except Cancelled:
                 self.stop("cancelled")
+
+    async def overlapped(self, spec, queue: list) -> None:
+        """one(spec), with the document of the trial this worker takes next built while spec's call is
+        on its way (Documents keeps it): when the answer comes, the next call goes out without building
+        first. The same documents and prompts, in the same order; only the wait for them moves."""
+        running = asyncio.ensure_future(self.one(spec))
+        try:
+            ahead = queue[-1] if queue else None
+            if ahead is not None and not getattr(ahead, "multi", False):
+                for _ in range(PREFETCH_YIELDS):  # let spec's call reach the network first
+                    if running.done():
+                        break
+                    await asyncio.sleep(0)
+                if not running.done():
+                    try:
+                        self.docs.get(ahead)
+                    except ValueError:  # one(ahead) builds it again and stores the trial's error
+                        pass
+            await running
+        finally:
+            if not running.done():  # the worker was cancelled: its trial goes with it
+                running.cancel()
 
     async def tick(self) -> None:
         """The progress line moves (and says why) while calls wait."""

@@ -156,8 +156,10 @@ def test_the_speed_follows_the_latest_calls_not_a_copied_store_s_old_ones(folder
     from components.run.store import RunStore
 
     with RunStore(tmp_path / "runs.sqlite") as store:
-        for i in range(30):  # 30 old calls at 25 prompt tokens/s, then 20 new ones at 100/s
-            slow = i < 30 - sp.RECENT_CALLS + 10
+        for i in range(
+            30
+        ):  # 20 old calls at 25 prompt tokens/s, then 10 at 100/s: the latest 20 hold 10 of each
+            slow = i < 20
             store.db.execute(
                 "INSERT INTO calls (key, provider, model, messages, settings, response, input_tokens, "
                 "output_tokens, latency_s, created) VALUES (?, 'local', ?, '[]', '{}', '{}', 1000, 2, ?, ?)",

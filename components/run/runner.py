@@ -28,9 +28,8 @@ from components.run.schema import Trial, params_json
 from components.run.trial import Ran, execute
 from components.strategies import get_strategy
 
-PREFETCH_YIELDS = (
-    8  # turns of the event loop a call is given to reach the network before the next document is built
-)
+# turns of the event loop a call is given to reach the network before the next document is built
+PREFETCH_YIELDS = 8
 JUDGE = "[sweep.judge]"  # the judge's provider and Caller, beside the models' (keyed by label)
 
 __all__ = [

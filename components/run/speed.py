@@ -3,7 +3,8 @@ Experiments page and `litm sweep` all say.
 
 One speed per model and machine, from the best of what is known:
 1. the latest local calls of the user's run store (the Playground's, the Lesson's and the sweeps': every
-   call answered here feeds it; a sweep goes by its own calls once it has a few): prompt tokens over seconds of model time, answer tokens and loads folded in;
+   call answered here feeds it; a sweep goes by its own calls once it has a few): prompt tokens over
+   seconds of model time, answer tokens and loads folded in;
 2. else the calibration the worker timed on the first warm-up of the model here (the Playground asks
    for one in the background, `litm sweep` before it starts)
    (localworker.calibration: prompt tokens/s of a fixed text, and seconds per answer token);
@@ -172,10 +173,9 @@ class LocalClock:
         timings = (
             store.call_timings("local", MIN_TOKENS, RECENT_CALLS) if hasattr(store, "call_timings") else []
         )
-        self.calls, self.tokens, self.seconds = totals(timings, self.name)
-        self.own: list[
-            tuple[int, float]
-        ] = []  # (prompt tokens, seconds) of the calls this clock saw answered
+        self.stored = totals(timings, self.name)  # (calls, prompt tokens, seconds) of the store's latest
+        # (prompt tokens, seconds) of the calls this clock saw answered
+        self.own: list[tuple[int, float]] = []
         self.timed: Speed | None = None
         self.running: dict[str, tuple[Timer, int]] = {}  # call key -> (its wait, its prompt tokens)
 
@@ -183,9 +183,12 @@ class LocalClock:
         """This run's own pace once it has OWN_CALLS answered calls (over its latest RECENT_CALLS), else
         the store's latest calls with this run's, else the calibration."""
         if len(self.own) >= OWN_CALLS:
-            latest = self.own[-RECENT_CALLS:]
-            return measured(len(latest), sum(t for t, _ in latest), sum(s for _, s in latest))
-        here = measured(self.calls, self.tokens, self.seconds)
+            mine, (calls, tokens, seconds) = self.own[-RECENT_CALLS:], (0, 0, 0.0)
+        else:
+            mine, (calls, tokens, seconds) = self.own, self.stored
+        here = measured(
+            calls + len(mine), tokens + sum(t for t, _ in mine), seconds + sum(s for _, s in mine)
+        )
         if here is None and self.timed is None:
             self.timed = calibrated(self.name)  # timed by a warm-up meanwhile
         return choose(here, self.timed)
@@ -199,9 +202,6 @@ class LocalClock:
         if completion is None or completion.cached:
             return
         if completion.input_tokens >= MIN_TOKENS and completion.latency_s > 0:
-            self.calls += 1
-            self.tokens += completion.input_tokens
-            self.seconds += completion.latency_s
             self.own.append((completion.input_tokens, completion.latency_s))
 
     def line(self, loading: bool = False) -> str:

@@ -514,9 +514,7 @@ class RunStore(BatchStore):
         first, last = self.db.execute("SELECT MIN(created), MAX(created) FROM calls").fetchone()
         return None if first is None or last is None else (float(first), float(last))
 
-    def call_timings(
-        self, provider: str, min_tokens: int = 0, recent: int = 20
-    ) -> list[tuple[str, int, int, float]]:
+    def call_timings(self, provider: str, min_tokens: int, recent: int) -> list[tuple[str, int, int, float]]:
         """Per model of `provider`: (model as stored, calls, input tokens, seconds) over its `recent` latest
         answered calls of at least `min_tokens` input tokens that took time, a sweep's or the Playground's:
         the latest, so a store copied from another machine, or a machine that got busier, is followed."""

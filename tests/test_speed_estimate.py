@@ -156,9 +156,8 @@ def test_the_speed_follows_the_latest_calls_not_a_copied_store_s_old_ones(folder
     from components.run.store import RunStore
 
     with RunStore(tmp_path / "runs.sqlite") as store:
-        for i in range(
-            30
-        ):  # 20 old calls at 25 prompt tokens/s, then 10 at 100/s: the latest 20 hold 10 of each
+        # 20 old calls at 25 prompt tokens/s, then 10 at 100/s: the latest 20 hold 10 of each
+        for i in range(30):
             slow = i < 20
             store.db.execute(
                 "INSERT INTO calls (key, provider, model, messages, settings, response, input_tokens, "
